@@ -1,0 +1,173 @@
+//! CSV in and out for the CLI: inputs with file:line:column errors, results written to a
+//! temporary file that replaces `--out` only when everything succeeded.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rectcast::{InputError, PairResult, Rect, Segment, validate};
+
+/// A bad input file: where (file:line:column, the column being the CSV column) and what.
+#[derive(Debug)]
+pub struct FileError {
+    pub path: PathBuf,
+    pub line: u64,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.path.display(),
+            self.line,
+            self.column,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for FileError {}
+
+fn at(path: &Path, line: u64, column: usize, message: impl Into<String>) -> FileError {
+    FileError {
+        path: path.to_owned(),
+        line,
+        column,
+        message: message.into(),
+    }
+}
+
+/// Reads a CSV whose header is exactly `columns` into rows of f32, checking each row with
+/// `check` (given the row's index) as it is read, so the first bad value in file order is
+/// the one reported.
+fn read_rows<T>(
+    path: &Path,
+    columns: [&'static str; 4],
+    make: impl Fn([f32; 4]) -> T,
+    check: impl Fn(usize, &T) -> Result<(), InputError>,
+) -> Result<Vec<T>, FileError> {
+    let file = std::fs::File::open(path).map_err(|e| at(path, 0, 0, format!("cannot open: {e}")))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .from_reader(std::io::BufReader::new(file));
+    let csv_error = |e: csv::Error| {
+        let (line, column) = match e.kind() {
+            csv::ErrorKind::UnequalLengths { pos, len, .. } => {
+                (pos.as_ref().map_or(0, |p| p.line()), *len as usize)
+            }
+            _ => (e.position().map_or(0, |p| p.line()), 0),
+        };
+        at(path, line, column, e.to_string())
+    };
+    let header = reader.headers().map_err(csv_error)?.clone();
+    if header.iter().ne(columns) {
+        let found: Vec<&str> = header.iter().collect();
+        return Err(at(
+            path,
+            1,
+            1,
+            format!("expected the header {}, found {}", columns.join(","), found.join(",")),
+        ));
+    }
+    let mut rows = Vec::new();
+    let mut record = csv::StringRecord::new();
+    while reader.read_record(&mut record).map_err(csv_error)? {
+        let line = record.position().map_or(0, |p| p.line());
+        let mut values = [0f32; 4];
+        for (column, (field, value)) in record.iter().zip(values.iter_mut()).enumerate() {
+            *value = field.parse().map_err(|_| {
+                at(
+                    path,
+                    line,
+                    column + 1,
+                    format!("{}: {field:?} is not a number", columns[column]),
+                )
+            })?;
+        }
+        let row = make(values);
+        check(rows.len(), &row).map_err(|e| {
+            let column = columns.iter().position(|c| *c == e.field).unwrap_or(0) + 1;
+            at(path, line, column, format!("{} {}", e.field, e.problem))
+        })?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Reads `x0,y0,x1,y1` rows.
+pub fn read_segments(path: &Path) -> Result<Vec<Segment>, FileError> {
+    read_rows(
+        path,
+        ["x0", "y0", "x1", "y1"],
+        |[x0, y0, x1, y1]| Segment::new(x0, y0, x1, y1),
+        validate::check_segment,
+    )
+}
+
+/// Reads `min_x,min_y,max_x,max_y` rows.
+pub fn read_rects(path: &Path) -> Result<Vec<Rect>, FileError> {
+    read_rows(
+        path,
+        ["min_x", "min_y", "max_x", "max_y"],
+        |[min_x, min_y, max_x, max_y]| Rect::new(min_x, min_y, max_x, max_y),
+        validate::check_rect,
+    )
+}
+
+/// Writes the `pairs` table, segment-major.
+pub fn write_pairs(out: &mut dyn Write, rect_count: usize, results: &[PairResult]) -> std::io::Result<()> {
+    writeln!(out, "segment,rect,hit,kind,t_enter,t_exit,entry,exit")?;
+    for (i, r) in results.iter().enumerate() {
+        let (segment, rect) = (i / rect_count, i % rect_count);
+        if r.hit() {
+            writeln!(
+                out,
+                "{segment},{rect},true,{},{},{},{},{}",
+                r.kind(),
+                r.t_enter,
+                r.t_exit,
+                r.entry_sides(),
+                r.exit_sides()
+            )?;
+        } else {
+            writeln!(out, "{segment},{rect},false,miss,,,,")?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `write` into `--out` through a temporary file in the same folder, renamed over the
+/// target only on success (so a failure leaves no partial file), or into stdout.
+pub fn write_output(
+    out: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), String> {
+    match out {
+        None => {
+            let stdout = std::io::stdout();
+            let mut lock = std::io::BufWriter::new(stdout.lock());
+            write(&mut lock)
+                .and_then(|()| lock.flush())
+                .map_err(|e| format!("writing stdout: {e}"))
+        }
+        Some(path) => {
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let fail = |e: &dyn fmt::Display| format!("{}: {e}", path.display());
+            let temp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
+            let mut buffered = std::io::BufWriter::new(temp);
+            write(&mut buffered)
+                .and_then(|()| buffered.flush())
+                .map_err(|e| fail(&e))?;
+            let temp = buffered.into_inner().map_err(|e| fail(&e.error().to_string()))?;
+            temp.persist(path).map_err(|e| fail(&e.error))?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! The CPU kernels: one module per shader in `shaders/`, same names, same branch order.
+
+pub mod pairs;

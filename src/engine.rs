@@ -1,0 +1,185 @@
+//! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
+
+use crate::cpu;
+use crate::error::{Error, Result};
+use crate::gpu::{GpuContext, GpuLimits, GpuPairs};
+use crate::types::{PairIndex, PairResult, Rect, Segment};
+use crate::validate;
+
+/// Which backend to run on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// The GPU when an adapter can be opened, else the CPU ([`Engine::chosen`] says which and why).
+    #[default]
+    Auto,
+    /// The GPU; fail when none can be opened.
+    Gpu,
+    /// The CPU fallback.
+    Cpu,
+}
+
+/// What an [`Engine`] runs on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Chosen {
+    /// The GPU adapter, described as `name (backend, device type)`.
+    Gpu(String),
+    /// The CPU; with `Auto`, the reason the GPU was not used.
+    Cpu { reason: Option<String> },
+}
+
+impl std::fmt::Display for Chosen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Chosen::Gpu(adapter) => write!(f, "gpu: {adapter}"),
+            Chosen::Cpu { reason: None } => write!(f, "cpu"),
+            Chosen::Cpu { reason: Some(r) } => write!(f, "cpu (no GPU: {r})"),
+        }
+    }
+}
+
+enum Inner {
+    Gpu(Box<GpuPairs>),
+    Cpu { reason: Option<String> },
+}
+
+/// Runs pair queries on one backend. GPU buffers live in the engine and are reused between
+/// calls, growing only when a batch is larger than any before, hence `&mut self`.
+pub struct Engine {
+    inner: Inner,
+}
+
+impl Engine {
+    /// An engine on the given backend. `Auto` falls back to the CPU when no GPU can be opened.
+    ///
+    /// # Errors
+    /// With `Backend::Gpu`: [`Error::NoAdapter`], [`Error::RequestDevice`], or [`Error::Gpu`] if
+    /// the kernels fail to build on the device.
+    pub fn new(backend: Backend) -> Result<Self> {
+        match backend {
+            Backend::Cpu => Ok(Self::cpu()),
+            Backend::Gpu => Self::gpu(GpuContext::new()?, GpuLimits::default()),
+            Backend::Auto => match GpuContext::new()
+                .and_then(|context| Self::gpu(context, GpuLimits::default()))
+            {
+                Ok(engine) => Ok(engine),
+                Err(e) => Ok(Self {
+                    inner: Inner::Cpu {
+                        reason: Some(e.to_string()),
+                    },
+                }),
+            },
+        }
+    }
+
+    /// The CPU fallback.
+    pub fn cpu() -> Self {
+        Self {
+            inner: Inner::Cpu { reason: None },
+        }
+    }
+
+    /// An engine on an existing GPU context (for instance a game's own device, see
+    /// [`GpuContext::from_device`]), optionally with lower limits than the device's.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] if the kernels fail to build on the device.
+    pub fn gpu(context: GpuContext, limits: GpuLimits) -> Result<Self> {
+        Ok(Self {
+            inner: Inner::Gpu(Box::new(GpuPairs::new(context, limits)?)),
+        })
+    }
+
+    /// What this engine runs on.
+    pub fn chosen(&self) -> Chosen {
+        match &self.inner {
+            Inner::Gpu(gpu) => Chosen::Gpu(gpu.context().describe()),
+            Inner::Cpu { reason } => Chosen::Cpu {
+                reason: reason.clone(),
+            },
+        }
+    }
+
+    /// The GPU context, when on the GPU.
+    pub fn gpu_context(&self) -> Option<&GpuContext> {
+        match &self.inner {
+            Inner::Gpu(gpu) => Some(gpu.context()),
+            Inner::Cpu { .. } => None,
+        }
+    }
+
+    /// Every segment against every rect: `results[s * rects.len() + r]` (segment-major).
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid value, before any work; GPU errors.
+    pub fn pairs(&mut self, segments: &[Segment], rects: &[Rect]) -> Result<Vec<PairResult>> {
+        validate::check_inputs(segments, rects)?;
+        let n = segments
+            .len()
+            .checked_mul(rects.len())
+            .ok_or(Error::TooManyPairs {
+                segments: segments.len(),
+                rects: rects.len(),
+            })?;
+        let mut results = vec![PairResult::MISS; n];
+        self.pairs_into_unchecked(segments, rects, &mut results)?;
+        Ok(results)
+    }
+
+    /// [`pairs`](Self::pairs) into a caller's buffer of `segments.len() * rects.len()` results
+    /// (reuse it across frames). On an error its contents are unspecified.
+    ///
+    /// # Errors
+    /// [`Error::OutputLength`] for a wrong-sized buffer; as [`pairs`](Self::pairs).
+    pub fn pairs_into(
+        &mut self,
+        segments: &[Segment],
+        rects: &[Rect],
+        results: &mut [PairResult],
+    ) -> Result<()> {
+        validate::check_inputs(segments, rects)?;
+        let expected = segments.len().saturating_mul(rects.len());
+        if results.len() != expected {
+            return Err(Error::OutputLength {
+                expected,
+                got: results.len(),
+            });
+        }
+        self.pairs_into_unchecked(segments, rects, results)
+    }
+
+    fn pairs_into_unchecked(
+        &mut self,
+        segments: &[Segment],
+        rects: &[Rect],
+        results: &mut [PairResult],
+    ) -> Result<()> {
+        match &mut self.inner {
+            Inner::Gpu(gpu) => gpu.pairs_dense(segments, rects, results),
+            Inner::Cpu { .. } => {
+                cpu::pairs::pairs_dense(segments, rects, results);
+                Ok(())
+            }
+        }
+    }
+
+    /// The listed (segment, rect) pairs: `results[i]` is `pairs[i]`.
+    ///
+    /// # Errors
+    /// [`Error::Input`] for an invalid value or an index out of range, before any work; GPU
+    /// errors.
+    pub fn pair_list(
+        &mut self,
+        segments: &[Segment],
+        rects: &[Rect],
+        pairs: &[PairIndex],
+    ) -> Result<Vec<PairResult>> {
+        validate::check_inputs(segments, rects)?;
+        validate::check_pairs(pairs, segments.len(), rects.len())?;
+        let mut results = vec![PairResult::MISS; pairs.len()];
+        match &mut self.inner {
+            Inner::Gpu(gpu) => gpu.pairs_list(segments, rects, pairs, &mut results)?,
+            Inner::Cpu { .. } => cpu::pairs::pairs_list(segments, rects, pairs, &mut results),
+        }
+        Ok(results)
+    }
+}

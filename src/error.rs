@@ -1,0 +1,100 @@
+//! The crate's one error type.
+
+use std::fmt;
+
+/// Everything rectcast can fail with. The library returns these; it never panics on bad input or
+/// on a GPU failure.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input value breaks the contract's domain (see [`InputError`]).
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// No GPU adapter matched (none at all, or none named by `WGPU_ADAPTER_NAME`).
+    #[error("no GPU adapter: {0}")]
+    NoAdapter(String),
+    /// The adapter refused to create a device.
+    #[error("could not create a GPU device: {0}")]
+    RequestDevice(#[from] wgpu::RequestDeviceError),
+    /// wgpu reported a validation or internal error (a bug in rectcast, or a broken driver).
+    #[error("GPU error: {0}")]
+    Gpu(String),
+    /// The GPU ran out of memory for this batch.
+    #[error("GPU out of memory: {0}")]
+    OutOfMemory(String),
+    /// The device was lost (driver reset, GPU removed); build a new [`crate::GpuContext`].
+    #[error("GPU device lost: {0}")]
+    DeviceLost(String),
+    /// Reading results back from the GPU failed.
+    #[error("could not read results back from the GPU: {0}")]
+    BufferMap(#[from] wgpu::BufferAsyncError),
+    /// Waiting for the GPU failed.
+    #[error("waiting for the GPU failed: {0}")]
+    Poll(#[from] wgpu::PollError),
+    /// `segments × rects` does not fit this machine's address space.
+    #[error("{segments} segments × {rects} rects is more pairs than this machine can address")]
+    TooManyPairs { segments: usize, rects: usize },
+    /// The output slice has the wrong length.
+    #[error("output holds {got} results, the query produces {expected}")]
+    OutputLength { expected: usize, got: usize },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Which input array a bad value is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputArray {
+    Segments,
+    Rects,
+    Pairs,
+}
+
+impl fmt::Display for InputArray {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InputArray::Segments => "segment",
+            InputArray::Rects => "rect",
+            InputArray::Pairs => "pair",
+        })
+    }
+}
+
+/// What is wrong with a value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Problem {
+    /// NaN.
+    NotANumber,
+    /// +inf or -inf.
+    Infinite(f32),
+    /// |value| > 2^62 (see [`crate::MAX_ABS_COORDINATE`]).
+    OutOfRange(f32),
+    /// `min_*` is greater than the matching `max_*` (named by the error's `field`).
+    MinAboveMax { min: f32, max: f32 },
+    /// A pair's index is past the end of its array.
+    IndexOutOfRange { index: u32, len: usize },
+}
+
+/// A value outside the contract's domain: which array, which element, which field, and why.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[error("{array} {index}: {field} {problem}")]
+pub struct InputError {
+    pub array: InputArray,
+    /// The element's index in its array (0-based).
+    pub index: usize,
+    /// The field's name (`x0`, `min_y`, `segment`, …).
+    pub field: &'static str,
+    pub problem: Problem,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Problem::NotANumber => write!(f, "is NaN"),
+            Problem::Infinite(v) => write!(f, "is infinite ({v})"),
+            Problem::OutOfRange(v) => write!(f, "is {v}, beyond the limit ±2^62"),
+            Problem::MinAboveMax { min, max } => write!(f, "is {min}, greater than the max {max}"),
+            Problem::IndexOutOfRange { index, len } => {
+                write!(f, "is {index}, out of range (there are {len})")
+            }
+        }
+    }
+}

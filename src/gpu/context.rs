@@ -1,0 +1,193 @@
+//! The GPU context: adapter, device and queue, with wgpu's errors turned into [`Error`]s.
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+
+/// A wgpu device and queue that rectcast runs on. Build it once and share it (it is cheap to
+/// clone): from a new adapter with [`GpuContext::new`], or from a game's own device with
+/// [`GpuContext::from_device`].
+#[derive(Clone, Debug)]
+pub struct GpuContext {
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    /// Errors wgpu raised outside any error scope (uncaptured), and a lost device, noted by the
+    /// callbacks installed in [`GpuContext::new`] and turned into errors by [`GpuContext::check`].
+    faults: Arc<Mutex<Vec<Error>>>,
+}
+
+/// One adapter as [`enumerate_adapters`] reports it.
+#[derive(Clone, Debug)]
+pub struct AdapterReport {
+    pub info: wgpu::AdapterInfo,
+    pub limits: wgpu::Limits,
+}
+
+fn instance() -> wgpu::Instance {
+    // Honours WGPU_BACKEND (and wgpu's other instance variables).
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+/// Every adapter wgpu can see (honouring `WGPU_BACKEND`).
+pub fn enumerate_adapters() -> Vec<AdapterReport> {
+    let instance = instance();
+    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .map(|a| AdapterReport {
+            info: a.get_info(),
+            limits: a.limits(),
+        })
+        .collect()
+}
+
+fn describe(info: &wgpu::AdapterInfo) -> String {
+    format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
+}
+
+fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
+    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    if let Ok(wanted) = std::env::var("WGPU_ADAPTER_NAME") {
+        let wanted_lower = wanted.to_lowercase();
+        let names: Vec<String> = adapters.iter().map(|a| describe(&a.get_info())).collect();
+        return adapters
+            .into_iter()
+            .find(|a| a.get_info().name.to_lowercase().contains(&wanted_lower))
+            .ok_or_else(|| {
+                Error::NoAdapter(format!(
+                    "WGPU_ADAPTER_NAME={wanted:?} matches none of [{}]",
+                    names.join(", ")
+                ))
+            });
+    }
+    let options = wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::from_env()
+            .unwrap_or(wgpu::PowerPreference::HighPerformance),
+        force_fallback_adapter: false,
+        compatible_surface: None,
+        ..Default::default()
+    };
+    pollster::block_on(instance.request_adapter(&options)).map_err(|e| {
+        Error::NoAdapter(if adapters.is_empty() {
+            format!("{e} (no Vulkan/Metal/DX12 driver found; on Debian: apt-get install mesa-vulkan-drivers)")
+        } else {
+            e.to_string()
+        })
+    })
+}
+
+impl GpuContext {
+    /// Opens an adapter (honouring `WGPU_BACKEND`, `WGPU_ADAPTER_NAME` and
+    /// `WGPU_POWER_PREF`) and a device with the adapter's real limits.
+    ///
+    /// # Errors
+    /// [`Error::NoAdapter`] when no adapter matches; [`Error::RequestDevice`] when the adapter
+    /// refuses a device.
+    pub fn new() -> Result<Self> {
+        let instance = instance();
+        let adapter = choose_adapter(&instance)?;
+        let descriptor = wgpu::DeviceDescriptor {
+            label: Some("rectcast.device"),
+            required_features: wgpu::Features::empty(),
+            // The adapter's real limits, not wgpu's conservative defaults: bigger bindings mean
+            // fewer chunks.
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))?;
+        let context = Self::wrap(device, queue, adapter.get_info());
+        // wgpu's default handler panics; ours records the error for the call in flight. Only for
+        // devices we own: a game's own device keeps its own handler.
+        let faults = context.faults.clone();
+        context.device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
+            let error = match error {
+                wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory(error.to_string()),
+                other => Error::Gpu(other.to_string()),
+            };
+            faults.lock().unwrap_or_else(|p| p.into_inner()).push(error);
+        }));
+        let faults = context.faults.clone();
+        context
+            .device
+            .set_device_lost_callback(move |reason, message| {
+                faults
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(Error::DeviceLost(format!("{reason:?}: {message}")));
+            });
+        Ok(context)
+    }
+
+    /// Runs on a device the caller already has (a game's renderer). rectcast records its work
+    /// inside error scopes, so the caller's uncaptured-error handler and device-lost callback
+    /// are left alone. The device must allow 5 storage buffers per shader stage (any WebGPU
+    /// device does); bigger binding limits mean fewer chunks.
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
+        Self::wrap(device, queue, info)
+    }
+
+    fn wrap(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
+        Self {
+            device,
+            queue,
+            info,
+            faults: Arc::default(),
+        }
+    }
+
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+    /// The limits the device was created with.
+    pub fn limits(&self) -> wgpu::Limits {
+        self.device.limits()
+    }
+
+    /// Whether the adapter is a CPU implementation (lavapipe/llvmpipe, WARP, SwiftShader).
+    pub fn is_software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// A line naming the adapter: `NVIDIA H100 (Vulkan, DiscreteGpu)`.
+    pub fn describe(&self) -> String {
+        describe(&self.info)
+    }
+
+    /// Runs `record` inside validation and out-of-memory error scopes and returns the first
+    /// error any of them, the uncaptured handler or the device-lost callback saw.
+    pub(crate) fn scoped<T>(&self, record: impl FnOnce() -> Result<T>) -> Result<T> {
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let value = record();
+        // Pop in reverse order of pushing, always, so the stack stays balanced on errors too.
+        let internal = pollster::block_on(internal.pop());
+        let validation = pollster::block_on(validation.pop());
+        let oom = pollster::block_on(oom.pop());
+        self.check()?;
+        if let Some(e) = oom {
+            return Err(Error::OutOfMemory(e.to_string()));
+        }
+        if let Some(e) = validation.or(internal) {
+            return Err(Error::Gpu(e.to_string()));
+        }
+        value
+    }
+
+    /// Returns (and clears) a fault recorded by the callbacks.
+    pub(crate) fn check(&self) -> Result<()> {
+        let mut faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
+        match faults.drain(..).next() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}

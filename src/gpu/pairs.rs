@@ -1,0 +1,391 @@
+//! Host side of `shaders/pairs.wgsl`: pipelines built once, buffers kept between calls and grown
+//! only when a batch needs more, batches split into chunks the device can take.
+
+use std::ops::Range;
+
+use wgpu::util::DeviceExt;
+
+use super::chunks::{self, ChunkCaps};
+use super::context::GpuContext;
+use super::shader::{self, Params};
+use crate::error::{Error, Result};
+use crate::types::{PairIndex, PairResult, Rect, Segment};
+
+/// Lower limits than the device's, to exercise chunking with small batches (tests) or to keep
+/// a game's frame from holding huge bindings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuLimits {
+    /// The largest storage binding, in bytes (default: the device's limit).
+    pub max_binding_bytes: Option<u64>,
+    /// Workgroups per dispatch dimension (default: the device's limit).
+    pub max_workgroups_per_dimension: Option<u32>,
+}
+
+/// A storage buffer that only grows.
+struct Growable {
+    label: &'static str,
+    usage: wgpu::BufferUsages,
+    buffer: Option<wgpu::Buffer>,
+}
+
+impl Growable {
+    fn new(label: &'static str, usage: wgpu::BufferUsages) -> Self {
+        Self {
+            label,
+            usage,
+            buffer: None,
+        }
+    }
+
+    /// Makes room for `bytes`; returns true when the buffer was replaced (bind groups go stale).
+    fn reserve(&mut self, device: &wgpu::Device, bytes: u64, cap: u64) -> bool {
+        // Bindings may not be empty, and copies move whole 4-byte words.
+        let bytes = bytes.max(16).next_multiple_of(16);
+        if self.buffer.as_ref().is_some_and(|b| b.size() >= bytes) {
+            return false;
+        }
+        // Double so that a slowly growing batch does not reallocate every call.
+        let old = self.buffer.as_ref().map_or(0, |b| b.size());
+        let size = bytes
+            .max(old.saturating_mul(2))
+            .min((cap / 16 * 16).max(bytes));
+        self.buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(self.label),
+            size,
+            usage: self.usage,
+            mapped_at_creation: false,
+        }));
+        true
+    }
+
+    fn get(&self) -> &wgpu::Buffer {
+        self.buffer.as_ref().expect("reserved before use")
+    }
+}
+
+/// The pair queries on one GPU context.
+pub struct GpuPairs {
+    context: GpuContext,
+    caps: ChunkCaps,
+    max_workgroups_per_dimension: u32,
+    layout: wgpu::BindGroupLayout,
+    dense: wgpu::ComputePipeline,
+    list: wgpu::ComputePipeline,
+    params: wgpu::Buffer,
+    segments: Growable,
+    rects: Growable,
+    pair_indices: Growable,
+    results: Growable,
+    /// MAP_READ may only be combined with COPY_DST, so results are copied here to be read.
+    staging: Growable,
+    bind_group: Option<wgpu::BindGroup>,
+}
+
+fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+impl GpuPairs {
+    /// Compiles the pipelines. Buffers are created on first use.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] if the shader or a pipeline fails validation on this device.
+    pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
+        let device_limits = context.limits();
+        let max_binding_bytes = limits
+            .max_binding_bytes
+            .unwrap_or(u64::MAX)
+            .min(device_limits.max_storage_buffer_binding_size)
+            .min(device_limits.max_buffer_size);
+        let max_workgroups_per_dimension = limits
+            .max_workgroups_per_dimension
+            .unwrap_or(u32::MAX)
+            .min(device_limits.max_compute_workgroups_per_dimension)
+            .max(1);
+        let caps = ChunkCaps::new(max_binding_bytes, max_workgroups_per_dimension);
+        let device = context.device.clone();
+        let (layout, dense, list, params) = context.scoped(|| {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("rectcast.pairs.wgsl"),
+                source: wgpu::ShaderSource::Wgsl(shader::PAIRS_WGSL.into()),
+            });
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("rectcast.pairs.layout"),
+                entries: &[
+                    wgpu::BindGroupLayoutEntry {
+                        binding: 0,
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: wgpu::BindingType::Buffer {
+                            ty: wgpu::BufferBindingType::Uniform,
+                            has_dynamic_offset: false,
+                            min_binding_size: None,
+                        },
+                        count: None,
+                    },
+                    storage_entry(1, true),
+                    storage_entry(2, true),
+                    storage_entry(3, true),
+                    storage_entry(4, false),
+                ],
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("rectcast.pairs.pipeline_layout"),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let constants = shader::constants();
+            let pipeline = |entry_point: &str, label: &str| {
+                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(label),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some(entry_point),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        // Every invocation writes its own result; nothing reads workgroup memory.
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                })
+            };
+            let dense = pipeline("pairs_dense", "rectcast.pairs_dense");
+            let list = pipeline("pairs_list", "rectcast.pairs_list");
+            let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("rectcast.params"),
+                contents: bytemuck::bytes_of(&Params::default()),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            });
+            Ok((layout, dense, list, params))
+        })?;
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        Ok(Self {
+            context,
+            caps,
+            max_workgroups_per_dimension,
+            layout,
+            dense,
+            list,
+            params,
+            segments: Growable::new("rectcast.segments", storage),
+            rects: Growable::new("rectcast.rects", storage),
+            pair_indices: Growable::new("rectcast.pair_indices", storage),
+            results: Growable::new(
+                "rectcast.results",
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            staging: Growable::new(
+                "rectcast.staging",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            bind_group: None,
+        })
+    }
+
+    pub fn context(&self) -> &GpuContext {
+        &self.context
+    }
+
+    /// The per-dispatch caps this instance splits batches by.
+    pub fn caps(&self) -> ChunkCaps {
+        self.caps
+    }
+
+    /// Dense query; `results.len() == segments.len() * rects.len()`. Inputs are valid.
+    pub(crate) fn pairs_dense(
+        &mut self,
+        segments: &[Segment],
+        rects: &[Rect],
+        results: &mut [PairResult],
+    ) -> Result<()> {
+        let m = rects.len();
+        let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
+        for chunk in chunks::plan_dense(segments.len(), m, self.caps) {
+            let pairs = chunk.pair_count();
+            self.reserve(chunk.segments.len(), chunk.rects.len(), 0, pairs)?;
+            let queue = &self.context.queue;
+            // Upload a tile only when it changed: with all rects in one tile they go up once.
+            if uploaded.0 != chunk.segments {
+                queue.write_buffer(self.segments.get(), 0, bytemuck::cast_slice(&segments[chunk.segments.clone()]));
+            }
+            if uploaded.1 != chunk.rects {
+                queue.write_buffer(self.rects.get(), 0, bytemuck::cast_slice(&rects[chunk.rects.clone()]));
+            }
+            uploaded = (chunk.segments.clone(), chunk.rects.clone());
+            let params = Params {
+                segment_count: chunk.segments.len() as u32,
+                rect_count: chunk.rects.len() as u32,
+                pair_count: pairs as u32,
+                _pad: 0,
+            };
+            let tile = chunk.rects.len();
+            let mut row = chunk.segments.start;
+            self.run(true, params, |local| {
+                // The chunk's results are segment-major within the tile: one run per segment.
+                for local_row in local.chunks_exact(tile) {
+                    let at = row * m + chunk.rects.start;
+                    results[at..at + tile].copy_from_slice(local_row);
+                    row += 1;
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Pair-list query; `results.len() == pairs.len()`. Inputs and indices are valid.
+    pub(crate) fn pairs_list(
+        &mut self,
+        segments: &[Segment],
+        rects: &[Rect],
+        pairs: &[PairIndex],
+        results: &mut [PairResult],
+    ) -> Result<()> {
+        // When all segments and rects fit one binding each they go up once and the pairs index
+        // them; otherwise each chunk gathers its own pairs' segments and rects.
+        let gather =
+            segments.len() as u64 > self.caps.segments || rects.len() as u64 > self.caps.rects;
+        if !gather && !pairs.is_empty() {
+            self.reserve(segments.len(), rects.len(), 0, 0)?;
+            self.context.queue.write_buffer(self.segments.get(), 0, bytemuck::cast_slice(segments));
+            self.context.queue.write_buffer(self.rects.get(), 0, bytemuck::cast_slice(rects));
+        }
+        for range in chunks::plan_list(pairs.len(), self.caps, gather) {
+            let n = range.len();
+            let queue = self.context.queue.clone();
+            if gather {
+                self.reserve(n, n, n, n)?;
+                let chunk = &pairs[range.clone()];
+                let local_segments: Vec<Segment> =
+                    chunk.iter().map(|p| segments[p.segment as usize]).collect();
+                let local_rects: Vec<Rect> = chunk.iter().map(|p| rects[p.rect as usize]).collect();
+                let local_pairs: Vec<PairIndex> =
+                    (0..n as u32).map(|i| PairIndex::new(i, i)).collect();
+                queue.write_buffer(self.segments.get(), 0, bytemuck::cast_slice(&local_segments));
+                queue.write_buffer(self.rects.get(), 0, bytemuck::cast_slice(&local_rects));
+                queue.write_buffer(self.pair_indices.get(), 0, bytemuck::cast_slice(&local_pairs));
+            } else {
+                self.reserve(0, 0, n, n)?;
+                queue.write_buffer(self.pair_indices.get(), 0, bytemuck::cast_slice(&pairs[range.clone()]));
+            }
+            let params = Params {
+                segment_count: segments.len().min(u32::MAX as usize) as u32,
+                rect_count: rects.len().min(u32::MAX as usize) as u32,
+                pair_count: n as u32,
+                _pad: 0,
+            };
+            self.run(false, params, |local| results[range].copy_from_slice(local))?;
+        }
+        Ok(())
+    }
+
+    /// Grows the buffers to hold the given element counts, rebuilding the bind group if any
+    /// buffer was replaced.
+    fn reserve(&mut self, segments: usize, rects: usize, pair_indices: usize, pairs: usize) -> Result<()> {
+        let context = self.context.clone();
+        let device = &context.device;
+        let bytes = |n: usize, size: usize| (n * size) as u64;
+        let cap = context.limits().max_storage_buffer_binding_size;
+        context.scoped(|| {
+            let mut stale = self.bind_group.is_none();
+            stale |= self.segments.reserve(device, bytes(segments, size_of::<Segment>()), cap);
+            stale |= self.rects.reserve(device, bytes(rects, size_of::<Rect>()), cap);
+            stale |= self.pair_indices.reserve(device, bytes(pair_indices, size_of::<PairIndex>()), cap);
+            stale |= self.results.reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
+            self.staging.reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
+            if stale {
+                self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("rectcast.pairs.bind_group"),
+                    layout: &self.layout,
+                    entries: &[
+                        entry(0, &self.params),
+                        entry(1, self.segments.get()),
+                        entry(2, self.rects.get()),
+                        entry(3, self.pair_indices.get()),
+                        entry(4, self.results.get()),
+                    ],
+                }));
+            }
+            Ok(())
+        })
+    }
+
+    /// Dispatches one chunk of `params.pair_count` pairs and hands its results to `read`.
+    fn run(&mut self, dense: bool, params: Params, read: impl FnOnce(&[PairResult])) -> Result<()> {
+        let pairs = params.pair_count as usize;
+        if pairs == 0 {
+            return Ok(());
+        }
+        let context = self.context.clone();
+        let bytes = (pairs * size_of::<PairResult>()) as u64;
+        context.scoped(|| {
+            let device = &context.device;
+            let queue = &context.queue;
+            queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+            let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("rectcast.pairs.encoder"),
+            });
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("rectcast.pairs.pass"),
+                    timestamp_writes: None,
+                });
+                pass.set_pipeline(if dense { &self.dense } else { &self.list });
+                pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            encoder.copy_buffer_to_buffer(self.results.get(), 0, self.staging.get(), 0, bytes);
+            let submission = queue.submit([encoder.finish()]);
+            Ok(submission)
+        })
+        .and_then(|submission| self.read_back(submission, bytes, read))
+    }
+
+    fn read_back(
+        &self,
+        submission: wgpu::SubmissionIndex,
+        bytes: u64,
+        read: impl FnOnce(&[PairResult]),
+    ) -> Result<()> {
+        let context = &self.context;
+        let slice = self.staging.get().slice(..bytes);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |result| {
+            // The receiver outlives the poll below; a failed send only means we already bailed.
+            let _ = sender.send(result);
+        });
+        context.device.poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: None,
+        })?;
+        context.check()?;
+        let mapped = receiver
+            .recv()
+            .map_err(|_| Error::Gpu("the map callback never ran".into()))?;
+        mapped?;
+        {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| Error::Gpu(e.to_string()))?;
+            read(bytemuck::cast_slice(&view));
+            // The view borrows the mapping: it must be gone before unmap.
+        }
+        self.staging.get().unmap();
+        Ok(())
+    }
+}

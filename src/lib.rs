@@ -1,0 +1,16 @@
+#![doc = include_str!("../README.md")]
+
+pub mod cpu;
+mod engine;
+mod error;
+pub mod gpu;
+pub mod scene;
+mod types;
+pub mod validate;
+
+pub use cpu::pairs::segment_rect;
+pub use engine::{Backend, Chosen, Engine};
+pub use error::{Error, InputArray, InputError, Problem, Result};
+pub use gpu::{GpuContext, GpuLimits};
+pub use types::{Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
+pub use validate::MAX_ABS_COORDINATE;

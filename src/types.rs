@@ -1,0 +1,250 @@
+//! The contract's types: inputs, the per-pair result and its decoded views.
+//!
+//! Every struct here that crosses to the GPU is `#[repr(C)]` + `Pod` and names the WGSL struct it
+//! mirrors; `tests/shader_layout.rs` checks sizes and offsets against naga's layout of the shader.
+
+use bytemuck::{Pod, Zeroable};
+use std::fmt;
+
+/// A segment from `(x0, y0)` (t = 0) to `(x1, y1)` (t = 1). Mirrors WGSL `Segment`.
+///
+/// A zero-length segment (`x0 == x1 && y0 == y1`) is a point.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Segment {
+    pub x0: f32,
+    pub y0: f32,
+    pub x1: f32,
+    pub y1: f32,
+}
+
+impl Segment {
+    pub const fn new(x0: f32, y0: f32, x1: f32, y1: f32) -> Self {
+        Self { x0, y0, x1, y1 }
+    }
+
+    /// The point at parameter `t` (computed in f32; exact at t = 0 and t = 1).
+    pub fn point_at(&self, t: f32) -> (f32, f32) {
+        if t == 1.0 {
+            return (self.x1, self.y1);
+        }
+        (
+            self.x0 + t * (self.x1 - self.x0),
+            self.y0 + t * (self.y1 - self.y0),
+        )
+    }
+}
+
+/// A closed axis-aligned rectangle: `min_x <= x <= max_x` and `min_y <= y <= max_y`, boundary
+/// included. Zero width or height is allowed (a line segment or a point). Mirrors WGSL `Rect`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Rect {
+    pub min_x: f32,
+    pub min_y: f32,
+    pub max_x: f32,
+    pub max_y: f32,
+}
+
+impl Rect {
+    pub const fn new(min_x: f32, min_y: f32, max_x: f32, max_y: f32) -> Self {
+        Self {
+            min_x,
+            min_y,
+            max_x,
+            max_y,
+        }
+    }
+
+    /// Whether the point is in the closed rectangle (plain comparisons, exact).
+    pub fn contains(&self, x: f32, y: f32) -> bool {
+        self.min_x <= x && x <= self.max_x && self.min_y <= y && y <= self.max_y
+    }
+}
+
+/// One (segment index, rect index) pair of an explicit pair list. Mirrors WGSL `PairIndex`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct PairIndex {
+    pub segment: u32,
+    pub rect: u32,
+}
+
+impl PairIndex {
+    pub const fn new(segment: u32, rect: u32) -> Self {
+        Self { segment, rect }
+    }
+}
+
+/// Bit positions of [`PairResult::flags`]. These constants are the one source: the shader
+/// receives them as pipeline-overridable constants of the same names (see `gpu::shader`).
+pub mod flags {
+    /// The closed rectangle and the segment share at least one point.
+    pub const HIT: u32 = 1 << 0;
+    /// The segment's start point (t = 0) is in the rectangle.
+    pub const START_INSIDE: u32 = 1 << 1;
+    /// The segment's end point (t = 1) is in the rectangle.
+    pub const END_INSIDE: u32 = 1 << 2;
+    /// Shift of the 4-bit entry-side mask ([`super::Sides`] bits).
+    pub const ENTRY_SHIFT: u32 = 4;
+    /// Shift of the 4-bit exit-side mask ([`super::Sides`] bits).
+    pub const EXIT_SHIFT: u32 = 8;
+}
+
+/// The result for one (segment, rect) pair. Mirrors WGSL `PairResult`.
+///
+/// On a miss `flags == 0` and both t are 0.0. On a hit `0 <= t_enter <= t_exit <= 1`,
+/// `t_enter == 0` exactly when the start is inside and `t_exit == 1` exactly when the end is
+/// inside. Read it through [`kind`](Self::kind), [`entry_sides`](Self::entry_sides) and
+/// [`exit_sides`](Self::exit_sides).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PairResult {
+    pub t_enter: f32,
+    pub t_exit: f32,
+    pub flags: u32,
+}
+
+impl PairResult {
+    pub const MISS: Self = Self {
+        t_enter: 0.0,
+        t_exit: 0.0,
+        flags: 0,
+    };
+
+    pub fn hit(&self) -> bool {
+        self.flags & flags::HIT != 0
+    }
+    pub fn start_inside(&self) -> bool {
+        self.flags & flags::START_INSIDE != 0
+    }
+    pub fn end_inside(&self) -> bool {
+        self.flags & flags::END_INSIDE != 0
+    }
+
+    pub fn kind(&self) -> Kind {
+        match (self.hit(), self.start_inside(), self.end_inside()) {
+            (false, _, _) => Kind::Miss,
+            (true, true, true) => Kind::Inside,
+            (true, false, true) => Kind::Enter,
+            (true, true, false) => Kind::Exit,
+            (true, false, false) => Kind::Cross,
+        }
+    }
+
+    /// The sides crossed at `t_enter`; empty when the start is inside or on a miss.
+    pub fn entry_sides(&self) -> Sides {
+        Sides::from_bits((self.flags >> flags::ENTRY_SHIFT) & Sides::ALL.0)
+    }
+
+    /// The sides crossed at `t_exit`; empty when the end is inside or on a miss.
+    pub fn exit_sides(&self) -> Sides {
+        Sides::from_bits((self.flags >> flags::EXIT_SHIFT) & Sides::ALL.0)
+    }
+}
+
+/// How a segment meets a closed rectangle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// No common point.
+    Miss,
+    /// Both ends inside (so the whole segment is: the rectangle is convex).
+    Inside,
+    /// Starts outside, ends inside.
+    Enter,
+    /// Starts inside, ends outside.
+    Exit,
+    /// Both ends outside, yet they share a point: passes through, touches a corner, or runs
+    /// along an edge.
+    Cross,
+}
+
+impl Kind {
+    /// The lowercase name used by the CLI (`miss`, `inside`, `enter`, `exit`, `cross`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Miss => "miss",
+            Kind::Inside => "inside",
+            Kind::Enter => "enter",
+            Kind::Exit => "exit",
+            Kind::Cross => "cross",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of rectangle sides, named by the coordinate they lie on (y-up and y-down users alike).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Sides(u32);
+
+impl Sides {
+    /// The side `x == min_x`.
+    pub const MIN_X: Sides = Sides(1);
+    /// The side `x == max_x`.
+    pub const MAX_X: Sides = Sides(2);
+    /// The side `y == min_y`.
+    pub const MIN_Y: Sides = Sides(4);
+    /// The side `y == max_y`.
+    pub const MAX_Y: Sides = Sides(8);
+    pub const NONE: Sides = Sides(0);
+    pub const ALL: Sides = Sides(15);
+
+    /// Each side with its CLI name, in the order the CLI joins them.
+    pub const NAMED: [(Sides, &'static str); 4] = [
+        (Sides::MIN_X, "min_x"),
+        (Sides::MAX_X, "max_x"),
+        (Sides::MIN_Y, "min_y"),
+        (Sides::MAX_Y, "max_y"),
+    ];
+
+    pub const fn from_bits(bits: u32) -> Sides {
+        Sides(bits & 15)
+    }
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    pub const fn contains(self, other: Sides) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// The number of sides in the set (2 at a corner).
+    pub const fn len(self) -> u32 {
+        self.0.count_ones()
+    }
+}
+
+impl std::ops::BitOr for Sides {
+    type Output = Sides;
+    fn bitor(self, rhs: Sides) -> Sides {
+        Sides(self.0 | rhs.0)
+    }
+}
+
+/// `min_x+min_y` style, in the order of [`Sides::NAMED`]; empty for no side.
+impl fmt::Display for Sides {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (side, name) in Sides::NAMED {
+            if self.contains(side) {
+                if !first {
+                    f.write_str("+")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+const _: () = assert!(size_of::<Segment>() == 16);
+const _: () = assert!(size_of::<Rect>() == 16);
+const _: () = assert!(size_of::<PairIndex>() == 8);
+const _: () = assert!(size_of::<PairResult>() == 12);

@@ -1,0 +1,95 @@
+//! The contract's input domain, checked before any work.
+
+use crate::error::{InputArray, InputError, Problem};
+use crate::types::{PairIndex, Rect, Segment};
+
+/// The largest |coordinate| accepted: 2^62. Differences stay below 2^63 and products of two
+/// differences below 2^126, so no f32 computation in the kernel can overflow.
+pub const MAX_ABS_COORDINATE: f32 = 4_611_686_018_427_387_904.0; // 2^62
+
+fn check_value(
+    array: InputArray,
+    index: usize,
+    field: &'static str,
+    v: f32,
+) -> Result<(), InputError> {
+    let problem = if v.is_nan() {
+        Problem::NotANumber
+    } else if v.is_infinite() {
+        Problem::Infinite(v)
+    } else if v.abs() > MAX_ABS_COORDINATE {
+        Problem::OutOfRange(v)
+    } else {
+        return Ok(());
+    };
+    Err(InputError {
+        array,
+        index,
+        field,
+        problem,
+    })
+}
+
+/// Checks one segment: every value finite and within ±2^62.
+pub fn check_segment(index: usize, s: &Segment) -> Result<(), InputError> {
+    let a = InputArray::Segments;
+    check_value(a, index, "x0", s.x0)?;
+    check_value(a, index, "y0", s.y0)?;
+    check_value(a, index, "x1", s.x1)?;
+    check_value(a, index, "y1", s.y1)
+}
+
+/// Checks one rect: every value finite and within ±2^62, and min <= max on both axes.
+pub fn check_rect(index: usize, r: &Rect) -> Result<(), InputError> {
+    let a = InputArray::Rects;
+    check_value(a, index, "min_x", r.min_x)?;
+    check_value(a, index, "min_y", r.min_y)?;
+    check_value(a, index, "max_x", r.max_x)?;
+    check_value(a, index, "max_y", r.max_y)?;
+    for (field, min, max) in [("min_x", r.min_x, r.max_x), ("min_y", r.min_y, r.max_y)] {
+        if min > max {
+            return Err(InputError {
+                array: a,
+                index,
+                field,
+                problem: Problem::MinAboveMax { min, max },
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks every segment and rect; the first bad one is the error.
+pub fn check_inputs(segments: &[Segment], rects: &[Rect]) -> Result<(), InputError> {
+    for (i, s) in segments.iter().enumerate() {
+        check_segment(i, s)?;
+    }
+    for (i, r) in rects.iter().enumerate() {
+        check_rect(i, r)?;
+    }
+    Ok(())
+}
+
+/// Checks that every pair's indices are in range.
+pub fn check_pairs(
+    pairs: &[PairIndex],
+    segment_count: usize,
+    rect_count: usize,
+) -> Result<(), InputError> {
+    for (i, p) in pairs.iter().enumerate() {
+        for (field, index, len) in [
+            ("segment", p.segment, segment_count),
+            ("rect", p.rect, rect_count),
+        ] {
+            if index as usize >= len {
+                return Err(InputError {
+                    array: InputArray::Pairs,
+                    index: i,
+                    field,
+                    problem: Problem::IndexOutOfRange { index, len },
+                });
+            }
+        }
+    }
+    Ok(())
+}
