@@ -76,6 +76,20 @@ fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
     })
 }
 
+/// wgpu's message ("Validation Error\n\nCaused by:\n  In …") folded onto one line.
+fn full_message(error: &wgpu::Error) -> String {
+    let text = error.to_string();
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines.join(" ")
+}
+
+fn to_error(error: wgpu::Error) -> Error {
+    match error {
+        wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory(full_message(&error)),
+        _ => Error::Gpu(full_message(&error)),
+    }
+}
+
 impl GpuContext {
     /// Opens an adapter (honouring `WGPU_BACKEND`, `WGPU_ADAPTER_NAME` and
     /// `WGPU_POWER_PREF`) and a device with the adapter's real limits.
@@ -102,11 +116,7 @@ impl GpuContext {
         // devices we own: a game's own device keeps its own handler.
         let faults = context.faults.clone();
         context.device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
-            let error = match error {
-                wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory(error.to_string()),
-                other => Error::Gpu(other.to_string()),
-            };
-            faults.lock().unwrap_or_else(|p| p.into_inner()).push(error);
+            faults.lock().unwrap_or_else(|p| p.into_inner()).push(to_error(error));
         }));
         let faults = context.faults.clone();
         context
@@ -173,13 +183,10 @@ impl GpuContext {
         let validation = pollster::block_on(validation.pop());
         let oom = pollster::block_on(oom.pop());
         self.check()?;
-        if let Some(e) = oom {
-            return Err(Error::OutOfMemory(e.to_string()));
+        match oom.or(validation).or(internal) {
+            Some(e) => Err(to_error(e)),
+            None => value,
         }
-        if let Some(e) = validation.or(internal) {
-            return Err(Error::Gpu(e.to_string()));
-        }
-        value
     }
 
     /// Returns (and clears) a fault recorded by the callbacks.

@@ -1,0 +1,77 @@
+//! Shared by the integration tests: the GPU gate, the element-by-element comparison, and an
+//! independent rational oracle for small-integer inputs.
+#![allow(dead_code, reason = "each test binary uses its own part of this module")]
+
+pub mod cases;
+pub mod oracle;
+
+use rectcast::{Backend, Engine, GpuContext, GpuLimits, PairResult, Rect, Segment};
+
+/// An engine on the GPU, or `None` with a printed SKIPPED line when no adapter opens.
+/// With RECTCAST_REQUIRE_GPU=1 a missing adapter fails the test instead.
+pub fn gpu_engine(test: &str, limits: GpuLimits) -> Option<Engine> {
+    let opened = GpuContext::new().and_then(|context| Engine::gpu(context, limits));
+    match opened {
+        Ok(engine) => {
+            eprintln!("{test}: on {}", engine.chosen());
+            Some(engine)
+        }
+        Err(e) if std::env::var("RECTCAST_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("{test}: RECTCAST_REQUIRE_GPU=1 but no GPU could be opened: {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {test}: no GPU adapter ({e}); set RECTCAST_REQUIRE_GPU=1 to fail instead");
+            None
+        }
+    }
+}
+
+pub fn cpu_engine() -> Engine {
+    Engine::new(Backend::Cpu).expect("the CPU engine always opens")
+}
+
+/// Units in the last place between two finite f32 of the same sign region.
+pub fn ulp_distance(a: f32, b: f32) -> u32 {
+    // Map the floats onto a monotonic integer line (-0.0 and 0.0 meet at 0).
+    let key = |x: f32| {
+        let bits = x.to_bits() as i32;
+        if bits < 0 { i32::MIN - bits } else { bits }
+    };
+    key(a).abs_diff(key(b))
+}
+
+/// Compares two result arrays element by element: flags must be equal, t within
+/// `max_t_ulp`. Panics at the first difference, naming the index and its inputs; returns the
+/// largest t difference seen, in ulp.
+pub fn assert_same_results(
+    what: &str,
+    expected: &[PairResult],
+    actual: &[PairResult],
+    max_t_ulp: u32,
+    inputs: impl Fn(usize) -> (Segment, Rect),
+) -> u32 {
+    assert_eq!(expected.len(), actual.len(), "{what}: result counts differ");
+    let mut worst = 0;
+    for (i, (e, a)) in expected.iter().zip(actual).enumerate() {
+        let ulp = ulp_distance(e.t_enter, a.t_enter).max(ulp_distance(e.t_exit, a.t_exit));
+        if e.flags != a.flags || ulp > max_t_ulp {
+            let (s, r) = inputs(i);
+            panic!(
+                "{what}: first difference at index {i}\n  segment {s:?}\n  rect    {r:?}\n  expected {e:?} ({}, entry {}, exit {})\n  actual   {a:?} ({}, entry {}, exit {})\n  t differs by {ulp} ulp (allowed {max_t_ulp})",
+                e.kind(),
+                e.entry_sides(),
+                e.exit_sides(),
+                a.kind(),
+                a.entry_sides(),
+                a.exit_sides()
+            );
+        }
+        worst = worst.max(ulp);
+    }
+    worst
+}
+
+/// The inputs of dense pair `i` (segment-major).
+pub fn dense_inputs<'a>(segments: &'a [Segment], rects: &'a [Rect]) -> impl Fn(usize) -> (Segment, Rect) + 'a {
+    move |i| (segments[i / rects.len()], rects[i % rects.len()])
+}
