@@ -1,0 +1,183 @@
+//! The `rectcast` binary as a user runs it: columns, backends, and bad input that names
+//! file:line:column, exits non-zero and leaves no output file behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Dir(tempfile::TempDir);
+
+impl Dir {
+    fn new() -> Self {
+        Dir(tempfile::tempdir().expect("temp dir"))
+    }
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+}
+
+fn rectcast(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rectcast")).args(args).output().expect("run rectcast")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn pairs(segments: &Path, rects: &Path, backend: &str, out: Option<&Path>) -> Output {
+    let mut args = vec!["pairs", "--segments", segments.to_str().unwrap(), "--rects", rects.to_str().unwrap(), "--backend", backend];
+    if let Some(out) = out {
+        args.extend(["--out", out.to_str().unwrap()]);
+    }
+    rectcast(&args)
+}
+
+const SEGMENTS: &str = "x0,y0,x1,y1\n-5,2,15,8\n2,2,8,7\n-3,-4,0,0\n0.1,0,0.1,0\n";
+const RECTS: &str = "min_x,min_y,max_x,max_y\n0,0,10,10\n20,20,30,30\n";
+const EXPECTED: &str = "\
+segment,rect,hit,kind,t_enter,t_exit,entry,exit
+0,0,true,cross,0.25,0.75,min_x,max_x
+0,1,false,miss,,,,
+1,0,true,inside,0,1,,
+1,1,false,miss,,,,
+2,0,true,enter,1,1,min_x+min_y,
+2,1,false,miss,,,,
+3,0,true,inside,0,1,,
+3,1,false,miss,,,,
+";
+
+#[test]
+fn pairs_writes_every_pair_segment_major_with_the_documented_columns() {
+    let dir = Dir::new();
+    let (s, r, out) = (dir.file("s.csv", SEGMENTS), dir.file("r.csv", RECTS), dir.path("out.csv"));
+    let o = pairs(&s, &r, "cpu", Some(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), EXPECTED);
+}
+
+#[test]
+fn pairs_without_out_writes_stdout() {
+    let dir = Dir::new();
+    let o = pairs(&dir.file("s.csv", SEGMENTS), &dir.file("r.csv", RECTS), "cpu", None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), EXPECTED);
+}
+
+#[test]
+fn pairs_on_the_gpu_writes_the_same_file_as_the_cpu() {
+    let dir = Dir::new();
+    let (segments, rects) = rectcast::scene::random_batch(77, 300, 40, 64.0);
+    let mut s = String::from("x0,y0,x1,y1\n");
+    for g in &segments {
+        s += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
+    }
+    let mut r = String::from("min_x,min_y,max_x,max_y\n");
+    for b in &rects {
+        r += &format!("{},{},{},{}\n", b.min_x, b.min_y, b.max_x, b.max_y);
+    }
+    let (s, r) = (dir.file("s.csv", &s), dir.file("r.csv", &r));
+    let cpu = pairs(&s, &r, "cpu", None);
+    assert!(cpu.status.success(), "{}", stderr(&cpu));
+    let gpu = pairs(&s, &r, "gpu", None);
+    if !gpu.status.success() {
+        assert_ne!(std::env::var("RECTCAST_REQUIRE_GPU").as_deref(), Ok("1"), "gpu backend failed: {}", stderr(&gpu));
+        eprintln!("SKIPPED pairs_on_the_gpu_writes_the_same_file_as_the_cpu: {}", stderr(&gpu));
+        return;
+    }
+    let (cpu, gpu) = (String::from_utf8(cpu.stdout).unwrap(), String::from_utf8(gpu.stdout).unwrap());
+    if let Some((i, (c, g))) = cpu.lines().zip(gpu.lines()).enumerate().find(|(_, (c, g))| c != g) {
+        panic!("first differing line {}:\n  cpu {c}\n  gpu {g}", i + 1);
+    }
+    assert_eq!(cpu.lines().count(), 1 + 300 * 40);
+    assert_eq!(cpu, gpu);
+}
+
+/// Runs `pairs` on bad input: must fail, name `where_` in its message, and leave `--out` as it
+/// was (absent, or an older file untouched).
+fn assert_rejected(segments: &str, rects: &str, where_: &str, what: &str) {
+    let dir = Dir::new();
+    let (s, r) = (dir.file("segments.csv", segments), dir.file("rects.csv", rects));
+    let out = dir.path("out.csv");
+    let o = pairs(&s, &r, "cpu", Some(&out));
+    let message = stderr(&o);
+    assert!(!o.status.success(), "accepted bad input; stderr: {message}");
+    assert!(message.contains(where_) && message.contains(what), "expected {where_:?} and {what:?} in: {message}");
+    assert!(!out.exists(), "a partial output file was left behind");
+    assert!(o.stdout.is_empty(), "wrote to stdout on failure");
+    // An existing output is not touched either.
+    std::fs::write(&out, "old").unwrap();
+    assert!(!pairs(&s, &r, "cpu", Some(&out)).status.success());
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
+    let leftovers = std::fs::read_dir(dir.0.path()).unwrap().count();
+    assert_eq!(leftovers, 3, "temporary files left in the output folder");
+}
+
+#[test]
+fn nan_in_segments_names_file_line_and_column() {
+    assert_rejected("x0,y0,x1,y1\n1,2,3,4\n1,NaN,3,4\n", RECTS, "segments.csv:3:2:", "y0 is NaN");
+}
+
+#[test]
+fn infinity_names_its_column() {
+    assert_rejected("x0,y0,x1,y1\n1,2,3,inf\n", RECTS, "segments.csv:2:4:", "y1 is infinite");
+}
+
+#[test]
+fn out_of_range_value_is_rejected() {
+    assert_rejected(SEGMENTS, "min_x,min_y,max_x,max_y\n0,0,1e19,1\n", "rects.csv:2:3:", "max_x is 10000000000000000000, beyond");
+}
+
+#[test]
+fn min_above_max_names_the_min_column() {
+    assert_rejected(SEGMENTS, "min_x,min_y,max_x,max_y\n0,0,1,1\n5,0,1,1\n", "rects.csv:3:1:", "min_x is 5, greater than the max 1");
+}
+
+#[test]
+fn a_word_where_a_number_belongs_is_rejected() {
+    assert_rejected("x0,y0,x1,y1\n1,2,3,4\n1,2,three,4\n", RECTS, "segments.csv:3:3:", "x1: \"three\" is not a number");
+}
+
+#[test]
+fn a_row_with_missing_fields_is_rejected() {
+    assert_rejected("x0,y0,x1,y1\n1,2,3,4\n1,2,3\n", RECTS, "segments.csv:3:", "found record with 3 fields");
+}
+
+#[test]
+fn a_wrong_header_is_rejected() {
+    assert_rejected("x,y,x1,y1\n1,2,3,4\n", RECTS, "segments.csv:1:1:", "expected the header x0,y0,x1,y1");
+}
+
+#[test]
+fn a_missing_file_is_rejected() {
+    let dir = Dir::new();
+    let out = dir.path("out.csv");
+    let o = pairs(&dir.path("nope.csv"), &dir.file("r.csv", RECTS), "cpu", Some(&out));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("nope.csv") && stderr(&o).contains("cannot open"), "{}", stderr(&o));
+    assert!(!out.exists());
+}
+
+#[test]
+fn demo_reports_backend_pairs_hits_and_time() {
+    let o = rectcast(&["demo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for needle in ["backend: ", "pairs: 4194304", "hits: ", "time: "] {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+    if std::env::var("RECTCAST_REQUIRE_GPU").as_deref() == Ok("1") {
+        assert!(text.contains("backend: gpu"), "{text}");
+    }
+}
+
+#[test]
+fn info_lists_the_adapters() {
+    let o = rectcast(&["info"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("adapters found: ") && text.contains("chosen: "), "{text}");
+}
