@@ -14,3 +14,7 @@ pub use error::{Error, InputArray, InputError, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits};
 pub use types::{Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
 pub use validate::MAX_ABS_COORDINATE;
+
+/// The per-pair contract (docs/semantics.md).
+#[doc = include_str!("../docs/semantics.md")]
+pub mod semantics {}

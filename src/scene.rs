@@ -39,7 +39,11 @@ pub fn bullet_hell(seed: u64, bullets: usize, hitboxes: usize) -> (Vec<Segment>,
     let segments = (0..bullets)
         .map(|i| {
             let (x, y) = (rng.range(0.0, 1920.0), rng.range(0.0, 1080.0));
-            let speed = if i % 64 == 0 { 0.0 } else { rng.range(2.0, 40.0) };
+            let speed = if i % 64 == 0 {
+                0.0
+            } else {
+                rng.range(2.0, 40.0)
+            };
             let angle = rng.range(0.0, std::f32::consts::TAU);
             Segment::new(x, y, x + speed * angle.cos(), y + speed * angle.sin())
         })
@@ -47,7 +51,11 @@ pub fn bullet_hell(seed: u64, bullets: usize, hitboxes: usize) -> (Vec<Segment>,
     let rects = (0..hitboxes)
         .map(|i| {
             let (x, y) = (rng.range(0.0, 1900.0), rng.range(0.0, 1060.0));
-            let w = if i % 32 == 0 { 0.0 } else { rng.range(8.0, 96.0) };
+            let w = if i % 32 == 0 {
+                0.0
+            } else {
+                rng.range(8.0, 96.0)
+            };
             let h = rng.range(8.0, 96.0);
             Rect::new(x, y, x + w, y + h)
         })

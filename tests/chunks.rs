@@ -10,12 +10,23 @@ fn assert_dense_plan_covers(n: usize, m: usize, caps: ChunkCaps) -> usize {
     let mut chunks = 0;
     let mut last_rect_end = m;
     for chunk in plan_dense(n, m, caps) {
-        assert!(!chunk.segments.is_empty() && !chunk.rects.is_empty(), "{chunk:?}");
-        assert!(chunk.pair_count() as u64 <= caps.pairs, "{chunk:?} over {caps:?}");
-        assert!(chunk.segments.len() as u64 <= caps.segments && chunk.rects.len() as u64 <= caps.rects);
+        assert!(
+            !chunk.segments.is_empty() && !chunk.rects.is_empty(),
+            "{chunk:?}"
+        );
+        assert!(
+            chunk.pair_count() as u64 <= caps.pairs,
+            "{chunk:?} over {caps:?}"
+        );
+        assert!(
+            chunk.segments.len() as u64 <= caps.segments && chunk.rects.len() as u64 <= caps.rects
+        );
         // Segment tiles in order; within one, rect tiles in order and covering 0..m.
         if chunk.rects.start == 0 {
-            assert_eq!(last_rect_end, m, "previous segment tile did not reach the last rect");
+            assert_eq!(
+                last_rect_end, m,
+                "previous segment tile did not reach the last rect"
+            );
             assert_eq!(chunk.segments.start, next_segment);
             next_segment = chunk.segments.end;
         } else {

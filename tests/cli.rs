@@ -21,7 +21,10 @@ impl Dir {
 }
 
 fn rectcast(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rectcast")).args(args).output().expect("run rectcast")
+    Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        .args(args)
+        .output()
+        .expect("run rectcast")
 }
 
 fn stderr(o: &Output) -> String {
@@ -29,7 +32,15 @@ fn stderr(o: &Output) -> String {
 }
 
 fn pairs(segments: &Path, rects: &Path, backend: &str, out: Option<&Path>) -> Output {
-    let mut args = vec!["pairs", "--segments", segments.to_str().unwrap(), "--rects", rects.to_str().unwrap(), "--backend", backend];
+    let mut args = vec![
+        "pairs",
+        "--segments",
+        segments.to_str().unwrap(),
+        "--rects",
+        rects.to_str().unwrap(),
+        "--backend",
+        backend,
+    ];
     if let Some(out) = out {
         args.extend(["--out", out.to_str().unwrap()]);
     }
@@ -53,7 +64,11 @@ segment,rect,hit,kind,t_enter,t_exit,entry,exit
 #[test]
 fn pairs_writes_every_pair_segment_major_with_the_documented_columns() {
     let dir = Dir::new();
-    let (s, r, out) = (dir.file("s.csv", SEGMENTS), dir.file("r.csv", RECTS), dir.path("out.csv"));
+    let (s, r, out) = (
+        dir.file("s.csv", SEGMENTS),
+        dir.file("r.csv", RECTS),
+        dir.path("out.csv"),
+    );
     let o = pairs(&s, &r, "cpu", Some(&out));
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), EXPECTED);
@@ -62,7 +77,12 @@ fn pairs_writes_every_pair_segment_major_with_the_documented_columns() {
 #[test]
 fn pairs_without_out_writes_stdout() {
     let dir = Dir::new();
-    let o = pairs(&dir.file("s.csv", SEGMENTS), &dir.file("r.csv", RECTS), "cpu", None);
+    let o = pairs(
+        &dir.file("s.csv", SEGMENTS),
+        &dir.file("r.csv", RECTS),
+        "cpu",
+        None,
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(String::from_utf8(o.stdout).unwrap(), EXPECTED);
 }
@@ -84,12 +104,28 @@ fn pairs_on_the_gpu_writes_the_same_file_as_the_cpu() {
     assert!(cpu.status.success(), "{}", stderr(&cpu));
     let gpu = pairs(&s, &r, "gpu", None);
     if !gpu.status.success() {
-        assert_ne!(std::env::var("RECTCAST_REQUIRE_GPU").as_deref(), Ok("1"), "gpu backend failed: {}", stderr(&gpu));
-        eprintln!("SKIPPED pairs_on_the_gpu_writes_the_same_file_as_the_cpu: {}", stderr(&gpu));
+        assert_ne!(
+            std::env::var("RECTCAST_REQUIRE_GPU").as_deref(),
+            Ok("1"),
+            "gpu backend failed: {}",
+            stderr(&gpu)
+        );
+        eprintln!(
+            "SKIPPED pairs_on_the_gpu_writes_the_same_file_as_the_cpu: {}",
+            stderr(&gpu)
+        );
         return;
     }
-    let (cpu, gpu) = (String::from_utf8(cpu.stdout).unwrap(), String::from_utf8(gpu.stdout).unwrap());
-    if let Some((i, (c, g))) = cpu.lines().zip(gpu.lines()).enumerate().find(|(_, (c, g))| c != g) {
+    let (cpu, gpu) = (
+        String::from_utf8(cpu.stdout).unwrap(),
+        String::from_utf8(gpu.stdout).unwrap(),
+    );
+    if let Some((i, (c, g))) = cpu
+        .lines()
+        .zip(gpu.lines())
+        .enumerate()
+        .find(|(_, (c, g))| c != g)
+    {
         panic!("first differing line {}:\n  cpu {c}\n  gpu {g}", i + 1);
     }
     assert_eq!(cpu.lines().count(), 1 + 300 * 40);
@@ -100,12 +136,18 @@ fn pairs_on_the_gpu_writes_the_same_file_as_the_cpu() {
 /// was (absent, or an older file untouched).
 fn assert_rejected(segments: &str, rects: &str, where_: &str, what: &str) {
     let dir = Dir::new();
-    let (s, r) = (dir.file("segments.csv", segments), dir.file("rects.csv", rects));
+    let (s, r) = (
+        dir.file("segments.csv", segments),
+        dir.file("rects.csv", rects),
+    );
     let out = dir.path("out.csv");
     let o = pairs(&s, &r, "cpu", Some(&out));
     let message = stderr(&o);
     assert!(!o.status.success(), "accepted bad input; stderr: {message}");
-    assert!(message.contains(where_) && message.contains(what), "expected {where_:?} and {what:?} in: {message}");
+    assert!(
+        message.contains(where_) && message.contains(what),
+        "expected {where_:?} and {what:?} in: {message}"
+    );
     assert!(!out.exists(), "a partial output file was left behind");
     assert!(o.stdout.is_empty(), "wrote to stdout on failure");
     // An existing output is not touched either.
@@ -118,46 +160,90 @@ fn assert_rejected(segments: &str, rects: &str, where_: &str, what: &str) {
 
 #[test]
 fn nan_in_segments_names_file_line_and_column() {
-    assert_rejected("x0,y0,x1,y1\n1,2,3,4\n1,NaN,3,4\n", RECTS, "segments.csv:3:2:", "y0 is NaN");
+    assert_rejected(
+        "x0,y0,x1,y1\n1,2,3,4\n1,NaN,3,4\n",
+        RECTS,
+        "segments.csv:3:2:",
+        "y0 is NaN",
+    );
 }
 
 #[test]
 fn infinity_names_its_column() {
-    assert_rejected("x0,y0,x1,y1\n1,2,3,inf\n", RECTS, "segments.csv:2:4:", "y1 is infinite");
+    assert_rejected(
+        "x0,y0,x1,y1\n1,2,3,inf\n",
+        RECTS,
+        "segments.csv:2:4:",
+        "y1 is infinite",
+    );
 }
 
 #[test]
 fn out_of_range_value_is_rejected() {
-    assert_rejected(SEGMENTS, "min_x,min_y,max_x,max_y\n0,0,1e19,1\n", "rects.csv:2:3:", "max_x is 10000000000000000000, beyond");
+    assert_rejected(
+        SEGMENTS,
+        "min_x,min_y,max_x,max_y\n0,0,1e19,1\n",
+        "rects.csv:2:3:",
+        "max_x is 10000000000000000000, beyond",
+    );
 }
 
 #[test]
 fn min_above_max_names_the_min_column() {
-    assert_rejected(SEGMENTS, "min_x,min_y,max_x,max_y\n0,0,1,1\n5,0,1,1\n", "rects.csv:3:1:", "min_x is 5, greater than the max 1");
+    assert_rejected(
+        SEGMENTS,
+        "min_x,min_y,max_x,max_y\n0,0,1,1\n5,0,1,1\n",
+        "rects.csv:3:1:",
+        "min_x is 5, greater than the max 1",
+    );
 }
 
 #[test]
 fn a_word_where_a_number_belongs_is_rejected() {
-    assert_rejected("x0,y0,x1,y1\n1,2,3,4\n1,2,three,4\n", RECTS, "segments.csv:3:3:", "x1: \"three\" is not a number");
+    assert_rejected(
+        "x0,y0,x1,y1\n1,2,3,4\n1,2,three,4\n",
+        RECTS,
+        "segments.csv:3:3:",
+        "x1: \"three\" is not a number",
+    );
 }
 
 #[test]
 fn a_row_with_missing_fields_is_rejected() {
-    assert_rejected("x0,y0,x1,y1\n1,2,3,4\n1,2,3\n", RECTS, "segments.csv:3:", "found record with 3 fields");
+    assert_rejected(
+        "x0,y0,x1,y1\n1,2,3,4\n1,2,3\n",
+        RECTS,
+        "segments.csv:3:",
+        "found record with 3 fields",
+    );
 }
 
 #[test]
 fn a_wrong_header_is_rejected() {
-    assert_rejected("x,y,x1,y1\n1,2,3,4\n", RECTS, "segments.csv:1:1:", "expected the header x0,y0,x1,y1");
+    assert_rejected(
+        "x,y,x1,y1\n1,2,3,4\n",
+        RECTS,
+        "segments.csv:1:1:",
+        "expected the header x0,y0,x1,y1",
+    );
 }
 
 #[test]
 fn a_missing_file_is_rejected() {
     let dir = Dir::new();
     let out = dir.path("out.csv");
-    let o = pairs(&dir.path("nope.csv"), &dir.file("r.csv", RECTS), "cpu", Some(&out));
+    let o = pairs(
+        &dir.path("nope.csv"),
+        &dir.file("r.csv", RECTS),
+        "cpu",
+        Some(&out),
+    );
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("nope.csv") && stderr(&o).contains("cannot open"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("nope.csv") && stderr(&o).contains("cannot open"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!out.exists());
 }
 
@@ -179,5 +265,8 @@ fn info_lists_the_adapters() {
     let o = rectcast(&["info"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains("adapters found: ") && text.contains("chosen: "), "{text}");
+    assert!(
+        text.contains("adapters found: ") && text.contains("chosen: "),
+        "{text}"
+    );
 }

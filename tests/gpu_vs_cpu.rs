@@ -16,33 +16,58 @@ const MAX_T_ULP: u32 = 2;
 fn compare_dense(what: &str, gpu: &mut Engine, segments: &[Segment], rects: &[Rect]) -> u32 {
     let expected = cpu_engine().pairs(segments, rects).expect("cpu");
     let actual = gpu.pairs(segments, rects).expect("gpu");
-    assert_same_results(what, &expected, &actual, MAX_T_ULP, dense_inputs(segments, rects))
+    assert_same_results(
+        what,
+        &expected,
+        &actual,
+        MAX_T_ULP,
+        dense_inputs(segments, rects),
+    )
 }
 
-fn compare_list(what: &str, gpu: &mut Engine, segments: &[Segment], rects: &[Rect], pairs: &[PairIndex]) -> u32 {
+fn compare_list(
+    what: &str,
+    gpu: &mut Engine,
+    segments: &[Segment],
+    rects: &[Rect],
+    pairs: &[PairIndex],
+) -> u32 {
     let expected = cpu_engine().pair_list(segments, rects, pairs).expect("cpu");
     let actual = gpu.pair_list(segments, rects, pairs).expect("gpu");
     assert_same_results(what, &expected, &actual, MAX_T_ULP, |i| {
-        (segments[pairs[i].segment as usize], rects[pairs[i].rect as usize])
+        (
+            segments[pairs[i].segment as usize],
+            rects[pairs[i].rect as usize],
+        )
     })
 }
 
 fn random_pairs(seed: u64, count: usize, segments: usize, rects: usize) -> Vec<PairIndex> {
     let mut rng = SplitMix64::new(seed);
     (0..count)
-        .map(|_| PairIndex::new(rng.below(segments as u64) as u32, rng.below(rects as u64) as u32))
+        .map(|_| {
+            PairIndex::new(
+                rng.below(segments as u64) as u32,
+                rng.below(rects as u64) as u32,
+            )
+        })
         .collect()
 }
 
 #[test]
 fn hand_cases_agree_with_the_cpu() {
-    let Some(mut gpu) = gpu_engine("hand_cases_agree_with_the_cpu", GpuLimits::default()) else { return };
+    let Some(mut gpu) = gpu_engine("hand_cases_agree_with_the_cpu", GpuLimits::default()) else {
+        return;
+    };
     compare_dense("hand cases", &mut gpu, &hand_segments(), &hand_rects());
 }
 
 #[test]
 fn every_small_integer_configuration_agrees_with_the_cpu_and_the_oracle() {
-    let Some(mut gpu) = gpu_engine("every_small_integer_configuration", GpuLimits::default()) else { return };
+    let Some(mut gpu) = gpu_engine("every_small_integer_configuration", GpuLimits::default())
+    else {
+        return;
+    };
     let (segments, rects) = common::oracle::exhaustive_grid(-1..=4, 0..=3);
     compare_dense("small integer grid", &mut gpu, &segments, &rects);
     let actual = gpu.pairs(&segments, &rects).expect("gpu");
@@ -50,16 +75,37 @@ fn every_small_integer_configuration_agrees_with_the_cpu_and_the_oracle() {
         .iter()
         .flat_map(|s| rects.iter().map(|r| common::oracle::segment_rect(s, r)))
         .collect();
-    assert_same_results("gpu vs oracle", &oracle, &actual, MAX_T_ULP, dense_inputs(&segments, &rects));
+    assert_same_results(
+        "gpu vs oracle",
+        &oracle,
+        &actual,
+        MAX_T_ULP,
+        dense_inputs(&segments, &rects),
+    );
 }
 
 #[test]
 fn random_batches_around_the_workgroup_size_agree() {
-    let Some(mut gpu) = gpu_engine("random_batches_around_the_workgroup_size", GpuLimits::default()) else { return };
+    let Some(mut gpu) = gpu_engine(
+        "random_batches_around_the_workgroup_size",
+        GpuLimits::default(),
+    ) else {
+        return;
+    };
     let wg = rectcast::gpu::shader::WORKGROUP_SIZE as usize;
     let sizes = [
-        (0, 0), (0, 5), (5, 0), (1, 1), (wg - 1, 1), (wg, 1), (wg + 1, 1),
-        (1, wg - 1), (1, wg + 1), (3, wg + 1), (wg + 1, wg - 1), (517, 263),
+        (0, 0),
+        (0, 5),
+        (5, 0),
+        (1, 1),
+        (wg - 1, 1),
+        (wg, 1),
+        (wg + 1, 1),
+        (1, wg - 1),
+        (1, wg + 1),
+        (3, wg + 1),
+        (wg + 1, wg - 1),
+        (517, 263),
     ];
     for (k, (n, m)) in sizes.into_iter().enumerate() {
         let (segments, rects) = random_batch(100 + k as u64, n, m, 50.0);
@@ -69,23 +115,41 @@ fn random_batches_around_the_workgroup_size_agree() {
 
 #[test]
 fn ten_million_random_pairs_agree_and_report_the_max_t_ulp() {
-    let Some(mut gpu) = gpu_engine("ten_million_random_pairs", GpuLimits::default()) else { return };
+    let Some(mut gpu) = gpu_engine("ten_million_random_pairs", GpuLimits::default()) else {
+        return;
+    };
     let mut worst = 0;
     // Two scales: a game field, and coordinates far from the origin.
     for (seed, size) in [(1u64, 1000.0f32), (2, 3.0e7)] {
         let (segments, rects) = random_batch(seed, 2500, 2000, size);
-        worst = worst.max(compare_dense("10^7 random pairs", &mut gpu, &segments, &rects));
+        worst = worst.max(compare_dense(
+            "10^7 random pairs",
+            &mut gpu,
+            &segments,
+            &rects,
+        ));
     }
-    eprintln!("max t difference CPU vs {}: {worst} ulp over 10^7 pairs", gpu.chosen());
+    eprintln!(
+        "max t difference CPU vs {}: {worst} ulp over 10^7 pairs",
+        gpu.chosen()
+    );
 }
 
 #[test]
 fn pair_lists_agree_with_the_cpu() {
-    let Some(mut gpu) = gpu_engine("pair_lists_agree_with_the_cpu", GpuLimits::default()) else { return };
+    let Some(mut gpu) = gpu_engine("pair_lists_agree_with_the_cpu", GpuLimits::default()) else {
+        return;
+    };
     let (segments, rects) = random_batch(5, 300, 200, 100.0);
     for count in [0, 1, 63, 64, 65, 10_000] {
         let pairs = random_pairs(count as u64, count, segments.len(), rects.len());
-        compare_list(&format!("{count} listed pairs"), &mut gpu, &segments, &rects, &pairs);
+        compare_list(
+            &format!("{count} listed pairs"),
+            &mut gpu,
+            &segments,
+            &rects,
+            &pairs,
+        );
     }
 }
 
@@ -93,8 +157,13 @@ fn pair_lists_agree_with_the_cpu() {
 fn batches_over_tiny_binding_and_dispatch_limits_are_chunked_invisibly() {
     // 4 KiB bindings: 341 results, 256 segments or rects per dispatch; 4 workgroups per
     // dimension, so dispatches are 2D.
-    let limits = GpuLimits { max_binding_bytes: Some(4096), max_workgroups_per_dimension: Some(4) };
-    let Some(mut gpu) = gpu_engine("batches_over_tiny_limits", limits) else { return };
+    let limits = GpuLimits {
+        max_binding_bytes: Some(4096),
+        max_workgroups_per_dimension: Some(4),
+    };
+    let Some(mut gpu) = gpu_engine("batches_over_tiny_limits", limits) else {
+        return;
+    };
     assert_eq!(ChunkCaps::new(4096, 4).pairs, 341);
     // More rects than one binding holds: rect tiles; more segments too.
     let (segments, rects) = random_batch(21, 300, 700, 100.0);
@@ -103,43 +172,100 @@ fn batches_over_tiny_binding_and_dispatch_limits_are_chunked_invisibly() {
     compare_dense("chunked dense 90 x 3", &mut gpu, &few_segments, &few_rects);
     // A pair list whose segments fit (indexed) and one whose rects do not (gathered).
     let pairs = random_pairs(23, 2000, few_segments.len(), few_rects.len());
-    compare_list("chunked list, indexed", &mut gpu, &few_segments, &few_rects, &pairs);
+    compare_list(
+        "chunked list, indexed",
+        &mut gpu,
+        &few_segments,
+        &few_rects,
+        &pairs,
+    );
     let pairs = random_pairs(24, 2000, segments.len(), rects.len());
-    compare_list("chunked list, gathered", &mut gpu, &segments, &rects, &pairs);
+    compare_list(
+        "chunked list, gathered",
+        &mut gpu,
+        &segments,
+        &rects,
+        &pairs,
+    );
 }
 
 #[test]
 fn one_engine_serves_batches_that_grow_and_shrink() {
-    let Some(mut gpu) = gpu_engine("one_engine_serves_batches_that_grow_and_shrink", GpuLimits::default()) else { return };
-    for (k, (n, m)) in [(10, 10), (1000, 300), (3, 2), (2000, 500), (1, 1)].into_iter().enumerate() {
+    let Some(mut gpu) = gpu_engine(
+        "one_engine_serves_batches_that_grow_and_shrink",
+        GpuLimits::default(),
+    ) else {
+        return;
+    };
+    for (k, (n, m)) in [(10, 10), (1000, 300), (3, 2), (2000, 500), (1, 1)]
+        .into_iter()
+        .enumerate()
+    {
         let (segments, rects) = random_batch(300 + k as u64, n, m, 100.0);
-        compare_dense(&format!("frame {k}: {n} x {m}"), &mut gpu, &segments, &rects);
+        compare_dense(
+            &format!("frame {k}: {n} x {m}"),
+            &mut gpu,
+            &segments,
+            &rects,
+        );
         let pairs = random_pairs(k as u64, n, n, m);
-        compare_list(&format!("frame {k} list"), &mut gpu, &segments, &rects, &pairs);
+        compare_list(
+            &format!("frame {k} list"),
+            &mut gpu,
+            &segments,
+            &rects,
+            &pairs,
+        );
     }
 }
 
 #[test]
 fn a_games_own_device_runs_the_queries() {
-    let Some(probe) = gpu_engine("a_games_own_device_runs_the_queries", GpuLimits::default()) else { return };
+    let Some(probe) = gpu_engine("a_games_own_device_runs_the_queries", GpuLimits::default())
+    else {
+        return;
+    };
     // The game made its device; rectcast borrows it.
     let context = probe.gpu_context().expect("on the gpu").clone();
-    let shared = GpuContext::from_device(context.device().clone(), context.queue().clone(), context.adapter_info().clone());
-    let mut gpu = Engine::gpu(shared, GpuLimits::default()).expect("kernels build on the game's device");
+    let shared = GpuContext::from_device(
+        context.device().clone(),
+        context.queue().clone(),
+        context.adapter_info().clone(),
+    );
+    let mut gpu =
+        Engine::gpu(shared, GpuLimits::default()).expect("kernels build on the game's device");
     let (segments, rects) = rectcast::scene::bullet_hell(9, 2048, 128);
-    compare_dense("bullet hell on a shared device", &mut gpu, &segments, &rects);
+    compare_dense(
+        "bullet hell on a shared device",
+        &mut gpu,
+        &segments,
+        &rects,
+    );
 }
 
 #[test]
 fn a_device_with_too_few_storage_buffers_is_an_error_not_a_panic() {
-    let Some(probe) = gpu_engine("a_device_with_too_few_storage_buffers", GpuLimits::default()) else { return };
-    let info = probe.gpu_context().expect("on the gpu").adapter_info().clone();
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let Some(probe) = gpu_engine(
+        "a_device_with_too_few_storage_buffers",
+        GpuLimits::default(),
+    ) else {
+        return;
+    };
+    let info = probe
+        .gpu_context()
+        .expect("on the gpu")
+        .adapter_info()
+        .clone();
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
         .into_iter()
         .find(|a| a.get_info().name == info.name)
         .expect("the same adapter again");
-    let limits = wgpu::Limits { max_storage_buffers_per_shader_stage: 3, ..wgpu::Limits::downlevel_defaults() };
+    let limits = wgpu::Limits {
+        max_storage_buffers_per_shader_stage: 3,
+        ..wgpu::Limits::downlevel_defaults()
+    };
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         required_limits: limits,
         ..Default::default()
@@ -155,8 +281,16 @@ fn a_device_with_too_few_storage_buffers_is_an_error_not_a_panic() {
 
 #[test]
 fn invalid_input_is_rejected_on_the_gpu_before_any_work() {
-    let Some(mut gpu) = gpu_engine("invalid_input_is_rejected_on_the_gpu", GpuLimits::default()) else { return };
-    let segments = [Segment::new(0.0, 0.0, 1.0, 1.0), Segment::new(0.0, f32::NAN, 1.0, 1.0)];
-    let err = gpu.pairs(&segments, &[Rect::new(0.0, 0.0, 1.0, 1.0)]).unwrap_err();
+    let Some(mut gpu) = gpu_engine("invalid_input_is_rejected_on_the_gpu", GpuLimits::default())
+    else {
+        return;
+    };
+    let segments = [
+        Segment::new(0.0, 0.0, 1.0, 1.0),
+        Segment::new(0.0, f32::NAN, 1.0, 1.0),
+    ];
+    let err = gpu
+        .pairs(&segments, &[Rect::new(0.0, 0.0, 1.0, 1.0)])
+        .unwrap_err();
     assert_eq!(err.to_string(), "segment 1: y0 is NaN");
 }

@@ -21,7 +21,10 @@ fn input_error(result: rectcast::Result<Vec<rectcast::PairResult>>) -> rectcast:
 fn nan_in_a_segment_names_its_index_and_field() {
     let segments = [S, S, Segment::new(0.0, 0.0, f32::NAN, 1.0)];
     let e = input_error(cpu_engine().pairs(&segments, &[UNIT]));
-    assert_eq!((e.array, e.index, e.field, e.problem), (InputArray::Segments, 2, "x1", Problem::NotANumber));
+    assert_eq!(
+        (e.array, e.index, e.field, e.problem),
+        (InputArray::Segments, 2, "x1", Problem::NotANumber)
+    );
     assert_eq!(e.to_string(), "segment 2: x1 is NaN");
 }
 
@@ -47,7 +50,11 @@ fn coordinates_beyond_2_pow_62_are_rejected_and_2_pow_62_is_accepted() {
 
 #[test]
 fn min_above_max_is_rejected_and_equal_is_accepted() {
-    assert!(cpu_engine().pairs(&[S], &[Rect::new(1.0, 0.0, 1.0, 0.0)]).is_ok());
+    assert!(
+        cpu_engine()
+            .pairs(&[S], &[Rect::new(1.0, 0.0, 1.0, 0.0)])
+            .is_ok()
+    );
     let e = input_error(cpu_engine().pairs(&[S], &[UNIT, UNIT, Rect::new(0.0, 2.0, 1.0, 1.0)]));
     assert_eq!((e.index, e.field), (2, "min_y"));
     assert_eq!(e.to_string(), "rect 2: min_y is 2, greater than the max 1");
@@ -58,14 +65,20 @@ fn pair_index_out_of_range_is_rejected() {
     let pairs = [PairIndex::new(0, 0), PairIndex::new(0, 1)];
     let e = input_error(cpu_engine().pair_list(&[S], &[UNIT], &pairs));
     assert_eq!((e.array, e.index, e.field), (InputArray::Pairs, 1, "rect"));
-    assert_eq!(e.to_string(), "pair 1: rect is 1, out of range (there are 1)");
+    assert_eq!(
+        e.to_string(),
+        "pair 1: rect is 1, out of range (there are 1)"
+    );
 }
 
 #[test]
 fn a_wrong_sized_output_buffer_is_an_error() {
     let mut out = vec![rectcast::PairResult::MISS; 3];
     match cpu_engine().pairs_into(&[S, S], &[UNIT], &mut out) {
-        Err(Error::OutputLength { expected: 2, got: 3 }) => {}
+        Err(Error::OutputLength {
+            expected: 2,
+            got: 3,
+        }) => {}
         other => panic!("{other:?}"),
     }
 }
@@ -74,7 +87,10 @@ fn a_wrong_sized_output_buffer_is_an_error() {
 fn the_auto_backend_says_what_it_chose() {
     let engine = rectcast::Engine::new(rectcast::Backend::Auto).expect("auto never fails");
     let chosen = engine.chosen().to_string();
-    assert!(chosen.starts_with("gpu: ") || chosen.starts_with("cpu"), "{chosen}");
+    assert!(
+        chosen.starts_with("gpu: ") || chosen.starts_with("cpu"),
+        "{chosen}"
+    );
     if std::env::var("RECTCAST_REQUIRE_GPU").as_deref() == Ok("1") {
         assert!(chosen.starts_with("gpu: "), "{chosen}");
     }

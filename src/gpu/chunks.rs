@@ -67,7 +67,11 @@ pub fn plan_dense(
         .min(caps.pairs / rect_tile as u64)
         .max(1) as usize;
     let empty = segment_count == 0 || rect_count == 0;
-    let segment_tiles = if empty { 0 } else { segment_count.div_ceil(segment_tile) };
+    let segment_tiles = if empty {
+        0
+    } else {
+        segment_count.div_ceil(segment_tile)
+    };
     (0..segment_tiles).flat_map(move |st| {
         let segments = st * segment_tile..((st + 1) * segment_tile).min(segment_count);
         (0..rect_count.div_ceil(rect_tile)).map(move |rt| DenseChunk {
@@ -79,7 +83,11 @@ pub fn plan_dense(
 
 /// Splits a pair list into runs that fit one dispatch (and, when `gather` is set, whose gathered
 /// segments and rects fit one binding each).
-pub fn plan_list(pair_count: usize, caps: ChunkCaps, gather: bool) -> impl Iterator<Item = Range<usize>> {
+pub fn plan_list(
+    pair_count: usize,
+    caps: ChunkCaps,
+    gather: bool,
+) -> impl Iterator<Item = Range<usize>> {
     let mut tile = caps.pairs.min(caps.pair_indices);
     if gather {
         tile = tile.min(caps.segments).min(caps.rects);

@@ -79,7 +79,11 @@ fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
 /// wgpu's message ("Validation Error\n\nCaused by:\n  In …") folded onto one line.
 fn full_message(error: &wgpu::Error) -> String {
     let text = error.to_string();
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     lines.join(" ")
 }
 
@@ -115,9 +119,14 @@ impl GpuContext {
         // wgpu's default handler panics; ours records the error for the call in flight. Only for
         // devices we own: a game's own device keeps its own handler.
         let faults = context.faults.clone();
-        context.device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
-            faults.lock().unwrap_or_else(|p| p.into_inner()).push(to_error(error));
-        }));
+        context
+            .device
+            .on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
+                faults
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(to_error(error));
+            }));
         let faults = context.faults.clone();
         context
             .device

@@ -221,10 +221,18 @@ impl GpuPairs {
             let queue = &self.context.queue;
             // Upload a tile only when it changed: with all rects in one tile they go up once.
             if uploaded.0 != chunk.segments {
-                queue.write_buffer(self.segments.get(), 0, bytemuck::cast_slice(&segments[chunk.segments.clone()]));
+                queue.write_buffer(
+                    self.segments.get(),
+                    0,
+                    bytemuck::cast_slice(&segments[chunk.segments.clone()]),
+                );
             }
             if uploaded.1 != chunk.rects {
-                queue.write_buffer(self.rects.get(), 0, bytemuck::cast_slice(&rects[chunk.rects.clone()]));
+                queue.write_buffer(
+                    self.rects.get(),
+                    0,
+                    bytemuck::cast_slice(&rects[chunk.rects.clone()]),
+                );
             }
             uploaded = (chunk.segments.clone(), chunk.rects.clone());
             let params = Params {
@@ -261,8 +269,12 @@ impl GpuPairs {
             segments.len() as u64 > self.caps.segments || rects.len() as u64 > self.caps.rects;
         if !gather && !pairs.is_empty() {
             self.reserve(segments.len(), rects.len(), 0, 0)?;
-            self.context.queue.write_buffer(self.segments.get(), 0, bytemuck::cast_slice(segments));
-            self.context.queue.write_buffer(self.rects.get(), 0, bytemuck::cast_slice(rects));
+            self.context
+                .queue
+                .write_buffer(self.segments.get(), 0, bytemuck::cast_slice(segments));
+            self.context
+                .queue
+                .write_buffer(self.rects.get(), 0, bytemuck::cast_slice(rects));
         }
         for range in chunks::plan_list(pairs.len(), self.caps, gather) {
             let n = range.len();
@@ -275,12 +287,24 @@ impl GpuPairs {
                 let local_rects: Vec<Rect> = chunk.iter().map(|p| rects[p.rect as usize]).collect();
                 let local_pairs: Vec<PairIndex> =
                     (0..n as u32).map(|i| PairIndex::new(i, i)).collect();
-                queue.write_buffer(self.segments.get(), 0, bytemuck::cast_slice(&local_segments));
+                queue.write_buffer(
+                    self.segments.get(),
+                    0,
+                    bytemuck::cast_slice(&local_segments),
+                );
                 queue.write_buffer(self.rects.get(), 0, bytemuck::cast_slice(&local_rects));
-                queue.write_buffer(self.pair_indices.get(), 0, bytemuck::cast_slice(&local_pairs));
+                queue.write_buffer(
+                    self.pair_indices.get(),
+                    0,
+                    bytemuck::cast_slice(&local_pairs),
+                );
             } else {
                 self.reserve(0, 0, n, n)?;
-                queue.write_buffer(self.pair_indices.get(), 0, bytemuck::cast_slice(&pairs[range.clone()]));
+                queue.write_buffer(
+                    self.pair_indices.get(),
+                    0,
+                    bytemuck::cast_slice(&pairs[range.clone()]),
+                );
             }
             let params = Params {
                 segment_count: segments.len().min(u32::MAX as usize) as u32,
@@ -295,18 +319,33 @@ impl GpuPairs {
 
     /// Grows the buffers to hold the given element counts, rebuilding the bind group if any
     /// buffer was replaced.
-    fn reserve(&mut self, segments: usize, rects: usize, pair_indices: usize, pairs: usize) -> Result<()> {
+    fn reserve(
+        &mut self,
+        segments: usize,
+        rects: usize,
+        pair_indices: usize,
+        pairs: usize,
+    ) -> Result<()> {
         let context = self.context.clone();
         let device = &context.device;
         let bytes = |n: usize, size: usize| (n * size) as u64;
         let cap = context.limits().max_storage_buffer_binding_size;
         context.scoped(|| {
             let mut stale = self.bind_group.is_none();
-            stale |= self.segments.reserve(device, bytes(segments, size_of::<Segment>()), cap);
-            stale |= self.rects.reserve(device, bytes(rects, size_of::<Rect>()), cap);
-            stale |= self.pair_indices.reserve(device, bytes(pair_indices, size_of::<PairIndex>()), cap);
-            stale |= self.results.reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
-            self.staging.reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
+            stale |= self
+                .segments
+                .reserve(device, bytes(segments, size_of::<Segment>()), cap);
+            stale |= self
+                .rects
+                .reserve(device, bytes(rects, size_of::<Rect>()), cap);
+            stale |=
+                self.pair_indices
+                    .reserve(device, bytes(pair_indices, size_of::<PairIndex>()), cap);
+            stale |= self
+                .results
+                .reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
+            self.staging
+                .reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
             if stale {
                 self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("rectcast.pairs.bind_group"),
@@ -332,28 +371,29 @@ impl GpuPairs {
         }
         let context = self.context.clone();
         let bytes = (pairs * size_of::<PairResult>()) as u64;
-        context.scoped(|| {
-            let device = &context.device;
-            let queue = &context.queue;
-            queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-            let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
-            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("rectcast.pairs.encoder"),
-            });
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("rectcast.pairs.pass"),
-                    timestamp_writes: None,
+        context
+            .scoped(|| {
+                let device = &context.device;
+                let queue = &context.queue;
+                queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+                let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
+                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("rectcast.pairs.encoder"),
                 });
-                pass.set_pipeline(if dense { &self.dense } else { &self.list });
-                pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
-                pass.dispatch_workgroups(x, y, 1);
-            }
-            encoder.copy_buffer_to_buffer(self.results.get(), 0, self.staging.get(), 0, bytes);
-            let submission = queue.submit([encoder.finish()]);
-            Ok(submission)
-        })
-        .and_then(|submission| self.read_back(submission, bytes, read))
+                {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("rectcast.pairs.pass"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(if dense { &self.dense } else { &self.list });
+                    pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+                encoder.copy_buffer_to_buffer(self.results.get(), 0, self.staging.get(), 0, bytes);
+                let submission = queue.submit([encoder.finish()]);
+                Ok(submission)
+            })
+            .and_then(|submission| self.read_back(submission, bytes, read))
     }
 
     fn read_back(

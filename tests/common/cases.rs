@@ -1,5 +1,8 @@
 //! Helpers for the named contract cases, shared by tests/contract.rs and tests/gpu_vs_cpu.rs.
-#![allow(dead_code, reason = "each test binary uses its own part of this module")]
+#![allow(
+    dead_code,
+    reason = "each test binary uses its own part of this module"
+)]
 
 use rectcast::{Kind, PairResult, Rect, Segment, Sides, segment_rect};
 
@@ -27,10 +30,20 @@ pub fn expect(
     };
     assert_eq!(got.kind(), kind, "{s:?} vs {r:?}: got {}", show(&got));
     if let Some((t, sides)) = enter {
-        assert_eq!((got.t_enter, got.entry_sides()), (t, sides), "entry of {s:?} vs {r:?}: got {}", show(&got));
+        assert_eq!(
+            (got.t_enter, got.entry_sides()),
+            (t, sides),
+            "entry of {s:?} vs {r:?}: got {}",
+            show(&got)
+        );
     }
     if let Some((t, sides)) = exit {
-        assert_eq!((got.t_exit, got.exit_sides()), (t, sides), "exit of {s:?} vs {r:?}: got {}", show(&got));
+        assert_eq!(
+            (got.t_exit, got.exit_sides()),
+            (t, sides),
+            "exit of {s:?} vs {r:?}: got {}",
+            show(&got)
+        );
     }
     if kind == Kind::Miss {
         assert_eq!(got, PairResult::MISS);
@@ -42,8 +55,18 @@ pub fn expect(
 /// What every result must satisfy, whatever the inputs.
 pub fn assert_invariants(s: &Segment, r: &Rect, got: &PairResult) {
     let ctx = || format!("{s:?} vs {r:?}: {got:?}");
-    assert_eq!(got.start_inside(), got.hit() && r.contains(s.x0, s.y0), "start_inside: {}", ctx());
-    assert_eq!(got.end_inside(), got.hit() && r.contains(s.x1, s.y1), "end_inside: {}", ctx());
+    assert_eq!(
+        got.start_inside(),
+        got.hit() && r.contains(s.x0, s.y0),
+        "start_inside: {}",
+        ctx()
+    );
+    assert_eq!(
+        got.end_inside(),
+        got.hit() && r.contains(s.x1, s.y1),
+        "end_inside: {}",
+        ctx()
+    );
     if r.contains(s.x0, s.y0) || r.contains(s.x1, s.y1) {
         assert!(got.hit(), "an end is inside, so it must hit: {}", ctx());
     }
@@ -51,24 +74,52 @@ pub fn assert_invariants(s: &Segment, r: &Rect, got: &PairResult) {
         assert_eq!(*got, PairResult::MISS, "{}", ctx());
         return;
     }
-    assert!(0.0 <= got.t_enter && got.t_enter <= got.t_exit && got.t_exit <= 1.0, "t order: {}", ctx());
+    assert!(
+        0.0 <= got.t_enter && got.t_enter <= got.t_exit && got.t_exit <= 1.0,
+        "t order: {}",
+        ctx()
+    );
     if got.start_inside() {
-        assert!(got.t_enter == 0.0 && got.entry_sides().is_empty(), "start inside: {}", ctx());
+        assert!(
+            got.t_enter == 0.0 && got.entry_sides().is_empty(),
+            "start inside: {}",
+            ctx()
+        );
     } else {
-        assert!(!got.entry_sides().is_empty(), "entered through no side: {}", ctx());
+        assert!(
+            !got.entry_sides().is_empty(),
+            "entered through no side: {}",
+            ctx()
+        );
     }
     if got.end_inside() {
-        assert!(got.t_exit == 1.0 && got.exit_sides().is_empty(), "end inside: {}", ctx());
+        assert!(
+            got.t_exit == 1.0 && got.exit_sides().is_empty(),
+            "end inside: {}",
+            ctx()
+        );
     } else {
-        assert!(!got.exit_sides().is_empty(), "left through no side: {}", ctx());
+        assert!(
+            !got.exit_sides().is_empty(),
+            "left through no side: {}",
+            ctx()
+        );
     }
     // A side is crossed only when the segment moves across its line.
     for (sides, _) in [(got.entry_sides(), "entry"), (got.exit_sides(), "exit")] {
         if sides.contains(Sides::MIN_X) || sides.contains(Sides::MAX_X) {
-            assert!(s.x0 != s.x1, "x side crossed by an x-parallel segment: {}", ctx());
+            assert!(
+                s.x0 != s.x1,
+                "x side crossed by an x-parallel segment: {}",
+                ctx()
+            );
         }
         if sides.contains(Sides::MIN_Y) || sides.contains(Sides::MAX_Y) {
-            assert!(s.y0 != s.y1, "y side crossed by a y-parallel segment: {}", ctx());
+            assert!(
+                s.y0 != s.y1,
+                "y side crossed by a y-parallel segment: {}",
+                ctx()
+            );
         }
     }
     let kind = got.kind();

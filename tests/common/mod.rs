@@ -1,6 +1,9 @@
 //! Shared by the integration tests: the GPU gate, the element-by-element comparison, and an
 //! independent rational oracle for small-integer inputs.
-#![allow(dead_code, reason = "each test binary uses its own part of this module")]
+#![allow(
+    dead_code,
+    reason = "each test binary uses its own part of this module"
+)]
 
 pub mod cases;
 pub mod oracle;
@@ -20,7 +23,9 @@ pub fn gpu_engine(test: &str, limits: GpuLimits) -> Option<Engine> {
             panic!("{test}: RECTCAST_REQUIRE_GPU=1 but no GPU could be opened: {e}")
         }
         Err(e) => {
-            eprintln!("SKIPPED {test}: no GPU adapter ({e}); set RECTCAST_REQUIRE_GPU=1 to fail instead");
+            eprintln!(
+                "SKIPPED {test}: no GPU adapter ({e}); set RECTCAST_REQUIRE_GPU=1 to fail instead"
+            );
             None
         }
     }
@@ -72,6 +77,9 @@ pub fn assert_same_results(
 }
 
 /// The inputs of dense pair `i` (segment-major).
-pub fn dense_inputs<'a>(segments: &'a [Segment], rects: &'a [Rect]) -> impl Fn(usize) -> (Segment, Rect) + 'a {
+pub fn dense_inputs<'a>(
+    segments: &'a [Segment],
+    rects: &'a [Rect],
+) -> impl Fn(usize) -> (Segment, Rect) + 'a {
     move |i| (segments[i / rects.len()], rects[i % rects.len()])
 }

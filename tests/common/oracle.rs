@@ -15,7 +15,14 @@ struct Frac {
 
 impl Frac {
     fn new(num: i64, den: i64) -> Self {
-        if den < 0 { Self { num: -num, den: -den } } else { Self { num, den } }
+        if den < 0 {
+            Self {
+                num: -num,
+                den: -den,
+            }
+        } else {
+            Self { num, den }
+        }
     }
     fn cmp(self, other: Frac) -> std::cmp::Ordering {
         (self.num * other.den).cmp(&(other.num * self.den))
@@ -27,7 +34,10 @@ impl Frac {
 }
 
 fn int(v: f32) -> i64 {
-    assert!(v == v.trunc() && v.abs() < 1e6, "oracle needs small integers, got {v}");
+    assert!(
+        v == v.trunc() && v.abs() < 1e6,
+        "oracle needs small integers, got {v}"
+    );
     v as i64
 }
 
@@ -93,7 +103,10 @@ pub fn segment_rect(s: &Segment, r: &Rect) -> PairResult {
 
 /// Every segment with endpoints on the integer grid `coords × coords`, every rect with corners
 /// on `rect_coords` (min <= max): all the corner, edge, parallel and point cases at once.
-pub fn exhaustive_grid(coords: std::ops::RangeInclusive<i32>, rect_coords: std::ops::RangeInclusive<i32>) -> (Vec<Segment>, Vec<Rect>) {
+pub fn exhaustive_grid(
+    coords: std::ops::RangeInclusive<i32>,
+    rect_coords: std::ops::RangeInclusive<i32>,
+) -> (Vec<Segment>, Vec<Rect>) {
     let c: Vec<f32> = coords.map(|v| v as f32).collect();
     let rc: Vec<f32> = rect_coords.map(|v| v as f32).collect();
     let mut segments = Vec::new();

@@ -49,7 +49,8 @@ fn read_rows<T>(
     make: impl Fn([f32; 4]) -> T,
     check: impl Fn(usize, &T) -> Result<(), InputError>,
 ) -> Result<Vec<T>, FileError> {
-    let file = std::fs::File::open(path).map_err(|e| at(path, 0, 0, format!("cannot open: {e}")))?;
+    let file =
+        std::fs::File::open(path).map_err(|e| at(path, 0, 0, format!("cannot open: {e}")))?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
@@ -70,7 +71,11 @@ fn read_rows<T>(
             path,
             1,
             1,
-            format!("expected the header {}, found {}", columns.join(","), found.join(",")),
+            format!(
+                "expected the header {}, found {}",
+                columns.join(","),
+                found.join(",")
+            ),
         ));
     }
     let mut rows = Vec::new();
@@ -119,7 +124,11 @@ pub fn read_rects(path: &Path) -> Result<Vec<Rect>, FileError> {
 }
 
 /// Writes the `pairs` table, segment-major.
-pub fn write_pairs(out: &mut dyn Write, rect_count: usize, results: &[PairResult]) -> std::io::Result<()> {
+pub fn write_pairs(
+    out: &mut dyn Write,
+    rect_count: usize,
+    results: &[PairResult],
+) -> std::io::Result<()> {
     writeln!(out, "segment,rect,hit,kind,t_enter,t_exit,entry,exit")?;
     for (i, r) in results.iter().enumerate() {
         let (segment, rect) = (i / rect_count, i % rect_count);
@@ -165,7 +174,9 @@ pub fn write_output(
             write(&mut buffered)
                 .and_then(|()| buffered.flush())
                 .map_err(|e| fail(&e))?;
-            let temp = buffered.into_inner().map_err(|e| fail(&e.error().to_string()))?;
+            let temp = buffered
+                .into_inner()
+                .map_err(|e| fail(&e.error().to_string()))?;
             temp.persist(path).map_err(|e| fail(&e.error))?;
             Ok(())
         }

@@ -10,7 +10,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use rectcast::{Backend, Engine, Kind, PairResult, scene};
 
 #[derive(Parser)]
-#[command(name = "rectcast", version, about = "Segment vs rectangle collision (Liang–Barsky) on the GPU or the CPU")]
+#[command(
+    name = "rectcast",
+    version,
+    about = "Segment vs rectangle collision (Liang–Barsky) on the GPU or the CPU"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -127,11 +131,23 @@ fn info() -> Outcome {
         Ok(context) => {
             let l = context.limits();
             println!("chosen: {}", context.describe());
-            println!("  max_storage_buffer_binding_size: {}", l.max_storage_buffer_binding_size);
+            println!(
+                "  max_storage_buffer_binding_size: {}",
+                l.max_storage_buffer_binding_size
+            );
             println!("  max_buffer_size: {}", l.max_buffer_size);
-            println!("  max_compute_workgroups_per_dimension: {}", l.max_compute_workgroups_per_dimension);
-            println!("  max_compute_invocations_per_workgroup: {}", l.max_compute_invocations_per_workgroup);
-            println!("  max_storage_buffers_per_shader_stage: {}", l.max_storage_buffers_per_shader_stage);
+            println!(
+                "  max_compute_workgroups_per_dimension: {}",
+                l.max_compute_workgroups_per_dimension
+            );
+            println!(
+                "  max_compute_invocations_per_workgroup: {}",
+                l.max_compute_invocations_per_workgroup
+            );
+            println!(
+                "  max_storage_buffers_per_shader_stage: {}",
+                l.max_storage_buffers_per_shader_stage
+            );
             Ok(())
         }
         Err(e) => {
@@ -157,7 +173,11 @@ fn demo(backend: Backend) -> Outcome {
     let count = |k: Kind| results.iter().filter(|r| r.kind() == k).count();
     println!("rectcast demo: one bullet-hell frame");
     println!("backend: {}", engine.chosen());
-    println!("bullets (segments): {}, hitboxes (rects): {}", segments.len(), rects.len());
+    println!(
+        "bullets (segments): {}, hitboxes (rects): {}",
+        segments.len(),
+        rects.len()
+    );
     println!("pairs: {}", results.len());
     println!(
         "hits: {} (enter {}, exit {}, cross {}, inside {})",
@@ -180,12 +200,27 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn bench(segment_count: usize, rect_count: usize, iterations: usize, backends: Vec<BackendArg>) -> Outcome {
+fn bench(
+    segment_count: usize,
+    rect_count: usize,
+    iterations: usize,
+    backends: Vec<BackendArg>,
+) -> Outcome {
     let (segments, rects) = scene::random_batch(7, segment_count, rect_count, 1000.0);
     let explicit = !backends.is_empty();
-    let backends = if explicit { backends } else { vec![BackendArg::Cpu, BackendArg::Gpu] };
+    let backends = if explicit {
+        backends
+    } else {
+        vec![BackendArg::Cpu, BackendArg::Gpu]
+    };
     let mut results = vec![PairResult::MISS; segments.len() * rects.len()];
-    println!("dense pairs, {} segments x {} rects = {} pairs, {} iterations", segments.len(), rects.len(), results.len(), iterations);
+    println!(
+        "dense pairs, {} segments x {} rects = {} pairs, {} iterations",
+        segments.len(),
+        rects.len(),
+        results.len(),
+        iterations
+    );
     for b in backends {
         let mut engine = match Engine::new(b.into()) {
             Ok(engine) => engine,
@@ -195,11 +230,15 @@ fn bench(segment_count: usize, rect_count: usize, iterations: usize, backends: V
             }
             Err(e) => return Err(e.to_string()),
         };
-        engine.pairs_into(&segments, &rects, &mut results).map_err(|e| e.to_string())?;
+        engine
+            .pairs_into(&segments, &rects, &mut results)
+            .map_err(|e| e.to_string())?;
         let mut times = Vec::with_capacity(iterations);
         for _ in 0..iterations.max(1) {
             let start = Instant::now();
-            engine.pairs_into(&segments, &rects, &mut results).map_err(|e| e.to_string())?;
+            engine
+                .pairs_into(&segments, &rects, &mut results)
+                .map_err(|e| e.to_string())?;
             times.push(start.elapsed());
         }
         times.sort();

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The whole test suite, GPU path included, on a fresh machine:
+#   - installs the software Vulkan driver (Mesa's lavapipe, Debian package mesa-vulkan-drivers)
+#     when no Vulkan driver is present, so the GPU tests run even without a GPU;
+#   - runs every test with RECTCAST_REQUIRE_GPU=1, so a GPU test fails rather than skips when no
+#     adapter opens (set RECTCAST_REQUIRE_GPU=0 to allow skipping);
+#   - builds and smoke-runs the benchmarks once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+vulkan_ready() {
+    # A Vulkan loader and at least one installable client driver (ICD) manifest.
+    { ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1'; } || return 1
+    for dir in /usr/share/vulkan/icd.d /etc/vulkan/icd.d /usr/local/share/vulkan/icd.d; do
+        compgen -G "$dir/*.json" >/dev/null && return 0
+    done
+    [ -n "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ]
+}
+
+if ! vulkan_ready; then
+    echo "scripts/test.sh: no Vulkan driver found; installing mesa-vulkan-drivers (lavapipe)" >&2
+    if ! command -v apt-get >/dev/null; then
+        echo "scripts/test.sh: no apt-get here; install Mesa's Vulkan drivers (lavapipe) and retry" >&2
+        exit 1
+    fi
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends mesa-vulkan-drivers >/dev/null
+fi
+
+# Mesa's loader complains on stderr when this is unset (headless machines, CI).
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+export RECTCAST_REQUIRE_GPU="${RECTCAST_REQUIRE_GPU:-1}"
+
+cargo test --release --locked
+cargo test --release --locked --benches
