@@ -172,17 +172,21 @@ fn segment_rect(s: Segment, r: Rect) -> PairResult {
     }
 
     var flags = FLAG_HIT | (entry << ENTRY_SHIFT) | (exit << EXIT_SHIFT);
+    // t in [0, 1], t_enter <= t_exit, and never -0.0 (a numerator can be -0.0, and clamp may
+    // keep the sign of a zero): select the bound itself whenever t does not exceed it.
     var t_enter = 0.0;
     var t_exit = 1.0;
     if (start_inside) {
         flags = flags | FLAG_START_INSIDE;
     } else {
-        t_enter = clamp(enter.num / enter.den, 0.0, 1.0);
+        let t = enter.num / enter.den;
+        t_enter = select(0.0, min(t, 1.0), t > 0.0);
     }
     if (end_inside) {
         flags = flags | FLAG_END_INSIDE;
     } else {
-        t_exit = clamp(leave.num / leave.den, t_enter, 1.0);
+        let t = leave.num / leave.den;
+        t_exit = select(t_enter, min(t, 1.0), t > t_enter);
     }
     return PairResult(t_enter, t_exit, flags);
 }

@@ -18,6 +18,17 @@ pub enum Backend {
     Cpu,
 }
 
+/// `segments × rects`, or [`Error::TooManyPairs`] when that overflows.
+fn pair_count(segments: &[Segment], rects: &[Rect]) -> Result<usize> {
+    segments
+        .len()
+        .checked_mul(rects.len())
+        .ok_or(Error::TooManyPairs {
+            segments: segments.len(),
+            rects: rects.len(),
+        })
+}
+
 /// What an [`Engine`] runs on.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Chosen {
@@ -113,14 +124,16 @@ impl Engine {
     /// [`Error::Input`] naming the first invalid value, before any work; GPU errors.
     pub fn pairs(&mut self, segments: &[Segment], rects: &[Rect]) -> Result<Vec<PairResult>> {
         validate::check_inputs(segments, rects)?;
-        let n = segments
-            .len()
-            .checked_mul(rects.len())
-            .ok_or(Error::TooManyPairs {
+        let n = pair_count(segments, rects)?;
+        let mut results = Vec::new();
+        // A batch too big for memory is an error, not an abort.
+        results
+            .try_reserve_exact(n)
+            .map_err(|_| Error::TooManyPairs {
                 segments: segments.len(),
                 rects: rects.len(),
             })?;
-        let mut results = vec![PairResult::MISS; n];
+        results.resize(n, PairResult::MISS);
         self.pairs_into_unchecked(segments, rects, &mut results)?;
         Ok(results)
     }
@@ -137,7 +150,7 @@ impl Engine {
         results: &mut [PairResult],
     ) -> Result<()> {
         validate::check_inputs(segments, rects)?;
-        let expected = segments.len().saturating_mul(rects.len());
+        let expected = pair_count(segments, rects)?;
         if results.len() != expected {
             return Err(Error::OutputLength {
                 expected,
@@ -159,6 +172,15 @@ impl Engine {
                 cpu::pairs::pairs_dense(segments, rects, results);
                 Ok(())
             }
+        }
+    }
+
+    /// Bytes of GPU memory this engine holds between calls (0 on the CPU). Buffers grow only
+    /// when a batch needs more than any before.
+    pub fn gpu_buffer_bytes(&self) -> u64 {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.buffer_bytes(),
+            Inner::Cpu { .. } => 0,
         }
     }
 

@@ -30,8 +30,8 @@ pub enum Error {
     /// Waiting for the GPU failed.
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[from] wgpu::PollError),
-    /// `segments × rects` does not fit this machine's address space.
-    #[error("{segments} segments × {rects} rects is more pairs than this machine can address")]
+    /// The results of `segments × rects` do not fit this machine's address space or memory.
+    #[error("{segments} segments × {rects} rects is more results than this machine can hold")]
     TooManyPairs { segments: usize, rects: usize },
     /// The output slice has the wrong length.
     #[error("output holds {got} results, the query produces {expected}")]

@@ -1,7 +1,7 @@
 //! The contract's types: inputs, the per-pair result and its decoded views.
 //!
 //! Every struct here that crosses to the GPU is `#[repr(C)]` + `Pod` and names the WGSL struct it
-//! mirrors; `tests/shader_layout.rs` checks sizes and offsets against naga's layout of the shader.
+//! mirrors; `tests/shader.rs` checks sizes and offsets against naga's layout of the shader.
 
 use bytemuck::{Pod, Zeroable};
 use std::fmt;

@@ -189,6 +189,16 @@ fn out_of_range_value_is_rejected() {
 }
 
 #[test]
+fn a_finite_number_too_large_for_f32_is_out_of_range_not_infinite() {
+    assert_rejected(
+        "x0,y0,x1,y1\n1,2,1e39,4\n",
+        RECTS,
+        "segments.csv:2:3:",
+        "x1 is 1e39, beyond the limit",
+    );
+}
+
+#[test]
 fn min_above_max_names_the_min_column() {
     assert_rejected(
         SEGMENTS,

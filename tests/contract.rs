@@ -285,6 +285,27 @@ fn negative_zero_direction_is_parallel() {
 }
 
 #[test]
+fn t_is_never_negative_zero() {
+    // Leaving at once through the min_x line from x0 = -0.0: the numerator is -0.0 - 0.0 = -0.0.
+    expect(
+        seg(-0.0, 5.0, -5.0, 5.0),
+        R,
+        Kind::Exit,
+        Some((0.0, Sides::NONE)),
+        Some((0.0, Sides::MIN_X)),
+    );
+    // Leaving through max_x = -0.0 exactly at t = 0.
+    let r = Rect::new(-10.0, 0.0, -0.0, 10.0);
+    expect(
+        seg(0.0, 5.0, 5.0, 5.0),
+        r,
+        Kind::Exit,
+        Some((0.0, Sides::NONE)),
+        Some((0.0, Sides::MAX_X)),
+    );
+}
+
+#[test]
 fn negative_zero_rect_bounds_equal_positive_zero() {
     let r = Rect::new(-0.0, -0.0, 0.0, 0.0);
     let both_min = Sides::MIN_X | Sides::MIN_Y;

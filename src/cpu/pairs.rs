@@ -68,8 +68,14 @@ fn outside_slab(c: f32, lo: f32, hi: f32) -> bool {
     c < lo || c > hi
 }
 
+/// WGSL's `select(f, t, cond)`, for u32 and f32.
 #[inline(always)]
 fn select(f: u32, t: u32, cond: bool) -> u32 {
+    if cond { t } else { f }
+}
+
+#[inline(always)]
+fn select_f32(f: f32, t: f32, cond: bool) -> f32 {
     if cond { t } else { f }
 }
 
@@ -159,17 +165,21 @@ pub fn segment_rect(s: &Segment, r: &Rect) -> PairResult {
     }
 
     let mut flags = flags::HIT | (entry << flags::ENTRY_SHIFT) | (exit << flags::EXIT_SHIFT);
+    // t in [0, 1], t_enter <= t_exit, and never -0.0 (a numerator can be -0.0, and clamp keeps
+    // the sign of a zero): select the bound itself whenever t does not exceed it.
     let mut t_enter = 0.0;
     let mut t_exit = 1.0;
     if start_inside {
         flags |= flags::START_INSIDE;
     } else {
-        t_enter = (enter.num / enter.den).clamp(0.0, 1.0);
+        let t = enter.num / enter.den;
+        t_enter = select_f32(0.0, t.min(1.0), t > 0.0);
     }
     if end_inside {
         flags |= flags::END_INSIDE;
     } else {
-        t_exit = (leave.num / leave.den).clamp(t_enter, 1.0);
+        let t = leave.num / leave.den;
+        t_exit = select_f32(t_enter, t.min(1.0), t > t_enter);
     }
     PairResult {
         t_enter,

@@ -26,6 +26,8 @@ impl ChunkCaps {
     /// is two-dimensional). Pair indices stay below 2^31 so the shader's u32 id arithmetic, which
     /// runs a row of workgroups past the end, cannot wrap.
     pub fn new(max_binding_bytes: u64, max_workgroups_per_dimension: u32) -> Self {
+        // Buffers are sized in whole 16-byte steps, so a binding may only use whole steps.
+        let max_binding_bytes = max_binding_bytes / 16 * 16;
         let per_binding = |size: usize| max_binding_bytes / size as u64;
         let dim = max_workgroups_per_dimension as u64;
         let dispatch = dim * dim * WORKGROUP_SIZE as u64;

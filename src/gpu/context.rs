@@ -198,9 +198,15 @@ impl GpuContext {
         }
     }
 
-    /// Returns (and clears) a fault recorded by the callbacks.
+    /// Returns a fault recorded by the callbacks: a lost device every time from then on,
+    /// other errors once.
     pub(crate) fn check(&self) -> Result<()> {
         let mut faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(Error::DeviceLost(message)) =
+            faults.iter().find(|e| matches!(e, Error::DeviceLost(_)))
+        {
+            return Err(Error::DeviceLost(message.clone()));
+        }
         match faults.drain(..).next() {
             Some(e) => Err(e),
             None => Ok(()),

@@ -46,9 +46,7 @@ impl Growable {
         }
         // Double so that a slowly growing batch does not reallocate every call.
         let old = self.buffer.as_ref().map_or(0, |b| b.size());
-        let size = bytes
-            .max(old.saturating_mul(2))
-            .min((cap / 16 * 16).max(bytes));
+        let size = bytes.max(old.saturating_mul(2)).min(cap.max(bytes));
         self.buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(self.label),
             size,
@@ -67,6 +65,8 @@ impl Growable {
 pub struct GpuPairs {
     context: GpuContext,
     caps: ChunkCaps,
+    /// The largest buffer, in bytes: the device's binding limit or the caller's lower one.
+    max_binding_bytes: u64,
     max_workgroups_per_dimension: u32,
     layout: wgpu::BindGroupLayout,
     dense: wgpu::ComputePipeline,
@@ -112,7 +112,9 @@ impl GpuPairs {
             .max_binding_bytes
             .unwrap_or(u64::MAX)
             .min(device_limits.max_storage_buffer_binding_size)
-            .min(device_limits.max_buffer_size);
+            .min(device_limits.max_buffer_size)
+            / 16
+            * 16;
         let max_workgroups_per_dimension = limits
             .max_workgroups_per_dimension
             .unwrap_or(u32::MAX)
@@ -177,6 +179,7 @@ impl GpuPairs {
         Ok(Self {
             context,
             caps,
+            max_binding_bytes,
             max_workgroups_per_dimension,
             layout,
             dense,
@@ -199,6 +202,22 @@ impl GpuPairs {
 
     pub fn context(&self) -> &GpuContext {
         &self.context
+    }
+
+    /// Bytes of GPU memory held in buffers between calls.
+    pub fn buffer_bytes(&self) -> u64 {
+        let held = [
+            &self.segments,
+            &self.rects,
+            &self.pair_indices,
+            &self.results,
+            &self.staging,
+        ];
+        held.iter()
+            .filter_map(|g| g.buffer.as_ref())
+            .map(|b| b.size())
+            .sum::<u64>()
+            + self.params.size()
     }
 
     /// The per-dispatch caps this instance splits batches by.
@@ -329,7 +348,7 @@ impl GpuPairs {
         let context = self.context.clone();
         let device = &context.device;
         let bytes = |n: usize, size: usize| (n * size) as u64;
-        let cap = context.limits().max_storage_buffer_binding_size;
+        let cap = self.max_binding_bytes;
         context.scoped(|| {
             let mut stale = self.bind_group.is_none();
             stale |= self
@@ -403,29 +422,36 @@ impl GpuPairs {
         read: impl FnOnce(&[PairResult]),
     ) -> Result<()> {
         let context = &self.context;
-        let slice = self.staging.get().slice(..bytes);
+        let staging = self.staging.get();
+        let slice = staging.slice(..bytes);
         let (sender, receiver) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |result| {
-            // The receiver outlives the poll below; a failed send only means we already bailed.
-            let _ = sender.send(result);
+        // In a scope too: on a caller's device, a failure here must not reach its handler.
+        let waited = context.scoped(|| {
+            slice.map_async(wgpu::MapMode::Read, move |result| {
+                // The receiver is read below; a failed send only means we already bailed.
+                let _ = sender.send(result);
+            });
+            context.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(submission),
+                timeout: None,
+            })?;
+            Ok(())
         });
-        context.device.poll(wgpu::PollType::Wait {
-            submission_index: Some(submission),
-            timeout: None,
-        })?;
-        context.check()?;
-        let mapped = receiver
-            .recv()
-            .map_err(|_| Error::Gpu("the map callback never ran".into()))?;
-        mapped?;
-        {
-            let view = slice
+        // After a completed wait the callback has run; if it mapped the buffer, unmap it on
+        // every path below, or every later call would fail on a mapped buffer.
+        let mapped = receiver.try_recv();
+        let is_mapped = matches!(mapped, Ok(Ok(())));
+        let outcome = waited.and_then(|()| {
+            mapped.map_err(|_| Error::Gpu("the buffer map callback never ran".into()))??;
+            // The view borrows the mapping: it is dropped inside the closure, before unmap.
+            slice
                 .get_mapped_range()
-                .map_err(|e| Error::Gpu(e.to_string()))?;
-            read(bytemuck::cast_slice(&view));
-            // The view borrows the mapping: it must be gone before unmap.
+                .map(|view| read(bytemuck::cast_slice(&view)))
+                .map_err(|e| Error::Gpu(e.to_string()))
+        });
+        if is_mapped {
+            staging.unmap();
         }
-        self.staging.get().unmap();
-        Ok(())
+        outcome
     }
 }

@@ -35,14 +35,17 @@ pub fn cpu_engine() -> Engine {
     Engine::new(Backend::Cpu).expect("the CPU engine always opens")
 }
 
-/// Units in the last place between two finite f32 of the same sign region.
+/// Units in the last place between two finite f32; a zero of the other sign counts as
+/// u32::MAX, since the CSV would print `-0` for one and `0` for the other.
 pub fn ulp_distance(a: f32, b: f32) -> u32 {
-    // Map the floats onto a monotonic integer line (-0.0 and 0.0 meet at 0).
-    let key = |x: f32| {
-        let bits = x.to_bits() as i32;
-        if bits < 0 { i32::MIN - bits } else { bits }
-    };
-    key(a).abs_diff(key(b))
+    if a.is_sign_negative() != b.is_sign_negative() {
+        return if a.to_bits() == b.to_bits() {
+            0
+        } else {
+            u32::MAX
+        };
+    }
+    a.to_bits().abs_diff(b.to_bits())
 }
 
 /// Compares two result arrays element by element: flags must be equal, t within

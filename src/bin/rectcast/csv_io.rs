@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use rectcast::{InputError, PairResult, Rect, Segment, validate};
 
-/// A bad input file: where (file:line:column, the column being the CSV column) and what.
+/// A bad input file: where (file:line:column, the column being the CSV column; line and column
+/// 0 when the problem is the whole file) and what.
 #[derive(Debug)]
 pub struct FileError {
     pub path: PathBuf,
@@ -18,14 +19,14 @@ pub struct FileError {
 
 impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.path.display(),
-            self.line,
-            self.column,
-            self.message
-        )
+        write!(f, "{}:", self.path.display())?;
+        if self.line > 0 {
+            write!(f, "{}:", self.line)?;
+            if self.column > 0 {
+                write!(f, "{}:", self.column)?;
+            }
+        }
+        write!(f, " {}", self.message)
     }
 }
 
@@ -57,9 +58,15 @@ fn read_rows<T>(
         .from_reader(std::io::BufReader::new(file));
     let csv_error = |e: csv::Error| {
         let (line, column) = match e.kind() {
-            csv::ErrorKind::UnequalLengths { pos, len, .. } => {
-                (pos.as_ref().map_or(0, |p| p.line()), *len as usize)
-            }
+            // Point at the first missing field, or the first extra one.
+            csv::ErrorKind::UnequalLengths {
+                pos,
+                expected_len,
+                len,
+            } => (
+                pos.as_ref().map_or(0, |p| p.line()),
+                (*len).min(*expected_len) as usize + 1,
+            ),
             _ => (e.position().map_or(0, |p| p.line()), 0),
         };
         at(path, line, column, e.to_string())
@@ -67,15 +74,16 @@ fn read_rows<T>(
     let header = reader.headers().map_err(csv_error)?.clone();
     if header.iter().ne(columns) {
         let found: Vec<&str> = header.iter().collect();
+        let found = if found.is_empty() {
+            "an empty file".to_string()
+        } else {
+            found.join(",")
+        };
         return Err(at(
             path,
             1,
             1,
-            format!(
-                "expected the header {}, found {}",
-                columns.join(","),
-                found.join(",")
-            ),
+            format!("expected the header {}, found {found}", columns.join(",")),
         ));
     }
     let mut rows = Vec::new();
@@ -84,14 +92,16 @@ fn read_rows<T>(
         let line = record.position().map_or(0, |p| p.line());
         let mut values = [0f32; 4];
         for (column, (field, value)) in record.iter().zip(values.iter_mut()).enumerate() {
-            *value = field.parse().map_err(|_| {
-                at(
-                    path,
-                    line,
-                    column + 1,
-                    format!("{}: {field:?} is not a number", columns[column]),
-                )
-            })?;
+            let name = columns[column];
+            let bad = |message: String| at(path, line, column + 1, message);
+            *value = field
+                .parse()
+                .map_err(|_| bad(format!("{name}: {field:?} is not a number")))?;
+            // "1e39" parses to inf: say what the user wrote, not what it rounded to.
+            let written_infinite = field.to_ascii_lowercase().contains("inf");
+            if value.is_infinite() && !written_infinite {
+                return Err(bad(format!("{name} is {field}, beyond the limit ±2^62")));
+            }
         }
         let row = make(values);
         check(rows.len(), &row).map_err(|e| {
