@@ -31,16 +31,16 @@ pub fn expect(
     assert_eq!(got.kind(), kind, "{s:?} vs {r:?}: got {}", show(&got));
     if let Some((t, sides)) = enter {
         assert_eq!(
-            (got.t_enter, got.entry_sides()),
-            (t, sides),
+            (got.t_enter.to_bits(), got.entry_sides()),
+            (t.to_bits(), sides),
             "entry of {s:?} vs {r:?}: got {}",
             show(&got)
         );
     }
     if let Some((t, sides)) = exit {
         assert_eq!(
-            (got.t_exit, got.exit_sides()),
-            (t, sides),
+            (got.t_exit.to_bits(), got.exit_sides()),
+            (t.to_bits(), sides),
             "exit of {s:?} vs {r:?}: got {}",
             show(&got)
         );
@@ -77,6 +77,11 @@ pub fn assert_invariants(s: &Segment, r: &Rect, got: &PairResult) {
     assert!(
         0.0 <= got.t_enter && got.t_enter <= got.t_exit && got.t_exit <= 1.0,
         "t order: {}",
+        ctx()
+    );
+    assert!(
+        got.t_enter.is_sign_positive() && got.t_exit.is_sign_positive(),
+        "t is -0.0: {}",
         ctx()
     );
     if got.start_inside() {
