@@ -9,7 +9,7 @@ use crate::validate;
 /// Which backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Backend {
-    /// The GPU when an adapter can be opened, else the CPU ([`Engine::chosen`] says which and why).
+    /// A hardware GPU when one opens, else the CPU ([`Engine::chosen`] says which and why).
     #[default]
     Auto,
     /// The GPU; fail when none can be opened.
@@ -43,7 +43,7 @@ impl std::fmt::Display for Chosen {
         match self {
             Chosen::Gpu(adapter) => write!(f, "gpu: {adapter}"),
             Chosen::Cpu { reason: None } => write!(f, "cpu"),
-            Chosen::Cpu { reason: Some(r) } => write!(f, "cpu (no GPU: {r})"),
+            Chosen::Cpu { reason: Some(r) } => write!(f, "cpu ({r})"),
         }
     }
 }
@@ -69,15 +69,30 @@ impl Engine {
         match backend {
             Backend::Cpu => Ok(Self::cpu()),
             Backend::Gpu => Self::gpu(GpuContext::new()?, GpuLimits::default()),
-            Backend::Auto => match GpuContext::new()
-                .and_then(|context| Self::gpu(context, GpuLimits::default()))
-            {
-                Ok(engine) => Ok(engine),
-                Err(e) => Ok(Self {
-                    inner: Inner::Cpu {
-                        reason: Some(e.to_string()),
-                    },
-                }),
+            Backend::Auto => Ok(Self::auto()),
+        }
+    }
+
+    /// `Auto`: a hardware GPU when one opens; the CPU when none does, or when the only adapter
+    /// is a software one (lavapipe, WARP, SwiftShader), which runs the same kernel slower than
+    /// the CPU backend. `WGPU_ADAPTER_NAME` naming an adapter overrides that preference.
+    fn auto() -> Self {
+        let chosen_by_name = std::env::var_os("WGPU_ADAPTER_NAME").is_some();
+        let reason = match GpuContext::new() {
+            Ok(context) if context.is_software() && !chosen_by_name => format!(
+                "the only adapter, {}, is a software one; the CPU backend is faster \
+                 (--backend gpu uses it anyway)",
+                context.describe()
+            ),
+            Ok(context) => match Self::gpu(context, GpuLimits::default()) {
+                Ok(engine) => return engine,
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e.to_string(),
+        };
+        Self {
+            inner: Inner::Cpu {
+                reason: Some(reason),
             },
         }
     }

@@ -265,8 +265,14 @@ fn demo_reports_backend_pairs_hits_and_time() {
     for needle in ["backend: ", "pairs: 4194304", "hits: ", "time: "] {
         assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
     }
+    let demo_on_gpu = rectcast(&["demo", "--backend", "gpu"]);
     if std::env::var("RECTCAST_REQUIRE_GPU").as_deref() == Ok("1") {
-        assert!(text.contains("backend: gpu"), "{text}");
+        assert!(demo_on_gpu.status.success(), "{}", stderr(&demo_on_gpu));
+        let text = String::from_utf8(demo_on_gpu.stdout).unwrap();
+        assert!(
+            text.contains("backend: gpu: ") && text.contains("pairs: 4194304"),
+            "{text}"
+        );
     }
 }
 
