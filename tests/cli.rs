@@ -282,7 +282,9 @@ fn info_lists_the_adapters() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
-        text.contains("adapters found: ") && text.contains("chosen: "),
+        text.contains("adapters found: ")
+            && text.contains("gpu backend: ")
+            && text.contains("auto backend: "),
         "{text}"
     );
 }

@@ -183,3 +183,60 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
         assert_eq!(members, rust, "members of {name}");
     }
 }
+
+/// The comparison and logic operators of a source, in order, from the first `fn compare_params`
+/// to the end of `fn segment_rect`, comments dropped: the part of a kernel where vello's two
+/// copies drifted (`<` on one side, `<=` on the other).
+fn decision_operators(source: &str) -> Vec<&'static str> {
+    let start = source.find("fn compare_params").expect("fn compare_params");
+    let body_start = source.find("fn segment_rect").expect("fn segment_rect");
+    // The end of segment_rect: the first line that is only "}" after it starts.
+    let end = body_start
+        + source[body_start..]
+            .find("\n}\n")
+            .expect("end of segment_rect");
+    let code: String = source[start..end]
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+        // Not comparisons: arrows, shifts, compound assignment.
+        .replace("->", " ")
+        .replace("=>", " ")
+        .replace("<<", " ")
+        .replace(">>", " ")
+        .replace("|=", " ")
+        .replace("!=", " NE ");
+    const OPERATORS: [&str; 8] = ["<=", ">=", "==", "&&", "||", "<", ">", " NE "];
+    let mut found = Vec::new();
+    let mut rest = code.as_str();
+    while !rest.is_empty() {
+        if let Some(op) = OPERATORS.iter().find(|op| rest.starts_with(**op)) {
+            found.push(*op);
+            rest = &rest[op.len()..];
+        } else if rest.starts_with('!') && !rest.starts_with("!=") {
+            found.push("!");
+            rest = &rest[1..];
+        } else {
+            let next = rest.chars().next().map_or(1, char::len_utf8);
+            rest = &rest[next..];
+        }
+    }
+    found
+}
+
+#[test]
+fn cpu_mirror_makes_the_same_decisions_in_the_same_order_as_the_shader() {
+    let cpu = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/cpu/pairs.rs"))
+        .expect("read");
+    let wgsl = decision_operators(shader::PAIRS_WGSL);
+    let rust = decision_operators(&cpu);
+    assert!(wgsl.len() > 30, "too few operators found: {wgsl:?}");
+    if let Some(i) = (0..wgsl.len().max(rust.len())).find(|&i| wgsl.get(i) != rust.get(i)) {
+        panic!(
+            "the CPU mirror drifted from shaders/pairs.wgsl at decision operator {i}: shader {:?}, cpu {:?}\n  shader: {wgsl:?}\n  cpu:    {rust:?}",
+            wgsl.get(i),
+            rust.get(i)
+        );
+    }
+}

@@ -130,7 +130,7 @@ fn info() -> Outcome {
     match rectcast::GpuContext::new() {
         Ok(context) => {
             let l = context.limits();
-            println!("chosen: {}", context.describe());
+            println!("gpu backend: {}", context.describe());
             println!(
                 "  max_storage_buffer_binding_size: {}",
                 l.max_storage_buffer_binding_size
@@ -148,13 +148,11 @@ fn info() -> Outcome {
                 "  max_storage_buffers_per_shader_stage: {}",
                 l.max_storage_buffers_per_shader_stage
             );
-            Ok(())
         }
-        Err(e) => {
-            println!("chosen: none ({e}); the auto backend runs on the CPU");
-            Ok(())
-        }
+        Err(e) => println!("gpu backend: none ({e})"),
     }
+    println!("auto backend: {}", engine(Backend::Auto)?.chosen());
+    Ok(())
 }
 
 fn demo(backend: Backend) -> Outcome {
