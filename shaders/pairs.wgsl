@@ -1,4 +1,4 @@
-// Segment vs closed axis-aligned rectangle (Liang–Barsky, division-free decisions).
+// Segment vs closed axis-aligned rectangle (Liang–Barsky with exact decisions).
 //
 // CPU mirror: src/cpu/pairs.rs, with the same names and the same branch order. The contract is
 // docs/semantics.md; change both files together.
@@ -16,6 +16,13 @@ override SIDE_MIN_X: u32;
 override SIDE_MAX_X: u32;
 override SIDE_MIN_Y: u32;
 override SIDE_MAX_Y: u32;
+// Set on a pair whose decision the filter could not certify: the host re-decides it exactly.
+override FLAG_UNCERTAIN: u32;
+// The floating-point filter (src/cpu/pairs.rs, `filter`, derives them).
+override FILTER_RELATIVE: f32;
+override FILTER_ABSOLUTE: f32;
+override FILTER_FLOOR: f32;
+override TINY_DIFFERENCE: f32;
 
 struct Segment {
     x0: f32,
@@ -42,6 +49,13 @@ struct PairResult {
     flags: u32,
 }
 
+// Pairs this dispatch could not certify: how many, and the first arrayLength(&pairs) of their
+// pair ids (the host scans the results when more were found).
+struct Uncertain {
+    count: atomic<u32>,
+    pairs: array<u32>,
+}
+
 struct Params {
     segment_count: u32,
     rect_count: u32,
@@ -49,146 +63,226 @@ struct Params {
     _pad: u32,
 }
 
-// A parameter on the segment, t = num / den, with den > 0. Kept as a fraction so that every
-// decision is a comparison of products; the only division happens once, for the output t.
-struct Param {
-    num: f32,
-    den: f32,
-}
-
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> segments: array<Segment>;
 @group(0) @binding(2) var<storage, read> rects: array<Rect>;
 @group(0) @binding(3) var<storage, read> pair_indices: array<PairIndex>;
 @group(0) @binding(4) var<storage, read_write> results: array<PairResult>;
+@group(0) @binding(5) var<storage, read_write> uncertain: Uncertain;
 
-// Sign of a - b: -1, 0 or 1. Both products are compared, never subtracted, so no backend can fuse
-// them into a multiply-add with a different rounding.
-fn compare_params(a: Param, b: Param) -> i32 {
-    let lhs = a.num * b.den;
-    let rhs = b.num * a.den;
-    if (lhs < rhs) {
-        return -1;
-    }
-    if (lhs > rhs) {
-        return 1;
-    }
-    return 0;
+const UNCERTAIN: i32 = 2;
+const AXIS_NONE: u32 = 0u;
+const AXIS_X: u32 = 1u;
+const AXIS_Y: u32 = 2u;
+
+// An integer that orders like the f32 value, with -0.0 == +0.0. Comparisons of inputs go through
+// it: a GPU may flush subnormals to zero in float comparisons, never in integer ones.
+fn order_key(v: f32) -> i32 {
+    let bits = bitcast<i32>(v);
+    return select(bits, -(bits & 0x7fffffffi), bits < 0i);
 }
 
-// Where the line c0 -> c1 enters the slab lo <= c <= hi. Requires c0 != c1.
-fn slab_entry(c0: f32, c1: f32, lo: f32, hi: f32) -> Param {
-    if (c1 > c0) {
-        return Param(lo - c0, c1 - c0);
-    }
-    return Param(c0 - hi, c0 - c1);
-}
-
-// Where the line c0 -> c1 leaves the slab lo <= c <= hi. Requires c0 != c1.
-fn slab_exit(c0: f32, c1: f32, lo: f32, hi: f32) -> Param {
-    if (c1 > c0) {
-        return Param(hi - c0, c1 - c0);
-    }
-    return Param(c0 - lo, c0 - c1);
-}
-
-fn outside_slab(c: f32, lo: f32, hi: f32) -> bool {
+fn outside_slab(c: i32, lo: i32, hi: i32) -> bool {
     return c < lo || c > hi;
 }
 
+// Both ends beyond the same side of the slab lo..hi: no point of the segment is in it.
+fn beyond_one_side(c0: i32, c1: i32, lo: i32, hi: i32) -> bool {
+    return (c0 < lo && c1 < lo) || (c0 > hi && c1 > hi);
+}
+
+// Sign of t_x - t_y, where the segment's line crosses x = bx at t_x and y = by at t_y, or
+// UNCERTAIN: the sign of det = (bx - x0)(y1 - y0) - (by - y0)(x1 - x0), flipped when the
+// directions' signs differ, used only when it exceeds the filter's error bound (valid with
+// rounding toward zero, fused multiply-adds, and subnormals flushed anywhere).
+fn compare_crossings(s: Segment, bx: f32, by: f32, flip: bool) -> i32 {
+    let a = bx - s.x0;
+    let b = s.y1 - s.y0;
+    let c = by - s.y0;
+    let d = s.x1 - s.x0;
+    let left = a * b;
+    let right = c * d;
+    let det = left - right;
+    let bound = FILTER_RELATIVE * (abs(left) + abs(right))
+        + FILTER_ABSOLUTE * (abs(a) + abs(b) + abs(c) + abs(d))
+        + FILTER_FLOOR;
+    var sign = UNCERTAIN;
+    if (det > bound) {
+        sign = 1;
+    }
+    if (det < -bound) {
+        sign = -1;
+    }
+    return select(sign, -sign, flip && sign != UNCERTAIN);
+}
+
+// a + b as an unevaluated sum hi + lo, exactly under round-to-nearest (Knuth's TwoSum: no
+// branch, and no multiply a compiler could fuse).
+fn two_sum(a: f32, b: f32) -> vec2<f32> {
+    let hi = a + b;
+    let b_virtual = hi - a;
+    let a_virtual = hi - b_virtual;
+    return vec2<f32>(hi, (a - a_virtual) + (b - b_virtual));
+}
+
+// The t at which the line c0 -> c1 crosses c = bound, with both differences carried exactly:
+// only the division (2.5 ulp in WGSL) and the final sum round.
+fn crossing_time(bound: f32, c0: f32, c1: f32) -> f32 {
+    let num = two_sum(bound, -c0);
+    let den = two_sum(c1, -c0);
+    let q = num[0] / den[0];
+    return q + (num[1] - q * den[1]) / den[0];
+}
+
 fn segment_rect(s: Segment, r: Rect) -> PairResult {
-    let start_out_x = outside_slab(s.x0, r.min_x, r.max_x);
-    let start_out_y = outside_slab(s.y0, r.min_y, r.max_y);
-    let end_out_x = outside_slab(s.x1, r.min_x, r.max_x);
-    let end_out_y = outside_slab(s.y1, r.min_y, r.max_y);
+    let x0 = order_key(s.x0);
+    let y0 = order_key(s.y0);
+    let x1 = order_key(s.x1);
+    let y1 = order_key(s.y1);
+    let min_x = order_key(r.min_x);
+    let min_y = order_key(r.min_y);
+    let max_x = order_key(r.max_x);
+    let max_y = order_key(r.max_y);
+    let start_out_x = outside_slab(x0, min_x, max_x);
+    let start_out_y = outside_slab(y0, min_y, max_y);
+    let end_out_x = outside_slab(x1, min_x, max_x);
+    let end_out_y = outside_slab(y1, min_y, max_y);
     let start_inside = !start_out_x && !start_out_y;
     let end_inside = !end_out_x && !end_out_y;
 
-    // Parallel to an axis (this also covers a point) and outside that axis' slab: no common point.
-    // Exact comparisons of the inputs, so no 1/0 and no flushed tiny difference decides this.
-    if (s.x0 == s.x1 && start_out_x) {
+    // Both ends beyond one side of a slab (a segment parallel to it and outside included): no
+    // common point. From here on, an axis the start (end) is outside of is moved along, and its
+    // entry (exit) line is crossed at some t in (0, 1] ([0, 1)).
+    if (beyond_one_side(x0, x1, min_x, max_x) || beyond_one_side(y0, y1, min_y, max_y)) {
         return PairResult(0.0, 0.0, 0u);
     }
-    if (s.y0 == s.y1 && start_out_y) {
-        return PairResult(0.0, 0.0, 0u);
-    }
+    let plus_x = x1 > x0;
+    let plus_y = y1 > y0;
+    // t_x - t_y has the sign of det times these two signs: flip when they differ.
+    let flip = plus_x != plus_y;
+    let entry_x = select(r.max_x, r.min_x, plus_x);
+    let entry_y = select(r.max_y, r.min_y, plus_y);
+    let exit_x = select(r.min_x, r.max_x, plus_x);
+    let exit_y = select(r.min_y, r.max_y, plus_y);
 
-    // Entry: the latest slab entry of the axes the start lies outside of, and never before t = 0.
-    // An axis the start lies inside of was entered at t <= 0; a tie marks both sides (a corner).
-    var enter = Param(0.0, 1.0);
+    // Entry: the later of the slab entries of the axes the start lies outside of; a tie is a
+    // corner, and marks both sides.
+    var enter_axis = AXIS_NONE;
     var entry = 0u;
     if (start_out_x) {
-        let entry_x = slab_entry(s.x0, s.x1, r.min_x, r.max_x);
-        let side_x = select(SIDE_MAX_X, SIDE_MIN_X, s.x1 > s.x0);
-        let order = compare_params(entry_x, enter);
-        if (order > 0) {
-            enter = entry_x;
-            entry = side_x;
-        } else if (order == 0) {
-            entry = entry | side_x;
-        }
+        enter_axis = AXIS_X;
+        entry = select(SIDE_MAX_X, SIDE_MIN_X, plus_x);
     }
     if (start_out_y) {
-        let entry_y = slab_entry(s.y0, s.y1, r.min_y, r.max_y);
-        let side_y = select(SIDE_MAX_Y, SIDE_MIN_Y, s.y1 > s.y0);
-        let order = compare_params(entry_y, enter);
-        if (order > 0) {
-            enter = entry_y;
+        let side_y = select(SIDE_MAX_Y, SIDE_MIN_Y, plus_y);
+        if (start_out_x) {
+            let order = compare_crossings(s, entry_x, entry_y, flip);
+            if (order == UNCERTAIN) { return uncertain_pair(); } // backend: the host re-decides
+            if (order < 0) {
+                enter_axis = AXIS_Y;
+                entry = side_y;
+            } else if (order == 0) {
+                entry = entry | side_y;
+            }
+        } else {
+            enter_axis = AXIS_Y;
             entry = side_y;
-        } else if (order == 0) {
-            entry = entry | side_y;
         }
     }
 
-    // Exit: the earliest slab exit of the axes the end lies outside of, and never after t = 1.
-    var leave = Param(1.0, 1.0);
+    // Exit: the earlier of the slab exits of the axes the end lies outside of.
+    var leave_axis = AXIS_NONE;
     var exit = 0u;
     if (end_out_x) {
-        let exit_x = slab_exit(s.x0, s.x1, r.min_x, r.max_x);
-        let side_x = select(SIDE_MIN_X, SIDE_MAX_X, s.x1 > s.x0);
-        let order = compare_params(exit_x, leave);
-        if (order < 0) {
-            leave = exit_x;
-            exit = side_x;
-        } else if (order == 0) {
-            exit = exit | side_x;
-        }
+        leave_axis = AXIS_X;
+        exit = select(SIDE_MIN_X, SIDE_MAX_X, plus_x);
     }
     if (end_out_y) {
-        let exit_y = slab_exit(s.y0, s.y1, r.min_y, r.max_y);
-        let side_y = select(SIDE_MIN_Y, SIDE_MAX_Y, s.y1 > s.y0);
-        let order = compare_params(exit_y, leave);
-        if (order < 0) {
-            leave = exit_y;
+        let side_y = select(SIDE_MIN_Y, SIDE_MAX_Y, plus_y);
+        if (end_out_x) {
+            let order = compare_crossings(s, exit_x, exit_y, flip);
+            if (order == UNCERTAIN) { return uncertain_pair(); } // backend: the host re-decides
+            if (order > 0) {
+                leave_axis = AXIS_Y;
+                exit = side_y;
+            } else if (order == 0) {
+                exit = exit | side_y;
+            }
+        } else {
+            leave_axis = AXIS_Y;
             exit = side_y;
-        } else if (order == 0) {
-            exit = exit | side_y;
         }
     }
 
-    // Hit when the parameter interval [enter, leave] is not empty.
-    if (compare_params(enter, leave) > 0) {
-        return PairResult(0.0, 0.0, 0u);
+    // Hit when the parameter interval [enter, leave] is not empty. Without an entry it starts
+    // at 0, without an exit it ends at 1, and on one axis the entry never follows the exit, so
+    // only an entry and an exit on different axes need comparing.
+    if (enter_axis == AXIS_X && leave_axis == AXIS_Y) {
+        let order = compare_crossings(s, entry_x, exit_y, flip);
+        if (order == UNCERTAIN) { return uncertain_pair(); } // backend: the host re-decides
+        if (order > 0) {
+            return PairResult(0.0, 0.0, 0u);
+        }
+    }
+    if (enter_axis == AXIS_Y && leave_axis == AXIS_X) {
+        let order = compare_crossings(s, exit_x, entry_y, flip);
+        if (order == UNCERTAIN) { return uncertain_pair(); } // backend: the host re-decides
+        if (order < 0) {
+            return PairResult(0.0, 0.0, 0u);
+        }
     }
 
     var flags = FLAG_HIT | (entry << ENTRY_SHIFT) | (exit << EXIT_SHIFT);
-    // t in [0, 1], t_enter <= t_exit, and never -0.0 (a numerator can be -0.0, and clamp may
-    // keep the sign of a zero): select the bound itself whenever t does not exceed it.
+    // t in [0, 1], t_enter <= t_exit, and never -0.0: select the bound itself whenever t does
+    // not exceed it.
     var t_enter = 0.0;
     var t_exit = 1.0;
     if (start_inside) {
         flags = flags | FLAG_START_INSIDE;
     } else {
-        let t = enter.num / enter.den;
+        let on_x = enter_axis == AXIS_X;
+        let bound = select(entry_y, entry_x, on_x);
+        let c0 = select(s.y0, s.x0, on_x);
+        let c1 = select(s.y1, s.x1, on_x);
+        if (!time_is_certain(bound, c0, c1)) { return uncertain_pair(); } // backend: the host re-decides
+        let t = crossing_time(bound, c0, c1);
         t_enter = select(0.0, min(t, 1.0), t > 0.0);
     }
     if (end_inside) {
         flags = flags | FLAG_END_INSIDE;
     } else {
-        let t = leave.num / leave.den;
+        let on_x = leave_axis == AXIS_X;
+        let bound = select(exit_y, exit_x, on_x);
+        let c0 = select(s.y0, s.x0, on_x);
+        let c1 = select(s.y1, s.x1, on_x);
+        if (!time_is_certain(bound, c0, c1)) { return uncertain_pair(); } // backend: the host re-decides
+        let t = crossing_time(bound, c0, c1);
         t_exit = select(t_enter, min(t, 1.0), t > t_enter);
     }
     return PairResult(t_enter, t_exit, flags);
+}
+
+// GPU only (the CPU mirror decides these inline, exactly). A pair the filter could not certify.
+fn uncertain_pair() -> PairResult {
+    return PairResult(0.0, 0.0, FLAG_UNCERTAIN);
+}
+
+// GPU only. t's differences are too small to trust on a GPU that may flush subnormals (and
+// WGSL's division bound holds only for divisors of 2^-126 and up); a zero numerator is exact.
+fn time_is_certain(bound: f32, c0: f32, c1: f32) -> bool {
+    let num_is_zero = order_key(bound) == order_key(c0);
+    return abs(c1 - c0) >= TINY_DIFFERENCE && (num_is_zero || abs(bound - c0) >= TINY_DIFFERENCE);
+}
+
+// GPU only. Stores the pair's result, and lists it for the host when it is uncertain.
+fn store(i: u32, result: PairResult) {
+    results[i] = result;
+    if (result.flags == FLAG_UNCERTAIN) {
+        let k = atomicAdd(&uncertain.count, 1u);
+        if (k < arrayLength(&uncertain.pairs)) {
+            uncertain.pairs[k] = i;
+        }
+    }
 }
 
 // The dispatch may be two-dimensional (more than 65,535 workgroups): rows of workgroups.
@@ -209,7 +303,7 @@ fn pairs_dense(
     }
     let segment = i / params.rect_count;
     let rect = i % params.rect_count;
-    results[i] = segment_rect(segments[segment], rects[rect]);
+    store(i, segment_rect(segments[segment], rects[rect]));
 }
 
 // An explicit list of (segment, rect) pairs, validated by the host.
@@ -224,5 +318,5 @@ fn pairs_list(
         return;
     }
     let pair = pair_indices[i];
-    results[i] = segment_rect(segments[pair.segment], rects[pair.rect]);
+    store(i, segment_rect(segments[pair.segment], rects[pair.rect]));
 }

@@ -190,6 +190,17 @@ impl Engine {
         }
     }
 
+    /// Pairs the GPU kernel could not decide with certainty since this engine was created; the
+    /// host re-decided each exactly before returning it, so results never show them. Always 0 on
+    /// the CPU, which makes the same exact decisions inline. A measure of cost, not of accuracy:
+    /// on random scenes it is about zero; exact ties (a line through a corner) always count.
+    pub fn uncertain_pairs(&self) -> u64 {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.uncertain_pairs(),
+            Inner::Cpu { .. } => 0,
+        }
+    }
+
     /// Bytes of GPU memory this engine holds between calls (0 on the CPU). Buffers grow only
     /// when a batch needs more than any before.
     pub fn gpu_buffer_bytes(&self) -> u64 {

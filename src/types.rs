@@ -89,6 +89,10 @@ pub mod flags {
     pub const ENTRY_SHIFT: u32 = 4;
     /// Shift of the 4-bit exit-side mask ([`super::Sides`] bits).
     pub const EXIT_SHIFT: u32 = 8;
+    /// Internal: set by the GPU kernel, alone, on a pair its floating-point filter could not
+    /// decide with certainty. The host re-decides those pairs exactly before results reach the
+    /// caller, so no returned result carries it.
+    pub(crate) const UNCERTAIN: u32 = 1 << 31;
 }
 
 /// The result for one (segment, rect) pair. Mirrors WGSL `PairResult`.

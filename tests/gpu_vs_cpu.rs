@@ -225,10 +225,10 @@ fn buffers_are_kept_between_calls_and_grow_only_for_a_bigger_batch() {
     let Some(mut gpu) = gpu_engine("buffers_are_kept_between_calls", GpuLimits::default()) else {
         return;
     };
-    assert_eq!(
-        gpu.gpu_buffer_bytes(),
-        16,
-        "only the params block before the first batch"
+    let before = gpu.gpu_buffer_bytes();
+    assert!(
+        before <= 8 * 1024,
+        "only the params block and the uncertain-pair list before the first batch: {before} bytes"
     );
     let (segments, rects) = random_batch(40, 500, 100, 100.0);
     gpu.pairs(&segments, &rects).expect("gpu");

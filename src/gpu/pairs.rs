@@ -8,8 +8,14 @@ use wgpu::util::DeviceExt;
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
 use super::shader::{self, Params};
+use crate::cpu::pairs::segment_rect;
 use crate::error::{Error, Result};
-use crate::types::{PairIndex, PairResult, Rect, Segment};
+use crate::types::{PairIndex, PairResult, Rect, Segment, flags};
+
+/// Uncertain pair ids one dispatch lists for the host; past that the host scans the results.
+const UNCERTAIN_LISTED: u64 = 1024;
+/// The `Uncertain` buffer: a count, then the list.
+const UNCERTAIN_BYTES: u64 = 4 * (1 + UNCERTAIN_LISTED);
 
 /// Lower limits than the device's, to exercise chunking with small batches (tests) or to keep
 /// a game's frame from holding huge bindings.
@@ -76,9 +82,14 @@ pub struct GpuPairs {
     rects: Growable,
     pair_indices: Growable,
     results: Growable,
-    /// MAP_READ may only be combined with COPY_DST, so results are copied here to be read.
+    /// Pairs the kernel could not certify (WGSL `Uncertain`), cleared before each dispatch.
+    uncertain: wgpu::Buffer,
+    /// MAP_READ may only be combined with COPY_DST, so results are copied here to be read,
+    /// followed by the `Uncertain` buffer.
     staging: Growable,
     bind_group: Option<wgpu::BindGroup>,
+    /// Pairs re-decided on the host since creation.
+    uncertain_pairs: u64,
 }
 
 fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
@@ -112,7 +123,12 @@ impl GpuPairs {
             .max_binding_bytes
             .unwrap_or(u64::MAX)
             .min(device_limits.max_storage_buffer_binding_size)
-            .min(device_limits.max_buffer_size)
+            // The staging buffer holds a chunk's results and the uncertain list.
+            .min(
+                device_limits
+                    .max_buffer_size
+                    .saturating_sub(UNCERTAIN_BYTES),
+            )
             / 16
             * 16;
         let max_workgroups_per_dimension = limits
@@ -122,7 +138,7 @@ impl GpuPairs {
             .max(1);
         let caps = ChunkCaps::new(max_binding_bytes, max_workgroups_per_dimension);
         let device = context.device.clone();
-        let (layout, dense, list, params) = context.scoped(|| {
+        let (layout, dense, list, params, uncertain) = context.scoped(|| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some("rectcast.pairs.wgsl"),
                 source: wgpu::ShaderSource::Wgsl(shader::PAIRS_WGSL.into()),
@@ -144,6 +160,7 @@ impl GpuPairs {
                     storage_entry(2, true),
                     storage_entry(3, true),
                     storage_entry(4, false),
+                    storage_entry(5, false),
                 ],
             });
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -173,7 +190,15 @@ impl GpuPairs {
                 contents: bytemuck::bytes_of(&Params::default()),
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             });
-            Ok((layout, dense, list, params))
+            let uncertain = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rectcast.uncertain"),
+                size: UNCERTAIN_BYTES,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            Ok((layout, dense, list, params, uncertain))
         })?;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         Ok(Self {
@@ -185,6 +210,7 @@ impl GpuPairs {
             dense,
             list,
             params,
+            uncertain,
             segments: Growable::new("rectcast.segments", storage),
             rects: Growable::new("rectcast.rects", storage),
             pair_indices: Growable::new("rectcast.pair_indices", storage),
@@ -197,6 +223,7 @@ impl GpuPairs {
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
             bind_group: None,
+            uncertain_pairs: 0,
         })
     }
 
@@ -218,6 +245,13 @@ impl GpuPairs {
             .map(|b| b.size())
             .sum::<u64>()
             + self.params.size()
+            + self.uncertain.size()
+    }
+
+    /// Pairs whose decision the kernel's filter could not certify, re-decided exactly on the
+    /// host, since this instance was created.
+    pub fn uncertain_pairs(&self) -> u64 {
+        self.uncertain_pairs
     }
 
     /// The per-dispatch caps this instance splits batches by.
@@ -262,12 +296,17 @@ impl GpuPairs {
             };
             let tile = chunk.rects.len();
             let mut row = chunk.segments.start;
-            self.run(true, params, |local| {
+            self.run(true, params, |local, uncertain| {
                 // The chunk's results are segment-major within the tile: one run per segment.
                 for local_row in local.chunks_exact(tile) {
                     let at = row * m + chunk.rects.start;
                     results[at..at + tile].copy_from_slice(local_row);
                     row += 1;
+                }
+                for &i in uncertain {
+                    let s = chunk.segments.start + i / tile;
+                    let r = chunk.rects.start + i % tile;
+                    results[s * m + r] = segment_rect(&segments[s], &rects[r]);
                 }
             })?;
         }
@@ -331,7 +370,14 @@ impl GpuPairs {
                 pair_count: n as u32,
                 _pad: 0,
             };
-            self.run(false, params, |local| results[range].copy_from_slice(local))?;
+            self.run(false, params, |local, uncertain| {
+                results[range.clone()].copy_from_slice(local);
+                for &i in uncertain {
+                    let pair = pairs[range.start + i];
+                    results[range.start + i] =
+                        segment_rect(&segments[pair.segment as usize], &rects[pair.rect as usize]);
+                }
+            })?;
         }
         Ok(())
     }
@@ -363,8 +409,11 @@ impl GpuPairs {
             stale |= self
                 .results
                 .reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
-            self.staging
-                .reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
+            self.staging.reserve(
+                device,
+                bytes(pairs, size_of::<PairResult>()) + UNCERTAIN_BYTES,
+                cap + UNCERTAIN_BYTES,
+            );
             if stale {
                 self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("rectcast.pairs.bind_group"),
@@ -375,6 +424,7 @@ impl GpuPairs {
                         entry(2, self.rects.get()),
                         entry(3, self.pair_indices.get()),
                         entry(4, self.results.get()),
+                        entry(5, &self.uncertain),
                     ],
                 }));
             }
@@ -382,8 +432,14 @@ impl GpuPairs {
         })
     }
 
-    /// Dispatches one chunk of `params.pair_count` pairs and hands its results to `read`.
-    fn run(&mut self, dense: bool, params: Params, read: impl FnOnce(&[PairResult])) -> Result<()> {
+    /// Dispatches one chunk of `params.pair_count` pairs and hands `read` its results and the
+    /// chunk-local ids of the pairs the kernel marked uncertain, for the caller to re-decide.
+    fn run(
+        &mut self,
+        dense: bool,
+        params: Params,
+        read: impl FnOnce(&[PairResult], &[usize]),
+    ) -> Result<()> {
         let pairs = params.pair_count as usize;
         if pairs == 0 {
             return Ok(());
@@ -399,6 +455,7 @@ impl GpuPairs {
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("rectcast.pairs.encoder"),
                 });
+                encoder.clear_buffer(&self.uncertain, 0, None);
                 {
                     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some("rectcast.pairs.pass"),
@@ -409,17 +466,36 @@ impl GpuPairs {
                     pass.dispatch_workgroups(x, y, 1);
                 }
                 encoder.copy_buffer_to_buffer(self.results.get(), 0, self.staging.get(), 0, bytes);
+                encoder.copy_buffer_to_buffer(
+                    &self.uncertain,
+                    0,
+                    self.staging.get(),
+                    bytes,
+                    UNCERTAIN_BYTES,
+                );
                 let submission = queue.submit([encoder.finish()]);
                 Ok(submission)
             })
-            .and_then(|submission| self.read_back(submission, bytes, read))
+            .and_then(|submission| {
+                let mut found = 0;
+                self.read_back(submission, bytes + UNCERTAIN_BYTES, |mapped| {
+                    let (local, list) = mapped.split_at(bytes as usize);
+                    let local: &[PairResult] = bytemuck::cast_slice(local);
+                    let list: &[u32] = bytemuck::cast_slice(list);
+                    let ids = uncertain_ids(local, list[0], &list[1..]);
+                    found = ids.len();
+                    read(local, &ids);
+                })?;
+                self.uncertain_pairs += found as u64;
+                Ok(())
+            })
     }
 
     fn read_back(
         &self,
         submission: wgpu::SubmissionIndex,
         bytes: u64,
-        read: impl FnOnce(&[PairResult]),
+        read: impl FnOnce(&[u8]),
     ) -> Result<()> {
         let context = &self.context;
         let staging = self.staging.get();
@@ -446,12 +522,27 @@ impl GpuPairs {
             // The view borrows the mapping: it is dropped inside the closure, before unmap.
             slice
                 .get_mapped_range()
-                .map(|view| read(bytemuck::cast_slice(&view)))
+                .map(|view| read(&view))
                 .map_err(|e| Error::Gpu(e.to_string()))
         });
         if is_mapped {
             staging.unmap();
         }
         outcome
+    }
+}
+
+/// The chunk-local ids of the pairs the kernel marked uncertain: its list, or, when more were
+/// found than it could list, a scan of the results. Allocates nothing when there are none.
+fn uncertain_ids(local: &[PairResult], count: u32, listed: &[u32]) -> Vec<usize> {
+    if count as usize <= listed.len() {
+        listed[..count as usize]
+            .iter()
+            .map(|&i| i as usize)
+            .collect()
+    } else {
+        (0..local.len())
+            .filter(|&i| local[i].flags == flags::UNCERTAIN)
+            .collect()
     }
 }

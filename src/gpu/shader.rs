@@ -4,6 +4,7 @@
 //! them from the Rust definitions, so a number lives in one place. A missing one fails pipeline
 //! creation (and the plain `cargo test` naga check).
 
+use crate::cpu::pairs::filter;
 use crate::types::{Sides, flags};
 
 /// `shaders/pairs.wgsl`.
@@ -13,7 +14,7 @@ pub const PAIRS_WGSL: &str = include_str!("../../shaders/pairs.wgsl");
 pub const WORKGROUP_SIZE: u32 = 64;
 
 /// The pipeline-overridable constants of every rectcast shader, by name.
-pub fn constants() -> [(&'static str, f64); 10] {
+pub fn constants() -> [(&'static str, f64); 15] {
     [
         ("WORKGROUP_SIZE", WORKGROUP_SIZE as f64),
         ("FLAG_HIT", flags::HIT as f64),
@@ -25,6 +26,11 @@ pub fn constants() -> [(&'static str, f64); 10] {
         ("SIDE_MAX_X", Sides::MAX_X.bits() as f64),
         ("SIDE_MIN_Y", Sides::MIN_Y.bits() as f64),
         ("SIDE_MAX_Y", Sides::MAX_Y.bits() as f64),
+        ("FLAG_UNCERTAIN", flags::UNCERTAIN as f64),
+        ("FILTER_RELATIVE", filter::FILTER_RELATIVE as f64),
+        ("FILTER_ABSOLUTE", filter::FILTER_ABSOLUTE as f64),
+        ("FILTER_FLOOR", filter::FILTER_FLOOR as f64),
+        ("TINY_DIFFERENCE", filter::TINY_DIFFERENCE as f64),
     ]
 }
 

@@ -1,11 +1,14 @@
-//! Shared by the integration tests: the GPU gate, the element-by-element comparison, and an
-//! independent rational oracle for small-integer inputs.
+//! Shared by the integration tests: the GPU gate, the element-by-element comparison, an
+//! independent rational oracle for small-integer inputs, the exact oracle for any f32 input, and
+//! the adversarial generator.
 #![allow(
     dead_code,
     reason = "each test binary uses its own part of this module"
 )]
 
+pub mod adversarial;
 pub mod cases;
+pub mod exact;
 pub mod oracle;
 
 use rectcast::{Backend, Engine, GpuContext, GpuLimits, PairResult, Rect, Segment};

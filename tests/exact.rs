@@ -1,0 +1,162 @@
+//! Every decision equals the exact oracle's (tests/common/exact.rs) on adversarial and random
+//! inputs, on both backends; t is within the documented distance of the correctly rounded exact
+//! value. `exactness_report` (ignored; run it with `--ignored --nocapture`) prints the per-category
+//! table of the closing note on 10^6 adversarial and 10^7 random pairs.
+
+mod common;
+
+use common::adversarial::{self, Category};
+use common::exact::{self, Score};
+use common::{cpu_engine, gpu_engine};
+use rectcast::scene::{bullet_hell, random_batch};
+use rectcast::{Engine, GpuLimits, PairIndex, Rect, Segment};
+
+/// t on the CPU: within 1 ulp of the correctly rounded exact value.
+const CPU_T_ULP: u32 = 1;
+/// t on a GPU: within 4 ulp (WGSL allows 2.5 ulp for a division).
+const GPU_T_ULP: u32 = 4;
+
+fn run_list(
+    engine: &mut Engine,
+    segments: &[Segment],
+    rects: &[Rect],
+) -> Vec<rectcast::PairResult> {
+    let pairs: Vec<PairIndex> = (0..segments.len() as u32)
+        .map(|i| PairIndex::new(i, i))
+        .collect();
+    engine
+        .pair_list(segments, rects, &pairs)
+        .expect("pair list")
+}
+
+/// Scores the engine on `per_category` pairs of every adversarial category.
+fn adversarial_scores(
+    engine: &mut Engine,
+    seed: u64,
+    per_category: usize,
+) -> Vec<(Category, Score)> {
+    Category::ALL
+        .iter()
+        .map(|&category| {
+            let (segments, rects) = adversarial::pairs(category, seed, per_category);
+            let inputs = |i: usize| (segments[i], rects[i]);
+            let want = exact::oracle_results(segments.len(), inputs);
+            let got = run_list(engine, &segments, &rects);
+            (category, exact::score(&want, &got, inputs))
+        })
+        .collect()
+}
+
+fn assert_all_exact(backend: &str, scores: &[(Category, Score)], max_t_ulp: u32) {
+    for (category, score) in scores {
+        score.assert_exact(&format!("{backend}, {}", category.name()), max_t_ulp);
+    }
+}
+
+#[test]
+fn cpu_decides_every_adversarial_category_exactly() {
+    let scores = adversarial_scores(&mut cpu_engine(), 1, 20_000);
+    assert_all_exact("cpu", &scores, CPU_T_ULP);
+}
+
+#[test]
+fn gpu_decides_every_adversarial_category_exactly() {
+    let Some(mut gpu) = gpu_engine(
+        "gpu_decides_every_adversarial_category_exactly",
+        GpuLimits::default(),
+    ) else {
+        return;
+    };
+    let scores = adversarial_scores(&mut gpu, 1, 20_000);
+    assert_all_exact("gpu", &scores, GPU_T_ULP);
+}
+
+/// The dense scenes of the report: a bullet-hell frame and random batches at two scales.
+fn random_scenes(scale: usize) -> Vec<(&'static str, Vec<Segment>, Vec<Rect>)> {
+    let (a, b) = bullet_hell(7, 25 * scale, 20 * scale);
+    let (c, d) = random_batch(8, 25 * scale, 20 * scale, 1.0e3);
+    let (e, f) = random_batch(9, 25 * scale, 20 * scale, 3.0e7);
+    vec![
+        ("bullet_hell", a, b),
+        ("random_1e3", c, d),
+        ("random_3e7", e, f),
+    ]
+}
+
+fn dense_score(
+    engine: &mut Engine,
+    segments: &[Segment],
+    rects: &[Rect],
+    want: &[rectcast::PairResult],
+) -> Score {
+    let got = engine.pairs(segments, rects).expect("pairs");
+    exact::score(want, &got, common::dense_inputs(segments, rects))
+}
+
+#[test]
+fn random_scenes_are_decided_exactly_on_both_backends() {
+    let mut gpu = gpu_engine(
+        "random_scenes_are_decided_exactly_on_both_backends",
+        GpuLimits::default(),
+    );
+    for (name, segments, rects) in random_scenes(10) {
+        let want = exact::oracle_results(
+            segments.len() * rects.len(),
+            common::dense_inputs(&segments, &rects),
+        );
+        dense_score(&mut cpu_engine(), &segments, &rects, &want)
+            .assert_exact(&format!("cpu, {name}"), CPU_T_ULP);
+        if let Some(gpu) = gpu.as_mut() {
+            dense_score(gpu, &segments, &rects, &want)
+                .assert_exact(&format!("gpu, {name}"), GPU_T_ULP);
+        }
+    }
+}
+
+fn row(name: &str, cpu: &Score, gpu: Option<&Score>) {
+    let (gm, gt) = gpu.map_or(("-".into(), "-".into()), |g| {
+        (g.decision_mismatches.to_string(), g.max_t_ulp.to_string())
+    });
+    println!(
+        "| {name} | {} | {} | {gm} | {} | {gt} |",
+        cpu.pairs, cpu.decision_mismatches, cpu.max_t_ulp
+    );
+}
+
+/// The closing note's table: decision mismatches against the oracle per category and the
+/// largest t error, on 10^6 adversarial pairs (10^5 per category) and 10^7 random pairs.
+#[test]
+#[ignore = "a measurement (minutes): cargo test --release --test exact -- --ignored --nocapture"]
+fn exactness_report() {
+    let mut cpu = cpu_engine();
+    let mut gpu = gpu_engine("exactness_report", GpuLimits::default());
+    println!(
+        "| category | pairs | cpu mismatches | gpu mismatches | cpu max t ulp | gpu max t ulp |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    let cpu_scores = adversarial_scores(&mut cpu, 2, 100_000);
+    let gpu_scores = gpu.as_mut().map(|g| adversarial_scores(g, 2, 100_000));
+    for (k, (category, score)) in cpu_scores.iter().enumerate() {
+        row(category.name(), score, gpu_scores.as_ref().map(|g| &g[k].1));
+    }
+    for (name, segments, rects) in random_scenes(100) {
+        let want = exact::oracle_results(
+            segments.len() * rects.len(),
+            common::dense_inputs(&segments, &rects),
+        );
+        let c = dense_score(&mut cpu, &segments, &rects, &want);
+        let g = gpu
+            .as_mut()
+            .map(|g| dense_score(g, &segments, &rects, &want));
+        row(name, &c, g.as_ref());
+    }
+    for (label, engine) in [("cpu", Some(&cpu)), ("gpu", gpu.as_ref())] {
+        if let Some(engine) = engine {
+            println!(
+                "{label}: {}; pairs re-decided on the host: {}",
+                engine.chosen(),
+                engine.uncertain_pairs()
+            );
+        }
+    }
+}
