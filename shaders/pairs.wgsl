@@ -216,18 +216,16 @@ fn segment_rect(s: Segment, r: Rect) -> PairResult {
 
     // Hit when the parameter interval [enter, leave] is not empty. Without an entry it starts
     // at 0, without an exit it ends at 1, and on one axis the entry never follows the exit, so
-    // only an entry and an exit on different axes need comparing.
-    if (enter_axis == AXIS_X && leave_axis == AXIS_Y) {
-        let order = compare_crossings(s, entry_x, exit_y, flip);
+    // only an entry and an exit on different axes need comparing: their lines meet at a corner.
+    if (enter_axis != AXIS_NONE && leave_axis != AXIS_NONE && enter_axis != leave_axis) {
+        let enter_on_x = enter_axis == AXIS_X;
+        let bx = select(exit_x, entry_x, enter_on_x);
+        let by = select(entry_y, exit_y, enter_on_x);
+        // Sign of t_enter - t_leave: t_x - t_y with the entry on x, t_y - t_x with it on y.
+        let late = flip != !enter_on_x;
+        let order = compare_crossings(s, bx, by, late);
         if (order == UNCERTAIN) { return uncertain_pair(); } // backend: the host re-decides
         if (order > 0) {
-            return PairResult(0.0, 0.0, 0u);
-        }
-    }
-    if (enter_axis == AXIS_Y && leave_axis == AXIS_X) {
-        let order = compare_crossings(s, exit_x, entry_y, flip);
-        if (order == UNCERTAIN) { return uncertain_pair(); } // backend: the host re-decides
-        if (order < 0) {
             return PairResult(0.0, 0.0, 0u);
         }
     }
@@ -270,7 +268,8 @@ fn uncertain_pair() -> PairResult {
 // GPU only. t's differences are too small to trust on a GPU that may flush subnormals (and
 // WGSL's division bound holds only for divisors of 2^-126 and up); a zero numerator is exact.
 fn time_is_certain(bound: f32, c0: f32, c1: f32) -> bool {
-    let num_is_zero = order_key(bound) == order_key(c0);
+    // Same bits: the numerator is exactly zero (a zero of the other sign takes the host path).
+    let num_is_zero = bitcast<u32>(bound) == bitcast<u32>(c0);
     return abs(c1 - c0) >= TINY_DIFFERENCE && (num_is_zero || abs(bound - c0) >= TINY_DIFFERENCE);
 }
 

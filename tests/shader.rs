@@ -184,12 +184,13 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
     }
 }
 
-/// The comparison and logic operators of a source, in order, from the first `fn order_key` to
+/// The comparison and logic operators of a source, in order, from `fn outside_slab` to
 /// the end of `fn segment_rect`, comments dropped: the part of a kernel where vello's two copies
 /// drifted (`<` on one side, `<=` on the other). Lines marked `// backend:` are where the two
 /// backends differ on purpose (the GPU defers an uncertain pair, the CPU decides it inline).
 fn decision_operators(source: &str) -> Vec<&'static str> {
-    let start = source.find("fn order_key").expect("fn order_key");
+    // Not from `order_key`: the CPU compares the values themselves, the shader integer keys.
+    let start = source.find("fn outside_slab").expect("fn outside_slab");
     let body_start = source.find("fn segment_rect").expect("fn segment_rect");
     // The end of segment_rect: the first line that is only "}" after it starts.
     let end = body_start

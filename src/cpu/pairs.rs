@@ -48,22 +48,23 @@ const AXIS_NONE: u32 = 0;
 const AXIS_X: u32 = 1;
 const AXIS_Y: u32 = 2;
 
-/// An integer that orders like the f32 value, with -0.0 == +0.0. Comparisons of inputs go
-/// through it: integer comparisons cannot be changed by a backend that flushes subnormals.
+/// What comparisons of inputs compare: on the CPU the value itself. Rust's floating point is
+/// IEEE 754 with subnormals (no flush to zero), so f32 comparisons are exact and -0.0 == +0.0.
+/// The shader compares integers that order like the values instead, because a GPU may flush
+/// subnormals in float comparisons (`order_key` there).
 #[inline(always)]
-fn order_key(v: f32) -> i32 {
-    let bits = v.to_bits() as i32;
-    select_i32(bits, -(bits & 0x7fff_ffff), bits < 0)
+fn order_key(v: f32) -> f32 {
+    v
 }
 
 #[inline(always)]
-fn outside_slab(c: i32, lo: i32, hi: i32) -> bool {
+fn outside_slab(c: f32, lo: f32, hi: f32) -> bool {
     c < lo || c > hi
 }
 
 /// Both ends beyond the same side of the slab lo..hi: no point of the segment is in it.
 #[inline(always)]
-fn beyond_one_side(c0: i32, c1: i32, lo: i32, hi: i32) -> bool {
+fn beyond_one_side(c0: f32, c1: f32, lo: f32, hi: f32) -> bool {
     (c0 < lo && c1 < lo) || (c0 > hi && c1 > hi)
 }
 
@@ -225,18 +226,16 @@ pub fn segment_rect(s: &Segment, r: &Rect) -> PairResult {
 
     // Hit when the parameter interval [enter, leave] is not empty. Without an entry it starts
     // at 0, without an exit it ends at 1, and on one axis the entry never follows the exit, so
-    // only an entry and an exit on different axes need comparing.
-    if enter_axis == AXIS_X && leave_axis == AXIS_Y {
-        let order = compare_crossings(s, entry_x, exit_y, flip);
-        let order = decide_exactly(order, s, entry_x, exit_y, flip); // backend: the CPU decides inline
+    // only an entry and an exit on different axes need comparing: their lines meet at a corner.
+    if enter_axis != AXIS_NONE && leave_axis != AXIS_NONE && enter_axis != leave_axis {
+        let enter_on_x = enter_axis == AXIS_X;
+        let bx = select_f32(exit_x, entry_x, enter_on_x);
+        let by = select_f32(entry_y, exit_y, enter_on_x);
+        // Sign of t_enter − t_leave: t_x − t_y with the entry on x, t_y − t_x with it on y.
+        let late = flip != !enter_on_x;
+        let order = compare_crossings(s, bx, by, late);
+        let order = decide_exactly(order, s, bx, by, late); // backend: the CPU decides inline
         if order > 0 {
-            return PairResult::MISS;
-        }
-    }
-    if enter_axis == AXIS_Y && leave_axis == AXIS_X {
-        let order = compare_crossings(s, exit_x, entry_y, flip);
-        let order = decide_exactly(order, s, exit_x, entry_y, flip); // backend: the CPU decides inline
-        if order < 0 {
             return PairResult::MISS;
         }
     }

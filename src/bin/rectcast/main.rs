@@ -255,6 +255,14 @@ fn bench(
             ms(times[0]),
             results.len() as f64 / median.as_secs_f64() / 1e6
         );
+        if let Some(context) = engine.gpu_context() {
+            let decided = (iterations.max(1) + 1) * results.len();
+            println!(
+                "  pairs the {} kernel left to the host's exact path: {} of {decided}",
+                context.adapter_info().name,
+                engine.uncertain_pairs()
+            );
+        }
     }
     Ok(())
 }
