@@ -222,7 +222,7 @@ fn segment_rect(s: Segment, r: Rect) -> PairResult {
         let bx = select(exit_x, entry_x, enter_on_x);
         let by = select(entry_y, exit_y, enter_on_x);
         // Sign of t_enter - t_leave: t_x - t_y with the entry on x, t_y - t_x with it on y.
-        let late = flip != !enter_on_x;
+        let late = flip == enter_on_x;
         let order = compare_crossings(s, bx, by, late);
         if (order == UNCERTAIN) { return uncertain_pair(); } // backend: the host re-decides
         if (order > 0) {

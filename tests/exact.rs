@@ -29,26 +29,29 @@ fn run_list(
         .expect("pair list")
 }
 
-/// Scores the engine on `per_category` pairs of every adversarial category.
+/// Scores the engine on `per_category` pairs of every adversarial category, with the number of
+/// pairs the engine re-decided on the host for each.
 fn adversarial_scores(
     engine: &mut Engine,
     seed: u64,
     per_category: usize,
-) -> Vec<(Category, Score)> {
+) -> Vec<(Category, Score, u64)> {
     Category::ALL
         .iter()
         .map(|&category| {
             let (segments, rects) = adversarial::pairs(category, seed, per_category);
             let inputs = |i: usize| (segments[i], rects[i]);
             let want = exact::oracle_results(segments.len(), inputs);
+            let before = engine.uncertain_pairs();
             let got = run_list(engine, &segments, &rects);
-            (category, exact::score(&want, &got, inputs))
+            let host = engine.uncertain_pairs() - before;
+            (category, exact::score(&want, &got, inputs), host)
         })
         .collect()
 }
 
-fn assert_all_exact(backend: &str, scores: &[(Category, Score)], max_t_ulp: u32) {
-    for (category, score) in scores {
+fn assert_all_exact(backend: &str, scores: &[(Category, Score, u64)], max_t_ulp: u32) {
+    for (category, score, _) in scores {
         score.assert_exact(&format!("{backend}, {}", category.name()), max_t_ulp);
     }
 }
@@ -113,12 +116,16 @@ fn random_scenes_are_decided_exactly_on_both_backends() {
     }
 }
 
-fn row(name: &str, cpu: &Score, gpu: Option<&Score>) {
-    let (gm, gt) = gpu.map_or(("-".into(), "-".into()), |g| {
-        (g.decision_mismatches.to_string(), g.max_t_ulp.to_string())
+fn row(name: &str, cpu: &Score, gpu: Option<(&Score, u64)>) {
+    let (gm, gt, host) = gpu.map_or(("-".into(), "-".into(), "-".into()), |(g, host)| {
+        (
+            g.decision_mismatches.to_string(),
+            g.max_t_ulp.to_string(),
+            host.to_string(),
+        )
     });
     println!(
-        "| {name} | {} | {} | {gm} | {} | {gt} |",
+        "| {name} | {} | {} | {gm} | {} | {gt} | {host} |",
         cpu.pairs, cpu.decision_mismatches, cpu.max_t_ulp
     );
 }
@@ -131,13 +138,17 @@ fn exactness_report() {
     let mut cpu = cpu_engine();
     let mut gpu = gpu_engine("exactness_report", GpuLimits::default());
     println!(
-        "| category | pairs | cpu mismatches | gpu mismatches | cpu max t ulp | gpu max t ulp |"
+        "| category | pairs | cpu mismatches | gpu mismatches | cpu max t ulp | gpu max t ulp | gpu pairs decided on the host |"
     );
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     let cpu_scores = adversarial_scores(&mut cpu, 2, 100_000);
     let gpu_scores = gpu.as_mut().map(|g| adversarial_scores(g, 2, 100_000));
-    for (k, (category, score)) in cpu_scores.iter().enumerate() {
-        row(category.name(), score, gpu_scores.as_ref().map(|g| &g[k].1));
+    for (k, (category, score, _)) in cpu_scores.iter().enumerate() {
+        row(
+            category.name(),
+            score,
+            gpu_scores.as_ref().map(|g| (&g[k].1, g[k].2)),
+        );
     }
     for (name, segments, rects) in random_scenes(100) {
         let want = exact::oracle_results(
@@ -145,10 +156,12 @@ fn exactness_report() {
             common::dense_inputs(&segments, &rects),
         );
         let c = dense_score(&mut cpu, &segments, &rects, &want);
-        let g = gpu
-            .as_mut()
-            .map(|g| dense_score(g, &segments, &rects, &want));
-        row(name, &c, g.as_ref());
+        let g = gpu.as_mut().map(|g| {
+            let before = g.uncertain_pairs();
+            let score = dense_score(g, &segments, &rects, &want);
+            (score, g.uncertain_pairs() - before)
+        });
+        row(name, &c, g.as_ref().map(|(score, host)| (score, *host)));
     }
     for (label, engine) in [("cpu", Some(&cpu)), ("gpu", gpu.as_ref())] {
         if let Some(engine) = engine {

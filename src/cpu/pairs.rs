@@ -232,7 +232,7 @@ pub fn segment_rect(s: &Segment, r: &Rect) -> PairResult {
         let bx = select_f32(exit_x, entry_x, enter_on_x);
         let by = select_f32(entry_y, exit_y, enter_on_x);
         // Sign of t_enter − t_leave: t_x − t_y with the entry on x, t_y − t_x with it on y.
-        let late = flip != !enter_on_x;
+        let late = flip == enter_on_x;
         let order = compare_crossings(s, bx, by, late);
         let order = decide_exactly(order, s, bx, by, late); // backend: the CPU decides inline
         if order > 0 {
