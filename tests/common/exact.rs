@@ -303,10 +303,19 @@ pub fn score(
                 score.first_mismatch = Some((i, s, r, *want, *got));
             }
         } else {
-            let ulp = super::ulp_distance(want.t_enter, got.t_enter)
-                .max(super::ulp_distance(want.t_exit, got.t_exit));
+            let ulp =
+                ulp_distance(want.t_enter, got.t_enter).max(ulp_distance(want.t_exit, got.t_exit));
             score.max_t_ulp = score.max_t_ulp.max(ulp);
         }
     }
     score
+}
+
+/// Units in the last place between two finite f32; a zero of the other sign counts as
+/// u32::MAX, since the CSV would print `-0` for one and `0` for the other.
+pub fn ulp_distance(a: f32, b: f32) -> u32 {
+    if a.is_sign_negative() != b.is_sign_negative() {
+        return u32::MAX;
+    }
+    a.to_bits().abs_diff(b.to_bits())
 }

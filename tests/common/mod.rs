@@ -11,6 +11,7 @@ pub mod cases;
 pub mod exact;
 pub mod oracle;
 
+pub use exact::ulp_distance;
 use rectcast::{Backend, Engine, GpuContext, GpuLimits, PairResult, Rect, Segment};
 
 /// An engine on the GPU, or `None` with a printed SKIPPED line when no adapter opens.
@@ -36,15 +37,6 @@ pub fn gpu_engine(test: &str, limits: GpuLimits) -> Option<Engine> {
 
 pub fn cpu_engine() -> Engine {
     Engine::new(Backend::Cpu).expect("the CPU engine always opens")
-}
-
-/// Units in the last place between two finite f32; a zero of the other sign counts as
-/// u32::MAX, since the CSV would print `-0` for one and `0` for the other.
-pub fn ulp_distance(a: f32, b: f32) -> u32 {
-    if a.is_sign_negative() != b.is_sign_negative() {
-        return u32::MAX;
-    }
-    a.to_bits().abs_diff(b.to_bits())
 }
 
 /// Compares two result arrays element by element: flags must be equal, t within
