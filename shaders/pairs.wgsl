@@ -60,7 +60,8 @@ struct Params {
     segment_count: u32,
     rect_count: u32,
     pair_count: u32,
-    _pad: u32,
+    // 1.0, from the host: a value the compiler cannot see through (see two_sum).
+    one: f32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -119,10 +120,14 @@ fn compare_crossings(s: Segment, bx: f32, by: f32, flip: bool) -> i32 {
 // a + b as an unevaluated sum hi + lo, exactly under round-to-nearest (Knuth's TwoSum: no
 // branch, and no multiply a compiler could fuse).
 fn two_sum(a: f32, b: f32) -> vec2<f32> {
-    let hi = a + b;
-    let b_virtual = hi - a;
-    let a_virtual = hi - b_virtual;
-    return vec2<f32>(hi, (a - a_virtual) + (b - b_virtual));
+    // GPU only: each step is multiplied by params.one, a 1.0 the compiler cannot see through.
+    // Without it, a compiler that reassociates float additions not marked exact (Mesa's NIR
+    // does) evaluates the error term in another order, and it comes out wrong.
+    let one = params.one;
+    let hi = (a + b) * one;
+    let b_virtual = (hi - a) * one;
+    let a_virtual = (hi - b_virtual) * one;
+    return vec2<f32>(hi, (a - a_virtual) * one + (b - b_virtual) * one);
 }
 
 // The t at which the line c0 -> c1 crosses c = bound, with both differences carried exactly:

@@ -13,7 +13,7 @@ use rectcast::{Engine, GpuLimits, PairIndex, Rect, Segment};
 
 /// t on the CPU: within 1 ulp of the correctly rounded exact value.
 const CPU_T_ULP: u32 = 1;
-/// t on a GPU: within 4 ulp (WGSL allows 2.5 ulp for a division).
+/// t on a GPU: within 4 ulp (WGSL allows 2.5 ulp for a division; docs/semantics.md).
 const GPU_T_ULP: u32 = 4;
 
 fn run_list(

@@ -169,7 +169,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
                 ("segment_count", offset_of!(Params, segment_count)),
                 ("rect_count", offset_of!(Params, rect_count)),
                 ("pair_count", offset_of!(Params, pair_count)),
-                ("_pad", offset_of!(Params, _pad)),
+                ("one", offset_of!(Params, one)),
             ],
         ),
     ];

@@ -95,6 +95,8 @@ fn compare_crossings(s: &Segment, bx: f32, by: f32, flip: bool) -> i32 {
 }
 
 /// a + b as an unevaluated sum hi + lo, exactly (Knuth's TwoSum: no branch, no multiply).
+/// The shader multiplies each step by an opaque 1.0 (`params.one`) so that its compiler cannot
+/// reassociate the steps; Rust never reassociates floating point.
 #[inline(always)]
 fn two_sum(a: f32, b: f32) -> [f32; 2] {
     let hi = a + b;

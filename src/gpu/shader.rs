@@ -36,12 +36,24 @@ pub fn constants() -> [(&'static str, f64); 15] {
 
 /// The uniform block of `pairs.wgsl`. Mirrors WGSL `Params`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Params {
     pub segment_count: u32,
     pub rect_count: u32,
     pub pair_count: u32,
-    pub _pad: u32,
+    /// 1.0, opaque to the shader compiler: see `two_sum` in the shader.
+    pub one: f32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            segment_count: 0,
+            rect_count: 0,
+            pair_count: 0,
+            one: 1.0,
+        }
+    }
 }
 
 const _: () = assert!(size_of::<Params>() == 16);
