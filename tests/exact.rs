@@ -173,3 +173,47 @@ fn exactness_report() {
         }
     }
 }
+
+/// Pairs whose decision is an exact tie (a diagonal through a corner: det = 0), which no
+/// floating-point filter can certify: every one goes to the host's exact path on a GPU.
+fn corner_ties(n: usize) -> (Vec<Segment>, Vec<Rect>) {
+    (0..n)
+        .map(|i| {
+            let k = (i % 1000 + 1) as f32;
+            (
+                Segment::new(-k, -k, 3.0 * k, 3.0 * k),
+                Rect::new(k, k, 2.0 * k + 1.0, 2.5 * k),
+            )
+        })
+        .unzip()
+}
+
+#[test]
+fn gpu_re_decides_uncertain_pairs_on_the_host_whether_listed_or_overflowing() {
+    let Some(mut gpu) = gpu_engine(
+        "gpu_re_decides_uncertain_pairs_on_the_host",
+        GpuLimits::default(),
+    ) else {
+        return;
+    };
+    // A handful fits the kernel's list; thousands overflow it and the host scans the chunk.
+    for n in [7, 5000] {
+        let (segments, rects) = corner_ties(n);
+        let before = gpu.uncertain_pairs();
+        let got = run_list(&mut gpu, &segments, &rects);
+        assert_eq!(
+            gpu.uncertain_pairs() - before,
+            n as u64,
+            "every exact tie goes to the host"
+        );
+        let want = run_list(&mut cpu_engine(), &segments, &rects);
+        common::assert_same_results(&format!("{n} ties"), &want, &got, 0, |i| {
+            (segments[i], rects[i])
+        });
+        assert!(
+            got.iter()
+                .all(|r| r.entry_sides() == rectcast::Sides::MIN_X | rectcast::Sides::MIN_Y)
+        );
+    }
+    assert_eq!(cpu_engine().uncertain_pairs(), 0);
+}
