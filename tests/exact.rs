@@ -45,6 +45,10 @@ fn adversarial_scores(
             let before = engine.uncertain_pairs();
             let got = run_list(engine, &segments, &rects);
             let host = engine.uncertain_pairs() - before;
+            // t within [0, 1], t_enter <= t_exit, the 0 / 1 rules, never -0.0.
+            for (i, result) in got.iter().enumerate() {
+                common::cases::assert_invariants(&segments[i], &rects[i], result);
+            }
             (category, exact::score(&want, &got, inputs), host)
         })
         .collect()
