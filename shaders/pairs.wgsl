@@ -247,8 +247,8 @@ fn segment_rect(s: Segment, r: Rect) -> PairResult {
         let bound = select(entry_y, entry_x, on_x);
         let c0 = select(s.y0, s.x0, on_x);
         let c1 = select(s.y1, s.x1, on_x);
-        if (!time_is_certain(bound, c0, c1)) { return uncertain_pair(); } // backend: the host re-decides
         let t = crossing_time(bound, c0, c1);
+        if (!time_is_certain(bound, c0, c1, t)) { return uncertain_pair(); } // backend: the host re-decides
         t_enter = select(0.0, min(t, 1.0), t > 0.0);
     }
     if (end_inside) {
@@ -258,8 +258,8 @@ fn segment_rect(s: Segment, r: Rect) -> PairResult {
         let bound = select(exit_y, exit_x, on_x);
         let c0 = select(s.y0, s.x0, on_x);
         let c1 = select(s.y1, s.x1, on_x);
-        if (!time_is_certain(bound, c0, c1)) { return uncertain_pair(); } // backend: the host re-decides
         let t = crossing_time(bound, c0, c1);
+        if (!time_is_certain(bound, c0, c1, t)) { return uncertain_pair(); } // backend: the host re-decides
         t_exit = select(t_enter, min(t, 1.0), t > t_enter);
     }
     return PairResult(t_enter, t_exit, flags);
@@ -270,12 +270,14 @@ fn uncertain_pair() -> PairResult {
     return PairResult(0.0, 0.0, FLAG_UNCERTAIN);
 }
 
-// GPU only. t's differences are too small to trust on a GPU that may flush subnormals (and
-// WGSL's division bound holds only for divisors of 2^-126 and up); a zero numerator is exact.
-fn time_is_certain(bound: f32, c0: f32, c1: f32) -> bool {
+// GPU only. Whether t can be trusted on a GPU that may flush subnormals: the differences it is
+// computed from, and t itself, must not be tiny (WGSL's division bound also holds only for
+// divisors from 2^-126 up). A zero numerator is exact, and then t is exactly 0.
+fn time_is_certain(bound: f32, c0: f32, c1: f32, t: f32) -> bool {
     // Same bits: the numerator is exactly zero (a zero of the other sign takes the host path).
     let num_is_zero = bitcast<u32>(bound) == bitcast<u32>(c0);
-    return abs(c1 - c0) >= TINY_DIFFERENCE && (num_is_zero || abs(bound - c0) >= TINY_DIFFERENCE);
+    let num_is_fine = abs(bound - c0) >= TINY_DIFFERENCE && t >= TINY_DIFFERENCE;
+    return abs(c1 - c0) >= TINY_DIFFERENCE && (num_is_zero || num_is_fine);
 }
 
 // GPU only. Stores the pair's result, and lists it for the host when it is uncertain.

@@ -221,3 +221,46 @@ fn gpu_re_decides_uncertain_pairs_on_the_host_whether_listed_or_overflowing() {
     }
     assert_eq!(cpu_engine().uncertain_pairs(), 0);
 }
+
+#[test]
+fn uncertain_pairs_are_re_decided_in_tiled_dense_chunks_and_gathered_lists() {
+    // 4 KiB bindings (256 rects or segments) and 4 workgroups per dimension: the dense query
+    // tiles its rects and the pair list gathers its inputs, so chunk-local ids must be mapped
+    // back through both.
+    let limits = GpuLimits {
+        max_binding_bytes: Some(4096),
+        max_workgroups_per_dimension: Some(4),
+    };
+    let Some(mut gpu) = gpu_engine("uncertain_pairs_are_re_decided_in_tiled_dense", limits) else {
+        return;
+    };
+    let (segments, rects) = corner_ties(300);
+    let before = gpu.uncertain_pairs();
+    let got = gpu.pairs(&segments, &rects).expect("gpu dense");
+    assert!(
+        gpu.uncertain_pairs() - before >= 300,
+        "the diagonal pairs are exact ties"
+    );
+    let want = cpu_engine().pairs(&segments, &rects).expect("cpu dense");
+    common::assert_same_results(
+        "tiled dense",
+        &want,
+        &got,
+        0,
+        common::dense_inputs(&segments, &rects),
+    );
+    // Every pair (i, 299 - i) and (i, i): ties and non-ties, through gathered chunks.
+    let pairs: Vec<PairIndex> = (0..300u32)
+        .flat_map(|i| [PairIndex::new(i, i), PairIndex::new(i, 299 - i)])
+        .collect();
+    let got = gpu.pair_list(&segments, &rects, &pairs).expect("gpu list");
+    let want = cpu_engine()
+        .pair_list(&segments, &rects, &pairs)
+        .expect("cpu list");
+    common::assert_same_results("gathered list", &want, &got, 0, |i| {
+        (
+            segments[pairs[i].segment as usize],
+            rects[pairs[i].rect as usize],
+        )
+    });
+}

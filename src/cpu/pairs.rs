@@ -32,8 +32,8 @@ pub mod filter {
     /// Covers the flushed products and det (3 · 2^-126) and a flushed absolute term of the bound
     /// (< 12.4 · 2^-126), with room to spare: 2^-120.
     pub const FILTER_FLOOR: f32 = 1.0 / (1u128 << 120) as f32;
-    /// A difference that t is divided by (or divides) below this magnitude sends the pair to the
-    /// exact path on the GPU, where it may have been flushed: 2^-100.
+    /// On the GPU, a difference t is computed from, or t itself, below this magnitude (and not
+    /// exactly zero) sends the pair to the host, since the GPU may have flushed it: 2^-100.
     pub const TINY_DIFFERENCE: f32 = 1.0 / (1u128 << 100) as f32;
 }
 

@@ -20,8 +20,12 @@ pub enum Category {
     Tiny,
     /// The configurations above scaled up to the 2^62 domain limit.
     Huge,
-    /// A 0.06-wide rect at 1e6 hit (or just missed) by a 2e6-long segment.
+    /// A "0.06-wide" rect at 1e6 (one ulp, 0.0625, at that magnitude) hit or just missed by a
+    /// 2e6-long segment.
     Mixed,
+    /// A long segment (2^20 .. 2^62) that crosses a rect's line a tiny distance (2^-140 ..
+    /// 2^-90) after its start: t is subnormal or close to it.
+    TinyT,
     /// Coordinates from ±0.0, ±2^-149, ±1 and ±2: signed zeros and the smallest subnormal.
     SignedZeros,
     /// Zero-length segments on corners and edges, and 1 ulp beside them.
@@ -31,7 +35,7 @@ pub enum Category {
 }
 
 impl Category {
-    pub const ALL: [Category; 10] = [
+    pub const ALL: [Category; 11] = [
         Category::Corner,
         Category::EdgeCollinear,
         Category::NearParallel,
@@ -39,6 +43,7 @@ impl Category {
         Category::Tiny,
         Category::Huge,
         Category::Mixed,
+        Category::TinyT,
         Category::SignedZeros,
         Category::ZeroLength,
         Category::ZeroWidth,
@@ -53,6 +58,7 @@ impl Category {
             Category::Tiny => "tiny",
             Category::Huge => "huge",
             Category::Mixed => "mixed",
+            Category::TinyT => "tiny_t",
             Category::SignedZeros => "signed_zeros",
             Category::ZeroLength => "zero_length",
             Category::ZeroWidth => "zero_width",
@@ -106,12 +112,12 @@ fn make(seg: [f32; 4], rect: [f32; 4]) -> (Segment, Rect) {
     )
 }
 
+/// Every value times 2^exponent, computed in f64 and rounded once (2^-150 is not an f32, and
+/// `2f32.powi(-128)` is 0 in some builds); exact unless the result is subnormal.
 fn scaled(seg: [f32; 4], rect: [f32; 4], exponent: i32) -> ([f32; 4], [f32; 4]) {
-    let f = 2f32.powi(exponent);
-    (
-        seg.map(|v| (v * f).clamp(-LIMIT, LIMIT)),
-        rect.map(|v| (v * f).clamp(-LIMIT, LIMIT)),
-    )
+    let f = 2f64.powi(exponent);
+    let scale = |v: f32| ((f64::from(v) * f) as f32).clamp(-LIMIT, LIMIT);
+    (seg.map(scale), rect.map(scale))
 }
 
 /// A line through one corner of `rect` exactly: p = corner + i·d, for small integers.
@@ -129,6 +135,11 @@ fn corner_line(rng: &mut SplitMix64, rect: [f32; 4]) -> [f32; 4] {
 
 /// A segment on the line of one edge: y = min_y or max_y, or x = min_x or max_x, any extent.
 fn edge_line(rng: &mut SplitMix64, rect: [f32; 4]) -> [f32; 4] {
+    edge_line_oriented(rng, rect).0
+}
+
+/// [`edge_line`], and whether the edge is horizontal.
+fn edge_line_oriented(rng: &mut SplitMix64, rect: [f32; 4]) -> ([f32; 4], bool) {
     let horizontal = rng.below(2) == 0;
     let (lo, hi) = if horizontal {
         (rect[0], rect[2])
@@ -143,9 +154,9 @@ fn edge_line(rng: &mut SplitMix64, rect: [f32; 4]) -> [f32; 4] {
     let a = int(rng, lo as i32 - 20, hi as i32 + 20);
     let b = int(rng, lo as i32 - 20, hi as i32 + 20);
     if horizontal {
-        [a, on, b, on]
+        ([a, on, b, on], true)
     } else {
-        [on, a, on, b]
+        ([on, a, on, b], false)
     }
 }
 
@@ -202,11 +213,10 @@ pub fn case(category: Category, rng: &mut SplitMix64) -> (Segment, Rect) {
         }
         Category::EdgeCollinear => {
             let rect = grid_rect(rng);
-            let seg = edge_line(rng, rect);
+            let (seg, horizontal) = edge_line_oriented(rng, rect);
             let (mut seg, rect) = scaled(seg, rect, int(rng, -20, 20) as i32);
             // Whole segment off the line by k ulp, or tilted by moving one end.
             let k = nudge(rng);
-            let horizontal = seg[1] == seg[3];
             let (a, b) = if horizontal { (1, 3) } else { (0, 2) };
             match rng.below(3) {
                 0 => {
@@ -227,7 +237,7 @@ pub fn case(category: Category, rng: &mut SplitMix64) -> (Segment, Rect) {
             let x0 = ulps(edge, nudge(rng));
             let x1 = ulps(
                 x0,
-                1 + rng.below(3) as i32 * if rng.below(2) == 0 { 1 } else { -1 },
+                (1 + rng.below(3) as i32) * if rng.below(2) == 0 { 1 } else { -1 },
             );
             let (y0, y1) = (
                 rng.range(y - 200.0, y + 300.0),
@@ -284,6 +294,31 @@ pub fn case(category: Category, rng: &mut SplitMix64) -> (Segment, Rect) {
             ];
             let (seg, rect) = nudged(rng, seg, rect);
             make(seg, rect)
+        }
+        Category::TinyT => {
+            let power = |rng: &mut SplitMix64, lo: i32, hi: i32| {
+                ((1.0 + f64::from(rng.unit())) * 2f64.powi(int(rng, lo, hi) as i32)) as f32
+            };
+            let length = power(rng, 20, 61);
+            let gap = power(rng, -140, -90);
+            let y = rng.range(-1.0, 1.0);
+            let tilt = if rng.below(2) == 0 {
+                0.0
+            } else {
+                rng.range(-1.0, 1.0)
+            };
+            let seg = [0.0, y, length, y + tilt];
+            let rect = [gap, -2.0, power(rng, -10, 10), 2.0];
+            let (seg, rect) = nudged(rng, seg, rect);
+            if rng.below(2) == 0 {
+                make(seg, rect)
+            } else {
+                // The y twin.
+                make(
+                    [seg[1], seg[0], seg[3], seg[2]],
+                    [rect[1], rect[0], rect[3], rect[2]],
+                )
+            }
         }
         Category::SignedZeros => {
             const VALUES: [f32; 9] = [0.0, -0.0, 1.0e-45, -1.0e-45, 1.0, -1.0, 2.0, -2.0, 0.0];
