@@ -10,57 +10,133 @@ use common::adversarial::{self, Category};
 use rectcast::cpu::pairs::filter::{FILTER_ABSOLUTE, FILTER_FLOOR, FILTER_RELATIVE};
 use rectcast::{Rect, Segment};
 
+/// Where an emulated GPU fuses the det's multiply-add, if it does.
 #[derive(Clone, Copy, Debug)]
+enum Fusion {
+    None,
+    /// fma(a, b, -right)
+    Left,
+    /// fma(-c, d, left)
+    Right,
+}
+
+/// One arithmetic a GPU may have. With `mixed`, every operation draws its own rounding and
+/// flushing (Vulkan allows flushing per operation), from `seed`.
+#[derive(Clone, Debug)]
 struct Arithmetic {
     toward_zero: bool,
     flush: bool,
-    fused: bool,
+    fusion: Fusion,
+    mixed: bool,
+    seed: std::cell::Cell<u64>,
+}
+
+/// a + b exactly, as hi + lo (TwoSum in f64).
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let hi = a + b;
+    let b_virtual = hi - a;
+    let a_virtual = hi - b_virtual;
+    (hi, (a - a_virtual) + (b - b_virtual))
 }
 
 impl Arithmetic {
-    fn flushed(self, v: f32) -> f32 {
-        if self.flush && v.is_subnormal() {
+    fn coin(&self) -> bool {
+        let mut rng = rectcast::scene::SplitMix64::new(self.seed.get());
+        let bit = rng.next_u64();
+        self.seed.set(bit);
+        bit & 1 == 1
+    }
+
+    fn flushes(&self) -> bool {
+        if self.mixed { self.coin() } else { self.flush }
+    }
+
+    fn flushed(&self, v: f32) -> f32 {
+        if v.is_subnormal() && self.flushes() {
             0.0
         } else {
             v
         }
     }
 
-    /// An f64 value (exact, or as close as f64 gets) rounded to f32 the emulated way.
-    fn round(self, exact: f64) -> f32 {
-        let mut r = exact as f32;
-        if self.toward_zero && f64::from(r).abs() > exact.abs() {
-            r = if r > 0.0 { r.next_down() } else { r.next_up() };
-        }
+    /// The exact value hi + lo rounded to f32: to nearest (ties to even) or toward zero, then
+    /// perhaps flushed.
+    fn round(&self, hi: f64, lo: f64) -> f32 {
+        // Signed distance from a candidate to the exact value, exactly enough for its sign.
+        let off = |c: f32| (f64::from(c) - hi) - lo;
+        let near = hi as f32;
+        let candidates = [near.next_down(), near, near.next_up()];
+        let toward_zero = if self.mixed {
+            self.coin()
+        } else {
+            self.toward_zero
+        };
+        let positive = hi > 0.0;
+        let r = if toward_zero {
+            // The candidate of largest magnitude that is not beyond the exact value, and not of
+            // the other sign.
+            candidates
+                .into_iter()
+                .filter(|&c| {
+                    if positive {
+                        off(c) <= 0.0
+                    } else {
+                        off(c) >= 0.0
+                    }
+                })
+                .filter(|&c| c == 0.0 || (c > 0.0) == positive)
+                .max_by(|x, y| x.abs().total_cmp(&y.abs()))
+                .unwrap_or(0.0)
+        } else {
+            *candidates
+                .iter()
+                .min_by(|x, y| {
+                    off(**x)
+                        .abs()
+                        .total_cmp(&off(**y).abs())
+                        .then((x.to_bits() & 1).cmp(&(y.to_bits() & 1)))
+                })
+                .expect("three candidates")
+        };
         self.flushed(r)
     }
 
-    fn sub(self, a: f32, b: f32) -> f32 {
-        self.round(f64::from(self.flushed(a)) - f64::from(self.flushed(b)))
+    fn sub(&self, a: f32, b: f32) -> f32 {
+        let (hi, lo) = two_sum(f64::from(self.flushed(a)), -f64::from(self.flushed(b)));
+        self.round(hi, lo)
     }
 
-    fn mul(self, a: f32, b: f32) -> f32 {
+    fn add(&self, a: f32, b: f32) -> f32 {
+        let (hi, lo) = two_sum(f64::from(self.flushed(a)), f64::from(self.flushed(b)));
+        self.round(hi, lo)
+    }
+
+    fn mul(&self, a: f32, b: f32) -> f32 {
         // Two f32 multiply exactly in f64 (48 significant bits).
-        self.round(f64::from(self.flushed(a)) * f64::from(self.flushed(b)))
+        self.round(f64::from(self.flushed(a)) * f64::from(self.flushed(b)), 0.0)
     }
 
-    fn add(self, a: f32, b: f32) -> f32 {
-        self.round(f64::from(self.flushed(a)) + f64::from(self.flushed(b)))
+    /// fma(x, y, z): one rounding of the exact x·y + z.
+    fn fma(&self, x: f32, y: f32, z: f32) -> f32 {
+        let (hi, lo) = two_sum(
+            f64::from(self.flushed(x)) * f64::from(self.flushed(y)),
+            f64::from(self.flushed(z)),
+        );
+        self.round(hi, lo)
     }
 
     /// `compare_crossings`' det and bound, in the shader's order.
-    fn filter(self, s: &Segment, bx: f32, by: f32) -> Option<i32> {
+    fn filter(&self, s: &Segment, bx: f32, by: f32) -> Option<i32> {
         let a = self.sub(bx, s.x0);
         let b = self.sub(s.y1, s.y0);
         let c = self.sub(by, s.y0);
         let d = self.sub(s.x1, s.x0);
         let left = self.mul(a, b);
         let right = self.mul(c, d);
-        let det = if self.fused {
-            // fma(a, b, -right): one rounding of the exact a·b − right.
-            self.round(f64::from(a) * f64::from(b) - f64::from(right))
-        } else {
-            self.sub(left, right)
+        let det = match self.fusion {
+            Fusion::None => self.sub(left, right),
+            Fusion::Left => self.fma(a, b, -right),
+            Fusion::Right => self.fma(-c, d, left),
         };
         let relative = self.mul(FILTER_RELATIVE, self.add(left.abs(), right.abs()));
         let sizes = self.add(self.add(self.add(a.abs(), b.abs()), c.abs()), d.abs());
@@ -100,7 +176,8 @@ type Pairs = (Vec<Segment>, Vec<Rect>);
 fn scattered_exponents(seed: u64, n: usize) -> Pairs {
     let mut rng = rectcast::scene::SplitMix64::new(seed);
     let value = |rng: &mut rectcast::scene::SplitMix64| {
-        let v = (1.0 + rng.unit()) * 2f32.powi(rng.below(181) as i32 - 150);
+        // In f64 and rounded once: 2^-150 is not an f32 (and 2f32.powi(-128) may be 0).
+        let v = ((1.0 + f64::from(rng.unit())) * 2f64.powi(rng.below(181) as i32 - 150)) as f32;
         if rng.below(2) == 0 { v } else { -v }
     };
     (0..n)
@@ -146,11 +223,16 @@ fn the_filter_never_certifies_a_wrong_sign_under_any_allowed_arithmetic() {
                 (max_x, max_y),
             ] {
                 let exact = exact_sign(s, bx, by);
-                for bits in 0..8 {
+                for bits in 0..13u64 {
+                    // 12 fixed arithmetics ({nearest, toward zero} x {flush, not} x fusion), and
+                    // one that draws rounding and flushing per operation.
                     let arithmetic = Arithmetic {
                         toward_zero: bits & 1 != 0,
                         flush: bits & 2 != 0,
-                        fused: bits & 4 != 0,
+                        fusion: [Fusion::None, Fusion::Left, Fusion::Right]
+                            [(bits as usize / 4) % 3],
+                        mixed: bits == 12,
+                        seed: std::cell::Cell::new(checked),
                     };
                     checked += 1;
                     if let Some(sign) = arithmetic.filter(s, bx, by) {
