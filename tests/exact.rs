@@ -1,7 +1,7 @@
 //! Every decision equals the exact oracle's (tests/common/exact.rs) on adversarial and random
 //! inputs, on both backends; t is within the documented distance of the correctly rounded exact
 //! value. `exactness_report` (ignored; run it with `--ignored --nocapture`) prints the per-category
-//! table of the closing note on 10^6 adversarial and 10^7 random pairs.
+//! table of the closing note on 1.1·10^6 adversarial and 1.5·10^7 random pairs.
 
 mod common;
 
@@ -135,7 +135,7 @@ fn row(name: &str, cpu: &Score, gpu: Option<(&Score, u64)>) {
 }
 
 /// The closing note's table: decision mismatches against the oracle per category and the
-/// largest t error, on 10^6 adversarial pairs (10^5 per category) and 10^7 random pairs.
+/// largest t error, on 1.1·10^6 adversarial pairs (10^5 per category) and 1.5·10^7 random pairs.
 #[test]
 #[ignore = "a measurement (minutes): cargo test --release --test exact -- --ignored --nocapture"]
 fn exactness_report() {
