@@ -39,11 +39,12 @@ pub mod filter {
 
 use filter::{FILTER_ABSOLUTE, FILTER_FLOOR, FILTER_RELATIVE};
 
-/// `compare_crossings` could not certify the sign; the caller decides exactly. Mirrors WGSL
-/// `UNCERTAIN`.
+/// `compare_crossings` could not certify the sign; the caller decides exactly. Like the shader's
+/// `UNCERTAIN` and `AXIS_*`, a value private to the kernel: the two sides never exchange it, so
+/// nothing has to be kept in sync.
 const UNCERTAIN: i32 = 2;
 
-/// Which axis a bound was crossed on. Mirrors WGSL `AXIS_*`.
+/// Which axis a bound was crossed on.
 const AXIS_NONE: u32 = 0;
 const AXIS_X: u32 = 1;
 const AXIS_Y: u32 = 2;
