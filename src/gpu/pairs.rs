@@ -292,7 +292,7 @@ impl GpuPairs {
                 segment_count: chunk.segments.len() as u32,
                 rect_count: chunk.rects.len() as u32,
                 pair_count: pairs as u32,
-                one: 1.0,
+                ..Params::default()
             };
             let tile = chunk.rects.len();
             let mut row = chunk.segments.start;
@@ -368,7 +368,7 @@ impl GpuPairs {
                 segment_count: segments.len().min(u32::MAX as usize) as u32,
                 rect_count: rects.len().min(u32::MAX as usize) as u32,
                 pair_count: n as u32,
-                one: 1.0,
+                ..Params::default()
             };
             self.run(false, params, |local, uncertain| {
                 results[range.clone()].copy_from_slice(local);
