@@ -2,8 +2,10 @@
 
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuContext, GpuLimits, GpuPairs};
-use crate::types::{PairIndex, PairResult, Rect, Segment};
+use crate::cpu::queries::{QueryOutputs, query};
+use crate::gpu::{GpuContext, GpuLimits, GpuPairs, GpuQueries};
+use crate::query::{Batch, ClipTo, Clipped, Counts};
+use crate::types::{FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
 
 /// Which backend to run on.
@@ -48,8 +50,14 @@ impl std::fmt::Display for Chosen {
     }
 }
 
+/// The GPU host of every kernel, on one context.
+struct GpuHost {
+    pairs: GpuPairs,
+    queries: GpuQueries,
+}
+
 enum Inner {
-    Gpu(Box<GpuPairs>),
+    Gpu(Box<GpuHost>),
     Cpu { reason: Option<String> },
 }
 
@@ -111,14 +119,17 @@ impl Engine {
     /// [`Error::Gpu`] if the kernels fail to build on the device.
     pub fn gpu(context: GpuContext, limits: GpuLimits) -> Result<Self> {
         Ok(Self {
-            inner: Inner::Gpu(Box::new(GpuPairs::new(context, limits)?)),
+            inner: Inner::Gpu(Box::new(GpuHost {
+                pairs: GpuPairs::new(context.clone(), limits)?,
+                queries: GpuQueries::new(context, limits)?,
+            })),
         })
     }
 
     /// What this engine runs on.
     pub fn chosen(&self) -> Chosen {
         match &self.inner {
-            Inner::Gpu(gpu) => Chosen::Gpu(gpu.context().describe()),
+            Inner::Gpu(gpu) => Chosen::Gpu(gpu.pairs.context().describe()),
             Inner::Cpu { reason } => Chosen::Cpu {
                 reason: reason.clone(),
             },
@@ -128,7 +139,7 @@ impl Engine {
     /// The GPU context, when on the GPU.
     pub fn gpu_context(&self) -> Option<&GpuContext> {
         match &self.inner {
-            Inner::Gpu(gpu) => Some(gpu.context()),
+            Inner::Gpu(gpu) => Some(gpu.pairs.context()),
             Inner::Cpu { .. } => None,
         }
     }
@@ -182,7 +193,7 @@ impl Engine {
         results: &mut [PairResult],
     ) -> Result<()> {
         match &mut self.inner {
-            Inner::Gpu(gpu) => gpu.pairs_dense(segments, rects, results),
+            Inner::Gpu(gpu) => gpu.pairs.pairs_dense(segments, rects, results),
             Inner::Cpu { .. } => {
                 cpu::pairs::pairs_dense(segments, rects, results);
                 Ok(())
@@ -196,7 +207,7 @@ impl Engine {
     /// on random scenes it is about zero; exact ties (a line through a corner) always count.
     pub fn uncertain_pairs(&self) -> u64 {
         match &self.inner {
-            Inner::Gpu(gpu) => gpu.uncertain_pairs(),
+            Inner::Gpu(gpu) => gpu.pairs.uncertain_pairs() + gpu.queries.uncertain_pairs(),
             Inner::Cpu { .. } => 0,
         }
     }
@@ -205,7 +216,7 @@ impl Engine {
     /// when a batch needs more than any before.
     pub fn gpu_buffer_bytes(&self) -> u64 {
         match &self.inner {
-            Inner::Gpu(gpu) => gpu.buffer_bytes(),
+            Inner::Gpu(gpu) => gpu.pairs.buffer_bytes() + gpu.queries.buffer_bytes(),
             Inner::Cpu { .. } => 0,
         }
     }
@@ -225,9 +236,148 @@ impl Engine {
         validate::check_pairs(pairs, segments.len(), rects.len())?;
         let mut results = vec![PairResult::MISS; pairs.len()];
         match &mut self.inner {
-            Inner::Gpu(gpu) => gpu.pairs_list(segments, rects, pairs, &mut results)?,
+            Inner::Gpu(gpu) => gpu.pairs.pairs_list(segments, rects, pairs, &mut results)?,
             Inner::Cpu { .. } => cpu::pairs::pairs_list(segments, rects, pairs, &mut results),
         }
         Ok(results)
+    }
+
+    /// The closest hit of each segment among the rects its filter tests: the smallest
+    /// `t_enter`, the lowest rect index on a tie; [`FirstHit::NONE`] when it hits none.
+    /// `result[s]` is segment `s`'s.
+    ///
+    /// A segment starting inside a rect hits it at `t_enter = 0`.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid value, [`Error::FilterLength`], before any
+    /// work; GPU errors.
+    pub fn first_hit(&mut self, batch: &Batch) -> Result<Vec<FirstHit>> {
+        let mut out = vec![FirstHit::NONE; batch.segments.len()];
+        self.first_hit_into(batch, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`first_hit`](Self::first_hit) into a caller's buffer of one entry per segment (reuse
+    /// it across frames: on the CPU this allocates nothing).
+    ///
+    /// # Errors
+    /// [`Error::OutputLength`] for a wrong-sized buffer; as [`first_hit`](Self::first_hit).
+    pub fn first_hit_into(&mut self, batch: &Batch, out: &mut [FirstHit]) -> Result<()> {
+        batch.validate()?;
+        if out.len() != batch.segments.len() {
+            return Err(Error::OutputLength {
+                expected: batch.segments.len(),
+                got: out.len(),
+            });
+        }
+        match &mut self.inner {
+            Inner::Gpu(gpu) => gpu.queries.first_hit(batch, out),
+            Inner::Cpu { .. } => {
+                let mut found = Vec::new();
+                crate::cpu::queries::segment_rects(
+                    query::QUERY_FIRST_HIT,
+                    batch,
+                    &mut QueryOutputs {
+                        first_hits: out,
+                        segment_hits: &mut [],
+                        rect_hits: &mut [],
+                        found: &mut found,
+                    },
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// Every hitting (segment, rect) pair the filters test, in (segment, rect) order, whatever
+    /// the backend did internally.
+    ///
+    /// # Errors
+    /// As [`first_hit`](Self::first_hit).
+    pub fn hits(&mut self, batch: &Batch) -> Result<Vec<Hit>> {
+        batch.validate()?;
+        match &mut self.inner {
+            Inner::Gpu(gpu) => gpu.queries.hits(batch),
+            Inner::Cpu { .. } => {
+                let mut found = Vec::new();
+                crate::cpu::queries::segment_rects(
+                    query::QUERY_HITS,
+                    batch,
+                    &mut QueryOutputs {
+                        first_hits: &mut [],
+                        segment_hits: &mut [],
+                        rect_hits: &mut [],
+                        found: &mut found,
+                    },
+                );
+                Ok(found)
+            }
+        }
+    }
+
+    /// Hits per segment and per rect (damage per enemy), of the pairs the filters test.
+    ///
+    /// # Errors
+    /// As [`first_hit`](Self::first_hit).
+    pub fn counts(&mut self, batch: &Batch) -> Result<Counts> {
+        batch.validate()?;
+        let mut counts = Counts {
+            per_segment: vec![0; batch.segments.len()],
+            per_rect: vec![0; batch.rects.len()],
+        };
+        match &mut self.inner {
+            Inner::Gpu(gpu) => gpu.queries.counts(batch, &mut counts)?,
+            Inner::Cpu { .. } => crate::cpu::queries::segment_rects(
+                query::QUERY_COUNTS,
+                batch,
+                &mut QueryOutputs {
+                    first_hits: &mut [],
+                    segment_hits: &mut counts.per_segment,
+                    rect_hits: &mut counts.per_rect,
+                    found: &mut Vec::new(),
+                },
+            ),
+        }
+        Ok(counts)
+    }
+
+    /// Clips each segment to one rect (a viewport) or to its own rect: the classic
+    /// Liang–Barsky clipping job. `result[i]` is segment `i` clipped, `None` on a miss (see
+    /// [`Clipped::new`] for how the clipped ends are placed).
+    ///
+    /// # Errors
+    /// [`Error::Input`], [`Error::ClipRectCount`] for a per-segment rect count that differs from
+    /// the segment count, before any work; GPU errors.
+    pub fn clip(&mut self, segments: &[Segment], to: ClipTo) -> Result<Vec<Clipped>> {
+        let one;
+        let rects = match to {
+            ClipTo::Rect(rect) => {
+                one = [rect];
+                &one[..]
+            }
+            ClipTo::PerSegment(rects) => {
+                if rects.len() != segments.len() {
+                    return Err(Error::ClipRectCount {
+                        segments: segments.len(),
+                        rects: rects.len(),
+                    });
+                }
+                rects
+            }
+        };
+        validate::check_inputs(segments, rects)?;
+        let mut results = vec![FirstHit::NONE; segments.len()];
+        match &mut self.inner {
+            Inner::Gpu(gpu) => gpu.queries.clip(segments, rects, &mut results)?,
+            Inner::Cpu { .. } => crate::cpu::queries::clip(segments, rects, &mut results),
+        }
+        Ok(results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let rect = if rects.len() == 1 { &rects[0] } else { &rects[i] };
+                Clipped::new(&segments[i], rect, r.result)
+            })
+            .collect())
     }
 }

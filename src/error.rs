@@ -33,6 +33,36 @@ pub enum Error {
     /// The results of `segments × rects` do not fit this machine's address space or memory.
     #[error("{segments} segments × {rects} rects is more results than this machine can hold")]
     TooManyPairs { segments: usize, rects: usize },
+    /// A filter array's length differs from its segments' or rects'.
+    #[error("{got} {array} filters for {expected} {array}s")]
+    FilterLength {
+        array: &'static str,
+        expected: usize,
+        got: usize,
+    },
+    /// Clipping to one rect per segment with a different number of rects.
+    #[error("clipping {segments} segments to one rect each needs {segments} rects, got {rects}")]
+    ClipRectCount { segments: usize, rects: usize },
+    /// A frame larger than the [`crate::gpu::frames::FrameCapacity`] its buffers were made for.
+    #[error(
+        "a frame of {segments} segments and {rects} rects exceeds the capacity of \
+         {capacity_segments} segments and {capacity_rects} rects"
+    )]
+    FrameCapacity {
+        segments: usize,
+        rects: usize,
+        capacity_segments: usize,
+        capacity_rects: usize,
+    },
+    /// Every staging buffer of the ring holds a frame not yet read.
+    #[error("frame {frame} is still unread in its slot of the {ring}-frame ring: read it first")]
+    RingFull { frame: u64, ring: usize },
+    /// `encode` or `dispatch` without a `write` since the last one.
+    #[error("no frame was written since the last dispatch")]
+    NothingWritten,
+    /// Reading a frame that is not in flight (already read, or never submitted).
+    #[error("frame {0} is not in flight (already read, or not submitted)")]
+    UnknownFrame(u64),
     /// The output slice has the wrong length.
     #[error("output holds {got} results, the query produces {expected}")]
     OutputLength { expected: usize, got: usize },

@@ -3,16 +3,18 @@
 pub mod cpu;
 mod engine;
 mod error;
+mod query;
 pub mod gpu;
 pub mod scene;
 mod types;
 pub mod validate;
 
-pub use cpu::pairs::segment_rect;
+pub use cpu::segment_rect::segment_rect;
 pub use engine::{Backend, Chosen, Engine};
 pub use error::{Error, InputArray, InputError, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits};
-pub use types::{Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
+pub use query::{Batch, ClipTo, Clipped, Counts};
+pub use types::{Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
 pub use validate::MAX_ABS_COORDINATE;
 
 /// The per-pair contract (docs/semantics.md).

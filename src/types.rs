@@ -76,6 +76,38 @@ impl PairIndex {
     }
 }
 
+/// Which segments and rects are tested against each other: a pair is tested when
+/// `segment.mask & rect.category != 0 && rect.mask & segment.category != 0` (the usual physics
+/// engine rule: bullets of one team skip that team's hitboxes). Mirrors WGSL `Filter`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Pod, Zeroable)]
+pub struct Filter {
+    /// The categories this object belongs to (bits).
+    pub category: u32,
+    /// The categories this object is tested against (bits).
+    pub mask: u32,
+}
+
+impl Filter {
+    /// In every category, tested against every category: what no filter means.
+    pub const ALL: Filter = Filter::new(u32::MAX, u32::MAX);
+
+    pub const fn new(category: u32, mask: u32) -> Self {
+        Self { category, mask }
+    }
+
+    /// Whether a segment with this filter and a rect with `rect` are tested.
+    pub const fn tests(&self, rect: &Filter) -> bool {
+        self.mask & rect.category != 0 && rect.mask & self.category != 0
+    }
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Filter::ALL
+    }
+}
+
 /// Bit positions of [`PairResult::flags`]. These constants are the one source: the shader
 /// receives them as pipeline-overridable constants of the same names (see `gpu::shader`).
 pub mod flags {
@@ -145,6 +177,47 @@ impl PairResult {
     pub fn exit_sides(&self) -> Sides {
         Sides::from_bits((self.flags >> flags::EXIT_SHIFT) & Sides::ALL.0)
     }
+}
+
+/// A segment's closest hit: the rect with the smallest `t_enter`, the lowest rect index on a
+/// tie. Mirrors WGSL `FirstHit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct FirstHit {
+    /// The rect's index, or [`FirstHit::NO_RECT`] when the segment hits nothing.
+    pub rect: u32,
+    /// The pair's result; [`PairResult::MISS`] when there is no hit.
+    pub result: PairResult,
+}
+
+impl FirstHit {
+    /// `rect` of a segment that hits no rect.
+    pub const NO_RECT: u32 = u32::MAX;
+    /// A segment that hits no rect.
+    pub const NONE: FirstHit = FirstHit {
+        rect: FirstHit::NO_RECT,
+        result: PairResult::MISS,
+    };
+
+    /// The rect hit first, if any.
+    pub fn rect(&self) -> Option<u32> {
+        (self.rect != Self::NO_RECT).then_some(self.rect)
+    }
+}
+
+impl Default for FirstHit {
+    fn default() -> Self {
+        FirstHit::NONE
+    }
+}
+
+/// One hitting (segment, rect) pair of a hit list. Mirrors WGSL `Hit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Hit {
+    pub segment: u32,
+    pub rect: u32,
+    pub result: PairResult,
 }
 
 /// How a segment meets a closed rectangle.
@@ -252,3 +325,6 @@ const _: () = assert!(size_of::<Segment>() == 16);
 const _: () = assert!(size_of::<Rect>() == 16);
 const _: () = assert!(size_of::<PairIndex>() == 8);
 const _: () = assert!(size_of::<PairResult>() == 12);
+const _: () = assert!(size_of::<Filter>() == 8);
+const _: () = assert!(size_of::<FirstHit>() == 16);
+const _: () = assert!(size_of::<Hit>() == 20);

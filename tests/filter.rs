@@ -7,7 +7,7 @@
 mod common;
 
 use common::adversarial::{self, Category};
-use rectcast::cpu::pairs::filter::{FILTER_ABSOLUTE, FILTER_FLOOR, FILTER_RELATIVE};
+use rectcast::cpu::segment_rect::filter::{FILTER_ABSOLUTE, FILTER_FLOOR, FILTER_RELATIVE};
 use rectcast::{Rect, Segment};
 
 /// Where an emulated GPU fuses the det's multiply-add, if it does.

@@ -1,9 +1,16 @@
 //! The GPU host: context, shaders and their constants, chunking, and one module per kernel.
 
+mod buffers;
 pub mod chunks;
 pub mod context;
+pub mod frames;
+mod limits;
 pub mod pairs;
+pub mod queries;
 pub mod shader;
 
 pub use context::{AdapterReport, GpuContext, enumerate_adapters};
-pub use pairs::{GpuLimits, GpuPairs};
+pub use frames::Frames;
+pub use limits::GpuLimits;
+pub use pairs::GpuPairs;
+pub use queries::{GpuQueries, QueryCaps};

@@ -5,67 +5,15 @@ use std::ops::Range;
 
 use wgpu::util::DeviceExt;
 
+use super::buffers::{Growable, entry, read_back, storage_entry, uniform_entry};
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
+use super::limits::{GpuLimits, UNCERTAIN_BYTES};
 use super::shader::{self, Params};
-use crate::cpu::pairs::segment_rect;
-use crate::error::{Error, Result};
+use crate::cpu::segment_rect::segment_rect;
+use crate::error::Result;
 use crate::types::{PairIndex, PairResult, Rect, Segment, flags};
 
-/// Uncertain pair ids one dispatch lists for the host; past that the host scans the results.
-const UNCERTAIN_LISTED: u64 = 1024;
-/// The `Uncertain` buffer: a count, then the list.
-const UNCERTAIN_BYTES: u64 = 4 * (1 + UNCERTAIN_LISTED);
-
-/// Lower limits than the device's, to exercise chunking with small batches (tests) or to keep
-/// a game's frame from holding huge bindings.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GpuLimits {
-    /// The largest storage binding, in bytes (default: the device's limit).
-    pub max_binding_bytes: Option<u64>,
-    /// Workgroups per dispatch dimension (default: the device's limit).
-    pub max_workgroups_per_dimension: Option<u32>,
-}
-
-/// A storage buffer that only grows.
-struct Growable {
-    label: &'static str,
-    usage: wgpu::BufferUsages,
-    buffer: Option<wgpu::Buffer>,
-}
-
-impl Growable {
-    fn new(label: &'static str, usage: wgpu::BufferUsages) -> Self {
-        Self {
-            label,
-            usage,
-            buffer: None,
-        }
-    }
-
-    /// Makes room for `bytes`; returns true when the buffer was replaced (bind groups go stale).
-    fn reserve(&mut self, device: &wgpu::Device, bytes: u64, cap: u64) -> bool {
-        // Bindings may not be empty, and copies move whole 4-byte words.
-        let bytes = bytes.max(16).next_multiple_of(16);
-        if self.buffer.as_ref().is_some_and(|b| b.size() >= bytes) {
-            return false;
-        }
-        // Double so that a slowly growing batch does not reallocate every call.
-        let old = self.buffer.as_ref().map_or(0, |b| b.size());
-        let size = bytes.max(old.saturating_mul(2)).min(cap.max(bytes));
-        self.buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(self.label),
-            size,
-            usage: self.usage,
-            mapped_at_creation: false,
-        }));
-        true
-    }
-
-    fn get(&self) -> &wgpu::Buffer {
-        self.buffer.as_ref().expect("reserved before use")
-    }
-}
 
 /// The pair queries on one GPU context.
 pub struct GpuPairs {
@@ -92,50 +40,13 @@ pub struct GpuPairs {
     uncertain_pairs: u64,
 }
 
-fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
-}
-
-fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
 impl GpuPairs {
     /// Compiles the pipelines. Buffers are created on first use.
     ///
     /// # Errors
     /// [`Error::Gpu`] if the shader or a pipeline fails validation on this device.
     pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
-        let device_limits = context.limits();
-        let max_binding_bytes = limits
-            .max_binding_bytes
-            .unwrap_or(u64::MAX)
-            .min(device_limits.max_storage_buffer_binding_size)
-            // The staging buffer holds a chunk's results and the uncertain list.
-            .min(
-                device_limits
-                    .max_buffer_size
-                    .saturating_sub(UNCERTAIN_BYTES),
-            )
-            / 16
-            * 16;
-        let max_workgroups_per_dimension = limits
-            .max_workgroups_per_dimension
-            .unwrap_or(u32::MAX)
-            .min(device_limits.max_compute_workgroups_per_dimension)
-            .max(1);
+        let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
         let caps = ChunkCaps::new(max_binding_bytes, max_workgroups_per_dimension);
         let device = context.device.clone();
         let (layout, dense, list, params, uncertain) = context.scoped(|| {
@@ -146,16 +57,7 @@ impl GpuPairs {
             let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                 label: Some("rectcast.pairs.layout"),
                 entries: &[
-                    wgpu::BindGroupLayoutEntry {
-                        binding: 0,
-                        visibility: wgpu::ShaderStages::COMPUTE,
-                        ty: wgpu::BindingType::Buffer {
-                            ty: wgpu::BufferBindingType::Uniform,
-                            has_dynamic_offset: false,
-                            min_binding_size: None,
-                        },
-                        count: None,
-                    },
+                    uniform_entry(0),
                     storage_entry(1, true),
                     storage_entry(2, true),
                     storage_entry(3, true),
@@ -168,7 +70,7 @@ impl GpuPairs {
                 bind_group_layouts: &[Some(&layout)],
                 immediate_size: 0,
             });
-            let constants = shader::constants();
+            let constants = shader::pairs_constants();
             let pipeline = |entry_point: &str, label: &str| {
                 device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(label),
@@ -478,7 +380,7 @@ impl GpuPairs {
             })
             .and_then(|submission| {
                 let mut found = 0;
-                self.read_back(submission, bytes + UNCERTAIN_BYTES, |mapped| {
+                read_back(&self.context, self.staging.get(), submission, bytes + UNCERTAIN_BYTES, |mapped| {
                     let (local, list) = mapped.split_at(bytes as usize);
                     let local: &[PairResult] = bytemuck::cast_slice(local);
                     let list: &[u32] = bytemuck::cast_slice(list);
@@ -489,46 +391,6 @@ impl GpuPairs {
                 self.uncertain_pairs += found as u64;
                 Ok(())
             })
-    }
-
-    fn read_back(
-        &self,
-        submission: wgpu::SubmissionIndex,
-        bytes: u64,
-        read: impl FnOnce(&[u8]),
-    ) -> Result<()> {
-        let context = &self.context;
-        let staging = self.staging.get();
-        let slice = staging.slice(..bytes);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        // In a scope too: on a caller's device, a failure here must not reach its handler.
-        let waited = context.scoped(|| {
-            slice.map_async(wgpu::MapMode::Read, move |result| {
-                // The receiver is read below; a failed send only means we already bailed.
-                let _ = sender.send(result);
-            });
-            context.device.poll(wgpu::PollType::Wait {
-                submission_index: Some(submission),
-                timeout: None,
-            })?;
-            Ok(())
-        });
-        // After a completed wait the callback has run; if it mapped the buffer, unmap it on
-        // every path below, or every later call would fail on a mapped buffer.
-        let mapped = receiver.try_recv();
-        let is_mapped = matches!(mapped, Ok(Ok(())));
-        let outcome = waited.and_then(|()| {
-            mapped.map_err(|_| Error::Gpu("the buffer map callback never ran".into()))??;
-            // The view borrows the mapping: it is dropped inside the closure, before unmap.
-            slice
-                .get_mapped_range()
-                .map(|view| read(&view))
-                .map_err(|e| Error::Gpu(e.to_string()))
-        });
-        if is_mapped {
-            staging.unmap();
-        }
-        outcome
     }
 }
 

@@ -1,22 +1,43 @@
 //! The WGSL sources and the constants they are specialised with.
 //!
-//! The shaders declare every number as an `override` without a default; [`constants`] supplies
-//! them from the Rust definitions, so a number lives in one place. A missing one fails pipeline
-//! creation (and the plain `cargo test` naga check).
+//! `shaders/segment_rect.wgsl` holds the per-pair function; each kernel file is compiled after it.
+//! The shaders declare every number as an `override` without a default; the `*_constants`
+//! functions supply them from the Rust definitions, so a number lives in one place. A missing
+//! one fails pipeline creation (and the plain `cargo test` naga check).
 
-use crate::cpu::pairs::filter;
-use crate::types::{Sides, flags};
+use crate::cpu::queries::{FILTER_RECTS, FILTER_SEGMENTS, query};
+use crate::cpu::segment_rect::filter;
+use crate::types::{Filter, FirstHit, Sides, flags};
 
-/// `shaders/pairs.wgsl`.
-pub const PAIRS_WGSL: &str = include_str!("../../shaders/pairs.wgsl");
+/// `shaders/segment_rect.wgsl`: the per-pair function `segment_rect(s: Segment, r: Rect) ->
+/// PairResult` and the structs it takes, for inclusion in your own shaders. Specialise the
+/// pipeline with [`segment_rect_constants`], and set `rectcast_one` from a uniform holding 1.0
+/// before the call (see the file). A result whose `flags` equal `FLAG_UNCERTAIN` is a pair the
+/// GPU could not decide with certainty: decide it with [`crate::segment_rect`] on the host.
+pub const SEGMENT_RECT_WGSL: &str = include_str!("../../shaders/segment_rect.wgsl");
 
-/// Invocations per workgroup of every rectcast kernel.
+/// The dense and pair-list kernels (`shaders/pairs.wgsl`), after the per-pair function.
+pub const PAIRS_WGSL: &str = concat!(
+    include_str!("../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../shaders/pairs.wgsl")
+);
+
+/// The per-segment query kernels (`shaders/queries.wgsl`), after the per-pair function.
+pub const QUERIES_WGSL: &str = concat!(
+    include_str!("../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../shaders/queries.wgsl")
+);
+
+/// Invocations per workgroup of every rectcast kernel, and rects per workgroup tile.
 pub const WORKGROUP_SIZE: u32 = 64;
 
-/// The pipeline-overridable constants of every rectcast shader, by name.
-pub fn constants() -> [(&'static str, f64); 15] {
-    [
-        ("WORKGROUP_SIZE", WORKGROUP_SIZE as f64),
+type Constants = Vec<(&'static str, f64)>;
+
+/// The overridable constants of [`SEGMENT_RECT_WGSL`], by name.
+pub fn segment_rect_constants() -> Constants {
+    vec![
         ("FLAG_HIT", flags::HIT as f64),
         ("FLAG_START_INSIDE", flags::START_INSIDE as f64),
         ("FLAG_END_INSIDE", flags::END_INSIDE as f64),
@@ -32,6 +53,30 @@ pub fn constants() -> [(&'static str, f64); 15] {
         ("FILTER_FLOOR", filter::FILTER_FLOOR as f64),
         ("TINY_DIFFERENCE", filter::TINY_DIFFERENCE as f64),
     ]
+}
+
+/// The overridable constants of [`PAIRS_WGSL`].
+pub fn pairs_constants() -> Constants {
+    let mut constants = segment_rect_constants();
+    constants.push(("WORKGROUP_SIZE", WORKGROUP_SIZE as f64));
+    constants
+}
+
+/// The overridable constants of [`QUERIES_WGSL`], for a pipeline running `query` (a
+/// [`query`] value; the `clip` entry point ignores it).
+pub fn queries_constants(query: u32) -> Constants {
+    let mut constants = pairs_constants();
+    constants.extend([
+        ("QUERY", query as f64),
+        ("QUERY_FIRST_HIT", query::QUERY_FIRST_HIT as f64),
+        ("QUERY_COUNTS", query::QUERY_COUNTS as f64),
+        ("QUERY_HITS", query::QUERY_HITS as f64),
+        ("NO_RECT", FirstHit::NO_RECT as f64),
+        ("FILTER_SEGMENTS", FILTER_SEGMENTS as f64),
+        ("FILTER_RECTS", FILTER_RECTS as f64),
+        ("FILTER_ALL", Filter::ALL.category as f64),
+    ]);
+    constants
 }
 
 /// The uniform block of `pairs.wgsl`. Mirrors WGSL `Params`.
@@ -56,4 +101,28 @@ impl Default for Params {
     }
 }
 
+/// The uniform block of `queries.wgsl`. Mirrors WGSL `QueryParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct QueryParams {
+    pub segment_count: u32,
+    pub rect_count: u32,
+    /// `FILTER_SEGMENTS | FILTER_RECTS`: which filter arrays hold real filters.
+    pub filters: u32,
+    /// 1.0, opaque to the shader compiler: see `two_sum` in the shader.
+    pub one: f32,
+}
+
+impl Default for QueryParams {
+    fn default() -> Self {
+        Self {
+            segment_count: 0,
+            rect_count: 0,
+            filters: 0,
+            one: 1.0,
+        }
+    }
+}
+
 const _: () = assert!(size_of::<Params>() == 16);
+const _: () = assert!(size_of::<QueryParams>() == 16);

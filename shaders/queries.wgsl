@@ -1,0 +1,274 @@
+// The per-segment queries: first hit, counts, hit list (one invocation owns one segment and
+// walks every rect, tiled through workgroup memory), and clipping (one segment, one rect).
+//
+// Compiled after shaders/segment_rect.wgsl (src/gpu/shader.rs joins them). CPU mirror:
+// src/cpu/queries.rs, with the same names and the same branch order.
+//
+// A pair segment_rect cannot decide with certainty is never counted, kept or compared here: it
+// goes to the `found` list with its flags, and the host decides it exactly and merges it in. So
+// does a first-hit candidate whose order against the best so far could not be certified: which
+// hit comes first is decided like every other decision, never from the rounded t.
+
+override WORKGROUP_SIZE: u32;
+// Which query a `segment_rects` pipeline runs: one of the QUERY_* values (a pipeline constant, so
+// each pipeline keeps only its own branch).
+override QUERY: u32;
+override QUERY_FIRST_HIT: u32;
+override QUERY_COUNTS: u32;
+override QUERY_HITS: u32;
+// FirstHit.rect when the segment hits nothing.
+override NO_RECT: u32;
+// Bits of QueryParams.filters: which filter arrays are bound.
+override FILTER_SEGMENTS: u32;
+override FILTER_RECTS: u32;
+// A filter that tests against everything.
+override FILTER_ALL: u32;
+
+struct Filter {
+    category: u32,
+    mask: u32,
+}
+
+struct FirstHit {
+    rect: u32,
+    result: PairResult,
+}
+
+struct Hit {
+    segment: u32,
+    rect: u32,
+    result: PairResult,
+}
+
+// Pairs for the host: how many were found, and the first arrayLength(&hits) of them. When more
+// were found the host grows the list or splits the batch, and runs it again.
+struct Found {
+    count: atomic<u32>,
+    hits: array<Hit>,
+}
+
+struct QueryParams {
+    segment_count: u32,
+    rect_count: u32,
+    // FILTER_SEGMENTS | FILTER_RECTS: which filter arrays hold real filters.
+    filters: u32,
+    // 1.0, from the host: a value the compiler cannot see through (see two_sum).
+    one: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: QueryParams;
+@group(0) @binding(1) var<storage, read> segments: array<Segment>;
+@group(0) @binding(2) var<storage, read> rects: array<Rect>;
+@group(0) @binding(3) var<storage, read> segment_filters: array<Filter>;
+@group(0) @binding(4) var<storage, read> rect_filters: array<Filter>;
+@group(0) @binding(5) var<storage, read_write> first_hits: array<FirstHit>;
+@group(0) @binding(6) var<storage, read_write> segment_hits: array<u32>;
+@group(0) @binding(7) var<storage, read_write> rect_hits: array<atomic<u32>>;
+@group(0) @binding(8) var<storage, read_write> found: Found;
+
+// The rects of the current tile, their filters, and the hits each took in this tile.
+var<workgroup> tile_rects: array<Rect, WORKGROUP_SIZE>;
+var<workgroup> tile_filters: array<Filter, WORKGROUP_SIZE>;
+var<workgroup> tile_hits: array<atomic<u32>, WORKGROUP_SIZE>;
+
+// Whether a segment and a rect are tested at all: each one's mask accepts the other's category.
+fn is_tested(segment_filter: Filter, rect_filter: Filter) -> bool {
+    return (segment_filter.mask & rect_filter.category) != 0u
+        && (rect_filter.mask & segment_filter.category) != 0u;
+}
+
+// Where a hit enters its rect: nowhere (AXIS_NONE) when the start is inside, so t = 0; else
+// the axis and the bound of a side it crosses (x at a corner, where both give the same t).
+struct Entry {
+    axis: u32,
+    bound: f32,
+}
+
+fn entry_of(result: PairResult, r: Rect) -> Entry {
+    let sides = result.flags >> ENTRY_SHIFT;
+    if ((result.flags & FLAG_START_INSIDE) != 0u) {
+        return Entry(AXIS_NONE, 0.0);
+    }
+    if ((sides & SIDE_MIN_X) != 0u) {
+        return Entry(AXIS_X, r.min_x);
+    }
+    if ((sides & SIDE_MAX_X) != 0u) {
+        return Entry(AXIS_X, r.max_x);
+    }
+    if ((sides & SIDE_MIN_Y) != 0u) {
+        return Entry(AXIS_Y, r.min_y);
+    }
+    return Entry(AXIS_Y, r.max_y);
+}
+
+// Sign of t_a - t_b for two entries of segment s, decided like segment_rect's (never from the
+// rounded t), or UNCERTAIN.
+fn compare_entries(s: Segment, a: Entry, b: Entry) -> i32 {
+    // No entry is t = 0; an entry through a side is at t > 0 (the start is outside its slab).
+    if (a.axis == AXIS_NONE || b.axis == AXIS_NONE) {
+        return select(0, 1, a.axis != AXIS_NONE) - select(0, 1, b.axis != AXIS_NONE);
+    }
+    let plus_x = order_key(s.x1) > order_key(s.x0);
+    let plus_y = order_key(s.y1) > order_key(s.y0);
+    if (a.axis == b.axis) {
+        // Along the motion, the farther bound is crossed later.
+        let plus = select(plus_y, plus_x, a.axis == AXIS_X);
+        let ka = order_key(a.bound);
+        let kb = order_key(b.bound);
+        let later = select(ka < kb, ka > kb, plus);
+        return select(select(-1, 1, later), 0, ka == kb);
+    }
+    // t_x - t_y, from the side of the line the corner (bx, by) lies on.
+    let flip = plus_x != plus_y;
+    if (a.axis == AXIS_X) {
+        return compare_crossings(s, a.bound, b.bound, flip);
+    }
+    return compare_crossings(s, b.bound, a.bound, !flip);
+}
+
+// 1 when a hit on `rect` entering at `entry` beats the best so far: an earlier entry, or on a
+// tie the lower rect index; 0 when it does not; UNCERTAIN when the two could not be ordered.
+fn is_closer(s: Segment, rect: u32, entry: Entry, best: FirstHit, best_entry: Entry) -> i32 {
+    if (best.rect == NO_RECT) {
+        return 1;
+    }
+    let order = compare_entries(s, entry, best_entry);
+    if (order == UNCERTAIN) {
+        return UNCERTAIN;
+    }
+    return select(0, 1, order < 0 || (order == 0 && rect < best.rect));
+}
+
+fn is_uncertain(result: PairResult) -> bool {
+    return result.flags == FLAG_UNCERTAIN;
+}
+
+// Hands a pair to the host: a hit for the hit list, or a pair it must decide.
+fn push_found(segment: u32, rect: u32, result: PairResult) {
+    let k = atomicAdd(&found.count, 1u);
+    if (k < arrayLength(&found.hits)) {
+        found.hits[k] = Hit(segment, rect, result);
+    }
+}
+
+fn segment_filter(segment: u32) -> Filter {
+    if ((params.filters & FILTER_SEGMENTS) != 0u) {
+        return segment_filters[segment];
+    }
+    return Filter(FILTER_ALL, FILTER_ALL);
+}
+
+fn rect_filter(rect: u32) -> Filter {
+    if ((params.filters & FILTER_RECTS) != 0u) {
+        return rect_filters[rect];
+    }
+    return Filter(FILTER_ALL, FILTER_ALL);
+}
+
+// The dispatch may be two-dimensional (more than 65,535 workgroups): rows of workgroups.
+fn segment_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, local_index: u32) -> u32 {
+    return (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+}
+
+// Every segment against every rect, for the query QUERY: the closest hit per segment, the hits
+// per segment and per rect, or every hit.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn segment_rects(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    rectcast_one = params.one;
+    let segment = segment_id(workgroup_id, num_workgroups, local_index);
+    // Invocations past the last segment still load rects and meet at the barriers.
+    let active = segment < params.segment_count;
+    var s = Segment(0.0, 0.0, 0.0, 0.0);
+    var s_filter = Filter(0u, 0u);
+    if (active) {
+        s = segments[segment];
+        s_filter = segment_filter(segment);
+    }
+    var best = FirstHit(NO_RECT, PairResult(0.0, 0.0, 0u));
+    var best_entry = Entry(AXIS_NONE, 0.0);
+    var hits = 0u;
+    for (var base = 0u; base < params.rect_count; base += WORKGROUP_SIZE) {
+        let own = base + local_index;
+        if (own < params.rect_count) {
+            tile_rects[local_index] = rects[own];
+            tile_filters[local_index] = rect_filter(own);
+        }
+        if (QUERY == QUERY_COUNTS) {
+            atomicStore(&tile_hits[local_index], 0u);
+        }
+        workgroupBarrier();
+        let tile = min(WORKGROUP_SIZE, params.rect_count - base);
+        for (var k = 0u; k < tile; k++) {
+            if (!active || !is_tested(s_filter, tile_filters[k])) {
+                continue;
+            }
+            let rect = base + k;
+            let result = segment_rect(s, tile_rects[k]);
+            if (is_uncertain(result)) {
+                push_found(segment, rect, result);
+                continue;
+            }
+            if ((result.flags & FLAG_HIT) == 0u) {
+                continue;
+            }
+            if (QUERY == QUERY_FIRST_HIT) {
+                let entry = entry_of(result, tile_rects[k]);
+                let closer = is_closer(s, rect, entry, best, best_entry);
+                // An order the filter could not certify: the host orders this hit exactly.
+                if (closer == UNCERTAIN) {
+                    push_found(segment, rect, result);
+                }
+                if (closer == 1) {
+                    best = FirstHit(rect, result);
+                    best_entry = entry;
+                }
+            }
+            if (QUERY == QUERY_COUNTS) {
+                hits += 1u;
+                atomicAdd(&tile_hits[k], 1u);
+            }
+            if (QUERY == QUERY_HITS) {
+                push_found(segment, rect, result);
+            }
+        }
+        workgroupBarrier();
+        // One global atomic per rect and tile, not one per hit.
+        if (QUERY == QUERY_COUNTS && own < params.rect_count) {
+            let tile_count = atomicLoad(&tile_hits[local_index]);
+            if (tile_count != 0u) {
+                atomicAdd(&rect_hits[own], tile_count);
+            }
+        }
+    }
+    if (active && QUERY == QUERY_FIRST_HIT) {
+        first_hits[segment] = best;
+    }
+    if (active && QUERY == QUERY_COUNTS) {
+        segment_hits[segment] = hits;
+    }
+}
+
+// Each segment against one rect: rect 0 when there is one rect, else the segment's own rect.
+// The result goes to first_hits (rect NO_RECT on a miss); the host computes the clipped points.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn clip(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    rectcast_one = params.one;
+    let segment = segment_id(workgroup_id, num_workgroups, local_index);
+    if (segment >= params.segment_count) {
+        return;
+    }
+    let rect = select(segment, 0u, params.rect_count == 1u);
+    let result = segment_rect(segments[segment], rects[rect]);
+    if (is_uncertain(result)) {
+        push_found(segment, rect, result);
+    }
+    first_hits[segment] = FirstHit(select(NO_RECT, rect, (result.flags & FLAG_HIT) != 0u), result);
+}

@@ -1,0 +1,119 @@
+//! Buffers and binding helpers shared by the kernels' hosts.
+
+use super::context::GpuContext;
+use crate::error::{Error, Result};
+
+/// A buffer that only grows.
+pub(crate) struct Growable {
+    label: &'static str,
+    usage: wgpu::BufferUsages,
+    pub(crate) buffer: Option<wgpu::Buffer>,
+}
+
+impl Growable {
+    pub(crate) fn new(label: &'static str, usage: wgpu::BufferUsages) -> Self {
+        Self {
+            label,
+            usage,
+            buffer: None,
+        }
+    }
+
+    /// Makes room for `bytes`; returns true when the buffer was replaced (bind groups go stale).
+    pub(crate) fn reserve(&mut self, device: &wgpu::Device, bytes: u64, cap: u64) -> bool {
+        // Bindings may not be empty, and copies move whole 4-byte words.
+        let bytes = bytes.max(16).next_multiple_of(16);
+        if self.buffer.as_ref().is_some_and(|b| b.size() >= bytes) {
+            return false;
+        }
+        // Double so that a slowly growing batch does not reallocate every call.
+        let old = self.buffer.as_ref().map_or(0, |b| b.size());
+        let size = bytes.max(old.saturating_mul(2)).min(cap.max(bytes));
+        self.buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(self.label),
+            size,
+            usage: self.usage,
+            mapped_at_creation: false,
+        }));
+        true
+    }
+
+    pub(crate) fn get(&self) -> &wgpu::Buffer {
+        self.buffer.as_ref().expect("reserved before use")
+    }
+}
+
+pub(crate) fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+
+pub(crate) fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// Maps the first `bytes` of `staging` once `submission` has run, hands them to `read`, and
+/// unmaps, on every path.
+pub(crate) fn read_back(
+    context: &GpuContext,
+    staging: &wgpu::Buffer,
+    submission: wgpu::SubmissionIndex,
+    bytes: u64,
+    read: impl FnOnce(&[u8]),
+) -> Result<()> {
+    let slice = staging.slice(..bytes);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    // In a scope too: on a caller's device, a failure here must not reach its handler.
+    let waited = context.scoped(|| {
+        slice.map_async(wgpu::MapMode::Read, move |result| {
+            // The receiver is read below; a failed send only means we already bailed.
+            let _ = sender.send(result);
+        });
+        context.device.poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: None,
+        })?;
+        Ok(())
+    });
+    // After a completed wait the callback has run; if it mapped the buffer, unmap it on
+    // every path below, or every later call would fail on a mapped buffer.
+    let mapped = receiver.try_recv();
+    let is_mapped = matches!(mapped, Ok(Ok(())));
+    let outcome = waited.and_then(|()| {
+        mapped.map_err(|_| Error::Gpu("the buffer map callback never ran".into()))??;
+        // The view borrows the mapping: it is dropped inside the closure, before unmap.
+        slice
+            .get_mapped_range()
+            .map(|view| read(&view))
+            .map_err(|e| Error::Gpu(e.to_string()))
+    });
+    if is_mapped {
+        staging.unmap();
+    }
+    outcome
+}

@@ -1,0 +1,395 @@
+//! Per-frame first-hit queries for games: buffers, bind group and a ring of staging buffers made
+//! once, then every frame write, dispatch, and read the results a frame later without stalling.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use super::GpuLimits;
+use super::buffers::Growable;
+use super::context::GpuContext;
+use super::queries::{Kernel, QueryBuffers, QueryKernels, Room, StagingLayout, parse_staging};
+use crate::cpu::queries::beats;
+use crate::cpu::segment_rect::segment_rect;
+use crate::error::{Error, Result};
+use crate::query::Batch;
+use crate::types::{Filter, FirstHit, Rect, Segment, flags};
+
+/// A slot's staging buffer is free, waiting for its map, mapped, or its map failed.
+const IDLE: u8 = 0;
+const PENDING: u8 = 1;
+const MAPPED: u8 = 2;
+const FAILED: u8 = 3;
+
+/// A dispatched frame, to read its results with [`Frames::try_read`] or [`Frames::read`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FrameId(u64);
+
+/// The most a frame may hold; buffers are sized for it once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameCapacity {
+    pub segments: usize,
+    pub rects: usize,
+    /// Staging buffers: frames that may be in flight at once (2 or 3 for a game).
+    pub ring: usize,
+    /// Pairs per frame the kernel may leave to the host's exact path before the host redoes
+    /// the whole frame on the CPU (default with [`FrameCapacity::new`]: 1024).
+    pub uncertain: usize,
+}
+
+impl FrameCapacity {
+    pub fn new(segments: usize, rects: usize) -> Self {
+        Self {
+            segments,
+            rects,
+            ring: 3,
+            uncertain: 1024,
+        }
+    }
+}
+
+/// One staging buffer of the ring, with copies of its frame's inputs (the host decides the
+/// pairs the kernel left uncertain from them, after later frames overwrote the GPU's).
+struct Slot {
+    staging: wgpu::Buffer,
+    state: Arc<AtomicU8>,
+    frame: u64,
+    segments: Vec<Segment>,
+    rects: Vec<Rect>,
+    /// The filters, when the frame has them (`None` leaves the reserved vector alone).
+    segment_filters: (bool, Vec<Filter>),
+    rect_filters: (bool, Vec<Filter>),
+}
+
+/// Closest hit per segment, frame after frame, on one GPU context.
+///
+/// ```no_run
+/// # use rectcast::{Batch, FirstHit, GpuContext, Segment, Rect};
+/// # use rectcast::gpu::frames::{FrameCapacity, Frames};
+/// # fn main() -> rectcast::Result<()> {
+/// let context = GpuContext::new()?;
+/// let mut frames = Frames::new(&context, FrameCapacity::new(10_000, 1_000))?;
+/// let mut hits = vec![FirstHit::NONE; 10_000];
+/// let mut previous = None;
+/// for _frame in 0..3 {
+///     # let (bullets, hitboxes): (Vec<Segment>, Vec<Rect>) = (vec![], vec![]);
+///     frames.write(&Batch::new(&bullets, &hitboxes))?;
+///     let id = frames.dispatch()?;
+///     // Last frame's results, ready by now: no stall.
+///     if let Some(previous) = previous {
+///         frames.read(previous, &mut hits)?;
+///     }
+///     previous = Some(id);
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// To record into your own encoder, call [`encode`](Self::encode), submit, then
+/// [`submitted`](Self::submitted). [`first_hits_buffer`](Self::first_hits_buffer) holds the last
+/// dispatched frame's `FirstHit` records (WGSL struct `FirstHit` in
+/// [`crate::gpu::shader::QUERIES_WGSL`]) for your own shaders; a record whose flags are exactly
+/// `FLAG_UNCERTAIN` is one the host decides on read.
+///
+/// Steady state allocates nothing in rectcast: the inputs are copied into buffers sized at
+/// creation. (wgpu itself allocates a few small objects per submit and map.)
+pub struct Frames {
+    context: GpuContext,
+    kernels: QueryKernels,
+    buffers: QueryBuffers,
+    capacity: FrameCapacity,
+    max_workgroups_per_dimension: u32,
+    ring: Vec<Slot>,
+    /// The frame `write` filled, not yet encoded.
+    written: Option<(usize, usize)>,
+    next_frame: u64,
+    uncertain_pairs: u64,
+    frames_redone: u64,
+}
+
+impl Frames {
+    /// Compiles the kernels and makes every buffer for `capacity`.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] when the kernels do not build or a buffer exceeds the device's limits.
+    pub fn new(context: &GpuContext, capacity: FrameCapacity) -> Result<Self> {
+        let (max_binding_bytes, max_workgroups_per_dimension) =
+            GpuLimits::default().resolve(context);
+        let kernels = QueryKernels::new(context)?;
+        let mut buffers = QueryBuffers::new(context);
+        let layout = StagingLayout::new(
+            Kernel::FirstHit,
+            capacity.segments,
+            capacity.rects,
+            capacity.uncertain as u64,
+        );
+        let device = &context.device;
+        let ring = context.scoped(|| {
+            let room = Room {
+                segments: capacity.segments,
+                rects: capacity.rects,
+                found: capacity.uncertain as u64,
+            };
+            buffers.reserve(device, &kernels.layout, room, max_binding_bytes);
+            Ok((0..capacity.ring.max(1))
+                .map(|_| {
+                    let mut staging = Growable::new(
+                        "rectcast.frames.staging",
+                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    );
+                    staging.reserve(device, layout.bytes(), u64::MAX);
+                    Slot {
+                        staging: staging.get().clone(),
+                        state: Arc::new(AtomicU8::new(IDLE)),
+                        frame: 0,
+                        segments: Vec::with_capacity(capacity.segments),
+                        rects: Vec::with_capacity(capacity.rects),
+                        segment_filters: (false, Vec::with_capacity(capacity.segments)),
+                        rect_filters: (false, Vec::with_capacity(capacity.rects)),
+                    }
+                })
+                .collect())
+        })?;
+        Ok(Self {
+            context: context.clone(),
+            kernels,
+            buffers,
+            capacity,
+            max_workgroups_per_dimension,
+            ring,
+            written: None,
+            next_frame: 0,
+            uncertain_pairs: 0,
+            frames_redone: 0,
+        })
+    }
+
+    fn slot_of(&self, frame: u64) -> usize {
+        (frame % self.ring.len() as u64) as usize
+    }
+
+    /// Writes this frame's segments, rects and filters (validated, within the capacity). The
+    /// upload happens at the next submit on the queue.
+    ///
+    /// # Errors
+    /// [`Error::Input`], [`Error::FilterLength`]; [`Error::FrameCapacity`] when the batch is
+    /// larger than the capacity; [`Error::RingFull`] when the slot this frame needs still
+    /// holds an unread frame.
+    pub fn write(&mut self, batch: &Batch) -> Result<()> {
+        batch.validate()?;
+        let (n, m) = (batch.segments.len(), batch.rects.len());
+        if n > self.capacity.segments || m > self.capacity.rects {
+            return Err(Error::FrameCapacity {
+                segments: n,
+                rects: m,
+                capacity_segments: self.capacity.segments,
+                capacity_rects: self.capacity.rects,
+            });
+        }
+        let index = self.slot_of(self.next_frame);
+        let slot = &mut self.ring[index];
+        if slot.state.load(Ordering::Acquire) != IDLE {
+            return Err(Error::RingFull {
+                frame: slot.frame,
+                ring: self.ring.len(),
+            });
+        }
+        // Within the capacity reserved at creation: no allocation.
+        slot.segments.clear();
+        slot.segments.extend_from_slice(batch.segments);
+        slot.rects.clear();
+        slot.rects.extend_from_slice(batch.rects);
+        copy_filters(&mut slot.segment_filters, batch.segment_filters);
+        copy_filters(&mut slot.rect_filters, batch.rect_filters);
+        if n > 0 && m > 0 {
+            self.buffers
+                .upload(&self.context.queue, batch, &(0..n), &(0..m));
+        }
+        self.written = Some((n, m));
+        Ok(())
+    }
+
+    /// Records the written frame's dispatch, and the copy of its results into the ring, into
+    /// `encoder`. Submit it, then call [`submitted`](Self::submitted).
+    ///
+    /// # Errors
+    /// [`Error::NothingWritten`] when no frame was written since the last encode.
+    pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<FrameId> {
+        let (n, m) = self.written.take().ok_or(Error::NothingWritten)?;
+        let frame = self.next_frame;
+        self.next_frame += 1;
+        let index = self.slot_of(frame);
+        let slot = &mut self.ring[index];
+        slot.frame = frame;
+        if n > 0 && m > 0 {
+            self.buffers.encode_dispatch(
+                encoder,
+                &self.kernels,
+                Kernel::FirstHit,
+                n,
+                self.max_workgroups_per_dimension,
+            );
+            let layout = StagingLayout::new(Kernel::FirstHit, n, m, self.capacity.uncertain as u64);
+            self.buffers.encode_copies(encoder, &slot.staging, &layout);
+        }
+        Ok(FrameId(frame))
+    }
+
+    /// Starts reading `frame` back, once the encoder [`encode`](Self::encode) recorded into has
+    /// been submitted.
+    pub fn submitted(&mut self, frame: FrameId) {
+        let index = self.slot_of(frame.0);
+        let slot = &self.ring[index];
+        let state = slot.state.clone();
+        state.store(PENDING, Ordering::Release);
+        slot.staging.slice(..).map_async(wgpu::MapMode::Read, move |result| {
+            state.store(if result.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
+        });
+    }
+
+    /// Encodes the written frame in an encoder of its own, submits it, and starts its readback.
+    ///
+    /// # Errors
+    /// As [`encode`](Self::encode); GPU errors.
+    pub fn dispatch(&mut self) -> Result<FrameId> {
+        let context = self.context.clone();
+        let frame = context.scoped(|| {
+            let mut encoder =
+                context
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("rectcast.frames.encoder"),
+                    });
+            let frame = self.encode(&mut encoder)?;
+            context.queue.submit([encoder.finish()]);
+            Ok(frame)
+        })?;
+        self.submitted(frame);
+        Ok(frame)
+    }
+
+    /// Copies `frame`'s closest hits into `out` (one per segment of that frame) if the GPU has
+    /// finished it, without waiting: `Ok(false)` when it has not.
+    ///
+    /// # Errors
+    /// [`Error::OutputLength`]; [`Error::BufferMap`]; [`Error::UnknownFrame`] for a frame that
+    /// was already read or never submitted.
+    pub fn try_read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<bool> {
+        self.context.device.poll(wgpu::PollType::Poll)?;
+        self.read_if_ready(frame, out)
+    }
+
+    /// Waits for `frame` and copies its closest hits into `out`.
+    ///
+    /// # Errors
+    /// As [`try_read`](Self::try_read).
+    pub fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
+        loop {
+            self.context.device.poll(wgpu::PollType::wait_indefinitely())?;
+            if self.read_if_ready(frame, out)? {
+                return Ok(());
+            }
+        }
+    }
+
+    fn read_if_ready(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<bool> {
+        let index = self.slot_of(frame.0);
+        let slot = &mut self.ring[index];
+        let state = slot.state.load(Ordering::Acquire);
+        if slot.frame != frame.0 || state == IDLE {
+            return Err(Error::UnknownFrame(frame.0));
+        }
+        if out.len() != slot.segments.len() {
+            return Err(Error::OutputLength {
+                expected: slot.segments.len(),
+                got: out.len(),
+            });
+        }
+        match state {
+            PENDING => return Ok(false),
+            FAILED => {
+                slot.state.store(IDLE, Ordering::Release);
+                return Err(Error::Gpu(format!("frame {}: reading results failed", frame.0)));
+            }
+            _ => {}
+        }
+        let (n, m) = (slot.segments.len(), slot.rects.len());
+        let layout = StagingLayout::new(Kernel::FirstHit, n, m, self.capacity.uncertain as u64);
+        let mut overflow = false;
+        let mut uncertain = 0;
+        if n > 0 && m > 0 {
+            let view = slot
+                .staging
+                .slice(..layout.bytes())
+                .get_mapped_range()
+                .map_err(|e| Error::Gpu(e.to_string()))?;
+            let (chunk, count) = parse_staging(&view, &layout, 0..n, 0..m);
+            out.copy_from_slice(chunk.first_hits);
+            overflow = count > self.capacity.uncertain as u64;
+            uncertain = count;
+            if !overflow {
+                let batch = slot_batch(slot);
+                for h in chunk.found {
+                    let (s, r) = (h.segment as usize, h.rect as usize);
+                    let result = segment_rect(&batch.segments[s], &batch.rects[r]);
+                    let hit = result.flags & flags::HIT != 0;
+                    if hit && beats(&batch.segments[s], batch.rects, h.rect, &result, &out[s]) {
+                        out[s] = FirstHit {
+                            rect: h.rect,
+                            result,
+                        };
+                    }
+                }
+            }
+        } else {
+            out.fill(FirstHit::NONE);
+        }
+        slot.staging.unmap();
+        slot.state.store(IDLE, Ordering::Release);
+        if overflow {
+            // More uncertain pairs than the list holds: the whole frame, exactly, on the CPU.
+            crate::cpu::queries::segment_rects(
+                crate::cpu::queries::query::QUERY_FIRST_HIT,
+                &slot_batch(slot),
+                &mut crate::cpu::queries::QueryOutputs {
+                    first_hits: out,
+                    segment_hits: &mut [],
+                    rect_hits: &mut [],
+                    found: &mut Vec::new(),
+                },
+            );
+            self.frames_redone += 1;
+        }
+        self.uncertain_pairs += uncertain;
+        Ok(true)
+    }
+
+    /// The buffer of `FirstHit` records (one per segment) the last dispatched frame writes, for
+    /// binding in your own shaders after it in the same submit.
+    pub fn first_hits_buffer(&self) -> &wgpu::Buffer {
+        self.buffers.first_hits()
+    }
+
+    /// Pairs the kernel left to the host's exact path since creation.
+    pub fn uncertain_pairs(&self) -> u64 {
+        self.uncertain_pairs
+    }
+
+    /// Frames whose uncertain pairs overflowed the list, so the host redid them on the CPU.
+    pub fn frames_redone(&self) -> u64 {
+        self.frames_redone
+    }
+}
+
+fn copy_filters(copy: &mut (bool, Vec<Filter>), filters: Option<&[Filter]>) {
+    copy.0 = filters.is_some();
+    copy.1.clear();
+    copy.1.extend_from_slice(filters.unwrap_or_default());
+}
+
+fn slot_batch(slot: &Slot) -> Batch<'_> {
+    Batch {
+        segments: &slot.segments,
+        rects: &slot.rects,
+        segment_filters: slot.segment_filters.0.then_some(&slot.segment_filters.1[..]),
+        rect_filters: slot.rect_filters.0.then_some(&slot.rect_filters.1[..]),
+    }
+}

@@ -1,0 +1,755 @@
+//! Host side of `shaders/queries.wgsl`: first hit, counts, hit list and clipping. Pipelines are
+//! built once, buffers kept between calls and grown only when a batch needs more, and a batch
+//! is split into chunks the device can take.
+//!
+//! Every chunk also returns a `found` list: the hits (hit list) and the pairs the kernel could not
+//! decide with certainty. When the list overflows, the host grows it, or splits the chunk when it
+//! is at the binding limit, and runs the chunk again: nothing found is ever dropped.
+
+use std::ops::Range;
+
+use super::GpuLimits;
+use super::buffers::{Growable, entry, read_back, storage_entry, uniform_entry};
+use super::chunks::workgroup_grid;
+use super::context::GpuContext;
+use super::shader::{self, QueryParams, WORKGROUP_SIZE};
+use crate::cpu::queries::{FILTER_RECTS, FILTER_SEGMENTS, beats, query};
+use crate::cpu::segment_rect::segment_rect;
+use crate::error::Result;
+use crate::query::{Batch, Counts};
+use crate::types::{FirstHit, Hit, Rect, Segment, flags};
+
+/// Entries the found list starts with when [`GpuLimits::hit_list_capacity`] is not set.
+pub const DEFAULT_HIT_LIST_CAPACITY: u64 = 1 << 14;
+/// Found entries copied back with a chunk's results before the count is known; more take a
+/// second copy (not a second dispatch).
+const FOUND_FIRST_COPY: u64 = 1024;
+/// Bytes before the found list's entries: its atomic count.
+const FOUND_HEADER: u64 = 4;
+
+/// The entry points of `queries.wgsl`, each a pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    FirstHit,
+    Counts,
+    Hits,
+    Clip,
+}
+
+impl Kernel {
+    const ALL: [Kernel; 4] = [Kernel::FirstHit, Kernel::Counts, Kernel::Hits, Kernel::Clip];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// (entry point, QUERY constant, label).
+    fn entry_point(self) -> (&'static str, u32, &'static str) {
+        match self {
+            Kernel::FirstHit => (
+                "segment_rects",
+                query::QUERY_FIRST_HIT,
+                "rectcast.queries.first_hit",
+            ),
+            Kernel::Counts => (
+                "segment_rects",
+                query::QUERY_COUNTS,
+                "rectcast.queries.counts",
+            ),
+            Kernel::Hits => ("segment_rects", query::QUERY_HITS, "rectcast.queries.hits"),
+            Kernel::Clip => ("clip", query::QUERY_FIRST_HIT, "rectcast.queries.clip"),
+        }
+    }
+
+    /// Whether the kernel writes one `FirstHit` per segment.
+    fn writes_first_hits(self) -> bool {
+        matches!(self, Kernel::FirstHit | Kernel::Clip)
+    }
+}
+
+/// The layout and the four pipelines, compiled once per device.
+pub(crate) struct QueryKernels {
+    pub(crate) layout: wgpu::BindGroupLayout,
+    pipelines: Vec<wgpu::ComputePipeline>,
+}
+
+impl QueryKernels {
+    pub(crate) fn new(context: &GpuContext) -> Result<Self> {
+        let device = &context.device;
+        context.scoped(|| {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("rectcast.queries.wgsl"),
+                source: wgpu::ShaderSource::Wgsl(shader::QUERIES_WGSL.into()),
+            });
+            let mut entries = vec![uniform_entry(0)];
+            entries.extend((1..=4).map(|b| storage_entry(b, true)));
+            entries.extend((5..=8).map(|b| storage_entry(b, false)));
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("rectcast.queries.layout"),
+                entries: &entries,
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("rectcast.queries.pipeline_layout"),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipelines = Kernel::ALL
+                .iter()
+                .map(|kernel| {
+                    let (entry_point, query, label) = kernel.entry_point();
+                    let constants = shader::queries_constants(query);
+                    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(label),
+                        layout: Some(&pipeline_layout),
+                        module: &module,
+                        entry_point: Some(entry_point),
+                        compilation_options: wgpu::PipelineCompilationOptions {
+                            constants: &constants,
+                            // Every tile is written before the barrier that precedes its reads.
+                            zero_initialize_workgroup_memory: false,
+                        },
+                        cache: None,
+                    })
+                })
+                .collect();
+            Ok(Self { layout, pipelines })
+        })
+    }
+
+    fn pipeline(&self, kernel: Kernel) -> &wgpu::ComputePipeline {
+        &self.pipelines[kernel.index()]
+    }
+}
+
+/// The most one dispatch may take, in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryCaps {
+    /// Segments per dispatch (one invocation each; their outputs fit one binding).
+    pub segments: u64,
+    /// Rects per dispatch (one binding).
+    pub rects: u64,
+    /// Entries of the found list (one binding).
+    pub found: u64,
+}
+
+impl QueryCaps {
+    pub fn new(max_binding_bytes: u64, max_workgroups_per_dimension: u32) -> Self {
+        let max_binding_bytes = max_binding_bytes / 16 * 16;
+        let dim = max_workgroups_per_dimension as u64;
+        let dispatch = dim * dim * WORKGROUP_SIZE as u64;
+        let per_binding = |size: usize| max_binding_bytes / size as u64;
+        Self {
+            segments: per_binding(size_of::<FirstHit>())
+                .min(per_binding(size_of::<Segment>()))
+                .min(dispatch)
+                .min(1 << 31)
+                .max(1),
+            rects: per_binding(size_of::<Rect>()).max(1),
+            found: (max_binding_bytes.saturating_sub(FOUND_HEADER) / size_of::<Hit>() as u64)
+                .max(1),
+        }
+    }
+}
+
+/// The storage buffers of one `queries.wgsl` bind group, and the bind group.
+pub(crate) struct QueryBuffers {
+    params: wgpu::Buffer,
+    segments: Growable,
+    rects: Growable,
+    segment_filters: Growable,
+    rect_filters: Growable,
+    first_hits: Growable,
+    segment_hits: Growable,
+    rect_hits: Growable,
+    found: Growable,
+    bind_group: Option<wgpu::BindGroup>,
+}
+
+/// Element counts to make room for.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Room {
+    pub segments: usize,
+    pub rects: usize,
+    pub found: u64,
+}
+
+/// Where a chunk's outputs lie in the staging buffer, in bytes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StagingLayout {
+    pub first_hits: Range<u64>,
+    pub segment_hits: Range<u64>,
+    pub rect_hits: Range<u64>,
+    /// The found list's count and its first entries.
+    pub found: Range<u64>,
+}
+
+impl StagingLayout {
+    pub(crate) fn new(kernel: Kernel, segments: usize, rects: usize, found_entries: u64) -> Self {
+        let first = if kernel.writes_first_hits() {
+            (segments * size_of::<FirstHit>()) as u64
+        } else {
+            0
+        };
+        let (segment_hits, rect_hits) = if kernel == Kernel::Counts {
+            ((segments * 4) as u64, (rects * 4) as u64)
+        } else {
+            (0, 0)
+        };
+        // Copies move whole 4-byte words, and every size here is one.
+        let a = first;
+        let b = a + segment_hits;
+        let c = b + rect_hits;
+        let d = c + FOUND_HEADER + found_entries * size_of::<Hit>() as u64;
+        Self {
+            first_hits: 0..a,
+            segment_hits: a..b,
+            rect_hits: b..c,
+            found: c..d,
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> u64 {
+        self.found.end
+    }
+}
+
+/// A chunk's outputs as read back, with chunk-local indices.
+pub(crate) struct ChunkOut<'a> {
+    pub segments: Range<usize>,
+    pub rects: Range<usize>,
+    pub first_hits: &'a [FirstHit],
+    pub segment_hits: &'a [u32],
+    pub rect_hits: &'a [u32],
+    pub found: &'a [Hit],
+}
+
+impl QueryBuffers {
+    pub(crate) fn new(context: &GpuContext) -> Self {
+        let read = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let write = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
+        Self {
+            params: context.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rectcast.queries.params"),
+                size: size_of::<QueryParams>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            segments: Growable::new("rectcast.queries.segments", read),
+            rects: Growable::new("rectcast.queries.rects", read),
+            segment_filters: Growable::new("rectcast.queries.segment_filters", read),
+            rect_filters: Growable::new("rectcast.queries.rect_filters", read),
+            first_hits: Growable::new("rectcast.queries.first_hits", write),
+            segment_hits: Growable::new("rectcast.queries.segment_hits", write),
+            rect_hits: Growable::new("rectcast.queries.rect_hits", write),
+            found: Growable::new("rectcast.queries.found", write),
+            bind_group: None,
+        }
+    }
+
+    /// Grows the buffers to hold `room`, rebuilding the bind group if any was replaced.
+    pub(crate) fn reserve(
+        &mut self,
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        room: Room,
+        cap: u64,
+    ) {
+        let n = room.segments as u64;
+        let m = room.rects as u64;
+        let mut stale = self.bind_group.is_none();
+        stale |= self.segments.reserve(device, n * 16, cap);
+        stale |= self.rects.reserve(device, m * 16, cap);
+        stale |= self.segment_filters.reserve(device, n * 8, cap);
+        stale |= self.rect_filters.reserve(device, m * 8, cap);
+        stale |= self.first_hits.reserve(device, n * 16, cap);
+        stale |= self.segment_hits.reserve(device, n * 4, cap);
+        stale |= self.rect_hits.reserve(device, m * 4, cap);
+        let found = FOUND_HEADER + room.found * size_of::<Hit>() as u64;
+        stale |= self.found.reserve(device, found, cap);
+        if stale {
+            self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("rectcast.queries.bind_group"),
+                layout,
+                entries: &[
+                    entry(0, &self.params),
+                    entry(1, self.segments.get()),
+                    entry(2, self.rects.get()),
+                    entry(3, self.segment_filters.get()),
+                    entry(4, self.rect_filters.get()),
+                    entry(5, self.first_hits.get()),
+                    entry(6, self.segment_hits.get()),
+                    entry(7, self.rect_hits.get()),
+                    entry(8, self.found.get()),
+                ],
+            }));
+        }
+    }
+
+    /// Entries the found list holds (the shader's `arrayLength(&found.hits)`).
+    pub(crate) fn found_capacity(&self) -> u64 {
+        self.found
+            .buffer
+            .as_ref()
+            .map_or(0, |b| (b.size() - FOUND_HEADER) / size_of::<Hit>() as u64)
+    }
+
+    /// The per-segment result buffer of the first-hit and clip kernels (`FirstHit` records), for
+    /// binding in a caller's own shaders.
+    pub(crate) fn first_hits(&self) -> &wgpu::Buffer {
+        self.first_hits.get()
+    }
+
+    /// Uploads a chunk: its segments, rects and filters, and the params.
+    pub(crate) fn upload(
+        &self,
+        queue: &wgpu::Queue,
+        batch: &Batch,
+        segments: &Range<usize>,
+        rects: &Range<usize>,
+    ) {
+        queue.write_buffer(
+            self.segments.get(),
+            0,
+            bytemuck::cast_slice(&batch.segments[segments.clone()]),
+        );
+        queue.write_buffer(
+            self.rects.get(),
+            0,
+            bytemuck::cast_slice(&batch.rects[rects.clone()]),
+        );
+        let mut filters = 0;
+        if let Some(f) = batch.segment_filters {
+            queue.write_buffer(
+                self.segment_filters.get(),
+                0,
+                bytemuck::cast_slice(&f[segments.clone()]),
+            );
+            filters |= FILTER_SEGMENTS;
+        }
+        if let Some(f) = batch.rect_filters {
+            queue.write_buffer(
+                self.rect_filters.get(),
+                0,
+                bytemuck::cast_slice(&f[rects.clone()]),
+            );
+            filters |= FILTER_RECTS;
+        }
+        let params = QueryParams {
+            segment_count: segments.len() as u32,
+            rect_count: rects.len() as u32,
+            filters,
+            ..QueryParams::default()
+        };
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+    }
+
+    /// Records the kernel over `segments` segments: clears the found count (and the rect
+    /// counts), dispatches.
+    pub(crate) fn encode_dispatch(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        kernels: &QueryKernels,
+        kernel: Kernel,
+        segments: usize,
+        max_workgroups_per_dimension: u32,
+    ) {
+        encoder.clear_buffer(self.found.get(), 0, Some(FOUND_HEADER));
+        if kernel == Kernel::Counts {
+            encoder.clear_buffer(self.rect_hits.get(), 0, None);
+        }
+        let (x, y) = workgroup_grid(segments, max_workgroups_per_dimension);
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("rectcast.queries.pass"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(kernels.pipeline(kernel));
+        pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+
+    /// Records the copies of a chunk's outputs into `staging`, laid out as `layout`.
+    pub(crate) fn encode_copies(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        staging: &wgpu::Buffer,
+        layout: &StagingLayout,
+    ) {
+        let copies = [
+            (self.first_hits.get(), &layout.first_hits),
+            (self.segment_hits.get(), &layout.segment_hits),
+            (self.rect_hits.get(), &layout.rect_hits),
+            (self.found.get(), &layout.found),
+        ];
+        for (buffer, range) in copies {
+            if !range.is_empty() {
+                encoder.copy_buffer_to_buffer(buffer, 0, staging, range.start, range.end - range.start);
+            }
+        }
+    }
+}
+
+/// Splits a mapped staging buffer into a chunk's outputs, and the found count.
+pub(crate) fn parse_staging<'a>(
+    mapped: &'a [u8],
+    layout: &StagingLayout,
+    segments: Range<usize>,
+    rects: Range<usize>,
+) -> (ChunkOut<'a>, u64) {
+    let range = |r: &Range<u64>| &mapped[r.start as usize..r.end as usize];
+    let found = range(&layout.found);
+    let (count, entries) = found.split_at(FOUND_HEADER as usize);
+    let count = u32::from_le_bytes([count[0], count[1], count[2], count[3]]) as u64;
+    let entries: &[Hit] = bytemuck::cast_slice(entries);
+    let listed = (count as usize).min(entries.len());
+    (
+        ChunkOut {
+            segments,
+            rects,
+            first_hits: bytemuck::cast_slice(range(&layout.first_hits)),
+            segment_hits: bytemuck::cast_slice(range(&layout.segment_hits)),
+            rect_hits: bytemuck::cast_slice(range(&layout.rect_hits)),
+            found: &entries[..listed],
+        },
+        count,
+    )
+}
+
+/// What became of a dispatched chunk.
+enum Outcome {
+    Done,
+    /// The found list needed this many entries.
+    Overflow(u64),
+}
+
+/// The query kernels on one GPU context, with buffers kept between calls.
+pub struct GpuQueries {
+    context: GpuContext,
+    kernels: QueryKernels,
+    buffers: QueryBuffers,
+    staging: Growable,
+    caps: QueryCaps,
+    max_binding_bytes: u64,
+    max_workgroups_per_dimension: u32,
+    /// Entries the found list is given before its first run.
+    initial_found: u64,
+    /// Pairs re-decided on the host since creation.
+    uncertain_pairs: u64,
+}
+
+impl GpuQueries {
+    /// Compiles the pipelines. Buffers are created on first use.
+    ///
+    /// # Errors
+    /// [`crate::Error::Gpu`] if the shader or a pipeline fails validation on this device.
+    pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
+        let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
+        let kernels = QueryKernels::new(&context)?;
+        let buffers = QueryBuffers::new(&context);
+        Ok(Self {
+            caps: QueryCaps::new(max_binding_bytes, max_workgroups_per_dimension),
+            max_binding_bytes,
+            max_workgroups_per_dimension,
+            initial_found: limits
+                .hit_list_capacity
+                .unwrap_or(DEFAULT_HIT_LIST_CAPACITY),
+            kernels,
+            buffers,
+            staging: Growable::new(
+                "rectcast.queries.staging",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            context,
+            uncertain_pairs: 0,
+        })
+    }
+
+    pub fn caps(&self) -> QueryCaps {
+        self.caps
+    }
+
+    pub fn uncertain_pairs(&self) -> u64 {
+        self.uncertain_pairs
+    }
+
+    /// Bytes of GPU memory held between calls.
+    pub fn buffer_bytes(&self) -> u64 {
+        let b = &self.buffers;
+        [
+            &b.segments,
+            &b.rects,
+            &b.segment_filters,
+            &b.rect_filters,
+            &b.first_hits,
+            &b.segment_hits,
+            &b.rect_hits,
+            &b.found,
+            &self.staging,
+        ]
+        .iter()
+        .filter_map(|g| g.buffer.as_ref())
+        .map(|b| b.size())
+        .sum::<u64>()
+            + b.params.size()
+    }
+
+    /// Runs `kernel` over the whole batch, chunk by chunk, handing each chunk's outputs to
+    /// `sink`. Chunks come in no promised order; each chunk is handed over exactly once.
+    pub(crate) fn run(
+        &mut self,
+        kernel: Kernel,
+        batch: &Batch,
+        mut sink: impl FnMut(&ChunkOut),
+    ) -> Result<()> {
+        let n = batch.segments.len();
+        let m = batch.rects.len();
+        if n == 0 || m == 0 {
+            return Ok(());
+        }
+        // Clip pairs segment i with rect i (or with the one rect): its rect range follows.
+        let per_segment_rects = kernel == Kernel::Clip && m > 1;
+        let segment_tile = self.caps.segments as usize;
+        let rect_tile = if kernel == Kernel::Clip {
+            m
+        } else {
+            (self.caps.rects as usize).min(m)
+        };
+        let mut work: Vec<(Range<usize>, Range<usize>)> = Vec::new();
+        for s in (0..n).step_by(segment_tile).rev() {
+            let segments = s..(s + segment_tile).min(n);
+            if kernel == Kernel::Clip {
+                let rects = if per_segment_rects { segments.clone() } else { 0..1 };
+                work.push((segments, rects));
+                continue;
+            }
+            for r in (0..m).step_by(rect_tile).rev() {
+                work.push((segments.clone(), r..(r + rect_tile).min(m)));
+            }
+        }
+        let mut found = self.buffers.found_capacity().max(self.initial_found);
+        while let Some((segments, rects)) = work.pop() {
+            match self.run_chunk(kernel, batch, &segments, &rects, found, &mut sink)? {
+                Outcome::Done => {}
+                Outcome::Overflow(needed) if needed <= self.caps.found => found = needed,
+                Outcome::Overflow(_) => {
+                    // At the binding limit: halve the chunk (segments first; clip's rects follow
+                    // its segments). One pair finds at most one entry, so this ends.
+                    let half = |r: &Range<usize>| r.start + r.len() / 2;
+                    if segments.len() > 1 {
+                        let mid = half(&segments);
+                        let split = |s: Range<usize>| {
+                            let r = if per_segment_rects { s.clone() } else { rects.clone() };
+                            (s, r)
+                        };
+                        work.push(split(mid..segments.end));
+                        work.push(split(segments.start..mid));
+                    } else {
+                        let mid = half(&rects);
+                        work.push((segments.clone(), mid..rects.end));
+                        work.push((segments, rects.start..mid));
+                    }
+                    continue;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Dispatches one chunk with a found list of at least `found` entries and hands its outputs
+    /// to `sink`, unless the list overflowed.
+    fn run_chunk(
+        &mut self,
+        kernel: Kernel,
+        batch: &Batch,
+        segments: &Range<usize>,
+        rects: &Range<usize>,
+        found: u64,
+        sink: &mut impl FnMut(&ChunkOut),
+    ) -> Result<Outcome> {
+        let context = self.context.clone();
+        let device = &context.device;
+        let room = Room {
+            segments: segments.len(),
+            rects: rects.len(),
+            found,
+        };
+        let cap = self.max_binding_bytes;
+        // The copies below are submitted after the dispatch, on the same queue: waiting for
+        // them waits for it.
+        context.scoped(|| {
+            self.buffers.reserve(device, &self.kernels.layout, room, cap);
+            self.buffers.upload(&context.queue, batch, segments, rects);
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("rectcast.queries.encoder"),
+            });
+            self.buffers.encode_dispatch(
+                &mut encoder,
+                &self.kernels,
+                kernel,
+                segments.len(),
+                self.max_workgroups_per_dimension,
+            );
+            context.queue.submit([encoder.finish()]);
+            Ok(())
+        })?;
+        let capacity = self.buffers.found_capacity();
+        // Copy back the outputs and the first entries; when more were found, copy them all.
+        let mut entries = capacity.min(FOUND_FIRST_COPY);
+        loop {
+            let layout = StagingLayout::new(kernel, segments.len(), rects.len(), entries);
+            let submitted = context.scoped(|| {
+                self.staging.reserve(device, layout.bytes(), u64::MAX);
+                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("rectcast.queries.readback"),
+                });
+                self.buffers
+                    .encode_copies(&mut encoder, self.staging.get(), &layout);
+                Ok(context.queue.submit([encoder.finish()]))
+            })?;
+            let mut count = 0;
+            let mut uncertain = 0;
+            read_back(
+                &context,
+                self.staging.get(),
+                submitted,
+                layout.bytes(),
+                |mapped| {
+                    let (out, found) =
+                        parse_staging(mapped, &layout, segments.clone(), rects.clone());
+                    count = found;
+                    if found <= entries {
+                        uncertain = out
+                            .found
+                            .iter()
+                            .filter(|h| h.result.flags == flags::UNCERTAIN)
+                            .count() as u64;
+                        sink(&out);
+                    }
+                },
+            )?;
+            if count > capacity {
+                return Ok(Outcome::Overflow(count));
+            }
+            if count <= entries {
+                self.uncertain_pairs += uncertain;
+                return Ok(Outcome::Done);
+            }
+            entries = count;
+        }
+    }
+}
+
+/// A found entry's result with the chunk's offsets applied; an uncertain one decided exactly.
+fn decided(batch: &Batch, chunk: &ChunkOut, h: &Hit) -> Hit {
+    let segment = chunk.segments.start + h.segment as usize;
+    let rect = chunk.rects.start + h.rect as usize;
+    let result = if h.result.flags == flags::UNCERTAIN {
+        segment_rect(&batch.segments[segment], &batch.rects[rect])
+    } else {
+        h.result
+    };
+    Hit {
+        segment: segment as u32,
+        rect: rect as u32,
+        result,
+    }
+}
+
+impl GpuQueries {
+    /// First-hit query; `out.len() == batch.segments.len()`. Inputs are valid.
+    pub(crate) fn first_hit(&mut self, batch: &Batch, out: &mut [FirstHit]) -> Result<()> {
+        out.fill(FirstHit::NONE);
+        self.run(Kernel::FirstHit, batch, |chunk| {
+            let best = &mut out[chunk.segments.clone()];
+            // Rect tiles may come in any order: merge with the full tie rule.
+            for (i, (best, local)) in best.iter_mut().zip(chunk.first_hits).enumerate() {
+                if let Some(rect) = local.rect() {
+                    let rect = rect + chunk.rects.start as u32;
+                    let s = &batch.segments[chunk.segments.start + i];
+                    if beats(s, batch.rects, rect, &local.result, best) {
+                        *best = FirstHit {
+                            rect,
+                            result: local.result,
+                        };
+                    }
+                }
+            }
+            for h in chunk.found {
+                let h = decided(batch, chunk, h);
+                let best = &mut out[h.segment as usize];
+                let s = &batch.segments[h.segment as usize];
+                if h.result.hit() && beats(s, batch.rects, h.rect, &h.result, best) {
+                    *best = FirstHit {
+                        rect: h.rect,
+                        result: h.result,
+                    };
+                }
+            }
+        })
+    }
+
+    /// Hit-list query, in (segment, rect) order. Inputs are valid.
+    pub(crate) fn hits(&mut self, batch: &Batch) -> Result<Vec<Hit>> {
+        let mut hits = Vec::new();
+        self.run(Kernel::Hits, batch, |chunk| {
+            hits.extend(
+                chunk
+                    .found
+                    .iter()
+                    .map(|h| decided(batch, chunk, h))
+                    .filter(|h| h.result.hit()),
+            );
+        })?;
+        hits.sort_unstable_by_key(|h| (h.segment, h.rect));
+        Ok(hits)
+    }
+
+    /// Counts query into zeroed counts of the batch's sizes. Inputs are valid.
+    pub(crate) fn counts(&mut self, batch: &Batch, counts: &mut Counts) -> Result<()> {
+        self.run(Kernel::Counts, batch, |chunk| {
+            let per_segment = &mut counts.per_segment[chunk.segments.clone()];
+            for (total, &n) in per_segment.iter_mut().zip(chunk.segment_hits) {
+                *total += n;
+            }
+            let per_rect = &mut counts.per_rect[chunk.rects.clone()];
+            for (total, &n) in per_rect.iter_mut().zip(chunk.rect_hits) {
+                *total += n as u64;
+            }
+            for h in chunk.found {
+                let h = decided(batch, chunk, h);
+                if h.result.hit() {
+                    counts.per_segment[h.segment as usize] += 1;
+                    counts.per_rect[h.rect as usize] += 1;
+                }
+            }
+        })
+    }
+
+    /// Clip query: segment i against `rects[0]` when there is one rect, else `rects[i]`.
+    /// Inputs are valid and sized.
+    pub(crate) fn clip(
+        &mut self,
+        segments: &[Segment],
+        rects: &[Rect],
+        out: &mut [FirstHit],
+    ) -> Result<()> {
+        let batch = Batch::new(segments, rects);
+        self.run(Kernel::Clip, &batch, |chunk| {
+            for (i, local) in chunk.first_hits.iter().enumerate() {
+                let s = chunk.segments.start + i;
+                out[s] = FirstHit {
+                    rect: local.rect().map_or(FirstHit::NO_RECT, |r| r + chunk.rects.start as u32),
+                    result: local.result,
+                };
+            }
+            for h in chunk.found {
+                let h = decided(&batch, chunk, h);
+                out[h.segment as usize] = FirstHit {
+                    rect: if h.result.hit() { h.rect } else { FirstHit::NO_RECT },
+                    result: h.result,
+                };
+            }
+        })
+    }
+}
