@@ -115,7 +115,7 @@ fn compare_entries(s: Segment, a: Entry, b: Entry) -> i32 {
         let plus = select(plus_y, plus_x, a.axis == AXIS_X);
         let ka = order_key(a.bound);
         let kb = order_key(b.bound);
-        let later = select(ka < kb, ka > kb, plus);
+        let later = select((ka < kb), (ka > kb), plus);
         return select(select(-1, 1, later), 0, ka == kb);
     }
     // t_x - t_y, from the side of the line the corner (bx, by) lies on.
@@ -181,10 +181,10 @@ fn segment_rects(
     rectcast_one = params.one;
     let segment = segment_id(workgroup_id, num_workgroups, local_index);
     // Invocations past the last segment still load rects and meet at the barriers.
-    let active = segment < params.segment_count;
+    let live = segment < params.segment_count;
     var s = Segment(0.0, 0.0, 0.0, 0.0);
     var s_filter = Filter(0u, 0u);
-    if (active) {
+    if (live) {
         s = segments[segment];
         s_filter = segment_filter(segment);
     }
@@ -203,7 +203,7 @@ fn segment_rects(
         workgroupBarrier();
         let tile = min(WORKGROUP_SIZE, params.rect_count - base);
         for (var k = 0u; k < tile; k++) {
-            if (!active || !is_tested(s_filter, tile_filters[k])) {
+            if (!live || !is_tested(s_filter, tile_filters[k])) {
                 continue;
             }
             let rect = base + k;
@@ -244,10 +244,10 @@ fn segment_rects(
             }
         }
     }
-    if (active && QUERY == QUERY_FIRST_HIT) {
+    if (live && QUERY == QUERY_FIRST_HIT) {
         first_hits[segment] = best;
     }
-    if (active && QUERY == QUERY_COUNTS) {
+    if (live && QUERY == QUERY_COUNTS) {
         segment_hits[segment] = hits;
     }
 }

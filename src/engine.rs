@@ -1,8 +1,8 @@
 //! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
 
 use crate::cpu;
-use crate::error::{Error, Result};
 use crate::cpu::queries::{QueryOutputs, query};
+use crate::error::{Error, Result};
 use crate::gpu::{GpuContext, GpuLimits, GpuPairs, GpuQueries};
 use crate::query::{Batch, ClipTo, Clipped, Counts};
 use crate::types::{FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
@@ -375,7 +375,11 @@ impl Engine {
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                let rect = if rects.len() == 1 { &rects[0] } else { &rects[i] };
+                let rect = if rects.len() == 1 {
+                    &rects[0]
+                } else {
+                    &rects[i]
+                };
                 Clipped::new(&segments[i], rect, r.result)
             })
             .collect())

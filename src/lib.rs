@@ -3,8 +3,8 @@
 pub mod cpu;
 mod engine;
 mod error;
-mod query;
 pub mod gpu;
+mod query;
 pub mod scene;
 mod types;
 pub mod validate;

@@ -3,8 +3,8 @@
 
 use std::mem::{offset_of, size_of};
 
-use rectcast::gpu::shader::{self, Params};
-use rectcast::{PairIndex, PairResult, Rect, Segment};
+use rectcast::gpu::shader::{self, Params, QueryParams};
+use rectcast::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 
 fn parse(source: &str, name: &str) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(source)
@@ -18,9 +18,49 @@ fn parse(source: &str, name: &str) -> (naga::Module, naga::valid::ModuleInfo) {
     (module, info)
 }
 
-fn specialised(source: &str, name: &str) -> naga::Module {
-    let (module, info) = parse(source, name);
-    let constants: naga::back::PipelineConstants = shader::constants()
+/// Each kernel as the host compiles it: its file after `segment_rect.wgsl`, with its constants.
+struct Kernel {
+    file: &'static str,
+    source: &'static str,
+    constants: Vec<(&'static str, f64)>,
+    entry_points: &'static [&'static str],
+}
+
+fn kernels() -> [Kernel; 3] {
+    [
+        Kernel {
+            file: "segment_rect.wgsl",
+            source: shader::SEGMENT_RECT_WGSL,
+            constants: shader::segment_rect_constants(),
+            entry_points: &[],
+        },
+        Kernel {
+            file: "pairs.wgsl",
+            source: shader::PAIRS_WGSL,
+            constants: shader::pairs_constants(),
+            entry_points: &["pairs_dense", "pairs_list"],
+        },
+        Kernel {
+            file: "queries.wgsl",
+            source: shader::QUERIES_WGSL,
+            constants: shader::queries_constants(0),
+            entry_points: &["segment_rects", "clip"],
+        },
+    ]
+}
+
+fn kernel(file: &str) -> Kernel {
+    kernels()
+        .into_iter()
+        .find(|k| k.file == file)
+        .unwrap_or_else(|| panic!("shaders/{file} is not one of the host's kernels"))
+}
+
+fn specialised(kernel: &Kernel) -> naga::Module {
+    let name = kernel.file;
+    let (module, info) = parse(kernel.source, name);
+    let constants: naga::back::PipelineConstants = kernel
+        .constants
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
@@ -31,68 +71,84 @@ fn specialised(source: &str, name: &str) -> naga::Module {
 }
 
 #[test]
-fn every_shader_in_the_shaders_folder_parses_and_validates() {
+fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
-    let mut count = 0;
+    let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).expect("shaders/") {
         let path = entry.expect("entry").path();
         if path.extension().is_some_and(|e| e == "wgsl") {
-            let source = std::fs::read_to_string(&path).expect("read");
-            specialised(&source, &path.display().to_string());
-            count += 1;
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            specialised(&kernel(&file));
+            files.push(file);
         }
     }
-    assert!(count >= 1, "no shaders found in {dir}");
+    files.sort();
+    assert_eq!(files, ["pairs.wgsl", "queries.wgsl", "segment_rect.wgsl"]);
 }
 
 #[test]
-fn the_embedded_shader_is_the_file_in_shaders() {
-    let on_disk =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/pairs.wgsl"))
-            .expect("read");
-    assert_eq!(shader::PAIRS_WGSL, on_disk);
-}
-
-#[test]
-fn the_shader_declares_exactly_the_constants_the_host_supplies() {
-    let (module, _) = parse(shader::PAIRS_WGSL, "pairs.wgsl");
-    let mut declared: Vec<String> = module
-        .overrides
-        .iter()
-        .filter_map(|(_, o)| o.name.clone())
-        .collect();
-    let mut supplied: Vec<String> = shader::constants()
-        .iter()
-        .map(|(k, _)| k.to_string())
-        .collect();
-    declared.sort();
-    supplied.sort();
-    assert_eq!(declared, supplied);
-    for (_, o) in module.overrides.iter() {
-        assert!(
-            o.init.is_none(),
-            "override {:?} has a default: numbers live in Rust",
-            o.name
+fn the_embedded_shaders_are_the_files_in_shaders() {
+    let read = |file: &str| {
+        std::fs::read_to_string(format!("{}/shaders/{file}", env!("CARGO_MANIFEST_DIR")))
+            .expect("read")
+    };
+    let library = read("segment_rect.wgsl");
+    assert_eq!(shader::SEGMENT_RECT_WGSL, library);
+    for file in ["pairs.wgsl", "queries.wgsl"] {
+        assert_eq!(
+            kernel(file).source,
+            format!("{library}\n{}", read(file)),
+            "{file}"
         );
+    }
+}
+
+#[test]
+fn each_shader_declares_exactly_the_constants_the_host_supplies() {
+    for kernel in kernels() {
+        let (module, _) = parse(kernel.source, kernel.file);
+        let mut declared: Vec<String> = module
+            .overrides
+            .iter()
+            .filter_map(|(_, o)| o.name.clone())
+            .collect();
+        let mut supplied: Vec<String> = kernel
+            .constants
+            .iter()
+            .map(|(k, _)| k.to_string())
+            .collect();
+        declared.sort();
+        supplied.sort();
+        assert_eq!(declared, supplied, "{}", kernel.file);
+        for (_, o) in module.overrides.iter() {
+            assert!(
+                o.init.is_none(),
+                "{}: override {:?} has a default: numbers live in Rust",
+                kernel.file,
+                o.name
+            );
+        }
     }
 }
 
 #[test]
 fn entry_points_use_the_hosts_workgroup_size() {
-    let module = specialised(shader::PAIRS_WGSL, "pairs.wgsl");
-    let names: Vec<&str> = module
-        .entry_points
-        .iter()
-        .map(|e| e.name.as_str())
-        .collect();
-    assert_eq!(names, ["pairs_dense", "pairs_list"]);
-    for entry in &module.entry_points {
-        assert_eq!(
-            entry.workgroup_size,
-            [shader::WORKGROUP_SIZE, 1, 1],
-            "{}",
-            entry.name
-        );
+    for kernel in kernels() {
+        let module = specialised(&kernel);
+        let names: Vec<&str> = module
+            .entry_points
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
+        assert_eq!(names, kernel.entry_points, "{}", kernel.file);
+        for entry in &module.entry_points {
+            assert_eq!(
+                entry.workgroup_size,
+                [shader::WORKGROUP_SIZE, 1, 1],
+                "{}",
+                entry.name
+            );
+        }
     }
 }
 
@@ -123,9 +179,11 @@ type Members = Vec<(&'static str, usize)>;
 
 #[test]
 fn rust_mirrors_have_the_shaders_struct_layouts() {
-    let module = specialised(shader::PAIRS_WGSL, "pairs.wgsl");
-    let cases: [(&str, usize, Members); 5] = [
+    let pairs = specialised(&kernel("pairs.wgsl"));
+    let queries = specialised(&kernel("queries.wgsl"));
+    let cases: [(&naga::Module, &str, usize, Members); 10] = [
         (
+            &pairs,
             "Segment",
             size_of::<Segment>(),
             vec![
@@ -136,6 +194,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
             ],
         ),
         (
+            &pairs,
             "Rect",
             size_of::<Rect>(),
             vec![
@@ -146,6 +205,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
             ],
         ),
         (
+            &pairs,
             "PairIndex",
             size_of::<PairIndex>(),
             vec![
@@ -154,6 +214,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
             ],
         ),
         (
+            &pairs,
             "PairResult",
             size_of::<PairResult>(),
             vec![
@@ -163,6 +224,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
             ],
         ),
         (
+            &pairs,
             "Params",
             size_of::<Params>(),
             vec![
@@ -172,9 +234,58 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
                 ("one", offset_of!(Params, one)),
             ],
         ),
+        (
+            &queries,
+            "Filter",
+            size_of::<Filter>(),
+            vec![
+                ("category", offset_of!(Filter, category)),
+                ("mask", offset_of!(Filter, mask)),
+            ],
+        ),
+        (
+            &queries,
+            "FirstHit",
+            size_of::<FirstHit>(),
+            vec![
+                ("rect", offset_of!(FirstHit, rect)),
+                ("result", offset_of!(FirstHit, result)),
+            ],
+        ),
+        (
+            &queries,
+            "Hit",
+            size_of::<Hit>(),
+            vec![
+                ("segment", offset_of!(Hit, segment)),
+                ("rect", offset_of!(Hit, rect)),
+                ("result", offset_of!(Hit, result)),
+            ],
+        ),
+        (
+            &queries,
+            "QueryParams",
+            size_of::<QueryParams>(),
+            vec![
+                ("segment_count", offset_of!(QueryParams, segment_count)),
+                ("rect_count", offset_of!(QueryParams, rect_count)),
+                ("filters", offset_of!(QueryParams, filters)),
+                ("one", offset_of!(QueryParams, one)),
+            ],
+        ),
+        (
+            &queries,
+            "PairResult",
+            size_of::<PairResult>(),
+            vec![
+                ("t_enter", offset_of!(PairResult, t_enter)),
+                ("t_exit", offset_of!(PairResult, t_exit)),
+                ("flags", offset_of!(PairResult, flags)),
+            ],
+        ),
     ];
-    for (name, rust_size, rust_members) in cases {
-        let (size, members) = wgsl_layout(&module, name);
+    for (module, name, rust_size, rust_members) in cases {
+        let (size, members) = wgsl_layout(module, name);
         assert_eq!(size as usize, rust_size, "size of {name}");
         let rust: Vec<(String, u32)> = rust_members
             .into_iter()
@@ -184,19 +295,22 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
     }
 }
 
-/// The comparison and logic operators of a source, in order, from `fn outside_slab` to
-/// the end of `fn segment_rect`, comments dropped: the part of a kernel where vello's two copies
-/// drifted (`<` on one side, `<=` on the other). Lines marked `// backend:` are where the two
-/// backends differ on purpose (the GPU defers an uncertain pair, the CPU decides it inline).
-fn decision_operators(source: &str) -> Vec<&'static str> {
-    // Not from `order_key`: the CPU compares the values themselves, the shader integer keys.
-    let start = source.find("fn outside_slab").expect("fn outside_slab");
-    let body_start = source.find("fn segment_rect").expect("fn segment_rect");
-    // The end of segment_rect: the first line that is only "}" after it starts.
+/// The comparison and logic operators of a source, in order, from `fn <from>` to the end of
+/// `fn <to>`, comments dropped: the part of a kernel where vello's two copies drifted (`<` on one
+/// side, `<=` on the other). Lines marked `// backend:` are where the two backends differ on
+/// purpose (the GPU defers an uncertain decision, the CPU decides it inline).
+fn decision_operators(source: &str, from: &str, to: &str) -> Vec<&'static str> {
+    let start = source
+        .find(&format!("fn {from}("))
+        .unwrap_or_else(|| panic!("fn {from}"));
+    let body_start = source
+        .find(&format!("fn {to}("))
+        .unwrap_or_else(|| panic!("fn {to}"));
+    // The end of the last function: the first line that is only "}" after it starts.
     let end = body_start
         + source[body_start..]
             .find("\n}\n")
-            .expect("end of segment_rect");
+            .unwrap_or_else(|| panic!("end of {to}"));
     let code: String = source[start..end]
         .lines()
         .filter(|line| !line.contains("// backend:"))
@@ -231,18 +345,40 @@ fn decision_operators(source: &str) -> Vec<&'static str> {
     found
 }
 
-#[test]
-fn cpu_mirror_makes_the_same_decisions_in_the_same_order_as_the_shader() {
-    let cpu = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/cpu/pairs.rs"))
+fn assert_same_decisions(cpu_file: &str, wgsl: &str, from: &str, to: &str, at_least: usize) {
+    let cpu = std::fs::read_to_string(format!("{}/src/cpu/{cpu_file}", env!("CARGO_MANIFEST_DIR")))
         .expect("read");
-    let wgsl = decision_operators(shader::PAIRS_WGSL);
-    let rust = decision_operators(&cpu);
-    assert!(wgsl.len() > 30, "too few operators found: {wgsl:?}");
+    let wgsl = decision_operators(wgsl, from, to);
+    let rust = decision_operators(&cpu, from, to);
+    assert!(wgsl.len() >= at_least, "too few operators found: {wgsl:?}");
     if let Some(i) = (0..wgsl.len().max(rust.len())).find(|&i| wgsl.get(i) != rust.get(i)) {
         panic!(
-            "the CPU mirror drifted from shaders/pairs.wgsl at decision operator {i}: shader {:?}, cpu {:?}\n  shader: {wgsl:?}\n  cpu:    {rust:?}",
+            "src/cpu/{cpu_file} drifted from its shader between fn {from} and fn {to}, at decision operator {i}: shader {:?}, cpu {:?}\n  shader: {wgsl:?}\n  cpu:    {rust:?}",
             wgsl.get(i),
             rust.get(i)
         );
     }
+}
+
+#[test]
+fn cpu_mirror_makes_the_same_decisions_in_the_same_order_as_the_shader() {
+    // Not from `order_key`: the CPU compares the values themselves, the shader integer keys.
+    assert_same_decisions(
+        "segment_rect.rs",
+        shader::SEGMENT_RECT_WGSL,
+        "outside_slab",
+        "segment_rect",
+        30,
+    );
+}
+
+#[test]
+fn cpu_mirror_orders_first_hits_like_the_shader() {
+    assert_same_decisions(
+        "queries.rs",
+        shader::QUERIES_WGSL,
+        "entry_of",
+        "is_closer",
+        20,
+    );
 }

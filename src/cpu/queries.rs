@@ -50,7 +50,8 @@ pub struct QueryOutputs<'a> {
 /// Whether a segment and a rect are tested at all: each one's mask accepts the other's category.
 #[inline(always)]
 fn is_tested(segment_filter: &Filter, rect_filter: &Filter) -> bool {
-    (segment_filter.mask & rect_filter.category) != 0 && (rect_filter.mask & segment_filter.category) != 0
+    (segment_filter.mask & rect_filter.category) != 0
+        && (rect_filter.mask & segment_filter.category) != 0
 }
 
 /// Where a hit enters its rect: nowhere (AXIS_NONE) when the start is inside, so t = 0; else
@@ -82,6 +83,12 @@ fn entry_of(result: &PairResult, r: &Rect) -> Entry {
     Entry { axis, bound }
 }
 
+/// WGSL's `select(f, t, cond)` for bool.
+#[inline(always)]
+fn select_bool(f: bool, t: bool, cond: bool) -> bool {
+    if cond { t } else { f }
+}
+
 /// Sign of t_a − t_b for two entries of segment s, decided like `segment_rect`'s (never from
 /// the rounded t).
 #[inline(always)]
@@ -97,7 +104,7 @@ fn compare_entries(s: &Segment, a: Entry, b: Entry) -> i32 {
         let plus = if a.axis == AXIS_X { plus_x } else { plus_y };
         let ka = order_key(a.bound);
         let kb = order_key(b.bound);
-        let later = if plus { ka > kb } else { ka < kb };
+        let later = select_bool(ka < kb, ka > kb, plus);
         return if ka == kb {
             0
         } else {

@@ -240,9 +240,14 @@ impl Frames {
         let slot = &self.ring[index];
         let state = slot.state.clone();
         state.store(PENDING, Ordering::Release);
-        slot.staging.slice(..).map_async(wgpu::MapMode::Read, move |result| {
-            state.store(if result.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
-        });
+        slot.staging
+            .slice(..)
+            .map_async(wgpu::MapMode::Read, move |result| {
+                state.store(
+                    if result.is_ok() { MAPPED } else { FAILED },
+                    Ordering::Release,
+                );
+            });
     }
 
     /// Encodes the written frame in an encoder of its own, submits it, and starts its readback.
@@ -283,7 +288,9 @@ impl Frames {
     /// As [`try_read`](Self::try_read).
     pub fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
         loop {
-            self.context.device.poll(wgpu::PollType::wait_indefinitely())?;
+            self.context
+                .device
+                .poll(wgpu::PollType::wait_indefinitely())?;
             if self.read_if_ready(frame, out)? {
                 return Ok(());
             }
@@ -307,7 +314,10 @@ impl Frames {
             PENDING => return Ok(false),
             FAILED => {
                 slot.state.store(IDLE, Ordering::Release);
-                return Err(Error::Gpu(format!("frame {}: reading results failed", frame.0)));
+                return Err(Error::Gpu(format!(
+                    "frame {}: reading results failed",
+                    frame.0
+                )));
             }
             _ => {}
         }
@@ -389,7 +399,10 @@ fn slot_batch(slot: &Slot) -> Batch<'_> {
     Batch {
         segments: &slot.segments,
         rects: &slot.rects,
-        segment_filters: slot.segment_filters.0.then_some(&slot.segment_filters.1[..]),
+        segment_filters: slot
+            .segment_filters
+            .0
+            .then_some(&slot.segment_filters.1[..]),
         rect_filters: slot.rect_filters.0.then_some(&slot.rect_filters.1[..]),
     }
 }

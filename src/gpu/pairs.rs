@@ -14,7 +14,6 @@ use crate::cpu::segment_rect::segment_rect;
 use crate::error::Result;
 use crate::types::{PairIndex, PairResult, Rect, Segment, flags};
 
-
 /// The pair queries on one GPU context.
 pub struct GpuPairs {
     context: GpuContext,
@@ -380,14 +379,20 @@ impl GpuPairs {
             })
             .and_then(|submission| {
                 let mut found = 0;
-                read_back(&self.context, self.staging.get(), submission, bytes + UNCERTAIN_BYTES, |mapped| {
-                    let (local, list) = mapped.split_at(bytes as usize);
-                    let local: &[PairResult] = bytemuck::cast_slice(local);
-                    let list: &[u32] = bytemuck::cast_slice(list);
-                    let ids = uncertain_ids(local, list[0], &list[1..]);
-                    found = ids.len();
-                    read(local, &ids);
-                })?;
+                read_back(
+                    &self.context,
+                    self.staging.get(),
+                    submission,
+                    bytes + UNCERTAIN_BYTES,
+                    |mapped| {
+                        let (local, list) = mapped.split_at(bytes as usize);
+                        let local: &[PairResult] = bytemuck::cast_slice(local);
+                        let list: &[u32] = bytemuck::cast_slice(list);
+                        let ids = uncertain_ids(local, list[0], &list[1..]);
+                        found = ids.len();
+                        read(local, &ids);
+                    },
+                )?;
                 self.uncertain_pairs += found as u64;
                 Ok(())
             })

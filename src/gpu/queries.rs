@@ -384,7 +384,13 @@ impl QueryBuffers {
         ];
         for (buffer, range) in copies {
             if !range.is_empty() {
-                encoder.copy_buffer_to_buffer(buffer, 0, staging, range.start, range.end - range.start);
+                encoder.copy_buffer_to_buffer(
+                    buffer,
+                    0,
+                    staging,
+                    range.start,
+                    range.end - range.start,
+                );
             }
         }
     }
@@ -519,7 +525,11 @@ impl GpuQueries {
         for s in (0..n).step_by(segment_tile).rev() {
             let segments = s..(s + segment_tile).min(n);
             if kernel == Kernel::Clip {
-                let rects = if per_segment_rects { segments.clone() } else { 0..1 };
+                let rects = if per_segment_rects {
+                    segments.clone()
+                } else {
+                    0..1
+                };
                 work.push((segments, rects));
                 continue;
             }
@@ -531,7 +541,11 @@ impl GpuQueries {
         while let Some((segments, rects)) = work.pop() {
             match self.run_chunk(kernel, batch, &segments, &rects, found, &mut sink)? {
                 Outcome::Done => {}
-                Outcome::Overflow(needed) if needed <= self.caps.found => found = needed,
+                Outcome::Overflow(needed) if needed <= self.caps.found => {
+                    // Room for all of them, and the same chunk again.
+                    found = needed;
+                    work.push((segments, rects));
+                }
                 Outcome::Overflow(_) => {
                     // At the binding limit: halve the chunk (segments first; clip's rects follow
                     // its segments). One pair finds at most one entry, so this ends.
@@ -539,7 +553,11 @@ impl GpuQueries {
                     if segments.len() > 1 {
                         let mid = half(&segments);
                         let split = |s: Range<usize>| {
-                            let r = if per_segment_rects { s.clone() } else { rects.clone() };
+                            let r = if per_segment_rects {
+                                s.clone()
+                            } else {
+                                rects.clone()
+                            };
                             (s, r)
                         };
                         work.push(split(mid..segments.end));
@@ -578,7 +596,8 @@ impl GpuQueries {
         // The copies below are submitted after the dispatch, on the same queue: waiting for
         // them waits for it.
         context.scoped(|| {
-            self.buffers.reserve(device, &self.kernels.layout, room, cap);
+            self.buffers
+                .reserve(device, &self.kernels.layout, room, cap);
             self.buffers.upload(&context.queue, batch, segments, rects);
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("rectcast.queries.encoder"),
@@ -739,14 +758,20 @@ impl GpuQueries {
             for (i, local) in chunk.first_hits.iter().enumerate() {
                 let s = chunk.segments.start + i;
                 out[s] = FirstHit {
-                    rect: local.rect().map_or(FirstHit::NO_RECT, |r| r + chunk.rects.start as u32),
+                    rect: local
+                        .rect()
+                        .map_or(FirstHit::NO_RECT, |r| r + chunk.rects.start as u32),
                     result: local.result,
                 };
             }
             for h in chunk.found {
                 let h = decided(&batch, chunk, h);
                 out[h.segment as usize] = FirstHit {
-                    rect: if h.result.hit() { h.rect } else { FirstHit::NO_RECT },
+                    rect: if h.result.hit() {
+                        h.rect
+                    } else {
+                        FirstHit::NO_RECT
+                    },
                     result: h.result,
                 };
             }
