@@ -288,3 +288,155 @@ fn info_lists_the_adapters() {
         "{text}"
     );
 }
+
+const QUERY_SEGMENTS: &str = "x0,y0,x1,y1\n0,0.5,10,0.5\n0,5,10,5\n-5,5,15,5\n";
+const QUERY_RECTS: &str = "min_x,min_y,max_x,max_y\n6,0,7,1\n2,0,3,1\n2,0,3,1\n";
+
+fn query(command: &str, dir: &Dir, backend: &str) -> String {
+    let segments = dir.file("s.csv", QUERY_SEGMENTS);
+    let rects = dir.file("r.csv", QUERY_RECTS);
+    let o = rectcast(&[
+        command,
+        "--segments",
+        segments.to_str().unwrap(),
+        "--rects",
+        rects.to_str().unwrap(),
+        "--backend",
+        backend,
+    ]);
+    assert!(
+        o.status.success(),
+        "{command} --backend {backend}: {}",
+        stderr(&o)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn first_hit_writes_one_row_per_segment_with_ties_to_the_lowest_rect() {
+    let dir = Dir::new();
+    for backend in backends() {
+        assert_eq!(
+            query("first-hit", &dir, backend),
+            "segment,rect,kind,t_enter,t_exit,entry,exit\n\
+             0,1,cross,0.2,0.3,min_x,max_x\n\
+             1,,miss,,,,\n\
+             2,,miss,,,,\n",
+            "{backend}"
+        );
+    }
+}
+
+#[test]
+fn hits_writes_only_the_hitting_pairs_in_order() {
+    let dir = Dir::new();
+    for backend in backends() {
+        assert_eq!(
+            query("hits", &dir, backend),
+            "segment,rect,hit,kind,t_enter,t_exit,entry,exit\n\
+             0,0,true,cross,0.6,0.7,min_x,max_x\n\
+             0,1,true,cross,0.2,0.3,min_x,max_x\n\
+             0,2,true,cross,0.2,0.3,min_x,max_x\n",
+            "{backend}"
+        );
+    }
+}
+
+#[test]
+fn count_writes_the_hits_of_every_rect() {
+    let dir = Dir::new();
+    for backend in backends() {
+        assert_eq!(
+            query("count", &dir, backend),
+            "rect,hits\n0,1\n1,1\n2,1\n",
+            "{backend}"
+        );
+    }
+}
+
+#[test]
+fn clip_to_a_viewport_writes_the_clipped_ends_and_leaves_misses_empty() {
+    let dir = Dir::new();
+    let segments = dir.file("s.csv", QUERY_SEGMENTS);
+    for backend in backends() {
+        let o = rectcast(&[
+            "clip",
+            "--segments",
+            segments.to_str().unwrap(),
+            "--rect",
+            "0,0,10,4",
+            "--backend",
+            backend,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            String::from_utf8(o.stdout).unwrap(),
+            "segment,kind,x0,y0,x1,y1\n0,inside,0,0.5,10,0.5\n1,miss,,,,\n2,miss,,,,\n",
+            "{backend}"
+        );
+    }
+}
+
+#[test]
+fn clip_to_per_segment_rects_uses_row_i_for_segment_i() {
+    let dir = Dir::new();
+    let segments = dir.file("s.csv", QUERY_SEGMENTS);
+    let rects = dir.file(
+        "r.csv",
+        "min_x,min_y,max_x,max_y\n2,0,3,1\n0,0,1,1\n0,0,10,10\n",
+    );
+    let o = rectcast(&[
+        "clip",
+        "--segments",
+        segments.to_str().unwrap(),
+        "--rects",
+        rects.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "segment,kind,x0,y0,x1,y1\n0,cross,2,0.5,3,0.5\n1,miss,,,,\n2,cross,0,5,10,5\n"
+    );
+}
+
+#[test]
+fn clip_with_a_bad_rect_argument_fails_without_output() {
+    let dir = Dir::new();
+    let segments = dir.file("s.csv", QUERY_SEGMENTS);
+    let out = dir.path("out.csv");
+    for (rect, message) in [
+        ("0,0,10", "expected 4 comma-separated numbers"),
+        ("0,0,x,4", "max_x: \"x\" is not a number"),
+        ("5,0,1,4", "min_x is 5, greater than the max 1"),
+    ] {
+        let o = rectcast(&[
+            "clip",
+            "--segments",
+            segments.to_str().unwrap(),
+            "--rect",
+            rect,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(!o.status.success(), "--rect {rect} succeeded");
+        assert!(
+            stderr(&o).contains(message),
+            "--rect {rect}: {}",
+            stderr(&o)
+        );
+        assert!(!out.exists(), "--rect {rect}: output written");
+    }
+}
+
+/// `cpu`, and `gpu` unless no GPU opens and RECTCAST_REQUIRE_GPU is not 1 (then it says so).
+fn backends() -> Vec<&'static str> {
+    let required = std::env::var("RECTCAST_REQUIRE_GPU").as_deref() == Ok("1");
+    if required || rectcast::GpuContext::new().is_ok() {
+        vec!["cpu", "gpu"]
+    } else {
+        eprintln!(
+            "SKIPPED the gpu backend: no GPU adapter; set RECTCAST_REQUIRE_GPU=1 to fail instead"
+        );
+        vec!["cpu"]
+    }
+}

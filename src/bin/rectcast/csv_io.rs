@@ -5,7 +5,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rectcast::{InputError, PairResult, Rect, Segment, validate};
+use rectcast::{Clipped, FirstHit, Hit, InputError, PairResult, Rect, Segment, validate};
 
 /// A bad input file: where (file:line:column, the column being the CSV column; line and column
 /// 0 when the problem is the whole file) and what.
@@ -133,30 +133,123 @@ pub fn read_rects(path: &Path) -> Result<Vec<Rect>, FileError> {
     )
 }
 
+/// The columns of the `pairs` and `hits` tables.
+const PAIRS_HEADER: &str = "segment,rect,hit,kind,t_enter,t_exit,entry,exit";
+
 /// Writes the `pairs` table, segment-major.
 pub fn write_pairs(
     out: &mut dyn Write,
     rect_count: usize,
     results: &[PairResult],
 ) -> std::io::Result<()> {
-    writeln!(out, "segment,rect,hit,kind,t_enter,t_exit,entry,exit")?;
+    writeln!(out, "{PAIRS_HEADER}")?;
     for (i, r) in results.iter().enumerate() {
         let (segment, rect) = (i / rect_count, i % rect_count);
         if r.hit() {
-            writeln!(
-                out,
-                "{segment},{rect},true,{},{},{},{},{}",
-                r.kind(),
-                r.t_enter,
-                r.t_exit,
-                r.entry_sides(),
-                r.exit_sides()
-            )?;
+            write!(out, "{segment},{rect},")?;
+            write_hit_columns(out, r)?;
         } else {
             writeln!(out, "{segment},{rect},false,miss,,,,")?;
         }
     }
     Ok(())
+}
+
+/// The columns of a hitting pair after `segment,rect,`: `true,kind,t_enter,t_exit,entry,exit`.
+fn write_hit_columns(out: &mut dyn Write, r: &PairResult) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "true,{},{},{},{},{}",
+        r.kind(),
+        r.t_enter,
+        r.t_exit,
+        r.entry_sides(),
+        r.exit_sides()
+    )
+}
+
+/// Writes the `first-hit` table: one row per segment, rect empty on a miss.
+pub fn write_first_hits(out: &mut dyn Write, first: &[FirstHit]) -> std::io::Result<()> {
+    writeln!(out, "segment,rect,kind,t_enter,t_exit,entry,exit")?;
+    for (segment, f) in first.iter().enumerate() {
+        match f.rect() {
+            Some(rect) => {
+                let r = &f.result;
+                writeln!(
+                    out,
+                    "{segment},{rect},{},{},{},{},{}",
+                    r.kind(),
+                    r.t_enter,
+                    r.t_exit,
+                    r.entry_sides(),
+                    r.exit_sides()
+                )?;
+            }
+            None => writeln!(out, "{segment},,miss,,,,")?,
+        }
+    }
+    Ok(())
+}
+
+/// Writes the `hits` table: the `pairs` columns, hitting rows only.
+pub fn write_hits(out: &mut dyn Write, hits: &[Hit]) -> std::io::Result<()> {
+    writeln!(out, "{PAIRS_HEADER}")?;
+    for h in hits {
+        write!(out, "{},{},", h.segment, h.rect)?;
+        write_hit_columns(out, &h.result)?;
+    }
+    Ok(())
+}
+
+/// Writes the `count` table: `rect,hits`, one row per rect.
+pub fn write_counts(out: &mut dyn Write, per_rect: &[u64]) -> std::io::Result<()> {
+    writeln!(out, "rect,hits")?;
+    for (rect, hits) in per_rect.iter().enumerate() {
+        writeln!(out, "{rect},{hits}")?;
+    }
+    Ok(())
+}
+
+/// Writes the `clip` table: `segment,kind,x0,y0,x1,y1`, coordinates empty on a miss.
+pub fn write_clipped(out: &mut dyn Write, clipped: &[Clipped]) -> std::io::Result<()> {
+    writeln!(out, "segment,kind,x0,y0,x1,y1")?;
+    for (segment, c) in clipped.iter().enumerate() {
+        match c.segment {
+            Some(p) => writeln!(
+                out,
+                "{segment},{},{},{},{},{}",
+                c.kind(),
+                p.x0,
+                p.y0,
+                p.x1,
+                p.y1
+            )?,
+            None => writeln!(out, "{segment},miss,,,,")?,
+        }
+    }
+    Ok(())
+}
+
+/// Parses `--rect min_x,min_y,max_x,max_y`, with the same checks as a rects file.
+pub fn parse_rect_arg(text: &str) -> Result<Rect, String> {
+    let fields: Vec<&str> = text.split(',').map(str::trim).collect();
+    let names = ["min_x", "min_y", "max_x", "max_y"];
+    if fields.len() != 4 {
+        return Err(format!(
+            "--rect {text:?}: expected 4 comma-separated numbers {}, found {}",
+            names.join(","),
+            fields.len()
+        ));
+    }
+    let mut v = [0f32; 4];
+    for (i, field) in fields.iter().enumerate() {
+        v[i] = field
+            .parse()
+            .map_err(|_| format!("--rect: {}: {field:?} is not a number", names[i]))?;
+    }
+    let rect = Rect::new(v[0], v[1], v[2], v[3]);
+    validate::check_rect(0, &rect).map_err(|e| format!("--rect: {} {}", e.field, e.problem))?;
+    Ok(rect)
 }
 
 /// Runs `write` into `--out` through a temporary file in the same folder, renamed over the

@@ -1,4 +1,5 @@
-//! The `rectcast` command line: `pairs`, `info`, `demo`, `bench`.
+//! The `rectcast` command line: `pairs`, `first-hit`, `hits`, `count`, `clip`, `info`, `demo`,
+//! `bench`.
 
 mod csv_io;
 
@@ -6,8 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use clap::{Parser, Subcommand, ValueEnum};
-use rectcast::{Backend, Engine, Kind, PairResult, scene};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use rectcast::{Backend, Batch, ClipTo, Engine, Kind, PairResult, Rect, scene};
 
 #[derive(Parser)]
 #[command(
@@ -53,6 +54,37 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The closest hit of each segment: the rect with the smallest t_enter (ties: the lowest
+    /// rect index), one row per segment; on a miss rect is empty and kind is miss.
+    FirstHit(QueryArgs),
+    /// Only the hitting pairs, in (segment, rect) order, with the `pairs` columns.
+    Hits(QueryArgs),
+    /// Hits per rect (damage per enemy): one `rect,hits` row per rect.
+    Count(QueryArgs),
+    /// Each segment clipped to one rect (--rect) or to its own rect (--rects: row i for segment
+    /// i): `segment,kind,x0,y0,x1,y1`, coordinates empty on a miss.
+    Clip {
+        /// CSV with the header x0,y0,x1,y1.
+        #[arg(long)]
+        segments: PathBuf,
+        /// The one rect: min_x,min_y,max_x,max_y.
+        #[arg(
+            long,
+            value_name = "MIN_X,MIN_Y,MAX_X,MAX_Y",
+            allow_hyphen_values = true,
+            conflicts_with = "rects",
+            required_unless_present = "rects"
+        )]
+        rect: Option<String>,
+        /// CSV with the header min_x,min_y,max_x,max_y, one rect per segment.
+        #[arg(long)]
+        rects: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        /// Output file (written whole or not at all); stdout when absent.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// The GPU adapters found, the one chosen, and its limits.
     Info,
     /// A bullet-hell frame (thousands of bullets, hundreds of hitboxes) on the chosen backend.
@@ -75,6 +107,22 @@ enum Command {
     },
 }
 
+/// The inputs and output of a query over every segment and every rect.
+#[derive(Args)]
+struct QueryArgs {
+    /// CSV with the header x0,y0,x1,y1.
+    #[arg(long)]
+    segments: PathBuf,
+    /// CSV with the header min_x,min_y,max_x,max_y.
+    #[arg(long)]
+    rects: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Output file (written whole or not at all); stdout when absent.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
@@ -84,6 +132,16 @@ fn main() -> ExitCode {
             backend,
             out,
         } => pairs(segments, rects, backend.into(), out),
+        Command::FirstHit(args) => first_hit(args),
+        Command::Hits(args) => hits(args),
+        Command::Count(args) => count(args),
+        Command::Clip {
+            segments,
+            rect,
+            rects,
+            backend,
+            out,
+        } => clip(segments, rect, rects, backend.into(), out),
         Command::Info => info(),
         Command::Demo { backend } => demo(backend.into()),
         Command::Bench {
@@ -116,6 +174,62 @@ fn pairs(segments: PathBuf, rects: PathBuf, backend: Backend, out: Option<PathBu
     csv_io::write_output(out.as_deref(), |w| {
         csv_io::write_pairs(w, rects.len(), &results)
     })
+}
+
+/// Reads a query's inputs and opens its engine.
+fn open(args: &QueryArgs) -> Result<(Vec<rectcast::Segment>, Vec<Rect>, Engine), String> {
+    let segments = csv_io::read_segments(&args.segments).map_err(|e| e.to_string())?;
+    let rects = csv_io::read_rects(&args.rects).map_err(|e| e.to_string())?;
+    Ok((segments, rects, engine(args.backend.into())?))
+}
+
+fn first_hit(args: QueryArgs) -> Outcome {
+    let (segments, rects, mut engine) = open(&args)?;
+    let first = engine
+        .first_hit(&Batch::new(&segments, &rects))
+        .map_err(|e| e.to_string())?;
+    csv_io::write_output(args.out.as_deref(), |w| csv_io::write_first_hits(w, &first))
+}
+
+fn hits(args: QueryArgs) -> Outcome {
+    let (segments, rects, mut engine) = open(&args)?;
+    let hits = engine
+        .hits(&Batch::new(&segments, &rects))
+        .map_err(|e| e.to_string())?;
+    csv_io::write_output(args.out.as_deref(), |w| csv_io::write_hits(w, &hits))
+}
+
+fn count(args: QueryArgs) -> Outcome {
+    let (segments, rects, mut engine) = open(&args)?;
+    let counts = engine
+        .counts(&Batch::new(&segments, &rects))
+        .map_err(|e| e.to_string())?;
+    csv_io::write_output(args.out.as_deref(), |w| {
+        csv_io::write_counts(w, &counts.per_rect)
+    })
+}
+
+fn clip(
+    segments: PathBuf,
+    rect: Option<String>,
+    rects: Option<PathBuf>,
+    backend: Backend,
+    out: Option<PathBuf>,
+) -> Outcome {
+    let segments = csv_io::read_segments(&segments).map_err(|e| e.to_string())?;
+    let per_segment;
+    let to = match (rect, rects) {
+        (Some(rect), _) => ClipTo::Rect(csv_io::parse_rect_arg(&rect)?),
+        (None, Some(path)) => {
+            per_segment = csv_io::read_rects(&path).map_err(|e| e.to_string())?;
+            ClipTo::PerSegment(&per_segment)
+        }
+        (None, None) => return Err("give --rect or --rects".into()),
+    };
+    let clipped = engine(backend)?
+        .clip(&segments, to)
+        .map_err(|e| e.to_string())?;
+    csv_io::write_output(out.as_deref(), |w| csv_io::write_clipped(w, &clipped))
 }
 
 fn info() -> Outcome {
