@@ -230,6 +230,7 @@ fn uncertain_pairs_are_re_decided_in_tiled_dense_chunks_and_gathered_lists() {
     let limits = GpuLimits {
         max_binding_bytes: Some(4096),
         max_workgroups_per_dimension: Some(4),
+        ..GpuLimits::default()
     };
     let Some(mut gpu) = gpu_engine("uncertain_pairs_are_re_decided_in_tiled_dense", limits) else {
         return;

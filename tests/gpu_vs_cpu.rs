@@ -161,6 +161,7 @@ fn batches_over_tiny_binding_and_dispatch_limits_are_chunked_invisibly() {
     let limits = GpuLimits {
         max_binding_bytes: Some(4096),
         max_workgroups_per_dimension: Some(4),
+        ..GpuLimits::default()
     };
     let Some(mut gpu) = gpu_engine("batches_over_tiny_limits", limits) else {
         return;

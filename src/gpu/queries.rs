@@ -142,8 +142,7 @@ impl QueryCaps {
             segments: per_binding(size_of::<FirstHit>())
                 .min(per_binding(size_of::<Segment>()))
                 .min(dispatch)
-                .min(1 << 31)
-                .max(1),
+                .clamp(1, 1 << 31),
             rects: per_binding(size_of::<Rect>()).max(1),
             found: (max_binding_bytes.saturating_sub(FOUND_HEADER) / size_of::<Hit>() as u64)
                 .max(1),

@@ -92,12 +92,16 @@ enum Command {
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendArg,
     },
-    /// Throughput of the dense pair query on a seeded random scene, per backend.
+    /// Throughput of a query per backend: dense pairs on a seeded random scene (default
+    /// 4096 x 1024), first hit on a bullet-hell scene (default 65536 x 4096), or the per-frame
+    /// API's latency on a bullet-hell frame (default 10000 x 1000, GPU only).
     Bench {
-        #[arg(long, default_value_t = 4096)]
-        segments: usize,
-        #[arg(long, default_value_t = 1024)]
-        rects: usize,
+        #[arg(long, value_enum, default_value = "pairs")]
+        query: BenchQuery,
+        #[arg(long)]
+        segments: Option<usize>,
+        #[arg(long)]
+        rects: Option<usize>,
         /// Timed repetitions per backend (after one warm-up).
         #[arg(long, default_value_t = 10)]
         iterations: usize,
@@ -123,6 +127,13 @@ struct QueryArgs {
     out: Option<PathBuf>,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BenchQuery {
+    Pairs,
+    FirstHit,
+    Frames,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
@@ -145,11 +156,30 @@ fn main() -> ExitCode {
         Command::Info => info(),
         Command::Demo { backend } => demo(backend.into()),
         Command::Bench {
+            query,
             segments,
             rects,
             iterations,
             backend,
-        } => bench(segments, rects, iterations, backend),
+        } => match query {
+            BenchQuery::Pairs => bench(
+                segments.unwrap_or(4096),
+                rects.unwrap_or(1024),
+                iterations,
+                backend,
+            ),
+            BenchQuery::FirstHit => bench_first_hit(
+                segments.unwrap_or(65_536),
+                rects.unwrap_or(4096),
+                iterations,
+                backend,
+            ),
+            BenchQuery::Frames => bench_frames(
+                segments.unwrap_or(10_000),
+                rects.unwrap_or(1000),
+                iterations,
+            ),
+        },
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -378,5 +408,110 @@ fn bench(
             );
         }
     }
+    Ok(())
+}
+
+/// The median and best of `iterations` timed runs of `run`, after one warm-up.
+fn time(
+    iterations: usize,
+    mut run: impl FnMut() -> Outcome,
+) -> Result<(Duration, Duration), String> {
+    run()?;
+    let mut times = Vec::with_capacity(iterations.max(1));
+    for _ in 0..iterations.max(1) {
+        let start = Instant::now();
+        run()?;
+        times.push(start.elapsed());
+    }
+    times.sort();
+    Ok((times[times.len() / 2], times[0]))
+}
+
+fn bench_first_hit(
+    segment_count: usize,
+    rect_count: usize,
+    iterations: usize,
+    backends: Vec<BackendArg>,
+) -> Outcome {
+    let (segments, rects) = scene::bullet_hell(2026, segment_count, rect_count);
+    let batch = Batch::new(&segments, &rects);
+    let pairs = (segments.len() * rects.len()) as f64;
+    println!(
+        "first hit, bullet-hell scene, {} segments x {} rects = {pairs} pairs, {iterations} iterations",
+        segments.len(),
+        rects.len()
+    );
+    let explicit = !backends.is_empty();
+    let backends = if explicit {
+        backends
+    } else {
+        vec![BackendArg::Cpu, BackendArg::Gpu]
+    };
+    let mut out = vec![rectcast::FirstHit::NONE; segments.len()];
+    for b in backends {
+        let mut engine = match Engine::new(b.into()) {
+            Ok(engine) => engine,
+            Err(e) if !explicit => {
+                println!("{b:?}: skipped ({e})");
+                continue;
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let (median, best) = time(iterations, || {
+            engine
+                .first_hit_into(&batch, &mut out)
+                .map_err(|e| e.to_string())
+        })?;
+        println!(
+            "{}\n  median {:>9.3} ms  best {:>9.3} ms  {:>8.1} Mpairs/s (median; GPU: upload + kernel + readback)",
+            engine.chosen(),
+            ms(median),
+            ms(best),
+            pairs / median.as_secs_f64() / 1e6
+        );
+    }
+    Ok(())
+}
+
+fn bench_frames(segment_count: usize, rect_count: usize, iterations: usize) -> Outcome {
+    use rectcast::gpu::frames::{FrameCapacity, Frames};
+    let context = rectcast::GpuContext::new().map_err(|e| e.to_string())?;
+    let (segments, rects) = scene::bullet_hell(2026, segment_count, rect_count);
+    let batch = Batch::new(&segments, &rects);
+    let mut frames = Frames::new(&context, FrameCapacity::new(segments.len(), rects.len()))
+        .map_err(|e| e.to_string())?;
+    let mut out = vec![rectcast::FirstHit::NONE; segments.len()];
+    println!(
+        "per-frame first hit on {}, bullet-hell frame of {} segments x {} rects, {iterations} frames",
+        context.describe(),
+        segments.len(),
+        rects.len()
+    );
+    // Latency: write, dispatch, and wait for this frame's results.
+    let (median, best) = time(iterations, || {
+        frames.write(&batch).map_err(|e| e.to_string())?;
+        let id = frames.dispatch().map_err(|e| e.to_string())?;
+        frames.read(id, &mut out).map_err(|e| e.to_string())
+    })?;
+    println!(
+        "  latency (write + dispatch + read): median {:.3} ms, best {:.3} ms",
+        ms(median),
+        ms(best)
+    );
+    // Pipelined: frame k's results read during frame k + 1.
+    let mut previous = None;
+    let (median, best) = time(iterations, || {
+        frames.write(&batch).map_err(|e| e.to_string())?;
+        let id = frames.dispatch().map_err(|e| e.to_string())?;
+        if let Some(previous) = previous.replace(id) {
+            frames.read(previous, &mut out).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })?;
+    println!(
+        "  per frame, pipelined (read a frame later): median {:.3} ms, best {:.3} ms",
+        ms(median),
+        ms(best)
+    );
     Ok(())
 }
