@@ -326,11 +326,15 @@ impl Frames {
         let mut overflow = false;
         let mut uncertain = 0;
         if n > 0 && m > 0 {
-            let view = slot
-                .staging
-                .slice(..layout.bytes())
-                .get_mapped_range()
-                .map_err(|e| Error::Gpu(e.to_string()))?;
+            let view = match slot.staging.slice(..layout.bytes()).get_mapped_range() {
+                Ok(view) => view,
+                Err(e) => {
+                    // Free the slot, or every later frame would find the ring full.
+                    slot.staging.unmap();
+                    slot.state.store(IDLE, Ordering::Release);
+                    return Err(Error::Gpu(e.to_string()));
+                }
+            };
             let (chunk, count) = parse_staging(&view, &layout, 0..n, 0..m);
             out.copy_from_slice(chunk.first_hits);
             overflow = count > self.capacity.uncertain as u64;
