@@ -436,6 +436,8 @@ pub struct GpuQueries {
     staging: Growable,
     caps: QueryCaps,
     max_binding_bytes: u64,
+    /// The device's largest buffer: the staging buffer's cap when it doubles.
+    max_buffer_bytes: u64,
     max_workgroups_per_dimension: u32,
     /// Entries the found list is given before its first run.
     initial_found: u64,
@@ -455,6 +457,7 @@ impl GpuQueries {
         Ok(Self {
             caps: QueryCaps::new(max_binding_bytes, max_workgroups_per_dimension),
             max_binding_bytes,
+            max_buffer_bytes: context.limits().max_buffer_size,
             max_workgroups_per_dimension,
             initial_found: limits
                 .hit_list_capacity
@@ -617,7 +620,8 @@ impl GpuQueries {
         loop {
             let layout = StagingLayout::new(kernel, segments.len(), rects.len(), entries);
             let submitted = context.scoped(|| {
-                self.staging.reserve(device, layout.bytes(), u64::MAX);
+                self.staging
+                    .reserve(device, layout.bytes(), self.max_buffer_bytes);
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("rectcast.queries.readback"),
                 });
