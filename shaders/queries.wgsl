@@ -66,10 +66,40 @@ struct QueryParams {
 @group(0) @binding(7) var<storage, read_write> rect_hits: array<atomic<u32>>;
 @group(0) @binding(8) var<storage, read_write> found: Found;
 
-// The rects of the current tile, their filters, and the hits each took in this tile.
+// A box as order keys: a segment's bounding box, or a rect.
+struct KeyBox {
+    min_x: i32,
+    max_x: i32,
+    min_y: i32,
+    max_y: i32,
+}
+
+// The rects of the current tile, their boxes, their filters, and the hits each took in this
+// tile.
 var<workgroup> tile_rects: array<Rect, WORKGROUP_SIZE>;
+var<workgroup> tile_boxes: array<KeyBox, WORKGROUP_SIZE>;
 var<workgroup> tile_filters: array<Filter, WORKGROUP_SIZE>;
 var<workgroup> tile_hits: array<atomic<u32>, WORKGROUP_SIZE>;
+
+// Computed once per segment (and once per rect and tile), not once per pair.
+fn segment_box(s: Segment) -> KeyBox {
+    let x0 = order_key(s.x0);
+    let y0 = order_key(s.y0);
+    let x1 = order_key(s.x1);
+    let y1 = order_key(s.y1);
+    return KeyBox(min(x0, x1), max(x0, x1), min(y0, y1), max(y0, y1));
+}
+
+fn rect_box(r: Rect) -> KeyBox {
+    return KeyBox(order_key(r.min_x), order_key(r.max_x), order_key(r.min_y), order_key(r.max_y));
+}
+
+// Whether a segment's box and a rect share a point: exactly when segment_rect does not reject
+// the pair by its first rule (both ends beyond one side of a slab), so a pair that fails is a
+// miss and is skipped.
+fn boxes_overlap(a: KeyBox, b: KeyBox) -> bool {
+    return a.min_x <= b.max_x && b.min_x <= a.max_x && a.min_y <= b.max_y && b.min_y <= a.max_y;
+}
 
 // Whether a segment and a rect are tested at all: each one's mask accepts the other's category.
 fn is_tested(segment_filter: Filter, rect_filter: Filter) -> bool {
@@ -191,10 +221,12 @@ fn segment_rects(
     var best = FirstHit(NO_RECT, PairResult(0.0, 0.0, 0u));
     var best_entry = Entry(AXIS_NONE, 0.0);
     var hits = 0u;
+    let s_box = segment_box(s);
     for (var base = 0u; base < params.rect_count; base += WORKGROUP_SIZE) {
         let own = base + local_index;
         if (own < params.rect_count) {
             tile_rects[local_index] = rects[own];
+            tile_boxes[local_index] = rect_box(rects[own]);
             tile_filters[local_index] = rect_filter(own);
         }
         if (QUERY == QUERY_COUNTS) {
@@ -202,37 +234,47 @@ fn segment_rects(
         }
         workgroupBarrier();
         let tile = min(WORKGROUP_SIZE, params.rect_count - base);
-        for (var k = 0u; k < tile; k++) {
-            if (!live || !is_tested(s_filter, tile_filters[k])) {
-                continue;
+        // 32 rects at a time: first a bit per candidate (boxes overlap, filters pass), then
+        // segment_rect for the candidates only, in rect order. An invocation's cost follows its
+        // candidates, not the tile.
+        for (var word = 0u; word < tile; word += 32u) {
+            var candidates = 0u;
+            for (var k = word; k < min(word + 32u, tile); k++) {
+                if (live && boxes_overlap(s_box, tile_boxes[k]) && is_tested(s_filter, tile_filters[k])) {
+                    candidates |= 1u << (k - word);
+                }
             }
-            let rect = base + k;
-            let result = segment_rect(s, tile_rects[k]);
-            if (is_uncertain(result)) {
-                push_found(segment, rect, result);
-                continue;
-            }
-            if ((result.flags & FLAG_HIT) == 0u) {
-                continue;
-            }
-            if (QUERY == QUERY_FIRST_HIT) {
-                let entry = entry_of(result, tile_rects[k]);
-                let closer = is_closer(s, rect, entry, best, best_entry);
-                // An order the filter could not certify: the host orders this hit exactly.
-                if (closer == UNCERTAIN) {
+            while (candidates != 0u) {
+                let k = word + firstTrailingBit(candidates);
+                candidates &= candidates - 1u;
+                let rect = base + k;
+                let result = segment_rect(s, tile_rects[k]);
+                if (is_uncertain(result)) {
+                    push_found(segment, rect, result);
+                    continue;
+                }
+                if ((result.flags & FLAG_HIT) == 0u) {
+                    continue;
+                }
+                if (QUERY == QUERY_FIRST_HIT) {
+                    let entry = entry_of(result, tile_rects[k]);
+                    let closer = is_closer(s, rect, entry, best, best_entry);
+                    // An order the filter could not certify: the host orders this hit exactly.
+                    if (closer == UNCERTAIN) {
+                        push_found(segment, rect, result);
+                    }
+                    if (closer == 1) {
+                        best = FirstHit(rect, result);
+                        best_entry = entry;
+                    }
+                }
+                if (QUERY == QUERY_COUNTS) {
+                    hits += 1u;
+                    atomicAdd(&tile_hits[k], 1u);
+                }
+                if (QUERY == QUERY_HITS) {
                     push_found(segment, rect, result);
                 }
-                if (closer == 1) {
-                    best = FirstHit(rect, result);
-                    best_entry = entry;
-                }
-            }
-            if (QUERY == QUERY_COUNTS) {
-                hits += 1u;
-                atomicAdd(&tile_hits[k], 1u);
-            }
-            if (QUERY == QUERY_HITS) {
-                push_found(segment, rect, result);
             }
         }
         workgroupBarrier();

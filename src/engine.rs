@@ -1,12 +1,12 @@
 //! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
 
-use crate::cpu;
-use crate::cpu::queries::{QueryOutputs, query};
+use crate::cpu::batched::{CpuKernel, CpuOptions};
 use crate::error::{Error, Result};
 use crate::gpu::{GpuContext, GpuLimits, GpuPairs, GpuQueries};
 use crate::query::{Batch, ClipTo, Clipped, Counts};
 use crate::types::{FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
+use std::time::Duration;
 
 /// Which backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,16 +36,25 @@ fn pair_count(segments: &[Segment], rects: &[Rect]) -> Result<usize> {
 pub enum Chosen {
     /// The GPU adapter, described as `name (backend, device type)`.
     Gpu(String),
-    /// The CPU; with `Auto`, the reason the GPU was not used.
-    Cpu { reason: Option<String> },
+    /// The CPU: its SIMD level and threads; with `Auto`, the reason the GPU was not used.
+    Cpu {
+        kernel: String,
+        reason: Option<String>,
+    },
 }
 
 impl std::fmt::Display for Chosen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Chosen::Gpu(adapter) => write!(f, "gpu: {adapter}"),
-            Chosen::Cpu { reason: None } => write!(f, "cpu"),
-            Chosen::Cpu { reason: Some(r) } => write!(f, "cpu ({r})"),
+            Chosen::Cpu {
+                kernel,
+                reason: None,
+            } => write!(f, "cpu: {kernel}"),
+            Chosen::Cpu {
+                kernel,
+                reason: Some(r),
+            } => write!(f, "cpu: {kernel} ({r})"),
         }
     }
 }
@@ -58,13 +67,18 @@ struct GpuHost {
 
 enum Inner {
     Gpu(Box<GpuHost>),
-    Cpu { reason: Option<String> },
+    Cpu {
+        kernel: CpuKernel,
+        reason: Option<String>,
+    },
 }
 
 /// Runs pair queries on one backend. GPU buffers live in the engine and are reused between
 /// calls, growing only when a batch is larger than any before, hence `&mut self`.
 pub struct Engine {
     inner: Inner,
+    /// The GPU kernel time of the last call, when timing is on.
+    kernel_time: Option<Duration>,
 }
 
 impl Engine {
@@ -77,14 +91,35 @@ impl Engine {
         match backend {
             Backend::Cpu => Ok(Self::cpu()),
             Backend::Gpu => Self::gpu(GpuContext::new()?, GpuLimits::default()),
-            Backend::Auto => Ok(Self::auto()),
+            Backend::Auto => Ok(Self::auto(CpuKernel::default())),
+        }
+    }
+
+    /// [`new`](Self::new), with the CPU backend's threads and SIMD level set (used when the CPU
+    /// is chosen or falls back).
+    ///
+    /// # Errors
+    /// [`Error::CpuOptions`] when the options cannot be met; as [`new`](Self::new).
+    pub fn with_cpu_options(backend: Backend, options: CpuOptions) -> Result<Self> {
+        let kernel = CpuKernel::new(options).map_err(Error::CpuOptions)?;
+        match backend {
+            Backend::Cpu => Ok(Self::cpu_kernel(kernel, None)),
+            Backend::Gpu => Self::gpu(GpuContext::new()?, GpuLimits::default()),
+            Backend::Auto => Ok(Self::auto(kernel)),
+        }
+    }
+
+    fn cpu_kernel(kernel: CpuKernel, reason: Option<String>) -> Self {
+        Self {
+            inner: Inner::Cpu { kernel, reason },
+            kernel_time: None,
         }
     }
 
     /// `Auto`: a hardware GPU when one opens; the CPU when none does, or when the only adapter
     /// is a software one (lavapipe, WARP, SwiftShader), which runs the same kernel slower than
     /// the CPU backend. `WGPU_ADAPTER_NAME` naming an adapter overrides that preference.
-    fn auto() -> Self {
+    fn auto(kernel: CpuKernel) -> Self {
         let chosen_by_name = std::env::var_os("WGPU_ADAPTER_NAME").is_some();
         let reason = match GpuContext::new() {
             Ok(context) if context.is_software() && !chosen_by_name => format!(
@@ -98,18 +133,12 @@ impl Engine {
             },
             Err(e) => e.to_string(),
         };
-        Self {
-            inner: Inner::Cpu {
-                reason: Some(reason),
-            },
-        }
+        Self::cpu_kernel(kernel, Some(reason))
     }
 
-    /// The CPU fallback.
+    /// The CPU backend: the best SIMD level of this CPU, one thread per core.
     pub fn cpu() -> Self {
-        Self {
-            inner: Inner::Cpu { reason: None },
-        }
+        Self::cpu_kernel(CpuKernel::default(), None)
     }
 
     /// An engine on an existing GPU context (for instance a game's own device, see
@@ -123,6 +152,7 @@ impl Engine {
                 pairs: GpuPairs::new(context.clone(), limits)?,
                 queries: GpuQueries::new(context, limits)?,
             })),
+            kernel_time: None,
         })
     }
 
@@ -130,10 +160,27 @@ impl Engine {
     pub fn chosen(&self) -> Chosen {
         match &self.inner {
             Inner::Gpu(gpu) => Chosen::Gpu(gpu.pairs.context().describe()),
-            Inner::Cpu { reason } => Chosen::Cpu {
+            Inner::Cpu { kernel, reason } => Chosen::Cpu {
+                kernel: kernel.to_string(),
                 reason: reason.clone(),
             },
         }
+    }
+
+    /// Times the GPU kernels with timestamp queries from now on (or stops); returns whether
+    /// they can be timed: false on the CPU and on adapters without timestamp queries. Timing
+    /// waits for each dispatch before its readback is recorded: for benchmarks, not games.
+    pub fn time_gpu_kernels(&mut self, on: bool) -> bool {
+        match &mut self.inner {
+            Inner::Gpu(gpu) => gpu.pairs.time_kernels(on) & gpu.queries.time_kernels(on),
+            Inner::Cpu { .. } => false,
+        }
+    }
+
+    /// The summed kernel time of the last call's dispatches (no upload, no readback), when
+    /// [`time_gpu_kernels`](Self::time_gpu_kernels) is on.
+    pub fn gpu_kernel_time(&self) -> Option<Duration> {
+        self.kernel_time
     }
 
     /// The GPU context, when on the GPU.
@@ -193,9 +240,13 @@ impl Engine {
         results: &mut [PairResult],
     ) -> Result<()> {
         match &mut self.inner {
-            Inner::Gpu(gpu) => gpu.pairs.pairs_dense(segments, rects, results),
-            Inner::Cpu { .. } => {
-                cpu::pairs::pairs_dense(segments, rects, results);
+            Inner::Gpu(gpu) => {
+                gpu.pairs.pairs_dense(segments, rects, results)?;
+                self.kernel_time = gpu.pairs.kernel_time();
+                Ok(())
+            }
+            Inner::Cpu { kernel, .. } => {
+                kernel.pairs_dense(segments, rects, results);
                 Ok(())
             }
         }
@@ -236,8 +287,11 @@ impl Engine {
         validate::check_pairs(pairs, segments.len(), rects.len())?;
         let mut results = vec![PairResult::MISS; pairs.len()];
         match &mut self.inner {
-            Inner::Gpu(gpu) => gpu.pairs.pairs_list(segments, rects, pairs, &mut results)?,
-            Inner::Cpu { .. } => cpu::pairs::pairs_list(segments, rects, pairs, &mut results),
+            Inner::Gpu(gpu) => {
+                gpu.pairs.pairs_list(segments, rects, pairs, &mut results)?;
+                self.kernel_time = gpu.pairs.kernel_time();
+            }
+            Inner::Cpu { kernel, .. } => kernel.pairs_list(segments, rects, pairs, &mut results),
         }
         Ok(results)
     }
@@ -271,19 +325,13 @@ impl Engine {
             });
         }
         match &mut self.inner {
-            Inner::Gpu(gpu) => gpu.queries.first_hit(batch, out),
-            Inner::Cpu { .. } => {
-                let mut found = Vec::new();
-                crate::cpu::queries::segment_rects(
-                    query::QUERY_FIRST_HIT,
-                    batch,
-                    &mut QueryOutputs {
-                        first_hits: out,
-                        segment_hits: &mut [],
-                        rect_hits: &mut [],
-                        found: &mut found,
-                    },
-                );
+            Inner::Gpu(gpu) => {
+                gpu.queries.first_hit(batch, out)?;
+                self.kernel_time = gpu.queries.kernel_time();
+                Ok(())
+            }
+            Inner::Cpu { kernel, .. } => {
+                kernel.first_hit(batch, out);
                 Ok(())
             }
         }
@@ -297,21 +345,12 @@ impl Engine {
     pub fn hits(&mut self, batch: &Batch) -> Result<Vec<Hit>> {
         batch.validate()?;
         match &mut self.inner {
-            Inner::Gpu(gpu) => gpu.queries.hits(batch),
-            Inner::Cpu { .. } => {
-                let mut found = Vec::new();
-                crate::cpu::queries::segment_rects(
-                    query::QUERY_HITS,
-                    batch,
-                    &mut QueryOutputs {
-                        first_hits: &mut [],
-                        segment_hits: &mut [],
-                        rect_hits: &mut [],
-                        found: &mut found,
-                    },
-                );
-                Ok(found)
+            Inner::Gpu(gpu) => {
+                let hits = gpu.queries.hits(batch)?;
+                self.kernel_time = gpu.queries.kernel_time();
+                Ok(hits)
             }
+            Inner::Cpu { kernel, .. } => Ok(kernel.hits(batch)),
         }
     }
 
@@ -326,17 +365,11 @@ impl Engine {
             per_rect: vec![0; batch.rects.len()],
         };
         match &mut self.inner {
-            Inner::Gpu(gpu) => gpu.queries.counts(batch, &mut counts)?,
-            Inner::Cpu { .. } => crate::cpu::queries::segment_rects(
-                query::QUERY_COUNTS,
-                batch,
-                &mut QueryOutputs {
-                    first_hits: &mut [],
-                    segment_hits: &mut counts.per_segment,
-                    rect_hits: &mut counts.per_rect,
-                    found: &mut Vec::new(),
-                },
-            ),
+            Inner::Gpu(gpu) => {
+                gpu.queries.counts(batch, &mut counts)?;
+                self.kernel_time = gpu.queries.kernel_time();
+            }
+            Inner::Cpu { kernel, .. } => kernel.counts(batch, &mut counts),
         }
         Ok(counts)
     }
@@ -368,8 +401,11 @@ impl Engine {
         validate::check_inputs(segments, rects)?;
         let mut results = vec![FirstHit::NONE; segments.len()];
         match &mut self.inner {
-            Inner::Gpu(gpu) => gpu.queries.clip(segments, rects, &mut results)?,
-            Inner::Cpu { .. } => crate::cpu::queries::clip(segments, rects, &mut results),
+            Inner::Gpu(gpu) => {
+                gpu.queries.clip(segments, rects, &mut results)?;
+                self.kernel_time = gpu.queries.kernel_time();
+            }
+            Inner::Cpu { kernel, .. } => kernel.clip(segments, rects, &mut results),
         }
         Ok(results
             .iter()

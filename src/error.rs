@@ -30,6 +30,10 @@ pub enum Error {
     /// Waiting for the GPU failed.
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[from] wgpu::PollError),
+    /// The CPU backend's options cannot be met (a SIMD level this CPU lacks, threads that do
+    /// not start).
+    #[error("CPU backend: {0}")]
+    CpuOptions(String),
     /// The results of `segments × rects` do not fit this machine's address space or memory.
     #[error("{segments} segments × {rects} rects is more results than this machine can hold")]
     TooManyPairs { segments: usize, rects: usize },

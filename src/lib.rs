@@ -9,6 +9,7 @@ pub mod scene;
 mod types;
 pub mod validate;
 
+pub use cpu::batched::{CpuOptions, Simd};
 pub use cpu::segment_rect::segment_rect;
 pub use engine::{Backend, Chosen, Engine};
 pub use error::{Error, InputArray, InputError, Problem, Result};

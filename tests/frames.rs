@@ -10,7 +10,10 @@ use std::cell::Cell;
 use common::{cpu_engine, ulp_distance};
 use rectcast::gpu::frames::{FrameCapacity, Frames};
 use rectcast::gpu::shader;
-use rectcast::{Batch, Error, FirstHit, GpuContext, PairResult, Rect, Segment, scene};
+use rectcast::{
+    Backend, Batch, CpuOptions, Engine, Error, FirstHit, GpuContext, PairResult, Rect, Segment,
+    scene,
+};
 
 /// Counts the allocations of the thread that turned counting on (tests run in parallel).
 struct Counting;
@@ -201,10 +204,15 @@ fn the_callers_encoder_records_the_frame_and_its_shaders_can_read_the_result_buf
 
 #[test]
 fn steady_state_frames_allocate_nothing_in_rectcast() {
-    // The CPU path: a reused output buffer, no allocation at all.
+    // The CPU path on one thread (a game's own frame thread): a reused output buffer, rect
+    // blocks kept in the engine, no allocation at all.
     let (segments, rects) = scene::bullet_hell(3, 10_000, 1000);
     let batch = Batch::new(&segments, &rects);
-    let mut engine = cpu_engine();
+    let one_thread = CpuOptions {
+        threads: 1,
+        simd: None,
+    };
+    let mut engine = Engine::with_cpu_options(Backend::Cpu, one_thread).unwrap();
     let mut out = vec![FirstHit::NONE; segments.len()];
     engine.first_hit_into(&batch, &mut out).unwrap();
     let (n, _) = allocations(|| {
@@ -213,6 +221,18 @@ fn steady_state_frames_allocate_nothing_in_rectcast() {
         }
     });
     assert_eq!(n, 0, "the CPU first_hit_into allocated {n} times");
+    // On all threads, only rayon's job queue may allocate now and then, never per segment.
+    let mut engine = cpu_engine();
+    engine.first_hit_into(&batch, &mut out).unwrap();
+    let (n, _) = allocations(|| {
+        for _ in 0..3 {
+            engine.first_hit_into(&batch, &mut out).unwrap();
+        }
+    });
+    assert!(
+        n <= 3,
+        "the threaded CPU first_hit_into allocated {n} times in 3 frames"
+    );
 
     // The GPU path: what remains per frame is wgpu's own bookkeeping (a submit, a map), the same
     // for 1,000 and 10,000 segments, and small next to the frame's data.

@@ -94,10 +94,11 @@ fn scenes() -> Vec<Scene> {
     ]
 }
 
+/// Every pair by the scalar reference, which culls nothing: what the queries must imply.
 fn dense(scene: &Scene) -> Vec<PairResult> {
-    cpu_engine()
-        .pairs(&scene.segments, &scene.rects)
-        .expect("dense pairs")
+    let mut results = vec![PairResult::MISS; scene.segments.len() * scene.rects.len()];
+    rectcast::cpu::pairs::pairs_dense(&scene.segments, &scene.rects, &mut results);
+    results
 }
 
 /// The tested pairs of segment `s` that hit, as (rect, result), from the dense results.

@@ -88,7 +88,7 @@ fn the_auto_backend_says_what_it_chose() {
     let engine = rectcast::Engine::new(rectcast::Backend::Auto).expect("auto never fails");
     let chosen = engine.chosen().to_string();
     assert!(
-        chosen.starts_with("gpu: ") || chosen.starts_with("cpu ("),
+        chosen.starts_with("gpu: ") || chosen.starts_with("cpu: "),
         "{chosen}"
     );
     if let Some(context) = rectcast::GpuContext::new().ok().filter(|c| c.is_software()) {

@@ -1,5 +1,7 @@
-//! The CPU kernels: one module per shader in `shaders/`, same names, same branch order.
+//! The CPU kernels: one module per shader in `shaders/`, same names, same branch order (the
+//! scalar reference), and [`batched`], the fast path that gives the reference's answers.
 
+pub mod batched;
 pub mod pairs;
 pub mod queries;
 pub mod segment_rect;

@@ -1,6 +1,6 @@
 //! CPU mirror of `shaders/queries.wgsl`: the per-segment queries under the same names, in the
-//! same branch order. The shader's workgroup tiles of rects become a plain loop; its `found` list
-//! becomes a `Vec`.
+//! same branch order. The shader's workgroup tiles of rects become a plain loop over words of 32
+//! rects (a tile holds whole words); its `found` list becomes a `Vec`.
 //!
 //! The CPU decides every pair exactly inline, so `is_uncertain` never holds here; the branch is
 //! kept so that the two files read alike.
@@ -49,9 +49,51 @@ pub struct QueryOutputs<'a> {
 
 /// Whether a segment and a rect are tested at all: each one's mask accepts the other's category.
 #[inline(always)]
-fn is_tested(segment_filter: &Filter, rect_filter: &Filter) -> bool {
+pub(crate) fn is_tested(segment_filter: &Filter, rect_filter: &Filter) -> bool {
     (segment_filter.mask & rect_filter.category) != 0
         && (rect_filter.mask & segment_filter.category) != 0
+}
+
+/// A box as order keys: a segment's bounding box, or a rect.
+#[derive(Clone, Copy, Debug)]
+struct KeyBox {
+    min_x: f32,
+    max_x: f32,
+    min_y: f32,
+    max_y: f32,
+}
+
+/// Computed once per segment (and once per rect), not once per pair.
+#[inline(always)]
+fn segment_box(s: &Segment) -> KeyBox {
+    let x0 = order_key(s.x0);
+    let y0 = order_key(s.y0);
+    let x1 = order_key(s.x1);
+    let y1 = order_key(s.y1);
+    KeyBox {
+        min_x: x0.min(x1),
+        max_x: x0.max(x1),
+        min_y: y0.min(y1),
+        max_y: y0.max(y1),
+    }
+}
+
+#[inline(always)]
+fn rect_box(r: &Rect) -> KeyBox {
+    KeyBox {
+        min_x: order_key(r.min_x),
+        max_x: order_key(r.max_x),
+        min_y: order_key(r.min_y),
+        max_y: order_key(r.max_y),
+    }
+}
+
+/// Whether a segment's box and a rect share a point: exactly when `segment_rect` does not
+/// reject the pair by its first rule (both ends beyond one side of a slab), so a pair that
+/// fails is a miss and is skipped. [`super::batched`] runs the same test 16 rects at a time.
+#[inline(always)]
+fn boxes_overlap(a: &KeyBox, b: &KeyBox) -> bool {
+    a.min_x <= b.max_x && b.min_x <= a.max_x && a.min_y <= b.max_y && b.min_y <= a.max_y
 }
 
 /// Where a hit enters its rect: nowhere (AXIS_NONE) when the start is inside, so t = 0; else
@@ -62,8 +104,16 @@ pub struct Entry {
     bound: f32,
 }
 
+impl Entry {
+    /// No hit yet (the start of a first-hit search).
+    pub(crate) const NONE: Self = Self {
+        axis: AXIS_NONE,
+        bound: 0.0,
+    };
+}
+
 #[inline(always)]
-fn entry_of(result: &PairResult, r: &Rect) -> Entry {
+pub(crate) fn entry_of(result: &PairResult, r: &Rect) -> Entry {
     let sides = result.flags >> flags::ENTRY_SHIFT;
     if (result.flags & flags::START_INSIDE) != 0 {
         return Entry {
@@ -124,7 +174,13 @@ fn compare_entries(s: &Segment, a: Entry, b: Entry) -> i32 {
 /// 1 when a hit on `rect` entering at `entry` beats the best so far: an earlier entry, or on a
 /// tie the lower rect index; 0 when it does not. (The shader may also answer UNCERTAIN.)
 #[inline(always)]
-fn is_closer(s: &Segment, rect: u32, entry: Entry, best: &FirstHit, best_entry: Entry) -> i32 {
+pub(crate) fn is_closer(
+    s: &Segment,
+    rect: u32,
+    entry: Entry,
+    best: &FirstHit,
+    best_entry: Entry,
+) -> i32 {
     if best.rect == NO_RECT {
         return 1;
     }
@@ -173,6 +229,7 @@ fn rect_filter(batch: &Batch, rect: usize) -> Filter {
 /// the query `query` (a [`query`] value). Inputs are valid and outputs sized (checked by the
 /// caller).
 pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
+    let m = batch.rects.len();
     for (segment, s) in batch.segments.iter().enumerate() {
         let s_filter = segment_filter(batch, segment);
         let mut best = FirstHit::NONE;
@@ -181,35 +238,48 @@ pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
             bound: 0.0,
         };
         let mut hits = 0u32;
-        for (rect, r) in batch.rects.iter().enumerate() {
-            if !is_tested(&s_filter, &rect_filter(batch, rect)) {
-                continue;
-            }
-            let result = segment_rect(s, r);
-            if is_uncertain(&result) {
-                push_found(out.found, segment as u32, rect as u32, result);
-                continue;
-            }
-            if (result.flags & flags::HIT) == 0 {
-                continue;
-            }
-            if query == QUERY_FIRST_HIT {
-                let entry = entry_of(&result, r);
-                let closer = is_closer(s, rect as u32, entry, &best, best_entry);
-                if closer == 1 {
-                    best = FirstHit {
-                        rect: rect as u32,
-                        result,
-                    };
-                    best_entry = entry;
+        let s_box = segment_box(s);
+        // 32 rects at a time: first a bit per candidate (boxes overlap, filters pass), then
+        // segment_rect for the candidates only, in rect order.
+        for word in (0..m).step_by(32) {
+            let mut candidates = 0u32;
+            for k in word..(word + 32).min(m) {
+                if boxes_overlap(&s_box, &rect_box(&batch.rects[k]))
+                    && is_tested(&s_filter, &rect_filter(batch, k))
+                {
+                    candidates |= 1 << (k - word);
                 }
             }
-            if query == QUERY_COUNTS {
-                hits += 1;
-                out.rect_hits[rect] += 1;
-            }
-            if query == QUERY_HITS {
-                push_found(out.found, segment as u32, rect as u32, result);
+            while candidates != 0 {
+                let rect = word + candidates.trailing_zeros() as usize;
+                candidates &= candidates - 1;
+                let r = &batch.rects[rect];
+                let result = segment_rect(s, r);
+                if is_uncertain(&result) {
+                    push_found(out.found, segment as u32, rect as u32, result);
+                    continue;
+                }
+                if (result.flags & flags::HIT) == 0 {
+                    continue;
+                }
+                if query == QUERY_FIRST_HIT {
+                    let entry = entry_of(&result, r);
+                    let closer = is_closer(s, rect as u32, entry, &best, best_entry);
+                    if closer == 1 {
+                        best = FirstHit {
+                            rect: rect as u32,
+                            result,
+                        };
+                        best_entry = entry;
+                    }
+                }
+                if query == QUERY_COUNTS {
+                    hits += 1;
+                    out.rect_hits[rect] += 1;
+                }
+                if query == QUERY_HITS {
+                    push_found(out.found, segment as u32, rect as u32, result);
+                }
             }
         }
         if query == QUERY_FIRST_HIT {

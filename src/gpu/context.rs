@@ -106,7 +106,8 @@ impl GpuContext {
         let adapter = choose_adapter(&instance)?;
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("rectcast.device"),
-            required_features: wgpu::Features::empty(),
+            // Timestamps time the kernels for benchmarks (`Engine::time_gpu_kernels`).
+            required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
             // The adapter's real limits, not wgpu's conservative defaults: bigger bindings mean
             // fewer chunks.
             required_limits: adapter.limits(),

@@ -226,6 +226,7 @@ impl Frames {
                 Kernel::FirstHit,
                 n,
                 self.max_workgroups_per_dimension,
+                None,
             );
             let layout = StagingLayout::new(Kernel::FirstHit, n, m, self.capacity.uncertain as u64);
             self.buffers.encode_copies(encoder, &slot.staging, &layout);

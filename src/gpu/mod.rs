@@ -8,6 +8,7 @@ mod limits;
 pub mod pairs;
 pub mod queries;
 pub mod shader;
+mod timer;
 
 pub use context::{AdapterReport, GpuContext, enumerate_adapters};
 pub use frames::Frames;

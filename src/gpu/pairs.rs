@@ -10,6 +10,7 @@ use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
 use super::limits::{GpuLimits, UNCERTAIN_BYTES};
 use super::shader::{self, Params};
+use super::timer::KernelTimer;
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::Result;
 use crate::types::{PairIndex, PairResult, Rect, Segment, flags};
@@ -37,6 +38,7 @@ pub struct GpuPairs {
     bind_group: Option<wgpu::BindGroup>,
     /// Pairs re-decided on the host since creation.
     uncertain_pairs: u64,
+    timer: Option<KernelTimer>,
 }
 
 impl GpuPairs {
@@ -103,6 +105,7 @@ impl GpuPairs {
         })?;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         Ok(Self {
+            timer: KernelTimer::new(&context, "rectcast.pairs"),
             context,
             caps,
             max_binding_bytes,
@@ -167,6 +170,7 @@ impl GpuPairs {
         rects: &[Rect],
         results: &mut [PairResult],
     ) -> Result<()> {
+        self.start_timing();
         let m = rects.len();
         let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
         for chunk in chunks::plan_dense(segments.len(), m, self.caps) {
@@ -222,6 +226,7 @@ impl GpuPairs {
         pairs: &[PairIndex],
         results: &mut [PairResult],
     ) -> Result<()> {
+        self.start_timing();
         // When all segments and rects fit one binding each they go up once and the pairs index
         // them; otherwise each chunk gathers its own pairs' segments and rects.
         let gather =
@@ -360,11 +365,14 @@ impl GpuPairs {
                 {
                     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some("rectcast.pairs.pass"),
-                        timestamp_writes: None,
+                        timestamp_writes: self.timer.as_ref().and_then(KernelTimer::writes),
                     });
                     pass.set_pipeline(if dense { &self.dense } else { &self.list });
                     pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
                     pass.dispatch_workgroups(x, y, 1);
+                }
+                if let Some(timer) = &self.timer {
+                    timer.encode_resolve(&mut encoder);
                 }
                 encoder.copy_buffer_to_buffer(self.results.get(), 0, self.staging.get(), 0, bytes);
                 encoder.copy_buffer_to_buffer(
@@ -382,7 +390,7 @@ impl GpuPairs {
                 read_back(
                     &self.context,
                     self.staging.get(),
-                    submission,
+                    submission.clone(),
                     bytes + UNCERTAIN_BYTES,
                     |mapped| {
                         let (local, list) = mapped.split_at(bytes as usize);
@@ -394,8 +402,28 @@ impl GpuPairs {
                     },
                 )?;
                 self.uncertain_pairs += found as u64;
+                if let Some(timer) = &mut self.timer {
+                    timer.read(&self.context, submission)?;
+                }
                 Ok(())
             })
+    }
+
+    /// Turns kernel timing on or off; false when the device has no timestamp queries.
+    pub fn time_kernels(&mut self, on: bool) -> bool {
+        self.timer.as_mut().map(|t| t.set_enabled(on)).is_some()
+    }
+
+    /// The kernel time of the last call, when timing is on.
+    pub fn kernel_time(&self) -> Option<std::time::Duration> {
+        self.timer.as_ref().and_then(KernelTimer::total)
+    }
+
+    /// Starts a call's kernel time at zero.
+    fn start_timing(&mut self) {
+        if let Some(timer) = &mut self.timer {
+            timer.start();
+        }
     }
 }
 

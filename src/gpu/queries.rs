@@ -13,6 +13,7 @@ use super::buffers::{Growable, entry, read_back, storage_entry, uniform_entry};
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
 use super::shader::{self, QueryParams, WORKGROUP_SIZE};
+use super::timer::KernelTimer;
 use crate::cpu::queries::{FILTER_RECTS, FILTER_SEGMENTS, beats, query};
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::Result;
@@ -353,19 +354,25 @@ impl QueryBuffers {
         kernel: Kernel,
         segments: usize,
         max_workgroups_per_dimension: u32,
+        timer: Option<&KernelTimer>,
     ) {
         encoder.clear_buffer(self.found.get(), 0, Some(FOUND_HEADER));
         if kernel == Kernel::Counts {
             encoder.clear_buffer(self.rect_hits.get(), 0, None);
         }
         let (x, y) = workgroup_grid(segments, max_workgroups_per_dimension);
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("rectcast.queries.pass"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(kernels.pipeline(kernel));
-        pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("rectcast.queries.pass"),
+                timestamp_writes: timer.and_then(KernelTimer::writes),
+            });
+            pass.set_pipeline(kernels.pipeline(kernel));
+            pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        if let Some(timer) = timer {
+            timer.encode_resolve(encoder);
+        }
     }
 
     /// Records the copies of a chunk's outputs into `staging`, laid out as `layout`.
@@ -443,6 +450,7 @@ pub struct GpuQueries {
     initial_found: u64,
     /// Pairs re-decided on the host since creation.
     uncertain_pairs: u64,
+    timer: Option<KernelTimer>,
 }
 
 impl GpuQueries {
@@ -468,9 +476,20 @@ impl GpuQueries {
                 "rectcast.queries.staging",
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
+            timer: KernelTimer::new(&context, "rectcast.queries"),
             context,
             uncertain_pairs: 0,
         })
+    }
+
+    /// Turns kernel timing on or off; false when the device has no timestamp queries.
+    pub fn time_kernels(&mut self, on: bool) -> bool {
+        self.timer.as_mut().map(|t| t.set_enabled(on)).is_some()
+    }
+
+    /// The kernel time of the last call, when timing is on.
+    pub fn kernel_time(&self) -> Option<std::time::Duration> {
+        self.timer.as_ref().and_then(KernelTimer::total)
     }
 
     pub fn caps(&self) -> QueryCaps {
@@ -510,6 +529,9 @@ impl GpuQueries {
         batch: &Batch,
         mut sink: impl FnMut(&ChunkOut),
     ) -> Result<()> {
+        if let Some(timer) = &mut self.timer {
+            timer.start();
+        }
         let n = batch.segments.len();
         let m = batch.rects.len();
         if n == 0 || m == 0 {
@@ -597,7 +619,7 @@ impl GpuQueries {
         let cap = self.max_binding_bytes;
         // The copies below are submitted after the dispatch, on the same queue: waiting for
         // them waits for it.
-        context.scoped(|| {
+        let dispatched = context.scoped(|| {
             self.buffers
                 .reserve(device, &self.kernels.layout, room, cap);
             self.buffers.upload(&context.queue, batch, segments, rects);
@@ -610,10 +632,14 @@ impl GpuQueries {
                 kernel,
                 segments.len(),
                 self.max_workgroups_per_dimension,
+                self.timer.as_ref(),
             );
-            context.queue.submit([encoder.finish()]);
-            Ok(())
+            Ok(context.queue.submit([encoder.finish()]))
         })?;
+        if let Some(timer) = &mut self.timer {
+            // Waits for the kernel (only when timing is on).
+            timer.read(&context, dispatched)?;
+        }
         let capacity = self.buffers.found_capacity();
         // Copy back the outputs and the first entries; when more were found, copy them all.
         let mut entries = capacity.min(FOUND_FIRST_COPY);

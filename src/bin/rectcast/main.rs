@@ -5,10 +5,11 @@ mod csv_io;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use rectcast::{Backend, Batch, ClipTo, Engine, Kind, PairResult, Rect, scene};
+use rectcast::{Backend, Batch, ClipTo, Engine, Kind, PairResult, Rect, Simd, scene};
 
 #[derive(Parser)]
 #[command(
@@ -19,6 +20,31 @@ use rectcast::{Backend, Batch, ClipTo, Engine, Kind, PairResult, Rect, scene};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// CPU backend: worker threads (0: one per core).
+    #[arg(long, global = true, default_value_t = 0)]
+    threads: usize,
+    /// CPU backend: the SIMD level (auto: the best this CPU runs).
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    simd: SimdArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SimdArg {
+    Auto,
+    Avx512,
+    Avx2,
+    Portable,
+}
+
+impl SimdArg {
+    fn level(self) -> Option<Simd> {
+        match self {
+            SimdArg::Auto => None,
+            SimdArg::Avx512 => Some(Simd::Avx512),
+            SimdArg::Avx2 => Some(Simd::Avx2),
+            SimdArg::Portable => Some(Simd::Portable),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -136,6 +162,10 @@ enum BenchQuery {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let _ = CPU_OPTIONS.set(rectcast::CpuOptions {
+        threads: cli.threads,
+        simd: cli.simd.level(),
+    });
     let outcome = match cli.command {
         Command::Pairs {
             segments,
@@ -192,8 +222,15 @@ fn main() -> ExitCode {
 
 type Outcome = Result<(), String>;
 
+/// The CPU backend's options from `--threads` and `--simd`, set once in `main`.
+static CPU_OPTIONS: OnceLock<rectcast::CpuOptions> = OnceLock::new();
+
+fn cpu_options() -> rectcast::CpuOptions {
+    CPU_OPTIONS.get().copied().unwrap_or_default()
+}
+
 fn engine(backend: Backend) -> Result<Engine, String> {
-    Engine::new(backend).map_err(|e| e.to_string())
+    Engine::with_cpu_options(backend, cpu_options()).map_err(|e| e.to_string())
 }
 
 fn pairs(segments: PathBuf, rects: PathBuf, backend: Backend, out: Option<PathBuf>) -> Outcome {
@@ -349,6 +386,144 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// One row of a bench table: a backend's median and best time.
+struct Row {
+    name: String,
+    median: Duration,
+    best: Duration,
+}
+
+impl Row {
+    /// The median and best of `iterations` timed runs of `run`, after one warm-up.
+    fn timed(
+        name: String,
+        iterations: usize,
+        mut run: impl FnMut() -> Outcome,
+    ) -> Result<Self, String> {
+        let (median, best) = time(iterations, &mut run)?;
+        Ok(Self { name, median, best })
+    }
+
+    /// The kernel's own time, from timestamp queries, over `iterations` runs after a warm-up.
+    fn kernel(
+        engine: &mut Engine,
+        iterations: usize,
+        mut run: impl FnMut(&mut Engine) -> Outcome,
+    ) -> Result<Option<Self>, String> {
+        if !engine.time_gpu_kernels(true) {
+            return Ok(None);
+        }
+        run(engine)?;
+        let mut times = Vec::with_capacity(iterations.max(1));
+        for _ in 0..iterations.max(1) {
+            run(engine)?;
+            times.push(engine.gpu_kernel_time().unwrap_or_default());
+        }
+        engine.time_gpu_kernels(false);
+        times.sort();
+        Ok(Some(Self {
+            name: format!("{}, kernel only", engine.chosen()),
+            median: times[times.len() / 2],
+            best: times[0],
+        }))
+    }
+}
+
+/// Times `run` on the scalar reference and on each backend, and prints one table: median and
+/// best milliseconds, Mpairs/s (median), and the speed-up over the scalar reference.
+fn bench_table(
+    pairs: f64,
+    iterations: usize,
+    backends: Vec<BackendArg>,
+    mut reference: impl FnMut(),
+    mut run: impl FnMut(&mut Engine) -> Outcome,
+) -> Outcome {
+    let explicit = !backends.is_empty();
+    let backends = if explicit {
+        backends
+    } else {
+        vec![BackendArg::Cpu, BackendArg::Gpu]
+    };
+    let mut rows = vec![Row::timed(
+        "scalar reference (rectcast::cpu::queries, 1 thread)".into(),
+        iterations,
+        || {
+            reference();
+            Ok(())
+        },
+    )?];
+    let mut notes = Vec::new();
+    for b in backends {
+        let mut engines = Vec::new();
+        if matches!(b, BackendArg::Cpu) {
+            // The fast path on one thread, then on the chosen threads (all by default).
+            let options = cpu_options();
+            if options.threads != 1 {
+                engines.push(
+                    Engine::with_cpu_options(
+                        Backend::Cpu,
+                        rectcast::CpuOptions {
+                            threads: 1,
+                            ..options
+                        },
+                    )
+                    .map_err(|e| e.to_string()),
+                );
+            }
+        }
+        engines.push(engine(b.into()));
+        for opened in engines {
+            let mut engine = match opened {
+                Ok(engine) => engine,
+                Err(e) if !explicit => {
+                    notes.push(format!("{b:?}: skipped ({e})"));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let name = match engine.gpu_context() {
+                Some(_) => format!("{}, end to end", engine.chosen()),
+                None => engine.chosen().to_string(),
+            };
+            rows.push(Row::timed(name, iterations, || run(&mut engine))?);
+            if let Some(context) = engine.gpu_context() {
+                let adapter = context.adapter_info().name.clone();
+                match Row::kernel(&mut engine, iterations, &mut run)? {
+                    Some(row) => rows.push(row),
+                    None => notes.push(format!(
+                        "{adapter}: no timestamp queries, no kernel-only row"
+                    )),
+                }
+                notes.push(format!(
+                    "pairs the {adapter} kernel left to the host's exact path: {}",
+                    engine.uncertain_pairs()
+                ));
+            }
+        }
+    }
+    let reference = rows[0].median;
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    println!(
+        "{:width$}  {:>10}  {:>10}  {:>10}  {:>9}",
+        "backend", "median ms", "best ms", "Mpairs/s", "vs scalar"
+    );
+    for row in &rows {
+        println!(
+            "{:width$}  {:>10.3}  {:>10.3}  {:>10.1}  {:>8.1}x",
+            row.name,
+            ms(row.median),
+            ms(row.best),
+            pairs / row.median.as_secs_f64() / 1e6,
+            reference.as_secs_f64() / row.median.as_secs_f64()
+        );
+    }
+    for note in notes {
+        println!("{note}");
+    }
+    println!("(GPU end to end: upload + kernel + readback; kernel only: timestamp queries)");
+    Ok(())
+}
+
 fn bench(
     segment_count: usize,
     rect_count: usize,
@@ -356,59 +531,25 @@ fn bench(
     backends: Vec<BackendArg>,
 ) -> Outcome {
     let (segments, rects) = scene::random_batch(7, segment_count, rect_count, 1000.0);
-    let explicit = !backends.is_empty();
-    let backends = if explicit {
-        backends
-    } else {
-        vec![BackendArg::Cpu, BackendArg::Gpu]
-    };
     let mut results = vec![PairResult::MISS; segments.len() * rects.len()];
     println!(
-        "dense pairs, {} segments x {} rects = {} pairs, {} iterations",
+        "dense pairs, random scene, {} segments x {} rects = {} pairs, {iterations} iterations",
         segments.len(),
         rects.len(),
         results.len(),
-        iterations
     );
-    for b in backends {
-        let mut engine = match Engine::new(b.into()) {
-            Ok(engine) => engine,
-            Err(e) if !explicit => {
-                println!("{b:?}: skipped ({e})");
-                continue;
-            }
-            Err(e) => return Err(e.to_string()),
-        };
-        engine
-            .pairs_into(&segments, &rects, &mut results)
-            .map_err(|e| e.to_string())?;
-        let mut times = Vec::with_capacity(iterations);
-        for _ in 0..iterations.max(1) {
-            let start = Instant::now();
+    let mut expected = results.clone();
+    bench_table(
+        results.len() as f64,
+        iterations,
+        backends,
+        || rectcast::cpu::pairs::pairs_dense(&segments, &rects, &mut expected),
+        |engine| {
             engine
                 .pairs_into(&segments, &rects, &mut results)
-                .map_err(|e| e.to_string())?;
-            times.push(start.elapsed());
-        }
-        times.sort();
-        let median = times[times.len() / 2];
-        println!(
-            "{}\n  median {:>9.3} ms  best {:>9.3} ms  {:>8.1} Mpairs/s (median; GPU: upload + kernel + readback)",
-            engine.chosen(),
-            ms(median),
-            ms(times[0]),
-            results.len() as f64 / median.as_secs_f64() / 1e6
-        );
-        if let Some(context) = engine.gpu_context() {
-            let decided = (iterations.max(1) + 1) * results.len();
-            println!(
-                "  pairs the {} kernel left to the host's exact path: {} of {decided}",
-                context.adapter_info().name,
-                engine.uncertain_pairs()
-            );
-        }
-    }
-    Ok(())
+                .map_err(|e| e.to_string())
+        },
+    )
 }
 
 /// The median and best of `iterations` timed runs of `run`, after one warm-up.
@@ -433,6 +574,7 @@ fn bench_first_hit(
     iterations: usize,
     backends: Vec<BackendArg>,
 ) -> Outcome {
+    use rectcast::cpu::queries::{QueryOutputs, query, segment_rects};
     let (segments, rects) = scene::bullet_hell(2026, segment_count, rect_count);
     let batch = Batch::new(&segments, &rects);
     let pairs = (segments.len() * rects.len()) as f64;
@@ -441,36 +583,30 @@ fn bench_first_hit(
         segments.len(),
         rects.len()
     );
-    let explicit = !backends.is_empty();
-    let backends = if explicit {
-        backends
-    } else {
-        vec![BackendArg::Cpu, BackendArg::Gpu]
-    };
     let mut out = vec![rectcast::FirstHit::NONE; segments.len()];
-    for b in backends {
-        let mut engine = match Engine::new(b.into()) {
-            Ok(engine) => engine,
-            Err(e) if !explicit => {
-                println!("{b:?}: skipped ({e})");
-                continue;
-            }
-            Err(e) => return Err(e.to_string()),
-        };
-        let (median, best) = time(iterations, || {
+    let mut expected = out.clone();
+    bench_table(
+        pairs,
+        iterations,
+        backends,
+        || {
+            segment_rects(
+                query::QUERY_FIRST_HIT,
+                &batch,
+                &mut QueryOutputs {
+                    first_hits: &mut expected,
+                    segment_hits: &mut [],
+                    rect_hits: &mut [],
+                    found: &mut Vec::new(),
+                },
+            )
+        },
+        |engine| {
             engine
                 .first_hit_into(&batch, &mut out)
                 .map_err(|e| e.to_string())
-        })?;
-        println!(
-            "{}\n  median {:>9.3} ms  best {:>9.3} ms  {:>8.1} Mpairs/s (median; GPU: upload + kernel + readback)",
-            engine.chosen(),
-            ms(median),
-            ms(best),
-            pairs / median.as_secs_f64() / 1e6
-        );
-    }
-    Ok(())
+        },
+    )
 }
 
 fn bench_frames(segment_count: usize, rect_count: usize, iterations: usize) -> Outcome {

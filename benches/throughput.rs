@@ -1,0 +1,198 @@
+//! Throughput in pairs per second, every backend on the same scenes in one run (issue 5):
+//!
+//! - `scalar reference`: `rectcast::cpu::queries` / `cpu::pairs`, the contract's executable
+//!   form, one thread;
+//! - `cpu, 1 thread` and `cpu, all threads`: the fast CPU path (`Engine` on `Backend::Cpu`);
+//! - `gpu end-to-end`: upload, kernel, readback; `gpu kernel`: the kernel's own time from
+//!   timestamp queries, where the adapter has them;
+//! - `parry2d`: the peer, `Aabb::clip_line_parameters` restricted to t in [0, 1], in the plain
+//!   loop a user would write (first hit: the smallest t, the lowest rect on a tie).
+//!
+//! A backend that cannot open is reported and skipped: benches measure, tests judge.
+//! `cargo bench --bench throughput`; `rectcast bench` prints the same table on any machine.
+
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use parry2d::bounding_volume::Aabb;
+use parry2d::math::Vector;
+use rectcast::cpu::queries::{QueryOutputs, query, segment_rects};
+use rectcast::{Backend, Batch, CpuOptions, Engine, FirstHit, PairResult, Rect, Segment, scene};
+use std::time::Duration;
+
+type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
+
+fn aabbs(rects: &[Rect]) -> Vec<Aabb> {
+    rects
+        .iter()
+        .map(|r| Aabb::new(Vector::new(r.min_x, r.min_y), Vector::new(r.max_x, r.max_y)))
+        .collect()
+}
+
+/// The segment's part inside `aabb`, as t0..t1 within 0..1, or None.
+#[inline(always)]
+fn parry_pair(s: &Segment, aabb: &Aabb) -> Option<(f32, f32)> {
+    let origin = Vector::new(s.x0, s.y0);
+    let dir = Vector::new(s.x1 - s.x0, s.y1 - s.y0);
+    let (t0, t1) = aabb.clip_line_parameters(origin, dir)?;
+    (t0 <= 1.0 && t1 >= 0.0).then(|| (t0.max(0.0), t1.min(1.0)))
+}
+
+fn parry_first_hit(segments: &[Segment], aabbs: &[Aabb], out: &mut [(u32, f32)]) {
+    for (s, out) in segments.iter().zip(out.iter_mut()) {
+        let mut best = (u32::MAX, f32::INFINITY);
+        for (rect, aabb) in aabbs.iter().enumerate() {
+            if let Some((t0, _)) = parry_pair(s, aabb)
+                && t0 < best.1
+            {
+                best = (rect as u32, t0);
+            }
+        }
+        *out = best;
+    }
+}
+
+fn parry_all_pairs(segments: &[Segment], aabbs: &[Aabb], out: &mut [Option<(f32, f32)>]) {
+    for (s, row) in segments.iter().zip(out.chunks_exact_mut(aabbs.len())) {
+        for (aabb, out) in aabbs.iter().zip(row.iter_mut()) {
+            *out = parry_pair(s, aabb);
+        }
+    }
+}
+
+/// The fast CPU path at 1 thread and at all threads.
+fn cpu_engines() -> Vec<Engine> {
+    [1, 0]
+        .into_iter()
+        .map(|threads| {
+            Engine::with_cpu_options(
+                Backend::Cpu,
+                CpuOptions {
+                    threads,
+                    simd: None,
+                },
+            )
+            .expect("the CPU engine opens")
+        })
+        .collect()
+}
+
+fn gpu_engine() -> Option<Engine> {
+    match Engine::new(Backend::Gpu) {
+        Ok(engine) => Some(engine),
+        Err(e) => {
+            eprintln!("gpu: skipped ({e})");
+            None
+        }
+    }
+}
+
+/// `run` timed by the kernel's own timestamps: the sum over the iterations.
+fn bench_kernel(
+    group: &mut Group,
+    name: &str,
+    engine: &mut Engine,
+    mut run: impl FnMut(&mut Engine),
+) {
+    if !engine.time_gpu_kernels(true) {
+        eprintln!("{name}: skipped (the adapter has no timestamp queries)");
+        return;
+    }
+    group.bench_function(name, |b| {
+        b.iter_custom(|iterations| {
+            (0..iterations)
+                .map(|_| {
+                    run(engine);
+                    engine.gpu_kernel_time().unwrap_or_default()
+                })
+                .sum::<Duration>()
+        })
+    });
+    engine.time_gpu_kernels(false);
+}
+
+fn first_hit(c: &mut Criterion) {
+    let (segments, rects) = scene::bullet_hell(2026, 65_536, 4_096);
+    let batch = Batch::new(&segments, &rects);
+    let mut group = c.benchmark_group("first_hit/bullet-hell 65536x4096");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements((segments.len() * rects.len()) as u64));
+    let mut out = vec![FirstHit::NONE; segments.len()];
+
+    group.bench_function("scalar reference", |b| {
+        b.iter(|| {
+            segment_rects(
+                query::QUERY_FIRST_HIT,
+                &batch,
+                &mut QueryOutputs {
+                    first_hits: &mut out,
+                    segment_hits: &mut [],
+                    rect_hits: &mut [],
+                    found: &mut Vec::new(),
+                },
+            )
+        })
+    });
+    for mut engine in cpu_engines() {
+        group.bench_function(engine.chosen().to_string(), |b| {
+            b.iter(|| engine.first_hit_into(&batch, &mut out).expect("first hit"))
+        });
+    }
+    if let Some(mut engine) = gpu_engine() {
+        let name = engine.chosen().to_string();
+        group.bench_function(format!("{name}, end to end"), |b| {
+            b.iter(|| engine.first_hit_into(&batch, &mut out).expect("first hit"))
+        });
+        bench_kernel(&mut group, &format!("{name}, kernel"), &mut engine, |e| {
+            e.first_hit_into(&batch, &mut out).expect("first hit")
+        });
+    }
+    let aabbs = aabbs(&rects);
+    let mut parry_out = vec![(0, 0.0); segments.len()];
+    group.bench_function("parry2d", |b| {
+        b.iter(|| parry_first_hit(&segments, &aabbs, &mut parry_out))
+    });
+    group.finish();
+}
+
+fn all_pairs(c: &mut Criterion) {
+    let (segments, rects) = scene::bullet_hell(2026, 16_384, 1_024);
+    let mut group = c.benchmark_group("all_pairs/bullet-hell 16384x1024");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements((segments.len() * rects.len()) as u64));
+    let mut results = vec![PairResult::MISS; segments.len() * rects.len()];
+
+    group.bench_function("scalar reference", |b| {
+        b.iter(|| rectcast::cpu::pairs::pairs_dense(&segments, &rects, &mut results))
+    });
+    for mut engine in cpu_engines() {
+        group.bench_function(engine.chosen().to_string(), |b| {
+            b.iter(|| {
+                engine
+                    .pairs_into(&segments, &rects, &mut results)
+                    .expect("pairs")
+            })
+        });
+    }
+    if let Some(mut engine) = gpu_engine() {
+        let name = engine.chosen().to_string();
+        group.bench_function(format!("{name}, end to end"), |b| {
+            b.iter(|| {
+                engine
+                    .pairs_into(&segments, &rects, &mut results)
+                    .expect("pairs")
+            })
+        });
+        bench_kernel(&mut group, &format!("{name}, kernel"), &mut engine, |e| {
+            e.pairs_into(&segments, &rects, &mut results)
+                .expect("pairs")
+        });
+    }
+    let aabbs = aabbs(&rects);
+    let mut parry_out = vec![None; segments.len() * rects.len()];
+    group.bench_function("parry2d", |b| {
+        b.iter(|| parry_all_pairs(&segments, &aabbs, &mut parry_out))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, first_hit, all_pairs);
+criterion_main!(benches);

@@ -1,0 +1,627 @@
+//! The fast CPU path: the scalar reference's answers ([`super::segment_rect`],
+//! [`super::queries`], [`super::pairs`]), bit for bit, in a fraction of its time.
+//!
+//! - **Layout.** The rects are copied into blocks of [`LANES`] (struct of arrays within a block),
+//!   padded with empty rects that overlap nothing.
+//! - **SIMD cull.** For each segment, one pass compares the segment's bounding box with all the
+//!   rects, 16 per block, and keeps a bit mask per block. Explicit AVX-512 or AVX2, chosen at
+//!   run time ([`Simd::detect`]), else a portable loop that LLVM vectorises for the baseline.
+//! - **Exactness.** The bounding-box test is the reference's first rule, "both ends beyond one
+//!   side of a slab", turned around: `max(x0, x1) >= min_x && min(x0, x1) <= max_x` (and y) holds
+//!   exactly when `beyond_one_side` does not, for every finite input. A pair it rejects is a
+//!   [`PairResult::MISS`] in the reference and adds nothing to any query; every pair it keeps
+//!   runs the reference itself ([`segment_rect`]) and the query's own step ([`is_closer`] for
+//!   the first hit). So every decision is the reference's, in the reference's order.
+//! - **Threads.** rayon over chunks of segments, or none at all with one thread (then nothing is
+//!   allocated per call).
+
+use rayon::prelude::*;
+
+use super::queries::{Entry, entry_of, is_closer, is_tested};
+use super::segment_rect::segment_rect;
+use crate::query::{Batch, Counts};
+use crate::types::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
+
+/// Rects per block: one AVX-512 register, two AVX2 ones.
+pub const LANES: usize = 16;
+
+/// Blocks whose masks one SIMD call computes (the caller's stack buffer holds as many).
+const SPAN: usize = 64;
+
+/// The instruction set the cull runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Simd {
+    /// x86-64 AVX-512F: 16 lanes, compares into mask registers.
+    Avx512,
+    /// x86-64 AVX2: two 8-lane halves per block.
+    Avx2,
+    /// Plain Rust that LLVM vectorises for the build's baseline (SSE2 on x86-64, NEON on
+    /// aarch64).
+    Portable,
+}
+
+impl Simd {
+    /// The best level this CPU runs, detected at run time: no `target-cpu=native` needed.
+    pub fn detect() -> Self {
+        Self::available()[0]
+    }
+
+    /// Every level this CPU runs, best first; [`Simd::Portable`] always.
+    pub fn available() -> Vec<Self> {
+        [Self::Avx512, Self::Avx2, Self::Portable]
+            .into_iter()
+            .filter(|s| s.is_supported())
+            .collect()
+    }
+
+    /// Whether this CPU runs the level.
+    pub fn is_supported(self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            Self::Portable => true,
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Avx512 => "avx512",
+            Self::Avx2 => "avx2",
+            Self::Portable => "portable",
+        }
+    }
+}
+
+impl std::fmt::Display for Simd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// [`LANES`] rects, one array per coordinate.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub struct RectBlock {
+    min_x: [f32; LANES],
+    max_x: [f32; LANES],
+    min_y: [f32; LANES],
+    max_y: [f32; LANES],
+}
+
+impl RectBlock {
+    /// min = +inf, max = -inf: no finite box overlaps it.
+    const EMPTY: Self = Self {
+        min_x: [f32::INFINITY; LANES],
+        max_x: [f32::NEG_INFINITY; LANES],
+        min_y: [f32::INFINITY; LANES],
+        max_y: [f32::NEG_INFINITY; LANES],
+    };
+}
+
+/// Lays `rects` out in blocks, reusing `blocks`' memory.
+fn fill_blocks(rects: &[Rect], blocks: &mut Vec<RectBlock>) {
+    blocks.clear();
+    blocks.resize(rects.len().div_ceil(LANES), RectBlock::EMPTY);
+    for (block, chunk) in blocks.iter_mut().zip(rects.chunks(LANES)) {
+        for (lane, r) in chunk.iter().enumerate() {
+            block.min_x[lane] = r.min_x;
+            block.max_x[lane] = r.max_x;
+            block.min_y[lane] = r.min_y;
+            block.max_y[lane] = r.max_y;
+        }
+    }
+}
+
+/// A segment's bounding box, computed once per segment.
+#[derive(Clone, Copy, Debug)]
+struct SegmentBox {
+    min_x: f32,
+    max_x: f32,
+    min_y: f32,
+    max_y: f32,
+}
+
+impl SegmentBox {
+    fn of(s: &Segment) -> Self {
+        Self {
+            min_x: s.x0.min(s.x1),
+            max_x: s.x0.max(s.x1),
+            min_y: s.y0.min(s.y1),
+            max_y: s.y0.max(s.y1),
+        }
+    }
+}
+
+/// A block with at least one rect the segment's box overlaps: bit `l` of `mask` is lane `l`.
+#[derive(Clone, Copy, Debug, Default)]
+struct BlockMask {
+    block: u32,
+    mask: u32,
+}
+
+/// The masks of the blocks of `blocks` (at most [`SPAN`]) that have a lane overlapping `b`,
+/// compacted into `out`; returns how many.
+#[inline]
+fn block_masks(
+    simd: Simd,
+    b: &SegmentBox,
+    blocks: &[RectBlock],
+    out: &mut [BlockMask; SPAN],
+) -> usize {
+    debug_assert!(blocks.len() <= SPAN);
+    match simd {
+        // SAFETY: `Simd` values other than Portable are only used where `is_supported` holds
+        // (checked in `CpuKernel::new`).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { x86::masks_avx512(b, blocks, out) },
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { x86::masks_avx2(b, blocks, out) },
+        _ => masks_portable(b, blocks, out),
+    }
+}
+
+fn masks_portable(b: &SegmentBox, blocks: &[RectBlock], out: &mut [BlockMask; SPAN]) -> usize {
+    let mut n = 0;
+    for (i, block) in blocks.iter().enumerate() {
+        let mut mask = 0u32;
+        for lane in 0..LANES {
+            let overlap = (b.min_x <= block.max_x[lane])
+                & (block.min_x[lane] <= b.max_x)
+                & (b.min_y <= block.max_y[lane])
+                & (block.min_y[lane] <= b.max_y);
+            mask |= (overlap as u32) << lane;
+        }
+        out[n] = BlockMask {
+            block: i as u32,
+            mask,
+        };
+        n += (mask != 0) as usize;
+    }
+    n
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{BlockMask, RectBlock, SPAN, SegmentBox};
+    use std::arch::x86_64::*;
+
+    /// AVX-512: four compares per block, chained through a mask register. `_CMP_LE_OQ` is
+    /// IEEE `<=` (-0.0 == +0.0), the reference's comparison.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn masks_avx512(
+        b: &SegmentBox,
+        blocks: &[RectBlock],
+        out: &mut [BlockMask; SPAN],
+    ) -> usize {
+        let s_min_x = _mm512_set1_ps(b.min_x);
+        let s_max_x = _mm512_set1_ps(b.max_x);
+        let s_min_y = _mm512_set1_ps(b.min_y);
+        let s_max_y = _mm512_set1_ps(b.max_y);
+        let mut n = 0;
+        for (i, block) in blocks.iter().enumerate() {
+            // SAFETY: each array holds 16 f32, one unaligned 512-bit load.
+            let (min_x, max_x, min_y, max_y) = unsafe {
+                (
+                    _mm512_loadu_ps(block.min_x.as_ptr()),
+                    _mm512_loadu_ps(block.max_x.as_ptr()),
+                    _mm512_loadu_ps(block.min_y.as_ptr()),
+                    _mm512_loadu_ps(block.max_y.as_ptr()),
+                )
+            };
+            let k = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(s_min_x, max_x);
+            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, min_x, s_max_x);
+            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, s_min_y, max_y);
+            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, min_y, s_max_y);
+            out[n] = BlockMask {
+                block: i as u32,
+                mask: k as u32,
+            };
+            n += (k != 0) as usize;
+        }
+        n
+    }
+
+    /// AVX2: each block as two 8-lane halves, compared, and-ed and moved to a bit mask.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn masks_avx2(
+        b: &SegmentBox,
+        blocks: &[RectBlock],
+        out: &mut [BlockMask; SPAN],
+    ) -> usize {
+        let s_min_x = _mm256_set1_ps(b.min_x);
+        let s_max_x = _mm256_set1_ps(b.max_x);
+        let s_min_y = _mm256_set1_ps(b.min_y);
+        let s_max_y = _mm256_set1_ps(b.max_y);
+        let mut n = 0;
+        for (i, block) in blocks.iter().enumerate() {
+            let mut mask = 0u32;
+            for half in 0..2 {
+                let at = half * 8;
+                // SAFETY: lanes at..at + 8 of 16-f32 arrays, one unaligned 256-bit load each.
+                let (min_x, max_x, min_y, max_y) = unsafe {
+                    (
+                        _mm256_loadu_ps(block.min_x.as_ptr().add(at)),
+                        _mm256_loadu_ps(block.max_x.as_ptr().add(at)),
+                        _mm256_loadu_ps(block.min_y.as_ptr().add(at)),
+                        _mm256_loadu_ps(block.max_y.as_ptr().add(at)),
+                    )
+                };
+                let x = _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(s_min_x, max_x),
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(min_x, s_max_x),
+                );
+                let y = _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(s_min_y, max_y),
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(min_y, s_max_y),
+                );
+                mask |= (_mm256_movemask_ps(_mm256_and_ps(x, y)) as u32) << at;
+            }
+            out[n] = BlockMask {
+                block: i as u32,
+                mask,
+            };
+            n += (mask != 0) as usize;
+        }
+        n
+    }
+}
+
+/// Calls `visit` with the index of every rect whose box overlaps segment `s`'s, in ascending
+/// order: the only pairs of `s` the reference does not reject outright.
+#[inline(always)]
+fn for_each_candidate(simd: Simd, s: &Segment, blocks: &[RectBlock], mut visit: impl FnMut(usize)) {
+    let b = SegmentBox::of(s);
+    let mut masks = [BlockMask::default(); SPAN];
+    for (span_index, span) in blocks.chunks(SPAN).enumerate() {
+        let n = block_masks(simd, &b, span, &mut masks);
+        for m in &masks[..n] {
+            let base = (span_index * SPAN + m.block as usize) * LANES;
+            let mut bits = m.mask;
+            while bits != 0 {
+                visit(base + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+    }
+}
+
+fn filter_at(filters: Option<&[Filter]>, i: usize) -> Filter {
+    filters.map_or(Filter::ALL, |f| f[i])
+}
+
+/// Segment `segment`'s first hit: the reference's `segment_rects` loop for QUERY_FIRST_HIT,
+/// over the candidates only.
+#[inline(always)]
+fn first_hit_of(simd: Simd, blocks: &[RectBlock], batch: &Batch, segment: usize) -> FirstHit {
+    let s = &batch.segments[segment];
+    let s_filter = filter_at(batch.segment_filters, segment);
+    let mut best = FirstHit::NONE;
+    let mut best_entry = Entry::NONE;
+    for_each_candidate(simd, s, blocks, |rect| {
+        if !is_tested(&s_filter, &filter_at(batch.rect_filters, rect)) {
+            return;
+        }
+        let r = &batch.rects[rect];
+        let result = segment_rect(s, r);
+        if (result.flags & flags::HIT) == 0 {
+            return;
+        }
+        let entry = entry_of(&result, r);
+        if is_closer(s, rect as u32, entry, &best, best_entry) == 1 {
+            best = FirstHit {
+                rect: rect as u32,
+                result,
+            };
+            best_entry = entry;
+        }
+    });
+    best
+}
+
+/// Calls `hit` for every tested, hitting pair of segment `segment`, in rect order.
+#[inline(always)]
+fn hits_of(
+    simd: Simd,
+    blocks: &[RectBlock],
+    batch: &Batch,
+    segment: usize,
+    mut hit: impl FnMut(usize, PairResult),
+) {
+    let s = &batch.segments[segment];
+    let s_filter = filter_at(batch.segment_filters, segment);
+    for_each_candidate(simd, s, blocks, |rect| {
+        if !is_tested(&s_filter, &filter_at(batch.rect_filters, rect)) {
+            return;
+        }
+        let result = segment_rect(s, &batch.rects[rect]);
+        if (result.flags & flags::HIT) != 0 {
+            hit(rect, result);
+        }
+    });
+}
+
+/// How the CPU backend runs: its worker threads and SIMD level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuOptions {
+    /// Worker threads; 0 (the default) is one per core, as rayon counts them
+    /// (`RAYON_NUM_THREADS` overrides).
+    pub threads: usize,
+    /// The SIMD level; `None` (the default) is the best this CPU runs.
+    pub simd: Option<Simd>,
+}
+
+/// The fast CPU kernel: its options, its thread pool, and its rect blocks (kept between calls,
+/// so that a steady stream of batches allocates nothing on one thread).
+pub struct CpuKernel {
+    simd: Simd,
+    threads: usize,
+    pool: Option<rayon::ThreadPool>,
+    blocks: Vec<RectBlock>,
+}
+
+impl std::fmt::Debug for CpuKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CpuKernel({self})")
+    }
+}
+
+impl std::fmt::Display for CpuKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = if self.threads == 1 { "" } else { "s" };
+        write!(f, "{}, {} thread{s}", self.simd, self.threads)
+    }
+}
+
+/// Segments per parallel task: a few tasks per thread, none too small to be worth a steal.
+fn chunk_len(segments: usize, rects: usize, threads: usize) -> usize {
+    let tasks = threads * 8;
+    let by_count = segments.div_ceil(tasks.max(1));
+    // At least about 64k pairs per task.
+    let by_work = (1 << 16) / rects.max(1);
+    by_count.max(by_work).max(1)
+}
+
+impl Default for CpuKernel {
+    /// The best SIMD level here, one thread per core (rayon's global pool).
+    fn default() -> Self {
+        Self {
+            simd: Simd::detect(),
+            threads: rayon::current_num_threads(),
+            pool: None,
+            blocks: Vec::new(),
+        }
+    }
+}
+
+impl CpuKernel {
+    /// # Errors
+    /// A message when the SIMD level is not supported here or the thread pool cannot start.
+    pub fn new(options: CpuOptions) -> Result<Self, String> {
+        let simd = options.simd.unwrap_or_else(Simd::detect);
+        if !simd.is_supported() {
+            return Err(format!(
+                "SIMD level {simd} is not supported by this CPU (available: {})",
+                Simd::available()
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        let (threads, pool) = match options.threads {
+            0 => (Self::default().threads, None),
+            1 => (1, None),
+            n => {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("rectcast-cpu-{i}"))
+                    .build()
+                    .map_err(|e| format!("cannot start {n} CPU threads: {e}"))?;
+                (n, Some(pool))
+            }
+        };
+        Ok(Self {
+            simd,
+            threads,
+            pool,
+            blocks: Vec::new(),
+        })
+    }
+
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs `f` on this kernel's pool (the global one when it has none of its own).
+    fn install<R: Send>(pool: &Option<rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
+        match pool {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
+    }
+
+    /// [`crate::Engine::first_hit_into`]: inputs valid, `out` one per segment.
+    pub(crate) fn first_hit(&mut self, batch: &Batch, out: &mut [FirstHit]) {
+        fill_blocks(batch.rects, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        if self.threads == 1 {
+            for (segment, out) in out.iter_mut().enumerate() {
+                *out = first_hit_of(simd, blocks, batch, segment);
+            }
+            return;
+        }
+        let chunk = chunk_len(batch.segments.len(), batch.rects.len(), self.threads);
+        Self::install(&self.pool, || {
+            out.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
+                for (i, out) in out.iter_mut().enumerate() {
+                    *out = first_hit_of(simd, blocks, batch, c * chunk + i);
+                }
+            })
+        });
+    }
+
+    /// [`crate::Engine::hits`]: every hit in (segment, rect) order.
+    pub(crate) fn hits(&mut self, batch: &Batch) -> Vec<Hit> {
+        fill_blocks(batch.rects, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let hits_in = |segments: std::ops::Range<usize>, found: &mut Vec<Hit>| {
+            for segment in segments {
+                hits_of(simd, blocks, batch, segment, |rect, result| {
+                    found.push(Hit {
+                        segment: segment as u32,
+                        rect: rect as u32,
+                        result,
+                    })
+                });
+            }
+        };
+        let n = batch.segments.len();
+        if self.threads == 1 {
+            let mut found = Vec::new();
+            hits_in(0..n, &mut found);
+            return found;
+        }
+        let chunk = chunk_len(n, batch.rects.len(), self.threads);
+        let parts: Vec<Vec<Hit>> = Self::install(&self.pool, || {
+            (0..n.div_ceil(chunk))
+                .into_par_iter()
+                .map(|c| {
+                    let mut found = Vec::new();
+                    hits_in(c * chunk..((c + 1) * chunk).min(n), &mut found);
+                    found
+                })
+                .collect()
+        });
+        parts.concat()
+    }
+
+    /// [`crate::Engine::counts`]: adds to `counts`, sized for the batch and zeroed.
+    pub(crate) fn counts(&mut self, batch: &Batch, counts: &mut Counts) {
+        fill_blocks(batch.rects, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let count_in = |first: usize, per_segment: &mut [u32], per_rect: &mut [u64]| {
+            for (i, hits) in per_segment.iter_mut().enumerate() {
+                hits_of(simd, blocks, batch, first + i, |rect, _| {
+                    *hits += 1;
+                    per_rect[rect] += 1;
+                });
+            }
+        };
+        if self.threads == 1 {
+            count_in(0, &mut counts.per_segment, &mut counts.per_rect);
+            return;
+        }
+        let rect_count = batch.rects.len();
+        let chunk = chunk_len(batch.segments.len(), rect_count, self.threads);
+        let per_segment = &mut counts.per_segment;
+        let per_rect = Self::install(&self.pool, || {
+            per_segment
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .fold(
+                    || vec![0u64; rect_count],
+                    |mut per_rect, (c, per_segment)| {
+                        count_in(c * chunk, per_segment, &mut per_rect);
+                        per_rect
+                    },
+                )
+                .reduce_with(|mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
+                    a
+                })
+        });
+        if let Some(per_rect) = per_rect {
+            counts.per_rect.copy_from_slice(&per_rect);
+        }
+    }
+
+    /// [`crate::Engine::pairs_into`]: every pair, segment-major; `results` sized.
+    pub(crate) fn pairs_dense(
+        &mut self,
+        segments: &[Segment],
+        rects: &[Rect],
+        results: &mut [PairResult],
+    ) {
+        if rects.is_empty() {
+            return;
+        }
+        fill_blocks(rects, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let rows = |first: usize, rows: &mut [PairResult]| {
+            for (i, row) in rows.chunks_exact_mut(rects.len()).enumerate() {
+                row.fill(PairResult::MISS);
+                let s = &segments[first + i];
+                for_each_candidate(simd, s, blocks, |rect| {
+                    row[rect] = segment_rect(s, &rects[rect]);
+                });
+            }
+        };
+        if self.threads == 1 {
+            rows(0, results);
+            return;
+        }
+        let chunk = chunk_len(segments.len(), rects.len(), self.threads);
+        Self::install(&self.pool, || {
+            results
+                .par_chunks_mut(chunk * rects.len())
+                .enumerate()
+                .for_each(|(c, part)| rows(c * chunk, part))
+        });
+    }
+
+    /// [`crate::Engine::pair_list`]: indices in range, `results` one per pair.
+    pub(crate) fn pairs_list(
+        &self,
+        segments: &[Segment],
+        rects: &[Rect],
+        pairs: &[PairIndex],
+        results: &mut [PairResult],
+    ) {
+        let one = |(pair, result): (&PairIndex, &mut PairResult)| {
+            *result = segment_rect(&segments[pair.segment as usize], &rects[pair.rect as usize]);
+        };
+        if self.threads == 1 {
+            pairs.iter().zip(results.iter_mut()).for_each(one);
+            return;
+        }
+        Self::install(&self.pool, || {
+            pairs
+                .par_iter()
+                .zip(results.par_iter_mut())
+                .with_min_len(4096)
+                .for_each(one)
+        });
+    }
+
+    /// [`crate::Engine::clip`]: the reference's `clip`, split across threads.
+    pub(crate) fn clip(&self, segments: &[Segment], rects: &[Rect], first_hits: &mut [FirstHit]) {
+        if self.threads == 1 || segments.len() < 4096 {
+            super::queries::clip(segments, rects, first_hits);
+            return;
+        }
+        let chunk = segments.len().div_ceil(self.threads * 8).max(4096);
+        Self::install(&self.pool, || {
+            first_hits
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(c, out)| {
+                    let at = c * chunk;
+                    let segments = &segments[at..at + out.len()];
+                    let rects = if rects.len() == 1 {
+                        rects
+                    } else {
+                        &rects[at..at + out.len()]
+                    };
+                    super::queries::clip(segments, rects, out);
+                })
+        });
+    }
+}

@@ -1,0 +1,108 @@
+//! A kernel's own GPU time, from timestamp queries around its compute pass, where the adapter
+//! has them (`wgpu::Features::TIMESTAMP_QUERY`; rectcast's own devices request it). Off until
+//! asked for: reading the timestamps back costs a wait per dispatch.
+
+use std::time::Duration;
+
+use super::buffers::read_back;
+use super::context::GpuContext;
+use crate::error::Result;
+
+/// Two timestamps: the pass's start and end.
+const QUERIES: u32 = 2;
+const BYTES: u64 = QUERIES as u64 * size_of::<u64>() as u64;
+
+pub(crate) struct KernelTimer {
+    query_set: wgpu::QuerySet,
+    resolved: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    /// Nanoseconds per timestamp tick.
+    period_ns: f64,
+    enabled: bool,
+    total: Duration,
+}
+
+impl KernelTimer {
+    /// None when the device has no timestamp queries.
+    pub(crate) fn new(context: &GpuContext, label: &str) -> Option<Self> {
+        let device = context.device();
+        if !device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            return None;
+        }
+        let buffer = |usage, name: &str| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&format!("{label}.{name}")),
+                size: BYTES,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Some(Self {
+            query_set: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some(&format!("{label}.timestamps")),
+                ty: wgpu::QueryType::Timestamp,
+                count: QUERIES,
+            }),
+            resolved: buffer(
+                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                "timestamps.resolved",
+            ),
+            staging: buffer(
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                "timestamps.staging",
+            ),
+            period_ns: f64::from(context.queue().get_timestamp_period()),
+            enabled: false,
+            total: Duration::ZERO,
+        })
+    }
+
+    pub(crate) fn set_enabled(&mut self, enabled: bool) {
+        self.enabled = enabled;
+    }
+
+    /// Starts a call: its kernel time so far is zero.
+    pub(crate) fn start(&mut self) {
+        self.total = Duration::ZERO;
+    }
+
+    /// The summed kernel time of the current (or last) call, when enabled.
+    pub(crate) fn total(&self) -> Option<Duration> {
+        self.enabled.then_some(self.total)
+    }
+
+    /// The pass's timestamp writes, when enabled.
+    pub(crate) fn writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        self.enabled.then_some(wgpu::ComputePassTimestampWrites {
+            query_set: &self.query_set,
+            beginning_of_pass_write_index: Some(0),
+            end_of_pass_write_index: Some(1),
+        })
+    }
+
+    /// After the pass: resolves its timestamps and copies them for reading.
+    pub(crate) fn encode_resolve(&self, encoder: &mut wgpu::CommandEncoder) {
+        if self.enabled {
+            encoder.resolve_query_set(&self.query_set, 0..QUERIES, &self.resolved, 0);
+            encoder.copy_buffer_to_buffer(&self.resolved, 0, &self.staging, 0, BYTES);
+        }
+    }
+
+    /// Waits for `submission` (which held the pass) and adds its kernel time.
+    pub(crate) fn read(
+        &mut self,
+        context: &GpuContext,
+        submission: wgpu::SubmissionIndex,
+    ) -> Result<()> {
+        if !self.enabled {
+            return Ok(());
+        }
+        let mut ticks = 0;
+        read_back(context, &self.staging, submission, BYTES, |bytes| {
+            let t: [u64; 2] = bytemuck::pod_read_unaligned(bytes);
+            ticks = t[1].saturating_sub(t[0]);
+        })?;
+        self.total += Duration::from_nanos((ticks as f64 * self.period_ns) as u64);
+        Ok(())
+    }
+}

@@ -1,0 +1,339 @@
+//! The fast CPU path (`Engine` on `Backend::Cpu`) against the scalar reference
+//! (`rectcast::cpu::queries`, `cpu::pairs`), bit for bit, for every query, at every SIMD level
+//! this CPU runs and at 1 and 3 threads, over seeded random, bullet-hell, adversarial and
+//! exact-tie scenes, with and without filters.
+
+mod common;
+
+use bytemuck::Pod;
+use common::adversarial::{self, Category};
+use common::cases;
+use rectcast::cpu::queries::{QueryOutputs, clip, query, segment_rects};
+use rectcast::scene::{self, SplitMix64};
+use rectcast::{
+    Backend, Batch, ClipTo, Counts, CpuOptions, Engine, Filter, FirstHit, Hit, PairIndex,
+    PairResult, Rect, Segment, Simd,
+};
+
+struct Scene {
+    name: String,
+    segments: Vec<Segment>,
+    rects: Vec<Rect>,
+    segment_filters: Option<Vec<Filter>>,
+    rect_filters: Option<Vec<Filter>>,
+}
+
+impl Scene {
+    fn new(name: &str, (segments, rects): (Vec<Segment>, Vec<Rect>)) -> Self {
+        Self {
+            name: name.into(),
+            segments,
+            rects,
+            segment_filters: None,
+            rect_filters: None,
+        }
+    }
+
+    fn with_filters(mut self, seed: u64) -> Self {
+        let mut rng = SplitMix64::new(seed);
+        let mut filter = |_| Filter::new(1 << rng.below(3), rng.below(8) as u32);
+        self.segment_filters = Some((0..self.segments.len()).map(&mut filter).collect());
+        self.rect_filters = Some((0..self.rects.len()).map(&mut filter).collect());
+        self.name += " filtered";
+        self
+    }
+
+    fn batch(&self) -> Batch<'_> {
+        Batch {
+            segments: &self.segments,
+            rects: &self.rects,
+            segment_filters: self.segment_filters.as_deref(),
+            rect_filters: self.rect_filters.as_deref(),
+        }
+    }
+}
+
+/// Segments and rects on a small integer grid: shared edges, corners and equal entry times.
+fn tie_grid(seed: u64) -> (Vec<Segment>, Vec<Rect>) {
+    let mut rng = SplitMix64::new(seed);
+    let mut p = || rng.below(13) as f32 - 1.0;
+    let segments = (0..250).map(|_| Segment::new(p(), p(), p(), p())).collect();
+    let rects = (0..37)
+        .map(|_| {
+            let (a, b, c, d) = (p(), p(), p(), p());
+            Rect::new(a.min(b), c.min(d), a.max(b), c.max(d))
+        })
+        .collect();
+    (segments, rects)
+}
+
+fn scenes() -> Vec<Scene> {
+    let mut scenes = vec![
+        Scene::new("hand cases", (cases::hand_segments(), cases::hand_rects())),
+        Scene::new("tie grid", tie_grid(1)),
+        Scene::new("tie grid", tie_grid(2)).with_filters(3),
+        // Rect counts off the 16-lane blocks and the 64-block spans.
+        Scene::new("bullet hell", scene::bullet_hell(5, 1500, 1031)),
+        Scene::new("bullet hell", scene::bullet_hell(6, 333, 17)).with_filters(7),
+        Scene::new("random", scene::random_batch(8, 700, 130, 1000.0)),
+        Scene::new("random", scene::random_batch(9, 129, 1, 1000.0)).with_filters(10),
+        Scene::new(
+            "no rects",
+            (scene::random_batch(11, 40, 0, 10.0).0, Vec::new()),
+        ),
+        Scene::new(
+            "no segments",
+            (Vec::new(), scene::random_batch(12, 0, 40, 10.0).1),
+        ),
+    ];
+    // Every adversarial category as an all-pairs batch: signed zeros, subnormals, the 2^62
+    // limit, zero-width rects and points, where the cull's comparisons must equal the
+    // reference's rule exactly.
+    for (i, category) in Category::ALL.into_iter().enumerate() {
+        scenes.push(Scene::new(
+            &format!("adversarial {}", category.name()),
+            adversarial::pairs(category, 100 + i as u64, 120),
+        ));
+    }
+    scenes
+}
+
+/// Every engine to compare: each SIMD level here, at 1 and 3 threads.
+fn engines() -> Vec<Engine> {
+    Simd::available()
+        .into_iter()
+        .flat_map(|simd| {
+            [1, 3].map(|threads| {
+                Engine::with_cpu_options(
+                    Backend::Cpu,
+                    CpuOptions {
+                        threads,
+                        simd: Some(simd),
+                    },
+                )
+                .expect("a supported level opens")
+            })
+        })
+        .collect()
+}
+
+/// Bit for bit (so -0.0 and +0.0 differ); on a difference, panics at the first index.
+fn assert_bits<T: Pod + std::fmt::Debug>(
+    what: &str,
+    expected: &[T],
+    actual: &[T],
+    inputs: impl Fn(usize) -> String,
+) {
+    let bytes = |v: &T| bytemuck::bytes_of(v).to_vec();
+    if let Some(i) = (0..expected.len().max(actual.len()))
+        .find(|&i| expected.get(i).map(bytes) != actual.get(i).map(bytes))
+    {
+        panic!(
+            "{what}: first difference at index {i} ({} expected, {} actual)\n  inputs   {}\n  expected {:?}\n  actual   {:?}",
+            expected.len(),
+            actual.len(),
+            inputs(i),
+            expected.get(i),
+            actual.get(i)
+        );
+    }
+}
+
+fn reference(query: u32, batch: &Batch) -> (Vec<FirstHit>, Counts, Vec<Hit>) {
+    let mut first_hits = vec![FirstHit::NONE; batch.segments.len()];
+    let mut counts = Counts {
+        per_segment: vec![0; batch.segments.len()],
+        per_rect: vec![0; batch.rects.len()],
+    };
+    let mut found = Vec::new();
+    segment_rects(
+        query,
+        batch,
+        &mut QueryOutputs {
+            first_hits: &mut first_hits,
+            segment_hits: &mut counts.per_segment,
+            rect_hits: &mut counts.per_rect,
+            found: &mut found,
+        },
+    );
+    (first_hits, counts, found)
+}
+
+#[test]
+fn first_hit_equals_the_scalar_reference_bit_for_bit() {
+    for scene in scenes() {
+        let batch = scene.batch();
+        let (expected, _, _) = reference(query::QUERY_FIRST_HIT, &batch);
+        for mut engine in engines() {
+            let actual = engine.first_hit(&batch).expect("first hit");
+            assert_bits(
+                &format!("{} on {}", scene.name, engine.chosen()),
+                &expected,
+                &actual,
+                |i| format!("{:?}", scene.segments[i]),
+            );
+        }
+    }
+}
+
+#[test]
+fn hits_equal_the_scalar_reference_in_segment_rect_order() {
+    for scene in scenes() {
+        let batch = scene.batch();
+        let (_, _, expected) = reference(query::QUERY_HITS, &batch);
+        for mut engine in engines() {
+            let actual = engine.hits(&batch).expect("hits");
+            assert_bits(
+                &format!("{} on {}", scene.name, engine.chosen()),
+                &expected,
+                &actual,
+                |i| format!("hit {i}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn counts_equal_the_scalar_reference() {
+    for scene in scenes() {
+        let batch = scene.batch();
+        let (_, expected, _) = reference(query::QUERY_COUNTS, &batch);
+        for mut engine in engines() {
+            let actual = engine.counts(&batch).expect("counts");
+            let what = format!("{} on {}", scene.name, engine.chosen());
+            assert_bits(
+                &format!("{what}, per segment"),
+                &expected.per_segment,
+                &actual.per_segment,
+                |i| format!("{:?}", scene.segments[i]),
+            );
+            assert_bits(
+                &format!("{what}, per rect"),
+                &expected.per_rect,
+                &actual.per_rect,
+                |i| format!("{:?}", scene.rects[i]),
+            );
+        }
+    }
+}
+
+#[test]
+fn dense_pairs_equal_the_scalar_reference_bit_for_bit() {
+    for scene in scenes() {
+        let (segments, rects) = (&scene.segments, &scene.rects);
+        let mut expected = vec![PairResult::MISS; segments.len() * rects.len()];
+        rectcast::cpu::pairs::pairs_dense(segments, rects, &mut expected);
+        for mut engine in engines() {
+            let actual = engine.pairs(segments, rects).expect("pairs");
+            assert_bits(
+                &format!("{} on {}", scene.name, engine.chosen()),
+                &expected,
+                &actual,
+                |i| {
+                    format!(
+                        "{:?} {:?}",
+                        segments[i / rects.len()],
+                        rects[i % rects.len()]
+                    )
+                },
+            );
+        }
+    }
+}
+
+#[test]
+fn pair_lists_and_clipping_equal_the_scalar_reference() {
+    for scene in scenes() {
+        let (segments, rects) = (&scene.segments, &scene.rects);
+        if segments.is_empty() || rects.is_empty() {
+            continue;
+        }
+        let mut rng = SplitMix64::new(17);
+        let pairs: Vec<PairIndex> = (0..5000)
+            .map(|_| PairIndex {
+                segment: rng.below(segments.len() as u64) as u32,
+                rect: rng.below(rects.len() as u64) as u32,
+            })
+            .collect();
+        let mut expected = vec![PairResult::MISS; pairs.len()];
+        rectcast::cpu::pairs::pairs_list(segments, rects, &pairs, &mut expected);
+        // One rect per segment, cycling through the scene's, and one viewport.
+        let per_segment: Vec<Rect> = (0..segments.len())
+            .map(|i| rects[i % rects.len()])
+            .collect();
+        let mut expected_per_segment = vec![FirstHit::NONE; segments.len()];
+        clip(segments, &per_segment, &mut expected_per_segment);
+        let mut expected_viewport = vec![FirstHit::NONE; segments.len()];
+        clip(segments, &rects[..1], &mut expected_viewport);
+        for mut engine in engines() {
+            let what = format!("{} on {}", scene.name, engine.chosen());
+            let actual = engine
+                .pair_list(segments, rects, &pairs)
+                .expect("pair list");
+            assert_bits(&format!("{what}, pair list"), &expected, &actual, |i| {
+                format!("{:?}", pairs[i])
+            });
+            for (to, expected) in [
+                (ClipTo::PerSegment(&per_segment), &expected_per_segment),
+                (ClipTo::Rect(rects[0]), &expected_viewport),
+            ] {
+                let clipped = engine.clip(segments, to).expect("clip");
+                let actual: Vec<PairResult> = clipped.iter().map(|c| c.result).collect();
+                let expected: Vec<PairResult> = expected.iter().map(|f| f.result).collect();
+                assert_bits(&format!("{what}, clip"), &expected, &actual, |i| {
+                    format!("{:?}", segments[i])
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn a_large_clip_is_split_across_threads_in_order() {
+    // Over the 4096 segments per task where clipping goes parallel.
+    let (segments, rects) = scene::random_batch(21, 20_000, 20_000, 100.0);
+    let mut expected = vec![FirstHit::NONE; segments.len()];
+    clip(&segments, &rects, &mut expected);
+    for mut engine in engines() {
+        let clipped = engine
+            .clip(&segments, ClipTo::PerSegment(&rects))
+            .expect("clip");
+        let actual: Vec<PairResult> = clipped.iter().map(|c| c.result).collect();
+        let expected: Vec<PairResult> = expected.iter().map(|f| f.result).collect();
+        assert_bits(
+            &format!("clip on {}", engine.chosen()),
+            &expected,
+            &actual,
+            |i| format!("{:?} {:?}", segments[i], rects[i]),
+        );
+    }
+}
+
+#[test]
+fn every_simd_level_is_reported_and_an_unsupported_one_is_an_error() {
+    let available = Simd::available();
+    assert_eq!(available.last(), Some(&Simd::Portable));
+    assert_eq!(available[0], Simd::detect());
+    for simd in [Simd::Avx512, Simd::Avx2, Simd::Portable] {
+        let opened = Engine::with_cpu_options(
+            Backend::Cpu,
+            CpuOptions {
+                threads: 2,
+                simd: Some(simd),
+            },
+        );
+        match opened {
+            Ok(engine) => {
+                assert!(simd.is_supported());
+                assert_eq!(
+                    engine.chosen().to_string(),
+                    format!("cpu: {simd}, 2 threads")
+                );
+            }
+            Err(e) => {
+                assert!(!simd.is_supported());
+                assert!(e.to_string().contains("not supported"), "{e}");
+            }
+        }
+    }
+}
