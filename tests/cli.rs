@@ -440,3 +440,99 @@ fn backends() -> Vec<&'static str> {
         vec!["cpu"]
     }
 }
+
+#[test]
+fn threads_and_simd_options_give_the_same_first_hits() {
+    let dir = Dir::new();
+    // A scene larger than one block of rects and one task of segments.
+    let (segments, rects) = rectcast::scene::bullet_hell(9, 3000, 300);
+    let mut s = String::from("x0,y0,x1,y1\n");
+    for g in &segments {
+        s += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
+    }
+    let mut r = String::from("min_x,min_y,max_x,max_y\n");
+    for b in &rects {
+        r += &format!("{},{},{},{}\n", b.min_x, b.min_y, b.max_x, b.max_y);
+    }
+    let (s, r) = (dir.file("s.csv", &s), dir.file("r.csv", &r));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "first-hit",
+            "--backend",
+            "cpu",
+            "--segments",
+            s.to_str().unwrap(),
+            "--rects",
+            r.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o = rectcast(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let default = run(&[]);
+    assert!(default.lines().count() == 3001, "{default}");
+    assert!(
+        default.lines().filter(|l| !l.contains(",miss,")).count() > 100,
+        "too few hits to compare"
+    );
+    for simd in rectcast::Simd::available() {
+        for threads in ["1", "3"] {
+            assert_eq!(
+                run(&["--threads", threads, "--simd", simd.name()]),
+                default,
+                "--threads {threads} --simd {simd}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_unsupported_simd_level_is_a_clear_error() {
+    let unsupported = [
+        rectcast::Simd::Avx512,
+        rectcast::Simd::Avx2,
+        rectcast::Simd::Portable,
+    ]
+    .into_iter()
+    .find(|s| !s.is_supported());
+    let Some(simd) = unsupported else {
+        eprintln!("every SIMD level runs here: the error path is covered by tests/fast_cpu.rs");
+        return;
+    };
+    let o = rectcast(&["bench", "--backend", "cpu", "--simd", simd.name()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("not supported"), "{}", stderr(&o));
+}
+
+#[test]
+fn bench_prints_a_table_with_the_scalar_reference_and_ratios() {
+    let o = rectcast(&[
+        "bench",
+        "--query",
+        "first-hit",
+        "--segments",
+        "512",
+        "--rects",
+        "64",
+        "--iterations",
+        "2",
+        "--backend",
+        "cpu",
+        "--threads",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let row = |start: &str| {
+        out.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no row {start:?} in\n{out}"))
+            .to_string()
+    };
+    assert!(row("backend").contains("Mpairs/s") && row("backend").contains("vs scalar"));
+    assert!(row("scalar reference").ends_with("1.0x"), "{out}");
+    let simd = rectcast::Simd::detect();
+    row(&format!("cpu: {simd}, 1 thread "));
+    row(&format!("cpu: {simd}, 2 threads "));
+}

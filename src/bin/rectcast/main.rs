@@ -332,6 +332,20 @@ fn info() -> Outcome {
         }
         Err(e) => println!("gpu backend: none ({e})"),
     }
+    let levels: Vec<&str> = Simd::available().iter().map(|s| s.name()).collect();
+    println!(
+        "{} (SIMD levels here: {}; --threads, --simd)",
+        engine(Backend::Cpu)?.chosen(),
+        levels.join(", ")
+    );
+    println!(
+        "timestamp queries: {}",
+        match engine(Backend::Gpu).map(|mut gpu| gpu.time_gpu_kernels(true)) {
+            Ok(true) => "yes (bench reports kernel-only time)",
+            Ok(false) => "no",
+            Err(_) => "no GPU",
+        }
+    );
     println!("auto backend: {}", engine(Backend::Auto)?.chosen());
     Ok(())
 }
