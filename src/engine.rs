@@ -312,7 +312,7 @@ impl Engine {
     }
 
     /// [`first_hit`](Self::first_hit) into a caller's buffer of one entry per segment (reuse
-    /// it across frames: on the CPU this allocates nothing).
+    /// it across frames: on the CPU with one thread this allocates nothing).
     ///
     /// # Errors
     /// [`Error::OutputLength`] for a wrong-sized buffer; as [`first_hit`](Self::first_hit).

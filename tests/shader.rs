@@ -382,3 +382,14 @@ fn cpu_mirror_orders_first_hits_like_the_shader() {
         20,
     );
 }
+
+#[test]
+fn cpu_mirror_culls_pairs_by_box_like_the_shader() {
+    assert_same_decisions(
+        "queries.rs",
+        shader::QUERIES_WGSL,
+        "segment_box",
+        "boxes_overlap",
+        7,
+    );
+}
