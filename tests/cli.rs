@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use rectcast::{Rect, Segment};
+
 struct Dir(tempfile::TempDir);
 
 impl Dir {
@@ -17,6 +19,18 @@ impl Dir {
     }
     fn path(&self, name: &str) -> PathBuf {
         self.0.path().join(name)
+    }
+    /// A scene written as `s.csv` and `r.csv`.
+    fn scene(&self, (segments, rects): (Vec<Segment>, Vec<Rect>)) -> (PathBuf, PathBuf) {
+        let mut s = String::from("x0,y0,x1,y1\n");
+        for g in &segments {
+            s += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
+        }
+        let mut r = String::from("min_x,min_y,max_x,max_y\n");
+        for b in &rects {
+            r += &format!("{},{},{},{}\n", b.min_x, b.min_y, b.max_x, b.max_y);
+        }
+        (self.file("s.csv", &s), self.file("r.csv", &r))
     }
 }
 
@@ -90,16 +104,7 @@ fn pairs_without_out_writes_stdout() {
 #[test]
 fn pairs_on_the_gpu_writes_the_same_file_as_the_cpu() {
     let dir = Dir::new();
-    let (segments, rects) = rectcast::scene::random_batch(77, 300, 40, 64.0);
-    let mut s = String::from("x0,y0,x1,y1\n");
-    for g in &segments {
-        s += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
-    }
-    let mut r = String::from("min_x,min_y,max_x,max_y\n");
-    for b in &rects {
-        r += &format!("{},{},{},{}\n", b.min_x, b.min_y, b.max_x, b.max_y);
-    }
-    let (s, r) = (dir.file("s.csv", &s), dir.file("r.csv", &r));
+    let (s, r) = dir.scene(rectcast::scene::random_batch(77, 300, 40, 64.0));
     let cpu = pairs(&s, &r, "cpu", None);
     assert!(cpu.status.success(), "{}", stderr(&cpu));
     let gpu = pairs(&s, &r, "gpu", None);
@@ -445,16 +450,7 @@ fn backends() -> Vec<&'static str> {
 fn threads_and_simd_options_give_the_same_first_hits() {
     let dir = Dir::new();
     // A scene larger than one block of rects and one task of segments.
-    let (segments, rects) = rectcast::scene::bullet_hell(9, 3000, 300);
-    let mut s = String::from("x0,y0,x1,y1\n");
-    for g in &segments {
-        s += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
-    }
-    let mut r = String::from("min_x,min_y,max_x,max_y\n");
-    for b in &rects {
-        r += &format!("{},{},{},{}\n", b.min_x, b.min_y, b.max_x, b.max_y);
-    }
-    let (s, r) = (dir.file("s.csv", &s), dir.file("r.csv", &r));
+    let (s, r) = dir.scene(rectcast::scene::bullet_hell(9, 3000, 300));
     let run = |extra: &[&str]| {
         let mut args = vec![
             "first-hit",

@@ -8,50 +8,13 @@ mod common;
 use bytemuck::Pod;
 use common::adversarial::{self, Category};
 use common::cases;
+use common::scenes::Scene;
 use rectcast::cpu::queries::{QueryOutputs, clip, query, segment_rects};
 use rectcast::scene::{self, SplitMix64};
 use rectcast::{
-    Backend, Batch, ClipTo, Counts, CpuOptions, Engine, Filter, FirstHit, Hit, PairIndex,
-    PairResult, Rect, Segment, Simd,
+    Backend, Batch, ClipTo, Counts, CpuOptions, Engine, FirstHit, Hit, PairIndex, PairResult, Rect,
+    Segment, Simd,
 };
-
-struct Scene {
-    name: String,
-    segments: Vec<Segment>,
-    rects: Vec<Rect>,
-    segment_filters: Option<Vec<Filter>>,
-    rect_filters: Option<Vec<Filter>>,
-}
-
-impl Scene {
-    fn new(name: &str, (segments, rects): (Vec<Segment>, Vec<Rect>)) -> Self {
-        Self {
-            name: name.into(),
-            segments,
-            rects,
-            segment_filters: None,
-            rect_filters: None,
-        }
-    }
-
-    fn with_filters(mut self, seed: u64) -> Self {
-        let mut rng = SplitMix64::new(seed);
-        let mut filter = |_| Filter::new(1 << rng.below(3), rng.below(8) as u32);
-        self.segment_filters = Some((0..self.segments.len()).map(&mut filter).collect());
-        self.rect_filters = Some((0..self.rects.len()).map(&mut filter).collect());
-        self.name += " filtered";
-        self
-    }
-
-    fn batch(&self) -> Batch<'_> {
-        Batch {
-            segments: &self.segments,
-            rects: &self.rects,
-            segment_filters: self.segment_filters.as_deref(),
-            rect_filters: self.rect_filters.as_deref(),
-        }
-    }
-}
 
 /// Segments and rects on a small integer grid: shared edges, corners and equal entry times.
 fn tie_grid(seed: u64) -> (Vec<Segment>, Vec<Rect>) {

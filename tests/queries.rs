@@ -5,50 +5,12 @@
 mod common;
 
 use common::adversarial::{self, Category};
+use common::scenes::Scene;
 use common::{cases, cpu_engine, gpu_engine};
 use rectcast::scene::{self, SplitMix64};
 use rectcast::{
     Batch, ClipTo, Counts, Engine, Filter, FirstHit, GpuLimits, Hit, PairResult, Rect, Segment,
 };
-
-struct Scene {
-    name: String,
-    segments: Vec<Segment>,
-    rects: Vec<Rect>,
-    segment_filters: Option<Vec<Filter>>,
-    rect_filters: Option<Vec<Filter>>,
-}
-
-impl Scene {
-    fn new(name: &str, (segments, rects): (Vec<Segment>, Vec<Rect>)) -> Self {
-        Self {
-            name: name.into(),
-            segments,
-            rects,
-            segment_filters: None,
-            rect_filters: None,
-        }
-    }
-
-    fn batch(&self) -> Batch<'_> {
-        Batch {
-            segments: &self.segments,
-            rects: &self.rects,
-            segment_filters: self.segment_filters.as_deref(),
-            rect_filters: self.rect_filters.as_deref(),
-        }
-    }
-
-    /// Random filters: 3 category bits, masks that accept about half of them.
-    fn with_filters(mut self, seed: u64) -> Self {
-        let mut rng = SplitMix64::new(seed);
-        let mut filter = |_| Filter::new(1 << rng.below(3), rng.below(8) as u32);
-        self.segment_filters = Some((0..self.segments.len()).map(&mut filter).collect());
-        self.rect_filters = Some((0..self.rects.len()).map(&mut filter).collect());
-        self.name += " filtered";
-        self
-    }
-}
 
 /// Rects on an integer grid, several of them duplicated or sharing edges, and segments between
 /// grid points: entries through corners and shared edges at exactly equal t, the first-hit

@@ -10,6 +10,7 @@ pub mod adversarial;
 pub mod cases;
 pub mod exact;
 pub mod oracle;
+pub mod scenes;
 
 pub use exact::ulp_distance;
 use rectcast::{Backend, Engine, GpuContext, GpuLimits, PairResult, Rect, Segment};
