@@ -1,7 +1,10 @@
 //! The `rectcast` command line: `pairs`, `first-hit`, `hits`, `count`, `clip`, `info`, `demo`,
 //! `bench`.
 
-mod csv_io;
+mod npy;
+mod output;
+mod records;
+mod stream;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +12,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use rectcast::{Backend, Batch, ClipTo, Engine, Kind, PairResult, Rect, Simd, scene};
+use rectcast::{Backend, Batch, Engine, Kind, PairResult, Simd, scene};
 
 #[derive(Parser)]
 #[command(
@@ -66,20 +69,8 @@ impl From<BackendArg> for Backend {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Every segment against every rect, one CSV row per pair (segment-major).
-    Pairs {
-        /// CSV with the header x0,y0,x1,y1.
-        #[arg(long)]
-        segments: PathBuf,
-        /// CSV with the header min_x,min_y,max_x,max_y.
-        #[arg(long)]
-        rects: PathBuf,
-        #[arg(long, value_enum, default_value = "auto")]
-        backend: BackendArg,
-        /// Output file (written whole or not at all); stdout when absent.
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    /// Every segment against every rect, one row per pair (segment-major).
+    Pairs(QueryArgs),
     /// The closest hit of each segment: the rect with the smallest t_enter (ties: the lowest
     /// rect index), one row per segment; on a miss rect is empty and kind is miss.
     FirstHit(QueryArgs),
@@ -90,7 +81,8 @@ enum Command {
     /// Each segment clipped to one rect (--rect) or to its own rect (--rects: row i for segment
     /// i): `segment,kind,x0,y0,x1,y1`, coordinates empty on a miss.
     Clip {
-        /// CSV with the header x0,y0,x1,y1.
+        /// Segments: .csv (header x0,y0,x1,y1), .npy (float32, shape [N, 4]) or .f32 (raw
+        /// little-endian, 4 per record); streamed in chunks.
         #[arg(long)]
         segments: PathBuf,
         /// The one rect: min_x,min_y,max_x,max_y.
@@ -102,14 +94,18 @@ enum Command {
             required_unless_present = "rects"
         )]
         rect: Option<String>,
-        /// CSV with the header min_x,min_y,max_x,max_y, one rect per segment.
+        /// One rect per segment (row i for segment i), streamed beside the segments: .csv
+        /// (header min_x,min_y,max_x,max_y), .npy or .f32.
         #[arg(long)]
         rects: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendArg,
-        /// Output file (written whole or not at all); stdout when absent.
+        /// Output: .npy (structured rows), .f32 (the clipped segment, NaN on a miss) or CSV
+        /// (any other name); stdout (CSV) when absent. Written whole or not at all.
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        job: JobArgs,
     },
     /// The GPU adapters found, the one chosen, and its limits.
     Info,
@@ -139,18 +135,35 @@ enum Command {
 
 /// The inputs and output of a query over every segment and every rect.
 #[derive(Args)]
-struct QueryArgs {
-    /// CSV with the header x0,y0,x1,y1.
+pub(crate) struct QueryArgs {
+    /// Segments: .csv (header x0,y0,x1,y1), .npy (float32, shape [N, 4]) or .f32 (raw
+    /// little-endian, 4 per record). Streamed in chunks: any size.
     #[arg(long)]
     segments: PathBuf,
-    /// CSV with the header min_x,min_y,max_x,max_y.
+    /// Rects, in the same formats (header min_x,min_y,max_x,max_y). Held in memory.
     #[arg(long)]
     rects: PathBuf,
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
-    /// Output file (written whole or not at all); stdout when absent.
+    /// Output: .npy (structured rows, `np.load`) or CSV (any other name); stdout (CSV) when
+    /// absent. Written as the job goes to a temporary file, moved into place only on success.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    job: JobArgs,
+}
+
+/// How a streaming job treats bad records and reports progress.
+#[derive(Args, Clone, Copy)]
+pub(crate) struct JobArgs {
+    /// Skip invalid records (counted, the first few reported at the end) instead of stopping
+    /// at the first one. Row indices in the output stay those of the input.
+    #[arg(long)]
+    skip_invalid: bool,
+    /// A progress bar on stderr (records, rate, time left); shown anyway when stderr is a
+    /// terminal.
+    #[arg(long)]
+    progress: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -167,22 +180,18 @@ fn main() -> ExitCode {
         simd: cli.simd.level(),
     });
     let outcome = match cli.command {
-        Command::Pairs {
-            segments,
-            rects,
-            backend,
-            out,
-        } => pairs(segments, rects, backend.into(), out),
-        Command::FirstHit(args) => first_hit(args),
-        Command::Hits(args) => hits(args),
-        Command::Count(args) => count(args),
+        Command::Pairs(args) => stream::query(args, stream::Query::Pairs),
+        Command::FirstHit(args) => stream::query(args, stream::Query::FirstHit),
+        Command::Hits(args) => stream::query(args, stream::Query::Hits),
+        Command::Count(args) => stream::query(args, stream::Query::Count),
         Command::Clip {
             segments,
             rect,
             rects,
             backend,
             out,
-        } => clip(segments, rect, rects, backend.into(), out),
+            job,
+        } => stream::clip(segments, rect, rects, backend.into(), out, job),
         Command::Info => info(),
         Command::Demo { backend } => demo(backend.into()),
         Command::Bench {
@@ -220,7 +229,7 @@ fn main() -> ExitCode {
     }
 }
 
-type Outcome = Result<(), String>;
+pub(crate) type Outcome = Result<(), String>;
 
 /// The CPU backend's options from `--threads` and `--simd`, set once in `main`.
 static CPU_OPTIONS: OnceLock<rectcast::CpuOptions> = OnceLock::new();
@@ -229,74 +238,8 @@ fn cpu_options() -> rectcast::CpuOptions {
     CPU_OPTIONS.get().copied().unwrap_or_default()
 }
 
-fn engine(backend: Backend) -> Result<Engine, String> {
+pub(crate) fn engine(backend: Backend) -> Result<Engine, String> {
     Engine::with_cpu_options(backend, cpu_options()).map_err(|e| e.to_string())
-}
-
-fn pairs(segments: PathBuf, rects: PathBuf, backend: Backend, out: Option<PathBuf>) -> Outcome {
-    let segments = csv_io::read_segments(&segments).map_err(|e| e.to_string())?;
-    let rects = csv_io::read_rects(&rects).map_err(|e| e.to_string())?;
-    let mut engine = engine(backend)?;
-    let results = engine.pairs(&segments, &rects).map_err(|e| e.to_string())?;
-    csv_io::write_output(out.as_deref(), |w| {
-        csv_io::write_pairs(w, rects.len(), &results)
-    })
-}
-
-/// Reads a query's inputs and opens its engine.
-fn open(args: &QueryArgs) -> Result<(Vec<rectcast::Segment>, Vec<Rect>, Engine), String> {
-    let segments = csv_io::read_segments(&args.segments).map_err(|e| e.to_string())?;
-    let rects = csv_io::read_rects(&args.rects).map_err(|e| e.to_string())?;
-    Ok((segments, rects, engine(args.backend.into())?))
-}
-
-fn first_hit(args: QueryArgs) -> Outcome {
-    let (segments, rects, mut engine) = open(&args)?;
-    let first = engine
-        .first_hit(&Batch::new(&segments, &rects))
-        .map_err(|e| e.to_string())?;
-    csv_io::write_output(args.out.as_deref(), |w| csv_io::write_first_hits(w, &first))
-}
-
-fn hits(args: QueryArgs) -> Outcome {
-    let (segments, rects, mut engine) = open(&args)?;
-    let hits = engine
-        .hits(&Batch::new(&segments, &rects))
-        .map_err(|e| e.to_string())?;
-    csv_io::write_output(args.out.as_deref(), |w| csv_io::write_hits(w, &hits))
-}
-
-fn count(args: QueryArgs) -> Outcome {
-    let (segments, rects, mut engine) = open(&args)?;
-    let counts = engine
-        .counts(&Batch::new(&segments, &rects))
-        .map_err(|e| e.to_string())?;
-    csv_io::write_output(args.out.as_deref(), |w| {
-        csv_io::write_counts(w, &counts.per_rect)
-    })
-}
-
-fn clip(
-    segments: PathBuf,
-    rect: Option<String>,
-    rects: Option<PathBuf>,
-    backend: Backend,
-    out: Option<PathBuf>,
-) -> Outcome {
-    let segments = csv_io::read_segments(&segments).map_err(|e| e.to_string())?;
-    let per_segment;
-    let to = match (rect, rects) {
-        (Some(rect), _) => ClipTo::Rect(csv_io::parse_rect_arg(&rect)?),
-        (None, Some(path)) => {
-            per_segment = csv_io::read_rects(&path).map_err(|e| e.to_string())?;
-            ClipTo::PerSegment(&per_segment)
-        }
-        (None, None) => return Err("give --rect or --rects".into()),
-    };
-    let clipped = engine(backend)?
-        .clip(&segments, to)
-        .map_err(|e| e.to_string())?;
-    csv_io::write_output(out.as_deref(), |w| csv_io::write_clipped(w, &clipped))
 }
 
 fn info() -> Outcome {

@@ -1,0 +1,326 @@
+//! Result files, written as the job goes: CSV (stdout, or `--out` with any extension but
+//! these), NPY (`--out X.npy`: one structured record per row, loaded with `np.load`), raw f32
+//! (`--out X.f32`: clip only, the clipped segment as 4 little-endian f32, NaN on a miss).
+//!
+//! `--out` is written to a temporary file beside it and renamed over it only when the whole
+//! job succeeded: on any error no output file appears, and an earlier file of that name is
+//! left untouched.
+//!
+//! Indices (`segment`, `rect`) are record indices in the input files, counting from 0 and
+//! counting invalid records skipped with `--skip-invalid`, so rows join back to the inputs.
+
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use rectcast::{Clipped, FirstHit, PairResult};
+
+use crate::npy;
+
+/// The tables the commands write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// `pairs` and `hits`.
+    Pairs,
+    FirstHit,
+    Count,
+    Clip,
+}
+
+impl Table {
+    fn csv_header(self) -> &'static str {
+        match self {
+            Table::Pairs => "segment,rect,hit,kind,t_enter,t_exit,entry,exit",
+            Table::FirstHit => "segment,rect,kind,t_enter,t_exit,entry,exit",
+            Table::Count => "rect,hits",
+            Table::Clip => "segment,kind,x0,y0,x1,y1",
+        }
+    }
+
+    /// The numpy dtype of one row: packed, little-endian. `kind` is 0 miss, 1 inside, 2 enter,
+    /// 3 exit, 4 cross; `entry`/`exit` are side bits (1 min_x, 2 max_x, 4 min_y, 8 max_y); t and
+    /// clipped coordinates are NaN on a miss, `rect` is -1 on a first-hit miss.
+    pub fn npy_descr(self) -> &'static str {
+        match self {
+            Table::Pairs => {
+                "[('segment', '<u8'), ('rect', '<u8'), ('hit', '|b1'), ('kind', '|u1'), \
+                 ('t_enter', '<f4'), ('t_exit', '<f4'), ('entry', '|u1'), ('exit', '|u1')]"
+            }
+            Table::FirstHit => {
+                "[('segment', '<u8'), ('rect', '<i8'), ('kind', '|u1'), ('t_enter', '<f4'), \
+                 ('t_exit', '<f4'), ('entry', '|u1'), ('exit', '|u1')]"
+            }
+            Table::Count => "[('rect', '<u8'), ('hits', '<u8')]",
+            Table::Clip => {
+                "[('segment', '<u8'), ('kind', '|u1'), ('x0', '<f4'), ('y0', '<f4'), \
+                 ('x1', '<f4'), ('y1', '<f4')]"
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Csv,
+    Npy,
+    F32,
+}
+
+enum Target {
+    Stdout(BufWriter<std::io::Stdout>),
+    File {
+        path: PathBuf,
+        writer: BufWriter<tempfile::NamedTempFile>,
+    },
+}
+
+/// Where a command's table goes.
+pub struct Sink {
+    table: Table,
+    format: Format,
+    target: Target,
+    rows: u64,
+}
+
+fn io_error(path: &Path, e: impl std::fmt::Display) -> String {
+    format!("{}: {e}", path.display())
+}
+
+impl Sink {
+    /// Opens `out` (or stdout) for `table`, before any work, so a bad `--out` fails early.
+    pub fn create(out: Option<&Path>, table: Table) -> Result<Self, String> {
+        let (format, target) = match out {
+            None => (
+                Format::Csv,
+                Target::Stdout(BufWriter::with_capacity(1 << 20, std::io::stdout())),
+            ),
+            Some(path) => {
+                let ext = path
+                    .extension()
+                    .map(|e| e.to_string_lossy().to_ascii_lowercase());
+                let format = match ext.as_deref() {
+                    Some("npy") => Format::Npy,
+                    Some("f32") if table == Table::Clip => Format::F32,
+                    Some("f32") => {
+                        return Err(format!(
+                            "{}: .f32 output holds 4 f32 per record, which only clip writes; \
+                             use .npy or .csv",
+                            path.display()
+                        ));
+                    }
+                    _ => Format::Csv,
+                };
+                let dir = match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                let temp = tempfile::Builder::new()
+                    .prefix(".rectcast-")
+                    .tempfile_in(dir)
+                    .map_err(|e| io_error(path, e))?;
+                (
+                    format,
+                    Target::File {
+                        path: path.to_owned(),
+                        writer: BufWriter::with_capacity(1 << 20, temp),
+                    },
+                )
+            }
+        };
+        let mut sink = Self {
+            table,
+            format,
+            target,
+            rows: 0,
+        };
+        match format {
+            Format::Csv => {
+                let header = table.csv_header();
+                writeln!(sink.writer(), "{header}").map_err(|e| sink.error(e))?;
+            }
+            Format::Npy => {
+                let header = npy::header(table.npy_descr(), 0);
+                sink.writer()
+                    .write_all(&header)
+                    .map_err(|e| sink.error(e))?;
+            }
+            Format::F32 => {}
+        }
+        Ok(sink)
+    }
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match &mut self.target {
+            Target::Stdout(w) => w,
+            Target::File { writer, .. } => writer,
+        }
+    }
+
+    fn error(&self, e: impl std::fmt::Display) -> String {
+        match &self.target {
+            Target::Stdout(_) => format!("writing stdout: {e}"),
+            Target::File { path, .. } => io_error(path, e),
+        }
+    }
+
+    /// Pair rows (`pairs`, `hits`): (segment, rect, result).
+    pub fn pairs<'a>(
+        &mut self,
+        rows: impl IntoIterator<Item = (u64, u64, &'a PairResult)>,
+    ) -> Result<(), String> {
+        let format = self.format;
+        let mut count = 0;
+        let w = self.writer();
+        let written = (|| -> std::io::Result<()> {
+            for (segment, rect, r) in rows {
+                count += 1;
+                match format {
+                    Format::Csv if r.hit() => writeln!(
+                        w,
+                        "{segment},{rect},true,{},{},{},{},{}",
+                        r.kind(),
+                        r.t_enter,
+                        r.t_exit,
+                        r.entry_sides(),
+                        r.exit_sides()
+                    )?,
+                    Format::Csv => writeln!(w, "{segment},{rect},false,miss,,,,")?,
+                    _ => {
+                        w.write_all(&segment.to_le_bytes())?;
+                        w.write_all(&rect.to_le_bytes())?;
+                        w.write_all(&[r.hit() as u8, r.kind() as u8])?;
+                        write_t(w, r)?;
+                        w.write_all(&[r.entry_sides().bits() as u8, r.exit_sides().bits() as u8])?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        self.rows += count;
+        written.map_err(|e| self.error(e))
+    }
+
+    /// First-hit rows: one per segment; `rect_ids` maps rect positions to record indices.
+    pub fn first_hits(
+        &mut self,
+        ids: &[u64],
+        rect_ids: &[u64],
+        first: &[FirstHit],
+    ) -> Result<(), String> {
+        let format = self.format;
+        let w = self.writer();
+        let written = (|| -> std::io::Result<()> {
+            for (segment, f) in ids.iter().zip(first) {
+                let r = &f.result;
+                let rect = f.rect().map(|rect| rect_ids[rect as usize]);
+                match (format, rect) {
+                    (Format::Csv, Some(rect)) => writeln!(
+                        w,
+                        "{segment},{rect},{},{},{},{},{}",
+                        r.kind(),
+                        r.t_enter,
+                        r.t_exit,
+                        r.entry_sides(),
+                        r.exit_sides()
+                    )?,
+                    (Format::Csv, None) => writeln!(w, "{segment},,miss,,,,")?,
+                    _ => {
+                        w.write_all(&segment.to_le_bytes())?;
+                        w.write_all(&rect.map_or(-1, |r| r as i64).to_le_bytes())?;
+                        w.write_all(&[r.kind() as u8])?;
+                        write_t(w, r)?;
+                        w.write_all(&[r.entry_sides().bits() as u8, r.exit_sides().bits() as u8])?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        self.rows += ids.len() as u64;
+        written.map_err(|e| self.error(e))
+    }
+
+    /// Count rows: one per rect.
+    pub fn counts(&mut self, rect_ids: &[u64], per_rect: &[u64]) -> Result<(), String> {
+        let format = self.format;
+        let w = self.writer();
+        let written = (|| -> std::io::Result<()> {
+            for (rect, hits) in rect_ids.iter().zip(per_rect) {
+                match format {
+                    Format::Csv => writeln!(w, "{rect},{hits}")?,
+                    _ => {
+                        w.write_all(&rect.to_le_bytes())?;
+                        w.write_all(&hits.to_le_bytes())?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        self.rows += rect_ids.len() as u64;
+        written.map_err(|e| self.error(e))
+    }
+
+    /// Clip rows: one per segment.
+    pub fn clipped(&mut self, ids: &[u64], clipped: &[Clipped]) -> Result<(), String> {
+        let format = self.format;
+        let w = self.writer();
+        let written = (|| -> std::io::Result<()> {
+            for (segment, c) in ids.iter().zip(clipped) {
+                let p = c.segment;
+                let ends = p.map_or([f32::NAN; 4], |p| [p.x0, p.y0, p.x1, p.y1]);
+                match (format, p) {
+                    (Format::Csv, Some(p)) => writeln!(
+                        w,
+                        "{segment},{},{},{},{},{}",
+                        c.kind(),
+                        p.x0,
+                        p.y0,
+                        p.x1,
+                        p.y1
+                    )?,
+                    (Format::Csv, None) => writeln!(w, "{segment},miss,,,,")?,
+                    (Format::Npy, _) => {
+                        w.write_all(&segment.to_le_bytes())?;
+                        w.write_all(&[c.kind() as u8])?;
+                        w.write_all(bytemuck::cast_slice(&ends.map(f32::to_le_bytes)))?;
+                    }
+                    (Format::F32, _) => {
+                        w.write_all(bytemuck::cast_slice(&ends.map(f32::to_le_bytes)))?
+                    }
+                }
+            }
+            Ok(())
+        })();
+        self.rows += ids.len() as u64;
+        written.map_err(|e| self.error(e))
+    }
+
+    /// Flushes, writes the NPY row count, and moves the file into place.
+    pub fn finish(self) -> Result<(), String> {
+        let (rows, format, descr) = (self.rows, self.format, self.table.npy_descr());
+        match self.target {
+            Target::Stdout(mut w) => w.flush().map_err(|e| format!("writing stdout: {e}")),
+            Target::File { path, writer } => {
+                let mut temp = writer
+                    .into_inner()
+                    .map_err(|e| io_error(&path, e.error()))?;
+                if format == Format::Npy {
+                    temp.seek(SeekFrom::Start(0))
+                        .and_then(|_| temp.write_all(&npy::header(descr, rows)))
+                        .map_err(|e| io_error(&path, e))?;
+                }
+                temp.persist(&path).map_err(|e| io_error(&path, e.error))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// t_enter and t_exit, NaN on a miss.
+fn write_t(w: &mut dyn Write, r: &PairResult) -> std::io::Result<()> {
+    let (a, b) = if r.hit() {
+        (r.t_enter, r.t_exit)
+    } else {
+        (f32::NAN, f32::NAN)
+    };
+    w.write_all(&a.to_le_bytes())?;
+    w.write_all(&b.to_le_bytes())
+}
