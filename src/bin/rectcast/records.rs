@@ -337,6 +337,9 @@ impl Skipped {
     }
 }
 
+/// A record's index in its file, and its value or why it is invalid.
+pub type Record<T> = (u64, Result<T, FileError>);
+
 /// A file of records, read one at a time or in chunks, each valid record with its index in the
 /// file (invalid ones included, so output indices join back to the input rows).
 pub struct Records<T: 'static> {
@@ -383,10 +386,9 @@ impl<T> Records<T> {
         (self.total_bytes, self.source.bytes())
     }
 
-    /// The next record: `Some((index, Ok(value)))`, `Some((index, Err(problem)))` for an invalid
-    /// one (never when skipping: those are counted and passed over... see `next_valid`), `None`
-    /// at the end.
-    pub fn next_record(&mut self) -> Result<Option<(u64, Result<T, FileError>)>, FileError> {
+    /// The next record with its index: its value, or why it is invalid (for the caller to
+    /// [`reject`](Self::reject)); `None` at the end. `Err` when the file itself is broken.
+    pub fn next_record(&mut self) -> Result<Option<Record<T>>, FileError> {
         let Some(raw) = self.source.next()? else {
             return Ok(None);
         };
