@@ -6,7 +6,7 @@
     reason = "each test binary uses its own part of this module"
 )]
 
-pub mod adversarial;
+pub use rectcast::scene::adversarial;
 pub mod cases;
 pub mod exact;
 pub mod oracle;

@@ -1,6 +1,7 @@
 //! The `rectcast` command line: `pairs`, `first-hit`, `hits`, `count`, `clip`, `info`, `demo`,
 //! `bench`.
 
+mod generate;
 mod npy;
 mod output;
 mod records;
@@ -107,6 +108,22 @@ enum Command {
         #[command(flatten)]
         job: JobArgs,
     },
+    /// Writes a seeded scene to try and benchmark with: DIR/segments.EXT and DIR/rects.EXT.
+    Gen {
+        #[arg(long, value_enum, default_value = "bullet-hell")]
+        kind: generate::SceneKind,
+        #[arg(long)]
+        segments: u64,
+        #[arg(long)]
+        rects: u64,
+        #[arg(long)]
+        out_dir: PathBuf,
+        /// The files' format.
+        #[arg(long, default_value = "csv", value_parser = ["csv", "npy", "f32"])]
+        format: String,
+        #[arg(long, default_value_t = 2026)]
+        seed: u64,
+    },
     /// The GPU adapters found, the one chosen, and its limits.
     Info,
     /// A bullet-hell frame (thousands of bullets, hundreds of hitboxes) on the chosen backend.
@@ -192,6 +209,14 @@ fn main() -> ExitCode {
             out,
             job,
         } => stream::clip(segments, rect, rects, backend.into(), out, job),
+        Command::Gen {
+            kind,
+            segments,
+            rects,
+            out_dir,
+            format,
+            seed,
+        } => generate::run(kind, segments, rects, &out_dir, &format, seed),
         Command::Info => info(),
         Command::Demo { backend } => demo(backend.into()),
         Command::Bench {

@@ -78,10 +78,13 @@ pub fn read_header(reader: &mut impl Read) -> Result<Header, String> {
     })
 }
 
-/// A version 1.0 header for `rows` records of `descr` (a numpy dtype literal), always the same
-/// length whatever `rows` is, so it can be rewritten in place once the count is known.
-pub fn header(descr: &str, rows: u64) -> Vec<u8> {
-    let dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': ({rows:>20},), }}");
+/// A version 1.0 header for `rows` records of `descr` (a numpy dtype literal), each of `columns`
+/// values when given (shape (rows, columns)), always the same length whatever `rows` is, so
+/// it can be rewritten in place once the count is known.
+pub fn header(descr: &str, rows: u64, columns: Option<u64>) -> Vec<u8> {
+    let rest = columns.map_or(String::new(), |c| format!(" {c}"));
+    let dict =
+        format!("{{'descr': {descr}, 'fortran_order': False, 'shape': ({rows:>20},{rest}), }}");
     // Magic (6) + version (2) + length (2) + dict + padding + '\n', a multiple of 64.
     let unpadded = 10 + dict.len() + 1;
     let padding = unpadded.next_multiple_of(64) - unpadded;
@@ -101,14 +104,16 @@ mod tests {
     #[test]
     fn a_written_header_reads_back_and_keeps_its_length() {
         let descr = "[('segment', '<u8'), ('kind', '|u1')]";
-        let small = header(descr, 3);
-        let large = header(descr, 123_456_789_012);
+        let small = header(descr, 3, None);
+        let large = header(descr, 123_456_789_012, None);
         assert_eq!(small.len(), large.len());
         assert_eq!(small.len() % 64, 0);
         let h = read_header(&mut &large[..]).unwrap();
         assert_eq!(h.shape, [123_456_789_012]);
         assert!(!h.fortran_order);
         assert_eq!(h.length as usize, large.len());
+        let h = read_header(&mut &header("'<f4'", 7, Some(4))[..]).unwrap();
+        assert_eq!((h.descr.as_str(), h.shape.as_slice()), ("<f4", &[7, 4][..]));
     }
 
     #[test]

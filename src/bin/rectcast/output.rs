@@ -81,6 +81,23 @@ pub struct Sink {
     rows: u64,
 }
 
+/// A temporary file in `path`'s folder (so the final rename stays on one file system), created
+/// with the permissions a plain new file gets (0666 less the umask), not 0600.
+pub fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".rectcast-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
+}
+
 fn io_error(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: {e}", path.display())
 }
@@ -109,14 +126,7 @@ impl Sink {
                     }
                     _ => Format::Csv,
                 };
-                let dir = match path.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p,
-                    _ => Path::new("."),
-                };
-                let temp = tempfile::Builder::new()
-                    .prefix(".rectcast-")
-                    .tempfile_in(dir)
-                    .map_err(|e| io_error(path, e))?;
+                let temp = temp_beside(path).map_err(|e| io_error(path, e))?;
                 (
                     format,
                     Target::File {
@@ -138,7 +148,7 @@ impl Sink {
                 writeln!(sink.writer(), "{header}").map_err(|e| sink.error(e))?;
             }
             Format::Npy => {
-                let header = npy::header(table.npy_descr(), 0);
+                let header = npy::header(table.npy_descr(), 0, None);
                 sink.writer()
                     .write_all(&header)
                     .map_err(|e| sink.error(e))?;
@@ -304,7 +314,7 @@ impl Sink {
                     .map_err(|e| io_error(&path, e.error()))?;
                 if format == Format::Npy {
                     temp.seek(SeekFrom::Start(0))
-                        .and_then(|_| temp.write_all(&npy::header(descr, rows)))
+                        .and_then(|_| temp.write_all(&npy::header(descr, rows, None)))
                         .map_err(|e| io_error(&path, e))?;
                 }
                 temp.persist(&path).map_err(|e| io_error(&path, e.error))?;

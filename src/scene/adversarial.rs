@@ -3,8 +3,8 @@
 //! segment on an edge's line, an endpoint on an edge), scales it by a power of two, then often
 //! moves one value by 1 to 3 ulp, so the pair sits exactly on, or just beside, a decision.
 
-use rectcast::scene::SplitMix64;
-use rectcast::{Rect, Segment};
+use super::SplitMix64;
+use crate::types::{Rect, Segment};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Category {

@@ -1,4 +1,7 @@
-//! Seeded scenes: the demo's bullet-hell frame and uniform random batches for tests and benches.
+//! Seeded scenes: the demo's bullet-hell frame, uniform random batches, and adversarial pairs
+//! ([`adversarial`]) for tests, benches and `rectcast gen`.
+
+pub mod adversarial;
 
 use crate::types::{Rect, Segment};
 
