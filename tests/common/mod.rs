@@ -6,6 +6,7 @@
     reason = "each test binary uses its own part of this module"
 )]
 
+#[allow(unused_imports, reason = "used by some test binaries")]
 pub use rectcast::scene::adversarial;
 pub mod cases;
 pub mod exact;
