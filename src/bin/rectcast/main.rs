@@ -5,6 +5,7 @@ mod generate;
 mod npy;
 mod output;
 mod records;
+mod render;
 mod stream;
 
 use std::path::PathBuf;
@@ -130,6 +131,36 @@ enum Command {
     Demo {
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendArg,
+        /// Also draw the frame (first hits) to this PNG.
+        #[arg(long, value_name = "PNG")]
+        render: Option<PathBuf>,
+    },
+    /// Draws a scene as the engine decides it, to a PNG: rects, segments (grey: no hit,
+    /// orange: hits), the part inside a rect in red, entry and exit points, a legend.
+    Render {
+        /// Segments (.csv, .npy or .f32), read whole.
+        #[arg(long)]
+        segments: PathBuf,
+        /// Rects (.csv, .npy or .f32), read whole.
+        #[arg(long)]
+        rects: PathBuf,
+        /// The PNG to write.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value = "first-hit")]
+        query: render::RenderQuery,
+        /// The image size, WIDTHxHEIGHT.
+        #[arg(long, default_value = "1200x800", value_parser = parse_size)]
+        size: (u32, u32),
+        /// The part of the scene to draw (default: all of it, with a margin).
+        #[arg(
+            long,
+            value_name = "MIN_X,MIN_Y,MAX_X,MAX_Y",
+            allow_hyphen_values = true
+        )]
+        view: Option<String>,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
     },
     /// Throughput of a query per backend: dense pairs on a seeded random scene (default
     /// 4096 x 1024), first hit on a bullet-hell scene (default 65536 x 4096), or the per-frame
@@ -218,7 +249,16 @@ fn main() -> ExitCode {
             seed,
         } => generate::run(kind, segments, rects, &out_dir, &format, seed),
         Command::Info => info(),
-        Command::Demo { backend } => demo(backend.into()),
+        Command::Demo { backend, render } => demo(backend.into(), render),
+        Command::Render {
+            segments,
+            rects,
+            out,
+            query,
+            size,
+            view,
+            backend,
+        } => render_files(&segments, &rects, &out, query, size, view, backend.into()),
         Command::Bench {
             query,
             segments,
@@ -318,7 +358,46 @@ fn info() -> Outcome {
     Ok(())
 }
 
-fn demo(backend: Backend) -> Outcome {
+/// `--size 1200x800`.
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let parsed = text
+        .split_once(['x', 'X'])
+        .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)));
+    match parsed {
+        Some((w, h)) if (1..=16384).contains(&w) && (1..=16384).contains(&h) => Ok((w, h)),
+        _ => Err(format!(
+            "expected WIDTHxHEIGHT, each 1 to 16384 pixels, found {text:?}"
+        )),
+    }
+}
+
+fn render_files(
+    segments: &std::path::Path,
+    rects: &std::path::Path,
+    out: &std::path::Path,
+    query: render::RenderQuery,
+    size: (u32, u32),
+    view: Option<String>,
+    backend: Backend,
+) -> Outcome {
+    let view = view
+        .map(|v| {
+            records::parse_rect_arg(&v)
+                .map(|r| [r.min_x, r.min_y, r.max_x, r.max_y])
+                .map_err(|e| e.replace("--rect", "--view"))
+        })
+        .transpose()?;
+    let (segments, _) = records::Records::open(segments, &records::SEGMENTS, false)
+        .and_then(|mut s| s.read_all())
+        .map_err(|e| e.to_string())?;
+    let (rects, _) = records::Records::open(rects, &records::RECTS, false)
+        .and_then(|mut r| r.read_all())
+        .map_err(|e| e.to_string())?;
+    let mut engine = engine(backend)?;
+    render::render(&mut engine, &segments, &rects, query, size, view, out)
+}
+
+fn demo(backend: Backend, render_to: Option<PathBuf>) -> Outcome {
     let (segments, rects) = scene::bullet_hell(2026, 8192, 512);
     let mut engine = engine(backend)?;
     // The first call builds buffers; a game pays that once and reuses its result buffer, so
@@ -361,6 +440,18 @@ fn demo(backend: Backend) -> Outcome {
         ms(steady),
         results.len() as f64 / steady.as_secs_f64() / 1e6
     );
+    if let Some(path) = render_to {
+        render::render(
+            &mut engine,
+            &segments,
+            &rects,
+            render::RenderQuery::FirstHit,
+            (1920, 1080),
+            Some([0.0, 0.0, 1920.0, 1080.0]),
+            &path,
+        )?;
+        println!("drawn to {}", path.display());
+    }
     Ok(())
 }
 

@@ -1,0 +1,278 @@
+//! `rectcast render`: a picture of what the engine decided for a scene, drawn with tiny-skia
+//! (pure Rust). Rects are filled blue; a segment that hits nothing is grey, one that hits is
+//! orange; the part of it inside a rect is red, its entry point green and its exit point
+//! purple. With `first-hit` only each segment's first hit is drawn so; with `pairs` every hit.
+//! The scene's y axis points down, as on a game's screen; a legend sits in the bottom-left
+//! corner.
+
+use std::path::Path;
+
+use rectcast::{Batch, Engine, Hit, PairResult, Rect, Segment};
+use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RenderQuery {
+    /// Each segment's closest hit.
+    FirstHit,
+    /// Every hitting pair.
+    Pairs,
+}
+
+const BACKGROUND: [u8; 4] = [255, 255, 255, 255];
+const RECT_FILL: [u8; 4] = [70, 130, 180, 70];
+const RECT_EDGE: [u8; 4] = [40, 90, 150, 255];
+const MISS: [u8; 4] = [150, 150, 150, 255];
+const HIT: [u8; 4] = [240, 140, 20, 255];
+const INSIDE: [u8; 4] = [215, 25, 40, 255];
+const ENTRY: [u8; 4] = [20, 160, 60, 255];
+const EXIT: [u8; 4] = [130, 50, 180, 255];
+
+fn paint(rgba: [u8; 4]) -> Paint<'static> {
+    let mut p = Paint::default();
+    p.set_color(Color::from_rgba8(rgba[0], rgba[1], rgba[2], rgba[3]));
+    p.anti_alias = true;
+    p
+}
+
+/// Scene coordinates to pixels: a uniform scale that fits `view` in the image, centred.
+struct View {
+    scale: f32,
+    dx: f32,
+    dy: f32,
+}
+
+impl View {
+    fn fit(view: [f32; 4], width: u32, height: u32) -> Self {
+        let (w, h) = (
+            (view[2] - view[0]).max(1e-30),
+            (view[3] - view[1]).max(1e-30),
+        );
+        let scale = (width as f32 / w).min(height as f32 / h);
+        Self {
+            scale,
+            dx: (width as f32 - w * scale) / 2.0 - view[0] * scale,
+            dy: (height as f32 - h * scale) / 2.0 - view[1] * scale,
+        }
+    }
+    fn at(&self, x: f32, y: f32) -> (f32, f32) {
+        (x * self.scale + self.dx, y * self.scale + self.dy)
+    }
+}
+
+/// The bounding box of the scene with a 5 % margin.
+fn scene_view(segments: &[Segment], rects: &[Rect]) -> [f32; 4] {
+    let mut b = [
+        f32::INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    let points = segments
+        .iter()
+        .flat_map(|s| [(s.x0, s.y0), (s.x1, s.y1)])
+        .chain(
+            rects
+                .iter()
+                .flat_map(|r| [(r.min_x, r.min_y), (r.max_x, r.max_y)]),
+        );
+    for (x, y) in points {
+        b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
+    }
+    if !b[0].is_finite() {
+        return [0.0, 0.0, 1.0, 1.0];
+    }
+    let margin = ((b[2] - b[0]).max(b[3] - b[1]) * 0.05).max(1.0);
+    [b[0] - margin, b[1] - margin, b[2] + margin, b[3] + margin]
+}
+
+fn line(pixmap: &mut Pixmap, v: &View, a: (f32, f32), b: (f32, f32), width: f32, rgba: [u8; 4]) {
+    let (a, b) = (v.at(a.0, a.1), v.at(b.0, b.1));
+    let mut pb = PathBuilder::new();
+    pb.move_to(a.0, a.1);
+    // A zero-length segment (a point) still shows: a round cap draws a dot.
+    pb.line_to(b.0 + if a == b { 0.01 } else { 0.0 }, b.1);
+    if let Some(path) = pb.finish() {
+        let stroke = Stroke {
+            width,
+            line_cap: tiny_skia::LineCap::Round,
+            ..Stroke::default()
+        };
+        pixmap.stroke_path(&path, &paint(rgba), &stroke, Transform::identity(), None);
+    }
+}
+
+fn dot(pixmap: &mut Pixmap, at: (f32, f32), radius: f32, rgba: [u8; 4]) {
+    if let Some(path) = PathBuilder::from_circle(at.0, at.1, radius) {
+        pixmap.fill_path(
+            &path,
+            &paint(rgba),
+            FillRule::Winding,
+            Transform::identity(),
+            None,
+        );
+    }
+}
+
+/// The point at parameter t of segment s.
+fn point(s: &Segment, t: f32) -> (f32, f32) {
+    (s.x0 + t * (s.x1 - s.x0), s.y0 + t * (s.y1 - s.y0))
+}
+
+/// 8 x 8 bitmap text, `scale` pixels per font pixel.
+fn text(pixmap: &mut Pixmap, x: f32, y: f32, scale: f32, s: &str, rgba: [u8; 4]) {
+    let p = paint(rgba);
+    for (i, c) in s.chars().enumerate() {
+        let glyph = font8x8::legacy::BASIC_LEGACY
+            .get(c as usize)
+            .copied()
+            .unwrap_or([0; 8]);
+        for (row, bits) in glyph.iter().enumerate() {
+            for col in 0..8 {
+                if bits & (1 << col) != 0 {
+                    let r = tiny_skia::Rect::from_xywh(
+                        x + (i as f32 * 8.0 + col as f32) * scale,
+                        y + row as f32 * scale,
+                        scale,
+                        scale,
+                    );
+                    if let Some(r) = r {
+                        pixmap.fill_rect(r, &p, Transform::identity(), None);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn legend(pixmap: &mut Pixmap, query: RenderQuery) {
+    let scale = if pixmap.width() >= 800 { 2.0 } else { 1.0 };
+    let row = 11.0 * scale;
+    let entries: [(&str, [u8; 4]); 6] = [
+        ("rect", RECT_EDGE),
+        ("segment, no hit", MISS),
+        ("segment, hits", HIT),
+        (
+            match query {
+                RenderQuery::FirstHit => "inside its first rect",
+                RenderQuery::Pairs => "inside a rect",
+            },
+            INSIDE,
+        ),
+        ("entry", ENTRY),
+        ("exit", EXIT),
+    ];
+    let (w, h) = (170.0 * scale, row * entries.len() as f32 + 6.0 * scale);
+    let top = pixmap.height() as f32 - h - 4.0;
+    if let Some(r) = tiny_skia::Rect::from_xywh(4.0, top, w, h) {
+        pixmap.fill_rect(r, &paint([255, 255, 255, 220]), Transform::identity(), None);
+    }
+    for (i, (label, rgba)) in entries.iter().enumerate() {
+        let y = top + 3.0 * scale + i as f32 * row;
+        if let Some(r) = tiny_skia::Rect::from_xywh(8.0, y, 14.0 * scale, 8.0 * scale) {
+            pixmap.fill_rect(r, &paint(*rgba), Transform::identity(), None);
+        }
+        text(
+            pixmap,
+            8.0 + 18.0 * scale,
+            y,
+            scale,
+            label,
+            [20, 20, 20, 255],
+        );
+    }
+}
+
+/// Draws the scene as `engine` decides it and writes a PNG to `out` (atomically).
+pub fn render(
+    engine: &mut Engine,
+    segments: &[Segment],
+    rects: &[Rect],
+    query: RenderQuery,
+    (width, height): (u32, u32),
+    view: Option<[f32; 4]>,
+    out: &Path,
+) -> Result<(), String> {
+    let batch = Batch::new(segments, rects);
+    let e = |e: rectcast::Error| e.to_string();
+    let hits: Vec<Hit> = match query {
+        RenderQuery::FirstHit => engine
+            .first_hit(&batch)
+            .map_err(e)?
+            .iter()
+            .enumerate()
+            .filter_map(|(s, f)| {
+                f.rect().map(|rect| Hit {
+                    segment: s as u32,
+                    rect,
+                    result: f.result,
+                })
+            })
+            .collect(),
+        RenderQuery::Pairs => engine.hits(&batch).map_err(e)?,
+    };
+    let mut pixmap = Pixmap::new(width, height)
+        .ok_or_else(|| format!("cannot make a {width} x {height} image"))?;
+    pixmap.fill(Color::from_rgba8(
+        BACKGROUND[0],
+        BACKGROUND[1],
+        BACKGROUND[2],
+        BACKGROUND[3],
+    ));
+    let v = View::fit(
+        view.unwrap_or_else(|| scene_view(segments, rects)),
+        width,
+        height,
+    );
+    for r in rects {
+        let (a, b) = (v.at(r.min_x, r.min_y), v.at(r.max_x, r.max_y));
+        let (w, h) = ((b.0 - a.0).max(1.0), (b.1 - a.1).max(1.0));
+        if let Some(rect) = tiny_skia::Rect::from_xywh(a.0, a.1, w, h) {
+            pixmap.fill_rect(rect, &paint(RECT_FILL), Transform::identity(), None);
+            let path = PathBuilder::from_rect(rect);
+            pixmap.stroke_path(
+                &path,
+                &paint(RECT_EDGE),
+                &Stroke::default(),
+                Transform::identity(),
+                None,
+            );
+        }
+    }
+    let mut hitting = vec![false; segments.len()];
+    for h in &hits {
+        hitting[h.segment as usize] = true;
+    }
+    for (s, hit) in segments.iter().zip(&hitting) {
+        let color = if *hit { HIT } else { MISS };
+        line(&mut pixmap, &v, (s.x0, s.y0), (s.x1, s.y1), 2.0, color);
+    }
+    let mark = |r: &PairResult| (!r.entry_sides().is_empty(), !r.exit_sides().is_empty());
+    for h in &hits {
+        let s = &segments[h.segment as usize];
+        let r = &h.result;
+        line(
+            &mut pixmap,
+            &v,
+            point(s, r.t_enter),
+            point(s, r.t_exit),
+            4.0,
+            INSIDE,
+        );
+        let (entry, exit) = mark(r);
+        if entry {
+            let (x, y) = point(s, r.t_enter);
+            dot(&mut pixmap, v.at(x, y), 4.0, ENTRY);
+        }
+        if exit {
+            let (x, y) = point(s, r.t_exit);
+            dot(&mut pixmap, v.at(x, y), 4.0, EXIT);
+        }
+    }
+    legend(&mut pixmap, query);
+    let png = pixmap.encode_png().map_err(|e| e.to_string())?;
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
+    let mut temp = crate::output::temp_beside(out).map_err(|e| fail(&e))?;
+    std::io::Write::write_all(&mut temp, &png).map_err(|e| fail(&e))?;
+    temp.persist(out).map_err(|e| fail(&e.error))?;
+    Ok(())
+}
