@@ -103,7 +103,30 @@ fn io_error(path: &Path, e: impl std::fmt::Display) -> String {
 }
 
 impl Sink {
-    /// Opens `out` (or stdout) for `table`, before any work, so a bad `--out` fails early.
+    /// Whether `out` can hold `table`: checked before any work.
+    pub fn check(out: Option<&Path>, table: Table) -> Result<(), String> {
+        match out {
+            Some(path) => Self::format_of(path, table).map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    fn format_of(path: &Path, table: Table) -> Result<Format, String> {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match ext.as_deref() {
+            Some("npy") => Ok(Format::Npy),
+            Some("f32") if table == Table::Clip => Ok(Format::F32),
+            Some("f32") => Err(format!(
+                "{}: .f32 output holds 4 f32 per record, which only clip writes; use .npy or .csv",
+                path.display()
+            )),
+            _ => Ok(Format::Csv),
+        }
+    }
+
+    /// Opens `out` (or stdout) for `table` and writes the table's header.
     pub fn create(out: Option<&Path>, table: Table) -> Result<Self, String> {
         let (format, target) = match out {
             None => (
@@ -111,21 +134,7 @@ impl Sink {
                 Target::Stdout(BufWriter::with_capacity(1 << 20, std::io::stdout())),
             ),
             Some(path) => {
-                let ext = path
-                    .extension()
-                    .map(|e| e.to_string_lossy().to_ascii_lowercase());
-                let format = match ext.as_deref() {
-                    Some("npy") => Format::Npy,
-                    Some("f32") if table == Table::Clip => Format::F32,
-                    Some("f32") => {
-                        return Err(format!(
-                            "{}: .f32 output holds 4 f32 per record, which only clip writes; \
-                             use .npy or .csv",
-                            path.display()
-                        ));
-                    }
-                    _ => Format::Csv,
-                };
+                let format = Self::format_of(path, table)?;
                 let temp = temp_beside(path).map_err(|e| io_error(path, e))?;
                 (
                     format,

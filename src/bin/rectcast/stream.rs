@@ -147,6 +147,12 @@ fn report<T>(files: &[&Records<T>]) {
 /// `pairs`, `first-hit`, `hits`, `count`: every segment against every rect.
 pub fn query(args: QueryArgs, query: Query) -> Outcome {
     let job = args.job;
+    let table = match query {
+        Query::Pairs | Query::Hits => Table::Pairs,
+        Query::FirstHit => Table::FirstHit,
+        Query::Count => Table::Count,
+    };
+    Sink::check(args.out.as_deref(), table)?;
     let mut rect_file =
         Records::open(&args.rects, &records::RECTS, job.skip_invalid).map_err(text)?;
     let (rects, rect_ids) = rect_file.read_all().map_err(text)?;
@@ -156,11 +162,6 @@ pub fn query(args: QueryArgs, query: Query) -> Outcome {
     let mut segments =
         Records::open(&args.segments, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
     let mut engine = engine(args.backend.into())?;
-    let table = match query {
-        Query::Pairs | Query::Hits => Table::Pairs,
-        Query::FirstHit => Table::FirstHit,
-        Query::Count => Table::Count,
-    };
     let mut sink = Sink::create(args.out.as_deref(), table)?;
     let m = rects.len();
     let chunk_len = match query {
@@ -235,6 +236,7 @@ pub fn clip(
     job: JobArgs,
 ) -> Outcome {
     let one = rect.map(|r| records::parse_rect_arg(&r)).transpose()?;
+    Sink::check(out.as_deref(), Table::Clip)?;
     if out.is_none() {
         let n = check_whole(&segments_path, &records::SEGMENTS, job)?;
         if let Some(path) = &rects_path {

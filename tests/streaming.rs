@@ -1,0 +1,565 @@
+//! Offscreen batch jobs through the binary: every query and format, streaming beyond one chunk
+//! in bounded memory, invalid records (stop or skip), atomic output, progress on stderr only,
+//! `gen`, and `render` checked pixel by pixel.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rectcast::{Backend, Batch, ClipTo, Engine, Rect, Segment};
+
+fn rectcast(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        .args(args)
+        .output()
+        .expect("run rectcast")
+}
+
+fn ok(args: &[&str]) -> Output {
+    let o = rectcast(args);
+    assert!(
+        o.status.success(),
+        "rectcast {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `rectcast gen` into `dir/format/`: (segments, rects).
+fn generate(dir: &Path, kind: &str, n: u64, m: u64, format: &str) -> (PathBuf, PathBuf) {
+    let out = dir.join(format);
+    ok(&[
+        "gen",
+        "--kind",
+        kind,
+        "--segments",
+        &n.to_string(),
+        "--rects",
+        &m.to_string(),
+        "--out-dir",
+        s(&out),
+        "--format",
+        format,
+    ]);
+    (
+        out.join(format!("segments.{format}")),
+        out.join(format!("rects.{format}")),
+    )
+}
+
+/// The records of a `[N, 4]` float32 NPY file.
+fn read_npy_f32(path: &Path) -> Vec<[f32; 4]> {
+    let bytes = std::fs::read(path).unwrap();
+    let header = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    bytes[header..]
+        .chunks_exact(16)
+        .map(|r| {
+            std::array::from_fn(|i| f32::from_le_bytes(r[4 * i..4 * i + 4].try_into().unwrap()))
+        })
+        .collect()
+}
+
+/// The rows of a structured NPY result file, each `itemsize` bytes.
+fn read_npy_rows(path: &Path, itemsize: usize) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).unwrap();
+    let header = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let text = String::from_utf8_lossy(&bytes[10..header]).into_owned();
+    let rows: Vec<Vec<u8>> = bytes[header..]
+        .chunks(itemsize)
+        .map(<[u8]>::to_vec)
+        .collect();
+    assert!(
+        text.contains(&format!("({:>20},)", rows.len())),
+        "header shape vs {} rows: {text}",
+        rows.len()
+    );
+    assert!(rows.iter().all(|r| r.len() == itemsize), "a partial row");
+    rows
+}
+
+fn u64_at(row: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(row[at..at + 8].try_into().unwrap())
+}
+
+#[test]
+fn every_query_gives_the_same_rows_from_csv_npy_and_f32_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let formats = ["csv", "npy", "f32"];
+    let inputs: Vec<_> = formats
+        .iter()
+        .map(|f| generate(dir.path(), "bullet-hell", 3000, 200, f))
+        .collect();
+    for query in ["pairs", "first-hit", "hits", "count"] {
+        let outputs: Vec<Vec<u8>> = inputs
+            .iter()
+            .map(|(segments, rects)| {
+                ok(&[
+                    query,
+                    "--backend",
+                    "cpu",
+                    "--segments",
+                    s(segments),
+                    "--rects",
+                    s(rects),
+                ])
+                .stdout
+            })
+            .collect();
+        assert!(outputs[0].len() > 100, "{query}: too little output");
+        for (format, out) in formats.iter().zip(&outputs) {
+            assert!(out == &outputs[0], "{query} from {format} differs from csv");
+        }
+    }
+    let clips: Vec<Vec<u8>> = inputs
+        .iter()
+        .map(|(segments, _)| {
+            ok(&[
+                "clip",
+                "--segments",
+                s(segments),
+                "--rect",
+                "100,100,900,700",
+            ])
+            .stdout
+        })
+        .collect();
+    assert!(clips.iter().all(|c| c == &clips[0] && c.len() > 100));
+}
+
+#[test]
+fn npy_results_hold_the_csv_rows_and_f32_clips_hold_the_clipped_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (segments, rects) = generate(dir.path(), "random", 2000, 100, "npy");
+    // First hit: segment u64, rect i64, kind u8, t_enter, t_exit f32, entry, exit u8 = 27 bytes.
+    let out = dir.path().join("first.npy");
+    ok(&[
+        "first-hit",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--out",
+        s(&out),
+    ]);
+    let csv = ok(&[
+        "first-hit",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+    ])
+    .stdout;
+    let csv = String::from_utf8(csv).unwrap();
+    let rows = read_npy_rows(&out, 27);
+    assert_eq!(rows.len() + 1, csv.lines().count());
+    for (row, line) in rows.iter().zip(csv.lines().skip(1)) {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(u64_at(row, 0).to_string(), fields[0]);
+        let rect = u64_at(row, 8) as i64;
+        assert_eq!(
+            if rect < 0 {
+                String::new()
+            } else {
+                rect.to_string()
+            },
+            fields[1],
+            "{line}"
+        );
+    }
+    assert!(
+        rows.iter().any(|r| (u64_at(r, 8) as i64) >= 0),
+        "no hits to compare"
+    );
+    // Clip to a viewport: .f32 holds x0,y0,x1,y1 per segment, NaN on a miss.
+    let f32_out = dir.path().join("clip.f32");
+    ok(&[
+        "clip",
+        "--segments",
+        s(&segments),
+        "--rect",
+        "100,100,600,700",
+        "--out",
+        s(&f32_out),
+    ]);
+    let clipped = read_npy_f32_raw(&f32_out);
+    let inputs = read_npy_f32(&segments);
+    let expected = Engine::cpu()
+        .clip(
+            &inputs
+                .iter()
+                .map(|v| Segment::new(v[0], v[1], v[2], v[3]))
+                .collect::<Vec<_>>(),
+            ClipTo::Rect(Rect::new(100.0, 100.0, 600.0, 700.0)),
+        )
+        .unwrap();
+    assert_eq!(clipped.len(), expected.len());
+    for (i, (got, want)) in clipped.iter().zip(&expected).enumerate() {
+        let want = want
+            .segment
+            .map_or([f32::NAN; 4], |p| [p.x0, p.y0, p.x1, p.y1]);
+        assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "segment {i}");
+    }
+}
+
+fn read_npy_f32_raw(path: &Path) -> Vec<[f32; 4]> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(16)
+        .map(|r| {
+            std::array::from_fn(|i| f32::from_le_bytes(r[4 * i..4 * i + 4].try_into().unwrap()))
+        })
+        .collect()
+}
+
+/// Runs rectcast to success and returns its own peak resident memory in bytes, from the
+/// rusage `wait4` reports for exactly that child (other tests' children run meanwhile).
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped by wait4, which also gives its rusage"
+)]
+fn peak_rss(args: &[&str]) -> u64 {
+    let child = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run rectcast");
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: waits for our own child, once; wait4 fills both out-parameters.
+    let usage = unsafe {
+        let waited = libc::wait4(
+            child.id() as libc::pid_t,
+            &mut status,
+            0,
+            usage.as_mut_ptr(),
+        );
+        assert_eq!(waited, child.id() as libc::pid_t, "wait4 failed");
+        usage.assume_init()
+    };
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "rectcast {} failed: status {status}",
+        args.join(" ")
+    );
+    usage.ru_maxrss as u64 * 1024
+}
+
+#[test]
+fn a_job_larger_than_a_chunk_streams_in_bounded_memory_and_equals_the_in_memory_result() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1,200,000 segments: several chunks of 262,144.
+    let (segments, rects) = generate(dir.path(), "bullet-hell", 1_200_000, 64, "npy");
+    let out = dir.path().join("first.npy");
+    let peak_large = peak_rss(&[
+        "first-hit",
+        "--backend",
+        "cpu",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--out",
+        s(&out),
+    ]);
+    // The in-memory path: the library on the whole input at once.
+    let seg: Vec<Segment> = read_npy_f32(&segments)
+        .iter()
+        .map(|v| Segment::new(v[0], v[1], v[2], v[3]))
+        .collect();
+    let rect: Vec<Rect> = read_npy_f32(&rects)
+        .iter()
+        .map(|v| Rect::new(v[0], v[1], v[2], v[3]))
+        .collect();
+    let expected = Engine::new(Backend::Cpu)
+        .unwrap()
+        .first_hit(&Batch::new(&seg, &rect))
+        .unwrap();
+    let rows = read_npy_rows(&out, 27);
+    assert_eq!(rows.len(), expected.len());
+    let mut hits = 0;
+    for (i, (row, want)) in rows.iter().zip(&expected).enumerate() {
+        let rect = u64_at(row, 8) as i64;
+        let t_enter = f32::from_le_bytes(row[17..21].try_into().unwrap());
+        assert_eq!(u64_at(row, 0), i as u64);
+        assert_eq!(rect, want.rect().map_or(-1, i64::from), "segment {i}");
+        if rect >= 0 {
+            hits += 1;
+            assert_eq!(
+                t_enter.to_bits(),
+                want.result.t_enter.to_bits(),
+                "segment {i}"
+            );
+        }
+    }
+    assert!(hits > 1000, "{hits} hits");
+    // Memory: 1.2 million segments are 19 MB of input and 32 MB of results; streamed, the job
+    // holds one chunk of each (about 16 MB in all here), never the whole input. Holding the
+    // input whole (a chunk of 2^24) measured 52 MB.
+    let input = std::fs::metadata(&segments).unwrap().len();
+    let output = std::fs::metadata(&out).unwrap().len();
+    eprintln!(
+        "peak RSS {} MB for {} MB in, {} MB out",
+        peak_large >> 20,
+        input >> 20,
+        output >> 20
+    );
+    assert!(
+        peak_large < input + (8 << 20),
+        "peak RSS {peak_large} bytes: not bounded by a chunk ({input} in, {output} out)"
+    );
+}
+
+#[test]
+fn an_invalid_record_stops_the_job_at_its_place_and_leaves_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let rects = dir.path().join("r.csv");
+    std::fs::write(&rects, "min_x,min_y,max_x,max_y\n0,0,10,10\n").unwrap();
+    let out = dir.path().join("out.csv");
+    std::fs::write(&out, "an earlier result\n").unwrap();
+    let csv = dir.path().join("s.csv");
+    std::fs::write(&csv, "x0,y0,x1,y1\n1,1,2,2\n1,nan,2,2\n1,x,2,2\n").unwrap();
+    for query in ["pairs", "first-hit", "hits", "count"] {
+        let o = rectcast(&[
+            query,
+            "--segments",
+            s(&csv),
+            "--rects",
+            s(&rects),
+            "--out",
+            s(&out),
+        ]);
+        assert!(!o.status.success());
+        assert!(
+            stderr(&o).contains("s.csv:3:2: y0 is NaN"),
+            "{query}: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "an earlier result\n",
+            "{query}"
+        );
+        // To stdout too: nothing written before the error.
+        let o = rectcast(&[query, "--segments", s(&csv), "--rects", s(&rects)]);
+        assert!(!o.status.success() && o.stdout.is_empty(), "{query}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".rectcast"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    // Binary inputs say the row and field.
+    let npy = generate(dir.path(), "random", 10, 2, "npy").0;
+    let mut bytes = std::fs::read(&npy).unwrap();
+    let at = bytes.len() - 10 * 16 + 7 * 16 + 8; // row 7, x1
+    bytes[at..at + 4].copy_from_slice(&f32::INFINITY.to_le_bytes());
+    std::fs::write(&npy, bytes).unwrap();
+    let o = rectcast(&["first-hit", "--segments", s(&npy), "--rects", s(&rects)]);
+    assert!(
+        stderr(&o).contains("segments.npy: row 7, x1: x1 is infinite"),
+        "{}",
+        stderr(&o)
+    );
+    let f32_file = dir.path().join("cut.f32");
+    std::fs::write(&f32_file, [0u8; 20]).unwrap();
+    let o = rectcast(&[
+        "first-hit",
+        "--segments",
+        s(&f32_file),
+        "--rects",
+        s(&rects),
+    ]);
+    assert!(
+        stderr(&o).contains("20 bytes is not a whole number of records"),
+        "{}",
+        stderr(&o)
+    );
+    let o = rectcast(&[
+        "first-hit",
+        "--segments",
+        s(&rects),
+        "--rects",
+        s(&rects),
+        "--out",
+        s(&dir.path().join("x.f32")),
+    ]);
+    assert!(stderr(&o).contains("only clip writes"), "{}", stderr(&o));
+}
+
+#[test]
+fn skip_invalid_counts_the_bad_records_and_keeps_the_input_row_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let rects = dir.path().join("r.csv");
+    std::fs::write(
+        &rects,
+        "min_x,min_y,max_x,max_y\n0,0,10,10\n5,5,1,1\n20,0,30,10\n",
+    )
+    .unwrap();
+    let segments = dir.path().join("s.csv");
+    std::fs::write(
+        &segments,
+        "x0,y0,x1,y1\n-1,5,35,5\n1,nan,2,2\n1,2\n25,5,26,5\n",
+    )
+    .unwrap();
+    let o = ok(&[
+        "first-hit",
+        "--skip-invalid",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+    ]);
+    assert_eq!(
+        String::from_utf8(o.stdout.clone()).unwrap(),
+        "segment,rect,kind,t_enter,t_exit,entry,exit\n\
+         0,0,cross,0.027777778,0.30555555,min_x,max_x\n\
+         3,2,inside,0,1,,\n"
+    );
+    let report = stderr(&o);
+    assert!(report.contains("skipped 1 invalid record of"), "{report}");
+    assert!(report.contains("r.csv:3:1: min_x"), "{report}");
+    assert!(report.contains("skipped 2 invalid records of"), "{report}");
+    assert!(
+        report.contains("s.csv:3:2") && report.contains("s.csv:4:"),
+        "{report}"
+    );
+}
+
+#[test]
+fn progress_goes_to_stderr_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (segments, rects) = generate(dir.path(), "bullet-hell", 5000, 50, "csv");
+    let args = ["count", "--segments", s(&segments), "--rects", s(&rects)];
+    let quiet = ok(&args);
+    assert!(quiet.stderr.is_empty(), "not a terminal: no bar");
+    let shown = ok(&[&args[..], &["--progress"]].concat());
+    assert_eq!(shown.stdout, quiet.stdout);
+    assert!(
+        stderr(&shown).contains("5000 records"),
+        "{}",
+        stderr(&shown)
+    );
+}
+
+#[test]
+fn gen_is_deterministic_per_seed_and_writes_each_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["bullet-hell", "random", "adversarial"] {
+        let a = generate(&dir.path().join("a").join(kind), kind, 300, 40, "npy");
+        let b = generate(&dir.path().join("b").join(kind), kind, 300, 40, "npy");
+        assert_eq!(
+            std::fs::read(&a.0).unwrap(),
+            std::fs::read(&b.0).unwrap(),
+            "{kind}"
+        );
+        assert_eq!(read_npy_f32(&a.0).len(), 300);
+        assert_eq!(read_npy_f32(&a.1).len(), 40);
+        // Every record is valid input.
+        ok(&["count", "--segments", s(&a.0), "--rects", s(&a.1)]);
+    }
+}
+
+/// RGB of a pixel of a PNG written by rectcast (opaque: the background is white).
+fn pixel(png: &tiny_skia::Pixmap, x: u32, y: u32) -> [u8; 3] {
+    let p = png.pixel(x, y).unwrap();
+    [p.red(), p.green(), p.blue()]
+}
+
+#[test]
+fn render_draws_rects_hits_misses_and_the_inside_part_where_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let segments = dir.path().join("s.csv");
+    // A crossing through the rect, a miss below it, a vertical one entering a second rect.
+    std::fs::write(
+        &segments,
+        "x0,y0,x1,y1\n-50,50,150,50\n-50,150,150,150\n200,-50,200,60\n",
+    )
+    .unwrap();
+    let rects = dir.path().join("r.csv");
+    std::fs::write(
+        &rects,
+        "min_x,min_y,max_x,max_y\n0,0,100,100\n180,0,220,100\n",
+    )
+    .unwrap();
+    let out = dir.path().join("scene.png");
+    // The view maps scene (x, y) to pixel (x + 100, y + 100).
+    ok(&[
+        "render",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--out",
+        s(&out),
+        "--size",
+        "400x400",
+        "--view",
+        "-100,-100,300,300",
+        "--backend",
+        "cpu",
+    ]);
+    let png = tiny_skia::Pixmap::load_png(&out).unwrap();
+    assert_eq!((png.width(), png.height()), (400, 400));
+    let at = |x: i32, y: i32| pixel(&png, (x + 100) as u32, (y + 100) as u32);
+    let [r, g, b] = at(50, 20); // inside the rect, away from every segment: its fill
+    assert!(b > r + 20 && b > 200 && g > r, "rect fill {:?}", [r, g, b]);
+    assert_eq!(at(260, 200), [255, 255, 255], "background"); // empty space
+    let [r, g, b] = at(50, 50); // the crossing, inside the rect: red
+    assert!(r > 180 && g < 80 && b < 100, "inside part {:?}", [r, g, b]);
+    let [r, g, b] = at(125, 50); // the crossing, outside the rect: orange (it hits)
+    assert!(
+        r > 200 && (100..190).contains(&g) && b < 80,
+        "hit segment {:?}",
+        [r, g, b]
+    );
+    let [r, g, b] = at(50, 150); // the miss: grey
+    assert!(
+        r == g && g == b && (120..200).contains(&r),
+        "miss {:?}",
+        [r, g, b]
+    );
+    let [r, g, b] = at(0, 50); // entry point on min_x: green
+    assert!(g > 120 && r < 80 && b < 120, "entry {:?}", [r, g, b]);
+    let [r, g, b] = at(100, 50); // exit point on max_x: purple
+    assert!(r > 90 && b > 140 && g < 90, "exit {:?}", [r, g, b]);
+    // demo --render draws the demo frame.
+    let demo = dir.path().join("demo.png");
+    ok(&["demo", "--backend", "cpu", "--render", s(&demo)]);
+    let png = tiny_skia::Pixmap::load_png(&demo).unwrap();
+    assert_eq!((png.width(), png.height()), (1920, 1080));
+}
+
+#[test]
+fn clip_of_per_segment_rects_with_fewer_rects_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (segments, _) = generate(dir.path(), "random", 10, 2, "f32");
+    let rects = dir.path().join("r.csv");
+    std::fs::write(&rects, "min_x,min_y,max_x,max_y\n0,0,10,10\n").unwrap();
+    let out = dir.path().join("c.csv");
+    let o = rectcast(&[
+        "clip",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--out",
+        s(&out),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("needs as many rects as segments"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
