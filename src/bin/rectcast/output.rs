@@ -181,15 +181,29 @@ impl Sink {
         }
     }
 
+    /// Runs `write` on the writer and counts the rows it reports; an I/O error names the file.
+    fn write_rows(
+        &mut self,
+        write: impl FnOnce(Format, &mut dyn Write) -> std::io::Result<u64>,
+    ) -> Result<(), String> {
+        let format = self.format;
+        let written = write(format, self.writer());
+        match written {
+            Ok(rows) => {
+                self.rows += rows;
+                Ok(())
+            }
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
     /// Pair rows (`pairs`, `hits`): (segment, rect, result).
     pub fn pairs<'a>(
         &mut self,
         rows: impl IntoIterator<Item = (u64, u64, &'a PairResult)>,
     ) -> Result<(), String> {
-        let format = self.format;
-        let mut count = 0;
-        let w = self.writer();
-        let written = (|| -> std::io::Result<()> {
+        self.write_rows(|format, w| {
+            let mut count = 0;
             for (segment, rect, r) in rows {
                 count += 1;
                 match format {
@@ -212,10 +226,8 @@ impl Sink {
                     }
                 }
             }
-            Ok(())
-        })();
-        self.rows += count;
-        written.map_err(|e| self.error(e))
+            Ok(count)
+        })
     }
 
     /// First-hit rows: one per segment; `rect_ids` maps rect positions to record indices.
@@ -225,9 +237,7 @@ impl Sink {
         rect_ids: &[u64],
         first: &[FirstHit],
     ) -> Result<(), String> {
-        let format = self.format;
-        let w = self.writer();
-        let written = (|| -> std::io::Result<()> {
+        self.write_rows(|format, w| {
             for (segment, f) in ids.iter().zip(first) {
                 let r = &f.result;
                 let rect = f.rect().map(|rect| rect_ids[rect as usize]);
@@ -251,17 +261,13 @@ impl Sink {
                     }
                 }
             }
-            Ok(())
-        })();
-        self.rows += ids.len() as u64;
-        written.map_err(|e| self.error(e))
+            Ok(ids.len() as u64)
+        })
     }
 
     /// Count rows: one per rect.
     pub fn counts(&mut self, rect_ids: &[u64], per_rect: &[u64]) -> Result<(), String> {
-        let format = self.format;
-        let w = self.writer();
-        let written = (|| -> std::io::Result<()> {
+        self.write_rows(|format, w| {
             for (rect, hits) in rect_ids.iter().zip(per_rect) {
                 match format {
                     Format::Csv => writeln!(w, "{rect},{hits}")?,
@@ -271,17 +277,13 @@ impl Sink {
                     }
                 }
             }
-            Ok(())
-        })();
-        self.rows += rect_ids.len() as u64;
-        written.map_err(|e| self.error(e))
+            Ok(rect_ids.len() as u64)
+        })
     }
 
     /// Clip rows: one per segment.
     pub fn clipped(&mut self, ids: &[u64], clipped: &[Clipped]) -> Result<(), String> {
-        let format = self.format;
-        let w = self.writer();
-        let written = (|| -> std::io::Result<()> {
+        self.write_rows(|format, w| {
             for (segment, c) in ids.iter().zip(clipped) {
                 let p = c.segment;
                 let ends = p.map_or([f32::NAN; 4], |p| [p.x0, p.y0, p.x1, p.y1]);
@@ -306,10 +308,8 @@ impl Sink {
                     }
                 }
             }
-            Ok(())
-        })();
-        self.rows += ids.len() as u64;
-        written.map_err(|e| self.error(e))
+            Ok(ids.len() as u64)
+        })
     }
 
     /// Flushes, writes the NPY row count, and moves the file into place.
