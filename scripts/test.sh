@@ -4,7 +4,8 @@
 #     when no Vulkan driver is present, so the GPU tests run even without a GPU;
 #   - runs every test with RECTCAST_REQUIRE_GPU=1, so a GPU test fails rather than skips when no
 #     adapter opens (set RECTCAST_REQUIRE_GPU=0 to allow skipping);
-#   - builds and smoke-runs the benchmarks once, before the suite.
+#   - builds and smoke-runs the benchmarks once, before the suite;
+#   - builds and tests the optional `parquet` feature too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,9 @@ fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 export RECTCAST_REQUIRE_GPU="${RECTCAST_REQUIRE_GPU:-1}"
 
-# Benchmarks first, each run once as a smoke test; then the suite, whose summary closes the log.
+# Benchmarks first, each run once as a smoke test; the CLI's file tests without the optional
+# Parquet support (they check it says so); then the whole suite with it, whose summary closes
+# the log.
 cargo test --release --locked --benches
-cargo test --release --locked
+cargo test --release --locked --test streaming
+cargo test --release --locked --features parquet

@@ -563,3 +563,125 @@ fn clip_of_per_segment_rects_with_fewer_rects_is_an_error() {
     );
     assert!(!out.exists());
 }
+
+#[cfg(not(feature = "parquet"))]
+#[test]
+fn parquet_files_need_the_parquet_feature() {
+    let dir = tempfile::tempdir().unwrap();
+    let (segments, rects) = generate(dir.path(), "random", 10, 2, "csv");
+    let parquet = dir.path().join("s.parquet");
+    std::fs::write(&parquet, b"PAR1").unwrap();
+    let o = rectcast(&["count", "--segments", s(&parquet), "--rects", s(&rects)]);
+    assert!(
+        stderr(&o).contains("built without Parquet"),
+        "{}",
+        stderr(&o)
+    );
+    let out = dir.path().join("out.parquet");
+    let o = rectcast(&[
+        "count",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--out",
+        s(&out),
+    ]);
+    assert!(
+        stderr(&o).contains("built without Parquet"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_inputs_and_outputs_hold_the_csv_rows() {
+    use arrow_array::{Array, Float32Array, RecordBatch, UInt64Array};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (csv_segments, csv_rects) = generate(dir.path(), "bullet-hell", 5000, 300, "npy");
+    // The same records as Parquet columns, written with the parquet crate, in two row groups.
+    let write = |from: &Path, names: [&str; 4], to: &Path| {
+        let records = read_npy_f32(from);
+        let schema = Arc::new(arrow_schema::Schema::new(
+            names
+                .iter()
+                .map(|n| arrow_schema::Field::new(*n, arrow_schema::DataType::Float32, false))
+                .collect::<Vec<_>>(),
+        ));
+        let file = std::fs::File::create(to).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, schema.clone(), None).unwrap();
+        for part in records.chunks(records.len().div_ceil(2)) {
+            let columns = (0..4)
+                .map(|c| {
+                    Arc::new(Float32Array::from_iter_values(part.iter().map(|r| r[c])))
+                        as arrow_array::ArrayRef
+                })
+                .collect();
+            w.write(&RecordBatch::try_new(schema.clone(), columns).unwrap())
+                .unwrap();
+        }
+        w.close().unwrap();
+    };
+    let segments = dir.path().join("s.parquet");
+    let rects = dir.path().join("r.parquet");
+    write(&csv_segments, ["x0", "y0", "x1", "y1"], &segments);
+    write(&csv_rects, ["min_x", "min_y", "max_x", "max_y"], &rects);
+    let from_npy = ok(&[
+        "first-hit",
+        "--segments",
+        s(&csv_segments),
+        "--rects",
+        s(&csv_rects),
+    ]);
+    let from_parquet = ok(&[
+        "first-hit",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+    ]);
+    assert!(
+        from_npy.stdout == from_parquet.stdout,
+        "parquet input differs"
+    );
+    // Parquet output: the first-hit columns, rect null on a miss.
+    let out = dir.path().join("first.parquet");
+    ok(&[
+        "first-hit",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--out",
+        s(&out),
+    ]);
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(&out).unwrap(),
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let csv = String::from_utf8(from_npy.stdout).unwrap();
+    let mut lines = csv.lines().skip(1);
+    let mut rows = 0;
+    for batch in reader {
+        let batch = batch.unwrap();
+        let rect = batch.column_by_name("rect").unwrap();
+        let rect = rect.as_any().downcast_ref::<UInt64Array>().unwrap();
+        for i in 0..batch.num_rows() {
+            let fields: Vec<&str> = lines.next().unwrap().split(',').collect();
+            let got = if rect.is_null(i) {
+                String::new()
+            } else {
+                rect.value(i).to_string()
+            };
+            assert_eq!(got, fields[1], "row {rows}");
+            rows += 1;
+        }
+    }
+    assert_eq!(rows, 5000);
+}

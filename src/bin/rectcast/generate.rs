@@ -58,7 +58,7 @@ fn write_records(
         match format {
             Format::Csv => writeln!(w, "{columns}")?,
             Format::Npy => w.write_all(&npy::header("'<f4'", count, Some(4)))?,
-            Format::F32 => {}
+            Format::F32 | Format::Parquet => {}
         }
         let mut done = 0;
         let mut k = 0;

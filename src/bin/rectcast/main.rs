@@ -4,6 +4,8 @@
 mod generate;
 mod npy;
 mod output;
+#[cfg(feature = "parquet")]
+mod parquet_io;
 mod records;
 mod render;
 mod stream;

@@ -63,6 +63,11 @@ enum Format {
     Csv,
     Npy,
     F32,
+    #[cfg_attr(
+        not(feature = "parquet"),
+        allow(dead_code, reason = "the feature makes them")
+    )]
+    Parquet,
 }
 
 enum Target {
@@ -70,6 +75,12 @@ enum Target {
     File {
         path: PathBuf,
         writer: BufWriter<tempfile::NamedTempFile>,
+    },
+    #[cfg(feature = "parquet")]
+    Parquet {
+        path: PathBuf,
+        temp: tempfile::NamedTempFile,
+        sink: crate::parquet_io::ParquetSink,
     },
 }
 
@@ -117,6 +128,14 @@ impl Sink {
             .map(|e| e.to_string_lossy().to_ascii_lowercase());
         match ext.as_deref() {
             Some("npy") => Ok(Format::Npy),
+            #[cfg(feature = "parquet")]
+            Some("parquet") => Ok(Format::Parquet),
+            #[cfg(not(feature = "parquet"))]
+            Some("parquet") => Err(format!(
+                "{}: {}",
+                path.display(),
+                crate::records::NO_PARQUET
+            )),
             Some("f32") if table == Table::Clip => Ok(Format::F32),
             Some("f32") => Err(format!(
                 "{}: .f32 output holds 4 f32 per record, which only clip writes; use .npy or .csv",
@@ -136,6 +155,23 @@ impl Sink {
             Some(path) => {
                 let format = Self::format_of(path, table)?;
                 let temp = temp_beside(path).map_err(|e| io_error(path, e))?;
+                #[cfg(feature = "parquet")]
+                if format == Format::Parquet {
+                    let file = temp.reopen().map_err(|e| io_error(path, e))?;
+                    let sink = crate::parquet_io::ParquetSink::create(file, table)
+                        .map_err(|e| io_error(path, e))?;
+                    let target = Target::Parquet {
+                        path: path.to_owned(),
+                        temp,
+                        sink,
+                    };
+                    return Ok(Self {
+                        table,
+                        format,
+                        target,
+                        rows: 0,
+                    });
+                }
                 (
                     format,
                     Target::File {
@@ -162,7 +198,7 @@ impl Sink {
                     .write_all(&header)
                     .map_err(|e| sink.error(e))?;
             }
-            Format::F32 => {}
+            Format::F32 | Format::Parquet => {}
         }
         Ok(sink)
     }
@@ -171,6 +207,8 @@ impl Sink {
         match &mut self.target {
             Target::Stdout(w) => w,
             Target::File { writer, .. } => writer,
+            #[cfg(feature = "parquet")]
+            Target::Parquet { .. } => unreachable!("Parquet rows go to its sink"),
         }
     }
 
@@ -178,7 +216,22 @@ impl Sink {
         match &self.target {
             Target::Stdout(_) => format!("writing stdout: {e}"),
             Target::File { path, .. } => io_error(path, e),
+            #[cfg(feature = "parquet")]
+            Target::Parquet { path, .. } => io_error(path, e),
         }
+    }
+
+    /// Rows for a Parquet file go to its sink (only called when the target is one).
+    #[cfg(feature = "parquet")]
+    fn parquet(
+        &mut self,
+        write: impl FnOnce(&mut crate::parquet_io::ParquetSink) -> Result<u64, String>,
+    ) -> Result<(), String> {
+        let Target::Parquet { sink, .. } = &mut self.target else {
+            unreachable!("checked by the caller")
+        };
+        let written = write(sink).map(|rows| self.rows += rows);
+        written.map_err(|e| self.error(e))
     }
 
     /// Runs `write` on the writer and counts the rows it reports; an I/O error names the file.
@@ -202,6 +255,10 @@ impl Sink {
         &mut self,
         rows: impl IntoIterator<Item = (u64, u64, &'a PairResult)>,
     ) -> Result<(), String> {
+        #[cfg(feature = "parquet")]
+        if self.format == Format::Parquet {
+            return self.parquet(|p| p.pairs(rows));
+        }
         self.write_rows(|format, w| {
             let mut count = 0;
             for (segment, rect, r) in rows {
@@ -237,6 +294,10 @@ impl Sink {
         rect_ids: &[u64],
         first: &[FirstHit],
     ) -> Result<(), String> {
+        #[cfg(feature = "parquet")]
+        if self.format == Format::Parquet {
+            return self.parquet(|p| p.first_hits(ids, rect_ids, first));
+        }
         self.write_rows(|format, w| {
             for (segment, f) in ids.iter().zip(first) {
                 let r = &f.result;
@@ -267,6 +328,10 @@ impl Sink {
 
     /// Count rows: one per rect.
     pub fn counts(&mut self, rect_ids: &[u64], per_rect: &[u64]) -> Result<(), String> {
+        #[cfg(feature = "parquet")]
+        if self.format == Format::Parquet {
+            return self.parquet(|p| p.counts(rect_ids, per_rect));
+        }
         self.write_rows(|format, w| {
             for (rect, hits) in rect_ids.iter().zip(per_rect) {
                 match format {
@@ -283,6 +348,10 @@ impl Sink {
 
     /// Clip rows: one per segment.
     pub fn clipped(&mut self, ids: &[u64], clipped: &[Clipped]) -> Result<(), String> {
+        #[cfg(feature = "parquet")]
+        if self.format == Format::Parquet {
+            return self.parquet(|p| p.clipped(ids, clipped));
+        }
         self.write_rows(|format, w| {
             for (segment, c) in ids.iter().zip(clipped) {
                 let p = c.segment;
@@ -303,7 +372,8 @@ impl Sink {
                         w.write_all(&[c.kind() as u8])?;
                         w.write_all(bytemuck::cast_slice(&ends.map(f32::to_le_bytes)))?;
                     }
-                    (Format::F32, _) => {
+                    // Parquet rows never reach this writer.
+                    (Format::F32 | Format::Parquet, _) => {
                         w.write_all(bytemuck::cast_slice(&ends.map(f32::to_le_bytes)))?
                     }
                 }
@@ -326,6 +396,12 @@ impl Sink {
                         .and_then(|_| temp.write_all(&npy::header(descr, rows, None)))
                         .map_err(|e| io_error(&path, e))?;
                 }
+                temp.persist(&path).map_err(|e| io_error(&path, e.error))?;
+                Ok(())
+            }
+            #[cfg(feature = "parquet")]
+            Target::Parquet { path, temp, sink } => {
+                sink.finish().map_err(|e| io_error(&path, e))?;
                 temp.persist(&path).map_err(|e| io_error(&path, e.error))?;
                 Ok(())
             }

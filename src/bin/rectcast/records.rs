@@ -67,10 +67,12 @@ pub enum Format {
     Csv,
     Npy,
     F32,
+    /// With the cargo feature `parquet`.
+    Parquet,
 }
 
 impl Format {
-    /// `.npy` and `.f32` by extension (any case); everything else is CSV.
+    /// `.npy`, `.f32` and `.parquet` by extension (any case); everything else is CSV.
     pub fn of(path: &Path) -> Self {
         let ext = path
             .extension()
@@ -78,10 +80,16 @@ impl Format {
         match ext.as_deref() {
             Some("npy") => Format::Npy,
             Some("f32") => Format::F32,
+            Some("parquet") => Format::Parquet,
             _ => Format::Csv,
         }
     }
 }
+
+/// Why a `.parquet` file cannot be read or written by this build.
+#[cfg(not(feature = "parquet"))]
+pub const NO_PARQUET: &str =
+    "this rectcast is built without Parquet: build it with `--features parquet`";
 
 /// What a file's records are: their column names, how four values become one, and the check
 /// of the contract's domain.
@@ -104,13 +112,13 @@ pub const RECTS: RecordKind<Rect> = RecordKind {
 };
 
 /// One record as read: four values, or why they could not be read, and where it is.
-enum Raw {
+pub(crate) enum Raw {
     Values([f32; 4], Place),
     Invalid(FileError),
 }
 
 /// A source of raw records.
-trait Source {
+pub(crate) trait Source {
     /// The next record, `None` at the end; `Err` when the file itself is broken.
     fn next(&mut self) -> Result<Option<Raw>, FileError>;
     /// Bytes consumed so far (for progress).
@@ -365,6 +373,15 @@ impl<T> Records<T> {
         let source: Box<dyn Source> = match format {
             Format::Csv => Box::new(CsvSource::open(path, file, kind.columns)?),
             Format::Npy | Format::F32 => Box::new(open_binary(path, file, format)?),
+            #[cfg(feature = "parquet")]
+            Format::Parquet => Box::new(crate::parquet_io::ParquetSource::open(
+                path,
+                file,
+                kind.columns,
+                total_bytes,
+            )?),
+            #[cfg(not(feature = "parquet"))]
+            Format::Parquet => return Err(FileError::new(path, Place::File, NO_PARQUET)),
         };
         Ok(Self {
             path: path.to_owned(),
