@@ -80,7 +80,7 @@ enum Target {
     Parquet {
         path: PathBuf,
         temp: tempfile::NamedTempFile,
-        sink: crate::parquet_io::ParquetSink,
+        sink: Box<crate::parquet_io::ParquetSink>,
     },
 }
 
@@ -159,6 +159,7 @@ impl Sink {
                 if format == Format::Parquet {
                     let file = temp.reopen().map_err(|e| io_error(path, e))?;
                     let sink = crate::parquet_io::ParquetSink::create(file, table)
+                        .map(Box::new)
                         .map_err(|e| io_error(path, e))?;
                     let target = Target::Parquet {
                         path: path.to_owned(),
