@@ -5,12 +5,84 @@
 //! The scene's y axis points down, as on a game's screen; a legend sits in the bottom-left
 //! corner.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use clap::{Args, ValueEnum};
 use rectcast::{Batch, Engine, Hit, PairResult, Rect, Segment};
 use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+use crate::options::{BackendArg, Outcome, engine};
+use crate::records::{self, Records};
+
+#[derive(Args)]
+pub struct RenderArgs {
+    /// Segments (.csv, .npy or .f32), read whole.
+    #[arg(long)]
+    segments: PathBuf,
+    /// Rects (.csv, .npy or .f32), read whole.
+    #[arg(long)]
+    rects: PathBuf,
+    /// The PNG to write.
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, value_enum, default_value = "first-hit")]
+    query: RenderQuery,
+    /// The image size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1200x800", value_parser = parse_size)]
+    size: (u32, u32),
+    /// The part of the scene to draw (default: all of it, with a margin).
+    #[arg(
+        long,
+        value_name = "MIN_X,MIN_Y,MAX_X,MAX_Y",
+        allow_hyphen_values = true
+    )]
+    view: Option<String>,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+}
+
+/// `--size 1200x800`.
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let parsed = text
+        .split_once(['x', 'X'])
+        .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)));
+    match parsed {
+        Some((w, h)) if (1..=16384).contains(&w) && (1..=16384).contains(&h) => Ok((w, h)),
+        _ => Err(format!(
+            "expected WIDTHxHEIGHT, each 1 to 16384 pixels, found {text:?}"
+        )),
+    }
+}
+
+/// `rectcast render`: reads both files whole, runs the query, draws.
+pub fn run(args: RenderArgs) -> Outcome {
+    let view = args
+        .view
+        .map(|v| {
+            records::parse_rect_arg(&v)
+                .map(|r| [r.min_x, r.min_y, r.max_x, r.max_y])
+                .map_err(|e| e.replace("--rect", "--view"))
+        })
+        .transpose()?;
+    let (segments, _) = Records::open(&args.segments, &records::SEGMENTS, false)
+        .and_then(|mut s| s.read_all())
+        .map_err(|e| e.to_string())?;
+    let (rects, _) = Records::open(&args.rects, &records::RECTS, false)
+        .and_then(|mut r| r.read_all())
+        .map_err(|e| e.to_string())?;
+    let mut engine = engine(args.backend.into())?;
+    render(
+        &mut engine,
+        &segments,
+        &rects,
+        args.query,
+        args.size,
+        view,
+        &args.out,
+    )
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum RenderQuery {
     /// Each segment's closest hit.
     FirstHit,

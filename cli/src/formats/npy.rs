@@ -1,8 +1,15 @@
-//! The NPY header (numpy's `.npy` format, versions 1.0 to 3.0): read to check a `[N, 4]`
-//! float32 input, and written for results whose row count is known only at the end, so the
-//! shape is written with a fixed width and patched in place when the job is done.
+//! NPY, numpy's `.npy` format (header versions 1.0 to 3.0). Records: float32 of shape [N, 4],
+//! C order, what `np.save(path, a.astype(np.float32))` writes. Tables: one structured record
+//! per row (named fields, so `np.load` gives named columns), or a plain float32 [N, k] array
+//! when every column is an f32 (the record files `rectcast gen` writes). The row count is known
+//! only at the end, so the shape is written with a fixed width and patched in place.
 
-use std::io::Read;
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use super::f32::BinarySource;
+use crate::table::{Cell, Column, ColumnType, FileError, Place, TableWriter};
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
@@ -95,6 +102,94 @@ pub fn header(descr: &str, rows: u64, columns: Option<u64>) -> Vec<u8> {
     out.extend_from_slice(&(text.len() as u16).to_le_bytes());
     out.extend_from_slice(text.as_bytes());
     out
+}
+
+/// Opens a `.npy` file of float32 records: shape (N, 4), C order.
+pub fn open(path: &Path, file: File) -> Result<BinarySource, FileError> {
+    let (size, mut reader) = super::f32::sized(path, file)?;
+    let header =
+        read_header(&mut reader).map_err(|message| FileError::new(path, Place::File, message))?;
+    if header.descr != "<f4"
+        || header.fortran_order
+        || header.shape.len() != 2
+        || header.shape[1] != 4
+    {
+        return Err(FileError::new(
+            path,
+            Place::File,
+            format!(
+                "expected float32 ('<f4') of shape (N, 4) in C order, found descr {:?}, shape {:?}, fortran_order {}",
+                header.descr, header.shape, header.fortran_order
+            ),
+        ));
+    }
+    BinarySource::new(path, reader, header.length, header.shape[0], size)
+}
+
+/// A column's numpy type: packed, little-endian.
+fn dtype(ty: ColumnType) -> &'static str {
+    match ty {
+        ColumnType::U64 => "<u8",
+        ColumnType::Index => "<i8",
+        ColumnType::Bool => "|b1",
+        ColumnType::Kind | ColumnType::Sides => "|u1",
+        ColumnType::F32 => "<f4",
+    }
+}
+
+/// The header's `descr` and the columns in its shape, if any: a structured record per row, or
+/// for a table of f32 columns alone a plain [N, k] float32 array.
+fn layout(columns: &[Column]) -> (String, Option<u64>) {
+    if super::all_f32(columns) {
+        return (
+            format!("'{}'", dtype(ColumnType::F32)),
+            Some(columns.len() as u64),
+        );
+    }
+    let fields: Vec<String> = columns
+        .iter()
+        .map(|c| format!("('{}', '{}')", c.name, dtype(c.ty)))
+        .collect();
+    (format!("[{}]", fields.join(", ")), None)
+}
+
+/// Writes a table to an NPY file: the header first with no rows, and again at the end.
+pub struct NpyWriter {
+    out: BufWriter<File>,
+    descr: String,
+    shape: Option<u64>,
+}
+
+impl NpyWriter {
+    pub fn new(mut out: BufWriter<File>, columns: &[Column]) -> std::io::Result<Self> {
+        let (descr, shape) = layout(columns);
+        out.write_all(&header(&descr, 0, shape))?;
+        Ok(Self { out, descr, shape })
+    }
+}
+
+impl TableWriter for NpyWriter {
+    fn row(&mut self, cells: &[Cell]) -> std::io::Result<()> {
+        let w = &mut self.out;
+        for cell in cells {
+            match *cell {
+                Cell::U64(v) => w.write_all(&v.to_le_bytes())?,
+                Cell::Index(v) => w.write_all(&v.map_or(-1, |v| v as i64).to_le_bytes())?,
+                Cell::Bool(v) => w.write_all(&[v as u8])?,
+                Cell::Kind(kind) => w.write_all(&[kind as u8])?,
+                Cell::F32(v) => w.write_all(&v.unwrap_or(f32::NAN).to_le_bytes())?,
+                Cell::Sides(sides) => w.write_all(&[sides.bits() as u8])?,
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, rows: u64) -> std::io::Result<()> {
+        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&header(&self.descr, rows, self.shape))?;
+        file.flush()
+    }
 }
 
 #[cfg(test)]

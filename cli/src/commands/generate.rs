@@ -1,18 +1,34 @@
 //! `rectcast gen`: seeded scenes written as input files, streamed in chunks so that scenes
 //! larger than memory can be written.
 
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
+use clap::{Args, ValueEnum};
 use rectcast::scene::{self, adversarial};
 use rectcast::{Rect, Segment};
 
-use crate::npy;
-use crate::records::Format;
+use crate::options::Outcome;
+use crate::output::{Sink, Table};
 
 /// Records generated per chunk.
 const CHUNK: usize = 1 << 20;
+
+#[derive(Args)]
+pub struct GenArgs {
+    #[arg(long, value_enum, default_value = "bullet-hell")]
+    kind: SceneKind,
+    #[arg(long)]
+    segments: u64,
+    #[arg(long)]
+    rects: u64,
+    #[arg(long)]
+    out_dir: PathBuf,
+    /// The files' format.
+    #[arg(long, default_value = "csv", value_parser = ["csv", "npy", "f32"])]
+    format: String,
+    #[arg(long, default_value_t = 2026)]
+    seed: u64,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SceneKind {
@@ -43,66 +59,46 @@ fn chunk(kind: SceneKind, seed: u64, k: u64, n: usize, rects: bool) -> (Vec<Segm
     }
 }
 
-/// Writes `count` records made by `make(chunk index, chunk length)` to `path`, atomically.
+/// Writes `count` records of `table` made by `make(chunk index, chunk length)` to `path`,
+/// whole or not at all.
 fn write_records(
     path: &Path,
-    columns: &str,
+    table: Table,
     count: u64,
     mut make: impl FnMut(u64, usize) -> Vec<[f32; 4]>,
-) -> Result<(), String> {
-    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let temp = crate::output::temp_beside(path).map_err(|e| fail(&e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, temp);
-    let format = Format::of(path);
-    let written = (|| -> std::io::Result<()> {
-        match format {
-            Format::Csv => writeln!(w, "{columns}")?,
-            Format::Npy => w.write_all(&npy::header("'<f4'", count, Some(4)))?,
-            Format::F32 | Format::Parquet => {}
-        }
-        let mut done = 0;
-        let mut k = 0;
-        while done < count {
-            let n = CHUNK.min((count - done) as usize);
-            for v in make(k, n) {
-                match format {
-                    Format::Csv => writeln!(w, "{},{},{},{}", v[0], v[1], v[2], v[3])?,
-                    _ => w.write_all(bytemuck::cast_slice(&v.map(f32::to_le_bytes)))?,
-                }
-            }
-            done += n as u64;
-            k += 1;
-        }
-        w.flush()
-    })();
-    written.map_err(|e| fail(&e))?;
-    let temp = w.into_inner().map_err(|e| fail(e.error()))?;
-    temp.persist(path).map_err(|e| fail(&e.error))?;
-    Ok(())
+) -> Outcome {
+    let mut sink = Sink::create(Some(path), table)?;
+    let mut done = 0;
+    let mut k = 0;
+    while done < count {
+        let n = CHUNK.min((count - done) as usize);
+        sink.records(make(k, n))?;
+        done += n as u64;
+        k += 1;
+    }
+    sink.finish()
 }
 
 /// Writes `DIR/segments.EXT` and `DIR/rects.EXT`.
-pub fn run(
-    kind: SceneKind,
-    segments: u64,
-    rects: u64,
-    dir: &Path,
-    format: &str,
-    seed: u64,
-) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn run(args: GenArgs) -> Outcome {
+    let GenArgs {
+        kind,
+        segments,
+        rects,
+        out_dir: dir,
+        format,
+        seed,
+    } = args;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let segments_path = dir.join(format!("segments.{format}"));
     let rects_path = dir.join(format!("rects.{format}"));
-    write_records(&segments_path, "x0,y0,x1,y1", segments, |k, n| {
-        chunk(kind, seed, k, n, false)
-            .0
-            .iter()
-            .map(|s| [s.x0, s.y0, s.x1, s.y1])
-            .collect()
+    write_records(&segments_path, Table::Segments, segments, |k, n| {
+        let (segments, _) = chunk(kind, seed, k, n, false);
+        segments.iter().map(|s| [s.x0, s.y0, s.x1, s.y1]).collect()
     })?;
-    write_records(&rects_path, "min_x,min_y,max_x,max_y", rects, |k, n| {
-        chunk(kind, seed, k, n, true)
-            .1
+    write_records(&rects_path, Table::Rects, rects, |k, n| {
+        let (_, rects) = chunk(kind, seed, k, n, true);
+        rects
             .iter()
             .map(|r| [r.min_x, r.min_y, r.max_x, r.max_y])
             .collect()

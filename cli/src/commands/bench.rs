@@ -1,0 +1,333 @@
+//! `rectcast bench`: a query's throughput per backend in one table (the scalar reference, the
+//! CPU on one thread and on all, the GPU end to end and kernel only), or the per-frame API's
+//! latency.
+
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use rectcast::{Backend, Batch, Engine, PairResult, scene};
+
+use crate::options::{BackendArg, Outcome, cpu_options, engine};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[arg(long, value_enum, default_value = "pairs")]
+    query: BenchQuery,
+    #[arg(long)]
+    segments: Option<usize>,
+    #[arg(long)]
+    rects: Option<usize>,
+    /// Timed repetitions per backend (after one warm-up).
+    #[arg(long, default_value_t = 10)]
+    iterations: usize,
+    /// Backends to measure (repeatable); default: cpu, and gpu when one opens.
+    #[arg(long, value_enum)]
+    backend: Vec<BackendArg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BenchQuery {
+    Pairs,
+    FirstHit,
+    Frames,
+}
+
+/// `rectcast bench`.
+pub fn run(args: BenchArgs) -> Outcome {
+    let BenchArgs {
+        query,
+        segments,
+        rects,
+        iterations,
+        backend,
+    } = args;
+    match query {
+        BenchQuery::Pairs => bench(
+            segments.unwrap_or(4096),
+            rects.unwrap_or(1024),
+            iterations,
+            backend,
+        ),
+        BenchQuery::FirstHit => bench_first_hit(
+            segments.unwrap_or(65_536),
+            rects.unwrap_or(4096),
+            iterations,
+            backend,
+        ),
+        BenchQuery::Frames => bench_frames(
+            segments.unwrap_or(10_000),
+            rects.unwrap_or(1000),
+            iterations,
+        ),
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// One row of a bench table: a backend's median and best time.
+struct Row {
+    name: String,
+    median: Duration,
+    best: Duration,
+}
+
+impl Row {
+    /// The median and best of `iterations` timed runs of `run`, after one warm-up.
+    fn timed(
+        name: String,
+        iterations: usize,
+        mut run: impl FnMut() -> Outcome,
+    ) -> Result<Self, String> {
+        let (median, best) = time(iterations, &mut run)?;
+        Ok(Self { name, median, best })
+    }
+
+    /// The kernel's own time, from timestamp queries, over `iterations` runs after a warm-up.
+    fn kernel(
+        engine: &mut Engine,
+        iterations: usize,
+        mut run: impl FnMut(&mut Engine) -> Outcome,
+    ) -> Result<Option<Self>, String> {
+        if !engine.time_gpu_kernels(true) {
+            return Ok(None);
+        }
+        run(engine)?;
+        let mut times = Vec::with_capacity(iterations.max(1));
+        for _ in 0..iterations.max(1) {
+            run(engine)?;
+            times.push(engine.gpu_kernel_time().unwrap_or_default());
+        }
+        engine.time_gpu_kernels(false);
+        times.sort();
+        Ok(Some(Self {
+            name: format!("{}, kernel only", engine.chosen()),
+            median: times[times.len() / 2],
+            best: times[0],
+        }))
+    }
+}
+
+/// Times `run` on the scalar reference and on each backend, and prints one table: median and
+/// best milliseconds, Mpairs/s (median), and the speed-up over the scalar reference.
+fn bench_table(
+    pairs: f64,
+    iterations: usize,
+    backends: Vec<BackendArg>,
+    mut reference: impl FnMut(),
+    mut run: impl FnMut(&mut Engine) -> Outcome,
+) -> Outcome {
+    let explicit = !backends.is_empty();
+    let backends = if explicit {
+        backends
+    } else {
+        vec![BackendArg::Cpu, BackendArg::Gpu]
+    };
+    let mut rows = vec![Row::timed(
+        "scalar reference (rectcast::cpu::queries, 1 thread)".into(),
+        iterations,
+        || {
+            reference();
+            Ok(())
+        },
+    )?];
+    let mut notes = Vec::new();
+    for b in backends {
+        let mut engines = Vec::new();
+        if matches!(b, BackendArg::Cpu) {
+            // The fast path on one thread, then on the chosen threads (all by default).
+            let options = cpu_options();
+            if options.threads != 1 {
+                engines.push(
+                    Engine::with_cpu_options(
+                        Backend::Cpu,
+                        rectcast::CpuOptions {
+                            threads: 1,
+                            ..options
+                        },
+                    )
+                    .map_err(|e| e.to_string()),
+                );
+            }
+        }
+        engines.push(engine(b.into()));
+        for opened in engines {
+            let mut engine = match opened {
+                Ok(engine) => engine,
+                Err(e) if !explicit => {
+                    notes.push(format!("{b:?}: skipped ({e})"));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let name = match engine.gpu_context() {
+                Some(_) => format!("{}, end to end", engine.chosen()),
+                None => engine.chosen().to_string(),
+            };
+            rows.push(Row::timed(name, iterations, || run(&mut engine))?);
+            if let Some(context) = engine.gpu_context() {
+                let adapter = context.adapter_info().name.clone();
+                match Row::kernel(&mut engine, iterations, &mut run)? {
+                    Some(row) => rows.push(row),
+                    None => notes.push(format!(
+                        "{adapter}: no timestamp queries, no kernel-only row"
+                    )),
+                }
+                notes.push(format!(
+                    "pairs the {adapter} kernel left to the host's exact path: {}",
+                    engine.uncertain_pairs()
+                ));
+            }
+        }
+    }
+    let reference = rows[0].median;
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    println!(
+        "{:width$}  {:>10}  {:>10}  {:>10}  {:>9}",
+        "backend", "median ms", "best ms", "Mpairs/s", "vs scalar"
+    );
+    for row in &rows {
+        println!(
+            "{:width$}  {:>10.3}  {:>10.3}  {:>10.1}  {:>8.1}x",
+            row.name,
+            ms(row.median),
+            ms(row.best),
+            pairs / row.median.as_secs_f64() / 1e6,
+            reference.as_secs_f64() / row.median.as_secs_f64()
+        );
+    }
+    for note in notes {
+        println!("{note}");
+    }
+    println!("(GPU end to end: upload + kernel + readback; kernel only: timestamp queries)");
+    Ok(())
+}
+
+fn bench(
+    segment_count: usize,
+    rect_count: usize,
+    iterations: usize,
+    backends: Vec<BackendArg>,
+) -> Outcome {
+    let (segments, rects) = scene::random_batch(7, segment_count, rect_count, 1000.0);
+    let mut results = vec![PairResult::MISS; segments.len() * rects.len()];
+    println!(
+        "dense pairs, random scene, {} segments x {} rects = {} pairs, {iterations} iterations",
+        segments.len(),
+        rects.len(),
+        results.len(),
+    );
+    let mut expected = results.clone();
+    bench_table(
+        results.len() as f64,
+        iterations,
+        backends,
+        || rectcast::cpu::pairs::pairs_dense(&segments, &rects, &mut expected),
+        |engine| {
+            engine
+                .pairs_into(&segments, &rects, &mut results)
+                .map_err(|e| e.to_string())
+        },
+    )
+}
+
+/// The median and best of `iterations` timed runs of `run`, after one warm-up.
+fn time(
+    iterations: usize,
+    mut run: impl FnMut() -> Outcome,
+) -> Result<(Duration, Duration), String> {
+    run()?;
+    let mut times = Vec::with_capacity(iterations.max(1));
+    for _ in 0..iterations.max(1) {
+        let start = Instant::now();
+        run()?;
+        times.push(start.elapsed());
+    }
+    times.sort();
+    Ok((times[times.len() / 2], times[0]))
+}
+
+fn bench_first_hit(
+    segment_count: usize,
+    rect_count: usize,
+    iterations: usize,
+    backends: Vec<BackendArg>,
+) -> Outcome {
+    use rectcast::cpu::queries::{QueryOutputs, query, segment_rects};
+    let (segments, rects) = scene::bullet_hell(2026, segment_count, rect_count);
+    let batch = Batch::new(&segments, &rects);
+    let pairs = (segments.len() * rects.len()) as f64;
+    println!(
+        "first hit, bullet-hell scene, {} segments x {} rects = {pairs} pairs, {iterations} iterations",
+        segments.len(),
+        rects.len()
+    );
+    let mut out = vec![rectcast::FirstHit::NONE; segments.len()];
+    let mut expected = out.clone();
+    bench_table(
+        pairs,
+        iterations,
+        backends,
+        || {
+            segment_rects(
+                query::QUERY_FIRST_HIT,
+                &batch,
+                &mut QueryOutputs {
+                    first_hits: &mut expected,
+                    segment_hits: &mut [],
+                    rect_hits: &mut [],
+                    found: &mut Vec::new(),
+                },
+            )
+        },
+        |engine| {
+            engine
+                .first_hit_into(&batch, &mut out)
+                .map_err(|e| e.to_string())
+        },
+    )
+}
+
+fn bench_frames(segment_count: usize, rect_count: usize, iterations: usize) -> Outcome {
+    use rectcast::gpu::frames::{FrameCapacity, Frames};
+    let context = rectcast::GpuContext::new().map_err(|e| e.to_string())?;
+    let (segments, rects) = scene::bullet_hell(2026, segment_count, rect_count);
+    let batch = Batch::new(&segments, &rects);
+    let mut frames = Frames::new(&context, FrameCapacity::new(segments.len(), rects.len()))
+        .map_err(|e| e.to_string())?;
+    let mut out = vec![rectcast::FirstHit::NONE; segments.len()];
+    println!(
+        "per-frame first hit on {}, bullet-hell frame of {} segments x {} rects, {iterations} frames",
+        context.describe(),
+        segments.len(),
+        rects.len()
+    );
+    // Latency: write, dispatch, and wait for this frame's results.
+    let (median, best) = time(iterations, || {
+        frames.write(&batch).map_err(|e| e.to_string())?;
+        let id = frames.dispatch().map_err(|e| e.to_string())?;
+        frames.read(id, &mut out).map_err(|e| e.to_string())
+    })?;
+    println!(
+        "  latency (write + dispatch + read): median {:.3} ms, best {:.3} ms",
+        ms(median),
+        ms(best)
+    );
+    // Pipelined: frame k's results read during frame k + 1.
+    let mut previous = None;
+    let (median, best) = time(iterations, || {
+        frames.write(&batch).map_err(|e| e.to_string())?;
+        let id = frames.dispatch().map_err(|e| e.to_string())?;
+        if let Some(previous) = previous.replace(id) {
+            frames.read(previous, &mut out).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })?;
+    println!(
+        "  per frame, pipelined (read a frame later): median {:.3} ms, best {:.3} ms",
+        ms(median),
+        ms(best)
+    );
+    Ok(())
+}

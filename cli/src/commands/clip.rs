@@ -1,0 +1,161 @@
+//! `clip`: each segment clipped to one rect (`--rect`), or to the rect on the same row of
+//! `--rects` (both files streamed side by side), as a streaming job like the queries.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use rectcast::{ClipTo, Rect, Segment};
+
+use crate::job::{Progress, SEGMENTS_PER_CHUNK, check_whole, report, text};
+use crate::options::{BackendArg, JobArgs, Outcome, engine};
+use crate::output::{Sink, Table};
+use crate::records::{self, Records};
+
+#[derive(Args)]
+pub struct ClipArgs {
+    /// Segments: .csv (header x0,y0,x1,y1), .npy (float32, shape [N, 4]) or .f32 (raw
+    /// little-endian, 4 per record); streamed in chunks.
+    #[arg(long)]
+    segments: PathBuf,
+    /// The one rect: min_x,min_y,max_x,max_y.
+    #[arg(
+        long,
+        value_name = "MIN_X,MIN_Y,MAX_X,MAX_Y",
+        allow_hyphen_values = true,
+        conflicts_with = "rects",
+        required_unless_present = "rects"
+    )]
+    rect: Option<String>,
+    /// One rect per segment (row i for segment i), streamed beside the segments: .csv
+    /// (header min_x,min_y,max_x,max_y), .npy or .f32.
+    #[arg(long)]
+    rects: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Output: .npy (structured rows), .f32 (the clipped segment, NaN on a miss) or CSV
+    /// (any other name); stdout (CSV) when absent. Written whole or not at all.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    job: JobArgs,
+}
+
+/// `clip`: each segment against one rect, or against the rect on the same row of `--rects`
+/// (both files streamed side by side).
+pub fn run(args: ClipArgs) -> Outcome {
+    let ClipArgs {
+        segments: segments_path,
+        rect,
+        rects: rects_path,
+        backend,
+        out,
+        job,
+    } = args;
+    let one = rect.map(|r| records::parse_rect_arg(&r)).transpose()?;
+    Sink::check(out.as_deref(), Table::Clip)?;
+    if out.is_none() {
+        let n = check_whole(&segments_path, &records::SEGMENTS, job)?;
+        if let Some(path) = &rects_path {
+            let m = check_whole(path, &records::RECTS, job)?;
+            if n != m {
+                return Err(count_mismatch(&segments_path, n, path, m));
+            }
+        }
+    }
+    let mut segments =
+        Records::open(&segments_path, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
+    let mut per_segment = match &rects_path {
+        Some(path) => Some(Records::open(path, &records::RECTS, job.skip_invalid).map_err(text)?),
+        None => None,
+    };
+    let mut engine = engine(backend.into())?;
+    let mut sink = Sink::create(out.as_deref(), Table::Clip)?;
+    let progress = Progress::new(job.progress, segments.progress().0);
+    let (mut chunk, mut ids, mut rects) = (Vec::new(), Vec::new(), Vec::new());
+    let mut done = 0;
+    loop {
+        match (&mut per_segment, one) {
+            (None, Some(_)) => segments
+                .read_chunk(&mut chunk, &mut ids, SEGMENTS_PER_CHUNK)
+                .map_err(text)?,
+            (Some(rect_file), _) => read_pairs(
+                &mut segments,
+                rect_file,
+                (&mut chunk, &mut rects, &mut ids),
+                (
+                    &segments_path,
+                    rects_path.as_deref().unwrap_or(Path::new("")),
+                ),
+            )?,
+            (None, None) => return Err("give --rect or --rects".into()),
+        }
+        if chunk.is_empty() {
+            break;
+        }
+        let to = match one {
+            Some(rect) => ClipTo::Rect(rect),
+            None => ClipTo::PerSegment(&rects),
+        };
+        let clipped = engine.clip(&chunk, to).map_err(|e| e.to_string())?;
+        sink.clipped(&ids, &clipped)?;
+        done += chunk.len() as u64;
+        progress.update(done, segments.progress());
+    }
+    progress.finish();
+    sink.finish()?;
+    report(&segments);
+    if let Some(rect_file) = &per_segment {
+        report(rect_file);
+    }
+    Ok(())
+}
+
+fn count_mismatch(segments: &Path, n: u64, rects: &Path, m: u64) -> String {
+    format!(
+        "clipping to one rect per segment needs as many rects as segments: {} has {n} records, {} has {m}",
+        segments.display(),
+        rects.display()
+    )
+}
+
+/// Up to a chunk of (segment, rect) records read side by side; a pair with an invalid side is
+/// an error, or skipped whole.
+fn read_pairs(
+    segments: &mut Records<Segment>,
+    rects: &mut Records<Rect>,
+    (chunk, rect_chunk, ids): (&mut Vec<Segment>, &mut Vec<Rect>, &mut Vec<u64>),
+    (segments_path, rects_path): (&Path, &Path),
+) -> Result<(), String> {
+    chunk.clear();
+    rect_chunk.clear();
+    ids.clear();
+    while chunk.len() < SEGMENTS_PER_CHUNK {
+        let s = segments.next_record().map_err(text)?;
+        let r = rects.next_record().map_err(text)?;
+        match (s, r) {
+            (None, None) => break,
+            (Some((i, _)), None) => {
+                return Err(count_mismatch(segments_path, i + 1, rects_path, i));
+            }
+            (None, Some((i, _))) => {
+                return Err(count_mismatch(segments_path, i, rects_path, i + 1));
+            }
+            (Some((i, s)), Some((_, r))) => match (s, r) {
+                (Ok(s), Ok(r)) => {
+                    chunk.push(s);
+                    rect_chunk.push(r);
+                    ids.push(i);
+                }
+                (s, r) => {
+                    if let Err(problem) = s {
+                        segments.reject(problem).map_err(text)?;
+                    }
+                    if let Err(problem) = r {
+                        rects.reject(problem).map_err(text)?;
+                    }
+                }
+            },
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect, as streaming
+//! jobs. Rects are read whole, segments in chunks; each chunk runs on the engine and its rows
+//! are written before the next is read, so memory stays bounded whatever the input size.
+//!
+//! To stdout (which cannot be taken back), the segments are first read through once and
+//! checked, so bad input leaves no partial output there either; with `--out` rows go to a
+//! temporary file that is moved into place only on success.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use rectcast::Batch;
+
+use crate::job::{Progress, SEGMENTS_PER_CHUNK, check_whole, report, text};
+use crate::options::{BackendArg, JobArgs, Outcome, engine};
+use crate::output::{Sink, Table};
+use crate::records::{self, Records};
+
+/// Results per chunk for dense `pairs`.
+const PAIRS_PER_CHUNK: usize = 1 << 22;
+
+/// The inputs and output of a query over every segment and every rect.
+#[derive(Args)]
+pub struct QueryArgs {
+    /// Segments: .csv (header x0,y0,x1,y1), .npy (float32, shape [N, 4]) or .f32 (raw
+    /// little-endian, 4 per record). Streamed in chunks: any size.
+    #[arg(long)]
+    segments: PathBuf,
+    /// Rects, in the same formats (header min_x,min_y,max_x,max_y). Held in memory.
+    #[arg(long)]
+    rects: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Output: .npy (structured rows, `np.load`) or CSV (any other name); stdout (CSV) when
+    /// absent. Written as the job goes to a temporary file, moved into place only on success.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    job: JobArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Query {
+    Pairs,
+    FirstHit,
+    Hits,
+    Count,
+}
+
+/// `pairs`, `first-hit`, `hits`, `count`: every segment against every rect.
+pub fn run(args: QueryArgs, query: Query) -> Outcome {
+    let job = args.job;
+    let table = match query {
+        Query::Pairs | Query::Hits => Table::Pairs,
+        Query::FirstHit => Table::FirstHit,
+        Query::Count => Table::Count,
+    };
+    Sink::check(args.out.as_deref(), table)?;
+    let mut rect_file =
+        Records::open(&args.rects, &records::RECTS, job.skip_invalid).map_err(text)?;
+    let (rects, rect_ids) = rect_file.read_all().map_err(text)?;
+    if args.out.is_none() {
+        check_whole(&args.segments, &records::SEGMENTS, job)?;
+    }
+    let mut segments =
+        Records::open(&args.segments, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
+    let mut engine = engine(args.backend.into())?;
+    let mut sink = Sink::create(args.out.as_deref(), table)?;
+    let m = rects.len();
+    let chunk_len = match query {
+        Query::Pairs => (PAIRS_PER_CHUNK / m.max(1)).max(1),
+        _ => SEGMENTS_PER_CHUNK,
+    };
+    let progress = Progress::new(job.progress, segments.progress().0);
+    let (mut chunk, mut ids) = (Vec::new(), Vec::new());
+    let mut per_rect = vec![0u64; m];
+    let mut done = 0;
+    let e = |e: rectcast::Error| e.to_string();
+    loop {
+        segments
+            .read_chunk(&mut chunk, &mut ids, chunk_len)
+            .map_err(text)?;
+        if chunk.is_empty() {
+            break;
+        }
+        let batch = Batch::new(&chunk, &rects);
+        match query {
+            Query::Pairs => {
+                let results = engine.pairs(&chunk, &rects).map_err(e)?;
+                sink.pairs(
+                    results
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| (ids[i / m], rect_ids[i % m], r)),
+                )?;
+            }
+            Query::Hits => {
+                let hits = engine.hits(&batch).map_err(e)?;
+                sink.pairs(hits.iter().map(|h| {
+                    (
+                        ids[h.segment as usize],
+                        rect_ids[h.rect as usize],
+                        &h.result,
+                    )
+                }))?;
+            }
+            Query::FirstHit => {
+                let first = engine.first_hit(&batch).map_err(e)?;
+                sink.first_hits(&ids, &rect_ids, &first)?;
+            }
+            Query::Count => {
+                let counts = engine.counts(&batch).map_err(e)?;
+                for (total, n) in per_rect.iter_mut().zip(&counts.per_rect) {
+                    *total += n;
+                }
+            }
+        }
+        done += chunk.len() as u64;
+        progress.update(done, segments.progress());
+    }
+    if query == Query::Count {
+        sink.counts(&rect_ids, &per_rect)?;
+    }
+    progress.finish();
+    sink.finish()?;
+    report(&rect_file);
+    report(&segments);
+    Ok(())
+}

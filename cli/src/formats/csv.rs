@@ -1,0 +1,143 @@
+//! CSV: records with a header (`x0,y0,x1,y1` or `min_x,min_y,max_x,max_y`), read with the
+//! csv crate; tables written with their column names as the header. An absent value is an
+//! empty field, t and coordinates are the shortest decimal that reads back as the same f32,
+//! and sides are joined by `+`. No field written here ever needs quoting.
+
+use std::fs::File;
+use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use crate::table::{Cell, Column, FileError, Place, Raw, RecordSource, TableWriter};
+
+/// Reads the records of a CSV file whose header must be exactly `columns`.
+pub struct CsvSource {
+    path: PathBuf,
+    columns: [&'static str; 4],
+    reader: csv::Reader<BufReader<File>>,
+    record: csv::StringRecord,
+}
+
+impl CsvSource {
+    pub fn open(path: &Path, file: File, columns: [&'static str; 4]) -> Result<Self, FileError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .trim(csv::Trim::All)
+            .from_reader(BufReader::with_capacity(super::BUFFER, file));
+        let header = reader.headers().map_err(|e| csv_error(path, &e))?.clone();
+        if header.iter().ne(columns) {
+            let found: Vec<&str> = header.iter().collect();
+            let found = if found.is_empty() {
+                "an empty file".to_string()
+            } else {
+                found.join(",")
+            };
+            return Err(FileError::new(
+                path,
+                Place::Line { line: 1, column: 1 },
+                format!("expected the header {}, found {found}", columns.join(",")),
+            ));
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            columns,
+            reader,
+            record: csv::StringRecord::new(),
+        })
+    }
+}
+
+fn csv_error(path: &Path, e: &csv::Error) -> FileError {
+    let (line, column) = match e.kind() {
+        // Point at the first missing field, or the first extra one.
+        csv::ErrorKind::UnequalLengths {
+            pos,
+            expected_len,
+            len,
+        } => (
+            pos.as_ref().map_or(0, |p| p.line()),
+            (*len).min(*expected_len) as usize + 1,
+        ),
+        _ => (e.position().map_or(0, |p| p.line()), 0),
+    };
+    FileError::new(path, Place::Line { line, column }, e.to_string())
+}
+
+impl RecordSource for CsvSource {
+    fn next(&mut self) -> Result<Option<Raw>, FileError> {
+        match self.reader.read_record(&mut self.record) {
+            Ok(false) => return Ok(None),
+            Ok(true) => {}
+            // A row of the wrong length is one bad record; the reader goes on after it.
+            Err(e) if matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. }) => {
+                return Ok(Some(Raw::Invalid(csv_error(&self.path, &e))));
+            }
+            Err(e) => return Err(csv_error(&self.path, &e)),
+        }
+        let line = self.record.position().map_or(0, |p| p.line());
+        let mut values = [0f32; 4];
+        for (column, (field, value)) in self.record.iter().zip(values.iter_mut()).enumerate() {
+            let name = self.columns[column];
+            let bad = |message: String| {
+                Ok(Some(Raw::Invalid(FileError::new(
+                    &self.path,
+                    Place::Line {
+                        line,
+                        column: column + 1,
+                    },
+                    message,
+                ))))
+            };
+            let Ok(parsed) = field.parse::<f32>() else {
+                return bad(format!("{name}: {field:?} is not a number"));
+            };
+            // "1e39" parses to inf: say what the user wrote, not what it rounded to.
+            if parsed.is_infinite() && !field.to_ascii_lowercase().contains("inf") {
+                return bad(format!("{name} is {field}, beyond the limit ±2^62"));
+            }
+            *value = parsed;
+        }
+        Ok(Some(Raw::Values(values, Place::Line { line, column: 0 })))
+    }
+
+    fn bytes(&self) -> u64 {
+        self.reader.position().byte()
+    }
+}
+
+/// Writes a table as CSV to any writer: a file, or stdout.
+pub struct CsvWriter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> CsvWriter<W> {
+    /// Writes the header: the column names.
+    pub fn new(mut out: W, columns: &[Column]) -> std::io::Result<Self> {
+        let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
+        writeln!(out, "{}", names.join(","))?;
+        Ok(Self { out })
+    }
+}
+
+impl<W: Write> TableWriter for CsvWriter<W> {
+    fn row(&mut self, cells: &[Cell]) -> std::io::Result<()> {
+        let w = &mut self.out;
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                w.write_all(b",")?;
+            }
+            match *cell {
+                Cell::U64(v) | Cell::Index(Some(v)) => write!(w, "{v}")?,
+                Cell::Bool(v) => write!(w, "{v}")?,
+                Cell::Kind(kind) => w.write_all(kind.name().as_bytes())?,
+                Cell::F32(Some(v)) => write!(w, "{v}")?,
+                Cell::Sides(sides) => write!(w, "{sides}")?,
+                Cell::Index(None) | Cell::F32(None) => {}
+            }
+        }
+        w.write_all(b"\n")
+    }
+
+    fn finish(mut self: Box<Self>, _rows: u64) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}

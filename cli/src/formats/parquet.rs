@@ -1,0 +1,229 @@
+//! Parquet (Apache Arrow), with the cargo feature `parquet`.
+//!
+//! Records: float32 columns named like the CSV headers (`x0,y0,x1,y1`, `min_x,min_y,max_x,max_y`;
+//! other columns are ignored), read in batches, streamed. A null value is an invalid record.
+//! Tables: the CSV table's columns, typed: indices `uint64`, t and coordinates `float32`, `kind`
+//! and sides as strings, `hit` boolean; what CSV leaves empty is null. One record batch per
+//! batch of rows.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, Float32Builder, StringBuilder, UInt64Builder};
+use arrow_array::{Array, ArrayRef, Float32Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+
+use crate::table::{Cell, Column, ColumnType, FileError, Place, Raw, RecordSource, TableWriter};
+
+/// Rows per batch read.
+const BATCH: usize = 1 << 16;
+
+/// Reads the four named float32 columns of a Parquet file, batch by batch.
+pub struct ParquetSource {
+    path: PathBuf,
+    columns: [&'static str; 4],
+    reader: ParquetRecordBatchReader,
+    batch: Option<[Float32Array; 4]>,
+    at: usize,
+    row: u64,
+    rows: u64,
+    bytes: u64,
+}
+
+impl ParquetSource {
+    pub fn open(
+        path: &Path,
+        file: File,
+        columns: [&'static str; 4],
+        bytes: u64,
+    ) -> Result<Self, FileError> {
+        let whole = |e: &dyn std::fmt::Display| FileError::new(path, Place::File, e.to_string());
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| whole(&e))?;
+        let rows = builder.metadata().file_metadata().num_rows() as u64;
+        let schema = builder.schema().clone();
+        for name in columns {
+            match schema.field_with_name(name) {
+                Ok(f) if f.data_type() == &DataType::Float32 => {}
+                Ok(f) => {
+                    return Err(whole(&format!(
+                        "column {name} is {}, expected float32",
+                        f.data_type()
+                    )));
+                }
+                Err(_) => {
+                    return Err(whole(&format!(
+                        "no column {name}: expected float32 columns {}",
+                        columns.join(",")
+                    )));
+                }
+            }
+        }
+        let reader = builder
+            .with_batch_size(BATCH)
+            .build()
+            .map_err(|e| whole(&e))?;
+        Ok(Self {
+            path: path.to_owned(),
+            columns,
+            reader,
+            batch: None,
+            at: 0,
+            row: 0,
+            rows,
+            bytes,
+        })
+    }
+}
+
+impl RecordSource for ParquetSource {
+    /// The next record's values, or its first null field; None at the end.
+    fn next(&mut self) -> Result<Option<Raw>, FileError> {
+        loop {
+            if let Some(batch) = &self.batch
+                && self.at < batch[0].len()
+            {
+                let i = self.at;
+                self.at += 1;
+                let row = self.row;
+                self.row += 1;
+                if let Some(c) = (0..4).find(|&c| batch[c].is_null(i)) {
+                    return Ok(Some(Raw::Invalid(FileError::new(
+                        &self.path,
+                        Place::Row {
+                            row,
+                            field: self.columns[c],
+                        },
+                        format!("{} is null", self.columns[c]),
+                    ))));
+                }
+                let values = std::array::from_fn(|c| batch[c].value(i));
+                let place = Place::Row {
+                    row,
+                    field: "record",
+                };
+                return Ok(Some(Raw::Values(values, place)));
+            }
+            let Some(next) = self.reader.next() else {
+                return Ok(None);
+            };
+            let next = next.map_err(|e| FileError::new(&self.path, Place::File, e.to_string()))?;
+            let column = |name: &str| {
+                next.column_by_name(name)
+                    .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
+                    .cloned()
+                    .ok_or_else(|| {
+                        FileError::new(&self.path, Place::File, format!("no float32 column {name}"))
+                    })
+            };
+            let [a, b, c, d] = self.columns;
+            self.batch = Some([column(a)?, column(b)?, column(c)?, column(d)?]);
+            self.at = 0;
+        }
+    }
+
+    /// Bytes read so far, estimated from the rows.
+    fn bytes(&self) -> u64 {
+        self.bytes * self.row / self.rows.max(1)
+    }
+}
+
+/// A column's Arrow type, and whether it may be null.
+fn field(column: &Column) -> Field {
+    let (ty, nullable) = match column.ty {
+        ColumnType::U64 => (DataType::UInt64, false),
+        ColumnType::Index => (DataType::UInt64, true),
+        ColumnType::Bool => (DataType::Boolean, false),
+        ColumnType::Kind => (DataType::Utf8, false),
+        ColumnType::F32 => (DataType::Float32, true),
+        ColumnType::Sides => (DataType::Utf8, true),
+    };
+    Field::new(column.name, ty, nullable)
+}
+
+/// The rows of one batch, column by column.
+enum Builder {
+    U64(UInt64Builder),
+    Bool(BooleanBuilder),
+    F32(Float32Builder),
+    Text(StringBuilder),
+}
+
+impl Builder {
+    fn of(ty: ColumnType) -> Self {
+        match ty {
+            ColumnType::U64 | ColumnType::Index => Builder::U64(UInt64Builder::new()),
+            ColumnType::Bool => Builder::Bool(BooleanBuilder::new()),
+            ColumnType::F32 => Builder::F32(Float32Builder::new()),
+            ColumnType::Kind | ColumnType::Sides => Builder::Text(StringBuilder::new()),
+        }
+    }
+
+    fn push(&mut self, cell: &Cell) {
+        match (self, *cell) {
+            (Builder::U64(b), Cell::U64(v)) => b.append_value(v),
+            (Builder::U64(b), Cell::Index(v)) => b.append_option(v),
+            (Builder::Bool(b), Cell::Bool(v)) => b.append_value(v),
+            (Builder::F32(b), Cell::F32(v)) => b.append_option(v),
+            (Builder::Text(b), Cell::Kind(kind)) => b.append_value(kind.name()),
+            (Builder::Text(b), Cell::Sides(sides)) if sides.is_empty() => b.append_null(),
+            (Builder::Text(b), Cell::Sides(sides)) => b.append_value(sides.to_string()),
+            (_, cell) => unreachable!("a {:?} cell in a column of another type", cell.ty()),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Builder::U64(b) => Arc::new(b.finish()),
+            Builder::Bool(b) => Arc::new(b.finish()),
+            Builder::F32(b) => Arc::new(b.finish()),
+            Builder::Text(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// Writes a table as Parquet: each batch of rows becomes one record batch.
+pub struct ParquetWriter {
+    schema: SchemaRef,
+    builders: Vec<Builder>,
+    writer: ArrowWriter<File>,
+}
+
+fn parquet_error(e: parquet::errors::ParquetError) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+impl ParquetWriter {
+    pub fn new(file: File, columns: &[Column]) -> std::io::Result<Self> {
+        let schema = Arc::new(Schema::new(columns.iter().map(field).collect::<Vec<_>>()));
+        let writer = ArrowWriter::try_new(file, schema.clone(), None).map_err(parquet_error)?;
+        Ok(Self {
+            schema,
+            builders: columns.iter().map(|c| Builder::of(c.ty)).collect(),
+            writer,
+        })
+    }
+}
+
+impl TableWriter for ParquetWriter {
+    fn row(&mut self, cells: &[Cell]) -> std::io::Result<()> {
+        for (builder, cell) in self.builders.iter_mut().zip(cells) {
+            builder.push(cell);
+        }
+        Ok(())
+    }
+
+    fn end_batch(&mut self) -> std::io::Result<()> {
+        let columns = self.builders.iter_mut().map(Builder::finish).collect();
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        self.writer.write(&batch).map_err(parquet_error)
+    }
+
+    /// Writes the footer; the file is then complete.
+    fn finish(self: Box<Self>, _rows: u64) -> std::io::Result<()> {
+        self.writer.close().map(|_| ()).map_err(parquet_error)
+    }
+}

@@ -1,0 +1,129 @@
+//! What the streaming jobs (`pairs`, `first-hit`, `hits`, `count`, `clip`) share: the
+//! progress bar, the check of a whole input before anything goes to stdout, and the report of
+//! skipped records.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::options::JobArgs;
+use crate::records::{self, Records};
+use crate::table::FileError;
+
+/// Segments per chunk for the per-segment queries: large enough to keep a GPU busy.
+pub const SEGMENTS_PER_CHUNK: usize = 1 << 18;
+
+pub fn text(e: FileError) -> String {
+    e.to_string()
+}
+
+/// A progress bar on stderr, when asked for or when stderr is a terminal; nothing otherwise.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    start: Instant,
+}
+
+impl Progress {
+    pub fn new(asked: bool, total_bytes: u64) -> Self {
+        let shown = asked || std::io::stderr().is_terminal();
+        let bar = shown.then(|| {
+            let bar = ProgressBar::with_draw_target(
+                Some(total_bytes),
+                ProgressDrawTarget::stderr_with_hz(4),
+            );
+            if !std::io::stderr().is_terminal() {
+                // indicatif draws only on terminals; asked for, say it line by line.
+                bar.set_draw_target(ProgressDrawTarget::term_like_with_hz(Box::new(LineTerm), 1));
+            }
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{wide_bar}] {percent}% {msg}, eta {eta}",
+                )
+                .expect("a valid template")
+                .progress_chars("=> "),
+            );
+            bar
+        });
+        Self {
+            bar,
+            start: Instant::now(),
+        }
+    }
+
+    pub fn update(&self, records: u64, (_, bytes): (u64, u64)) {
+        if let Some(bar) = &self.bar {
+            let rate = records as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
+            bar.set_position(bytes);
+            bar.set_message(format!("{records} records, {rate:.0} records/s"));
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
+}
+
+/// A stderr that is not a terminal: each redraw becomes one line.
+#[derive(Debug)]
+struct LineTerm;
+
+impl indicatif::TermLike for LineTerm {
+    fn width(&self) -> u16 {
+        100
+    }
+    fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn write_line(&self, line: &str) -> std::io::Result<()> {
+        eprintln!("{line}");
+        Ok(())
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        eprint!("{s}");
+        Ok(())
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads `path` through once, as a check before anything goes to stdout: the first invalid
+/// record is an error (unless skipping). Returns the number of records, invalid ones included.
+pub fn check_whole<T>(
+    path: &Path,
+    kind: &'static records::RecordKind<T>,
+    job: JobArgs,
+) -> Result<u64, String> {
+    let mut file = Records::open(path, kind, job.skip_invalid).map_err(text)?;
+    let mut count = 0;
+    while let Some((_, value)) = file.next_record().map_err(text)? {
+        count += 1;
+        if let Err(problem) = value {
+            file.reject(problem).map_err(text)?;
+        }
+    }
+    Ok(count)
+}
+
+/// Says on stderr how many invalid records of `file` were skipped, if any.
+pub fn report<T>(file: &Records<T>) {
+    if let Some(line) = file.skipped.report(file.path()) {
+        eprintln!("rectcast: {line}");
+    }
+}

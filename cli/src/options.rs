@@ -1,0 +1,75 @@
+//! What every command shares: the backend and CPU options, the options of a streaming job, and
+//! the engine they open.
+
+use std::sync::OnceLock;
+
+use clap::{Args, ValueEnum};
+use rectcast::{Backend, CpuOptions, Engine, Simd};
+
+/// A command's result: done, or the message `main` prints before exiting non-zero.
+pub type Outcome = Result<(), String>;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SimdArg {
+    Auto,
+    Avx512,
+    Avx2,
+    Portable,
+}
+
+impl SimdArg {
+    pub fn level(self) -> Option<Simd> {
+        match self {
+            SimdArg::Auto => None,
+            SimdArg::Avx512 => Some(Simd::Avx512),
+            SimdArg::Avx2 => Some(Simd::Avx2),
+            SimdArg::Portable => Some(Simd::Portable),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum BackendArg {
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+impl From<BackendArg> for Backend {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Auto => Backend::Auto,
+            BackendArg::Gpu => Backend::Gpu,
+            BackendArg::Cpu => Backend::Cpu,
+        }
+    }
+}
+
+/// How a streaming job treats bad records and reports progress.
+#[derive(Args, Clone, Copy)]
+pub struct JobArgs {
+    /// Skip invalid records (counted, the first few reported at the end) instead of stopping
+    /// at the first one. Row indices in the output stay those of the input.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// A progress bar on stderr (records, rate, time left); shown anyway when stderr is a
+    /// terminal.
+    #[arg(long)]
+    pub progress: bool,
+}
+
+/// The CPU backend's options from `--threads` and `--simd`, set once in `main`.
+static CPU_OPTIONS: OnceLock<CpuOptions> = OnceLock::new();
+
+pub fn set_cpu_options(options: CpuOptions) {
+    let _ = CPU_OPTIONS.set(options);
+}
+
+pub fn cpu_options() -> CpuOptions {
+    CPU_OPTIONS.get().copied().unwrap_or_default()
+}
+
+/// An engine on `backend`, with the command line's CPU options.
+pub fn engine(backend: Backend) -> Result<Engine, String> {
+    Engine::with_cpu_options(backend, cpu_options()).map_err(|e| e.to_string())
+}

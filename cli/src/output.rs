@@ -1,0 +1,286 @@
+//! What the commands write: the tables (their columns, and the row of each result), and the
+//! sink they go to: CSV on stdout, or `--out FILE` in the format its extension names
+//! (`formats/`).
+//!
+//! `--out` is written to a temporary file beside it and renamed over it only when the whole
+//! job succeeded: on any error no output file appears, and an earlier file of that name is
+//! left untouched.
+//!
+//! Indices (`segment`, `rect`) are record indices in the input files, counting from 0 and
+//! counting invalid records skipped with `--skip-invalid`, so rows join back to the inputs.
+
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use rectcast::{Clipped, FirstHit, PairResult};
+
+use crate::formats::{self, Format, csv::CsvWriter};
+use crate::records;
+use crate::table::{Cell, Column, ColumnType, TableWriter};
+
+/// The tables the commands write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// `pairs` and `hits`.
+    Pairs,
+    FirstHit,
+    Count,
+    Clip,
+    /// Input records, as `gen` writes them.
+    Segments,
+    Rects,
+}
+
+const fn column(name: &'static str, ty: ColumnType) -> Column {
+    Column::new(name, ty)
+}
+
+const PAIRS: [Column; 8] = [
+    column("segment", ColumnType::U64),
+    column("rect", ColumnType::U64),
+    column("hit", ColumnType::Bool),
+    column("kind", ColumnType::Kind),
+    column("t_enter", ColumnType::F32),
+    column("t_exit", ColumnType::F32),
+    column("entry", ColumnType::Sides),
+    column("exit", ColumnType::Sides),
+];
+
+const FIRST_HIT: [Column; 7] = [
+    column("segment", ColumnType::U64),
+    column("rect", ColumnType::Index),
+    column("kind", ColumnType::Kind),
+    column("t_enter", ColumnType::F32),
+    column("t_exit", ColumnType::F32),
+    column("entry", ColumnType::Sides),
+    column("exit", ColumnType::Sides),
+];
+
+const COUNT: [Column; 2] = [
+    column("rect", ColumnType::U64),
+    column("hits", ColumnType::U64),
+];
+
+const CLIP: [Column; 6] = [
+    column("segment", ColumnType::U64),
+    column("kind", ColumnType::Kind),
+    column("x0", ColumnType::F32),
+    column("y0", ColumnType::F32),
+    column("x1", ColumnType::F32),
+    column("y1", ColumnType::F32),
+];
+
+impl Table {
+    pub fn columns(self) -> &'static [Column] {
+        match self {
+            Table::Pairs => &PAIRS,
+            Table::FirstHit => &FIRST_HIT,
+            Table::Count => &COUNT,
+            Table::Clip => &CLIP,
+            Table::Segments => &records::SEGMENTS.columns,
+            Table::Rects => &records::RECTS.columns,
+        }
+    }
+}
+
+/// A pair's cells after its indices: kind, t (absent on a miss) and sides.
+fn result_cells(r: &PairResult) -> [Cell; 5] {
+    let t = |t| r.hit().then_some(t);
+    [
+        Cell::Kind(r.kind()),
+        Cell::F32(t(r.t_enter)),
+        Cell::F32(t(r.t_exit)),
+        Cell::Sides(r.entry_sides()),
+        Cell::Sides(r.exit_sides()),
+    ]
+}
+
+/// A temporary file in `path`'s folder (so the final rename stays on one file system), created
+/// with the permissions a plain new file gets (0666 less the umask), not 0600.
+pub fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".rectcast-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
+}
+
+fn io_error(path: &Path, e: impl std::fmt::Display) -> String {
+    format!("{}: {e}", path.display())
+}
+
+/// Where a command's table goes: its writer, and for `--out` the temporary file to move into
+/// place at the end.
+pub struct Sink {
+    table: Table,
+    writer: Box<dyn TableWriter>,
+    file: Option<(PathBuf, tempfile::TempPath)>,
+    rows: u64,
+}
+
+impl Sink {
+    /// Whether `out` can hold `table`: checked before any work.
+    pub fn check(out: Option<&Path>, table: Table) -> Result<(), String> {
+        match out {
+            Some(path) => Format::of(path)
+                .holds(table.columns())
+                .map_err(|e| io_error(path, e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Opens `out` (or stdout) for `table` and writes the table's header.
+    pub fn create(out: Option<&Path>, table: Table) -> Result<Self, String> {
+        let columns = table.columns();
+        let Some(path) = out else {
+            let stdout = BufWriter::with_capacity(formats::BUFFER, std::io::stdout());
+            let writer = CsvWriter::new(stdout, columns).map_err(stdout_error)?;
+            return Ok(Self {
+                table,
+                writer: Box::new(writer),
+                file: None,
+                rows: 0,
+            });
+        };
+        let format = Format::of(path);
+        format.holds(columns).map_err(|e| io_error(path, e))?;
+        let (file, temp) = temp_beside(path)
+            .map_err(|e| io_error(path, e))?
+            .into_parts();
+        let writer = format
+            .writer(file, columns)
+            .map_err(|e| io_error(path, e))?;
+        Ok(Self {
+            table,
+            writer,
+            file: Some((path.to_owned(), temp)),
+            rows: 0,
+        })
+    }
+
+    fn error(&self, e: impl std::fmt::Display) -> String {
+        match &self.file {
+            None => stdout_error(e),
+            Some((path, _)) => io_error(path, e),
+        }
+    }
+
+    /// One batch of rows, each row's cells of the table's columns.
+    fn write<const N: usize>(
+        &mut self,
+        rows: impl IntoIterator<Item = [Cell; N]>,
+    ) -> Result<(), String> {
+        let columns = self.table.columns();
+        let mut written = Ok(());
+        for row in rows {
+            debug_assert!(
+                N == columns.len() && row.iter().zip(columns).all(|(cell, c)| cell.ty() == c.ty),
+                "a row that does not fit the {:?} table",
+                self.table
+            );
+            written = self.writer.row(&row);
+            if written.is_err() {
+                break;
+            }
+            self.rows += 1;
+        }
+        written
+            .and_then(|()| self.writer.end_batch())
+            .map_err(|e| self.error(e))
+    }
+
+    /// Pair rows (`pairs`, `hits`): (segment, rect, result).
+    pub fn pairs<'a>(
+        &mut self,
+        rows: impl IntoIterator<Item = (u64, u64, &'a PairResult)>,
+    ) -> Result<(), String> {
+        self.write(rows.into_iter().map(|(segment, rect, r)| {
+            let [kind, t_enter, t_exit, entry, exit] = result_cells(r);
+            [
+                Cell::U64(segment),
+                Cell::U64(rect),
+                Cell::Bool(r.hit()),
+                kind,
+                t_enter,
+                t_exit,
+                entry,
+                exit,
+            ]
+        }))
+    }
+
+    /// First-hit rows: one per segment; `rect_ids` maps rect positions to record indices.
+    pub fn first_hits(
+        &mut self,
+        ids: &[u64],
+        rect_ids: &[u64],
+        first: &[FirstHit],
+    ) -> Result<(), String> {
+        self.write(ids.iter().zip(first).map(|(&segment, f)| {
+            let [kind, t_enter, t_exit, entry, exit] = result_cells(&f.result);
+            let rect = f.rect().map(|rect| rect_ids[rect as usize]);
+            [
+                Cell::U64(segment),
+                Cell::Index(rect),
+                kind,
+                t_enter,
+                t_exit,
+                entry,
+                exit,
+            ]
+        }))
+    }
+
+    /// Count rows: one per rect.
+    pub fn counts(&mut self, rect_ids: &[u64], per_rect: &[u64]) -> Result<(), String> {
+        self.write(
+            rect_ids
+                .iter()
+                .zip(per_rect)
+                .map(|(&rect, &hits)| [Cell::U64(rect), Cell::U64(hits)]),
+        )
+    }
+
+    /// Clip rows: one per segment, the coordinates absent on a miss.
+    pub fn clipped(&mut self, ids: &[u64], clipped: &[Clipped]) -> Result<(), String> {
+        self.write(ids.iter().zip(clipped).map(|(&segment, c)| {
+            let p = c.segment;
+            [
+                Cell::U64(segment),
+                Cell::Kind(c.kind()),
+                Cell::F32(p.map(|p| p.x0)),
+                Cell::F32(p.map(|p| p.y0)),
+                Cell::F32(p.map(|p| p.x1)),
+                Cell::F32(p.map(|p| p.y1)),
+            ]
+        }))
+    }
+
+    /// Records (`gen`): four values each.
+    pub fn records(&mut self, records: impl IntoIterator<Item = [f32; 4]>) -> Result<(), String> {
+        self.write(records.into_iter().map(|v| v.map(|v| Cell::F32(Some(v)))))
+    }
+
+    /// Completes the table (NPY row count, Parquet footer) and moves the file into place.
+    pub fn finish(self) -> Result<(), String> {
+        let finished = self.writer.finish(self.rows);
+        match self.file {
+            None => finished.map_err(stdout_error),
+            Some((path, temp)) => {
+                finished.map_err(|e| io_error(&path, e))?;
+                temp.persist(&path).map_err(|e| io_error(&path, e.error))
+            }
+        }
+    }
+}
+
+fn stdout_error(e: impl std::fmt::Display) -> String {
+    format!("writing stdout: {e}")
+}

@@ -1,0 +1,231 @@
+//! Input files, streamed record by record in any format (`formats/`). Errors say where:
+//! `file:line:column` in a CSV (the column being the CSV column), `file: row N, field` in a
+//! binary file (N counts records from 0, as numpy indexes them).
+//!
+//! A record that cannot be read as four numbers, or whose values break the contract's domain,
+//! is *invalid*: by default the first one stops the job; with `--skip-invalid` it is skipped
+//! and counted. A file that cannot be read at all (missing, wrong header, truncated) always
+//! stops the job.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use rectcast::{InputError, Rect, Segment, validate};
+
+use crate::formats::Format;
+use crate::table::{Column, ColumnType, FileError, Place, Raw, RecordSource};
+
+/// What a file's records are: their columns, how four values become one, and the check of the
+/// contract's domain.
+pub struct RecordKind<T> {
+    pub columns: [Column; 4],
+    make: fn([f32; 4]) -> T,
+    check: fn(usize, &T) -> Result<(), InputError>,
+}
+
+impl<T> RecordKind<T> {
+    pub fn names(&self) -> [&'static str; 4] {
+        self.columns.map(|c| c.name)
+    }
+}
+
+const fn floats(names: [&'static str; 4]) -> [Column; 4] {
+    let [a, b, c, d] = names;
+    [
+        Column::new(a, ColumnType::F32),
+        Column::new(b, ColumnType::F32),
+        Column::new(c, ColumnType::F32),
+        Column::new(d, ColumnType::F32),
+    ]
+}
+
+pub const SEGMENTS: RecordKind<Segment> = RecordKind {
+    columns: floats(["x0", "y0", "x1", "y1"]),
+    make: |[x0, y0, x1, y1]| Segment::new(x0, y0, x1, y1),
+    check: validate::check_segment,
+};
+
+pub const RECTS: RecordKind<Rect> = RecordKind {
+    columns: floats(["min_x", "min_y", "max_x", "max_y"]),
+    make: |[min_x, min_y, max_x, max_y]| Rect::new(min_x, min_y, max_x, max_y),
+    check: validate::check_rect,
+};
+
+/// Skipped invalid records: how many, and where the first few were.
+#[derive(Debug, Default)]
+pub struct Skipped {
+    pub count: u64,
+    pub first: Vec<String>,
+}
+
+impl Skipped {
+    const SHOWN: usize = 5;
+
+    /// The end-of-job report, or None when nothing was skipped.
+    pub fn report(&self, path: &Path) -> Option<String> {
+        (self.count > 0).then(|| {
+            let more = if self.count as usize > self.first.len() {
+                ", …"
+            } else {
+                ""
+            };
+            format!(
+                "skipped {} invalid record{} of {}: {}{more}",
+                self.count,
+                if self.count == 1 { "" } else { "s" },
+                path.display(),
+                self.first.join("; ")
+            )
+        })
+    }
+}
+
+/// A record's index in its file, and its value or why it is invalid.
+pub type Record<T> = (u64, Result<T, FileError>);
+
+/// A file of records, read one at a time or in chunks, each valid record with its index in the
+/// file (invalid ones included, so output indices join back to the input rows).
+pub struct Records<T: 'static> {
+    path: PathBuf,
+    kind: &'static RecordKind<T>,
+    source: Box<dyn RecordSource>,
+    skip_invalid: bool,
+    index: u64,
+    total_bytes: u64,
+    pub skipped: Skipped,
+}
+
+impl<T> Records<T> {
+    pub fn open(
+        path: &Path,
+        kind: &'static RecordKind<T>,
+        skip_invalid: bool,
+    ) -> Result<Self, FileError> {
+        let file = File::open(path)
+            .map_err(|e| FileError::new(path, Place::File, format!("cannot open: {e}")))?;
+        let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let source = Format::of(path).reader(path, file, kind.names(), total_bytes)?;
+        Ok(Self {
+            path: path.to_owned(),
+            kind,
+            source,
+            skip_invalid,
+            index: 0,
+            total_bytes,
+            skipped: Skipped::default(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's size, and the bytes read so far.
+    pub fn progress(&self) -> (u64, u64) {
+        (self.total_bytes, self.source.bytes())
+    }
+
+    /// The next record with its index: its value, or why it is invalid (for the caller to
+    /// [`reject`](Self::reject)); `None` at the end. `Err` when the file itself is broken.
+    pub fn next_record(&mut self) -> Result<Option<Record<T>>, FileError> {
+        let Some(raw) = self.source.next()? else {
+            return Ok(None);
+        };
+        let index = self.index;
+        self.index += 1;
+        let value = match raw {
+            Raw::Invalid(e) => Err(e),
+            Raw::Values(values, place) => {
+                let value = (self.kind.make)(values);
+                match (self.kind.check)(index as usize, &value) {
+                    Ok(()) => Ok(value),
+                    Err(e) => {
+                        let column = self.kind.columns.iter().position(|c| c.name == e.field);
+                        let place = match place {
+                            Place::Line { line, .. } => Place::Line {
+                                line,
+                                column: column.map_or(0, |c| c + 1),
+                            },
+                            Place::Row { row, .. } => Place::Row {
+                                row,
+                                field: e.field,
+                            },
+                            Place::File => Place::File,
+                        };
+                        Err(FileError::new(
+                            &self.path,
+                            place,
+                            format!("{} {}", e.field, e.problem),
+                        ))
+                    }
+                }
+            }
+        };
+        Ok(Some((index, value)))
+    }
+
+    /// An invalid record: an error, or counted and skipped with `--skip-invalid`.
+    pub fn reject(&mut self, problem: FileError) -> Result<(), FileError> {
+        if !self.skip_invalid {
+            return Err(problem);
+        }
+        self.skipped.count += 1;
+        if self.skipped.first.len() < Skipped::SHOWN {
+            self.skipped.first.push(problem.to_string());
+        }
+        Ok(())
+    }
+
+    /// Up to `max` valid records into `values` (cleared first) and their indices into `ids`.
+    pub fn read_chunk(
+        &mut self,
+        values: &mut Vec<T>,
+        ids: &mut Vec<u64>,
+        max: usize,
+    ) -> Result<(), FileError> {
+        values.clear();
+        ids.clear();
+        while values.len() < max {
+            let Some((index, value)) = self.next_record()? else {
+                break;
+            };
+            match value {
+                Ok(v) => {
+                    values.push(v);
+                    ids.push(index);
+                }
+                Err(problem) => self.reject(problem)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Every valid record, with its index.
+    pub fn read_all(&mut self) -> Result<(Vec<T>, Vec<u64>), FileError> {
+        let (mut values, mut ids) = (Vec::new(), Vec::new());
+        self.read_chunk(&mut values, &mut ids, usize::MAX)?;
+        Ok((values, ids))
+    }
+}
+
+/// Parses `--rect min_x,min_y,max_x,max_y`, with the same checks as a rects file.
+pub fn parse_rect_arg(text: &str) -> Result<Rect, String> {
+    let fields: Vec<&str> = text.split(',').map(str::trim).collect();
+    let names = ["min_x", "min_y", "max_x", "max_y"];
+    if fields.len() != 4 {
+        return Err(format!(
+            "--rect {text:?}: expected 4 comma-separated numbers {}, found {}",
+            names.join(","),
+            fields.len()
+        ));
+    }
+    let mut v = [0f32; 4];
+    for (i, field) in fields.iter().enumerate() {
+        v[i] = field
+            .parse()
+            .map_err(|_| format!("--rect: {}: {field:?} is not a number", names[i]))?;
+    }
+    let rect = Rect::new(v[0], v[1], v[2], v[3]);
+    validate::check_rect(0, &rect).map_err(|e| format!("--rect: {} {}", e.field, e.problem))?;
+    Ok(rect)
+}

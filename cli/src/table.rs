@@ -1,0 +1,134 @@
+//! The interface between the commands and the file formats: records come in through a
+//! [`RecordSource`], tables go out through a [`TableWriter`]. A table is a list of typed
+//! [`Column`]s and a row is one [`Cell`] per column; each format (`formats/`) decides how a
+//! column type is stored, so a new table needs no format code and a new format no command code.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use rectcast::{Kind, Sides};
+
+/// Where in a file a problem is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// The whole file.
+    File,
+    /// A CSV line and column (1-based; column 0: the whole line).
+    Line { line: u64, column: usize },
+    /// A binary record (0-based, as numpy counts rows) and its field.
+    Row { row: u64, field: &'static str },
+}
+
+/// A bad input file: where and what.
+#[derive(Debug)]
+pub struct FileError {
+    pub path: PathBuf,
+    pub place: Place,
+    pub message: String,
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        match &self.place {
+            Place::File => {}
+            Place::Line { line, column: 0 } => write!(f, ":{line}")?,
+            Place::Line { line, column } => write!(f, ":{line}:{column}")?,
+            Place::Row { row, field } => write!(f, ": row {row}, {field}")?,
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for FileError {}
+
+impl FileError {
+    pub fn new(path: &Path, place: Place, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_owned(),
+            place,
+            message: message.into(),
+        }
+    }
+}
+
+/// One record as a format reads it: four values and where they are, or why they could not be
+/// read. Whether the values are in the contract's domain is checked later, by `Records`.
+pub enum Raw {
+    Values([f32; 4], Place),
+    Invalid(FileError),
+}
+
+/// A file's records, one at a time: what each input format provides.
+pub trait RecordSource {
+    /// The next record, `None` at the end; `Err` when the file itself is broken.
+    fn next(&mut self) -> Result<Option<Raw>, FileError>;
+    /// Bytes consumed so far (for progress).
+    fn bytes(&self) -> u64;
+}
+
+/// What a column holds, and so how each format stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    /// A record index or a count, always present.
+    U64,
+    /// A record index, or nothing (a first-hit miss): -1 in NPY.
+    Index,
+    Bool,
+    /// The pair's kind: its name (`enter`), or 0 miss, 1 inside, 2 enter, 3 exit, 4 cross.
+    Kind,
+    /// A parameter or a coordinate, or nothing (a miss): NaN in NPY and `.f32`.
+    F32,
+    /// A set of sides: joined by `+` (`min_x+min_y`), or bits 1 min_x, 2 max_x, 4 min_y, 8 max_y.
+    Sides,
+}
+
+/// A named, typed column of a table.
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    pub name: &'static str,
+    pub ty: ColumnType,
+}
+
+impl Column {
+    pub const fn new(name: &'static str, ty: ColumnType) -> Self {
+        Self { name, ty }
+    }
+}
+
+/// One value of a row, of its column's type (an absent value is `None`).
+#[derive(Clone, Copy, Debug)]
+pub enum Cell {
+    U64(u64),
+    Index(Option<u64>),
+    Bool(bool),
+    Kind(Kind),
+    F32(Option<f32>),
+    Sides(Sides),
+}
+
+impl Cell {
+    pub fn ty(&self) -> ColumnType {
+        match self {
+            Cell::U64(_) => ColumnType::U64,
+            Cell::Index(_) => ColumnType::Index,
+            Cell::Bool(_) => ColumnType::Bool,
+            Cell::Kind(_) => ColumnType::Kind,
+            Cell::F32(_) => ColumnType::F32,
+            Cell::Sides(_) => ColumnType::Sides,
+        }
+    }
+}
+
+/// A table being written: what each output format provides. Rows come in batches (a chunk of
+/// the job each); a writer may hold a batch until [`end_batch`](Self::end_batch).
+pub trait TableWriter {
+    /// One row: a cell per column, in the columns' order and of their types.
+    fn row(&mut self, cells: &[Cell]) -> std::io::Result<()>;
+    /// The end of a batch of rows.
+    fn end_batch(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// Completes the table (row count, footer) and flushes it; `rows` rows were written.
+    fn finish(self: Box<Self>, rows: u64) -> std::io::Result<()>;
+}
