@@ -24,14 +24,22 @@ pub struct AdapterReport {
     pub limits: wgpu::Limits,
 }
 
-fn instance() -> wgpu::Instance {
-    // Honours WGPU_BACKEND (and wgpu's other instance variables).
-    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+/// A wgpu instance, honouring WGPU_BACKEND (and wgpu's other instance variables); an error in a
+/// build without GPU backends, where wgpu would panic.
+fn instance() -> Result<wgpu::Instance> {
+    if wgpu::Instance::enabled_backend_features().is_empty() {
+        return Err(Error::NoAdapter(NO_BACKENDS.into()));
+    }
+    Ok(wgpu::Instance::new(
+        wgpu::InstanceDescriptor::new_without_display_handle_from_env(),
+    ))
 }
 
-/// Every adapter wgpu can see (honouring `WGPU_BACKEND`).
+/// Every adapter wgpu can see (honouring `WGPU_BACKEND`); none in a build without GPU backends.
 pub fn enumerate_adapters() -> Vec<AdapterReport> {
-    let instance = instance();
+    let Ok(instance) = instance() else {
+        return Vec::new();
+    };
     pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
         .into_iter()
         .map(|a| AdapterReport {
@@ -40,6 +48,10 @@ pub fn enumerate_adapters() -> Vec<AdapterReport> {
         })
         .collect()
 }
+
+/// Why no adapter opens in a build without GPU backends.
+const NO_BACKENDS: &str = "rectcast was built without GPU backends (default-features = false): \
+     enable its `vulkan`, `metal` or `dx12` feature";
 
 fn describe(info: &wgpu::AdapterInfo) -> String {
     format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
@@ -102,7 +114,7 @@ impl GpuContext {
     /// [`Error::NoAdapter`] when no adapter matches; [`Error::RequestDevice`] when the adapter
     /// refuses a device.
     pub fn new() -> Result<Self> {
-        let instance = instance();
+        let instance = instance()?;
         let adapter = choose_adapter(&instance)?;
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("rectcast.device"),
