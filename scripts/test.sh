@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The whole test suite, GPU path included, on a fresh machine:
+# The whole test suite of the workspace (the library and the CLI), GPU path included, on a
+# fresh machine:
 #   - installs the software Vulkan driver (Mesa's lavapipe, Debian package mesa-vulkan-drivers)
 #     when no Vulkan driver is present, so the GPU tests run even without a GPU;
 #   - runs every test with RECTCAST_REQUIRE_GPU=1, so a GPU test fails rather than skips when no
 #     adapter opens (set RECTCAST_REQUIRE_GPU=0 to allow skipping);
 #   - builds and smoke-runs the benchmarks once, before the suite;
-#   - builds and tests the optional `parquet` feature too.
+#   - tests the library built without GPU backends (`default-features = false`);
+#   - builds and tests the CLI's optional `parquet` feature too;
+#   - builds the docs as docs.rs would, warnings being errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,9 +37,11 @@ fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 export RECTCAST_REQUIRE_GPU="${RECTCAST_REQUIRE_GPU:-1}"
 
-# Benchmarks first, each run once as a smoke test; the CLI's file tests without the optional
-# Parquet support (they check it says so); then the whole suite with it, whose summary closes
-# the log.
+# Benchmarks first, each run once as a smoke test; the docs; the library without GPU backends;
+# the CLI's file tests without the optional Parquet support (they check it says so); then the
+# whole suite with it, whose summary closes the log.
 cargo test --release --locked --benches
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace
+cargo test --release --locked -p rectcast --no-default-features --test cpu_only
 cargo test --release --locked --test streaming
-cargo test --release --locked --features parquet
+cargo test --release --locked --features rectcast-cli/parquet

@@ -45,7 +45,7 @@ impl GpuPairs {
     /// Compiles the pipelines. Buffers are created on first use.
     ///
     /// # Errors
-    /// [`Error::Gpu`] if the shader or a pipeline fails validation on this device.
+    /// [`Error::Gpu`](crate::Error::Gpu) if the shader or a pipeline fails validation on this device.
     pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
         let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
         let caps = ChunkCaps::new(max_binding_bytes, max_workgroups_per_dimension);

@@ -360,7 +360,7 @@ pub fn case(category: Category, rng: &mut SplitMix64) -> (Segment, Rect) {
     }
 }
 
-/// `n` pairs of `category` from `seed`: pair i is (segments[i], rects[i]).
+/// `n` pairs of `category` from `seed`: pair i is `(segments[i], rects[i])`.
 pub fn pairs(category: Category, seed: u64, n: usize) -> (Vec<Segment>, Vec<Rect>) {
     let mut rng = SplitMix64::new(seed ^ (category as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     (0..n).map(|_| case(category, &mut rng)).unzip()
