@@ -209,6 +209,58 @@ fn npy_results_hold_the_csv_rows_and_f32_clips_hold_the_clipped_ends() {
     }
 }
 
+/// The `descr` of an NPY file's header, as written.
+fn npy_descr(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    let header = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let text = String::from_utf8_lossy(&bytes[10..header]).into_owned();
+    let start = text.find("'descr': ").expect("a descr") + "'descr': ".len();
+    let end = text
+        .find(", 'fortran_order'")
+        .expect("fortran_order after descr");
+    text[start..end].to_string()
+}
+
+#[test]
+fn npy_results_declare_the_documented_dtypes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (segments, rects) = generate(dir.path(), "random", 50, 10, "npy");
+    assert_eq!(
+        npy_descr(&segments),
+        "'<f4'",
+        "gen writes plain float32 records"
+    );
+    let expected = [
+        (
+            "pairs",
+            "[('segment', '<u8'), ('rect', '<u8'), ('hit', '|b1'), ('kind', '|u1'), \
+             ('t_enter', '<f4'), ('t_exit', '<f4'), ('entry', '|u1'), ('exit', '|u1')]",
+        ),
+        (
+            "first-hit",
+            "[('segment', '<u8'), ('rect', '<i8'), ('kind', '|u1'), ('t_enter', '<f4'), \
+             ('t_exit', '<f4'), ('entry', '|u1'), ('exit', '|u1')]",
+        ),
+        ("count", "[('rect', '<u8'), ('hits', '<u8')]"),
+        (
+            "clip",
+            "[('segment', '<u8'), ('kind', '|u1'), ('x0', '<f4'), ('y0', '<f4'), \
+             ('x1', '<f4'), ('y1', '<f4')]",
+        ),
+    ];
+    for (command, descr) in expected {
+        let out = dir.path().join(format!("{command}.npy"));
+        let inputs = ["--segments", s(&segments), "--out", s(&out)];
+        let against = if command == "clip" {
+            ["--rect", "0,0,500,500"]
+        } else {
+            ["--rects", s(&rects)]
+        };
+        ok(&[&[command][..], &inputs, &against].concat());
+        assert_eq!(npy_descr(&out), descr, "{command}");
+    }
+}
+
 fn read_npy_f32_raw(path: &Path) -> Vec<[f32; 4]> {
     std::fs::read(path)
         .unwrap()
