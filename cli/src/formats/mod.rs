@@ -89,13 +89,19 @@ impl Format {
         file: File,
         columns: &'static [Column],
     ) -> std::io::Result<Box<dyn TableWriter>> {
-        let out = BufWriter::with_capacity(BUFFER, file);
         Ok(match self {
-            Format::Csv => Box::new(csv::CsvWriter::new(out, columns)?),
-            Format::Npy => Box::new(npy::NpyWriter::new(out, columns)?),
-            Format::F32 => Box::new(f32::F32Writer::new(out)),
+            Format::Csv => Box::new(csv::CsvWriter::new(
+                BufWriter::with_capacity(BUFFER, file),
+                columns,
+            )?),
+            Format::Npy => Box::new(npy::NpyWriter::new(
+                BufWriter::with_capacity(BUFFER, file),
+                columns,
+            )?),
+            Format::F32 => Box::new(f32::F32Writer::new(BufWriter::with_capacity(BUFFER, file))),
+            // Arrow's writer buffers a row group itself.
             #[cfg(feature = "parquet")]
-            Format::Parquet => Box::new(parquet::ParquetWriter::new(out.into_inner()?, columns)?),
+            Format::Parquet => Box::new(parquet::ParquetWriter::new(file, columns)?),
             #[cfg(not(feature = "parquet"))]
             Format::Parquet => return Err(std::io::Error::other(NO_PARQUET)),
         })
