@@ -123,9 +123,8 @@ impl Engine {
         let chosen_by_name = std::env::var_os("WGPU_ADAPTER_NAME").is_some();
         let reason = match GpuContext::new() {
             Ok(context) if context.is_software() && !chosen_by_name => format!(
-                "the only adapter, {}, is a software one; the CPU backend is faster \
-                 (--backend gpu uses it anyway)",
-                context.describe()
+                "the GPU found, {}, is a software one, slower than the CPU",
+                context.adapter_info().name
             ),
             Ok(context) => match Self::gpu(context, GpuLimits::default()) {
                 Ok(engine) => return engine,

@@ -1,6 +1,6 @@
-//! What the streaming jobs (`pairs`, `first-hit`, `hits`, `count`, `clip`) share: the
-//! progress bar, the check of a whole input before anything goes to stdout, and the report of
-//! skipped records.
+//! What the streaming jobs (`pairs`, `first-hit`, `hits`, `count`, `clip`) share: where the
+//! rows go (with the check of the inputs before anything goes to stdout), the progress bar, and
+//! the report of skipped records.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::options::JobArgs;
+use crate::formats::{STDIN, can_read_again};
+use crate::options::{JobArgs, Outcome};
+use crate::output::To;
 use crate::records::{self, Records};
 use crate::table::FileError;
 
@@ -101,6 +103,34 @@ impl indicatif::TermLike for LineTerm {
     fn flush(&self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// Where a job's rows go, decided before any work. To `--out` as the job goes: the file is
+/// moved into place only on success. Without `--out` they go to stdout, which cannot be taken
+/// back, so bad input must leave nothing there: plain files are read through and checked by
+/// `check` first, then streamed; when an input can be read only once (stdin, a pipe, gzip), the
+/// rows wait in a temporary file until the job has succeeded.
+pub fn destination<'a>(
+    out: Option<&'a Path>,
+    inputs: &[&Path],
+    check: impl FnOnce() -> Outcome,
+) -> Result<To<'a>, String> {
+    Ok(match out {
+        Some(path) => To::File(path),
+        None if inputs.iter().all(|p| can_read_again(p)) => {
+            check()?;
+            To::Stdout
+        }
+        None => To::StdoutAtEnd,
+    })
+}
+
+/// At most one of a job's inputs may be stdin.
+pub fn one_stdin(inputs: &[&Path]) -> Outcome {
+    if inputs.iter().filter(|p| **p == Path::new(STDIN)).count() > 1 {
+        return Err("only one input can be stdin (-)".into());
+    }
+    Ok(())
 }
 
 /// Reads `path` through once, as a check before anything goes to stdout: the first invalid

@@ -16,6 +16,7 @@ mod output;
 mod records;
 mod table;
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -71,7 +72,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
+    quiet_drivers();
     options::set_cpu_options(rectcast::CpuOptions {
         threads: cli.threads,
         simd: cli.simd.level(),
@@ -96,3 +99,43 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// A closed stdout (`rectcast pairs … | head -1`) ends the command as it ends any Unix tool: at
+/// once, by SIGPIPE, with nothing printed. Rust ignores SIGPIPE, which would turn every write to
+/// a closed pipe into an error message instead. Rows go to stdout only when no named temporary
+/// file is open (with `--out` they go to the file), so a SIGPIPE leaves nothing behind.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: at the start of main, before any other thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Mesa's drivers print "error: XDG_RUNTIME_DIR is invalid or not set" on every adapter list
+/// when the variable is unset (headless machines, cron, containers), although nothing is wrong.
+/// Give them a runtime folder then, before any GPU call: a private one of this user's, as tmux
+/// does (`$TMPDIR/rectcast-runtime-UID`, mode 0700, kept: a command ended by SIGPIPE could
+/// not remove a fresh one). Where it cannot be had safely, the noise stays.
+#[cfg(unix)]
+fn quiet_drivers() {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|dir| Path::new(&dir).is_absolute()) {
+        return;
+    }
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let uid = unsafe { libc::geteuid() };
+    let dir = std::env::temp_dir().join(format!("rectcast-runtime-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    // Ours alone: a real folder (not a link someone planted), owned by us, closed to others.
+    let private = std::fs::symlink_metadata(&dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0);
+    if private {
+        // SAFETY: at the start of main, before any other thread exists (no engine, no rayon
+        // pool).
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
+    }
+}
+
+#[cfg(not(unix))]
+fn quiet_drivers() {}

@@ -1,6 +1,6 @@
 //! What the commands write: the tables (their columns, and the row of each result), and the
-//! sink they go to: CSV on stdout, or `--out FILE` in the format its extension names
-//! (`formats/`).
+//! sink they go to: CSV on stdout (straight, or held in a temporary file until the job has
+//! succeeded), or `--out FILE` in the format its extension names (`formats/`).
 //!
 //! `--out` is written to a temporary file beside it and renamed over it only when the whole
 //! job succeeded: on any error no output file appears, and an earlier file of that name is
@@ -9,7 +9,8 @@
 //! Indices (`segment`, `rect`) are record indices in the input files, counting from 0 and
 //! counting invalid records skipped with `--skip-invalid`, so rows join back to the inputs.
 
-use std::io::BufWriter;
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use rectcast::{Clipped, FirstHit, PairResult};
@@ -116,12 +117,32 @@ fn io_error(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: {e}", path.display())
 }
 
-/// Where a command's table goes: its writer, and for `--out` the temporary file to move into
-/// place at the end.
+/// Where a table goes.
+#[derive(Clone, Copy, Debug)]
+pub enum To<'a> {
+    /// A file, whole or not at all.
+    File(&'a Path),
+    /// Stdout (CSV), row by row.
+    Stdout,
+    /// Stdout (CSV), all at the end: rows wait in an unnamed temporary file in the system's
+    /// temporary folder.
+    StdoutAtEnd,
+}
+
+/// What becomes of the table at the end.
+enum Target {
+    Stdout,
+    /// The rows, to copy to stdout.
+    Held(File),
+    /// The temporary file to move into place.
+    File(PathBuf, tempfile::TempPath),
+}
+
+/// Where a command's table goes: its writer, and what to do with it at the end.
 pub struct Sink {
     table: Table,
     writer: Box<dyn TableWriter>,
-    file: Option<(PathBuf, tempfile::TempPath)>,
+    target: Target,
     rows: u64,
 }
 
@@ -136,18 +157,24 @@ impl Sink {
         }
     }
 
-    /// Opens `out` (or stdout) for `table` and writes the table's header.
-    pub fn create(out: Option<&Path>, table: Table) -> Result<Self, String> {
+    /// Opens the table's destination and writes the table's header.
+    pub fn create(to: To, table: Table) -> Result<Self, String> {
         let columns = table.columns();
-        let Some(path) = out else {
-            let stdout = BufWriter::with_capacity(formats::BUFFER, std::io::stdout());
-            let writer = CsvWriter::new(stdout, columns).map_err(stdout_error)?;
-            return Ok(Self {
-                table,
-                writer: Box::new(writer),
-                file: None,
-                rows: 0,
-            });
+        let path = match to {
+            To::File(path) => path,
+            To::Stdout => {
+                let stdout = BufWriter::with_capacity(formats::BUFFER, std::io::stdout());
+                let writer = CsvWriter::new(stdout, columns).map_err(stdout_error)?;
+                return Ok(Self::new(table, Box::new(writer), Target::Stdout));
+            }
+            To::StdoutAtEnd => {
+                let held = |e| format!("a temporary file for the output: {e}");
+                let file = tempfile::tempfile().map_err(held)?;
+                let copy = file.try_clone().map_err(held)?;
+                let writer = BufWriter::with_capacity(formats::BUFFER, file);
+                let writer = CsvWriter::new(writer, columns).map_err(held)?;
+                return Ok(Self::new(table, Box::new(writer), Target::Held(copy)));
+            }
         };
         let format = Format::of(path);
         format.holds(columns).map_err(|e| io_error(path, e))?;
@@ -157,18 +184,27 @@ impl Sink {
         let writer = format
             .writer(file, columns)
             .map_err(|e| io_error(path, e))?;
-        Ok(Self {
+        Ok(Self::new(
             table,
             writer,
-            file: Some((path.to_owned(), temp)),
+            Target::File(path.to_owned(), temp),
+        ))
+    }
+
+    fn new(table: Table, writer: Box<dyn TableWriter>, target: Target) -> Self {
+        Self {
+            table,
+            writer,
+            target,
             rows: 0,
-        })
+        }
     }
 
     fn error(&self, e: impl std::fmt::Display) -> String {
-        match &self.file {
-            None => stdout_error(e),
-            Some((path, _)) => io_error(path, e),
+        match &self.target {
+            Target::Stdout => stdout_error(e),
+            Target::Held(_) => format!("a temporary file for the output: {e}"),
+            Target::File(path, _) => io_error(path, e),
         }
     }
 
@@ -268,12 +304,21 @@ impl Sink {
         self.write(records.into_iter().map(|v| v.map(|v| Cell::F32(Some(v)))))
     }
 
-    /// Completes the table (NPY row count, Parquet footer) and moves the file into place.
+    /// Completes the table (NPY row count, Parquet footer) and moves the file into place, or
+    /// copies the held rows to stdout.
     pub fn finish(self) -> Result<(), String> {
         let finished = self.writer.finish(self.rows);
-        match self.file {
-            None => finished.map_err(stdout_error),
-            Some((path, temp)) => {
+        match self.target {
+            Target::Stdout => finished.map_err(stdout_error),
+            Target::Held(mut rows) => {
+                finished
+                    .and_then(|()| rows.seek(SeekFrom::Start(0)))
+                    .map_err(|e| format!("a temporary file for the output: {e}"))?;
+                std::io::copy(&mut rows, &mut std::io::stdout().lock())
+                    .map(|_| ())
+                    .map_err(stdout_error)
+            }
+            Target::File(path, temp) => {
                 finished.map_err(|e| io_error(&path, e))?;
                 temp.persist(&path).map_err(|e| io_error(&path, e.error))
             }

@@ -1,4 +1,4 @@
-//! Input files, streamed record by record in any format (`formats/`). Errors say where:
+//! Input files (or stdin, or gzip streams), read record by record in any format (`formats/`). Errors say where:
 //! `file:line:column` in a CSV (the column being the CSV column), `file: row N, field` in a
 //! binary file (N counts records from 0, as numpy indexes them).
 //!
@@ -7,12 +7,13 @@
 //! and counted. A file that cannot be read at all (missing, wrong header, truncated) always
 //! stops the job.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rectcast::{InputError, Rect, Segment, validate};
 
-use crate::formats::Format;
+use crate::formats::Input;
 use crate::table::{Column, ColumnType, FileError, Place, Raw, RecordSource};
 
 /// What a file's records are: their columns, how four values become one, and the check of the
@@ -92,6 +93,8 @@ pub struct Records<T: 'static> {
     skip_invalid: bool,
     index: u64,
     total_bytes: u64,
+    /// For a gzip input, the compressed bytes read so far.
+    compressed_read: Option<Arc<AtomicU64>>,
     pub skipped: Skipped,
 }
 
@@ -101,17 +104,18 @@ impl<T> Records<T> {
         kind: &'static RecordKind<T>,
         skip_invalid: bool,
     ) -> Result<Self, FileError> {
-        let file = File::open(path)
-            .map_err(|e| FileError::new(path, Place::File, format!("cannot open: {e}")))?;
-        let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let source = Format::of(path).reader(path, file, kind.names(), total_bytes)?;
+        let input = Input::open(path)?;
+        let source = input
+            .format
+            .reader(path, input.data, kind.names(), input.size)?;
         Ok(Self {
             path: path.to_owned(),
             kind,
             source,
             skip_invalid,
             index: 0,
-            total_bytes,
+            total_bytes: input.size,
+            compressed_read: input.compressed_read,
             skipped: Skipped::default(),
         })
     }
@@ -120,9 +124,13 @@ impl<T> Records<T> {
         &self.path
     }
 
-    /// The file's size, and the bytes read so far.
+    /// The file's size (0 when unknown), and the bytes of it read so far.
     pub fn progress(&self) -> (u64, u64) {
-        (self.total_bytes, self.source.bytes())
+        let read = match &self.compressed_read {
+            Some(read) => read.load(Ordering::Relaxed),
+            None => self.source.bytes(),
+        };
+        (self.total_bytes, read)
     }
 
     /// The next record with its index: its value, or why it is invalid (for the caller to
@@ -140,11 +148,11 @@ impl<T> Records<T> {
                 match (self.kind.check)(index as usize, &value) {
                     Ok(()) => Ok(value),
                     Err(e) => {
-                        let column = self.kind.columns.iter().position(|c| c.name == e.field);
+                        let field = self.kind.columns.iter().position(|c| c.name == e.field);
                         let place = match place {
                             Place::Line { line, .. } => Place::Line {
                                 line,
-                                column: column.map_or(0, |c| c + 1),
+                                column: field.map_or(0, |f| self.source.column(f)),
                             },
                             Place::Row { row, .. } => Place::Row {
                                 row,

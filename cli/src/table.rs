@@ -65,6 +65,10 @@ pub trait RecordSource {
     fn next(&mut self) -> Result<Option<Raw>, FileError>;
     /// Bytes consumed so far (for progress).
     fn bytes(&self) -> u64;
+    /// The 1-based column of a record's field (0 to 3) in a text file, for error places.
+    fn column(&self, field: usize) -> usize {
+        field + 1
+    }
 }
 
 /// What a column holds, and so how each format stores it.

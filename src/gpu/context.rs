@@ -49,6 +49,13 @@ pub fn enumerate_adapters() -> Vec<AdapterReport> {
         .collect()
 }
 
+/// Why no adapter opens where no driver is installed.
+const NO_DRIVER: &str = if cfg!(target_os = "linux") {
+    "no Vulkan driver found; on Debian or Ubuntu: apt-get install mesa-vulkan-drivers"
+} else {
+    "no Vulkan, Metal or DX12 driver found"
+};
+
 /// Why no adapter opens in a build without GPU backends.
 const NO_BACKENDS: &str = "rectcast was built without GPU backends (default-features = false): \
      enable its `vulkan`, `metal` or `dx12` feature";
@@ -79,13 +86,13 @@ fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
         compatible_surface: None,
         ..Default::default()
     };
-    pollster::block_on(instance.request_adapter(&options)).map_err(|e| {
-        Error::NoAdapter(if adapters.is_empty() {
-            format!("{e} (no Vulkan/Metal/DX12 driver found; on Debian: apt-get install mesa-vulkan-drivers)")
-        } else {
-            e.to_string()
-        })
-    })
+    if adapters.is_empty() {
+        // wgpu's own message lists every backend it lacks, in one long line; this is what it
+        // comes to.
+        return Err(Error::NoAdapter(NO_DRIVER.into()));
+    }
+    pollster::block_on(instance.request_adapter(&options))
+        .map_err(|e| Error::NoAdapter(e.to_string()))
 }
 
 /// wgpu's message ("Validation Error\n\nCaused by:\n  In …") folded onto one line.

@@ -6,15 +6,18 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use rectcast::{ClipTo, Rect, Segment};
 
-use crate::job::{Progress, SEGMENTS_PER_CHUNK, check_whole, report, text};
+use crate::job::{
+    Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
+};
 use crate::options::{BackendArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};
 
 #[derive(Args)]
 pub struct ClipArgs {
-    /// Segments: .csv (header x0,y0,x1,y1), .npy (float32, shape [N, 4]) or .f32 (raw
-    /// little-endian, 4 per record); streamed in chunks.
+    /// Segments: .csv (columns x0,y0,x1,y1 found by name, in any order; others ignored), .npy
+    /// (float32, shape [N, 4]) or .f32 (raw little-endian, 4 per record); .gz of any; `-` for
+    /// CSV on stdin. Streamed in chunks.
     #[arg(long)]
     segments: PathBuf,
     /// The one rect: min_x,min_y,max_x,max_y.
@@ -27,7 +30,7 @@ pub struct ClipArgs {
     )]
     rect: Option<String>,
     /// One rect per segment (row i for segment i), streamed beside the segments: .csv
-    /// (header min_x,min_y,max_x,max_y), .npy or .f32.
+    /// (columns min_x,min_y,max_x,max_y), .npy or .f32.
     #[arg(long)]
     rects: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
@@ -53,7 +56,12 @@ pub fn run(args: ClipArgs) -> Outcome {
     } = args;
     let one = rect.map(|r| records::parse_rect_arg(&r)).transpose()?;
     Sink::check(out.as_deref(), Table::Clip)?;
-    if out.is_none() {
+    let inputs: Vec<&Path> = [Some(segments_path.as_path()), rects_path.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    one_stdin(&inputs)?;
+    let to = destination(out.as_deref(), &inputs, || {
         let n = check_whole(&segments_path, &records::SEGMENTS, job)?;
         if let Some(path) = &rects_path {
             let m = check_whole(path, &records::RECTS, job)?;
@@ -61,7 +69,8 @@ pub fn run(args: ClipArgs) -> Outcome {
                 return Err(count_mismatch(&segments_path, n, path, m));
             }
         }
-    }
+        Ok(())
+    })?;
     let mut segments =
         Records::open(&segments_path, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
     let mut per_segment = match &rects_path {
@@ -69,7 +78,7 @@ pub fn run(args: ClipArgs) -> Outcome {
         None => None,
     };
     let mut engine = engine(backend.into())?;
-    let mut sink = Sink::create(out.as_deref(), Table::Clip)?;
+    let mut sink = Sink::create(to, Table::Clip)?;
     let progress = Progress::new(job.progress, segments.progress().0);
     let (mut chunk, mut ids, mut rects) = (Vec::new(), Vec::new(), Vec::new());
     let mut done = 0;

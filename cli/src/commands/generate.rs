@@ -8,7 +8,7 @@ use rectcast::scene::{self, adversarial};
 use rectcast::{Rect, Segment};
 
 use crate::options::Outcome;
-use crate::output::{Sink, Table};
+use crate::output::{Sink, Table, To};
 
 /// Records generated per chunk.
 const CHUNK: usize = 1 << 20;
@@ -67,7 +67,7 @@ fn write_records(
     count: u64,
     mut make: impl FnMut(u64, usize) -> Vec<[f32; 4]>,
 ) -> Outcome {
-    let mut sink = Sink::create(Some(path), table)?;
+    let mut sink = Sink::create(To::File(path), table)?;
     let mut done = 0;
     let mut k = 0;
     while done < count {

@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use clap::Args;
 use rectcast::Batch;
 
-use crate::job::{Progress, SEGMENTS_PER_CHUNK, check_whole, report, text};
+use crate::job::{
+    Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
+};
 use crate::options::{BackendArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};
@@ -22,17 +24,20 @@ const PAIRS_PER_CHUNK: usize = 1 << 22;
 /// The inputs and output of a query over every segment and every rect.
 #[derive(Args)]
 pub struct QueryArgs {
-    /// Segments: .csv (header x0,y0,x1,y1), .npy (float32, shape [N, 4]) or .f32 (raw
-    /// little-endian, 4 per record). Streamed in chunks: any size.
+    /// Segments: .csv (columns x0,y0,x1,y1 found by name, in any order; others ignored), .npy
+    /// (float32, shape [N, 4]) or .f32 (raw little-endian, 4 per record); .gz of any; `-` for
+    /// CSV on stdin. Streamed in chunks: any size.
     #[arg(long)]
     segments: PathBuf,
-    /// Rects, in the same formats (header min_x,min_y,max_x,max_y). Held in memory.
+    /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory.
     #[arg(long)]
     rects: PathBuf,
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// Output: .npy (structured rows, `np.load`) or CSV (any other name); stdout (CSV) when
-    /// absent. Written as the job goes to a temporary file, moved into place only on success.
+    /// absent. Written as the job goes to a temporary file, moved into place only on success:
+    /// the streaming path for huge jobs. Stdout gets rows only once the input is known good
+    /// (read twice, or held in a temporary file when it is a pipe).
     #[arg(long)]
     out: Option<PathBuf>,
     #[command(flatten)]
@@ -56,16 +61,17 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         Query::Count => Table::Count,
     };
     Sink::check(args.out.as_deref(), table)?;
+    one_stdin(&[&args.segments, &args.rects])?;
     let mut rect_file =
         Records::open(&args.rects, &records::RECTS, job.skip_invalid).map_err(text)?;
     let (rects, rect_ids) = rect_file.read_all().map_err(text)?;
-    if args.out.is_none() {
-        check_whole(&args.segments, &records::SEGMENTS, job)?;
-    }
+    let to = destination(args.out.as_deref(), &[&args.segments], || {
+        check_whole(&args.segments, &records::SEGMENTS, job).map(|_| ())
+    })?;
     let mut segments =
         Records::open(&args.segments, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
     let mut engine = engine(args.backend.into())?;
-    let mut sink = Sink::create(args.out.as_deref(), table)?;
+    let mut sink = Sink::create(to, table)?;
     let m = rects.len();
     let chunk_len = match query {
         Query::Pairs => (PAIRS_PER_CHUNK / m.max(1)).max(1),

@@ -16,7 +16,7 @@ use crate::records::{self, Records};
 
 #[derive(Args)]
 pub struct RenderArgs {
-    /// Segments (.csv, .npy or .f32), read whole.
+    /// Segments (.csv, .npy or .f32, .gz of any, `-` for stdin), read whole.
     #[arg(long)]
     segments: PathBuf,
     /// Rects (.csv, .npy or .f32), read whole.

@@ -1,49 +1,73 @@
-//! CSV: records with a header (`x0,y0,x1,y1` or `min_x,min_y,max_x,max_y`), read with the
-//! csv crate; tables written with their column names as the header. An absent value is an
+//! CSV: records with a header naming their columns (`x0,y0,x1,y1` or `min_x,min_y,max_x,max_y`,
+//! in any order; other columns are ignored), read with the csv crate; tables written with their
+//! column names as the header. An absent value is an
 //! empty field, t and coordinates are the shortest decimal that reads back as the same f32,
 //! and sides are joined by `+`. No field written here ever needs quoting.
 
-use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::Data;
 use crate::table::{Cell, Column, FileError, Place, Raw, RecordSource, TableWriter};
 
-/// Reads the records of a CSV file whose header must be exactly `columns`.
+/// Reads the records of a CSV file whose header names `columns`, in any order, among others.
 pub struct CsvSource {
     path: PathBuf,
     columns: [&'static str; 4],
-    reader: csv::Reader<BufReader<File>>,
+    /// Where each of `columns` is in a row (0-based).
+    at: [usize; 4],
+    reader: csv::Reader<BufReader<Box<dyn Read>>>,
     record: csv::StringRecord,
 }
 
 impl CsvSource {
-    pub fn open(path: &Path, file: File, columns: [&'static str; 4]) -> Result<Self, FileError> {
+    pub fn open(path: &Path, data: Data, columns: [&'static str; 4]) -> Result<Self, FileError> {
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .trim(csv::Trim::All)
-            .from_reader(BufReader::with_capacity(super::BUFFER, file));
+            .from_reader(data.reader());
         let header = reader.headers().map_err(|e| csv_error(path, &e))?.clone();
-        if header.iter().ne(columns) {
-            let found: Vec<&str> = header.iter().collect();
-            let found = if found.is_empty() {
-                "an empty file".to_string()
-            } else {
-                found.join(",")
-            };
-            return Err(FileError::new(
-                path,
-                Place::Line { line: 1, column: 1 },
-                format!("expected the header {}, found {found}", columns.join(",")),
-            ));
-        }
+        let at = find_columns(&header, columns).map_err(|message| {
+            FileError::new(path, Place::Line { line: 1, column: 0 }, message)
+        })?;
         Ok(Self {
             path: path.to_owned(),
             columns,
+            at,
             reader,
             record: csv::StringRecord::new(),
         })
     }
+}
+
+/// Where each of `columns` is in `header`; a missing or repeated one is an error naming it.
+fn find_columns(
+    header: &csv::StringRecord,
+    columns: [&'static str; 4],
+) -> Result<[usize; 4], String> {
+    let found = || {
+        let names: Vec<&str> = header.iter().collect();
+        match names.join(",") {
+            names if names.is_empty() => "an empty file".to_string(),
+            names => names,
+        }
+    };
+    let mut at = [0; 4];
+    for (at, name) in at.iter_mut().zip(columns) {
+        let mut places = header.iter().enumerate().filter(|(_, h)| *h == name);
+        *at = match (places.next(), places.next()) {
+            (Some((i, _)), None) => i,
+            (None, _) => {
+                return Err(format!(
+                    "no column {name}: the header needs {} (in any order; other columns are ignored), found {}",
+                    columns.join(","),
+                    found()
+                ));
+            }
+            (Some(_), Some(_)) => return Err(format!("column {name} appears twice in {}", found())),
+        };
+    }
+    Ok(at)
 }
 
 fn csv_error(path: &Path, e: &csv::Error) -> FileError {
@@ -75,14 +99,14 @@ impl RecordSource for CsvSource {
         }
         let line = self.record.position().map_or(0, |p| p.line());
         let mut values = [0f32; 4];
-        for (column, (field, value)) in self.record.iter().zip(values.iter_mut()).enumerate() {
-            let name = self.columns[column];
+        for ((&at, name), value) in self.at.iter().zip(self.columns).zip(values.iter_mut()) {
+            let field = &self.record[at];
             let bad = |message: String| {
                 Ok(Some(Raw::Invalid(FileError::new(
                     &self.path,
                     Place::Line {
                         line,
-                        column: column + 1,
+                        column: at + 1,
                     },
                     message,
                 ))))
@@ -101,6 +125,10 @@ impl RecordSource for CsvSource {
 
     fn bytes(&self) -> u64 {
         self.reader.position().byte()
+    }
+
+    fn column(&self, field: usize) -> usize {
+        self.at[field] + 1
     }
 }
 

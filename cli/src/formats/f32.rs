@@ -2,32 +2,36 @@
 //! and written from a table's four f32 columns (clip's segment; NaN for a miss). The reader
 //! also serves NPY, whose data is the same after its header.
 
-use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::Data;
 use crate::table::{Cell, Column, ColumnType, FileError, Place, Raw, RecordSource, TableWriter};
 
 /// Records of four little-endian f32 after a header of `header` bytes.
 pub struct BinarySource {
     path: PathBuf,
-    reader: BufReader<File>,
-    records: u64,
+    reader: BufReader<Box<dyn Read>>,
+    /// How many records there are, when known (a file, or an NPY header); a stream without a
+    /// count ends at its end.
+    records: Option<u64>,
     row: u64,
     header: u64,
 }
 
 impl BinarySource {
-    /// `records` records after `header` bytes already read from `reader`; the file (`size`
-    /// bytes) must hold them all.
+    /// `records` records after `header` bytes already read from `reader`; a file (`size`
+    /// bytes, when it is one) must hold them all.
     pub fn new(
         path: &Path,
-        reader: BufReader<File>,
+        reader: BufReader<Box<dyn Read>>,
         header: u64,
-        records: u64,
-        size: u64,
+        records: Option<u64>,
+        size: Option<u64>,
     ) -> Result<Self, FileError> {
-        if header + records * 16 > size {
+        if let (Some(records), Some(size)) = (records, size)
+            && header + records * 16 > size
+        {
             return Err(FileError::new(
                 path,
                 Place::File,
@@ -49,20 +53,30 @@ impl BinarySource {
 
 impl RecordSource for BinarySource {
     fn next(&mut self) -> Result<Option<Raw>, FileError> {
-        if self.row == self.records {
+        if Some(self.row) == self.records {
             return Ok(None);
         }
         let mut bytes = [0u8; 16];
-        self.reader.read_exact(&mut bytes).map_err(|e| {
-            FileError::new(
-                &self.path,
-                Place::Row {
-                    row: self.row,
-                    field: "record",
-                },
-                format!("cannot read: {e}"),
-            )
-        })?;
+        let read = read_record(&mut self.reader, &mut bytes);
+        let place = Place::Row {
+            row: self.row,
+            field: "record",
+        };
+        match read {
+            Ok(16) => {}
+            Ok(0) if self.records.is_none() => return Ok(None),
+            Ok(n) => {
+                let promised = self
+                    .records
+                    .map_or(String::new(), |r| format!(" of the {r} its header promises"));
+                return Err(FileError::new(
+                    &self.path,
+                    place,
+                    format!("the input ends {n} bytes into this record{promised} (16 bytes each)"),
+                ));
+            }
+            Err(e) => return Err(FileError::new(&self.path, place, format!("cannot read: {e}"))),
+        }
         let values: [f32; 4] = std::array::from_fn(|i| {
             f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
         });
@@ -79,18 +93,39 @@ impl RecordSource for BinarySource {
     }
 }
 
-/// The file's size, and a buffered reader at its start.
-pub fn sized(path: &Path, file: File) -> Result<(u64, BufReader<File>), FileError> {
-    let size = file
-        .metadata()
-        .map_err(|e| FileError::new(path, Place::File, format!("cannot read: {e}")))?
-        .len();
-    Ok((size, BufReader::with_capacity(super::BUFFER, file)))
+/// Reads up to 16 bytes: fewer only at the end of the input.
+fn read_record(reader: &mut impl Read, bytes: &mut [u8; 16]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < 16 {
+        match reader.read(&mut bytes[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
-/// Opens a `.f32` file: whole records, nothing else.
-pub fn open(path: &Path, file: File) -> Result<BinarySource, FileError> {
-    let (size, reader) = sized(path, file)?;
+/// The input's size when it is a file, and a buffered reader at its start.
+pub fn sized(path: &Path, data: Data) -> Result<(Option<u64>, BufReader<Box<dyn Read>>), FileError> {
+    let size = match &data {
+        Data::File(file) => Some(
+            file.metadata()
+                .map_err(|e| FileError::new(path, Place::File, format!("cannot read: {e}")))?
+                .len(),
+        ),
+        Data::Stream(_) => None,
+    };
+    Ok((size, data.reader()))
+}
+
+/// Opens `.f32` records: whole records, nothing else.
+pub fn open(path: &Path, data: Data) -> Result<BinarySource, FileError> {
+    let (size, reader) = sized(path, data)?;
+    let Some(size) = size else {
+        return BinarySource::new(path, reader, 0, None, None);
+    };
     if size % 16 != 0 {
         return Err(FileError::new(
             path,
@@ -100,7 +135,7 @@ pub fn open(path: &Path, file: File) -> Result<BinarySource, FileError> {
             ),
         ));
     }
-    BinarySource::new(path, reader, 0, size / 16, size)
+    BinarySource::new(path, reader, 0, Some(size / 16), Some(size))
 }
 
 /// How many of a table's columns are f32: a `.f32` file holds exactly 4.

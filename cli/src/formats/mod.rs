@@ -1,5 +1,8 @@
 //! The file formats, each in its own module with its reader and its writer, chosen by a file's
 //! extension. A new format is a module here and a line in each `match` below.
+//!
+//! Inputs may also be `-` (stdin, read as CSV) or gzip-compressed (`.csv.gz`, `.npy.gz`,
+//! `.f32.gz`): those are streams, read once from start to end; a plain file can be read again.
 
 pub mod csv;
 pub mod f32;
@@ -8,8 +11,10 @@ pub mod npy;
 pub mod parquet;
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Read};
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::table::{Column, ColumnType, FileError, RecordSource, TableWriter};
 
@@ -34,13 +39,106 @@ pub enum Format {
     Parquet,
 }
 
+/// The path that means stdin.
+pub const STDIN: &str = "-";
+
+/// Whether `path` names a gzip-compressed file (`.gz`, any case).
+fn gzipped(path: &Path) -> bool {
+    extension(path).as_deref() == Some("gz")
+}
+
+fn extension(path: &Path) -> Option<String> {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+}
+
+/// Whether `path` can be read a second time: a plain file, not stdin, a pipe or a device.
+pub fn can_read_again(path: &Path) -> bool {
+    path != Path::new(STDIN) && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// An input's bytes as opened: a plain file, or a stream read once.
+pub enum Data {
+    File(File),
+    Stream(Box<dyn Read>),
+}
+
+/// An opened input: its format, its bytes, and for progress its size on disk (0 when unknown)
+/// and, for a decompressed stream, the compressed bytes read so far.
+pub struct Input {
+    pub format: Format,
+    pub data: Data,
+    pub size: u64,
+    pub compressed_read: Option<Arc<AtomicU64>>,
+}
+
+impl Input {
+    /// Opens `path`: stdin for `-`, a gzip stream for `.gz`, else the file.
+    pub fn open(path: &Path) -> Result<Self, FileError> {
+        if path == Path::new(STDIN) {
+            return Ok(Self {
+                format: Format::Csv,
+                data: Data::Stream(Box::new(std::io::stdin().lock())),
+                size: 0,
+                compressed_read: None,
+            });
+        }
+        let cannot = |e: std::io::Error| {
+            FileError::new(path, crate::table::Place::File, format!("cannot open: {e}"))
+        };
+        let file = File::open(path).map_err(cannot)?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if !gzipped(path) {
+            return Ok(Self {
+                format: Format::of(path),
+                data: Data::File(file),
+                size,
+                compressed_read: None,
+            });
+        }
+        let read = Arc::new(AtomicU64::new(0));
+        let counted = Counted {
+            inner: file,
+            read: read.clone(),
+        };
+        Ok(Self {
+            format: Format::of(&path.with_extension("")),
+            data: Data::Stream(Box::new(flate2::read::MultiGzDecoder::new(counted))),
+            size,
+            compressed_read: Some(read),
+        })
+    }
+}
+
+impl Data {
+    /// The bytes as one reader, buffered.
+    pub fn reader(self) -> std::io::BufReader<Box<dyn Read>> {
+        let inner: Box<dyn Read> = match self {
+            Data::File(file) => Box::new(file),
+            Data::Stream(stream) => stream,
+        };
+        std::io::BufReader::with_capacity(BUFFER, inner)
+    }
+}
+
+/// A reader that counts the bytes it passes on.
+struct Counted {
+    inner: File,
+    read: Arc<AtomicU64>,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
 impl Format {
     /// `.npy`, `.f32` and `.parquet` by extension (any case); everything else is CSV.
     pub fn of(path: &Path) -> Self {
-        let ext = path
-            .extension()
-            .map(|e| e.to_string_lossy().to_ascii_lowercase());
-        match ext.as_deref() {
+        match extension(path).as_deref() {
             Some("npy") => Format::Npy,
             Some("f32") => Format::F32,
             Some("parquet") => Format::Parquet,
@@ -48,20 +146,21 @@ impl Format {
         }
     }
 
-    /// Reads the records of `file` (at `path`, `bytes` long), whose columns are `columns`.
+    /// Reads the records of `data` (at `path`, `size` bytes on disk), whose columns are
+    /// `columns`.
     pub fn reader(
         self,
         path: &Path,
-        file: File,
+        data: Data,
         columns: [&'static str; 4],
-        #[cfg_attr(not(feature = "parquet"), allow(unused_variables))] bytes: u64,
+        #[cfg_attr(not(feature = "parquet"), allow(unused_variables))] size: u64,
     ) -> Result<Box<dyn RecordSource>, FileError> {
         Ok(match self {
-            Format::Csv => Box::new(csv::CsvSource::open(path, file, columns)?),
-            Format::Npy => Box::new(npy::open(path, file)?),
-            Format::F32 => Box::new(f32::open(path, file)?),
+            Format::Csv => Box::new(csv::CsvSource::open(path, data, columns)?),
+            Format::Npy => Box::new(npy::open(path, data)?),
+            Format::F32 => Box::new(f32::open(path, data)?),
             #[cfg(feature = "parquet")]
-            Format::Parquet => Box::new(parquet::ParquetSource::open(path, file, columns, bytes)?),
+            Format::Parquet => Box::new(parquet::ParquetSource::open(path, data, columns, size)?),
             #[cfg(not(feature = "parquet"))]
             Format::Parquet => {
                 return Err(FileError::new(path, crate::table::Place::File, NO_PARQUET));

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use super::Data;
 use super::f32::BinarySource;
 use crate::table::{Cell, Column, ColumnType, FileError, Place, TableWriter};
 
@@ -104,9 +105,9 @@ pub fn header(descr: &str, rows: u64, columns: Option<u64>) -> Vec<u8> {
     out
 }
 
-/// Opens a `.npy` file of float32 records: shape (N, 4), C order.
-pub fn open(path: &Path, file: File) -> Result<BinarySource, FileError> {
-    let (size, mut reader) = super::f32::sized(path, file)?;
+/// Opens `.npy` float32 records: shape (N, 4), C order.
+pub fn open(path: &Path, data: Data) -> Result<BinarySource, FileError> {
+    let (size, mut reader) = super::f32::sized(path, data)?;
     let header =
         read_header(&mut reader).map_err(|message| FileError::new(path, Place::File, message))?;
     if header.descr != "<f4"
@@ -123,7 +124,7 @@ pub fn open(path: &Path, file: File) -> Result<BinarySource, FileError> {
             ),
         ));
     }
-    BinarySource::new(path, reader, header.length, header.shape[0], size)
+    BinarySource::new(path, reader, header.length, Some(header.shape[0]), size)
 }
 
 /// A column's numpy type: packed, little-endian.

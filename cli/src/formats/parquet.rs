@@ -16,6 +16,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 
+use super::Data;
 use crate::table::{Cell, Column, ColumnType, FileError, Place, Raw, RecordSource, TableWriter};
 
 /// Rows per batch read.
@@ -36,11 +37,15 @@ pub struct ParquetSource {
 impl ParquetSource {
     pub fn open(
         path: &Path,
-        file: File,
+        data: Data,
         columns: [&'static str; 4],
         bytes: u64,
     ) -> Result<Self, FileError> {
         let whole = |e: &dyn std::fmt::Display| FileError::new(path, Place::File, e.to_string());
+        let Data::File(file) = data else {
+            // Its footer, at the end, says where the columns are.
+            return Err(whole(&"Parquet is read from a file, not from a pipe or a gzip stream"));
+        };
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| whole(&e))?;
         let rows = builder.metadata().file_metadata().num_rows() as u64;
         let schema = builder.schema().clone();
