@@ -29,7 +29,11 @@ pub struct FileError {
 
 impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.path.display())?;
+        if self.path == Path::new("-") {
+            f.write_str("stdin")?;
+        } else {
+            write!(f, "{}", self.path.display())?;
+        }
         match &self.place {
             Place::File => {}
             Place::Line { line, column: 0 } => write!(f, ":{line}")?,

@@ -234,12 +234,50 @@ fn a_row_with_missing_fields_is_rejected() {
 }
 
 #[test]
-fn a_wrong_header_is_rejected() {
+fn a_header_without_a_needed_column_names_it() {
     assert_rejected(
-        "x,y,x1,y1\n1,2,3,4\n",
+        "x,y0,x1,y1\n1,2,3,4\n",
         RECTS,
-        "segments.csv:1:1:",
-        "expected the header x0,y0,x1,y1",
+        "segments.csv:1:",
+        "no column x0: the header needs x0,y0,x1,y1 (in any order; other columns are ignored), found x,y0,x1,y1",
+    );
+    assert_rejected(
+        "x0,y0,x1,y1,x0\n1,2,3,4,5\n",
+        RECTS,
+        "segments.csv:1:",
+        "column x0 appears twice",
+    );
+}
+
+#[test]
+fn csv_columns_are_found_by_name_in_any_order_among_others() {
+    let dir = Dir::new();
+    let (s, r) = (dir.file("s.csv", SEGMENTS), dir.file("r.csv", RECTS));
+    // The same records with the columns shuffled and an id and a note beside them.
+    let mut shuffled = String::from("id,y1,note,x0,x1,y0\n");
+    for (i, line) in SEGMENTS.lines().skip(1).enumerate() {
+        let v: Vec<&str> = line.split(',').collect();
+        shuffled += &format!("{i},{},bullet {i},{},{},{}\n", v[3], v[0], v[2], v[1]);
+    }
+    let shuffled = dir.file("shuffled.csv", &shuffled);
+    let rects = dir.file(
+        "r2.csv",
+        "max_y,min_x,team,max_x,min_y\n10,0,red,10,0\n30,20,blue,30,20\n",
+    );
+    let expected = pairs(&s, &r, "cpu", None);
+    let got = pairs(&shuffled, &rects, "cpu", None);
+    assert!(got.status.success(), "{}", stderr(&got));
+    assert_eq!(
+        String::from_utf8_lossy(&got.stdout),
+        String::from_utf8_lossy(&expected.stdout)
+    );
+    // A bad value is reported at its own CSV column: y0 is column 6 here.
+    let bad = dir.file("bad.csv", "id,y1,note,x0,x1,y0\n0,1,a,1,2,NaN\n");
+    let o = pairs(&bad, &r, "cpu", None);
+    assert!(
+        stderr(&o).contains("bad.csv:2:6: y0 is NaN"),
+        "{}",
+        stderr(&o)
     );
 }
 
@@ -531,4 +569,246 @@ fn bench_prints_a_table_with_the_scalar_reference_and_ratios() {
     let simd = rectcast::Simd::detect();
     row(&format!("cpu: {simd}, 1 thread "));
     row(&format!("cpu: {simd}, 2 threads "));
+}
+
+/// Runs rectcast with `input` on its stdin; the output, and what it printed on stderr.
+fn with_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run rectcast");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // Written from another thread, so a child that stops reading early cannot block the test.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output().expect("wait for rectcast");
+    writer.join().unwrap();
+    output
+}
+
+/// A scene large enough to span several of the CLI's chunks, written as CSV.
+fn big_scene(dir: &Dir) -> (PathBuf, PathBuf) {
+    dir.scene(rectcast::scene::bullet_hell(11, 300_000, 40))
+}
+
+#[test]
+fn segments_and_rects_can_come_from_a_pipe() {
+    let dir = Dir::new();
+    let (s, r) = big_scene(&dir);
+    let (s, r) = (s.to_str().unwrap(), r.to_str().unwrap());
+    for command in ["first-hit", "count"] {
+        let from_file = rectcast(&[command, "--segments", s, "--rects", r, "--backend", "cpu"]);
+        assert!(from_file.status.success(), "{}", stderr(&from_file));
+        let piped = with_stdin(
+            &[command, "--segments", "-", "--rects", r, "--backend", "cpu"],
+            &std::fs::read(s).unwrap(),
+        );
+        assert!(piped.status.success(), "{command}: {}", stderr(&piped));
+        assert!(
+            piped.stdout == from_file.stdout,
+            "{command}: stdin gives other rows"
+        );
+        let rects_piped = with_stdin(
+            &[command, "--segments", s, "--rects", "-", "--backend", "cpu"],
+            &std::fs::read(r).unwrap(),
+        );
+        assert!(
+            rects_piped.stdout == from_file.stdout,
+            "{command}: rects from stdin differ"
+        );
+    }
+    let clip = ["clip", "--rect", "100,100,900,700", "--backend", "cpu"];
+    let from_file = rectcast(&[&clip[..], &["--segments", s]].concat());
+    let piped = with_stdin(
+        &[&clip[..], &["--segments", "-"]].concat(),
+        &std::fs::read(s).unwrap(),
+    );
+    assert!(
+        piped.status.success() && piped.stdout == from_file.stdout,
+        "clip from stdin differs"
+    );
+    let both = with_stdin(&["count", "--segments", "-", "--rects", "-"], b"");
+    assert!(
+        stderr(&both).contains("only one input can be stdin"),
+        "{}",
+        stderr(&both)
+    );
+}
+
+#[test]
+fn a_bad_record_late_in_a_pipe_leaves_stdout_empty() {
+    let dir = Dir::new();
+    let (s, r) = big_scene(&dir);
+    // The bad record comes after more than one chunk of rows has been computed.
+    let mut input = std::fs::read_to_string(&s).unwrap();
+    input += "1,NaN,3,4\n";
+    let o = with_stdin(
+        &[
+            "first-hit",
+            "--segments",
+            "-",
+            "--rects",
+            r.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ],
+        input.as_bytes(),
+    );
+    assert!(!o.status.success());
+    assert!(o.stdout.is_empty(), "{} bytes on stdout", o.stdout.len());
+    assert!(
+        stderr(&o).contains("stdin:300002:2: y0 is NaN"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn gzip_inputs_give_the_rows_of_the_plain_files() {
+    use std::io::Write;
+    let dir = Dir::new();
+    let (s, r) = big_scene(&dir);
+    let gzip = |from: &Path, name: &str| {
+        let path = dir.path(name);
+        let mut z = flate2::write::GzEncoder::new(
+            std::fs::File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
+        z.write_all(&std::fs::read(from).unwrap()).unwrap();
+        z.finish().unwrap();
+        path
+    };
+    let (sz, rz) = (gzip(&s, "s.csv.gz"), gzip(&r, "r.CSV.GZ"));
+    let plain = pairs(&s, &r, "cpu", None);
+    let zipped = pairs(&sz, &rz, "cpu", None);
+    assert!(zipped.status.success(), "{}", stderr(&zipped));
+    assert!(zipped.stdout == plain.stdout, "gzip input gives other rows");
+    // A binary format inside gzip, streamed: its header's count is checked against the data.
+    let npy = dir.path("npy");
+    let generated = rectcast(&[
+        "gen",
+        "--segments",
+        "1000",
+        "--rects",
+        "10",
+        "--format",
+        "npy",
+        "--out-dir",
+        npy.to_str().unwrap(),
+    ]);
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let segments = npy.join("segments.npy");
+    let bytes = std::fs::read(&segments).unwrap();
+    let rects = npy.join("rects.npy");
+    let whole = gzip(&segments, "s.npy.gz");
+    let cut = dir.path("cut.npy");
+    std::fs::write(&cut, &bytes[..bytes.len() - 20]).unwrap();
+    let cut = gzip(&cut, "cut.npy.gz");
+    let count = |s: &Path| pairs(s, &rects, "cpu", None);
+    assert!(
+        count(&whole).stdout == count(&segments).stdout,
+        "npy.gz differs"
+    );
+    let o = count(&cut);
+    assert!(
+        !o.status.success() && stderr(&o).contains("cut.npy.gz: row 998, record: the input ends 12 bytes into this record of the 1000 its header promises"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    let dir = Dir::new();
+    let (s, r) = big_scene(&dir);
+    // Dense pairs: 12 million rows, far more than a pipe holds; read one line and close it.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        .args([
+            "pairs",
+            "--segments",
+            s.to_str().unwrap(),
+            "--rects",
+            r.to_str().unwrap(),
+        ])
+        .args(["--backend", "cpu"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert_eq!(first, "segment,rect,hit,kind,t_enter,t_exit,entry,exit\n");
+    let o = child.wait_with_output().unwrap();
+    assert!(o.stderr.is_empty(), "printed: {}", stderr(&o));
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            o.status.signal(),
+            Some(13),
+            "ended by SIGPIPE: {:?}",
+            o.status
+        );
+    }
+}
+
+#[test]
+fn a_clean_run_prints_nothing_on_stderr_without_xdg_runtime_dir() {
+    let dir = Dir::new();
+    let (s, r) = (dir.file("s.csv", SEGMENTS), dir.file("r.csv", RECTS));
+    // `auto` lists the adapters, which is where Mesa complains about XDG_RUNTIME_DIR.
+    for backend in ["auto", "cpu"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+            .args(["first-hit", "--segments", s.to_str().unwrap()])
+            .args(["--rects", r.to_str().unwrap(), "--backend", backend])
+            .env_remove("XDG_RUNTIME_DIR")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            o.stderr.is_empty(),
+            "--backend {backend} printed: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn without_a_gpu_driver_the_reason_for_the_cpu_is_one_short_line() {
+    let o = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        .args(["demo", "--backend", "auto"])
+        // The Vulkan loader finds no driver at all.
+        .env("VK_DRIVER_FILES", "/nonexistent/rectcast.json")
+        .env("VK_ICD_FILENAMES", "/nonexistent/rectcast.json")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("backend: "))
+        .expect("a backend line");
+    assert!(line.starts_with("backend: cpu: "), "{line}");
+    assert!(line.len() <= 140, "{} characters: {line}", line.len());
+    if cfg!(target_os = "linux") {
+        assert!(
+            line.contains(
+                "no Vulkan driver found; on Debian or Ubuntu: apt-get install mesa-vulkan-drivers"
+            ),
+            "{line}"
+        );
+    }
+    let info = rectcast(&["info"]);
+    assert!(String::from_utf8_lossy(&info.stdout).contains("adapters found"));
 }

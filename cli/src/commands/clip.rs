@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use rectcast::{ClipTo, Rect, Segment};
 
-use crate::job::{
-    Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
-};
+use crate::job::{Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text};
 use crate::options::{BackendArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};

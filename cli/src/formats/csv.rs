@@ -27,9 +27,8 @@ impl CsvSource {
             .trim(csv::Trim::All)
             .from_reader(data.reader());
         let header = reader.headers().map_err(|e| csv_error(path, &e))?.clone();
-        let at = find_columns(&header, columns).map_err(|message| {
-            FileError::new(path, Place::Line { line: 1, column: 0 }, message)
-        })?;
+        let at = find_columns(&header, columns)
+            .map_err(|message| FileError::new(path, Place::Line { line: 1, column: 0 }, message))?;
         Ok(Self {
             path: path.to_owned(),
             columns,
@@ -64,7 +63,9 @@ fn find_columns(
                     found()
                 ));
             }
-            (Some(_), Some(_)) => return Err(format!("column {name} appears twice in {}", found())),
+            (Some(_), Some(_)) => {
+                return Err(format!("column {name} appears twice in {}", found()));
+            }
         };
     }
     Ok(at)

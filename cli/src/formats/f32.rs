@@ -66,16 +66,22 @@ impl RecordSource for BinarySource {
             Ok(16) => {}
             Ok(0) if self.records.is_none() => return Ok(None),
             Ok(n) => {
-                let promised = self
-                    .records
-                    .map_or(String::new(), |r| format!(" of the {r} its header promises"));
+                let promised = self.records.map_or(String::new(), |r| {
+                    format!(" of the {r} its header promises")
+                });
                 return Err(FileError::new(
                     &self.path,
                     place,
                     format!("the input ends {n} bytes into this record{promised} (16 bytes each)"),
                 ));
             }
-            Err(e) => return Err(FileError::new(&self.path, place, format!("cannot read: {e}"))),
+            Err(e) => {
+                return Err(FileError::new(
+                    &self.path,
+                    place,
+                    format!("cannot read: {e}"),
+                ));
+            }
         }
         let values: [f32; 4] = std::array::from_fn(|i| {
             f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
@@ -108,7 +114,10 @@ fn read_record(reader: &mut impl Read, bytes: &mut [u8; 16]) -> std::io::Result<
 }
 
 /// The input's size when it is a file, and a buffered reader at its start.
-pub fn sized(path: &Path, data: Data) -> Result<(Option<u64>, BufReader<Box<dyn Read>>), FileError> {
+pub fn sized(
+    path: &Path,
+    data: Data,
+) -> Result<(Option<u64>, BufReader<Box<dyn Read>>), FileError> {
     let size = match &data {
         Data::File(file) => Some(
             file.metadata()

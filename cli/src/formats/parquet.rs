@@ -44,7 +44,9 @@ impl ParquetSource {
         let whole = |e: &dyn std::fmt::Display| FileError::new(path, Place::File, e.to_string());
         let Data::File(file) = data else {
             // Its footer, at the end, says where the columns are.
-            return Err(whole(&"Parquet is read from a file, not from a pipe or a gzip stream"));
+            return Err(whole(
+                &"Parquet is read from a file, not from a pipe or a gzip stream",
+            ));
         };
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| whole(&e))?;
         let rows = builder.metadata().file_metadata().num_rows() as u64;
