@@ -10,14 +10,14 @@
 //! counting invalid records skipped with `--skip-invalid`, so rows join back to the inputs.
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use rectcast::{Clipped, FirstHit, PairResult};
 
-use crate::formats::{self, Format, csv::CsvWriter};
+use crate::formats::{Format, Writer};
 use crate::records;
-use crate::table::{Cell, Column, ColumnType, TableWriter};
+use crate::table::{Cell, Column, ColumnType};
 
 /// The tables the commands write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,7 +141,7 @@ enum Target {
 /// Where a command's table goes: its writer, and what to do with it at the end.
 pub struct Sink {
     table: Table,
-    writer: Box<dyn TableWriter>,
+    writer: Writer,
     target: Target,
     rows: u64,
 }
@@ -163,17 +163,15 @@ impl Sink {
         let path = match to {
             To::File(path) => path,
             To::Stdout => {
-                let stdout = BufWriter::with_capacity(formats::BUFFER, std::io::stdout());
-                let writer = CsvWriter::new(stdout, columns).map_err(stdout_error)?;
-                return Ok(Self::new(table, Box::new(writer), Target::Stdout));
+                let writer = Writer::stdout(columns).map_err(stdout_error)?;
+                return Ok(Self::new(table, writer, Target::Stdout));
             }
             To::StdoutAtEnd => {
                 let held = |e| format!("a temporary file for the output: {e}");
                 let file = tempfile::tempfile().map_err(held)?;
                 let copy = file.try_clone().map_err(held)?;
-                let writer = BufWriter::with_capacity(formats::BUFFER, file);
-                let writer = CsvWriter::new(writer, columns).map_err(held)?;
-                return Ok(Self::new(table, Box::new(writer), Target::Held(copy)));
+                let writer = Writer::csv(file, columns).map_err(held)?;
+                return Ok(Self::new(table, writer, Target::Held(copy)));
             }
         };
         let format = Format::of(path);
@@ -191,7 +189,7 @@ impl Sink {
         ))
     }
 
-    fn new(table: Table, writer: Box<dyn TableWriter>, target: Target) -> Self {
+    fn new(table: Table, writer: Writer, target: Target) -> Self {
         Self {
             table,
             writer,
@@ -214,22 +212,20 @@ impl Sink {
         rows: impl IntoIterator<Item = [Cell; N]>,
     ) -> Result<(), String> {
         let columns = self.table.columns();
-        let mut written = Ok(());
-        for row in rows {
+        let table = self.table;
+        let rows = rows.into_iter().inspect(|row| {
             debug_assert!(
                 N == columns.len() && row.iter().zip(columns).all(|(cell, c)| cell.ty() == c.ty),
-                "a row that does not fit the {:?} table",
-                self.table
-            );
-            written = self.writer.row(&row);
-            if written.is_err() {
-                break;
+                "a row that does not fit the {table:?} table",
+            )
+        });
+        match self.writer.batch(rows) {
+            Ok(written) => {
+                self.rows += written;
+                Ok(())
             }
-            self.rows += 1;
+            Err(e) => Err(self.error(e)),
         }
-        written
-            .and_then(|()| self.writer.end_batch())
-            .map_err(|e| self.error(e))
     }
 
     /// Pair rows (`pairs`, `hits`): (segment, rect, result).

@@ -130,6 +130,9 @@ impl Cell {
 
 /// A table being written: what each output format provides. Rows come in batches (a chunk of
 /// the job each); a writer may hold a batch until [`end_batch`](Self::end_batch).
+///
+/// Called through `formats::Writer`, an enum, not a trait object: `row` is inlined into the
+/// loop that builds the cells, so the cells' types are known there and cost nothing to match.
 pub trait TableWriter {
     /// One row: a cell per column, in the columns' order and of their types.
     fn row(&mut self, cells: &[Cell]) -> std::io::Result<()>;
@@ -138,5 +141,19 @@ pub trait TableWriter {
         Ok(())
     }
     /// Completes the table (row count, footer) and flushes it; `rows` rows were written.
-    fn finish(self: Box<Self>, rows: u64) -> std::io::Result<()>;
+    fn finish(self, rows: u64) -> std::io::Result<()>;
+}
+
+/// A boxed writer (a large one, kept off the stack) writes as the writer inside.
+impl<T: TableWriter> TableWriter for Box<T> {
+    #[inline(always)]
+    fn row(&mut self, cells: &[Cell]) -> std::io::Result<()> {
+        (**self).row(cells)
+    }
+    fn end_batch(&mut self) -> std::io::Result<()> {
+        (**self).end_batch()
+    }
+    fn finish(self, rows: u64) -> std::io::Result<()> {
+        (*self).finish(rows)
+    }
 }

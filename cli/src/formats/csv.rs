@@ -4,10 +4,10 @@
 //! empty field, t and coordinates are the shortest decimal that reads back as the same f32,
 //! and sides are joined by `+`. No field written here ever needs quoting.
 
-use std::io::{BufReader, Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::Data;
+use super::{Data, Reader};
 use crate::table::{Cell, Column, FileError, Place, Raw, RecordSource, TableWriter};
 
 /// Reads the records of a CSV file whose header names `columns`, in any order, among others.
@@ -16,7 +16,7 @@ pub struct CsvSource {
     columns: [&'static str; 4],
     /// Where each of `columns` is in a row (0-based).
     at: [usize; 4],
-    reader: csv::Reader<BufReader<Box<dyn Read>>>,
+    reader: csv::Reader<Reader>,
     record: csv::StringRecord,
 }
 
@@ -148,6 +148,7 @@ impl<W: Write> CsvWriter<W> {
 }
 
 impl<W: Write> TableWriter for CsvWriter<W> {
+    #[inline]
     fn row(&mut self, cells: &[Cell]) -> std::io::Result<()> {
         let w = &mut self.out;
         for (i, cell) in cells.iter().enumerate() {
@@ -166,7 +167,7 @@ impl<W: Write> TableWriter for CsvWriter<W> {
         w.write_all(b"\n")
     }
 
-    fn finish(mut self: Box<Self>, _rows: u64) -> std::io::Result<()> {
+    fn finish(mut self, _rows: u64) -> std::io::Result<()> {
         self.out.flush()
     }
 }

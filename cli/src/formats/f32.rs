@@ -2,16 +2,16 @@
 //! and written from a table's four f32 columns (clip's segment; NaN for a miss). The reader
 //! also serves NPY, whose data is the same after its header.
 
-use std::io::{BufReader, Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::Data;
+use super::{Data, Reader};
 use crate::table::{Cell, Column, ColumnType, FileError, Place, Raw, RecordSource, TableWriter};
 
 /// Records of four little-endian f32 after a header of `header` bytes.
 pub struct BinarySource {
     path: PathBuf,
-    reader: BufReader<Box<dyn Read>>,
+    reader: Reader,
     /// How many records there are, when known (a file, or an NPY header); a stream without a
     /// count ends at its end.
     records: Option<u64>,
@@ -24,7 +24,7 @@ impl BinarySource {
     /// bytes, when it is one) must hold them all.
     pub fn new(
         path: &Path,
-        reader: BufReader<Box<dyn Read>>,
+        reader: Reader,
         header: u64,
         records: Option<u64>,
         size: Option<u64>,
@@ -56,40 +56,40 @@ impl RecordSource for BinarySource {
         if Some(self.row) == self.records {
             return Ok(None);
         }
-        let mut bytes = [0u8; 16];
-        let read = read_record(&mut self.reader, &mut bytes);
         let place = Place::Row {
             row: self.row,
             field: "record",
         };
-        match read {
-            Ok(16) => {}
-            Ok(0) if self.records.is_none() => return Ok(None),
-            Ok(n) => {
-                let promised = self.records.map_or(String::new(), |r| {
-                    format!(" of the {r} its header promises")
-                });
-                return Err(FileError::new(
-                    &self.path,
-                    place,
-                    format!("the input ends {n} bytes into this record{promised} (16 bytes each)"),
-                ));
+        // A stream without a count ends where its data does, between two records.
+        if self.records.is_none() {
+            match self.reader.fill_buf() {
+                Ok([]) => return Ok(None),
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(FileError::new(
+                        &self.path,
+                        place,
+                        format!("cannot read: {e}"),
+                    ));
+                }
             }
-            Err(e) => {
-                return Err(FileError::new(
-                    &self.path,
-                    place,
-                    format!("cannot read: {e}"),
-                ));
-            }
+        }
+        let mut bytes = [0u8; 16];
+        if let Err(e) = self.reader.read_exact(&mut bytes) {
+            let message = match (e.kind(), self.records) {
+                (std::io::ErrorKind::UnexpectedEof, None) => {
+                    "the input ends inside this record (16 bytes each)".to_string()
+                }
+                (std::io::ErrorKind::UnexpectedEof, Some(records)) => format!(
+                    "the input ends inside this record, before the {records} its header promises"
+                ),
+                _ => format!("cannot read: {e}"),
+            };
+            return Err(FileError::new(&self.path, place, message));
         }
         let values: [f32; 4] = std::array::from_fn(|i| {
             f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
         });
-        let place = Place::Row {
-            row: self.row,
-            field: "record",
-        };
         self.row += 1;
         Ok(Some(Raw::Values(values, place)))
     }
@@ -99,25 +99,8 @@ impl RecordSource for BinarySource {
     }
 }
 
-/// Reads up to 16 bytes: fewer only at the end of the input.
-fn read_record(reader: &mut impl Read, bytes: &mut [u8; 16]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < 16 {
-        match reader.read(&mut bytes[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
 /// The input's size when it is a file, and a buffered reader at its start.
-pub fn sized(
-    path: &Path,
-    data: Data,
-) -> Result<(Option<u64>, BufReader<Box<dyn Read>>), FileError> {
+pub fn sized(path: &Path, data: Data) -> Result<(Option<u64>, Reader), FileError> {
     let size = match &data {
         Data::File(file) => Some(
             file.metadata()
@@ -164,16 +147,22 @@ impl<W: Write> F32Writer<W> {
 }
 
 impl<W: Write> TableWriter for F32Writer<W> {
+    // Inlined where the cells are made, so that their types are known and the match folds away.
+    #[inline(always)]
     fn row(&mut self, cells: &[Cell]) -> std::io::Result<()> {
-        for cell in cells {
-            if let Cell::F32(v) = cell {
-                self.out.write_all(&v.unwrap_or(f32::NAN).to_le_bytes())?;
-            }
+        // The 4 values on the stack, then one write.
+        let mut row = [0u8; 16];
+        let floats = cells.iter().filter_map(|cell| match cell {
+            Cell::F32(v) => Some(v.unwrap_or(f32::NAN)),
+            _ => None,
+        });
+        for (bytes, v) in row.chunks_exact_mut(4).zip(floats) {
+            bytes.copy_from_slice(&v.to_le_bytes());
         }
-        Ok(())
+        self.out.write_all(&row)
     }
 
-    fn finish(mut self: Box<Self>, _rows: u64) -> std::io::Result<()> {
+    fn finish(mut self, _rows: u64) -> std::io::Result<()> {
         self.out.flush()
     }
 }

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::table::{Column, ColumnType, FileError, RecordSource, TableWriter};
+use crate::table::{Cell, Column, ColumnType, FileError, RecordSource, TableWriter};
 
 /// Why a `.parquet` file cannot be read or written by this build.
 #[cfg(not(feature = "parquet"))]
@@ -110,9 +110,12 @@ impl Input {
     }
 }
 
+/// An input's bytes as one buffered reader, whatever they come from.
+pub type Reader = std::io::BufReader<Box<dyn Read>>;
+
 impl Data {
     /// The bytes as one reader, buffered.
-    pub fn reader(self) -> std::io::BufReader<Box<dyn Read>> {
+    pub fn reader(self) -> Reader {
         let inner: Box<dyn Read> = match self {
             Data::File(file) => Box::new(file),
             Data::Stream(stream) => stream,
@@ -183,27 +186,87 @@ impl Format {
 
     /// A writer of a table of `columns` into `file`, once [`holds`](Self::holds) said yes; the
     /// CSV header is written now, the NPY header now and again at the end.
-    pub fn writer(
-        self,
-        file: File,
-        columns: &'static [Column],
-    ) -> std::io::Result<Box<dyn TableWriter>> {
+    pub fn writer(self, file: File, columns: &'static [Column]) -> std::io::Result<Writer> {
+        let buffered = |file| BufWriter::with_capacity(BUFFER, file);
         Ok(match self {
-            Format::Csv => Box::new(csv::CsvWriter::new(
-                BufWriter::with_capacity(BUFFER, file),
-                columns,
-            )?),
-            Format::Npy => Box::new(npy::NpyWriter::new(
-                BufWriter::with_capacity(BUFFER, file),
-                columns,
-            )?),
-            Format::F32 => Box::new(f32::F32Writer::new(BufWriter::with_capacity(BUFFER, file))),
+            Format::Csv => Writer::Csv(csv::CsvWriter::new(buffered(file), columns)?),
+            Format::Npy => Writer::Npy(npy::NpyWriter::new(buffered(file), columns)?),
+            Format::F32 => Writer::F32(f32::F32Writer::new(buffered(file))),
             // Arrow's writer buffers a row group itself.
             #[cfg(feature = "parquet")]
-            Format::Parquet => Box::new(parquet::ParquetWriter::new(file, columns)?),
+            Format::Parquet => {
+                Writer::Parquet(Box::new(parquet::ParquetWriter::new(file, columns)?))
+            }
             #[cfg(not(feature = "parquet"))]
             Format::Parquet => return Err(std::io::Error::other(NO_PARQUET)),
         })
+    }
+}
+
+/// A table writer of any format. An enum rather than a trait object, so that the loop writing a
+/// batch is compiled once per format with `row` inlined: a row of cells then costs what writing
+/// its values costs.
+pub enum Writer {
+    Csv(csv::CsvWriter<BufWriter<File>>),
+    Stdout(csv::CsvWriter<BufWriter<std::io::Stdout>>),
+    Npy(npy::NpyWriter),
+    F32(f32::F32Writer<BufWriter<File>>),
+    #[cfg(feature = "parquet")]
+    Parquet(Box<parquet::ParquetWriter>),
+}
+
+/// `$body` with `$w` bound to the writer inside, whatever its format.
+macro_rules! each_writer {
+    ($writer:expr, $w:ident => $body:expr) => {
+        match $writer {
+            Writer::Csv($w) => $body,
+            Writer::Stdout($w) => $body,
+            Writer::Npy($w) => $body,
+            Writer::F32($w) => $body,
+            #[cfg(feature = "parquet")]
+            Writer::Parquet($w) => $body,
+        }
+    };
+}
+
+impl Writer {
+    /// CSV to stdout.
+    pub fn stdout(columns: &[Column]) -> std::io::Result<Self> {
+        let out = BufWriter::with_capacity(BUFFER, std::io::stdout());
+        Ok(Writer::Stdout(csv::CsvWriter::new(out, columns)?))
+    }
+
+    /// CSV to a file (rows held for stdout).
+    pub fn csv(file: File, columns: &[Column]) -> std::io::Result<Self> {
+        Ok(Writer::Csv(csv::CsvWriter::new(
+            BufWriter::with_capacity(BUFFER, file),
+            columns,
+        )?))
+    }
+
+    /// Writes `rows` and ends the batch; returns how many rows were written.
+    pub fn batch<const N: usize>(
+        &mut self,
+        rows: impl IntoIterator<Item = [Cell; N]>,
+    ) -> std::io::Result<u64> {
+        fn all<W: TableWriter, const N: usize>(
+            w: &mut W,
+            rows: impl IntoIterator<Item = [Cell; N]>,
+        ) -> std::io::Result<u64> {
+            let mut count = 0;
+            for row in rows {
+                w.row(&row)?;
+                count += 1;
+            }
+            w.end_batch()?;
+            Ok(count)
+        }
+        each_writer!(self, w => all(w, rows))
+    }
+
+    /// Completes the table; `rows` rows were written.
+    pub fn finish(self, rows: u64) -> std::io::Result<()> {
+        each_writer!(self, w => w.finish(rows))
     }
 }
 

@@ -215,6 +215,7 @@ impl ParquetWriter {
 }
 
 impl TableWriter for ParquetWriter {
+    #[inline]
     fn row(&mut self, cells: &[Cell]) -> std::io::Result<()> {
         for (builder, cell) in self.builders.iter_mut().zip(cells) {
             builder.push(cell);
@@ -230,7 +231,7 @@ impl TableWriter for ParquetWriter {
     }
 
     /// Writes the footer; the file is then complete.
-    fn finish(self: Box<Self>, _rows: u64) -> std::io::Result<()> {
+    fn finish(self, _rows: u64) -> std::io::Result<()> {
         self.writer.close().map(|_| ()).map_err(parquet_error)
     }
 }
