@@ -52,9 +52,12 @@ fn extension(path: &Path) -> Option<String> {
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
 }
 
-/// Whether `path` can be read a second time: a plain file, not stdin, a pipe or a device.
+/// Whether `path` can be read a second time, cheaply: a plain file, not stdin, a pipe, a
+/// device, or a gzip stream (which would be decompressed twice).
 pub fn can_read_again(path: &Path) -> bool {
-    path != Path::new(STDIN) && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    path != Path::new(STDIN)
+        && !gzipped(path)
+        && std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
 /// An input's bytes as opened: a plain file, or a stream read once.
