@@ -1,0 +1,234 @@
+"""Segment-vs-rectangle collision for huge batches, exact, on the GPU or the CPU.
+
+A thin layer over the Rust library ``rectcast``: the engine runs with the GIL released, inputs
+are read in place when they are float32 arrays of shape (N, 4) in C order, and results come
+back as a numpy structured array with the fields of the CLI's ``.npy`` output, or as a
+``pyarrow.RecordBatch`` with ``to="arrow"``.
+
+Inputs (``segments``: x0, y0, x1, y1; ``rects``: min_x, min_y, max_x, max_y) may be:
+
+- a numpy float32 array of shape (N, 4), C order: read in place, no copy;
+- any other numeric array of that shape (float64, Fortran order…) with ``copy=True``: converted
+  to float32 in C order first, a documented copy (values that float32 cannot hold exactly are
+  rounded, which changes the question asked);
+- Arrow data (a ``pyarrow.Table`` or ``RecordBatch``, a polars DataFrame, anything with the
+  Arrow PyCapsule interface) with float32 columns named as above, in any order, other columns
+  ignored: the four columns are copied side by side.
+
+Invalid values (NaN, infinities, beyond ±2^62, min > max) raise ``ValueError`` naming the row
+and the field; GPU failures raise ``RuntimeError``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _rectcast
+
+__all__ = [
+    "Engine",
+    "SEGMENT_COLUMNS",
+    "RECT_COLUMNS",
+    "KIND_NAMES",
+    "SIDE_NAMES",
+    "pairs",
+    "first_hit",
+    "hits",
+    "counts",
+    "clip",
+    "default_engine",
+]
+
+SEGMENT_COLUMNS = ("x0", "y0", "x1", "y1")
+RECT_COLUMNS = ("min_x", "min_y", "max_x", "max_y")
+#: The name of each ``kind`` code: 0 miss, 1 inside, 2 enter, 3 exit, 4 cross.
+KIND_NAMES = tuple(_rectcast.kind_names())
+#: The name of each ``entry``/``exit`` value (side bits 1 min_x, 2 max_x, 4 min_y, 8 max_y).
+SIDE_NAMES = tuple(_rectcast.side_names())
+
+
+def _records(data, columns, name, copy):
+    """``data`` as a float32 (N, 4) C-order array, in place when it already is one."""
+    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
+        return _from_arrow(data, columns, name)
+    if not isinstance(data, np.ndarray):
+        raise TypeError(
+            f"{name}: expected a numpy array of shape (N, 4) or Arrow data, found {type(data).__name__}"
+        )
+    if data.ndim != 2 or data.shape[1] != 4:
+        raise ValueError(f"{name}: expected shape (N, 4), found {data.shape}")
+    if data.dtype == np.float32 and data.flags.c_contiguous:
+        return data
+    if not copy:
+        raise TypeError(
+            f"{name}: expected float32 in C order, found {data.dtype}"
+            f"{'' if data.flags.c_contiguous else ', not C-contiguous'}; "
+            "pass copy=True to convert (a copy, and float32 rounding)"
+        )
+    if not np.issubdtype(data.dtype, np.number):
+        raise TypeError(f"{name}: expected numbers, found {data.dtype}")
+    return np.ascontiguousarray(data, dtype=np.float32)
+
+
+def _from_arrow(data, columns, name):
+    import pyarrow as pa
+
+    table = pa.table(data)
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise ValueError(
+            f"{name}: no column {missing[0]}: expected float32 columns {','.join(columns)} "
+            f"(in any order; others are ignored), found {','.join(table.column_names)}"
+        )
+    out = np.empty((table.num_rows, 4), dtype=np.float32)
+    for i, column in enumerate(columns):
+        values = table.column(column)
+        if values.type != pa.float32():
+            raise TypeError(f"{name}: column {column} is {values.type}, expected float")
+        if values.null_count:
+            row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ValueError(f"{name} {row}: {column} is null")
+        out[:, i] = values.to_numpy()
+    return out
+
+
+def _table(columns: dict, to: str):
+    """The columns from the Rust module as a numpy structured array, or an Arrow batch."""
+    if to == "numpy":
+        dtype = np.dtype([(field, values.dtype) for field, values in columns.items()])
+        n = len(next(iter(columns.values()))) if columns else 0
+        out = np.empty(n, dtype=dtype)
+        for field, values in columns.items():
+            out[field] = values
+        return out
+    if to == "arrow":
+        return _arrow(columns)
+    raise ValueError(f'to: expected "numpy" or "arrow", found {to!r}')
+
+
+def _arrow(columns: dict):
+    """The CLI's Parquet columns: indices uint64, t and coordinates float32, kind and sides as
+    names; null where the CSV output is empty (a miss)."""
+    import pyarrow as pa
+
+    kinds = np.array(KIND_NAMES, dtype=object)
+    sides = np.array([s or None for s in SIDE_NAMES], dtype=object)
+    arrays, names = [], []
+    for field, values in columns.items():
+        if field == "kind":
+            array = pa.array(kinds[values], type=pa.string())
+        elif field in ("entry", "exit"):
+            array = pa.array(sides[values], type=pa.string())
+        elif values.dtype == np.float32:
+            array = pa.array(values, mask=np.isnan(values))
+        elif field == "rect" and values.dtype == np.int64:
+            array = pa.array(values.astype(np.uint64), mask=values < 0)
+        else:
+            array = pa.array(values)
+        arrays.append(array)
+        names.append(field)
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+class Engine:
+    """One backend, kept across calls: buffers are reused, so keep the engine.
+
+    ``backend``: ``"auto"`` (a hardware GPU when one opens, else the CPU; ``chosen`` says
+    which and why), ``"gpu"`` (fail without one) or ``"cpu"``. ``threads``: the CPU backend's
+    worker threads, 0 for one per core.
+    """
+
+    def __init__(self, backend: str = "auto", threads: int = 0):
+        self._engine = _rectcast.Engine(backend, threads)
+
+    @property
+    def chosen(self) -> str:
+        """What the engine runs on, and why."""
+        return self._engine.chosen
+
+    def __repr__(self) -> str:
+        return f"rectcast.Engine({self.chosen!r})"
+
+    def _inputs(self, segments, rects, copy):
+        return (
+            _records(segments, SEGMENT_COLUMNS, "segments", copy),
+            _records(rects, RECT_COLUMNS, "rects", copy),
+        )
+
+    def pairs(self, segments, rects, *, to: str = "numpy", copy: bool = False):
+        """Every segment against every rect, one row per pair, segment-major.
+
+        Fields: segment, rect (uint64), hit (bool), kind (uint8), t_enter, t_exit (float32, NaN
+        on a miss), entry, exit (uint8 side bits)."""
+        s, r = self._inputs(segments, rects, copy)
+        return _table(self._engine.pairs(s, r), to)
+
+    def first_hit(self, segments, rects, *, to: str = "numpy", copy: bool = False):
+        """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
+
+        One row per segment; ``rect`` is -1 (null in Arrow) and ``kind`` 0 on a miss."""
+        s, r = self._inputs(segments, rects, copy)
+        return _table(self._engine.first_hit(s, r), to)
+
+    def hits(self, segments, rects, *, to: str = "numpy", copy: bool = False):
+        """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
+        s, r = self._inputs(segments, rects, copy)
+        return _table(self._engine.hits(s, r), to)
+
+    def counts(self, segments, rects, *, to: str = "numpy", copy: bool = False):
+        """Hits per rect: one row (rect, hits) per rect."""
+        s, r = self._inputs(segments, rects, copy)
+        return _table(self._engine.counts(s, r), to)
+
+    def clip(self, segments, rect=None, *, rects=None, to: str = "numpy", copy: bool = False):
+        """Each segment clipped to ``rect`` (min_x, min_y, max_x, max_y), or to its own row of
+        ``rects``. Fields: segment, kind, x0, y0, x1, y1 (NaN on a miss)."""
+        if (rect is None) == (rects is None):
+            raise TypeError("clip: give rect or rects")
+        s = _records(segments, SEGMENT_COLUMNS, "segments", copy)
+        if rect is not None:
+            one = np.asarray(rect, dtype=np.float32).reshape(1, 4)
+            return _table(self._engine.clip(s, np.ascontiguousarray(one), False), to)
+        r = _records(rects, RECT_COLUMNS, "rects", copy)
+        if len(r) != len(s):
+            raise ValueError(
+                f"rects: clipping to one rect per segment needs as many rects as segments: "
+                f"{len(s)} segments, {len(r)} rects"
+            )
+        return _table(self._engine.clip(s, r, True), to)
+
+
+_default = None
+
+
+def default_engine() -> Engine:
+    """The engine the module-level functions use: ``Engine("auto")``, made on first use."""
+    global _default
+    if _default is None:
+        _default = Engine()
+    return _default
+
+
+def pairs(segments, rects, **options):
+    """``default_engine().pairs(...)``."""
+    return default_engine().pairs(segments, rects, **options)
+
+
+def first_hit(segments, rects, **options):
+    """``default_engine().first_hit(...)``."""
+    return default_engine().first_hit(segments, rects, **options)
+
+
+def hits(segments, rects, **options):
+    """``default_engine().hits(...)``."""
+    return default_engine().hits(segments, rects, **options)
+
+
+def counts(segments, rects, **options):
+    """``default_engine().counts(...)``."""
+    return default_engine().counts(segments, rects, **options)
+
+
+def clip(segments, rect=None, **options):
+    """``default_engine().clip(...)``."""
+    return default_engine().clip(segments, rect, **options)
