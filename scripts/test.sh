@@ -8,7 +8,9 @@
 #   - builds and smoke-runs the benchmarks once, before the suite;
 #   - tests the library built without GPU backends (`default-features = false`);
 #   - builds and tests the CLI's optional `parquet` feature too;
-#   - builds the docs as docs.rs would, warnings being errors.
+#   - builds the docs as docs.rs would, warnings being errors;
+#   - builds the Python package (python/) into a virtual environment, .venv, made here with
+#     what it needs from PyPI (maturin, numpy, pyarrow, dask, pytest), and runs its pytest suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,3 +47,21 @@ RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace
 cargo test --release --locked -p rectcast --no-default-features --test cpu_only
 cargo test --release --locked --test streaming
 cargo test --release --locked --features rectcast-cli/parquet
+
+# The Python package: a venv of its own, the wheel built by maturin, then pytest, whose summary
+# closes the log. Its tests compare with the `rectcast` binary built above.
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv || {
+        echo "scripts/test.sh: '$python -m venv' failed; on Debian: apt-get install python3-venv" >&2
+        exit 1
+    }
+fi
+pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
+pip install "maturin>=1.9,<2"
+rm -rf target/wheels
+.venv/bin/maturin build --release --locked -m python/Cargo.toml -o target/wheels -i .venv/bin/python
+wheel=$(echo target/wheels/rectcast-*.whl)
+pip install "$wheel[test]"                      # its dependencies and the test extras
+pip install --force-reinstall --no-deps "$wheel" # this build, even at an unchanged version
+RECTCAST_BIN="$PWD/target/release/rectcast" .venv/bin/pytest python/tests

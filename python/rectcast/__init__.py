@@ -7,7 +7,8 @@ back as a numpy structured array with the fields of the CLI's ``.npy`` output, o
 
 Inputs (``segments``: x0, y0, x1, y1; ``rects``: min_x, min_y, max_x, max_y) may be:
 
-- a numpy float32 array of shape (N, 4), C order: read in place, no copy;
+- a numpy float32 array of shape (N, 4), C order: read in place, no copy (unless its buffer is
+  not aligned to 4 bytes, as a deserialized one may be: then it is copied to one that is);
 - any other numeric array of that shape (float64, Fortran order…) with ``copy=True``: converted
   to float32 in C order first, a documented copy (values that float32 cannot hold exactly are
   rounded, which changes the question asked);
@@ -58,7 +59,9 @@ def _records(data, columns, name, copy):
     if data.ndim != 2 or data.shape[1] != 4:
         raise ValueError(f"{name}: expected shape (N, 4), found {data.shape}")
     if data.dtype == np.float32 and data.flags.c_contiguous:
-        return data
+        # Read in place; only an unaligned buffer (as a deserialized one may be) is copied,
+        # since Rust reads f32 values at aligned addresses.
+        return data if data.flags.aligned else np.require(data, requirements=["C", "A"])
     if not copy:
         raise TypeError(
             f"{name}: expected float32 in C order, found {data.dtype}"

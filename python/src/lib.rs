@@ -35,7 +35,7 @@ fn records<'a, T: bytemuck::Pod>(
         )));
     }
     let values = array.as_slice().map_err(|_| {
-        PyValueError::new_err(format!("{name}: expected a C-contiguous array"))
+        PyValueError::new_err(format!("{name}: expected a C-contiguous, aligned array"))
     })?;
     Ok(bytemuck::cast_slice(values))
 }

@@ -1,0 +1,131 @@
+"""The queries over a Dask DataFrame of segments, partition by partition, on every worker.
+
+The segments are a ``dask.dataframe.DataFrame`` with float32 columns ``x0, y0, x1, y1`` (others
+are ignored), for example ``dd.read_parquet("trajectories/")``; the rects are one numpy array
+(or Arrow table) held in memory, sent to each worker once. ``segment`` in the results is the
+row's position in the whole DataFrame, counted over the partitions in order, so the rows equal
+those of the single-process call on the concatenated segments, whatever the partitioning.
+
+Each worker thread keeps one engine (``backend="auto"`` uses the worker's GPU when it has one).
+``threads`` is the CPU backend's threads per task: 1 by default, since Dask already runs one
+task per worker thread.
+
+The same per-partition functions (``first_hit_frame`` and co.) plug into other engines that
+hand out batches: Ray Data's ``map_batches`` and Spark's ``mapInArrow`` (see the README).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pandas as pd
+
+import rectcast
+
+__all__ = ["first_hit", "hits", "counts", "first_hit_frame", "hits_frame", "counts_array"]
+
+_local = threading.local()
+
+
+def _engine(backend: str, threads: int) -> rectcast.Engine:
+    """This thread's engine for (backend, threads), made on first use and kept."""
+    engines = getattr(_local, "engines", None)
+    if engines is None:
+        engines = _local.engines = {}
+    key = (backend, threads)
+    if key not in engines:
+        engines[key] = rectcast.Engine(backend, threads)
+    return engines[key]
+
+
+def _segments(frame: pd.DataFrame) -> np.ndarray:
+    """A partition's segment columns, side by side as float32 (N, 4), C order."""
+    missing = [c for c in rectcast.SEGMENT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"segments: no column {missing[0]}: expected columns {','.join(rectcast.SEGMENT_COLUMNS)} "
+            f"(in any order; others are ignored), found {','.join(map(str, frame.columns))}"
+        )
+    values = frame[list(rectcast.SEGMENT_COLUMNS)].to_numpy()
+    if values.dtype != np.float32:
+        raise TypeError(f"segments: expected float32 columns, found {values.dtype}")
+    return np.ascontiguousarray(values)
+
+
+def _frame(rows: np.ndarray, offset: int) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    frame["segment"] += np.uint64(offset)
+    return frame
+
+
+def first_hit_frame(frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1):
+    """First hits of one batch of segments as a pandas DataFrame; ``segment`` counts from
+    ``offset``."""
+    rows = _engine(backend, threads).first_hit(_segments(frame), rects)
+    return _frame(rows, offset)
+
+
+def hits_frame(frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1):
+    """Hitting pairs of one batch of segments as a pandas DataFrame; ``segment`` counts from
+    ``offset``."""
+    rows = _engine(backend, threads).hits(_segments(frame), rects)
+    return _frame(rows, offset)
+
+
+def counts_array(frame: pd.DataFrame, rects, backend: str = "auto", threads: int = 1) -> np.ndarray:
+    """Hits per rect of one batch of segments (uint64, one per rect)."""
+    return _engine(backend, threads).counts(_segments(frame), rects)["hits"]
+
+
+def _meta(query: str) -> pd.DataFrame:
+    """The empty result of `query`: the columns and dtypes of every partition's result."""
+    nothing = np.zeros((0, 4), np.float32)
+    rows = getattr(rectcast.Engine("cpu", 1), query)(nothing, nothing)
+    return pd.DataFrame(rows)
+
+
+def _offsets(ddf) -> list:
+    """Where each partition's rows start in the whole DataFrame."""
+    lengths = ddf.map_partitions(len).compute()
+    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))[:-1]]).tolist()
+
+
+def _per_partition(ddf, rects, query, frame_function, backend, threads):
+    import dask
+
+    rects = rectcast._records(rects, rectcast.RECT_COLUMNS, "rects", copy=False)
+    shared = dask.delayed(rects, pure=True)  # one key: each worker fetches the rects once
+    offsets = _offsets(ddf)
+
+    def run(frame, rects, partition_info=None):
+        offset = 0
+        return frame_function(frame, rects, offset, backend, threads)
+
+    return ddf.map_partitions(run, shared, meta=_meta(query), align_dataframes=False)
+
+
+def first_hit(ddf, rects, backend: str = "auto", threads: int = 1):
+    """Each segment's first hit, as a lazy Dask DataFrame (one row per segment, in order)."""
+    return _per_partition(ddf, rects, "first_hit", first_hit_frame, backend, threads)
+
+
+def hits(ddf, rects, backend: str = "auto", threads: int = 1):
+    """The hitting pairs in (segment, rect) order, as a lazy Dask DataFrame."""
+    return _per_partition(ddf, rects, "hits", hits_frame, backend, threads)
+
+
+def counts(ddf, rects, backend: str = "auto", threads: int = 1) -> np.ndarray:
+    """Hits per rect over the whole DataFrame, summed across partitions (computed now): a
+    structured array (rect, hits) like ``rectcast.counts``."""
+    import dask
+
+    rects = rectcast._records(rects, rectcast.RECT_COLUMNS, "rects", copy=False)
+    shared = dask.delayed(rects, pure=True)
+    parts = [dask.delayed(counts_array)(p, shared, backend, threads) for p in ddf.to_delayed()]
+    total = dask.delayed(lambda arrays: np.sum(arrays, axis=0, dtype=np.uint64))(parts)
+    # The table of no segments: every rect, with its fields, and no hits yet.
+    out = rectcast.Engine("cpu", 1).counts(np.zeros((0, 4), np.float32), rects)
+    if parts:
+        out["hits"] = total.compute()
+    return out
