@@ -99,7 +99,7 @@ def _per_partition(ddf, rects, query, frame_function, backend, threads):
     offsets = _offsets(ddf)
 
     def run(frame, rects, partition_info=None):
-        offset = 0
+        offset = offsets[partition_info["number"]] if partition_info else 0
         return frame_function(frame, rects, offset, backend, threads)
 
     return ddf.map_partitions(run, shared, meta=_meta(query), align_dataframes=False)
