@@ -60,7 +60,7 @@ fi
 pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
 pip install "maturin>=1.9,<2"
 rm -rf target/wheels
-.venv/bin/maturin build --release --locked -m python/Cargo.toml -o target/wheels -i .venv/bin/python
+.venv/bin/maturin build --release --locked --strip -m python/Cargo.toml -o target/wheels -i .venv/bin/python
 wheel=$(echo target/wheels/rectcast-*.whl)
 pip install "$wheel[test]"                      # its dependencies and the test extras
 pip install --force-reinstall --no-deps "$wheel" # this build, even at an unchanged version

@@ -95,33 +95,32 @@ def _from_arrow(data, columns, name):
     return out
 
 
-def _table(columns: dict, to: str):
-    """The columns from the Rust module as a numpy structured array, or an Arrow batch."""
+def _table(packed, to: str):
+    """The packed rows from the Rust module as a numpy structured array (a view of its bytes,
+    no copy), or an Arrow batch."""
+    data, descr = packed
+    rows = data.view(np.dtype(list(descr)))
     if to == "numpy":
-        dtype = np.dtype([(field, values.dtype) for field, values in columns.items()])
-        n = len(next(iter(columns.values()))) if columns else 0
-        out = np.empty(n, dtype=dtype)
-        for field, values in columns.items():
-            out[field] = values
-        return out
+        return rows
     if to == "arrow":
-        return _arrow(columns)
+        return _arrow(rows)
     raise ValueError(f'to: expected "numpy" or "arrow", found {to!r}')
 
 
-def _arrow(columns: dict):
+def _arrow(rows: np.ndarray):
     """The CLI's Parquet columns: indices uint64, t and coordinates float32, kind and sides as
     names; null where the CSV output is empty (a miss)."""
     import pyarrow as pa
 
-    kinds = np.array(KIND_NAMES, dtype=object)
-    sides = np.array([s or None for s in SIDE_NAMES], dtype=object)
-    arrays, names = [], []
-    for field, values in columns.items():
+    kinds = pa.array(KIND_NAMES, type=pa.string())
+    sides = pa.array([s or None for s in SIDE_NAMES], type=pa.string())
+    arrays = []
+    for field in rows.dtype.names:
+        values = np.ascontiguousarray(rows[field])
         if field == "kind":
-            array = pa.array(kinds[values], type=pa.string())
+            array = kinds.take(pa.array(values))
         elif field in ("entry", "exit"):
-            array = pa.array(sides[values], type=pa.string())
+            array = sides.take(pa.array(values))
         elif values.dtype == np.float32:
             array = pa.array(values, mask=np.isnan(values))
         elif field == "rect" and values.dtype == np.int64:
@@ -129,8 +128,7 @@ def _arrow(columns: dict):
         else:
             array = pa.array(values)
         arrays.append(array)
-        names.append(field)
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+    return pa.RecordBatch.from_arrays(arrays, names=list(rows.dtype.names))
 
 
 class Engine:

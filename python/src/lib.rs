@@ -1,17 +1,18 @@
 //! `rectcast._rectcast`: the library's engine for Python. Inputs are numpy float32 arrays of
-//! shape (N, 4), read in place (no copy); results come back as named columns, one numpy array
-//! each, with the fields of the CLI's `.npy` output. The Python package (`rectcast/`) turns
-//! them into a structured array or an Arrow batch; no contract logic lives there or here.
+//! shape (N, 4), read in place (no copy); results come back as packed rows with the fields of
+//! the CLI's `.npy` output (bytes and a dtype description), which the Python package
+//! (`rectcast/`) views as a structured array without a copy, or turns into an Arrow batch. No
+//! contract logic lives there or here.
 
 use std::sync::Mutex;
 
-use numpy::{IntoPyArray, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use rayon::prelude::*;
 use rectcast::{
-    Backend, Batch, ClipTo, CpuOptions, Engine, Error, FirstHit, Kind, PairResult, Rect,
-    Segment, Sides,
+    Backend, Batch, ClipTo, CpuOptions, Engine, Error, FirstHit, Kind, PairResult, Rect, Segment,
+    Sides,
 };
 
 /// A library error as a Python exception: bad input is a `ValueError` (it names the array,
@@ -40,39 +41,124 @@ fn records<'a, T: bytemuck::Pod>(
     Ok(bytemuck::cast_slice(values))
 }
 
-/// Named columns, in order, as a dict of numpy arrays.
-struct Columns<'py> {
-    dict: Bound<'py, PyDict>,
+/// A field's numpy type, packed little-endian (the CLI's `.npy` types).
+#[derive(Clone, Copy)]
+enum Ty {
+    U64,
+    I64,
+    Bool,
+    U8,
+    F32,
 }
 
-impl<'py> Columns<'py> {
-    fn new(py: Python<'py>) -> Self {
-        Self {
-            dict: PyDict::new(py),
+impl Ty {
+    fn descr(self) -> &'static str {
+        match self {
+            Ty::U64 => "<u8",
+            Ty::I64 => "<i8",
+            Ty::Bool => "|b1",
+            Ty::U8 => "|u1",
+            Ty::F32 => "<f4",
         }
     }
-
-    fn add<T: numpy::Element>(self, name: &str, values: Vec<T>) -> PyResult<Self> {
-        let py = self.dict.py();
-        self.dict.set_item(name, values.into_pyarray(py))?;
-        Ok(self)
-    }
-
-    /// kind, t_enter, t_exit (NaN on a miss), entry, exit of each result.
-    fn results<'r>(self, results: impl Iterator<Item = &'r PairResult> + Clone) -> PyResult<Self> {
-        let t = |r: &PairResult, t: f32| if r.hit() { t } else { f32::NAN };
-        self.add("kind", results.clone().map(|r| r.kind() as u8).collect())?
-            .add("t_enter", results.clone().map(|r| t(r, r.t_enter)).collect())?
-            .add("t_exit", results.clone().map(|r| t(r, r.t_exit)).collect())?
-            .add("entry", results.clone().map(|r| r.entry_sides().bits() as u8).collect())?
-            .add("exit", results.map(|r| r.exit_sides().bits() as u8).collect())
+    fn size(self) -> usize {
+        match self {
+            Ty::U64 | Ty::I64 => 8,
+            Ty::F32 => 4,
+            Ty::Bool | Ty::U8 => 1,
+        }
     }
 }
+
+/// One row's bytes being written, field after field.
+struct Row<'a> {
+    bytes: &'a mut [u8],
+    at: usize,
+}
+
+impl Row<'_> {
+    fn put<const N: usize>(&mut self, value: [u8; N]) -> &mut Self {
+        self.bytes[self.at..self.at + N].copy_from_slice(&value);
+        self.at += N;
+        self
+    }
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.put(v.to_le_bytes())
+    }
+    fn i64(&mut self, v: i64) -> &mut Self {
+        self.put(v.to_le_bytes())
+    }
+    fn u8(&mut self, v: u8) -> &mut Self {
+        self.put([v])
+    }
+    fn f32(&mut self, v: f32) -> &mut Self {
+        self.put(v.to_le_bytes())
+    }
+    /// kind, t_enter, t_exit (NaN on a miss), entry, exit.
+    fn result(&mut self, r: &PairResult) -> &mut Self {
+        let t = |t: f32| if r.hit() { t } else { f32::NAN };
+        self.u8(r.kind() as u8)
+            .f32(t(r.t_enter))
+            .f32(t(r.t_exit))
+            .u8(r.entry_sides().bits() as u8)
+            .u8(r.exit_sides().bits() as u8)
+    }
+}
+
+/// The fields `result` writes.
+const RESULT: [(&str, Ty); 5] = [
+    ("kind", Ty::U8),
+    ("t_enter", Ty::F32),
+    ("t_exit", Ty::F32),
+    ("entry", Ty::U8),
+    ("exit", Ty::U8),
+];
+
+/// Rows of `fields`, packed as numpy lays out a structured dtype of them: the bytes (a uint8
+/// array, handed over without a copy) and the dtype's description, for Python to view them as
+/// a structured array, again without a copy. `write` fills row `i`'s fields in order.
+fn rows<'py, T>(
+    py: Python<'py>,
+    fields: &[(&'static str, Ty)],
+    items: &[T],
+    write: impl Fn(usize, &T, &mut Row<'_>) + Sync,
+) -> PyResult<(Bound<'py, PyArray1<u8>>, Vec<(&'static str, &'static str)>)>
+where
+    T: Sync,
+{
+    let size: usize = fields.iter().map(|(_, ty)| ty.size()).sum();
+    let mut bytes = vec![0u8; items.len() * size];
+    // Blocks of rows on every core, the GIL released: packing is a memory-bound pass, and it
+    // is most of what the Python layer adds to the library's call.
+    const BLOCK: usize = 1 << 14;
+    py.detach(|| {
+        bytes
+            .par_chunks_mut((BLOCK * size).max(1))
+            .zip(items.par_chunks(BLOCK))
+            .enumerate()
+            .for_each(|(b, (block, items))| {
+                for (k, (row, item)) in block.chunks_exact_mut(size).zip(items).enumerate() {
+                    let mut row = Row { bytes: row, at: 0 };
+                    write(b * BLOCK + k, item, &mut row);
+                    debug_assert_eq!(row.at, size, "a row that does not fill its fields");
+                }
+            });
+    });
+    let descr = fields
+        .iter()
+        .map(|(name, ty)| (*name, ty.descr()))
+        .collect();
+    Ok((bytes.into_pyarray(py), descr))
+}
+
+type Packed<'py> = (Bound<'py, PyArray1<u8>>, Vec<(&'static str, &'static str)>);
 
 /// An engine on one backend, kept across calls (its buffers are reused).
 #[pyclass(name = "Engine", module = "rectcast._rectcast")]
 struct PyEngine {
     engine: Mutex<Engine>,
+    /// First hits, kept between calls: a fresh one would cost its page faults every call.
+    first_hits: Mutex<Vec<FirstHit>>,
 }
 
 impl PyEngine {
@@ -114,6 +200,7 @@ impl PyEngine {
             .map_err(raise)?;
         Ok(Self {
             engine: Mutex::new(engine),
+            first_hits: Mutex::new(Vec::new()),
         })
     }
 
@@ -124,24 +211,47 @@ impl PyEngine {
         engine.chosen().to_string()
     }
 
+    /// Seconds the library's own `first_hit` takes on these arrays, nothing converted: what
+    /// the Python layer's overhead is measured against (python/benches/).
+    fn _library_first_hit_seconds(
+        &self,
+        py: Python<'_>,
+        segments: PyReadonlyArray2<'_, f32>,
+        rects: PyReadonlyArray2<'_, f32>,
+    ) -> PyResult<f64> {
+        let s: &[Segment] = records(&segments, "segments")?;
+        let r: &[Rect] = records(&rects, "rects")?;
+        let mut out = vec![FirstHit::NONE; s.len()];
+        self.run(py, |e| {
+            let start = std::time::Instant::now();
+            e.first_hit_into(&Batch::new(s, r), &mut out)
+                .map(|()| start.elapsed().as_secs_f64())
+        })
+    }
+
     /// Every segment against every rect, segment-major.
     fn pairs<'py>(
         &self,
         py: Python<'py>,
         segments: PyReadonlyArray2<'py, f32>,
         rects: PyReadonlyArray2<'py, f32>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
         let r: &[Rect] = records(&rects, "rects")?;
         let results = self.run(py, |e| e.pairs(s, r))?;
-        let m = r.len().max(1) as u64;
-        let index = 0..results.len() as u64;
-        Columns::new(py)
-            .add("segment", index.clone().map(|i| i / m).collect())?
-            .add("rect", index.map(|i| i % m).collect())?
-            .add("hit", results.iter().map(PairResult::hit).collect())?
-            .results(results.iter())
-            .map(|c| c.dict)
+        let m = r.len().max(1);
+        let fields = [("segment", Ty::U64), ("rect", Ty::U64), ("hit", Ty::Bool)];
+        rows(
+            py,
+            &[&fields[..], &RESULT].concat(),
+            &results,
+            |i, result, row| {
+                row.u64((i / m) as u64)
+                    .u64((i % m) as u64)
+                    .u8(result.hit() as u8)
+                    .result(result);
+            },
+        )
     }
 
     /// The closest hit of each segment (ties: the lowest rect); rect -1 on a miss.
@@ -150,21 +260,24 @@ impl PyEngine {
         py: Python<'py>,
         segments: PyReadonlyArray2<'py, f32>,
         rects: PyReadonlyArray2<'py, f32>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
         let r: &[Rect] = records(&rects, "rects")?;
-        let first = self.run(py, |e| e.first_hit(&Batch::new(s, r)))?;
-        Columns::new(py)
-            .add("segment", (0..first.len() as u64).collect())?
-            .add(
-                "rect",
-                first
-                    .iter()
-                    .map(|f: &FirstHit| f.rect().map_or(-1, i64::from))
-                    .collect(),
-            )?
-            .results(first.iter().map(|f| &f.result))
-            .map(|c| c.dict)
+        let mut first = self.first_hits.lock().unwrap_or_else(|p| p.into_inner());
+        first.resize(s.len(), FirstHit::NONE);
+        let out: &mut [FirstHit] = &mut first;
+        self.run(py, |e| e.first_hit_into(&Batch::new(s, r), out))?;
+        let fields = [("segment", Ty::U64), ("rect", Ty::I64)];
+        rows(
+            py,
+            &[&fields[..], &RESULT].concat(),
+            &first,
+            |i, f: &FirstHit, row| {
+                row.u64(i as u64)
+                    .i64(f.rect().map_or(-1, i64::from))
+                    .result(&f.result);
+            },
+        )
     }
 
     /// Only the hitting pairs, in (segment, rect) order.
@@ -173,16 +286,17 @@ impl PyEngine {
         py: Python<'py>,
         segments: PyReadonlyArray2<'py, f32>,
         rects: PyReadonlyArray2<'py, f32>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
         let r: &[Rect] = records(&rects, "rects")?;
         let hits = self.run(py, |e| e.hits(&Batch::new(s, r)))?;
-        Columns::new(py)
-            .add("segment", hits.iter().map(|h| u64::from(h.segment)).collect())?
-            .add("rect", hits.iter().map(|h| u64::from(h.rect)).collect())?
-            .add("hit", vec![true; hits.len()])?
-            .results(hits.iter().map(|h| &h.result))
-            .map(|c| c.dict)
+        let fields = [("segment", Ty::U64), ("rect", Ty::U64), ("hit", Ty::Bool)];
+        rows(py, &[&fields[..], &RESULT].concat(), &hits, |_, h, row| {
+            row.u64(u64::from(h.segment))
+                .u64(u64::from(h.rect))
+                .u8(1)
+                .result(&h.result);
+        })
     }
 
     /// Hits per rect.
@@ -191,14 +305,14 @@ impl PyEngine {
         py: Python<'py>,
         segments: PyReadonlyArray2<'py, f32>,
         rects: PyReadonlyArray2<'py, f32>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
         let r: &[Rect] = records(&rects, "rects")?;
         let counts = self.run(py, |e| e.counts(&Batch::new(s, r)))?;
-        Columns::new(py)
-            .add("rect", (0..r.len() as u64).collect())?
-            .add("hits", counts.per_rect)
-            .map(|c| c.dict)
+        let fields = [("rect", Ty::U64), ("hits", Ty::U64)];
+        rows(py, &fields, &counts.per_rect, |i, hits, row| {
+            row.u64(i as u64).u64(*hits);
+        })
     }
 
     /// Each segment clipped to `rect` (one rect, shape (1, 4)) or to its own row of `rects`
@@ -210,7 +324,7 @@ impl PyEngine {
         segments: PyReadonlyArray2<'py, f32>,
         rects: PyReadonlyArray2<'py, f32>,
         per_segment: bool,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
         let r: &[Rect] = records(&rects, "rects")?;
         let to = match (per_segment, r) {
@@ -224,35 +338,48 @@ impl PyEngine {
             }
         };
         let clipped = self.run(py, |e| e.clip(s, to))?;
-        let end = |f: fn(&Segment) -> f32| -> Vec<f32> {
-            clipped
-                .iter()
-                .map(|c| c.segment.as_ref().map_or(f32::NAN, f))
-                .collect()
-        };
-        Columns::new(py)
-            .add("segment", (0..clipped.len() as u64).collect())?
-            .add("kind", clipped.iter().map(|c| c.kind() as u8).collect())?
-            .add("x0", end(|p| p.x0))?
-            .add("y0", end(|p| p.y0))?
-            .add("x1", end(|p| p.x1))?
-            .add("y1", end(|p| p.y1))
-            .map(|c| c.dict)
+        let fields = [
+            ("segment", Ty::U64),
+            ("kind", Ty::U8),
+            ("x0", Ty::F32),
+            ("y0", Ty::F32),
+            ("x1", Ty::F32),
+            ("y1", Ty::F32),
+        ];
+        rows(py, &fields, &clipped, |i, c, row| {
+            let [x0, y0, x1, y1] = c
+                .segment
+                .map_or([f32::NAN; 4], |p| [p.x0, p.y0, p.x1, p.y1]);
+            row.u64(i as u64)
+                .u8(c.kind() as u8)
+                .f32(x0)
+                .f32(y0)
+                .f32(x1)
+                .f32(y1);
+        })
     }
 }
 
 /// The name of each kind code (0 miss, 1 inside, 2 enter, 3 exit, 4 cross).
 #[pyfunction]
 fn kind_names() -> Vec<&'static str> {
-    [Kind::Miss, Kind::Inside, Kind::Enter, Kind::Exit, Kind::Cross]
-        .map(Kind::name)
-        .to_vec()
+    [
+        Kind::Miss,
+        Kind::Inside,
+        Kind::Enter,
+        Kind::Exit,
+        Kind::Cross,
+    ]
+    .map(Kind::name)
+    .to_vec()
 }
 
 /// The name of each set of sides, by its bits (1 min_x, 2 max_x, 4 min_y, 8 max_y): `min_x+min_y`.
 #[pyfunction]
 fn side_names() -> Vec<String> {
-    (0..16).map(|bits| Sides::from_bits(bits).to_string()).collect()
+    (0..16)
+        .map(|bits| Sides::from_bits(bits).to_string())
+        .collect()
 }
 
 #[pymodule]

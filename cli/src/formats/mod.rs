@@ -55,9 +55,7 @@ fn extension(path: &Path) -> Option<String> {
 /// Whether `path` can be read a second time, cheaply: a plain file, not stdin, a pipe, a
 /// device, or a gzip stream (which would be decompressed twice).
 pub fn can_read_again(path: &Path) -> bool {
-    path != Path::new(STDIN)
-        && !gzipped(path)
-        && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    path != Path::new(STDIN) && !gzipped(path) && std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
 /// An input's bytes as opened: a plain file, or a stream read once.
