@@ -114,6 +114,9 @@ const RESULT: [(&str, Ty); 5] = [
     ("exit", Ty::U8),
 ];
 
+/// Packed rows and the description of their numpy dtype.
+type Packed<'py> = (Bound<'py, PyArray1<u8>>, Vec<(&'static str, &'static str)>);
+
 /// Rows of `fields`, packed as numpy lays out a structured dtype of them: the bytes (a uint8
 /// array, handed over without a copy) and the dtype's description, for Python to view them as
 /// a structured array, again without a copy. `write` fills row `i`'s fields in order.
@@ -122,7 +125,7 @@ fn rows<'py, T>(
     fields: &[(&'static str, Ty)],
     items: &[T],
     write: impl Fn(usize, &T, &mut Row<'_>) + Sync,
-) -> PyResult<(Bound<'py, PyArray1<u8>>, Vec<(&'static str, &'static str)>)>
+) -> PyResult<Packed<'py>>
 where
     T: Sync,
 {
@@ -150,8 +153,6 @@ where
         .collect();
     Ok((bytes.into_pyarray(py), descr))
 }
-
-type Packed<'py> = (Bound<'py, PyArray1<u8>>, Vec<(&'static str, &'static str)>);
 
 /// An engine on one backend, kept across calls (its buffers are reused).
 #[pyclass(name = "Engine", module = "rectcast._rectcast")]
