@@ -56,16 +56,23 @@ def main():
     print(f"engine: {engine.chosen}")
     engine.first_hit(segments, rects)  # warm-up: buffers, threads
 
-    library = sorted(engine._engine._library_first_hit_seconds(segments, rects)
-                     for _ in range(args.repeat))[args.repeat // 2]
+    def library_seconds(into):
+        runs = sorted(engine._engine._library_first_hit_seconds(segments, rects, into)
+                      for _ in range(args.repeat))
+        return runs[args.repeat // 2]
+
+    library = library_seconds(False)
+    library_into = library_seconds(True)
     _, numpy_out = best_and_median(lambda: engine.first_hit(segments, rects), args.repeat)
     _, arrow_out = best_and_median(lambda: engine.first_hit(segments, rects, to="arrow"), args.repeat)
     print("\nfirst hit, median of", args.repeat)
-    row("the library's own call (Engine::first_hit_into)", library, pairs)
+    row("the library: Engine::first_hit (a fresh Vec<FirstHit>)", library, pairs)
+    row("the library: Engine::first_hit_into (a buffer reused)", library_into, pairs)
     row("rectcast.Engine.first_hit -> numpy structured array", numpy_out, pairs)
     row("rectcast.Engine.first_hit -> pyarrow.RecordBatch", arrow_out, pairs)
-    print(f"Python overhead over the library call: numpy {100 * (numpy_out / library - 1):.1f} %, "
-          f"arrow {100 * (arrow_out / library - 1):.1f} %")
+    print(f"Python over Engine::first_hit: numpy {100 * (numpy_out / library - 1):.1f} %, "
+          f"arrow {100 * (arrow_out / library - 1):.1f} %; "
+          f"numpy over first_hit_into: {100 * (numpy_out / library_into - 1):.1f} %")
 
     # The peer: shapely 2, an STRtree over the boxes queried with every segment's line, which
     # finds the intersecting pairs (no parameters, no sides): rectcast's `hits`.

@@ -114,6 +114,32 @@ const RESULT: [(&str, Ty); 5] = [
     ("exit", Ty::U8),
 ];
 
+/// Asks Linux to back a large, fresh buffer with huge pages (where transparent huge pages are
+/// `madvise`d, as by default): a result of hundreds of MB then costs a few hundred page faults
+/// instead of tens of thousands, which were most of the Python layer's cost over the library's.
+fn huge_pages(bytes: &mut [u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = bytes.as_mut_ptr() as usize;
+        let aligned = start.next_multiple_of(PAGE);
+        let end = (start + bytes.len()) / PAGE * PAGE;
+        if end > aligned + (2 << 20) {
+            // SAFETY: the range lies inside `bytes`, which we own; MADV_HUGEPAGE is advice
+            // that changes no contents, and an error (no THP support) leaves things as they were.
+            unsafe {
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = bytes;
+}
+
 /// Packed rows and the description of their numpy dtype.
 type Packed<'py> = (Bound<'py, PyArray1<u8>>, Vec<(&'static str, &'static str)>);
 
@@ -131,6 +157,7 @@ where
 {
     let size: usize = fields.iter().map(|(_, ty)| ty.size()).sum();
     let mut bytes = vec![0u8; items.len() * size];
+    huge_pages(&mut bytes);
     // Blocks of rows on every core, the GIL released: packing is a memory-bound pass, and it
     // is most of what the Python layer adds to the library's call.
     const BLOCK: usize = 1 << 14;
@@ -212,21 +239,28 @@ impl PyEngine {
         engine.chosen().to_string()
     }
 
-    /// Seconds the library's own `first_hit` takes on these arrays, nothing converted: what
-    /// the Python layer's overhead is measured against (python/benches/).
+    /// Seconds the library's own first hit takes on these arrays, nothing converted: what the
+    /// Python layer's overhead is measured against (python/benches/). `into`: into a buffer
+    /// made and touched beforehand (`first_hit_into`), else a fresh result (`first_hit`).
     fn _library_first_hit_seconds(
         &self,
         py: Python<'_>,
         segments: PyReadonlyArray2<'_, f32>,
         rects: PyReadonlyArray2<'_, f32>,
+        into: bool,
     ) -> PyResult<f64> {
         let s: &[Segment] = records(&segments, "segments")?;
         let r: &[Rect] = records(&rects, "rects")?;
         let mut out = vec![FirstHit::NONE; s.len()];
         self.run(py, |e| {
+            let batch = Batch::new(s, r);
             let start = std::time::Instant::now();
-            e.first_hit_into(&Batch::new(s, r), &mut out)
-                .map(|()| start.elapsed().as_secs_f64())
+            if into {
+                e.first_hit_into(&batch, &mut out)?;
+            } else {
+                std::hint::black_box(e.first_hit(&batch)?);
+            }
+            Ok(start.elapsed().as_secs_f64())
         })
     }
 
