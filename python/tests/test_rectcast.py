@@ -106,6 +106,24 @@ def test_arrow_results_hold_the_numpy_rows_with_nulls_and_names(scene, engine):
     assert "min_x+min_y" in rectcast.SIDE_NAMES
 
 
+@pytest.mark.parametrize("query", ["pairs", "first-hit", "hits", "count"])
+def test_arrow_results_equal_the_cli_parquet_output(scene, engine, query):
+    # scripts/test.sh builds the binary with the `parquet` feature last.
+    import pyarrow.parquet as pq
+
+    segments, rects, folder = scene
+    out = folder / f"{query}.parquet"
+    cli(query, "--backend", "cpu", "--segments", folder / "segments.npy",
+        "--rects", folder / "rects.npy", "--out", out)
+    want = pq.read_table(out)
+    method = {"first-hit": "first_hit", "count": "counts"}.get(query, query)
+    got = getattr(engine, method)(segments, rects, to="arrow")
+    assert got.schema.names == want.schema.names, query
+    for name in want.schema.names:
+        assert got.column(name).type == want.column(name).type, f"{query}: {name}"
+        assert got.column(name).to_pylist() == want.column(name).to_pylist(), f"{query}: {name}"
+
+
 def test_arrow_inputs_find_columns_by_name_among_others(scene, engine):
     segments, rects, _ = scene
     table = pa.table({
