@@ -41,6 +41,14 @@ fn records<'a, T: bytemuck::Pod>(
     Ok(bytemuck::cast_slice(values))
 }
 
+/// The segments and rects of a query, in place.
+fn inputs<'a>(
+    segments: &'a PyReadonlyArray2<'_, f32>,
+    rects: &'a PyReadonlyArray2<'_, f32>,
+) -> PyResult<(&'a [Segment], &'a [Rect])> {
+    Ok((records(segments, "segments")?, records(rects, "rects")?))
+}
+
 /// A field's numpy type, packed little-endian (the CLI's `.npy` types).
 #[derive(Clone, Copy)]
 enum Ty {
@@ -112,6 +120,18 @@ const RESULT: [(&str, Ty); 5] = [
     ("t_exit", Ty::F32),
     ("entry", Ty::U8),
     ("exit", Ty::U8),
+];
+
+/// The fields of `pairs` and `hits`: (segment, rect, hit), then the result's.
+const PAIR: [(&str, Ty); 8] = [
+    ("segment", Ty::U64),
+    ("rect", Ty::U64),
+    ("hit", Ty::Bool),
+    RESULT[0],
+    RESULT[1],
+    RESULT[2],
+    RESULT[3],
+    RESULT[4],
 ];
 
 /// Asks Linux to back a large, fresh buffer with huge pages (where transparent huge pages are
@@ -249,8 +269,7 @@ impl PyEngine {
         rects: PyReadonlyArray2<'_, f32>,
         into: bool,
     ) -> PyResult<f64> {
-        let s: &[Segment] = records(&segments, "segments")?;
-        let r: &[Rect] = records(&rects, "rects")?;
+        let (s, r) = inputs(&segments, &rects)?;
         let mut out = vec![FirstHit::NONE; s.len()];
         self.run(py, |e| {
             let batch = Batch::new(s, r);
@@ -271,8 +290,7 @@ impl PyEngine {
         segments: PyReadonlyArray2<'py, f32>,
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
-        let s: &[Segment] = records(&segments, "segments")?;
-        let r: &[Rect] = records(&rects, "rects")?;
+        let (s, r) = inputs(&segments, &rects)?;
         let results = self.run(py, |e| e.pairs(s, r))?;
         let m = r.len().max(1);
         let fields = [("segment", Ty::U64), ("rect", Ty::U64), ("hit", Ty::Bool)];
@@ -296,8 +314,7 @@ impl PyEngine {
         segments: PyReadonlyArray2<'py, f32>,
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
-        let s: &[Segment] = records(&segments, "segments")?;
-        let r: &[Rect] = records(&rects, "rects")?;
+        let (s, r) = inputs(&segments, &rects)?;
         let mut first = self.first_hits.lock().unwrap_or_else(|p| p.into_inner());
         first.resize(s.len(), FirstHit::NONE);
         let out: &mut [FirstHit] = &mut first;
@@ -322,11 +339,9 @@ impl PyEngine {
         segments: PyReadonlyArray2<'py, f32>,
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
-        let s: &[Segment] = records(&segments, "segments")?;
-        let r: &[Rect] = records(&rects, "rects")?;
+        let (s, r) = inputs(&segments, &rects)?;
         let hits = self.run(py, |e| e.hits(&Batch::new(s, r)))?;
-        let fields = [("segment", Ty::U64), ("rect", Ty::U64), ("hit", Ty::Bool)];
-        rows(py, &[&fields[..], &RESULT].concat(), &hits, |_, h, row| {
+        rows(py, &PAIR, &hits, |_, h, row| {
             row.u64(u64::from(h.segment))
                 .u64(u64::from(h.rect))
                 .u8(1)
@@ -341,8 +356,7 @@ impl PyEngine {
         segments: PyReadonlyArray2<'py, f32>,
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
-        let s: &[Segment] = records(&segments, "segments")?;
-        let r: &[Rect] = records(&rects, "rects")?;
+        let (s, r) = inputs(&segments, &rects)?;
         let counts = self.run(py, |e| e.counts(&Batch::new(s, r)))?;
         let fields = [("rect", Ty::U64), ("hits", Ty::U64)];
         rows(py, &fields, &counts.per_rect, |i, hits, row| {
@@ -360,8 +374,7 @@ impl PyEngine {
         rects: PyReadonlyArray2<'py, f32>,
         per_segment: bool,
     ) -> PyResult<Packed<'py>> {
-        let s: &[Segment] = records(&segments, "segments")?;
-        let r: &[Rect] = records(&rects, "rects")?;
+        let (s, r) = inputs(&segments, &rects)?;
         let to = match (per_segment, r) {
             (true, r) => ClipTo::PerSegment(r),
             (false, [one]) => ClipTo::Rect(*one),
