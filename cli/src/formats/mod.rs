@@ -1,5 +1,6 @@
 //! The file formats, each in its own module with its reader and its writer, chosen by a file's
-//! extension. A new format is a module here and a line in each `match` below.
+//! extension. A new format is a module here and its arm in each `match` below: the extension
+//! (`Format::of`), the reader, the tables it can hold, and the writer (`Writer`).
 //!
 //! Inputs may also be `-` (stdin, read as CSV) or gzip-compressed (`.csv.gz`, `.npy.gz`,
 //! `.f32.gz`): those are streams, read once from start to end; a plain file can be read again.
