@@ -21,8 +21,8 @@ struct Params {
     segment_count: u32,
     rect_count: u32,
     pair_count: u32,
-    // 1.0, from the host: a value the compiler cannot see through (see two_sum).
-    one: f32,
+    // Pads the block to 16 bytes.
+    padding: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -55,7 +55,6 @@ fn pairs_dense(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    rectcast_one = params.one;
     let i = pair_id(workgroup_id, num_workgroups, local_index);
     if (i >= params.pair_count) {
         return;
@@ -72,7 +71,6 @@ fn pairs_list(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    rectcast_one = params.one;
     let i = pair_id(workgroup_id, num_workgroups, local_index);
     if (i >= params.pair_count) {
         return;

@@ -52,8 +52,8 @@ struct QueryParams {
     rect_count: u32,
     // FILTER_SEGMENTS | FILTER_RECTS: which filter arrays hold real filters.
     filters: u32,
-    // 1.0, from the host: a value the compiler cannot see through (see two_sum).
-    one: f32,
+    // Pads the block to 16 bytes.
+    padding: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: QueryParams;
@@ -208,7 +208,6 @@ fn segment_rects(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    rectcast_one = params.one;
     let segment = segment_id(workgroup_id, num_workgroups, local_index);
     // Invocations past the last segment still load rects and meet at the barriers.
     let live = segment < params.segment_count;
@@ -220,6 +219,7 @@ fn segment_rects(
     }
     var best = FirstHit(NO_RECT, PairResult(0.0, 0.0, 0u));
     var best_entry = Entry(AXIS_NONE, 0.0);
+    var best_rect = Rect(0.0, 0.0, 0.0, 0.0);
     var hits = 0u;
     let s_box = segment_box(s);
     for (var base = 0u; base < params.rect_count; base += WORKGROUP_SIZE) {
@@ -248,7 +248,8 @@ fn segment_rects(
                 let k = word + firstTrailingBit(candidates);
                 candidates &= candidates - 1u;
                 let rect = base + k;
-                let result = segment_rect(s, tile_rects[k]);
+                // Decisions only: t is computed for the hits that need it.
+                let result = pair_flags(s, tile_rects[k]);
                 if (is_uncertain(result)) {
                     push_found(segment, rect, result);
                     continue;
@@ -266,6 +267,7 @@ fn segment_rects(
                     if (closer == 1) {
                         best = FirstHit(rect, result);
                         best_entry = entry;
+                        best_rect = tile_rects[k];
                     }
                 }
                 if (QUERY == QUERY_COUNTS) {
@@ -273,7 +275,7 @@ fn segment_rects(
                     atomicAdd(&tile_hits[k], 1u);
                 }
                 if (QUERY == QUERY_HITS) {
-                    push_found(segment, rect, result);
+                    push_found(segment, rect, pair_times(s, tile_rects[k], result));
                 }
             }
         }
@@ -287,6 +289,15 @@ fn segment_rects(
         }
     }
     if (live && QUERY == QUERY_FIRST_HIT) {
+        // t for the closest hit only. When the GPU cannot give it, the host decides that pair
+        // and merges it in (it beats the NO_RECT left here).
+        if (best.rect != NO_RECT) {
+            best.result = pair_times(s, best_rect, best.result);
+            if (is_uncertain(best.result)) {
+                push_found(segment, best.rect, best.result);
+                best = FirstHit(NO_RECT, PairResult(0.0, 0.0, 0u));
+            }
+        }
         first_hits[segment] = best;
     }
     if (live && QUERY == QUERY_COUNTS) {
@@ -302,7 +313,6 @@ fn clip(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    rectcast_one = params.one;
     let segment = segment_id(workgroup_id, num_workgroups, local_index);
     if (segment >= params.segment_count) {
         return;

@@ -6,11 +6,14 @@
 // contract is docs/semantics.md; change both files together.
 //
 // Every number comes from the host as a pipeline-overridable constant (src/gpu/shader.rs
-// `constants()`), so there is nothing here to keep in sync by hand. Before calling
-// segment_rect, an entry point sets `rectcast_one` from a uniform holding 1.0 (see two_sum).
-// A result whose flags are exactly FLAG_UNCERTAIN is a pair the floating-point filter could not
-// decide with certainty: the caller must decide it another way (rectcast re-decides it on the
-// host).
+// `constants()`), so there is nothing here to keep in sync by hand. A result whose flags are
+// exactly FLAG_UNCERTAIN is a pair the floating-point filter could not decide with certainty,
+// or whose t the integer path could not hold: the caller must decide it another way (rectcast
+// re-decides it on the host).
+//
+// t is computed without floating-point arithmetic (crossing_time), so it is the correctly
+// rounded value on any GPU, however it divides, rounds or flushes. The only float arithmetic
+// left is the filter of compare_crossings, whose bound covers all of that.
 
 override FLAG_HIT: u32;
 override FLAG_START_INSIDE: u32;
@@ -27,7 +30,17 @@ override FLAG_UNCERTAIN: u32;
 override FILTER_RELATIVE: f32;
 override FILTER_ABSOLUTE: f32;
 override FILTER_FLOOR: f32;
-override TINY_DIFFERENCE: f32;
+// The exact t (src/cpu/segment_rect.rs, `time`).
+override MAX_SPREAD: i32;
+override ZERO_EXPONENT: i32;
+// Test-only emulation of what other hardware may do with float arithmetic (src/gpu/emulation.rs,
+// `Emulation`): EMULATION is one of the EMULATE_* values, EMULATE_NATIVE in production.
+override EMULATION: u32;
+override EMULATE_NATIVE: u32;
+override EMULATE_ROUNDING: u32;
+override EMULATE_FLUSH: u32;
+override EMULATE_FUSED: u32;
+override EMULATE_UNCERTIFIED: u32;
 
 struct Segment {
     x0: f32,
@@ -48,9 +61,6 @@ struct PairResult {
     t_exit: f32,
     flags: u32,
 }
-
-// 1.0, set by the entry point from a uniform: a value the compiler cannot see through.
-var<private> rectcast_one: f32;
 
 const UNCERTAIN: i32 = 2;
 const AXIS_NONE: u32 = 0u;
@@ -78,16 +88,16 @@ fn beyond_one_side(c0: i32, c1: i32, lo: i32, hi: i32) -> bool {
 // directions' signs differ, used only when it exceeds the filter's error bound (valid with
 // rounding toward zero, fused multiply-adds, and subnormals flushed anywhere).
 fn compare_crossings(s: Segment, bx: f32, by: f32, flip: bool) -> i32 {
-    let a = bx - s.x0;
-    let b = s.y1 - s.y0;
-    let c = by - s.y0;
-    let d = s.x1 - s.x0;
-    let left = a * b;
-    let right = c * d;
-    let det = left - right;
-    let bound = FILTER_RELATIVE * (abs(left) + abs(right))
-        + FILTER_ABSOLUTE * (abs(a) + abs(b) + abs(c) + abs(d))
-        + FILTER_FLOOR;
+    let a = f_sub(bx, s.x0);
+    let b = f_sub(s.y1, s.y0);
+    let c = f_sub(by, s.y0);
+    let d = f_sub(s.x1, s.x0);
+    let left = f_mul(a, b);
+    let right = f_mul(c, d);
+    let det = f_mul_sub(a, b, left, right);
+    let bound = f_add(f_add(f_mul(FILTER_RELATIVE, f_add(abs(left), abs(right))),
+        f_mul(FILTER_ABSOLUTE, f_add(f_add(abs(a), abs(b)), f_add(abs(c), abs(d))))),
+        FILTER_FLOOR);
     var sign = UNCERTAIN;
     if (det > bound) {
         sign = 1;
@@ -98,29 +108,118 @@ fn compare_crossings(s: Segment, bx: f32, by: f32, flip: bool) -> i32 {
     return select(sign, -sign, flip && sign != UNCERTAIN);
 }
 
-// a + b as an unevaluated sum hi + lo, exactly under round-to-nearest (Knuth's TwoSum: no
-// branch, and no multiply a compiler could fuse).
-fn two_sum(a: f32, b: f32) -> vec2<f32> {
-    // GPU only: each step is multiplied by rectcast_one, a 1.0 the compiler cannot see through.
-    // Without it, a compiler that reassociates float additions not marked exact (Mesa's NIR
-    // does) evaluates the error term in another order, and it comes out wrong.
-    let one = rectcast_one;
-    let hi = (a + b) * one;
-    let b_virtual = (hi - a) * one;
-    let a_virtual = (hi - b_virtual) * one;
-    return vec2<f32>(hi, (a - a_virtual) * one + (b - b_virtual) * one);
+// crossing_time could not give the exact t (values too far apart in magnitude for its 64-bit
+// integers): the pair goes to the host. Never a valid t, which is in [0, 1].
+const UNCERTAIN_TIME: f32 = -1.0;
+
+// An f32 as mantissa * 2^exponent (mantissa < 2^24), and its sign.
+struct FloatParts {
+    mantissa: u32,
+    exponent: i32,
+    negative: bool,
 }
 
-// The t at which the line c0 -> c1 crosses c = bound, with both differences carried exactly:
-// only the division (2.5 ulp in WGSL) and the final sum round.
+// The parts of v, read from its bits (no float operation, so nothing is flushed). A zero gets
+// the largest exponent, so that it never sets the scale.
+fn float_parts(v: f32) -> FloatParts {
+    let bits = bitcast<u32>(v);
+    let biased = (bits >> 23u) & 0xffu;
+    let fraction = bits & 0x7fffffu;
+    let mantissa = select(fraction | 0x800000u, fraction, biased == 0u);
+    let exponent = select(i32(max(biased, 1u)) - 150, ZERO_EXPONENT, mantissa == 0u);
+    return FloatParts(mantissa, exponent, (bits >> 31u) != 0u);
+}
+
+// How many bits p is shifted by on the scale 2^lowest: 0 for a zero.
+fn scale_shift(p: FloatParts, lowest: i32) -> i32 {
+    return select(p.exponent - lowest, 0, p.mantissa == 0u);
+}
+
+// p as a signed 64-bit integer on the scale 2^lowest (the shift is at most MAX_SPREAD).
+fn scaled(p: FloatParts, lowest: i32) -> vec2<u32> {
+    let magnitude = wide_shl(wide(p.mantissa), u32(scale_shift(p, lowest)));
+    return select(magnitude, wide_neg(magnitude), p.negative);
+}
+
+// The t at which the line c0 -> c1 crosses c = bound, (bound - c0) / (c1 - c0), correctly
+// rounded (to nearest, ties to even), for a crossing in [0, 1]; or UNCERTAIN_TIME. The three
+// values are scaled by a common power of two into 64-bit integers, so both differences are
+// exact, and divide_rounded rounds their quotient by long division: no float operation at all.
 fn crossing_time(bound: f32, c0: f32, c1: f32) -> f32 {
-    let num = two_sum(bound, -c0);
-    let den = two_sum(c1, -c0);
-    let q = num[0] / den[0];
-    return q + (num[1] - q * den[1]) / den[0];
+    if (EMULATION == EMULATE_UNCERTIFIED) { return uncertified_time(bound, c0, c1); } // backend: test-only control
+    let b = float_parts(bound);
+    let p0 = float_parts(c0);
+    let p1 = float_parts(c1);
+    let lowest = min(min(b.exponent, p0.exponent), p1.exponent);
+    let spread = max(max(scale_shift(b, lowest), scale_shift(p0, lowest)), scale_shift(p1, lowest));
+    if (spread > MAX_SPREAD) {
+        return UNCERTAIN_TIME;
+    }
+    let w0 = scaled(p0, lowest);
+    var num = wide_sub(scaled(b, lowest), w0);
+    var den = wide_sub(scaled(p1, lowest), w0);
+    // t = num / den: make den positive; num then has its sign, or is zero.
+    let flip = wide_is_negative(den);
+    num = select(num, wide_neg(num), flip);
+    den = select(den, wide_neg(den), flip);
+    if (wide_is_zero(den)) {
+        return UNCERTAIN_TIME;
+    }
+    if (wide_is_negative(num) || wide_is_zero(num)) {
+        return 0.0;
+    }
+    if (!wide_lt(num, den)) {
+        return 1.0;
+    }
+    return divide_rounded(num, den);
 }
 
+// num / den rounded to the nearest f32 (ties to even), for 0 < num < den < 2^63: 25 quotient
+// bits by long division (24 for the mantissa, one to round by), the remainder as the sticky
+// bit. The quotient is at least 2^-63, so never subnormal.
+fn divide_rounded(num: vec2<u32>, den: vec2<u32>) -> f32 {
+    let num_zeros = wide_clz(num);
+    let den_zeros = wide_clz(den);
+    // Both normalised to a top bit of 1: num / den = (rem / div) * 2^exponent.
+    var rem = wide_shl(num, num_zeros);
+    let div = wide_shl(den, den_zeros);
+    var exponent = i32(den_zeros) - i32(num_zeros);
+    // rem / div in [1, 2): double rem when it is below div; its top bit moves into carry.
+    var carry = false;
+    if (wide_lt(rem, div)) {
+        exponent -= 1;
+        carry = true;
+        rem = wide_shl(rem, 1u);
+    }
+    var quotient = 0u;
+    for (var i = 0; i < 25; i++) {
+        let take = carry || !wide_lt(rem, div);
+        rem = select(rem, wide_sub(rem, div), take);
+        quotient = (quotient << 1u) | select(0u, 1u, take);
+        carry = wide_is_negative(rem);
+        rem = wide_shl(rem, 1u);
+    }
+    let sticky = carry || !wide_is_zero(rem);
+    let round_up = (quotient & 1u) != 0u && (sticky || (quotient & 2u) != 0u);
+    let mantissa = (quotient >> 1u) + select(0u, 1u, round_up);
+    // mantissa in [2^23, 2^24]: adding it to the exponent field carries into the exponent when
+    // the rounding reaches 2^24.
+    return bitcast<f32>((u32(exponent + 126) << 23u) + mantissa);
+}
+
+// One segment against one closed rectangle: the per-pair contract (docs/semantics.md), every
+// decision exact and both t correctly rounded; or FLAG_UNCERTAIN alone, for the host.
 fn segment_rect(s: Segment, r: Rect) -> PairResult {
+    let result = pair_flags(s, r);
+    if ((result.flags & FLAG_HIT) == 0u) {
+        return result;
+    }
+    return pair_times(s, r, result);
+}
+
+// The decisions of segment_rect alone: its flags, with both t left 0. A query that needs no t
+// (counts), or t of one pair only (the first hit), calls this for every pair.
+fn pair_flags(s: Segment, r: Rect) -> PairResult {
     let x0 = order_key(s.x0);
     let y0 = order_key(s.y0);
     let x1 = order_key(s.x1);
@@ -217,33 +316,46 @@ fn segment_rect(s: Segment, r: Rect) -> PairResult {
     }
 
     var flags = FLAG_HIT | (entry << ENTRY_SHIFT) | (exit << EXIT_SHIFT);
-    // t in [0, 1], t_enter <= t_exit, and never -0.0: select the bound itself whenever t does
-    // not exceed it.
-    var t_enter = 0.0;
-    var t_exit = 1.0;
     if (start_inside) {
         flags = flags | FLAG_START_INSIDE;
-    } else {
-        let on_x = enter_axis == AXIS_X;
-        let bound = select(entry_y, entry_x, on_x);
-        let c0 = select(s.y0, s.x0, on_x);
-        let c1 = select(s.y1, s.x1, on_x);
-        let t = crossing_time(bound, c0, c1);
-        if (!time_is_certain(bound, c0, c1, t)) { return uncertain_pair(); } // backend: the host re-decides
-        t_enter = select(0.0, min(t, 1.0), t > 0.0);
     }
     if (end_inside) {
         flags = flags | FLAG_END_INSIDE;
-    } else {
-        let on_x = leave_axis == AXIS_X;
-        let bound = select(exit_y, exit_x, on_x);
-        let c0 = select(s.y0, s.x0, on_x);
-        let c1 = select(s.y1, s.x1, on_x);
-        let t = crossing_time(bound, c0, c1);
-        if (!time_is_certain(bound, c0, c1, t)) { return uncertain_pair(); } // backend: the host re-decides
-        t_exit = select(t_enter, min(t, 1.0), t > t_enter);
     }
-    return PairResult(t_enter, t_exit, flags);
+    return PairResult(0.0, 0.0, flags);
+}
+
+// The t of a side crossing: on the axis of the sides `sides` (x at a corner, where both axes
+// give the same exact t, hence the same rounded one), at that side's bound.
+fn side_crossing_time(s: Segment, r: Rect, sides: u32) -> f32 {
+    let on_x = (sides & (SIDE_MIN_X | SIDE_MAX_X)) != 0u;
+    let bound = select(
+        select(r.max_y, r.min_y, (sides & SIDE_MIN_Y) != 0u),
+        select(r.max_x, r.min_x, (sides & SIDE_MIN_X) != 0u),
+        on_x,
+    );
+    let c0 = select(s.y0, s.x0, on_x);
+    let c1 = select(s.y1, s.x1, on_x);
+    return crossing_time(bound, c0, c1);
+}
+
+// A hit's result from pair_flags with both t filled in: 0 for t_enter when the start is inside,
+// else the entry's crossing; 1 for t_exit when the end is inside, else the exit's.
+fn pair_times(s: Segment, r: Rect, decided: PairResult) -> PairResult {
+    var result = decided;
+    result.t_enter = 0.0;
+    result.t_exit = 1.0;
+    if ((decided.flags & FLAG_START_INSIDE) == 0u) {
+        let entry = (decided.flags >> ENTRY_SHIFT) & 0xfu;
+        result.t_enter = side_crossing_time(s, r, entry);
+        if (result.t_enter == UNCERTAIN_TIME) { return uncertain_pair(); } // backend: the host rounds it
+    }
+    if ((decided.flags & FLAG_END_INSIDE) == 0u) {
+        let exit = (decided.flags >> EXIT_SHIFT) & 0xfu;
+        result.t_exit = side_crossing_time(s, r, exit);
+        if (result.t_exit == UNCERTAIN_TIME) { return uncertain_pair(); } // backend: the host rounds it
+    }
+    return result;
 }
 
 // GPU only (the CPU mirror decides these inline, exactly). A pair the filter could not certify.
@@ -251,12 +363,105 @@ fn uncertain_pair() -> PairResult {
     return PairResult(0.0, 0.0, FLAG_UNCERTAIN);
 }
 
-// GPU only. Whether t can be trusted on a GPU that may flush subnormals: the differences it is
-// computed from, and t itself, must not be tiny (WGSL's division bound also holds only for
-// divisors from 2^-126 up). A zero numerator is exact, and then t is exactly 0.
-fn time_is_certain(bound: f32, c0: f32, c1: f32, t: f32) -> bool {
-    // Same bits: the numerator is exactly zero (a zero of the other sign takes the host path).
-    let num_is_zero = bitcast<u32>(bound) == bitcast<u32>(c0);
-    let num_is_fine = abs(bound - c0) >= TINY_DIFFERENCE && t >= TINY_DIFFERENCE;
-    return abs(c1 - c0) >= TINY_DIFFERENCE && (num_is_zero || num_is_fine);
+// 64-bit integers as two u32 words, low word first (the CPU mirror has u64: `Wide`).
+
+fn wide(v: u32) -> vec2<u32> {
+    return vec2<u32>(v, 0u);
+}
+
+fn wide_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let borrow = select(0u, 1u, a.x < b.x);
+    return vec2<u32>(a.x - b.x, a.y - b.y - borrow);
+}
+
+fn wide_neg(a: vec2<u32>) -> vec2<u32> {
+    return wide_sub(vec2<u32>(0u, 0u), a);
+}
+
+// a << shift, for shift < 64 (WGSL takes a u32 shift modulo 32: each case keeps it below).
+fn wide_shl(a: vec2<u32>, shift: u32) -> vec2<u32> {
+    if (shift == 0u) {
+        return a;
+    }
+    if (shift >= 32u) {
+        return vec2<u32>(0u, a.x << (shift - 32u));
+    }
+    return vec2<u32>(a.x << shift, (a.y << shift) | (a.x >> (32u - shift)));
+}
+
+fn wide_lt(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.y < b.y || (a.y == b.y && a.x < b.x);
+}
+
+fn wide_is_negative(a: vec2<u32>) -> bool {
+    return (a.y >> 31u) != 0u;
+}
+
+fn wide_is_zero(a: vec2<u32>) -> bool {
+    return a.x == 0u && a.y == 0u;
+}
+
+fn wide_clz(a: vec2<u32>) -> u32 {
+    return select(countLeadingZeros(a.y), 32u + countLeadingZeros(a.x), a.y == 0u);
+}
+
+// Float arithmetic as the hardware being emulated does it (EMULATION; plain in production,
+// where every branch below folds away). The filter's bound holds for each mode.
+
+// A result moved by up to `reach` ulp, the amount hashed from the operands: a fixed function
+// of the inputs, like a real GPU's rounding (EMULATE_ROUNDING).
+fn nudged(v: f32, a: f32, b: f32, reach: u32) -> f32 {
+    var h = (bitcast<u32>(a) * 0x9e3779b9u) ^ (bitcast<u32>(b) + 0x7f4a7c15u);
+    h = (h ^ (h >> 15u)) * 0x2c1b3c6du;
+    h = h ^ (h >> 12u);
+    let k = i32(h % (2u * reach + 1u)) - i32(reach);
+    let bits = bitcast<u32>(v);
+    if ((bits & 0x7fffffffu) == 0u || (bits & 0x7fffffffu) < u32(max(-k, 0))) {
+        return v;
+    }
+    return bitcast<f32>(u32(i32(bits) + k));
+}
+
+// A subnormal as zero, its sign kept (EMULATE_FLUSH: inputs and results).
+fn flushed(v: f32) -> f32 {
+    let bits = bitcast<u32>(v);
+    if (EMULATION == EMULATE_FLUSH && (bits & 0x7f800000u) == 0u) {
+        return bitcast<f32>(bits & 0x80000000u);
+    }
+    return v;
+}
+
+fn emulated(v: f32, a: f32, b: f32) -> f32 {
+    if (EMULATION == EMULATE_ROUNDING || EMULATION == EMULATE_UNCERTIFIED) {
+        return nudged(v, a, b, 1u);
+    }
+    return flushed(v);
+}
+
+fn f_add(a: f32, b: f32) -> f32 {
+    return emulated(flushed(a) + flushed(b), a, b);
+}
+
+fn f_sub(a: f32, b: f32) -> f32 {
+    return emulated(flushed(a) - flushed(b), a, b);
+}
+
+fn f_mul(a: f32, b: f32) -> f32 {
+    return emulated(flushed(a) * flushed(b), a, b);
+}
+
+// a * b - right, where left = a * b: fused into one rounding under EMULATE_FUSED.
+fn f_mul_sub(a: f32, b: f32, left: f32, right: f32) -> f32 {
+    if (EMULATION == EMULATE_FUSED) {
+        return fma(a, b, -right);
+    }
+    return f_sub(left, right);
+}
+
+// Test-only control (EMULATE_UNCERTIFIED): t from a float division, perturbed by up to 2 ulp
+// as WGSL allows, with nothing certifying it. The test suite must fail in this mode.
+fn uncertified_time(bound: f32, c0: f32, c1: f32) -> f32 {
+    let num = f_sub(bound, c0);
+    let den = f_sub(c1, c0);
+    return clamp(nudged(num / den, num, den, 2u), 0.0, 1.0);
 }

@@ -2,6 +2,7 @@
 //! and what each query returns. The kernels are `shaders/queries.wgsl` and its CPU mirror
 //! [`crate::cpu::queries`]; [`crate::Engine`] runs them.
 
+use crate::cpu::rounding::crossing_point_exact;
 use crate::error::{Error, Result};
 use crate::types::{Filter, Kind, PairResult, Rect, Segment, Sides};
 use crate::validate;
@@ -107,14 +108,15 @@ impl Clipped {
         self.result.kind()
     }
 
-    /// The clipped part of `s` in `r`, from the pair's result (computed on the host, in f32, so
-    /// both backends return the same bits).
+    /// The clipped part of `s` in `r`, from the pair's result (computed on the host, so both
+    /// backends return the same bits).
     ///
     /// - An end inside the rect is kept exactly.
     /// - A clipped end lies exactly on the side it crosses (x = min_x for `min_x`), and its other
-    ///   coordinate, `c0 + t·(c1 − c0)` rounded, is clamped into the rect: the clipped segment is
-    ///   always in the closed rect.
-    /// - A segment touching a corner clips to that corner, a zero-length one.
+    ///   coordinate is the exact crossing point's, rounded to the nearest f32 (ties to even):
+    ///   `y0 + (min_x − x0)·(y1 − y0) / (x1 − x0)` for `min_x`. The exact point is on the rect's
+    ///   boundary and rounding is monotone, so the clipped segment is always in the closed rect.
+    /// - A segment touching or crossing at a corner clips to that corner exactly.
     pub fn new(s: &Segment, r: &Rect, result: PairResult) -> Self {
         if !result.hit() {
             return Self {
@@ -125,12 +127,12 @@ impl Clipped {
         let (x0, y0) = if result.start_inside() {
             (s.x0, s.y0)
         } else {
-            clipped_point(s, r, result.t_enter, result.entry_sides())
+            clipped_point(s, r, result.entry_sides(), (s.x0, s.y0))
         };
         let (x1, y1) = if result.end_inside() {
             (s.x1, s.y1)
         } else {
-            clipped_point(s, r, result.t_exit, result.exit_sides())
+            clipped_point(s, r, result.exit_sides(), (s.x1, s.y1))
         };
         Self {
             result,
@@ -139,20 +141,33 @@ impl Clipped {
     }
 }
 
-/// The point at `t`, snapped onto the crossed sides and clamped into the rect.
-fn clipped_point(s: &Segment, r: &Rect, t: f32, sides: Sides) -> (f32, f32) {
-    let (x, y) = s.point_at(t);
-    let snap = |v: f32, min: f32, max: f32, min_side: Sides, max_side: Sides| {
-        if sides.contains(min_side) {
-            min
-        } else if sides.contains(max_side) {
-            max
-        } else {
-            v.clamp(min, max)
-        }
+/// Where the segment crosses the sides `sides` (a hit's entry or exit sides): the side's bound
+/// on its axis, the exact crossing rounded on the other (both bounds at a corner). `end` for a
+/// result that names no side (none the contract produces).
+fn clipped_point(s: &Segment, r: &Rect, sides: Sides, end: (f32, f32)) -> (f32, f32) {
+    let side_x = if sides.contains(Sides::MIN_X) {
+        Some(r.min_x)
+    } else if sides.contains(Sides::MAX_X) {
+        Some(r.max_x)
+    } else {
+        None
     };
-    (
-        snap(x, r.min_x, r.max_x, Sides::MIN_X, Sides::MAX_X),
-        snap(y, r.min_y, r.max_y, Sides::MIN_Y, Sides::MAX_Y),
-    )
+    let side_y = if sides.contains(Sides::MIN_Y) {
+        Some(r.min_y)
+    } else if sides.contains(Sides::MAX_Y) {
+        Some(r.max_y)
+    } else {
+        None
+    };
+    let (p0, p1) = ((s.x0, s.y0), (s.x1, s.y1));
+    let swap = |(a, b): (f32, f32)| (b, a);
+    match (side_x, side_y) {
+        (Some(x), Some(y)) => (x, y),
+        (Some(x), None) => (x, crossing_point_exact(x, p0, p1, r.min_y, r.max_y)),
+        (None, Some(y)) => (
+            crossing_point_exact(y, swap(p0), swap(p1), r.min_x, r.max_x),
+            y,
+        ),
+        (None, None) => end,
+    }
 }

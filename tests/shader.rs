@@ -3,6 +3,7 @@
 
 use std::mem::{offset_of, size_of};
 
+use rectcast::gpu::Emulation;
 use rectcast::gpu::shader::{self, Params, QueryParams};
 use rectcast::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 
@@ -31,19 +32,19 @@ fn kernels() -> [Kernel; 3] {
         Kernel {
             file: "segment_rect.wgsl",
             source: shader::SEGMENT_RECT_WGSL,
-            constants: shader::segment_rect_constants(),
+            constants: shader::segment_rect_constants(Emulation::Native),
             entry_points: &[],
         },
         Kernel {
             file: "pairs.wgsl",
             source: shader::PAIRS_WGSL,
-            constants: shader::pairs_constants(),
+            constants: shader::pairs_constants(Emulation::Native),
             entry_points: &["pairs_dense", "pairs_list"],
         },
         Kernel {
             file: "queries.wgsl",
             source: shader::QUERIES_WGSL,
-            constants: shader::queries_constants(0),
+            constants: shader::queries_constants(0, Emulation::Native),
             entry_points: &["segment_rects", "clip"],
         },
     ]
@@ -231,7 +232,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
                 ("segment_count", offset_of!(Params, segment_count)),
                 ("rect_count", offset_of!(Params, rect_count)),
                 ("pair_count", offset_of!(Params, pair_count)),
-                ("one", offset_of!(Params, one)),
+                ("padding", offset_of!(Params, padding)),
             ],
         ),
         (
@@ -270,7 +271,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
                 ("segment_count", offset_of!(QueryParams, segment_count)),
                 ("rect_count", offset_of!(QueryParams, rect_count)),
                 ("filters", offset_of!(QueryParams, filters)),
-                ("one", offset_of!(QueryParams, one)),
+                ("padding", offset_of!(QueryParams, padding)),
             ],
         ),
         (
@@ -367,8 +368,8 @@ fn cpu_mirror_makes_the_same_decisions_in_the_same_order_as_the_shader() {
         "segment_rect.rs",
         shader::SEGMENT_RECT_WGSL,
         "outside_slab",
-        "segment_rect",
-        30,
+        "pair_times",
+        50,
     );
 }
 

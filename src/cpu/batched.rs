@@ -18,7 +18,7 @@
 use rayon::prelude::*;
 
 use super::queries::{Entry, entry_of, is_closer, is_tested};
-use super::segment_rect::segment_rect;
+use super::segment_rect::{pair_flags, pair_times, segment_rect};
 use crate::query::{Batch, Counts};
 use crate::types::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
 
@@ -306,7 +306,7 @@ fn first_hit_of(simd: Simd, blocks: &[RectBlock], batch: &Batch, segment: usize)
             return;
         }
         let r = &batch.rects[rect];
-        let result = segment_rect(s, r);
+        let result = pair_flags(s, r);
         if (result.flags & flags::HIT) == 0 {
             return;
         }
@@ -319,10 +319,15 @@ fn first_hit_of(simd: Simd, blocks: &[RectBlock], batch: &Batch, segment: usize)
             best_entry = entry;
         }
     });
+    // t for the closest hit only, as in the reference.
+    if best.rect != FirstHit::NO_RECT {
+        best.result = pair_times(s, &batch.rects[best.rect as usize], best.result);
+    }
     best
 }
 
-/// Calls `hit` for every tested, hitting pair of segment `segment`, in rect order.
+/// Calls `hit` for every tested, hitting pair of segment `segment`, in rect order, with the
+/// pair's decisions ([`pair_flags`]: both t 0; [`pair_times`] fills them in).
 #[inline(always)]
 fn hits_of(
     simd: Simd,
@@ -337,7 +342,7 @@ fn hits_of(
         if !is_tested(&s_filter, &filter_at(batch.rect_filters, rect)) {
             return;
         }
-        let result = segment_rect(s, &batch.rects[rect]);
+        let result = pair_flags(s, &batch.rects[rect]);
         if (result.flags & flags::HIT) != 0 {
             hit(rect, result);
         }
@@ -474,11 +479,12 @@ impl CpuKernel {
         let (simd, blocks) = (self.simd, &self.blocks[..]);
         let hits_in = |segments: std::ops::Range<usize>, found: &mut Vec<Hit>| {
             for segment in segments {
+                let s = &batch.segments[segment];
                 hits_of(simd, blocks, batch, segment, |rect, result| {
                     found.push(Hit {
                         segment: segment as u32,
                         rect: rect as u32,
-                        result,
+                        result: pair_times(s, &batch.rects[rect], result),
                     })
                 });
             }

@@ -4,4 +4,5 @@
 pub mod batched;
 pub mod pairs;
 pub mod queries;
+pub(crate) mod rounding;
 pub mod segment_rect;

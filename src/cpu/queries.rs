@@ -6,8 +6,8 @@
 //! kept so that the two files read alike.
 
 use super::segment_rect::{
-    AXIS_NONE, AXIS_X, AXIS_Y, UNCERTAIN, compare_crossings, decide_exactly, order_key,
-    segment_rect, select_i32,
+    AXIS_NONE, AXIS_X, AXIS_Y, UNCERTAIN, compare_crossings, decide_exactly, order_key, pair_flags,
+    pair_times, segment_rect, select_i32,
 };
 use crate::query::Batch;
 use crate::types::{Filter, FirstHit, Hit, PairResult, Rect, Segment, Sides, flags};
@@ -254,7 +254,8 @@ pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
                 let rect = word + candidates.trailing_zeros() as usize;
                 candidates &= candidates - 1;
                 let r = &batch.rects[rect];
-                let result = segment_rect(s, r);
+                // Decisions only: t is computed for the hits that need it.
+                let result = pair_flags(s, r);
                 if is_uncertain(&result) {
                     push_found(out.found, segment as u32, rect as u32, result);
                     continue;
@@ -278,11 +279,24 @@ pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
                     out.rect_hits[rect] += 1;
                 }
                 if query == QUERY_HITS {
-                    push_found(out.found, segment as u32, rect as u32, result);
+                    push_found(
+                        out.found,
+                        segment as u32,
+                        rect as u32,
+                        pair_times(s, r, result),
+                    );
                 }
             }
         }
         if query == QUERY_FIRST_HIT {
+            // t for the closest hit only.
+            if best.rect != NO_RECT {
+                best.result = pair_times(s, &batch.rects[best.rect as usize], best.result);
+                if is_uncertain(&best.result) {
+                    push_found(out.found, segment as u32, best.rect, best.result);
+                    best = FirstHit::NONE;
+                }
+            }
             out.first_hits[segment] = best;
         }
         if query == QUERY_COUNTS {

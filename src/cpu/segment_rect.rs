@@ -33,12 +33,23 @@ pub mod filter {
     /// Covers the flushed products and det (3 · 2^-126) and a flushed absolute term of the bound
     /// (< 12.4 · 2^-126), with room to spare: 2^-120.
     pub const FILTER_FLOOR: f32 = 1.0 / (1u128 << 120) as f32;
-    /// On the GPU, a difference t is computed from, or t itself, below this magnitude (and not
-    /// exactly zero) sends the pair to the host, since the GPU may have flushed it: 2^-100.
-    pub const TINY_DIFFERENCE: f32 = 1.0 / (1u128 << 100) as f32;
+}
+
+/// The constants of the exact t (`crossing_time`): the one source for the CPU mirror and the
+/// shader (overrides of the same names).
+pub mod time {
+    /// The largest exponent spread `crossing_time` handles: three values m·2^e (m < 2^24) whose
+    /// exponents e differ by at most this are, on a common scale, integers below 2^62, so that
+    /// their differences fit a signed 64-bit integer. Beyond it (a value 2^38 times another), t
+    /// is rounded exactly another way: inline on the CPU, on the host for the GPU.
+    pub const MAX_SPREAD: i32 = 38;
+    /// The exponent `float_parts` gives a zero: above every f32's (at most 104), so that a zero
+    /// never sets the scale.
+    pub const ZERO_EXPONENT: i32 = 1 << 10;
 }
 
 use filter::{FILTER_ABSOLUTE, FILTER_FLOOR, FILTER_RELATIVE};
+use time::{MAX_SPREAD, ZERO_EXPONENT};
 
 /// `compare_crossings` could not certify the sign; the caller decides exactly. Like the shader's
 /// `UNCERTAIN` and `AXIS_*`, a value private to the kernel: the two sides never exchange it, so
@@ -96,26 +107,120 @@ pub(crate) fn compare_crossings(s: &Segment, bx: f32, by: f32, flip: bool) -> i3
     select_i32(sign, -sign, flip && sign != UNCERTAIN)
 }
 
-/// a + b as an unevaluated sum hi + lo, exactly (Knuth's TwoSum: no branch, no multiply).
-/// The shader multiplies each step by an opaque 1.0 (`rectcast_one`) so that its compiler cannot
-/// reassociate the steps; Rust never reassociates floating point.
-#[inline(always)]
-fn two_sum(a: f32, b: f32) -> [f32; 2] {
-    let hi = a + b;
-    let b_virtual = hi - a;
-    let a_virtual = hi - b_virtual;
-    [hi, (a - a_virtual) + (b - b_virtual)]
+/// `crossing_time` could not give the exact t: the values are too far apart in magnitude for its
+/// 64-bit integers. The caller rounds exactly another way (the CPU inline, in
+/// [`round_exactly`]; the GPU sends the pair to the host). Never a valid t, which is in [0, 1].
+pub(crate) const UNCERTAIN_TIME: f32 = -1.0;
+
+/// An f32 as `mantissa · 2^exponent` (mantissa < 2^24), and its sign.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FloatParts {
+    mantissa: u32,
+    exponent: i32,
+    negative: bool,
 }
 
-/// The t at which the line c0 -> c1 crosses c = bound: (bound − c0) / (c1 − c0), with both
-/// differences carried exactly as two-term sums, so that only the division rounds (and the final
-/// sum): within 1 ulp of the exact value when the division is correctly rounded, as on a CPU.
+/// The parts of `v`, read from its bits (no floating-point operation, so nothing is flushed).
+/// A zero gets the largest exponent, so that it never sets the scale.
 #[inline(always)]
-fn crossing_time(bound: f32, c0: f32, c1: f32) -> f32 {
-    let num = two_sum(bound, -c0);
-    let den = two_sum(c1, -c0);
-    let q = num[0] / den[0];
-    q + (num[1] - q * den[1]) / den[0]
+fn float_parts(v: f32) -> FloatParts {
+    let bits = v.to_bits();
+    let biased = (bits >> 23) & 0xff;
+    let fraction = bits & 0x7f_ffff;
+    let mantissa = select(fraction | 0x80_0000, fraction, biased == 0);
+    let exponent = select_i32(biased.max(1) as i32 - 150, ZERO_EXPONENT, mantissa == 0);
+    FloatParts {
+        mantissa,
+        exponent,
+        negative: (bits >> 31) != 0,
+    }
+}
+
+/// How many bits `p` is shifted by on the scale `2^lowest`: 0 for a zero.
+#[inline(always)]
+fn scale_shift(p: FloatParts, lowest: i32) -> i32 {
+    select_i32(p.exponent - lowest, 0, p.mantissa == 0)
+}
+
+/// `p` as a signed 64-bit integer on the scale `2^lowest` (the shift is at most MAX_SPREAD).
+#[inline(always)]
+fn scaled(p: FloatParts, lowest: i32) -> Wide {
+    let magnitude = wide_shl(wide(p.mantissa), scale_shift(p, lowest) as u32);
+    select_wide(magnitude, wide_neg(magnitude), p.negative)
+}
+
+/// The t at which the line c0 -> c1 crosses c = bound, `(bound − c0) / (c1 − c0)`, correctly
+/// rounded (to nearest, ties to even), for a crossing in [0, 1]; or UNCERTAIN_TIME.
+///
+/// No floating-point operation is involved: the three values are scaled by a common power of
+/// two into 64-bit integers, so both differences are exact, and [`divide_rounded`] rounds their
+/// quotient by long division. So the result does not depend on how a GPU divides, rounds or
+/// flushes. Values more than 2^MAX_SPREAD apart in magnitude do not fit: UNCERTAIN_TIME.
+#[inline(always)]
+pub(crate) fn crossing_time(bound: f32, c0: f32, c1: f32) -> f32 {
+    let b = float_parts(bound);
+    let p0 = float_parts(c0);
+    let p1 = float_parts(c1);
+    let lowest = b.exponent.min(p0.exponent).min(p1.exponent);
+    let spread = scale_shift(b, lowest)
+        .max(scale_shift(p0, lowest))
+        .max(scale_shift(p1, lowest));
+    if spread > MAX_SPREAD {
+        return UNCERTAIN_TIME;
+    }
+    let w0 = scaled(p0, lowest);
+    let num = wide_sub(scaled(b, lowest), w0);
+    let den = wide_sub(scaled(p1, lowest), w0);
+    // t = num / den: make den positive; num then has its sign, or is zero.
+    let flip = wide_is_negative(den);
+    let num = select_wide(num, wide_neg(num), flip);
+    let den = select_wide(den, wide_neg(den), flip);
+    if wide_is_zero(den) {
+        return UNCERTAIN_TIME;
+    }
+    if wide_is_negative(num) || wide_is_zero(num) {
+        return 0.0;
+    }
+    if !wide_lt(num, den) {
+        return 1.0;
+    }
+    divide_rounded(num, den)
+}
+
+/// num / den rounded to the nearest f32 (ties to even), for 0 < num < den < 2^63: 25 quotient
+/// bits by long division (24 for the mantissa, one to round by), the remainder as the sticky
+/// bit. The quotient is at least 2^-63, so never subnormal.
+#[inline(always)]
+fn divide_rounded(num: Wide, den: Wide) -> f32 {
+    let num_zeros = wide_clz(num);
+    let den_zeros = wide_clz(den);
+    // Both normalised to a top bit of 1: num / den = (rem / div) · 2^exponent.
+    let mut rem = wide_shl(num, num_zeros);
+    let div = wide_shl(den, den_zeros);
+    let mut exponent = den_zeros as i32 - num_zeros as i32;
+    // rem / div in [1, 2): double rem when it is below div; its top bit moves into `carry`.
+    let mut carry = false;
+    if wide_lt(rem, div) {
+        exponent -= 1;
+        carry = true;
+        rem = wide_shl(rem, 1);
+    }
+    let mut quotient = 0u32;
+    let mut i = 0;
+    while i < 25 {
+        let take = carry || !wide_lt(rem, div);
+        rem = select_wide(rem, wide_sub(rem, div), take);
+        quotient = (quotient << 1) | select(0, 1, take);
+        carry = wide_is_negative(rem);
+        rem = wide_shl(rem, 1);
+        i += 1;
+    }
+    let sticky = carry || !wide_is_zero(rem);
+    let round_up = (quotient & 1) != 0 && (sticky || (quotient & 2) != 0);
+    let mantissa = (quotient >> 1) + select(0, 1, round_up);
+    // mantissa in [2^23, 2^24]: adding it to the exponent field carries into the exponent when
+    // the rounding reaches 2^24.
+    f32::from_bits((((exponent + 126) as u32) << 23) + mantissa)
 }
 
 /// WGSL's `select(f, t, cond)`, for u32, i32 and f32.
@@ -135,7 +240,7 @@ fn select_f32(f: f32, t: f32, cond: bool) -> f32 {
 }
 
 /// Tests one segment against one closed rectangle: the per-pair contract (docs/semantics.md),
-/// with every decision exact.
+/// with every decision exact and both t correctly rounded.
 ///
 /// - Boundary points are inside: a corner touch, a segment ending on an edge or running along
 ///   one is a hit.
@@ -143,12 +248,23 @@ fn select_f32(f: f32, t: f32, cond: bool) -> f32 {
 ///   point is in the rectangle, else a miss.
 /// - A side the segment only runs along (parallel, on its line) is never an entry or exit side;
 ///   entering or leaving through a corner sets both of its sides.
-/// - t is within 1 ulp of the correctly rounded exact value.
+/// - t_enter and t_exit are the exact parameters rounded to the nearest f32 (ties to even).
 ///
 /// Inputs must be valid (finite, |value| <= 2^62, min <= max); [`crate::Engine`] checks that
 /// before any work. This function itself never panics.
 #[inline]
 pub fn segment_rect(s: &Segment, r: &Rect) -> PairResult {
+    let result = pair_flags(s, r);
+    if (result.flags & flags::HIT) == 0 {
+        return result;
+    }
+    pair_times(s, r, result)
+}
+
+/// The decisions of [`segment_rect`] alone: its flags, with both t left 0. A query that needs
+/// no t (counts), or t of one pair only (the first hit), calls this for every pair.
+#[inline(always)]
+pub(crate) fn pair_flags(s: &Segment, r: &Rect) -> PairResult {
     let x0 = order_key(s.x0);
     let y0 = order_key(s.y0);
     let x1 = order_key(s.x1);
@@ -245,35 +361,51 @@ pub fn segment_rect(s: &Segment, r: &Rect) -> PairResult {
     }
 
     let mut flags = flags::HIT | (entry << flags::ENTRY_SHIFT) | (exit << flags::EXIT_SHIFT);
-    // t in [0, 1], t_enter <= t_exit, and never -0.0: select the bound itself whenever t does
-    // not exceed it.
-    let mut t_enter = 0.0;
-    let mut t_exit = 1.0;
     if start_inside {
         flags |= flags::START_INSIDE;
-    } else {
-        let on_x = enter_axis == AXIS_X;
-        let bound = select_f32(entry_y, entry_x, on_x);
-        let c0 = select_f32(s.y0, s.x0, on_x);
-        let c1 = select_f32(s.y1, s.x1, on_x);
-        let t = crossing_time(bound, c0, c1);
-        t_enter = select_f32(0.0, t.min(1.0), t > 0.0);
     }
     if end_inside {
         flags |= flags::END_INSIDE;
-    } else {
-        let on_x = leave_axis == AXIS_X;
-        let bound = select_f32(exit_y, exit_x, on_x);
-        let c0 = select_f32(s.y0, s.x0, on_x);
-        let c1 = select_f32(s.y1, s.x1, on_x);
-        let t = crossing_time(bound, c0, c1);
-        t_exit = select_f32(t_enter, t.min(1.0), t > t_enter);
     }
     PairResult {
-        t_enter,
-        t_exit,
+        t_enter: 0.0,
+        t_exit: 0.0,
         flags,
     }
+}
+
+/// The t of a side crossing: on the axis of the sides `sides` (x at a corner, where both
+/// axes give the same exact t, hence the same rounded one), at that side's bound.
+#[inline(always)]
+fn side_crossing_time(s: &Segment, r: &Rect, sides: u32) -> f32 {
+    let on_x = (sides & (SIDE_MIN_X | SIDE_MAX_X)) != 0;
+    let bound = select_f32(
+        select_f32(r.max_y, r.min_y, (sides & SIDE_MIN_Y) != 0),
+        select_f32(r.max_x, r.min_x, (sides & SIDE_MIN_X) != 0),
+        on_x,
+    );
+    let c0 = select_f32(s.y0, s.x0, on_x);
+    let c1 = select_f32(s.y1, s.x1, on_x);
+    let t = crossing_time(bound, c0, c1);
+    round_exactly(t, bound, c0, c1) // backend: the CPU rounds inline
+}
+
+/// A hit's result from [`pair_flags`] with both t filled in: 0 for t_enter when the start is
+/// inside, else the entry's crossing; 1 for t_exit when the end is inside, else the exit's.
+#[inline(always)]
+pub(crate) fn pair_times(s: &Segment, r: &Rect, decided: PairResult) -> PairResult {
+    let mut result = decided;
+    result.t_enter = 0.0;
+    result.t_exit = 1.0;
+    if (decided.flags & flags::START_INSIDE) == 0 {
+        let entry = (decided.flags >> flags::ENTRY_SHIFT) & 0xf;
+        result.t_enter = side_crossing_time(s, r, entry);
+    }
+    if (decided.flags & flags::END_INSIDE) == 0 {
+        let exit = (decided.flags >> flags::EXIT_SHIFT) & 0xf;
+        result.t_exit = side_crossing_time(s, r, exit);
+    }
+    result
 }
 
 /// CPU only: where the filter left a decision UNCERTAIN, the sign of the same det computed
@@ -299,4 +431,65 @@ pub(crate) fn decide_exactly(order: i32, s: &Segment, bx: f32, by: f32, flip: bo
         0
     };
     select_i32(sign, -sign, flip)
+}
+
+/// CPU only: where `crossing_time` gave UNCERTAIN_TIME (values too far apart in magnitude for
+/// its integers), the same correctly rounded t by [`super::rounding`]. The GPU instead marks
+/// the pair, and the host runs [`segment_rect`] for it.
+#[inline(always)]
+fn round_exactly(t: f32, bound: f32, c0: f32, c1: f32) -> f32 {
+    if t != UNCERTAIN_TIME {
+        return t;
+    }
+    super::rounding::crossing_time_exact(bound, c0, c1)
+}
+
+/// A signed or unsigned 64-bit integer: the shader builds one from two u32 words
+/// (`vec2<u32>`, low word first); the CPU has them. The helpers below keep the shader's names.
+pub(crate) type Wide = u64;
+
+#[inline(always)]
+fn wide(v: u32) -> Wide {
+    v as u64
+}
+
+#[inline(always)]
+fn wide_sub(a: Wide, b: Wide) -> Wide {
+    a.wrapping_sub(b)
+}
+
+#[inline(always)]
+fn wide_neg(a: Wide) -> Wide {
+    a.wrapping_neg()
+}
+
+/// `a << shift`, for shift < 64.
+#[inline(always)]
+fn wide_shl(a: Wide, shift: u32) -> Wide {
+    a << shift
+}
+
+#[inline(always)]
+fn wide_lt(a: Wide, b: Wide) -> bool {
+    a < b
+}
+
+#[inline(always)]
+fn wide_is_negative(a: Wide) -> bool {
+    (a >> 63) != 0
+}
+
+#[inline(always)]
+fn wide_is_zero(a: Wide) -> bool {
+    a == 0
+}
+
+#[inline(always)]
+fn wide_clz(a: Wide) -> u32 {
+    a.leading_zeros()
+}
+
+#[inline(always)]
+fn select_wide(f: Wide, t: Wide, cond: bool) -> Wide {
+    if cond { t } else { f }
 }

@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::emulation::Emulation;
 use crate::error::{Error, Result};
 
 /// A wgpu device and queue that rectcast runs on. Build it once and share it (it is cheap to
@@ -15,6 +16,8 @@ pub struct GpuContext {
     /// Errors wgpu raised outside any error scope (uncaptured), and a lost device, noted by the
     /// callbacks installed in [`GpuContext::new`] and turned into errors by [`GpuContext::check`].
     faults: Arc<Mutex<Vec<Error>>>,
+    /// The float arithmetic the kernels emulate (tests only; `Native` otherwise).
+    emulation: Emulation,
 }
 
 /// One adapter as [`enumerate_adapters`] reports it.
@@ -117,10 +120,14 @@ impl GpuContext {
     /// Opens an adapter (honouring `WGPU_BACKEND`, `WGPU_ADAPTER_NAME` and
     /// `WGPU_POWER_PREF`) and a device with the adapter's real limits.
     ///
+    /// Its kernels emulate the arithmetic `RECTCAST_GPU_EMULATION` names, if any (tests only:
+    /// see [`Emulation`]).
+    ///
     /// # Errors
     /// [`Error::NoAdapter`] when no adapter matches; [`Error::RequestDevice`] when the adapter
-    /// refuses a device.
+    /// refuses a device; [`Error::Gpu`] for an unknown `RECTCAST_GPU_EMULATION`.
     pub fn new() -> Result<Self> {
+        let emulation = Emulation::from_env()?;
         let instance = instance()?;
         let adapter = choose_adapter(&instance)?;
         let descriptor = wgpu::DeviceDescriptor {
@@ -135,7 +142,7 @@ impl GpuContext {
             trace: wgpu::Trace::Off,
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))?;
-        let context = Self::wrap(device, queue, adapter.get_info());
+        let context = Self::wrap(device, queue, adapter.get_info()).with_emulation(emulation);
         // wgpu's default handler panics; ours records the error for the call in flight. Only for
         // devices we own: a game's own device keeps its own handler.
         let faults = context.faults.clone();
@@ -173,7 +180,20 @@ impl GpuContext {
             queue,
             info,
             faults: Arc::default(),
+            emulation: Emulation::Native,
         }
+    }
+
+    /// Test-only: kernels built on this context from now on emulate `emulation`'s float
+    /// arithmetic (see [`Emulation`]).
+    pub fn with_emulation(mut self, emulation: Emulation) -> Self {
+        self.emulation = emulation;
+        self
+    }
+
+    /// The float arithmetic this context's kernels emulate.
+    pub fn emulation(&self) -> Emulation {
+        self.emulation
     }
 
     pub fn device(&self) -> &wgpu::Device {

@@ -3,6 +3,7 @@
 mod buffers;
 pub mod chunks;
 pub mod context;
+pub mod emulation;
 pub mod frames;
 mod limits;
 pub mod pairs;
@@ -11,6 +12,7 @@ pub mod shader;
 mod timer;
 
 pub use context::{AdapterReport, GpuContext, enumerate_adapters};
+pub use emulation::Emulation;
 pub use frames::Frames;
 pub use limits::GpuLimits;
 pub use pairs::GpuPairs;

@@ -71,7 +71,7 @@ impl GpuPairs {
                 bind_group_layouts: &[Some(&layout)],
                 immediate_size: 0,
             });
-            let constants = shader::pairs_constants();
+            let constants = shader::pairs_constants(context.emulation());
             let pipeline = |entry_point: &str, label: &str| {
                 device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(label),

@@ -98,7 +98,7 @@ impl QueryKernels {
                 .iter()
                 .map(|kernel| {
                     let (entry_point, query, label) = kernel.entry_point();
-                    let constants = shader::queries_constants(query);
+                    let constants = shader::queries_constants(query, context.emulation());
                     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                         label: Some(label),
                         layout: Some(&pipeline_layout),

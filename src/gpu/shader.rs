@@ -5,14 +5,14 @@
 //! functions supply them from the Rust definitions, so a number lives in one place. A missing
 //! one fails pipeline creation (and the plain `cargo test` naga check).
 
+use super::emulation::Emulation;
 use crate::cpu::queries::{FILTER_RECTS, FILTER_SEGMENTS, query};
-use crate::cpu::segment_rect::filter;
+use crate::cpu::segment_rect::{filter, time};
 use crate::types::{Filter, FirstHit, Sides, flags};
 
 /// `shaders/segment_rect.wgsl`: the per-pair function `segment_rect(s: Segment, r: Rect) ->
 /// PairResult` and the structs it takes, for inclusion in your own shaders. Specialise the
-/// pipeline with [`segment_rect_constants`], and set `rectcast_one` from a uniform holding 1.0
-/// before the call (see the file). A result whose `flags` equal `FLAG_UNCERTAIN` is a pair the
+/// pipeline with [`segment_rect_constants`]. A result whose `flags` equal `FLAG_UNCERTAIN` is a pair the
 /// GPU could not decide with certainty: decide it with [`crate::segment_rect`] on the host.
 pub const SEGMENT_RECT_WGSL: &str = include_str!("../../shaders/segment_rect.wgsl");
 
@@ -35,8 +35,9 @@ pub const WORKGROUP_SIZE: u32 = 64;
 
 type Constants = Vec<(&'static str, f64)>;
 
-/// The overridable constants of [`SEGMENT_RECT_WGSL`], by name.
-pub fn segment_rect_constants() -> Constants {
+/// The overridable constants of [`SEGMENT_RECT_WGSL`], by name, for kernels emulating
+/// `emulation` (tests only; [`Emulation::Native`] otherwise).
+pub fn segment_rect_constants(emulation: Emulation) -> Constants {
     vec![
         ("FLAG_HIT", flags::HIT as f64),
         ("FLAG_START_INSIDE", flags::START_INSIDE as f64),
@@ -51,21 +52,28 @@ pub fn segment_rect_constants() -> Constants {
         ("FILTER_RELATIVE", filter::FILTER_RELATIVE as f64),
         ("FILTER_ABSOLUTE", filter::FILTER_ABSOLUTE as f64),
         ("FILTER_FLOOR", filter::FILTER_FLOOR as f64),
-        ("TINY_DIFFERENCE", filter::TINY_DIFFERENCE as f64),
+        ("MAX_SPREAD", time::MAX_SPREAD as f64),
+        ("ZERO_EXPONENT", time::ZERO_EXPONENT as f64),
+        ("EMULATION", emulation.code() as f64),
+        ("EMULATE_NATIVE", Emulation::Native.code() as f64),
+        ("EMULATE_ROUNDING", Emulation::Rounding.code() as f64),
+        ("EMULATE_FLUSH", Emulation::Flush.code() as f64),
+        ("EMULATE_FUSED", Emulation::Fused.code() as f64),
+        ("EMULATE_UNCERTIFIED", Emulation::Uncertified.code() as f64),
     ]
 }
 
 /// The overridable constants of [`PAIRS_WGSL`].
-pub fn pairs_constants() -> Constants {
-    let mut constants = segment_rect_constants();
+pub fn pairs_constants(emulation: Emulation) -> Constants {
+    let mut constants = segment_rect_constants(emulation);
     constants.push(("WORKGROUP_SIZE", WORKGROUP_SIZE as f64));
     constants
 }
 
 /// The overridable constants of [`QUERIES_WGSL`], for a pipeline running `query` (a
-/// [`query`] value; the `clip` entry point ignores it).
-pub fn queries_constants(query: u32) -> Constants {
-    let mut constants = pairs_constants();
+/// [`query`] value; the `clip` entry point ignores it), emulating `emulation`.
+pub fn queries_constants(query: u32, emulation: Emulation) -> Constants {
+    let mut constants = pairs_constants(emulation);
     constants.extend([
         ("QUERY", query as f64),
         ("QUERY_FIRST_HIT", query::QUERY_FIRST_HIT as f64),
@@ -86,8 +94,8 @@ pub struct Params {
     pub segment_count: u32,
     pub rect_count: u32,
     pub pair_count: u32,
-    /// 1.0, opaque to the shader compiler: see `two_sum` in the shader.
-    pub one: f32,
+    /// Pads the block to 16 bytes.
+    pub padding: u32,
 }
 
 impl Default for Params {
@@ -96,7 +104,7 @@ impl Default for Params {
             segment_count: 0,
             rect_count: 0,
             pair_count: 0,
-            one: 1.0,
+            padding: 0,
         }
     }
 }
@@ -109,8 +117,8 @@ pub struct QueryParams {
     pub rect_count: u32,
     /// `FILTER_SEGMENTS | FILTER_RECTS`: which filter arrays hold real filters.
     pub filters: u32,
-    /// 1.0, opaque to the shader compiler: see `two_sum` in the shader.
-    pub one: f32,
+    /// Pads the block to 16 bytes.
+    pub padding: u32,
 }
 
 impl Default for QueryParams {
@@ -119,7 +127,7 @@ impl Default for QueryParams {
             segment_count: 0,
             rect_count: 0,
             filters: 0,
-            one: 1.0,
+            padding: 0,
         }
     }
 }
