@@ -11,10 +11,10 @@ use common::{cpu_engine, gpu_engine};
 use rectcast::scene::{bullet_hell, random_batch};
 use rectcast::{Engine, GpuLimits, PairIndex, Rect, Segment};
 
-/// t on the CPU: within 1 ulp of the correctly rounded exact value.
-const CPU_T_ULP: u32 = 1;
-/// t on a GPU: within 4 ulp (WGSL allows 2.5 ulp for a division; docs/semantics.md).
-const GPU_T_ULP: u32 = 4;
+/// t on the CPU: the correctly rounded exact value.
+const CPU_T_ULP: u32 = 0;
+/// t on a GPU: the correctly rounded exact value too (docs/semantics.md).
+const GPU_T_ULP: u32 = 0;
 
 fn run_list(
     engine: &mut Engine,

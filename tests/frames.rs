@@ -7,7 +7,7 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use common::{cpu_engine, ulp_distance};
+use common::cpu_engine;
 use rectcast::gpu::frames::{FrameCapacity, Frames};
 use rectcast::gpu::shader;
 use rectcast::{
@@ -78,11 +78,10 @@ fn assert_same_first_hits(
     expected: &[FirstHit],
     actual: &[FirstHit],
 ) {
+    // Byte for byte: the same rect, flags and correctly rounded t.
     for (i, (e, a)) in expected.iter().zip(actual).enumerate() {
-        let t = |f: &FirstHit| (f.result.t_enter, f.result.t_exit);
-        let ulp = ulp_distance(t(e).0, t(a).0).max(ulp_distance(t(e).1, t(a).1));
         assert!(
-            e.rect == a.rect && e.result.flags == a.result.flags && ulp <= 5,
+            bytemuck::bytes_of(e) == bytemuck::bytes_of(a),
             "{what}: first difference at segment {i} {:?}: expected {e:?}, got {a:?}",
             segments[i]
         );

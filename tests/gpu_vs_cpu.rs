@@ -9,10 +9,9 @@ use rectcast::gpu::chunks::ChunkCaps;
 use rectcast::scene::{SplitMix64, random_batch};
 use rectcast::{Engine, Error, GpuContext, GpuLimits, PairIndex, Rect, Segment};
 
-/// The largest t difference accepted between backends, in ulp: the CPU is within 1 ulp of the
-/// correctly rounded exact t, a GPU within 4 (WGSL lets it divide with 2.5 ulp of error), so
-/// they may be 5 apart. Every decision (flags) must be identical. Lavapipe is expected at 0.
-const MAX_T_ULP: u32 = 5;
+/// The largest t difference accepted between backends, in ulp: none. Both give the correctly
+/// rounded exact t, so the results are compared byte for byte, flags and t.
+const MAX_T_ULP: u32 = 0;
 
 fn compare_dense(what: &str, gpu: &mut Engine, segments: &[Segment], rects: &[Rect]) -> u32 {
     let expected = cpu_engine().pairs(segments, rects).expect("cpu");

@@ -507,18 +507,11 @@ fn small_forced_limits_give_the_same_bytes_as_large_ones() {
                 scene.name
             );
         }
-        // And the CPU gives the same decisions and counts (t may differ by an ulp on other GPUs).
+        // And the CPU gives the same bytes for every query, t included.
         let cpu = all_query_bytes(&mut cpu_engine(), &scene);
-        assert_eq!(
-            cpu[2], actual[2],
-            "{}: per-segment counts, cpu vs gpu",
-            scene.name
-        );
-        assert_eq!(
-            cpu[3], actual[3],
-            "{}: per-rect counts, cpu vs gpu",
-            scene.name
-        );
+        for (k, (c, a)) in cpu.iter().zip(&actual).enumerate() {
+            assert!(c == a, "{}: query {k} differs, cpu vs gpu", scene.name);
+        }
     }
 }
 

@@ -216,8 +216,12 @@ impl GpuContext {
     }
 
     /// A line naming the adapter: `NVIDIA H100 (Vulkan, DiscreteGpu)`.
+    /// With a test-only emulation, it is named too: `… emulating flush`.
     pub fn describe(&self) -> String {
-        describe(&self.info)
+        match self.emulation {
+            Emulation::Native => describe(&self.info),
+            other => format!("{} emulating {other}", describe(&self.info)),
+        }
     }
 
     /// Runs `record` inside validation and out-of-memory error scopes and returns the first

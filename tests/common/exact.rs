@@ -319,3 +319,50 @@ pub fn ulp_distance(a: f32, b: f32) -> u32 {
     }
     a.to_bits().abs_diff(b.to_bits())
 }
+
+/// The f32 nearest to num / den (ties to even) for any num and den != 0, subnormals included;
+/// a zero is +0.0. For values within the f32 range.
+pub fn round_rational_to_f32(num: &BigInt, den: &BigInt) -> f32 {
+    assert!(!den.is_zero());
+    if num.is_zero() {
+        return 0.0;
+    }
+    let negative = num.is_negative() != den.is_negative();
+    let (num, den) = (num.abs(), den.abs());
+    // |num / den| · 2^k, as a quotient and a remainder over the scaled denominator.
+    let scaled = |k: i64| -> (BigInt, BigInt, BigInt) {
+        let (n, d) = if k >= 0 {
+            (&num << (k as u64), den.clone())
+        } else {
+            (num.clone(), &den << ((-k) as u64))
+        };
+        (&n / &d, &n % &d, d)
+    };
+    let mut k = den.bits() as i64 - num.bits() as i64 + 23;
+    loop {
+        let (q, _, _) = scaled(k);
+        if q < BigInt::one() << 23u32 {
+            k += 1;
+        } else if q >= BigInt::one() << 24u32 {
+            k -= 1;
+        } else {
+            break;
+        }
+    }
+    let k = k.min(149);
+    let (mut q, r, d) = scaled(k);
+    let twice = &r * 2;
+    if twice > d || (twice == d && (&q % 2u32) == BigInt::one()) {
+        q += 1;
+    }
+    let magnitude = (q.to_f64().expect("small") * 2f64.powi(-(k as i32))) as f32;
+    if negative { -magnitude } else { magnitude }
+}
+
+/// An f32 as an exact BigInt numerator over 2^149.
+pub fn scaled_2_149(v: f32) -> BigInt {
+    match decompose(v) {
+        None => BigInt::zero(),
+        Some((m, e)) => BigInt::from(m) << ((e + 149) as u64),
+    }
+}

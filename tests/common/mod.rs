@@ -19,7 +19,25 @@ use rectcast::{Backend, Engine, GpuContext, GpuLimits, PairResult, Rect, Segment
 /// An engine on the GPU, or `None` with a printed SKIPPED line when no adapter opens.
 /// With RECTCAST_REQUIRE_GPU=1 a missing adapter fails the test instead.
 pub fn gpu_engine(test: &str, limits: GpuLimits) -> Option<Engine> {
-    let opened = GpuContext::new().and_then(|context| Engine::gpu(context, limits));
+    // The context takes its emulation from RECTCAST_GPU_EMULATION (scripts/test.sh).
+    open_gpu(test, limits, |context| context)
+}
+
+/// [`gpu_engine`] with kernels emulating `emulation`'s float arithmetic.
+pub fn gpu_engine_emulating(
+    test: &str,
+    limits: GpuLimits,
+    emulation: rectcast::gpu::Emulation,
+) -> Option<Engine> {
+    open_gpu(test, limits, |context| context.with_emulation(emulation))
+}
+
+fn open_gpu(
+    test: &str,
+    limits: GpuLimits,
+    setup: impl FnOnce(GpuContext) -> GpuContext,
+) -> Option<Engine> {
+    let opened = GpuContext::new().and_then(|context| Engine::gpu(setup(context), limits));
     match opened {
         Ok(engine) => {
             eprintln!("{test}: on {}", engine.chosen());
@@ -42,8 +60,8 @@ pub fn cpu_engine() -> Engine {
 }
 
 /// Compares two result arrays element by element: flags must be equal, t within
-/// `max_t_ulp`. Panics at the first difference, naming the index and its inputs; returns the
-/// largest t difference seen, in ulp.
+/// `max_t_ulp` (with 0, the same bits: byte for byte). Panics at the first difference, naming
+/// the index and its inputs; returns the largest t difference seen, in ulp.
 pub fn assert_same_results(
     what: &str,
     expected: &[PairResult],
@@ -55,7 +73,8 @@ pub fn assert_same_results(
     let mut worst = 0;
     for (i, (e, a)) in expected.iter().zip(actual).enumerate() {
         let ulp = ulp_distance(e.t_enter, a.t_enter).max(ulp_distance(e.t_exit, a.t_exit));
-        if e.flags != a.flags || ulp > max_t_ulp {
+        let same_bits = bytemuck::bytes_of(e) == bytemuck::bytes_of(a);
+        if e.flags != a.flags || ulp > max_t_ulp || (max_t_ulp == 0 && !same_bits) {
             let (s, r) = inputs(i);
             panic!(
                 "{what}: first difference at index {i}\n  segment {s:?}\n  rect    {r:?}\n  expected {e:?} ({}, entry {}, exit {})\n  actual   {a:?} ({}, entry {}, exit {})\n  t differs by {ulp} ulp (allowed {max_t_ulp})",
