@@ -450,10 +450,17 @@ fn f_mul(a: f32, b: f32) -> f32 {
     return emulated(flushed(a) * flushed(b), a, b);
 }
 
-// a * b - right, where left = a * b: fused into one rounding under EMULATE_FUSED.
+// a * b - right, where left = a * b. Under EMULATE_FUSED, a * b is not rounded first, as a
+// fused multiply-add would do: WGSL's fma() may itself be unfused (it is on lavapipe), so the
+// product is taken in exact partial products of 12-bit halves (split by masking bits, which no
+// compiler can reassociate) and only the sums round.
 fn f_mul_sub(a: f32, b: f32, left: f32, right: f32) -> f32 {
     if (EMULATION == EMULATE_FUSED) {
-        return fma(a, b, -right);
+        let a_high = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);
+        let b_high = bitcast<f32>(bitcast<u32>(b) & 0xfffff000u);
+        let a_low = a - a_high;
+        let b_low = b - b_high;
+        return (((a_high * b_high - right) + a_high * b_low) + a_low * b_high) + a_low * b_low;
     }
     return f_sub(left, right);
 }
