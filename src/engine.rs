@@ -63,6 +63,17 @@ impl std::fmt::Display for Chosen {
 struct GpuHost {
     pairs: GpuPairs,
     queries: GpuQueries,
+    /// Runs a call the GPU could not finish (a timeout, a lost device): `Auto`'s engines, and
+    /// [`Engine::with_cpu_fallback`].
+    fallback: Option<CpuKernel>,
+    /// The last call's kernel time, when timing is on.
+    kernel_time: Option<Duration>,
+}
+
+/// Where one call runs: what [`Engine::run`] hands a query.
+enum On<'a> {
+    Gpu(&'a mut GpuHost),
+    Cpu(&'a mut CpuKernel),
 }
 
 enum Inner {
@@ -79,6 +90,8 @@ pub struct Engine {
     inner: Inner,
     /// The GPU kernel time of the last call, when timing is on.
     kernel_time: Option<Duration>,
+    /// Why the last call ran on the CPU instead of the GPU, if it did.
+    last_fallback: Option<String>,
 }
 
 impl Engine {
@@ -113,12 +126,15 @@ impl Engine {
         Self {
             inner: Inner::Cpu { kernel, reason },
             kernel_time: None,
+            last_fallback: None,
         }
     }
 
     /// `Auto`: a hardware GPU when one opens; the CPU when none does, or when the only adapter
     /// is a software one (lavapipe, WARP, SwiftShader), which runs the same kernel slower than
-    /// the CPU backend. `WGPU_ADAPTER_NAME` naming an adapter overrides that preference.
+    /// the CPU backend. `WGPU_ADAPTER_NAME` naming an adapter overrides that preference. On the
+    /// GPU, a call the GPU cannot finish (a timeout, a lost device) runs on the CPU instead
+    /// ([`with_cpu_fallback`](Self::with_cpu_fallback)).
     fn auto(kernel: CpuKernel) -> Self {
         let chosen_by_name = std::env::var_os("WGPU_ADAPTER_NAME").is_some();
         let reason = match GpuContext::new() {
@@ -127,7 +143,7 @@ impl Engine {
                 context.adapter_info().name
             ),
             Ok(context) => match Self::gpu(context, GpuLimits::default()) {
-                Ok(engine) => return engine,
+                Ok(engine) => return engine.falling_back_to(kernel),
                 Err(e) => e.to_string(),
             },
             Err(e) => e.to_string(),
@@ -150,9 +166,68 @@ impl Engine {
             inner: Inner::Gpu(Box::new(GpuHost {
                 pairs: GpuPairs::new(context.clone(), limits)?,
                 queries: GpuQueries::new(context, limits)?,
+                fallback: None,
+                kernel_time: None,
             })),
             kernel_time: None,
+            last_fallback: None,
         })
+    }
+
+    /// On the GPU: a call the GPU cannot finish, because it timed out
+    /// ([`Error::Timeout`], see [`GpuLimits::wait`]) or the device was lost
+    /// ([`Error::DeviceLost`]), runs on the CPU backend with `options` instead, with the same
+    /// results, and [`last_fallback`](Self::last_fallback) says why. `Backend::Auto` engines
+    /// have one. Other GPU errors are returned. On the CPU this changes nothing.
+    ///
+    /// # Errors
+    /// [`Error::CpuOptions`] when the options cannot be met.
+    pub fn with_cpu_fallback(self, options: CpuOptions) -> Result<Self> {
+        let kernel = CpuKernel::new(options).map_err(Error::CpuOptions)?;
+        Ok(self.falling_back_to(kernel))
+    }
+
+    fn falling_back_to(mut self, kernel: CpuKernel) -> Self {
+        if let Inner::Gpu(host) = &mut self.inner {
+            host.fallback = Some(kernel);
+        }
+        self
+    }
+
+    /// Why the last call ran on the CPU instead of the GPU (the GPU's error), or `None` when it
+    /// ran where the engine runs.
+    pub fn last_fallback(&self) -> Option<&str> {
+        self.last_fallback.as_deref()
+    }
+
+    /// How long each GPU step may take from now on (see [`GpuLimits::wait`]); nothing on the
+    /// CPU.
+    pub fn set_gpu_wait(&mut self, wait: crate::gpu::WaitLimit) {
+        if let Inner::Gpu(host) = &mut self.inner {
+            host.pairs.set_wait(wait);
+            host.queries.set_wait(wait);
+        }
+    }
+
+    /// Runs one call where the engine runs; on the GPU with a fallback, a timeout or a lost
+    /// device runs it again on the CPU (`call` must then write every output afresh).
+    fn run<T>(&mut self, mut call: impl FnMut(On) -> Result<T>) -> Result<T> {
+        self.last_fallback = None;
+        match &mut self.inner {
+            Inner::Gpu(host) => {
+                host.kernel_time = None;
+                let outcome = call(On::Gpu(host));
+                self.kernel_time = host.kernel_time;
+                match (outcome, &mut host.fallback) {
+                    (Err(e @ (Error::Timeout { .. } | Error::DeviceLost(_))), Some(kernel)) => {
+                        self.last_fallback = Some(format!("{e}; this call ran on the CPU"));
+                        call(On::Cpu(kernel))
+                    }
+                    (outcome, _) => outcome,
+                }
+            }
+            Inner::Cpu { kernel, .. } => call(On::Cpu(kernel)),
+        }
     }
 
     /// What this engine runs on.
@@ -238,17 +313,17 @@ impl Engine {
         rects: &[Rect],
         results: &mut [PairResult],
     ) -> Result<()> {
-        match &mut self.inner {
-            Inner::Gpu(gpu) => {
+        self.run(|on| match on {
+            On::Gpu(gpu) => {
                 gpu.pairs.pairs_dense(segments, rects, results)?;
-                self.kernel_time = gpu.pairs.kernel_time();
+                gpu.kernel_time = gpu.pairs.kernel_time();
                 Ok(())
             }
-            Inner::Cpu { kernel, .. } => {
+            On::Cpu(kernel) => {
                 kernel.pairs_dense(segments, rects, results);
                 Ok(())
             }
-        }
+        })
     }
 
     /// Pairs the GPU kernel could not decide with certainty since this engine was created; the
@@ -285,13 +360,16 @@ impl Engine {
         validate::check_inputs(segments, rects)?;
         validate::check_pairs(pairs, segments.len(), rects.len())?;
         let mut results = vec![PairResult::MISS; pairs.len()];
-        match &mut self.inner {
-            Inner::Gpu(gpu) => {
-                gpu.pairs.pairs_list(segments, rects, pairs, &mut results)?;
-                self.kernel_time = gpu.pairs.kernel_time();
+        self.run(|on| {
+            match on {
+                On::Gpu(gpu) => {
+                    gpu.pairs.pairs_list(segments, rects, pairs, &mut results)?;
+                    gpu.kernel_time = gpu.pairs.kernel_time();
+                }
+                On::Cpu(kernel) => kernel.pairs_list(segments, rects, pairs, &mut results),
             }
-            Inner::Cpu { kernel, .. } => kernel.pairs_list(segments, rects, pairs, &mut results),
-        }
+            Ok(())
+        })?;
         Ok(results)
     }
 
@@ -323,17 +401,16 @@ impl Engine {
                 got: out.len(),
             });
         }
-        match &mut self.inner {
-            Inner::Gpu(gpu) => {
-                gpu.queries.first_hit(batch, out)?;
-                self.kernel_time = gpu.queries.kernel_time();
-                Ok(())
+        self.run(|on| {
+            match on {
+                On::Gpu(gpu) => {
+                    gpu.queries.first_hit(batch, out)?;
+                    gpu.kernel_time = gpu.queries.kernel_time();
+                }
+                On::Cpu(kernel) => kernel.first_hit(batch, out),
             }
-            Inner::Cpu { kernel, .. } => {
-                kernel.first_hit(batch, out);
-                Ok(())
-            }
-        }
+            Ok(())
+        })
     }
 
     /// Every hitting (segment, rect) pair the filters test, in (segment, rect) order, whatever
@@ -343,14 +420,14 @@ impl Engine {
     /// As [`first_hit`](Self::first_hit).
     pub fn hits(&mut self, batch: &Batch) -> Result<Vec<Hit>> {
         batch.validate()?;
-        match &mut self.inner {
-            Inner::Gpu(gpu) => {
+        self.run(|on| match on {
+            On::Gpu(gpu) => {
                 let hits = gpu.queries.hits(batch)?;
-                self.kernel_time = gpu.queries.kernel_time();
+                gpu.kernel_time = gpu.queries.kernel_time();
                 Ok(hits)
             }
-            Inner::Cpu { kernel, .. } => Ok(kernel.hits(batch)),
-        }
+            On::Cpu(kernel) => Ok(kernel.hits(batch)),
+        })
     }
 
     /// Hits per segment and per rect (damage per enemy), of the pairs the filters test.
@@ -363,13 +440,19 @@ impl Engine {
             per_segment: vec![0; batch.segments.len()],
             per_rect: vec![0; batch.rects.len()],
         };
-        match &mut self.inner {
-            Inner::Gpu(gpu) => {
-                gpu.queries.counts(batch, &mut counts)?;
-                self.kernel_time = gpu.queries.kernel_time();
+        self.run(|on| {
+            // Afresh: a GPU call that failed may have added some chunks' counts.
+            counts.per_segment.fill(0);
+            counts.per_rect.fill(0);
+            match on {
+                On::Gpu(gpu) => {
+                    gpu.queries.counts(batch, &mut counts)?;
+                    gpu.kernel_time = gpu.queries.kernel_time();
+                }
+                On::Cpu(kernel) => kernel.counts(batch, &mut counts),
             }
-            Inner::Cpu { kernel, .. } => kernel.counts(batch, &mut counts),
-        }
+            Ok(())
+        })?;
         Ok(counts)
     }
 
@@ -399,13 +482,16 @@ impl Engine {
         };
         validate::check_inputs(segments, rects)?;
         let mut results = vec![FirstHit::NONE; segments.len()];
-        match &mut self.inner {
-            Inner::Gpu(gpu) => {
-                gpu.queries.clip(segments, rects, &mut results)?;
-                self.kernel_time = gpu.queries.kernel_time();
+        self.run(|on| {
+            match on {
+                On::Gpu(gpu) => {
+                    gpu.queries.clip(segments, rects, &mut results)?;
+                    gpu.kernel_time = gpu.queries.kernel_time();
+                }
+                On::Cpu(kernel) => kernel.clip(segments, rects, &mut results),
             }
-            Inner::Cpu { kernel, .. } => kernel.clip(segments, rects, &mut results),
-        }
+            Ok(())
+        })?;
         Ok(results
             .iter()
             .enumerate()

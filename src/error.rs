@@ -30,6 +30,16 @@ pub enum Error {
     /// Waiting for the GPU failed.
     #[error("waiting for the GPU failed: {0}")]
     Poll(#[from] wgpu::PollError),
+    /// The GPU did not finish a step within its [`crate::gpu::WaitLimit`]. The call is
+    /// abandoned (its work may still finish on the GPU); the engine stays usable.
+    #[error(
+        "the GPU did not finish {step} within {waited:.1?}; the call was abandoned (a larger \
+         GpuLimits::wait allows longer steps)"
+    )]
+    Timeout {
+        step: &'static str,
+        waited: std::time::Duration,
+    },
     /// The CPU backend's options cannot be met (a SIMD level this CPU lacks, threads that do
     /// not start).
     #[error("CPU backend: {0}")]

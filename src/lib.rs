@@ -13,7 +13,7 @@ pub use cpu::batched::{CpuOptions, Simd};
 pub use cpu::segment_rect::segment_rect;
 pub use engine::{Backend, Chosen, Engine};
 pub use error::{Error, InputArray, InputError, Problem, Result};
-pub use gpu::{GpuContext, GpuLimits};
+pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts};
 pub use types::{Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
 pub use validate::MAX_ABS_COORDINATE;

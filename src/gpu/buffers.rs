@@ -1,6 +1,8 @@
 //! Buffers and binding helpers shared by the kernels' hosts.
 
 use super::context::GpuContext;
+use std::time::Duration;
+
 use crate::error::{Error, Result};
 
 /// A buffer that only grows.
@@ -76,13 +78,23 @@ pub(crate) fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// What a wait is for, and how long it may take.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wait {
+    /// The step, in the caller's words ("the first-hit readback").
+    pub step: &'static str,
+    pub limit: Duration,
+}
+
 /// Maps the first `bytes` of `staging` once `submission` has run, hands them to `read`, and
-/// unmaps, on every path.
+/// unmaps, on every path. Past `wait.limit` it gives up with [`Error::Timeout`] and cancels the
+/// map, so the buffer can be used again.
 pub(crate) fn read_back(
     context: &GpuContext,
     staging: &wgpu::Buffer,
     submission: wgpu::SubmissionIndex,
     bytes: u64,
+    wait: Wait,
     read: impl FnOnce(&[u8]),
 ) -> Result<()> {
     let slice = staging.slice(..bytes);
@@ -93,14 +105,20 @@ pub(crate) fn read_back(
             // The receiver is read below; a failed send only means we already bailed.
             let _ = sender.send(result);
         });
-        context.device.poll(wgpu::PollType::Wait {
+        match context.device.poll(wgpu::PollType::Wait {
             submission_index: Some(submission),
-            timeout: None,
-        })?;
-        Ok(())
+            timeout: Some(wait.limit),
+        }) {
+            Err(wgpu::PollError::Timeout) => Err(Error::Timeout {
+                step: wait.step,
+                waited: wait.limit,
+            }),
+            other => other.map(|_| ()).map_err(Error::from),
+        }
     });
     // After a completed wait the callback has run; if it mapped the buffer, unmap it on
-    // every path below, or every later call would fail on a mapped buffer.
+    // every path below, or every later call would fail on a mapped buffer. After a timeout the
+    // map is still pending: unmapping cancels it.
     let mapped = receiver.try_recv();
     let is_mapped = matches!(mapped, Ok(Ok(())));
     let outcome = waited.and_then(|()| {
@@ -111,7 +129,7 @@ pub(crate) fn read_back(
             .map(|view| read(&view))
             .map_err(|e| Error::Gpu(e.to_string()))
     });
-    if is_mapped {
+    if is_mapped || matches!(outcome, Err(Error::Timeout { .. })) {
         staging.unmap();
     }
     outcome

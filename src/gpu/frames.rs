@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::GpuLimits;
 use super::buffers::Growable;
 use super::context::GpuContext;
 use super::queries::{Kernel, QueryBuffers, QueryKernels, Room, StagingLayout, parse_staging};
+use super::{GpuLimits, WaitLimit};
 use crate::cpu::queries::beats;
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::{Error, Result};
@@ -286,14 +286,32 @@ impl Frames {
     /// Waits for `frame` and copies its closest hits into `out`.
     ///
     /// # Errors
-    /// As [`try_read`](Self::try_read).
+    /// As [`try_read`](Self::try_read);
+    /// [`Error::Timeout`] past [`WaitLimit::default`] for the frame's pairs; the frame stays in
+    /// flight, and a later `read` or `try_read` may still get it.
     pub fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
+        let slot = &self.ring[self.slot_of(frame.0)];
+        let pairs = (slot.segments.len() * slot.rects.len()) as u64;
+        let limit = WaitLimit::default().for_pairs(pairs);
+        let deadline = std::time::Instant::now() + limit;
         loop {
-            self.context
-                .device
-                .poll(wgpu::PollType::wait_indefinitely())?;
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let timeout = Error::Timeout {
+                step: "a frame",
+                waited: limit,
+            };
+            match self.context.device.poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: Some(left),
+            }) {
+                Err(wgpu::PollError::Timeout) => return Err(timeout),
+                other => other?,
+            };
             if self.read_if_ready(frame, out)? {
                 return Ok(());
+            }
+            if left.is_zero() {
+                return Err(timeout);
             }
         }
     }

@@ -1,5 +1,7 @@
 //! Limits a caller may set below the device's.
 
+use std::time::Duration;
+
 use super::context::GpuContext;
 
 /// Uncertain pair ids one dense or list dispatch lists for the host; past that the host scans
@@ -19,6 +21,36 @@ pub struct GpuLimits {
     /// Entries the hit list of the queries starts with (default 16,384). It grows when a
     /// dispatch finds more, up to the binding limit; past that the batch is split.
     pub hit_list_capacity: Option<u64>,
+    /// How long to wait for the GPU before giving up with [`crate::Error::Timeout`] (default
+    /// [`WaitLimit::default`]).
+    pub wait: Option<WaitLimit>,
+}
+
+/// How long rectcast waits for one GPU step (a chunk's dispatch and readback, a frame) before
+/// it returns [`crate::Error::Timeout`]: `base`, plus `per_gigapair` for every 10^9 pairs the
+/// step covers. A GPU that stops answering then costs the caller an error, never a hang.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitLimit {
+    pub base: Duration,
+    pub per_gigapair: Duration,
+}
+
+impl Default for WaitLimit {
+    /// 10 s, plus 100 s per 10^9 pairs: a GPU slower than 10^7 pairs per second (lavapipe runs
+    /// 5·10^7 to 1.6·10^8 on two cores; a hardware GPU 10^11 and more) is taken as stuck.
+    fn default() -> Self {
+        Self {
+            base: Duration::from_secs(10),
+            per_gigapair: Duration::from_secs(100),
+        }
+    }
+}
+
+impl WaitLimit {
+    /// The wait for a step over `pairs` pairs.
+    pub fn for_pairs(&self, pairs: u64) -> Duration {
+        self.base + self.per_gigapair.mul_f64(pairs as f64 / 1e9)
+    }
 }
 
 impl GpuLimits {

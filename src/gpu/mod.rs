@@ -14,6 +14,6 @@ mod timer;
 pub use context::{AdapterReport, GpuContext, enumerate_adapters};
 pub use emulation::Emulation;
 pub use frames::Frames;
-pub use limits::GpuLimits;
+pub use limits::{GpuLimits, WaitLimit};
 pub use pairs::GpuPairs;
 pub use queries::{GpuQueries, QueryCaps};

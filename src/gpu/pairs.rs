@@ -5,10 +5,10 @@ use std::ops::Range;
 
 use wgpu::util::DeviceExt;
 
-use super::buffers::{Growable, entry, read_back, storage_entry, uniform_entry};
+use super::buffers::{Growable, Wait, entry, read_back, storage_entry, uniform_entry};
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
-use super::limits::{GpuLimits, UNCERTAIN_BYTES};
+use super::limits::{GpuLimits, UNCERTAIN_BYTES, WaitLimit};
 use super::shader::{self, Params};
 use super::timer::KernelTimer;
 use crate::cpu::segment_rect::segment_rect;
@@ -39,6 +39,7 @@ pub struct GpuPairs {
     /// Pairs re-decided on the host since creation.
     uncertain_pairs: u64,
     timer: Option<KernelTimer>,
+    wait: WaitLimit,
 }
 
 impl GpuPairs {
@@ -128,6 +129,7 @@ impl GpuPairs {
             ),
             bind_group: None,
             uncertain_pairs: 0,
+            wait: limits.wait.unwrap_or_default(),
         })
     }
 
@@ -352,6 +354,14 @@ impl GpuPairs {
         }
         let context = self.context.clone();
         let bytes = (pairs * size_of::<PairResult>()) as u64;
+        let wait = Wait {
+            step: if dense {
+                "a chunk of dense pairs"
+            } else {
+                "a chunk of listed pairs"
+            },
+            limit: self.wait.for_pairs(pairs as u64),
+        };
         context
             .scoped(|| {
                 let device = &context.device;
@@ -392,6 +402,7 @@ impl GpuPairs {
                     self.staging.get(),
                     submission.clone(),
                     bytes + UNCERTAIN_BYTES,
+                    wait,
                     |mapped| {
                         let (local, list) = mapped.split_at(bytes as usize);
                         let local: &[PairResult] = bytemuck::cast_slice(local);
@@ -403,10 +414,15 @@ impl GpuPairs {
                 )?;
                 self.uncertain_pairs += found as u64;
                 if let Some(timer) = &mut self.timer {
-                    timer.read(&self.context, submission)?;
+                    timer.read(&self.context, submission, wait)?;
                 }
                 Ok(())
             })
+    }
+
+    /// How long each chunk may take from now on.
+    pub fn set_wait(&mut self, wait: WaitLimit) {
+        self.wait = wait;
     }
 
     /// Turns kernel timing on or off; false when the device has no timestamp queries.

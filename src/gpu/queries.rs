@@ -8,12 +8,12 @@
 
 use std::ops::Range;
 
-use super::GpuLimits;
-use super::buffers::{Growable, entry, read_back, storage_entry, uniform_entry};
+use super::buffers::{Growable, Wait, entry, read_back, storage_entry, uniform_entry};
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
 use super::shader::{self, QueryParams, WORKGROUP_SIZE};
 use super::timer::KernelTimer;
+use super::{GpuLimits, WaitLimit};
 use crate::cpu::queries::{FILTER_RECTS, FILTER_SEGMENTS, beats, query};
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::Result;
@@ -59,6 +59,16 @@ impl Kernel {
             ),
             Kernel::Hits => ("segment_rects", query::QUERY_HITS, "rectcast.queries.hits"),
             Kernel::Clip => ("clip", query::QUERY_FIRST_HIT, "rectcast.queries.clip"),
+        }
+    }
+
+    /// The step a timeout names.
+    fn step(self) -> &'static str {
+        match self {
+            Kernel::FirstHit => "a first-hit chunk",
+            Kernel::Counts => "a counts chunk",
+            Kernel::Hits => "a hit-list chunk",
+            Kernel::Clip => "a clip chunk",
         }
     }
 
@@ -448,6 +458,7 @@ pub struct GpuQueries {
     max_workgroups_per_dimension: u32,
     /// Entries the found list is given before its first run.
     initial_found: u64,
+    wait: WaitLimit,
     /// Pairs re-decided on the host since creation.
     uncertain_pairs: u64,
     timer: Option<KernelTimer>,
@@ -470,6 +481,7 @@ impl GpuQueries {
             initial_found: limits
                 .hit_list_capacity
                 .unwrap_or(DEFAULT_HIT_LIST_CAPACITY),
+            wait: limits.wait.unwrap_or_default(),
             kernels,
             buffers,
             staging: Growable::new(
@@ -480,6 +492,11 @@ impl GpuQueries {
             context,
             uncertain_pairs: 0,
         })
+    }
+
+    /// How long each chunk may take from now on.
+    pub fn set_wait(&mut self, wait: WaitLimit) {
+        self.wait = wait;
     }
 
     /// Turns kernel timing on or off; false when the device has no timestamp queries.
@@ -617,6 +634,12 @@ impl GpuQueries {
             found,
         };
         let cap = self.max_binding_bytes;
+        let wait = Wait {
+            step: kernel.step(),
+            limit: self
+                .wait
+                .for_pairs((segments.len() as u64) * (rects.len() as u64)),
+        };
         // The copies below are submitted after the dispatch, on the same queue: waiting for
         // them waits for it.
         let dispatched = context.scoped(|| {
@@ -638,7 +661,7 @@ impl GpuQueries {
         })?;
         if let Some(timer) = &mut self.timer {
             // Waits for the kernel (only when timing is on).
-            timer.read(&context, dispatched)?;
+            timer.read(&context, dispatched, wait)?;
         }
         let capacity = self.buffers.found_capacity();
         // Copy back the outputs and the first entries; when more were found, copy them all.
@@ -662,6 +685,7 @@ impl GpuQueries {
                 self.staging.get(),
                 submitted,
                 layout.bytes(),
+                wait,
                 |mapped| {
                     let (out, found) =
                         parse_staging(mapped, &layout, segments.clone(), rects.clone());

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::buffers::read_back;
+use super::buffers::{Wait, read_back};
 use super::context::GpuContext;
 use crate::error::Result;
 
@@ -93,12 +93,13 @@ impl KernelTimer {
         &mut self,
         context: &GpuContext,
         submission: wgpu::SubmissionIndex,
+        wait: Wait,
     ) -> Result<()> {
         if !self.enabled {
             return Ok(());
         }
         let mut ticks = 0;
-        read_back(context, &self.staging, submission, BYTES, |bytes| {
+        read_back(context, &self.staging, submission, BYTES, wait, |bytes| {
             let t: [u64; 2] = bytemuck::pod_read_unaligned(bytes);
             ticks = t[1].saturating_sub(t[0]);
         })?;

@@ -1,0 +1,114 @@
+//! Every GPU wait is bounded: past its `WaitLimit` a call returns `Error::Timeout` naming the
+//! step, never hangs, and the engine serves the next call; with a CPU fallback (what
+//! `Backend::Auto` engines have) the call runs on the CPU instead and says so.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{cpu_engine, gpu_engine};
+use rectcast::scene::{bullet_hell, random_batch};
+use rectcast::{Batch, CpuOptions, Error, GpuLimits, WaitLimit};
+
+/// No time at all: any step that is not already done times out.
+const NO_WAIT: WaitLimit = WaitLimit {
+    base: Duration::ZERO,
+    per_gigapair: Duration::ZERO,
+};
+
+fn impatient() -> GpuLimits {
+    GpuLimits {
+        wait: Some(NO_WAIT),
+        ..GpuLimits::default()
+    }
+}
+
+/// Calls `attempt` until it reports a timeout: with no time at all, a step times out unless
+/// the GPU finished it before the first look (lavapipe runs much of a submission inside the
+/// submitting call, so some attempts finish). Every attempt's outcome is checked by `attempt`.
+fn until_a_timeout(what: &str, mut attempt: impl FnMut() -> bool) {
+    for _ in 0..30 {
+        if attempt() {
+            return;
+        }
+    }
+    panic!("{what}: 30 calls with no time to wait, and none timed out");
+}
+
+#[test]
+fn a_tiny_wait_limit_on_a_large_batch_times_out_and_the_next_call_works() {
+    let Some(mut gpu) = gpu_engine("timeout", impatient()) else {
+        return;
+    };
+    let (segments, rects) = random_batch(3, 1500, 1000, 1.0e3);
+    let want = cpu_engine().pairs(&segments, &rects).expect("cpu");
+    let inputs = common::dense_inputs(&segments, &rects);
+    until_a_timeout("dense pairs", || match gpu.pairs(&segments, &rects) {
+        Err(Error::Timeout { step, waited }) => {
+            assert_eq!(step, "a chunk of dense pairs");
+            assert_eq!(waited, Duration::ZERO);
+            true
+        }
+        Ok(got) => {
+            common::assert_same_results("in time", &want, &got, 0, &inputs);
+            false
+        }
+        Err(e) => panic!("expected a timeout or the results, got {e}"),
+    });
+    let (bullets, boxes) = bullet_hell(4, 10_000, 1000);
+    let batch = Batch::new(&bullets, &boxes);
+    let want_first = cpu_engine().first_hit(&batch).expect("cpu");
+    let same = |got: &[rectcast::FirstHit]| {
+        bytemuck::cast_slice::<_, u8>(got) == bytemuck::cast_slice::<_, u8>(&want_first)
+    };
+    until_a_timeout("first hit", || match gpu.first_hit(&batch) {
+        Err(Error::Timeout { step, .. }) => {
+            assert_eq!(step, "a first-hit chunk");
+            true
+        }
+        Ok(got) => {
+            assert!(same(&got), "a first hit in time differs from the CPU's");
+            false
+        }
+        Err(e) => panic!("expected a timeout or the results, got {e}"),
+    });
+    // The same engine, with time to finish: every result, byte for byte the CPU's.
+    gpu.set_gpu_wait(WaitLimit::default());
+    let got = gpu.pairs(&segments, &rects).expect("the next call works");
+    common::assert_same_results("after a timeout", &want, &got, 0, &inputs);
+    let first = gpu.first_hit(&batch).expect("first hit after a timeout");
+    assert!(
+        same(&first),
+        "first hit after a timeout differs from the CPU's"
+    );
+}
+
+#[test]
+fn with_a_cpu_fallback_a_timed_out_call_runs_on_the_cpu_and_says_so() {
+    let Some(gpu) = gpu_engine("fallback", impatient()) else {
+        return;
+    };
+    let mut gpu = gpu.with_cpu_fallback(CpuOptions::default()).expect("cpu");
+    let (bullets, boxes) = bullet_hell(5, 10_000, 1000);
+    let batch = Batch::new(&bullets, &boxes);
+    let want = cpu_engine().counts(&batch).expect("cpu");
+    until_a_timeout("counts", || {
+        // Never an error: the CPU takes over, with the same counts.
+        let counts = gpu.counts(&batch).expect("falls back instead of failing");
+        assert_eq!(counts.per_segment, want.per_segment);
+        assert_eq!(counts.per_rect, want.per_rect);
+        match gpu.last_fallback() {
+            Some(reason) => {
+                assert!(reason.contains("did not finish a counts chunk"), "{reason}");
+                assert!(reason.contains("this call ran on the CPU"), "{reason}");
+                true
+            }
+            None => false,
+        }
+    });
+    // With time enough, the GPU again, and no fallback to report.
+    gpu.set_gpu_wait(WaitLimit::default());
+    let again = gpu.counts(&batch).expect("gpu");
+    assert_eq!(gpu.last_fallback(), None);
+    assert_eq!(again.per_rect, want.per_rect);
+}
