@@ -6,6 +6,9 @@
 #   - runs every test with RECTCAST_REQUIRE_GPU=1, so a GPU test fails rather than skips when no
 #     adapter opens (set RECTCAST_REQUIRE_GPU=0 to allow skipping);
 #   - builds and smoke-runs the benchmarks once, before the suite;
+#   - runs the library's suite again under each emulated GPU arithmetic (unpredictable rounding
+#     and a 2.5-ulp division, flushed subnormals, fused multiply-adds: rectcast::gpu::Emulation),
+#     where every result must stay byte-identical to the CPU's;
 #   - tests the library built without GPU backends (`default-features = false`);
 #   - builds and tests the CLI's optional `parquet` feature too;
 #   - builds the docs as docs.rs would, warnings being errors;
@@ -47,6 +50,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace
 cargo test --release --locked -p rectcast --no-default-features --test cpu_only
 cargo test --release --locked --test streaming
 cargo test --release --locked --features rectcast-cli/parquet
+for mode in rounding flush fused; do
+    echo "scripts/test.sh: the library's suite on a GPU emulating '$mode' arithmetic" >&2
+    RECTCAST_GPU_EMULATION=$mode cargo test --release --locked -p rectcast
+done
 
 # The Python package: a venv of its own, the wheel built by maturin, then pytest, whose summary
 # closes the log. Its tests compare with the `rectcast` binary built above.

@@ -81,9 +81,6 @@ fn swap_side(s: Sides) -> Sides {
     }
 }
 
-fn ulps(a: f32, b: f32) -> u32 {
-    common::ulp_distance(a, b)
-}
 
 fn describe(s: &Segment, r: &Rect, a: &PairResult, b: &PairResult) -> String {
     format!(

@@ -492,6 +492,7 @@ fn small_forced_limits_give_the_same_bytes_as_large_ones() {
         max_binding_bytes: Some(1024),
         max_workgroups_per_dimension: Some(1),
         hit_list_capacity: Some(1),
+        ..GpuLimits::default()
     };
     let mut small = gpu_engine("chunking, small", small_limits).expect("opened once already");
     for scene in [
