@@ -214,8 +214,7 @@ fn probe(context: &rectcast::GpuContext, emulation: Emulation) -> Vec<f32> {
             timeout: Some(std::time::Duration::from_secs(60)),
         })
         .expect("poll");
-    let values = bytemuck::cast_slice(&read.slice(..).get_mapped_range().unwrap()).to_vec();
-    values
+    bytemuck::cast_slice(&read.slice(..).get_mapped_range().unwrap()).to_vec()
 }
 
 #[test]

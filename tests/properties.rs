@@ -81,7 +81,6 @@ fn swap_side(s: Sides) -> Sides {
     }
 }
 
-
 fn describe(s: &Segment, r: &Rect, a: &PairResult, b: &PairResult) -> String {
     format!(
         "segment {s:?}\nrect {r:?}\noriginal {a:?} ({}, entry {}, exit {})\ntransformed {b:?} ({}, entry {}, exit {})",

@@ -89,7 +89,7 @@ pub fn queries_constants(query: u32, emulation: Emulation) -> Constants {
 
 /// The uniform block of `pairs.wgsl`. Mirrors WGSL `Params`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Params {
     pub segment_count: u32,
     pub rect_count: u32,
@@ -98,20 +98,9 @@ pub struct Params {
     pub padding: u32,
 }
 
-impl Default for Params {
-    fn default() -> Self {
-        Self {
-            segment_count: 0,
-            rect_count: 0,
-            pair_count: 0,
-            padding: 0,
-        }
-    }
-}
-
 /// The uniform block of `queries.wgsl`. Mirrors WGSL `QueryParams`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct QueryParams {
     pub segment_count: u32,
     pub rect_count: u32,
@@ -119,17 +108,6 @@ pub struct QueryParams {
     pub filters: u32,
     /// Pads the block to 16 bytes.
     pub padding: u32,
-}
-
-impl Default for QueryParams {
-    fn default() -> Self {
-        Self {
-            segment_count: 0,
-            rect_count: 0,
-            filters: 0,
-            padding: 0,
-        }
-    }
 }
 
 const _: () = assert!(size_of::<Params>() == 16);
