@@ -73,34 +73,7 @@ impl<T: Exact> Frac<T> {
 /// The f32 nearest to num / den (ties to even), for 0 <= num <= den, den > 0.
 pub fn round_ratio_to_f32(num: &BigInt, den: &BigInt) -> f32 {
     assert!(!num.is_negative() && den.is_positive() && num <= den);
-    if num.is_zero() {
-        return 0.0;
-    }
-    // Find k with 2^23 <= num·2^k / den < 2^24 (k >= 23 - 0 since num <= den), capped at 149 so
-    // that subnormal results get the fixed quantum 2^-149.
-    let mut k = den.bits() as i64 - num.bits() as i64 + 23;
-    let quotient = |k: i64| -> (BigInt, BigInt) {
-        let scaled = num << (k as u64);
-        (&scaled / den, &scaled % den)
-    };
-    loop {
-        let (q, _) = quotient(k);
-        if q < BigInt::one() << 23u32 {
-            k += 1;
-        } else if q >= BigInt::one() << 24u32 {
-            k -= 1;
-        } else {
-            break;
-        }
-    }
-    let k = k.min(149);
-    let (mut q, r) = quotient(k);
-    let twice = &r * 2;
-    if twice > *den || (twice == *den && (&q % 2u32) == BigInt::one()) {
-        q += 1;
-    }
-    // q <= 2^24 fits f64 exactly, and q·2^-k is an f32 value, so both conversions are exact.
-    (q.to_f64().expect("small") * 2f64.powi(-(k as i32))) as f32
+    round_rational_to_f32(num, den)
 }
 
 struct Oracle<T> {
