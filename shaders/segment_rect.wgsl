@@ -146,7 +146,6 @@ fn scaled(p: FloatParts, lowest: i32) -> vec2<u32> {
 // values are scaled by a common power of two into 64-bit integers, so both differences are
 // exact, and divide_rounded rounds their quotient by long division: no float operation at all.
 fn crossing_time(bound: f32, c0: f32, c1: f32) -> f32 {
-    if (EMULATION == EMULATE_UNCERTIFIED) { return uncertified_time(bound, c0, c1); } // backend: test-only control
     let b = float_parts(bound);
     let p0 = float_parts(c0);
     let p1 = float_parts(c1);
@@ -174,34 +173,49 @@ fn crossing_time(bound: f32, c0: f32, c1: f32) -> f32 {
     return divide_rounded(num, den);
 }
 
-// num / den rounded to the nearest f32 (ties to even), for 0 < num < den < 2^63: 25 quotient
-// bits by long division (24 for the mantissa, one to round by), the remainder as the sticky
-// bit. The quotient is at least 2^-63, so never subnormal.
+// num / den rounded to the nearest f32 (ties to even), for 0 < num < den < 2^63. The 25-bit
+// quotient (24 bits for the mantissa, one to round by) is estimated by a float division of the
+// top words, whatever its accuracy, then made exact: the integer remainder is computed and the
+// quotient moved until 0 <= remainder < divisor. The remainder is the sticky bit. The quotient
+// is at least 2^-63, so never subnormal.
 fn divide_rounded(num: vec2<u32>, den: vec2<u32>) -> f32 {
-    let num_zeros = wide_clz(num);
+    // den normalised to a top bit of 1, num by the same shift (it stays below den), then num by
+    // its own leading zeros: num / den = (rem / div) * 2^-num_zeros, rem / div in (1/2, 2).
     let den_zeros = wide_clz(den);
-    // Both normalised to a top bit of 1: num / den = (rem / div) * 2^exponent.
-    var rem = wide_shl(num, num_zeros);
     let div = wide_shl(den, den_zeros);
-    var exponent = i32(den_zeros) - i32(num_zeros);
-    // rem / div in [1, 2): double rem when it is below div; its top bit moves into carry.
-    var carry = false;
-    if (wide_lt(rem, div)) {
-        exponent -= 1;
-        carry = true;
-        rem = wide_shl(rem, 1u);
+    let scaled_num = wide_shl(num, den_zeros);
+    let num_zeros = wide_clz(scaled_num);
+    let rem = wide_shl(scaled_num, num_zeros);
+    // quotient = floor(rem / div * 2^bits), in [2^24, 2^25).
+    let bits = select(24u, 25u, wide_lt(rem, div));
+    let estimate = f_div(f32(rem.y), f32(div.y)) * f32(1u << bits);
+    var quotient = clamp(u32(estimate), 1u << 24u, (1u << 25u) - 1u);
+    if (EMULATION == EMULATE_UNCERTIFIED) { return time_from(quotient, false, bits, num_zeros); } // backend: test-only control
+    var remainder = long_sub(long_shl(rem, bits), long_mul(quotient, div));
+    let divisor = long(div);
+    var steps = 0;
+    while (long_is_negative(remainder) && steps < 64) {
+        quotient -= 1u;
+        remainder = long_add(remainder, divisor);
+        steps += 1;
     }
-    var quotient = 0u;
-    for (var i = 0; i < 25; i++) {
-        let take = carry || !wide_lt(rem, div);
-        rem = select(rem, wide_sub(rem, div), take);
-        quotient = (quotient << 1u) | select(0u, 1u, take);
-        carry = wide_is_negative(rem);
-        rem = wide_shl(rem, 1u);
+    while (!long_is_negative(remainder) && !long_lt(remainder, divisor) && steps < 64) {
+        quotient += 1u;
+        remainder = long_sub(remainder, divisor);
+        steps += 1;
     }
-    let sticky = carry || !wide_is_zero(rem);
+    if (steps >= 64) {
+        return UNCERTAIN_TIME;
+    }
+    return time_from(quotient, !long_is_zero(remainder), bits, num_zeros);
+}
+
+// The f32 of quotient * 2^-(bits + num_zeros) (plus less than one unit when sticky), rounded
+// to nearest even on the quotient's last bit.
+fn time_from(quotient: u32, sticky: bool, bits: u32, num_zeros: u32) -> f32 {
     let round_up = (quotient & 1u) != 0u && (sticky || (quotient & 2u) != 0u);
     let mantissa = (quotient >> 1u) + select(0u, 1u, round_up);
+    let exponent = 24 - i32(bits) - i32(num_zeros);
     // mantissa in [2^23, 2^24]: adding it to the exponent field carries into the exponent when
     // the rounding reaches 2^24.
     return bitcast<f32>((u32(exponent + 126) << 23u) + mantissa);
@@ -405,6 +419,70 @@ fn wide_clz(a: vec2<u32>) -> u32 {
     return select(countLeadingZeros(a.y), 32u + countLeadingZeros(a.x), a.y == 0u);
 }
 
+// 96-bit signed integers as three u32 words, low word first (the CPU mirror has i128: `Long`).
+
+fn long(a: vec2<u32>) -> vec3<u32> {
+    return vec3<u32>(a.x, a.y, 0u);
+}
+
+// a << shift, for 0 < shift < 32.
+fn long_shl(a: vec2<u32>, shift: u32) -> vec3<u32> {
+    return vec3<u32>(a.x << shift, (a.y << shift) | (a.x >> (32u - shift)), a.y >> (32u - shift));
+}
+
+// The full product of two u32, as a 64-bit integer (16-bit halves: no product overflows).
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let middle = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    let low = (p00 & 0xffffu) | (middle << 16u);
+    let high = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (middle >> 16u);
+    return vec2<u32>(low, high);
+}
+
+// c * d, for c < 2^25 (the product is below 2^89).
+fn long_mul(c: u32, d: vec2<u32>) -> vec3<u32> {
+    let low = mul_wide(c, d.x);
+    let high = mul_wide(c, d.y);
+    let middle = low.y + high.x;
+    return vec3<u32>(low.x, middle, high.y + select(0u, 1u, middle < low.y));
+}
+
+fn long_add(a: vec3<u32>, b: vec3<u32>) -> vec3<u32> {
+    let x = a.x + b.x;
+    let y = a.y + b.y;
+    let y_carried = y + select(0u, 1u, x < a.x);
+    let carry = select(0u, 1u, y < a.y) + select(0u, 1u, y_carried < y);
+    return vec3<u32>(x, y_carried, a.z + b.z + carry);
+}
+
+fn long_sub(a: vec3<u32>, b: vec3<u32>) -> vec3<u32> {
+    let x = a.x - b.x;
+    let y = a.y - b.y;
+    let borrow_x = select(0u, 1u, a.x < b.x);
+    let y_borrowed = y - borrow_x;
+    let borrow = select(0u, 1u, a.y < b.y) + select(0u, 1u, y < borrow_x);
+    return vec3<u32>(x, y_borrowed, a.z - b.z - borrow);
+}
+
+fn long_is_negative(a: vec3<u32>) -> bool {
+    return (a.z >> 31u) != 0u;
+}
+
+fn long_is_zero(a: vec3<u32>) -> bool {
+    return a.x == 0u && a.y == 0u && a.z == 0u;
+}
+
+// a < b, for a, b >= 0.
+fn long_lt(a: vec3<u32>, b: vec3<u32>) -> bool {
+    return a.z < b.z || (a.z == b.z && (a.y < b.y || (a.y == b.y && a.x < b.x)));
+}
+
 // Float arithmetic as the hardware being emulated does it (EMULATION; plain in production,
 // where every branch below folds away). The filter's bound holds for each mode.
 
@@ -465,10 +543,10 @@ fn f_mul_sub(a: f32, b: f32, left: f32, right: f32) -> f32 {
     return f_sub(left, right);
 }
 
-// Test-only control (EMULATE_UNCERTIFIED): t from a float division, perturbed by up to 2 ulp
-// as WGSL allows, with nothing certifying it. The test suite must fail in this mode.
-fn uncertified_time(bound: f32, c0: f32, c1: f32) -> f32 {
-    let num = f_sub(bound, c0);
-    let den = f_sub(c1, c0);
-    return clamp(nudged(num / den, num, den, 2u), 0.0, 1.0);
+// a / b, off by up to 2 ulp under EMULATE_ROUNDING (and the control), as WGSL allows.
+fn f_div(a: f32, b: f32) -> f32 {
+    if (EMULATION == EMULATE_ROUNDING || EMULATION == EMULATE_UNCERTIFIED) {
+        return nudged(a / b, a, b, 2u);
+    }
+    return a / b;
 }

@@ -187,37 +187,50 @@ pub(crate) fn crossing_time(bound: f32, c0: f32, c1: f32) -> f32 {
     divide_rounded(num, den)
 }
 
-/// num / den rounded to the nearest f32 (ties to even), for 0 < num < den < 2^63: 25 quotient
-/// bits by long division (24 for the mantissa, one to round by), the remainder as the sticky
-/// bit. The quotient is at least 2^-63, so never subnormal.
+/// num / den rounded to the nearest f32 (ties to even), for 0 < num < den < 2^63. The 25-bit
+/// quotient (24 bits for the mantissa, one to round by) is estimated by a float division of the
+/// top words, whatever its accuracy (a GPU's may be 2.5 ulp off), then made exact: the integer
+/// remainder is computed and the quotient moved until 0 <= remainder < divisor. The remainder
+/// is the sticky bit. The quotient is at least 2^-63, so never subnormal.
 #[inline(always)]
 fn divide_rounded(num: Wide, den: Wide) -> f32 {
-    let num_zeros = wide_clz(num);
+    // den normalised to a top bit of 1, num by the same shift (it stays below den), then num by
+    // its own leading zeros: num / den = (rem / div) · 2^-num_zeros, rem / div in (1/2, 2).
     let den_zeros = wide_clz(den);
-    // Both normalised to a top bit of 1: num / den = (rem / div) · 2^exponent.
-    let mut rem = wide_shl(num, num_zeros);
     let div = wide_shl(den, den_zeros);
-    let mut exponent = den_zeros as i32 - num_zeros as i32;
-    // rem / div in [1, 2): double rem when it is below div; its top bit moves into `carry`.
-    let mut carry = false;
-    if wide_lt(rem, div) {
-        exponent -= 1;
-        carry = true;
-        rem = wide_shl(rem, 1);
+    let scaled_num = wide_shl(num, den_zeros);
+    let num_zeros = wide_clz(scaled_num);
+    let rem = wide_shl(scaled_num, num_zeros);
+    // quotient = floor(rem / div · 2^bits), in [2^24, 2^25).
+    let bits = select(24, 25, wide_lt(rem, div));
+    let estimate = f_div(high_word(rem) as f32, high_word(div) as f32) * (1u32 << bits) as f32;
+    let mut quotient = (estimate as u32).clamp(1 << 24, (1 << 25) - 1);
+    let mut remainder = long_sub(long_shl(rem, bits), long_mul(quotient, div));
+    let divisor = long(div);
+    let mut steps = 0;
+    while long_is_negative(remainder) && steps < 64 {
+        quotient -= 1;
+        remainder = long_add(remainder, divisor);
+        steps += 1;
     }
-    let mut quotient = 0u32;
-    let mut i = 0;
-    while i < 25 {
-        let take = carry || !wide_lt(rem, div);
-        rem = select_wide(rem, wide_sub(rem, div), take);
-        quotient = (quotient << 1) | select(0, 1, take);
-        carry = wide_is_negative(rem);
-        rem = wide_shl(rem, 1);
-        i += 1;
+    while !long_is_negative(remainder) && !long_lt(remainder, divisor) && steps < 64 {
+        quotient += 1;
+        remainder = long_sub(remainder, divisor);
+        steps += 1;
     }
-    let sticky = carry || !wide_is_zero(rem);
+    if steps >= 64 {
+        return UNCERTAIN_TIME;
+    }
+    time_from(quotient, !long_is_zero(remainder), bits, num_zeros)
+}
+
+/// The f32 of quotient · 2^-(bits + num_zeros) (plus less than one unit when sticky), rounded
+/// to nearest even on the quotient's last bit.
+#[inline(always)]
+fn time_from(quotient: u32, sticky: bool, bits: u32, num_zeros: u32) -> f32 {
     let round_up = (quotient & 1) != 0 && (sticky || (quotient & 2) != 0);
     let mantissa = (quotient >> 1) + select(0, 1, round_up);
+    let exponent = 24 - bits as i32 - num_zeros as i32;
     // mantissa in [2^23, 2^24]: adding it to the exponent field carries into the exponent when
     // the rounding reaches 2^24.
     f32::from_bits((((exponent + 126) as u32) << 23) + mantissa)
@@ -492,4 +505,63 @@ fn wide_clz(a: Wide) -> u32 {
 #[inline(always)]
 fn select_wide(f: Wide, t: Wide, cond: bool) -> Wide {
     if cond { t } else { f }
+}
+
+/// The top 32 bits (the shader's `.y` word).
+#[inline(always)]
+fn high_word(a: Wide) -> u32 {
+    (a >> 32) as u32
+}
+
+/// A 96-bit signed integer: the shader builds one from three u32 words (`vec3<u32>`); the CPU
+/// has i128. The helpers below keep the shader's names.
+pub(crate) type Long = i128;
+
+#[inline(always)]
+fn long(a: Wide) -> Long {
+    a as i128
+}
+
+/// `a << shift`, for 0 < shift < 32.
+#[inline(always)]
+fn long_shl(a: Wide, shift: u32) -> Long {
+    (a as i128) << shift
+}
+
+/// c · d, for c < 2^25 (the product is below 2^89).
+#[inline(always)]
+fn long_mul(c: u32, d: Wide) -> Long {
+    c as i128 * d as i128
+}
+
+#[inline(always)]
+fn long_add(a: Long, b: Long) -> Long {
+    a.wrapping_add(b)
+}
+
+#[inline(always)]
+fn long_sub(a: Long, b: Long) -> Long {
+    a.wrapping_sub(b)
+}
+
+#[inline(always)]
+fn long_is_negative(a: Long) -> bool {
+    a < 0
+}
+
+#[inline(always)]
+fn long_is_zero(a: Long) -> bool {
+    a == 0
+}
+
+/// a < b, for a, b >= 0.
+#[inline(always)]
+fn long_lt(a: Long, b: Long) -> bool {
+    a < b
+}
+
+/// a / b (the shader's emulated hardware may err by 2 ulp here; nothing depends on it).
+#[inline(always)]
+fn f_div(a: f32, b: f32) -> f32 {
+    a / b
 }
