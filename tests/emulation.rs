@@ -1,7 +1,7 @@
 //! Hostile hardware, emulated on whatever GPU runs the suite (lavapipe in CI): every emulated
 //! arithmetic (`rectcast::gpu::Emulation`) gives the CPU's bytes, and the control, a t taken
-//! from a perturbed float division with nothing certifying it, does not, so these comparisons
-//! can tell. scripts/test.sh also runs the whole library suite under each mode
+//! from the perturbed float division's estimate without the exact integer correction, does
+//! not, so these comparisons can tell. scripts/test.sh also runs the whole library suite under each mode
 //! (`RECTCAST_GPU_EMULATION`).
 
 mod common;

@@ -27,9 +27,9 @@ pub enum Emulation {
     Flush,
     /// The filter's `a·b − c·d` as one fused multiply-add.
     Fused,
-    /// The control: `Rounding`, with t taken from a float division instead of the exact
-    /// integer path, so nothing certifies it. Results must *differ*: it shows that the suite
-    /// notices a GPU that divides differently.
+    /// The control: `Rounding`, with t taken from the float division's estimate of the
+    /// quotient, without the exact integer correction. Results must *differ*: it shows that
+    /// the suite notices a GPU that divides differently.
     Uncertified,
 }
 
