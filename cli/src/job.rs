@@ -157,3 +157,14 @@ pub fn report<T>(file: &Records<T>) {
         eprintln!("rectcast: {line}");
     }
 }
+
+/// Says on stderr, once per job, that the engine ran a chunk on the CPU because the GPU could
+/// not finish it (`Backend::Auto`: a timeout or a lost device); the results are the same.
+pub fn note_fallback(engine: &rectcast::Engine, said: &mut bool) {
+    if let Some(why) = engine.last_fallback()
+        && !*said
+    {
+        eprintln!("rectcast: {why}");
+        *said = true;
+    }
+}

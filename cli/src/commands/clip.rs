@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use rectcast::{ClipTo, Rect, Segment};
 
-use crate::job::{Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text};
+use crate::job::{
+    self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
+};
 use crate::options::{BackendArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};
@@ -80,6 +82,7 @@ pub fn run(args: ClipArgs) -> Outcome {
     let progress = Progress::new(job.progress, segments.progress().0);
     let (mut chunk, mut ids, mut rects) = (Vec::new(), Vec::new(), Vec::new());
     let mut done = 0;
+    let mut said_fallback = false;
     loop {
         match (&mut per_segment, one) {
             (None, Some(_)) => segments
@@ -104,6 +107,7 @@ pub fn run(args: ClipArgs) -> Outcome {
             None => ClipTo::PerSegment(&rects),
         };
         let clipped = engine.clip(&chunk, to).map_err(|e| e.to_string())?;
+        job::note_fallback(&engine, &mut said_fallback);
         sink.clipped(&ids, &clipped)?;
         done += chunk.len() as u64;
         progress.update(done, segments.progress());

@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use clap::Args;
 use rectcast::Batch;
 
-use crate::job::{Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text};
+use crate::job::{
+    self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
+};
 use crate::options::{BackendArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};
@@ -80,6 +82,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let mut per_rect = vec![0u64; m];
     let mut done = 0;
     let e = |e: rectcast::Error| e.to_string();
+    let mut said_fallback = false;
     loop {
         segments
             .read_chunk(&mut chunk, &mut ids, chunk_len)
@@ -119,6 +122,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
                 }
             }
         }
+        job::note_fallback(&engine, &mut said_fallback);
         done += chunk.len() as u64;
         progress.update(done, segments.progress());
     }
