@@ -144,7 +144,8 @@ fn scaled(p: FloatParts, lowest: i32) -> vec2<u32> {
 // The t at which the line c0 -> c1 crosses c = bound, (bound - c0) / (c1 - c0), correctly
 // rounded (to nearest, ties to even), for a crossing in [0, 1]; or UNCERTAIN_TIME. The three
 // values are scaled by a common power of two into 64-bit integers, so both differences are
-// exact, and divide_rounded rounds their quotient by long division: no float operation at all.
+// exact, and divide_rounded rounds their quotient exactly from an integer remainder (a float
+// division only estimates it).
 fn crossing_time(bound: f32, c0: f32, c1: f32) -> f32 {
     let b = float_parts(bound);
     let p0 = float_parts(c0);
@@ -188,7 +189,7 @@ fn divide_rounded(num: vec2<u32>, den: vec2<u32>) -> f32 {
     let rem = wide_shl(scaled_num, num_zeros);
     // quotient = floor(rem / div * 2^bits), in [2^24, 2^25).
     let bits = select(24u, 25u, wide_lt(rem, div));
-    let estimate = f_div(f32(rem.y), f32(div.y)) * f32(1u << bits);
+    let estimate = f_div(f32(high_word(rem)), f32(high_word(div))) * f32(1u << bits);
     var quotient = clamp(u32(estimate), 1u << 24u, (1u << 25u) - 1u);
     if (EMULATION == EMULATE_UNCERTIFIED) { return time_from(quotient, false, bits, num_zeros); } // backend: test-only control
     var remainder = long_sub(long_shl(rem, bits), long_mul(quotient, div));
@@ -413,6 +414,11 @@ fn wide_is_negative(a: vec2<u32>) -> bool {
 
 fn wide_is_zero(a: vec2<u32>) -> bool {
     return a.x == 0u && a.y == 0u;
+}
+
+// The top 32 bits.
+fn high_word(a: vec2<u32>) -> u32 {
+    return a.y;
 }
 
 fn wide_clz(a: vec2<u32>) -> u32 {

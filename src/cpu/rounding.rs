@@ -85,6 +85,17 @@ fn sign(v: f64) -> Ordering {
     v.partial_cmp(&0.0).unwrap_or(Ordering::Equal)
 }
 
+/// The order of x against m, where x − m = orient2d((bound, m), p1, p0) / den: the sign of the
+/// exact orientation, reversed when den < 0.
+fn side_of(bound: f64, m: f64, p1: Coord<f64>, p0: Coord<f64>, den_sign: Ordering) -> Ordering {
+    let det = sign(orient2d(Coord { x: bound, y: m }, p1, p0));
+    if den_sign == Ordering::Less {
+        det.reverse()
+    } else {
+        det
+    }
+}
+
 /// `(bound − c0) / (c1 − c0)` rounded to the nearest f32, for c0 != c1 and a quotient in
 /// [0, 1] (the parameter of a crossing), for any valid inputs.
 pub(crate) fn crossing_time_exact(bound: f32, c0: f32, c1: f32) -> f32 {
@@ -96,16 +107,13 @@ pub(crate) fn crossing_time_exact(bound: f32, c0: f32, c1: f32) -> f32 {
     // x − m has the sign of (bound − c0) − m·(c1 − c0) times den's: orient2d((bound, m),
     // (c1, 1), (c0, 0)) = (bound − c0)·1 − m·(c1 − c0).
     round_to_f32(0.0, 1.0, approx, err, |m| {
-        let det = orient2d(
-            Coord { x: bound, y: m },
+        side_of(
+            bound,
+            m,
             Coord { x: c1, y: 1.0 },
             Coord { x: c0, y: 0.0 },
-        );
-        if den_sign == Ordering::Less {
-            sign(det).reverse()
-        } else {
-            sign(det)
-        }
+            den_sign,
+        )
     })
 }
 
@@ -129,15 +137,12 @@ pub(crate) fn crossing_point_exact(
     // is orient2d((bound, m), (a1, b1), (a0, b0)): which side of the segment's line (bound, m)
     // lies on.
     round_to_f32(lo, hi, approx, err, |m| {
-        let det = orient2d(
-            Coord { x: bound, y: m },
+        side_of(
+            bound,
+            m,
             Coord { x: a1, y: b1 },
             Coord { x: a0, y: b0 },
-        );
-        if den_sign == Ordering::Less {
-            sign(det).reverse()
-        } else {
-            sign(det)
-        }
+            den_sign,
+        )
     })
 }

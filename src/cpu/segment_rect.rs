@@ -152,10 +152,10 @@ fn scaled(p: FloatParts, lowest: i32) -> Wide {
 /// The t at which the line c0 -> c1 crosses c = bound, `(bound − c0) / (c1 − c0)`, correctly
 /// rounded (to nearest, ties to even), for a crossing in [0, 1]; or UNCERTAIN_TIME.
 ///
-/// No floating-point operation is involved: the three values are scaled by a common power of
-/// two into 64-bit integers, so both differences are exact, and [`divide_rounded`] rounds their
-/// quotient by long division. So the result does not depend on how a GPU divides, rounds or
-/// flushes. Values more than 2^MAX_SPREAD apart in magnitude do not fit: UNCERTAIN_TIME.
+/// The three values are scaled by a common power of two into 64-bit integers, so both
+/// differences are exact, and [`divide_rounded`] rounds their quotient exactly from an integer
+/// remainder (a float division only estimates it). So the result does not depend on how a GPU
+/// divides, rounds or flushes. Values more than 2^MAX_SPREAD apart in magnitude do not fit: UNCERTAIN_TIME.
 #[inline(always)]
 pub(crate) fn crossing_time(bound: f32, c0: f32, c1: f32) -> f32 {
     let b = float_parts(bound);
