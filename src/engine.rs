@@ -1,6 +1,8 @@
 //! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
 
+use crate::broad_phase::{BroadPhase, RectSet};
 use crate::cpu::batched::{CpuKernel, CpuOptions};
+use crate::cpu::grid::Grid;
 use crate::error::{Error, Result};
 use crate::gpu::{GpuContext, GpuLimits, GpuPairs, GpuQueries};
 use crate::query::{Batch, ClipTo, Clipped, Counts};
@@ -92,6 +94,11 @@ pub struct Engine {
     kernel_time: Option<Duration>,
     /// Why the last call ran on the CPU instead of the GPU, if it did.
     last_fallback: Option<String>,
+    broad_phase: BroadPhase,
+    /// Whether the last query used a grid.
+    used_grid: bool,
+    /// The grid built for batches without a [`RectSet`], its memory kept between calls.
+    own_grid: Grid,
 }
 
 impl Engine {
@@ -127,6 +134,9 @@ impl Engine {
             inner: Inner::Cpu { kernel, reason },
             kernel_time: None,
             last_fallback: None,
+            broad_phase: BroadPhase::default(),
+            used_grid: false,
+            own_grid: Grid::default(),
         }
     }
 
@@ -171,6 +181,9 @@ impl Engine {
             })),
             kernel_time: None,
             last_fallback: None,
+            broad_phase: BroadPhase::default(),
+            used_grid: false,
+            own_grid: Grid::default(),
         })
     }
 
@@ -228,6 +241,48 @@ impl Engine {
             }
             Inner::Cpu { kernel, .. } => call(On::Cpu(kernel)),
         }
+    }
+
+    /// Whether queries (first hit, hits, counts) find candidates through a grid; `Auto` by
+    /// default. The GPU runs the brute force for now, whatever this says.
+    pub fn set_broad_phase(&mut self, broad_phase: BroadPhase) {
+        self.broad_phase = broad_phase;
+    }
+
+    pub fn broad_phase(&self) -> BroadPhase {
+        self.broad_phase
+    }
+
+    /// Whether the last first-hit, hits or counts call found its candidates through a grid.
+    pub fn used_broad_phase(&self) -> bool {
+        self.used_grid
+    }
+
+    /// Prepares rects for many queries ([`Batch::over`]): validates them and builds their grid.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid rect.
+    pub fn prepare_rects(&self, rects: &[Rect]) -> Result<RectSet> {
+        RectSet::new(rects)
+    }
+
+    /// Takes the engine's own grid out for one call: built over the batch's rects when this call
+    /// uses a grid and the batch brings no [`RectSet`]. Give it back with `self.own_grid = …`.
+    fn grid_for_call(&mut self, batch: &Batch) -> (bool, Grid) {
+        let on_gpu = matches!(self.inner, Inner::Gpu(_));
+        let use_grid = !on_gpu
+            && match batch.rect_set {
+                Some(_) => self.broad_phase != BroadPhase::Off,
+                None => self
+                    .broad_phase
+                    .builds_grid(batch.segments.len(), batch.rects.len()),
+            };
+        self.used_grid = use_grid;
+        let mut own = std::mem::take(&mut self.own_grid);
+        if use_grid && batch.rect_set.is_none() {
+            own.build(batch.rects);
+        }
+        (use_grid, own)
     }
 
     /// What this engine runs on.
@@ -401,16 +456,20 @@ impl Engine {
                 got: out.len(),
             });
         }
-        self.run(|on| {
+        let (use_grid, own) = self.grid_for_call(batch);
+        let grid = use_grid.then(|| batch.rect_set.map_or(&own, RectSet::grid));
+        let outcome = self.run(|on| {
             match on {
                 On::Gpu(gpu) => {
                     gpu.queries.first_hit(batch, out)?;
                     gpu.kernel_time = gpu.queries.kernel_time();
                 }
-                On::Cpu(kernel) => kernel.first_hit(batch, out),
+                On::Cpu(kernel) => kernel.first_hit(batch, grid, out),
             }
             Ok(())
-        })
+        });
+        self.own_grid = own;
+        outcome
     }
 
     /// Every hitting (segment, rect) pair the filters test, in (segment, rect) order, whatever
@@ -420,14 +479,18 @@ impl Engine {
     /// As [`first_hit`](Self::first_hit).
     pub fn hits(&mut self, batch: &Batch) -> Result<Vec<Hit>> {
         batch.validate()?;
-        self.run(|on| match on {
+        let (use_grid, own) = self.grid_for_call(batch);
+        let grid = use_grid.then(|| batch.rect_set.map_or(&own, RectSet::grid));
+        let outcome = self.run(|on| match on {
             On::Gpu(gpu) => {
                 let hits = gpu.queries.hits(batch)?;
                 gpu.kernel_time = gpu.queries.kernel_time();
                 Ok(hits)
             }
-            On::Cpu(kernel) => Ok(kernel.hits(batch)),
-        })
+            On::Cpu(kernel) => Ok(kernel.hits(batch, grid)),
+        });
+        self.own_grid = own;
+        outcome
     }
 
     /// Hits per segment and per rect (damage per enemy), of the pairs the filters test.
@@ -440,7 +503,9 @@ impl Engine {
             per_segment: vec![0; batch.segments.len()],
             per_rect: vec![0; batch.rects.len()],
         };
-        self.run(|on| {
+        let (use_grid, own) = self.grid_for_call(batch);
+        let grid = use_grid.then(|| batch.rect_set.map_or(&own, RectSet::grid));
+        let outcome = self.run(|on| {
             // Afresh: a GPU call that failed may have added some chunks' counts.
             counts.per_segment.fill(0);
             counts.per_rect.fill(0);
@@ -449,11 +514,12 @@ impl Engine {
                     gpu.queries.counts(batch, &mut counts)?;
                     gpu.kernel_time = gpu.queries.kernel_time();
                 }
-                On::Cpu(kernel) => kernel.counts(batch, &mut counts),
+                On::Cpu(kernel) => kernel.counts(batch, grid, &mut counts),
             }
             Ok(())
-        })?;
-        Ok(counts)
+        });
+        self.own_grid = own;
+        outcome.map(|()| counts)
     }
 
     /// Clips each segment to one rect (a viewport) or to its own rect: the classic

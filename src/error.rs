@@ -54,6 +54,9 @@ pub enum Error {
         expected: usize,
         got: usize,
     },
+    /// A [`crate::Batch`] whose `rect_set` is set but whose `rects` are not that set's rects.
+    #[error("the batch's rects are not its rect set's rects (build the batch with Batch::over)")]
+    RectSetMismatch,
     /// Clipping to one rect per segment with a different number of rects.
     #[error("clipping {segments} segments to one rect each needs {segments} rects, got {rects}")]
     ClipRectCount { segments: usize, rects: usize },

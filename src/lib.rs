@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod broad_phase;
 pub mod cpu;
 mod engine;
 mod error;
@@ -9,6 +10,7 @@ pub mod scene;
 mod types;
 pub mod validate;
 
+pub use broad_phase::{AUTO_MIN_RECTS, AUTO_MIN_SEGMENTS, BroadPhase, RectSet};
 pub use cpu::batched::{CpuOptions, Simd};
 pub use cpu::segment_rect::segment_rect;
 pub use engine::{Backend, Chosen, Engine};

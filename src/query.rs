@@ -2,6 +2,7 @@
 //! and what each query returns. The kernels are `shaders/queries.wgsl` and its CPU mirror
 //! [`crate::cpu::queries`]; [`crate::Engine`] runs them.
 
+use crate::broad_phase::RectSet;
 use crate::cpu::rounding::crossing_point_exact;
 use crate::error::{Error, Result};
 use crate::types::{Filter, Kind, PairResult, Rect, Segment, Sides};
@@ -17,6 +18,8 @@ pub struct Batch<'a> {
     pub segment_filters: Option<&'a [Filter]>,
     /// One filter per rect, or `None`.
     pub rect_filters: Option<&'a [Filter]>,
+    /// The rects prepared with their grid ([`Batch::over`]): `rects` is then its rects.
+    pub rect_set: Option<&'a RectSet>,
 }
 
 impl<'a> Batch<'a> {
@@ -26,6 +29,16 @@ impl<'a> Batch<'a> {
             rects,
             segment_filters: None,
             rect_filters: None,
+            rect_set: None,
+        }
+    }
+
+    /// Segments against a prepared [`RectSet`]: queries find each segment's candidates through
+    /// its grid (unless the engine's broad phase is [`crate::BroadPhase::Off`]).
+    pub fn over(segments: &'a [Segment], rect_set: &'a RectSet) -> Self {
+        Self {
+            rect_set: Some(rect_set),
+            ..Self::new(segments, rect_set.rects())
         }
     }
 
@@ -57,7 +70,15 @@ impl<'a> Batch<'a> {
     /// # Errors
     /// [`Error::Input`] naming the first invalid value; [`Error::FilterLength`].
     pub fn validate(&self) -> Result<()> {
-        validate::check_inputs(self.segments, self.rects)?;
+        if let Some(set) = self.rect_set {
+            // The set's rects were checked when it was built.
+            validate::check_inputs(self.segments, &[])?;
+            if !std::ptr::eq(set.rects(), self.rects) {
+                return Err(Error::RectSetMismatch);
+            }
+        } else {
+            validate::check_inputs(self.segments, self.rects)?;
+        }
         let lengths = [
             ("segment", self.segment_filters, self.segments.len()),
             ("rect", self.rect_filters, self.rects.len()),

@@ -17,6 +17,7 @@
 
 use rayon::prelude::*;
 
+use super::grid::{Grid, Next, prefers_brute_force, visit_cells, walk_of};
 use super::queries::{Entry, entry_of, is_closer, is_tested};
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
 use crate::query::{Batch, Counts};
@@ -294,21 +295,32 @@ fn filter_at(filters: Option<&[Filter]>, i: usize) -> Filter {
 }
 
 /// Segment `segment`'s first hit: the reference's `segment_rects` loop for QUERY_FIRST_HIT,
-/// over the candidates only.
+/// over the candidates only (from the grid when there is one and it pays for this segment).
 #[inline(always)]
-fn first_hit_of(simd: Simd, blocks: &[RectBlock], batch: &Batch, segment: usize) -> FirstHit {
+fn first_hit_of(
+    simd: Simd,
+    blocks: &[RectBlock],
+    grid: Option<&Grid>,
+    batch: &Batch,
+    segment: usize,
+) -> FirstHit {
     let s = &batch.segments[segment];
     let s_filter = filter_at(batch.segment_filters, segment);
     let mut best = FirstHit::NONE;
     let mut best_entry = Entry::NONE;
-    for_each_candidate(simd, s, blocks, |rect| {
+    let mut consider = |rect: usize| {
+        // Past a hit at t = 0, only a lower rect index can win: the grid's cells list rects
+        // in ascending order, so the rest of the cell is skipped.
+        if best.rect != FirstHit::NO_RECT && best_entry.is_start() && rect as u32 > best.rect {
+            return Next::Cell;
+        }
         if !is_tested(&s_filter, &filter_at(batch.rect_filters, rect)) {
-            return;
+            return Next::Entry;
         }
         let r = &batch.rects[rect];
         let result = pair_flags(s, r);
         if (result.flags & flags::HIT) == 0 {
-            return;
+            return Next::Entry;
         }
         let entry = entry_of(&result, r);
         if is_closer(s, rect as u32, entry, &best, best_entry) == 1 {
@@ -318,7 +330,16 @@ fn first_hit_of(simd: Simd, blocks: &[RectBlock], batch: &Batch, segment: usize)
             };
             best_entry = entry;
         }
-    });
+        Next::Entry
+    };
+    match grid.map(|g| (g, walk_of(g, s))) {
+        Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, batch.rects.len()) => {
+            visit_cells(grid, s, &walk, |rect| consider(rect as usize));
+        }
+        _ => for_each_candidate(simd, s, blocks, |rect| {
+            consider(rect);
+        }),
+    }
     // t for the closest hit only, as in the reference.
     if best.rect != FirstHit::NO_RECT {
         best.result = pair_times(s, &batch.rects[best.rect as usize], best.result);
@@ -326,19 +347,21 @@ fn first_hit_of(simd: Simd, blocks: &[RectBlock], batch: &Batch, segment: usize)
     best
 }
 
-/// Calls `hit` for every tested, hitting pair of segment `segment`, in rect order, with the
-/// pair's decisions ([`pair_flags`]: both t 0; [`pair_times`] fills them in).
+/// Calls `hit` for every tested, hitting pair of segment `segment`, with the pair's decisions
+/// ([`pair_flags`]: both t 0; [`pair_times`] fills them in): in rect order without a grid, in
+/// the grid's walk order with one (callers that need rect order sort).
 #[inline(always)]
 fn hits_of(
     simd: Simd,
     blocks: &[RectBlock],
+    grid: Option<&Grid>,
     batch: &Batch,
     segment: usize,
     mut hit: impl FnMut(usize, PairResult),
 ) {
     let s = &batch.segments[segment];
     let s_filter = filter_at(batch.segment_filters, segment);
-    for_each_candidate(simd, s, blocks, |rect| {
+    let mut consider = |rect: usize| {
         if !is_tested(&s_filter, &filter_at(batch.rect_filters, rect)) {
             return;
         }
@@ -346,7 +369,16 @@ fn hits_of(
         if (result.flags & flags::HIT) != 0 {
             hit(rect, result);
         }
-    });
+    };
+    match grid.map(|g| (g, walk_of(g, s))) {
+        Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, batch.rects.len()) => {
+            visit_cells(grid, s, &walk, |rect| {
+                consider(rect as usize);
+                Next::Entry
+            });
+        }
+        _ => for_each_candidate(simd, s, blocks, consider),
+    }
 }
 
 /// How the CPU backend runs: its worker threads and SIMD level.
@@ -388,6 +420,15 @@ fn chunk_len(segments: usize, rects: usize, threads: usize) -> usize {
     // At least about 64k pairs per task.
     let by_work = (1 << 16) / rects.max(1);
     by_count.max(by_work).max(1)
+}
+
+/// About how many rects a segment is tested against: all of them, or with a grid the mean
+/// entries of a cell times a few cells.
+fn work_per_segment(batch: &Batch, grid: Option<&Grid>) -> usize {
+    match grid {
+        Some(g) => (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, batch.rects.len().max(1)),
+        None => batch.rects.len(),
+    }
 }
 
 impl Default for CpuKernel {
@@ -454,39 +495,44 @@ impl CpuKernel {
     }
 
     /// [`crate::Engine::first_hit_into`]: inputs valid, `out` one per segment.
-    pub(crate) fn first_hit(&mut self, batch: &Batch, out: &mut [FirstHit]) {
+    /// `grid`, when given, is a grid over `batch.rects`.
+    pub(crate) fn first_hit(&mut self, batch: &Batch, grid: Option<&Grid>, out: &mut [FirstHit]) {
         fill_blocks(batch.rects, &mut self.blocks);
         let (simd, blocks) = (self.simd, &self.blocks[..]);
         if self.threads == 1 {
             for (segment, out) in out.iter_mut().enumerate() {
-                *out = first_hit_of(simd, blocks, batch, segment);
+                *out = first_hit_of(simd, blocks, grid, batch, segment);
             }
             return;
         }
-        let chunk = chunk_len(batch.segments.len(), batch.rects.len(), self.threads);
+        let chunk = chunk_len(batch.segments.len(), work_per_segment(batch, grid), self.threads);
         Self::install(&self.pool, || {
             out.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
                 for (i, out) in out.iter_mut().enumerate() {
-                    *out = first_hit_of(simd, blocks, batch, c * chunk + i);
+                    *out = first_hit_of(simd, blocks, grid, batch, c * chunk + i);
                 }
             })
         });
     }
 
     /// [`crate::Engine::hits`]: every hit in (segment, rect) order.
-    pub(crate) fn hits(&mut self, batch: &Batch) -> Vec<Hit> {
+    pub(crate) fn hits(&mut self, batch: &Batch, grid: Option<&Grid>) -> Vec<Hit> {
         fill_blocks(batch.rects, &mut self.blocks);
         let (simd, blocks) = (self.simd, &self.blocks[..]);
         let hits_in = |segments: std::ops::Range<usize>, found: &mut Vec<Hit>| {
             for segment in segments {
                 let s = &batch.segments[segment];
-                hits_of(simd, blocks, batch, segment, |rect, result| {
+                let first = found.len();
+                hits_of(simd, blocks, grid, batch, segment, |rect, result| {
                     found.push(Hit {
                         segment: segment as u32,
                         rect: rect as u32,
                         result: pair_times(s, &batch.rects[rect], result),
                     })
                 });
+                if grid.is_some() {
+                    found[first..].sort_unstable_by_key(|h| h.rect);
+                }
             }
         };
         let n = batch.segments.len();
@@ -495,7 +541,7 @@ impl CpuKernel {
             hits_in(0..n, &mut found);
             return found;
         }
-        let chunk = chunk_len(n, batch.rects.len(), self.threads);
+        let chunk = chunk_len(n, work_per_segment(batch, grid), self.threads);
         let parts: Vec<Vec<Hit>> = Self::install(&self.pool, || {
             (0..n.div_ceil(chunk))
                 .into_par_iter()
@@ -510,12 +556,12 @@ impl CpuKernel {
     }
 
     /// [`crate::Engine::counts`]: adds to `counts`, sized for the batch and zeroed.
-    pub(crate) fn counts(&mut self, batch: &Batch, counts: &mut Counts) {
+    pub(crate) fn counts(&mut self, batch: &Batch, grid: Option<&Grid>, counts: &mut Counts) {
         fill_blocks(batch.rects, &mut self.blocks);
         let (simd, blocks) = (self.simd, &self.blocks[..]);
         let count_in = |first: usize, per_segment: &mut [u32], per_rect: &mut [u64]| {
             for (i, hits) in per_segment.iter_mut().enumerate() {
-                hits_of(simd, blocks, batch, first + i, |rect, _| {
+                hits_of(simd, blocks, grid, batch, first + i, |rect, _| {
                     *hits += 1;
                     per_rect[rect] += 1;
                 });
@@ -526,7 +572,7 @@ impl CpuKernel {
             return;
         }
         let rect_count = batch.rects.len();
-        let chunk = chunk_len(batch.segments.len(), rect_count, self.threads);
+        let chunk = chunk_len(batch.segments.len(), work_per_segment(batch, grid), self.threads);
         let per_segment = &mut counts.per_segment;
         let per_rect = Self::install(&self.pool, || {
             per_segment

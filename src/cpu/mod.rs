@@ -2,6 +2,7 @@
 //! scalar reference), and [`batched`], the fast path that gives the reference's answers.
 
 pub mod batched;
+pub mod grid;
 pub mod pairs;
 pub mod queries;
 pub(crate) mod rounding;

@@ -110,6 +110,12 @@ impl Entry {
         axis: AXIS_NONE,
         bound: 0.0,
     };
+
+    /// Whether the hit is at t = 0 (the segment starts in the rect): of a real hit, the
+    /// earliest there is.
+    pub(crate) fn is_start(&self) -> bool {
+        self.axis == AXIS_NONE
+    }
 }
 
 #[inline(always)]

@@ -427,5 +427,6 @@ fn slot_batch(slot: &Slot) -> Batch<'_> {
             .0
             .then_some(&slot.segment_filters.1[..]),
         rect_filters: slot.rect_filters.0.then_some(&slot.rect_filters.1[..]),
+        rect_set: None,
     }
 }

@@ -109,3 +109,41 @@ pub fn random_batch(
         .collect();
     (segments, rects)
 }
+
+/// Clustered scenes: rects and segments gathered around a few centres on a 10,000-unit field
+/// (cities on a map, enemies in squads), dense inside a cluster and empty between: a uniform
+/// grid's uneven case.
+pub fn clustered(seed: u64, segment_count: usize, rect_count: usize) -> (Vec<Segment>, Vec<Rect>) {
+    let mut rng = SplitMix64::new(seed);
+    let centres: Vec<(f32, f32, f32)> = (0..16)
+        .map(|_| {
+            (
+                rng.range(0.0, 10_000.0),
+                rng.range(0.0, 10_000.0),
+                rng.range(50.0, 800.0),
+            )
+        })
+        .collect();
+    // A point near a random centre: the sum of three uniforms, roughly normal.
+    let near = |rng: &mut SplitMix64| {
+        let (cx, cy, spread) = centres[rng.below(centres.len() as u64) as usize];
+        let mut offset = || (rng.unit() + rng.unit() + rng.unit() - 1.5) * spread;
+        (cx + offset(), cy + offset())
+    };
+    let segments = (0..segment_count)
+        .map(|_| {
+            let (x, y) = near(&mut rng);
+            let length = rng.range(0.0, 200.0);
+            let angle = rng.range(0.0, std::f32::consts::TAU);
+            Segment::new(x, y, x + length * angle.cos(), y + length * angle.sin())
+        })
+        .collect();
+    let rects = (0..rect_count)
+        .map(|_| {
+            let (x, y) = near(&mut rng);
+            let (w, h) = (rng.range(0.0, 40.0), rng.range(0.0, 40.0));
+            Rect::new(x, y, x + w, y + h)
+        })
+        .collect();
+    (segments, rects)
+}

@@ -1,0 +1,100 @@
+//! The broad phase's public face: [`RectSet`], rects prepared once with their grid
+//! ([`crate::cpu::grid`]), and [`BroadPhase`], whether an [`crate::Engine`] uses one.
+
+use crate::cpu::grid::Grid;
+use crate::error::Result;
+use crate::types::Rect;
+use crate::validate;
+
+/// Whether queries find candidate rects through a grid (the broad phase) or test every rect
+/// (the brute force). Results are the same bytes either way; only the time differs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BroadPhase {
+    /// The grid when the batch brings a [`RectSet`], or when it has at least
+    /// [`AUTO_MIN_RECTS`] rects and [`AUTO_MIN_SEGMENTS`] segments (below that the brute force
+    /// was measured faster, build included); else the brute force.
+    #[default]
+    Auto,
+    /// Always the grid (built for the call when the batch brings no [`RectSet`]).
+    On,
+    /// Always the brute force.
+    Off,
+}
+
+/// `BroadPhase::Auto` builds a grid for batches with at least this many rects…
+pub const AUTO_MIN_RECTS: usize = 512;
+/// …and at least this many segments.
+pub const AUTO_MIN_SEGMENTS: usize = 256;
+
+impl BroadPhase {
+    /// Whether a batch of `segments` × `rects` with no [`RectSet`] gets a grid.
+    pub fn builds_grid(self, segments: usize, rects: usize) -> bool {
+        match self {
+            BroadPhase::On => true,
+            BroadPhase::Off => false,
+            BroadPhase::Auto => rects >= AUTO_MIN_RECTS && segments >= AUTO_MIN_SEGMENTS,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BroadPhase::Auto => "auto",
+            BroadPhase::On => "on",
+            BroadPhase::Off => "off",
+        }
+    }
+}
+
+/// Rects prepared once for many queries (a level's static geometry): a copy of the rects and
+/// a grid over them. Query it with [`crate::Batch::over`]. For hitboxes that move, keep one
+/// and [`rebuild`](Self::rebuild) it each frame: that reuses its memory.
+#[derive(Clone, Debug, Default)]
+pub struct RectSet {
+    rects: Vec<Rect>,
+    grid: Grid,
+}
+
+impl RectSet {
+    /// Validates `rects` and builds their grid.
+    ///
+    /// # Errors
+    /// [`crate::Error::Input`] naming the first invalid rect.
+    pub fn new(rects: &[Rect]) -> Result<Self> {
+        let mut set = Self::default();
+        set.rebuild(rects)?;
+        Ok(set)
+    }
+
+    /// Replaces the rects and rebuilds the grid in the memory already held.
+    ///
+    /// # Errors
+    /// [`crate::Error::Input`] naming the first invalid rect; the set is then empty.
+    pub fn rebuild(&mut self, rects: &[Rect]) -> Result<()> {
+        self.rects.clear();
+        if let Err(e) = validate::check_inputs(&[], rects) {
+            self.grid.build(&[]);
+            return Err(e.into());
+        }
+        self.rects.extend_from_slice(rects);
+        self.grid.build(&self.rects);
+        Ok(())
+    }
+
+    pub fn rects(&self) -> &[Rect] {
+        &self.rects
+    }
+
+    /// The grid's columns and rows.
+    pub fn cells(&self) -> (u32, u32) {
+        (self.grid.cols, self.grid.rows)
+    }
+
+    /// Rect entries the grid lists (a rect is listed once per cell it covers).
+    pub fn entries(&self) -> usize {
+        self.grid.entry_count()
+    }
+
+    pub(crate) fn grid(&self) -> &Grid {
+        &self.grid
+    }
+}

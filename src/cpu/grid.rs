@@ -1,0 +1,403 @@
+//! The broad phase: a uniform grid over the rects, and the walk of a segment through it.
+//!
+//! - **Cells.** Column `j` holds the x values from `xs[j - 1]` (inclusive) to `xs[j]`
+//!   (exclusive); column 0 starts at −∞ and the last column ends at +∞, so every value has a
+//!   column. The boundaries are stored f32 values and a value's column is found by comparing it
+//!   with them ([`cell_of`]): no arithmetic, so every machine puts a value in the same cell.
+//!   Rows likewise, with `ys`.
+//! - **Binning.** Rect `r` is listed in every cell of columns `col_of(min_x)..=col_of(max_x)` and
+//!   rows `row_of(min_y)..=row_of(max_y)`, in ascending rect order within a cell.
+//! - **The walk.** A segment visits rows `row_of(min(y0, y1))..=row_of(max(y0, y1))`, and in each
+//!   row the columns its points in that row can have ([`row_columns`]). Those come from the x of
+//!   the segment's line at the row's two bounds, computed in f32 and then widened by
+//!   [`WALK_MARGIN_RELATIVE`] × (|x0| + |x1|) + [`WALK_MARGIN_ABSOLUTE`] before their columns are
+//!   looked up: the widening is thousands of times the largest error f32 arithmetic can make
+//!   there (a few ulps of |x0| + |x1| even with a 2.5-ulp division, fused multiply-adds or
+//!   flushed subnormals), so the columns always include every column the segment touches in the
+//!   row, and the walk never skips a cell a common point of the segment and a rect lies in. The
+//!   range is then clamped to the segment's own columns, which is exact.
+//! - **Each pair once.** A rect that spans several visited cells is tested in the first of them
+//!   in walk order only ([`is_first_visit`]). The walk's column ranges are made monotone along
+//!   the rows (each bound at least, or at most, the previous row's), which keeps them
+//!   conservative and makes the rows where a rect's columns are met one run, so "first" is a
+//!   test of the previous row alone.
+//! - **What prunes.** A pair is dropped only when the rect is in no visited cell (then no point
+//!   of the segment is in the rect: a miss) or the segment's box and the rect do not overlap
+//!   (the reference's first rule). Every other pair runs the reference, so results are the brute
+//!   force's, bit for bit.
+//! - **Bound.** A segment whose walk would scan more entries than there are rects, or cross more
+//!   rows than [`ROWS_PER_RECT_SCAN`] allows, runs against every rect instead (the brute force):
+//!   the grid never costs a segment much more than the brute force would.
+
+use crate::cpu::segment_rect::order_key;
+use crate::types::{Rect, Segment};
+
+/// The most columns, and the most rows.
+pub const MAX_CELLS_PER_AXIS: u32 = 4096;
+/// A grid lists at most this many entries per rect on average; a finer grid is coarsened.
+pub const MAX_ENTRIES_PER_RECT: u64 = 32;
+/// Cells are about this many mean rect extents wide (tuned on the bullet-hell scenes).
+pub const CELL_PER_EXTENT: f64 = 0.5;
+/// The walk's widening, relative to |x0| + |x1| (2^-16: about 128 ulps).
+pub const WALK_MARGIN_RELATIVE: f32 = 1.0 / 65536.0;
+/// The walk's widening, absolute (2^-100, a normal f32 far above flushed subnormals).
+pub const WALK_MARGIN_ABSOLUTE: f32 = 7.888_609e-31;
+/// |y1 − y0| below this takes every column of the segment in every row (no division by a
+/// value a GPU may flush).
+pub const WALK_MIN_SPAN: f32 = 7.888_609e-31;
+/// A row of the walk costs about as much as testing this many rects.
+pub const ROWS_PER_RECT_SCAN: u32 = 32;
+
+/// The cells a rect is listed in: columns `col_min..=col_max`, rows `row_min..=row_max`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct CellSpan {
+    pub col_min: u32,
+    pub col_max: u32,
+    pub row_min: u32,
+    pub row_max: u32,
+}
+
+/// A uniform grid over a set of rects (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub struct Grid {
+    pub cols: u32,
+    pub rows: u32,
+    /// `cols - 1` column boundaries, non-decreasing.
+    pub xs: Vec<f32>,
+    /// `rows - 1` row boundaries, non-decreasing.
+    pub ys: Vec<f32>,
+    /// Cell `row * cols + col` lists `entries[cell_start[cell]..cell_start[cell + 1]]`.
+    pub cell_start: Vec<u32>,
+    /// Rect indices, ascending within each cell.
+    pub entries: Vec<u32>,
+    /// Each entry's rect, for a streaming box test.
+    pub boxes: Vec<Rect>,
+    /// Each rect's cells.
+    pub spans: Vec<CellSpan>,
+}
+
+/// The cell a value lies in: the largest `j < cells` with `j == 0` or `bounds[j - 1] <= v`,
+/// found by bisection over comparisons of order keys.
+#[inline(always)]
+pub fn cell_of(bounds: &[f32], cells: u32, v: f32) -> u32 {
+    let k = order_key(v);
+    let mut lo = 0u32;
+    let mut hi = cells - 1;
+    while lo < hi {
+        let mid = (lo + hi + 1) / 2;
+        if order_key(bounds[(mid - 1) as usize]) <= k {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+/// The smaller of two values by order key (one of them, exactly).
+#[inline(always)]
+fn key_min(a: f32, b: f32) -> f32 {
+    if order_key(b) < order_key(a) { b } else { a }
+}
+
+/// The larger of two values by order key (one of them, exactly).
+#[inline(always)]
+fn key_max(a: f32, b: f32) -> f32 {
+    if order_key(b) > order_key(a) { b } else { a }
+}
+
+/// The x of the segment's line at `y` (an estimate: see [`row_columns`] for its error).
+#[inline(always)]
+fn x_at(s: &Segment, y: f32) -> f32 {
+    let t = (y - s.y0) / (s.y1 - s.y0);
+    s.x0 + t * (s.x1 - s.x0)
+}
+
+/// Which rows a segment crosses, and which way its columns move along them.
+#[derive(Clone, Copy, Debug)]
+pub struct Walk {
+    pub row_first: u32,
+    pub row_last: u32,
+    pub col_min: u32,
+    pub col_max: u32,
+    /// Whether the column ranges are to be interpolated (the segment crosses rows slanted).
+    pub slanted: bool,
+    /// Whether x grows with y along the segment (the column ranges then only move right).
+    pub rightward: bool,
+}
+
+/// The rows and the columns of a segment's box.
+#[inline(always)]
+pub fn walk_of(grid: &Grid, s: &Segment) -> Walk {
+    let min_y = key_min(s.y0, s.y1);
+    let max_y = key_max(s.y0, s.y1);
+    let min_x = key_min(s.x0, s.x1);
+    let max_x = key_max(s.x0, s.x1);
+    let row_first = cell_of(&grid.ys, grid.rows, min_y);
+    let row_last = cell_of(&grid.ys, grid.rows, max_y);
+    let col_min = cell_of(&grid.xs, grid.cols, min_x);
+    let col_max = cell_of(&grid.xs, grid.cols, max_x);
+    let span = (s.y1 - s.y0).abs();
+    let slanted = row_first != row_last && col_min != col_max && span >= WALK_MIN_SPAN;
+    let rightward = (order_key(s.x1) > order_key(s.x0)) == (order_key(s.y1) > order_key(s.y0));
+    Walk {
+        row_first,
+        row_last,
+        col_min,
+        col_max,
+        slanted,
+        rightward,
+    }
+}
+
+/// The columns the segment visits in `row`: those of its line's x at the row's bounds (the
+/// segment's own y at the first and last row), widened (module docs), clamped to the segment's
+/// columns, and made monotone with the previous row's range `(prev_lo, prev_hi)` (ignored on
+/// the first row).
+#[inline(always)]
+pub fn row_columns(grid: &Grid, s: &Segment, walk: &Walk, row: u32, prev: (u32, u32)) -> (u32, u32) {
+    if !walk.slanted {
+        return (walk.col_min, walk.col_max);
+    }
+    let y_low = if row == walk.row_first {
+        key_min(s.y0, s.y1)
+    } else {
+        grid.ys[(row - 1) as usize]
+    };
+    let y_high = if row == walk.row_last {
+        key_max(s.y0, s.y1)
+    } else {
+        grid.ys[row as usize]
+    };
+    let xa = x_at(s, y_low);
+    let xb = x_at(s, y_high);
+    let margin = (s.x0.abs() + s.x1.abs()) * WALK_MARGIN_RELATIVE + WALK_MARGIN_ABSOLUTE;
+    let lo = cell_of(&grid.xs, grid.cols, key_min(xa, xb) - margin).max(walk.col_min);
+    let hi = cell_of(&grid.xs, grid.cols, key_max(xa, xb) + margin).min(walk.col_max);
+    if row == walk.row_first {
+        return (lo, hi);
+    }
+    if walk.rightward {
+        (lo.max(prev.0), hi.max(prev.1))
+    } else {
+        (lo.min(prev.0), hi.min(prev.1))
+    }
+}
+
+/// Whether cell (`col`, `row`) is the first cell of the walk that lists a rect with cells
+/// `span`: the first column of the rect's in this row's range, on the first row whose range
+/// meets the rect's columns. `prev` is the previous row's range (ignored on the first row).
+#[inline(always)]
+pub fn is_first_visit(
+    span: &CellSpan,
+    walk: &Walk,
+    col: u32,
+    row: u32,
+    range: (u32, u32),
+    prev: (u32, u32),
+) -> bool {
+    if col != range.0.max(span.col_min) {
+        return false;
+    }
+    row == walk.row_first
+        || row == span.row_min
+        || prev.0 > span.col_max
+        || prev.1 < span.col_min
+}
+
+/// Entries the walk would scan, stopping early once past `limit`.
+#[inline(always)]
+pub fn walk_entries(grid: &Grid, s: &Segment, walk: &Walk, limit: u64) -> u64 {
+    let mut total = 0u64;
+    let mut prev = (0, 0);
+    for row in walk.row_first..=walk.row_last {
+        let range = row_columns(grid, s, walk, row, prev);
+        let first = row * grid.cols;
+        total += (grid.cell_start[(first + range.1 + 1) as usize]
+            - grid.cell_start[(first + range.0) as usize]) as u64;
+        if total > limit {
+            break;
+        }
+        prev = range;
+    }
+    total
+}
+
+/// Whether the grid would cost segment `s` more than testing every rect: then the caller runs
+/// the brute force for it.
+#[inline(always)]
+pub fn prefers_brute_force(grid: &Grid, s: &Segment, walk: &Walk, rects: usize) -> bool {
+    let rows = (walk.row_last - walk.row_first + 1) as u64;
+    if rows * ROWS_PER_RECT_SCAN as u64 > rects as u64 {
+        return true;
+    }
+    walk_entries(grid, s, walk, rects as u64) > rects as u64
+}
+
+/// How [`visit_cells`] goes on after an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// The next entry of the cell.
+    Entry,
+    /// The next cell (every later entry of this cell has a higher rect index).
+    Cell,
+}
+
+/// Calls `visit(rect)` once for each rect listed in a cell of the walk whose box overlaps the
+/// segment's box, cell by cell in walk order, each cell's rects in ascending order.
+#[inline(always)]
+pub fn visit_cells(grid: &Grid, s: &Segment, walk: &Walk, mut visit: impl FnMut(u32) -> Next) {
+    let min_x = order_key(key_min(s.x0, s.x1));
+    let max_x = order_key(key_max(s.x0, s.x1));
+    let min_y = order_key(key_min(s.y0, s.y1));
+    let max_y = order_key(key_max(s.y0, s.y1));
+    let mut prev = (0, 0);
+    for row in walk.row_first..=walk.row_last {
+        let range = row_columns(grid, s, walk, row, prev);
+        for col in range.0..=range.1 {
+            let cell = (row * grid.cols + col) as usize;
+            let (start, end) = (grid.cell_start[cell], grid.cell_start[cell + 1]);
+            for e in start as usize..end as usize {
+                let b = &grid.boxes[e];
+                // The reference's first rule: boxes apart is a miss.
+                if min_x > order_key(b.max_x)
+                    || order_key(b.min_x) > max_x
+                    || min_y > order_key(b.max_y)
+                    || order_key(b.min_y) > max_y
+                {
+                    continue;
+                }
+                let rect = grid.entries[e];
+                if !is_first_visit(&grid.spans[rect as usize], walk, col, row, range, prev) {
+                    continue;
+                }
+                if visit(rect) == Next::Cell {
+                    break;
+                }
+            }
+        }
+        prev = range;
+    }
+}
+
+impl Grid {
+    /// A grid over `rects` (valid rects), reusing this grid's memory.
+    pub fn build(&mut self, rects: &[Rect]) {
+        let (mut cols, mut rows, bounds) = plan(rects);
+        loop {
+            self.fill_bounds(cols, rows, &bounds);
+            let entries = self.count_entries(rects);
+            let limit = MAX_ENTRIES_PER_RECT * rects.len() as u64;
+            // Entries are indexed by u32; a grid too fine for them is coarsened.
+            if (entries <= limit && entries < u32::MAX as u64) || (cols == 1 && rows == 1) {
+                break;
+            }
+            cols = cols.div_ceil(2);
+            rows = rows.div_ceil(2);
+        }
+        self.fill_entries(rects);
+    }
+
+    /// Boundaries splitting `bounds` (min_x, max_x, min_y, max_y) evenly.
+    fn fill_bounds(&mut self, cols: u32, rows: u32, bounds: &[f64; 4]) {
+        self.cols = cols;
+        self.rows = rows;
+        let even = |lo: f64, hi: f64, n: u32, out: &mut Vec<f32>| {
+            out.clear();
+            out.extend((1..n).map(|j| (lo + (hi - lo) * j as f64 / n as f64) as f32));
+        };
+        even(bounds[0], bounds[1], cols, &mut self.xs);
+        even(bounds[2], bounds[3], rows, &mut self.ys);
+    }
+
+    /// Computes every rect's span and counts the cells' entries into `cell_start`.
+    fn count_entries(&mut self, rects: &[Rect]) -> u64 {
+        let cells = (self.cols * self.rows) as usize;
+        self.cell_start.clear();
+        self.cell_start.resize(cells + 1, 0);
+        self.spans.clear();
+        let mut total = 0u64;
+        for r in rects {
+            let span = CellSpan {
+                col_min: cell_of(&self.xs, self.cols, r.min_x),
+                col_max: cell_of(&self.xs, self.cols, r.max_x),
+                row_min: cell_of(&self.ys, self.rows, r.min_y),
+                row_max: cell_of(&self.ys, self.rows, r.max_y),
+            };
+            self.spans.push(span);
+            total += (span.col_max - span.col_min + 1) as u64
+                * (span.row_max - span.row_min + 1) as u64;
+        }
+        if total > MAX_ENTRIES_PER_RECT * rects.len() as u64 || total >= u32::MAX as u64 {
+            return total;
+        }
+        for span in &self.spans {
+            for row in span.row_min..=span.row_max {
+                for col in span.col_min..=span.col_max {
+                    self.cell_start[(row * self.cols + col) as usize + 1] += 1;
+                }
+            }
+        }
+        total
+    }
+
+    /// Lists every rect in its cells, in rect order (`cell_start` holds the counts).
+    fn fill_entries(&mut self, rects: &[Rect]) {
+        for i in 1..self.cell_start.len() {
+            self.cell_start[i] += self.cell_start[i - 1];
+        }
+        let total = *self.cell_start.last().unwrap_or(&0) as usize;
+        self.entries.clear();
+        self.entries.resize(total, 0);
+        self.boxes.clear();
+        self.boxes.resize(total, Rect::new(0.0, 0.0, 0.0, 0.0));
+        let mut next: Vec<u32> = self.cell_start[..self.cell_start.len() - 1].to_vec();
+        for (rect, span) in self.spans.iter().enumerate() {
+            for row in span.row_min..=span.row_max {
+                for col in span.col_min..=span.col_max {
+                    let cell = (row * self.cols + col) as usize;
+                    let at = next[cell] as usize;
+                    next[cell] += 1;
+                    self.entries[at] = rect as u32;
+                    self.boxes[at] = rects[rect];
+                }
+            }
+        }
+    }
+
+    /// Entries listed in all.
+    pub fn entry_count(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// The grid's size and extent for `rects`: cells about [`CELL_PER_EXTENT`] mean rect extents on
+/// each axis, no smaller than the area per rect allows, at most [`MAX_CELLS_PER_AXIS`] a side.
+fn plan(rects: &[Rect]) -> (u32, u32, [f64; 4]) {
+    if rects.is_empty() {
+        return (1, 1, [0.0; 4]);
+    }
+    let mut b = [f64::MAX, f64::MIN, f64::MAX, f64::MIN];
+    let (mut sum_w, mut sum_h) = (0.0f64, 0.0f64);
+    for r in rects {
+        b[0] = b[0].min(r.min_x as f64);
+        b[1] = b[1].max(r.max_x as f64);
+        b[2] = b[2].min(r.min_y as f64);
+        b[3] = b[3].max(r.max_y as f64);
+        sum_w += (r.max_x as f64) - (r.min_x as f64);
+        sum_h += (r.max_y as f64) - (r.min_y as f64);
+    }
+    let m = rects.len() as f64;
+    let (width, height) = (b[1] - b[0], b[3] - b[2]);
+    // One rect per cell on average, at the finest.
+    let density = (width.max(f64::MIN_POSITIVE) * height.max(f64::MIN_POSITIVE) / m).sqrt();
+    let cells = |extent: f64, mean: f64| -> u32 {
+        if extent <= 0.0 {
+            return 1;
+        }
+        let cell = (mean * CELL_PER_EXTENT).max(density.min(extent));
+        (extent / cell).ceil().clamp(1.0, MAX_CELLS_PER_AXIS as f64) as u32
+    };
+    (cells(width, sum_w / m), cells(height, sum_h / m), b)
+}

@@ -1,0 +1,368 @@
+//! The broad phase (a grid over the rects) against the brute force: the same bytes for first
+//! hit, hits and counts, on every scene family, the skewed worst cases and the adversarial
+//! generator, with one thread and with several, with and without filters.
+
+mod common;
+
+use common::adversarial::{self, Category};
+use rectcast::scene::{self, SplitMix64};
+use rectcast::{
+    Batch, BroadPhase, CpuOptions, Engine, Filter, FirstHit, Hit, Rect, RectSet, Segment,
+};
+
+fn cpu(threads: usize, broad_phase: BroadPhase) -> Engine {
+    let options = CpuOptions {
+        threads,
+        simd: None,
+    };
+    let mut engine = Engine::with_cpu_options(rectcast::Backend::Cpu, options).unwrap();
+    engine.set_broad_phase(broad_phase);
+    engine
+}
+
+fn first_difference<T: PartialEq>(a: &[T], b: &[T]) -> Option<usize> {
+    (0..a.len().min(b.len()))
+        .find(|&i| a[i] != b[i])
+        .or((a.len() != b.len()).then_some(a.len().min(b.len())))
+}
+
+fn bytes_of_first_hits(v: &[FirstHit]) -> Vec<[u8; 16]> {
+    v.iter()
+        .map(|h| bytemuck::bytes_of(h).try_into().unwrap())
+        .collect()
+}
+
+fn bytes_of_hits(v: &[Hit]) -> Vec<[u8; 20]> {
+    v.iter()
+        .map(|h| bytemuck::bytes_of(h).try_into().unwrap())
+        .collect()
+}
+
+/// Runs first hit, hits and counts with the grid (built per call, and prepared) and without,
+/// and panics at the first difference with its inputs.
+fn assert_grid_matches_brute_force(
+    scene: &str,
+    segments: &[Segment],
+    rects: &[Rect],
+    filters: Option<(&[Filter], &[Filter])>,
+) {
+    let set = RectSet::new(rects).unwrap();
+    let batch = |segments| {
+        let b = Batch::new(segments, rects);
+        match filters {
+            Some((s, r)) => b.with_segment_filters(s).with_rect_filters(r),
+            None => b,
+        }
+    };
+    let prepared = |segments| {
+        let b = Batch::over(segments, &set);
+        match filters {
+            Some((s, r)) => b.with_segment_filters(s).with_rect_filters(r),
+            None => b,
+        }
+    };
+    let mut brute = cpu(2, BroadPhase::Off);
+    let expected_first = brute.first_hit(&batch(segments)).unwrap();
+    let expected_hits = brute.hits(&batch(segments)).unwrap();
+    let expected_counts = brute.counts(&batch(segments)).unwrap();
+    assert!(!brute.used_broad_phase());
+    for threads in [1, 2] {
+        for prepared_set in [false, true] {
+            let mut grid = cpu(threads, BroadPhase::On);
+            let b = if prepared_set {
+                prepared(segments)
+            } else {
+                batch(segments)
+            };
+            let what = format!(
+                "{scene} ({} segments x {} rects, {threads} thread(s), {})",
+                segments.len(),
+                rects.len(),
+                if prepared_set {
+                    "prepared RectSet"
+                } else {
+                    "grid built per call"
+                }
+            );
+            let first = grid.first_hit(&b).unwrap();
+            assert!(grid.used_broad_phase(), "{what}: the grid was not used");
+            if let Some(i) = first_difference(
+                &bytes_of_first_hits(&expected_first),
+                &bytes_of_first_hits(&first),
+            ) {
+                panic!(
+                    "{what}: first hit differs at segment {i} {:?}\n  brute force {:?}\n  grid        {:?}\n  rects: brute's {:?}, grid's {:?}",
+                    segments[i],
+                    expected_first[i],
+                    first[i],
+                    expected_first[i].rect().map(|r| rects[r as usize]),
+                    first[i].rect().map(|r| rects[r as usize]),
+                );
+            }
+            let hits = grid.hits(&b).unwrap();
+            if let Some(i) =
+                first_difference(&bytes_of_hits(&expected_hits), &bytes_of_hits(&hits))
+            {
+                let show = |h: Option<&Hit>| {
+                    h.map(|h| {
+                        format!(
+                            "{h:?}: segment {:?}, rect {:?}",
+                            segments[h.segment as usize], rects[h.rect as usize]
+                        )
+                    })
+                };
+                panic!(
+                    "{what}: hit {i} differs ({} hits brute force, {} grid)\n  brute force {:?}\n  grid        {:?}",
+                    expected_hits.len(),
+                    hits.len(),
+                    show(expected_hits.get(i)),
+                    show(hits.get(i)),
+                );
+            }
+            let counts = grid.counts(&b).unwrap();
+            if let Some(i) = first_difference(&expected_counts.per_segment, &counts.per_segment) {
+                panic!(
+                    "{what}: hit count of segment {i} {:?} differs: brute force {}, grid {}",
+                    segments[i], expected_counts.per_segment[i], counts.per_segment[i]
+                );
+            }
+            if let Some(i) = first_difference(&expected_counts.per_rect, &counts.per_rect) {
+                panic!(
+                    "{what}: hit count of rect {i} {:?} differs: brute force {}, grid {}",
+                    rects[i], expected_counts.per_rect[i], counts.per_rect[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bullet_hell_frames_give_the_brute_force_bytes() {
+    for (seed, n, m) in [(1, 4096, 1024), (2, 2000, 5000), (3, 300, 40)] {
+        let (segments, rects) = scene::bullet_hell(seed, n, m);
+        assert_grid_matches_brute_force("bullet-hell", &segments, &rects, None);
+    }
+}
+
+#[test]
+fn uniform_random_scenes_give_the_brute_force_bytes() {
+    for (seed, n, m) in [(4, 2000, 3000), (5, 500, 600)] {
+        let (segments, rects) = scene::random_batch(seed, n, m, 1000.0);
+        assert_grid_matches_brute_force("uniform random", &segments, &rects, None);
+    }
+}
+
+#[test]
+fn clustered_scenes_give_the_brute_force_bytes() {
+    let (segments, rects) = scene::clustered(6, 3000, 4000);
+    assert_grid_matches_brute_force("clustered", &segments, &rects, None);
+}
+
+#[test]
+fn filtered_batches_give_the_brute_force_bytes() {
+    let (segments, rects) = scene::bullet_hell(7, 3000, 2000);
+    let mut rng = SplitMix64::new(7);
+    let mut filter = || Filter::new(1 << rng.below(3), rng.next_u64() as u32 | 1);
+    let segment_filters: Vec<Filter> = segments.iter().map(|_| filter()).collect();
+    let rect_filters: Vec<Filter> = rects.iter().map(|_| filter()).collect();
+    assert_grid_matches_brute_force(
+        "bullet-hell with filters",
+        &segments,
+        &rects,
+        Some((&segment_filters, &rect_filters)),
+    );
+}
+
+#[test]
+fn every_adversarial_category_gives_the_brute_force_bytes() {
+    for category in Category::ALL {
+        let (segments, rects) = adversarial::pairs(category, 8, 700);
+        assert_grid_matches_brute_force(category.name(), &segments, &rects, None);
+    }
+}
+
+#[test]
+fn all_rects_in_one_cell_give_the_brute_force_bytes() {
+    // Every rect the same few units: one dense cell, the rest of the grid empty.
+    let (segments, _) = scene::random_batch(9, 1500, 0, 100.0);
+    let rects: Vec<Rect> = (0..2000)
+        .map(|i| {
+            let d = (i % 7) as f32 * 0.125;
+            Rect::new(40.0 + d, 40.0, 41.0 + d, 42.0)
+        })
+        .collect();
+    assert_grid_matches_brute_force("all rects in one cell", &segments, &rects, None);
+}
+
+#[test]
+fn a_rect_covering_the_world_gives_the_brute_force_bytes() {
+    let (segments, mut rects) = scene::bullet_hell(10, 2000, 1500);
+    rects[700] = Rect::new(-10.0, -10.0, 2000.0, 1100.0);
+    rects.push(Rect::new(-1e6, -1e6, 1e6, 1e6));
+    assert_grid_matches_brute_force("a rect covering the world", &segments, &rects, None);
+}
+
+#[test]
+fn segments_spanning_the_world_give_the_brute_force_bytes() {
+    // Long segments at every slope through many small rects: the walk crosses hundreds of
+    // cells, and a walk one cell short misses hits.
+    let (_, rects) = scene::bullet_hell(11, 0, 6000);
+    let mut rng = SplitMix64::new(11);
+    let segments: Vec<Segment> = (0..1500)
+        .map(|i| {
+            let (x0, y0) = (rng.range(-50.0, 1970.0), rng.range(-50.0, 1130.0));
+            let (x1, y1) = (rng.range(-50.0, 1970.0), rng.range(-50.0, 1130.0));
+            match i % 8 {
+                0 => Segment::new(x0, y0, x1, y0),
+                1 => Segment::new(x0, y0, x0, y1),
+                2 => Segment::new(-100.0, y0, 2100.0, y1),
+                3 => Segment::new(x0, -100.0, x1, 1200.0),
+                // Nearly horizontal and nearly vertical: a huge slope between rows.
+                4 => Segment::new(-100.0, y0, 2100.0, y0 + 0.001),
+                5 => Segment::new(x0, -100.0, x0 + 0.001, 1200.0),
+                _ => Segment::new(x0, y0, x1, y1),
+            }
+        })
+        .collect();
+    assert_grid_matches_brute_force("segments spanning the world", &segments, &rects, None);
+}
+
+#[test]
+fn segments_along_cell_boundaries_and_rect_edges_give_the_brute_force_bytes() {
+    // Integer coordinates: rect edges, segment ends and the grid's boundaries coincide often.
+    let mut rng = SplitMix64::new(12);
+    let mut int = |lo: u64, hi: u64| (lo + rng.below(hi - lo)) as f32;
+    let rects: Vec<Rect> = (0..3000)
+        .map(|_| {
+            let (x, y) = (int(0, 512), int(0, 512));
+            Rect::new(x, y, x + int(0, 9), y + int(0, 9))
+        })
+        .collect();
+    let segments: Vec<Segment> = (0..2000)
+        .map(|_| Segment::new(int(0, 520), int(0, 520), int(0, 520), int(0, 520)))
+        .collect();
+    assert_grid_matches_brute_force("integer grid", &segments, &rects, None);
+}
+
+#[test]
+fn points_and_zero_size_rects_give_the_brute_force_bytes() {
+    let mut rng = SplitMix64::new(13);
+    let rects: Vec<Rect> = (0..3000)
+        .map(|i| {
+            let (x, y) = (rng.range(0.0, 300.0), rng.range(0.0, 300.0));
+            match i % 3 {
+                0 => Rect::new(x, y, x, y),
+                1 => Rect::new(x, y, x, y + 5.0),
+                _ => Rect::new(x, y, x + 5.0, y),
+            }
+        })
+        .collect();
+    // Segments through the point rects' own coordinates, and points.
+    let segments: Vec<Segment> = (0..2000)
+        .map(|i| {
+            let r = rects[i % rects.len()];
+            let q = rects[(i * 7 + 3) % rects.len()];
+            if i % 4 == 0 {
+                Segment::new(r.min_x, r.min_y, r.min_x, r.min_y)
+            } else {
+                Segment::new(r.min_x, r.min_y, q.max_x, q.max_y)
+            }
+        })
+        .collect();
+    assert_grid_matches_brute_force("points and zero-size rects", &segments, &rects, None);
+}
+
+#[test]
+fn huge_and_tiny_coordinates_give_the_brute_force_bytes() {
+    let big = rectcast::MAX_ABS_COORDINATE;
+    let mut rng = SplitMix64::new(14);
+    for (scale, name) in [(big * 0.9, "huge coordinates"), (1e-36, "tiny coordinates")] {
+        let rects: Vec<Rect> = (0..2500)
+            .map(|_| {
+                let (x, y) = (rng.range(-1.0, 0.99), rng.range(-1.0, 0.99));
+                let (w, h) = (rng.range(0.0, 0.02), rng.range(0.0, 0.02));
+                Rect::new(x * scale, y * scale, (x + w) * scale, (y + h) * scale)
+            })
+            .collect();
+        let segments: Vec<Segment> = (0..1500)
+            .map(|i| {
+                let (x0, y0) = (rng.range(-1.0, 1.0), rng.range(-1.0, 1.0));
+                let (x1, y1) = if i % 2 == 0 {
+                    (rng.range(-1.0, 1.0), rng.range(-1.0, 1.0))
+                } else {
+                    (x0 + rng.range(-0.05, 0.05), y0 + rng.range(-0.05, 0.05))
+                };
+                Segment::new(x0 * scale, y0 * scale, x1 * scale, y1 * scale)
+            })
+            .collect();
+        assert_grid_matches_brute_force(name, &segments, &rects, None);
+    }
+    // Subnormal rects and segments around zero, where a GPU may flush.
+    let tiny = f32::from_bits(1);
+    let rects: Vec<Rect> = (0..1000)
+        .map(|i| {
+            let x = (i as f32 - 500.0) * tiny * 3.0;
+            Rect::new(x, -tiny * 50.0, x + tiny, tiny * 50.0)
+        })
+        .collect();
+    let segments: Vec<Segment> = (0..800)
+        .map(|i| {
+            let x = (i as f32 - 400.0) * tiny * 4.0;
+            Segment::new(x, -tiny * 100.0, -x, tiny * 100.0)
+        })
+        .collect();
+    assert_grid_matches_brute_force("subnormal coordinates", &segments, &rects, None);
+}
+
+#[test]
+fn a_rect_set_reused_and_rebuilt_gives_the_brute_force_bytes() {
+    let mut brute = cpu(2, BroadPhase::Off);
+    let mut grid = cpu(2, BroadPhase::Auto);
+    let mut set = RectSet::default();
+    for frame in 0..5u64 {
+        let (segments, rects) = scene::bullet_hell(100 + frame, 3000, 1000 + 300 * frame as usize);
+        set.rebuild(&rects).unwrap();
+        let expected = brute.first_hit(&Batch::new(&segments, &rects)).unwrap();
+        let got = grid.first_hit(&Batch::over(&segments, &set)).unwrap();
+        assert!(grid.used_broad_phase());
+        assert_eq!(
+            first_difference(&bytes_of_first_hits(&expected), &bytes_of_first_hits(&got)),
+            None,
+            "frame {frame}"
+        );
+    }
+}
+
+#[test]
+fn auto_uses_the_grid_only_above_the_measured_crossover() {
+    let mut engine = cpu(1, BroadPhase::Auto);
+    let (segments, rects) = scene::bullet_hell(15, rectcast::AUTO_MIN_SEGMENTS, rectcast::AUTO_MIN_RECTS);
+    engine.first_hit(&Batch::new(&segments, &rects)).unwrap();
+    assert!(engine.used_broad_phase());
+    engine
+        .first_hit(&Batch::new(&segments, &rects[..rects.len() - 1]))
+        .unwrap();
+    assert!(!engine.used_broad_phase());
+    engine.set_broad_phase(BroadPhase::Off);
+    let set = RectSet::new(&rects).unwrap();
+    engine.first_hit(&Batch::over(&segments, &set)).unwrap();
+    assert!(!engine.used_broad_phase(), "Off ignores a prepared set");
+}
+
+#[test]
+fn a_batch_whose_rects_are_not_its_sets_is_an_error() {
+    let (segments, rects) = scene::bullet_hell(16, 10, 10);
+    let set = RectSet::new(&rects).unwrap();
+    let mut batch = Batch::over(&segments, &set);
+    batch.rects = &rects;
+    let e = cpu(1, BroadPhase::On).first_hit(&batch).unwrap_err();
+    assert!(e.to_string().contains("rect set"), "{e}");
+}
+
+#[test]
+fn an_invalid_rect_set_names_the_rect() {
+    let mut rects = vec![Rect::new(0.0, 0.0, 1.0, 1.0); 5];
+    rects[3].max_x = f32::NAN;
+    let e = RectSet::new(&rects).unwrap_err();
+    assert!(e.to_string().contains("rect 3") || e.to_string().contains("rects[3]"), "{e}");
+}
