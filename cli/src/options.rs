@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use clap::{Args, ValueEnum};
-use rectcast::{Backend, CpuOptions, Engine, Simd};
+use rectcast::{Backend, BroadPhase, CpuOptions, Engine, Simd};
 
 /// A command's result: done, or the message `main` prints before exiting non-zero.
 pub type Outcome = Result<(), String>;
@@ -41,6 +41,27 @@ impl From<BackendArg> for Backend {
             BackendArg::Auto => Backend::Auto,
             BackendArg::Gpu => Backend::Gpu,
             BackendArg::Cpu => Backend::Cpu,
+        }
+    }
+}
+
+/// `--broad-phase`: find each segment's candidate rects through a grid, or test every rect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BroadPhaseArg {
+    /// The grid for jobs with enough rects to pay for it (measured; see the README).
+    Auto,
+    /// Always the grid.
+    On,
+    /// Always every rect (the brute force), for comparison.
+    Off,
+}
+
+impl From<BroadPhaseArg> for BroadPhase {
+    fn from(b: BroadPhaseArg) -> Self {
+        match b {
+            BroadPhaseArg::Auto => BroadPhase::Auto,
+            BroadPhaseArg::On => BroadPhase::On,
+            BroadPhaseArg::Off => BroadPhase::Off,
         }
     }
 }

@@ -17,7 +17,7 @@
 
 use rayon::prelude::*;
 
-use super::grid::{Grid, Next, prefers_brute_force, visit_cells, walk_of};
+use super::grid::{Grid, Next, prefers_brute_force, start_cell, visit_cells, walk_of};
 use super::queries::{Entry, entry_of, is_closer, is_tested};
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
 use crate::query::{Batch, Counts};
@@ -308,12 +308,10 @@ fn first_hit_of(
     let s_filter = filter_at(batch.segment_filters, segment);
     let mut best = FirstHit::NONE;
     let mut best_entry = Entry::NONE;
+    // Past a hit at t = 0, only a lower rect index can win: the grid's cells list rects in
+    // ascending order, so a cell's entries above it are skipped.
+    let ceiling = std::cell::Cell::new(u32::MAX);
     let mut consider = |rect: usize| {
-        // Past a hit at t = 0, only a lower rect index can win: the grid's cells list rects
-        // in ascending order, so the rest of the cell is skipped.
-        if best.rect != FirstHit::NO_RECT && best_entry.is_start() && rect as u32 > best.rect {
-            return Next::Cell;
-        }
         if !is_tested(&s_filter, &filter_at(batch.rect_filters, rect)) {
             return Next::Entry;
         }
@@ -329,12 +327,16 @@ fn first_hit_of(
                 result,
             };
             best_entry = entry;
+            if entry.is_start() {
+                ceiling.set(rect as u32);
+                return Next::Cell;
+            }
         }
         Next::Entry
     };
     match grid.map(|g| (g, walk_of(g, s))) {
         Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, batch.rects.len()) => {
-            visit_cells(grid, s, &walk, |rect| consider(rect as usize));
+            visit_cells(grid, s, &walk, &ceiling, |rect| consider(rect as usize));
         }
         _ => for_each_candidate(simd, s, blocks, |rect| {
             consider(rect);
@@ -372,7 +374,8 @@ fn hits_of(
     };
     match grid.map(|g| (g, walk_of(g, s))) {
         Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, batch.rects.len()) => {
-            visit_cells(grid, s, &walk, |rect| {
+            let no_ceiling = std::cell::Cell::new(u32::MAX);
+            visit_cells(grid, s, &walk, &no_ceiling, |rect| {
                 consider(rect as usize);
                 Next::Entry
             });
@@ -398,6 +401,10 @@ pub struct CpuKernel {
     threads: usize,
     pool: Option<rayon::ThreadPool>,
     blocks: Vec<RectBlock>,
+    /// Scratch kept between calls: segments in grid order, cell counts, results in that order.
+    order: Vec<u32>,
+    cell_counts: Vec<u32>,
+    sorted_first_hits: Vec<FirstHit>,
 }
 
 impl std::fmt::Debug for CpuKernel {
@@ -422,6 +429,30 @@ fn chunk_len(segments: usize, rects: usize, threads: usize) -> usize {
     by_count.max(by_work).max(1)
 }
 
+/// The segments' indices sorted by the grid cell of their start point (a counting sort).
+fn sort_by_start_cell(grid: &Grid, segments: &[Segment], order: &mut Vec<u32>, counts: &mut Vec<u32>) {
+    let cells = (grid.cols * grid.rows) as usize;
+    counts.clear();
+    counts.resize(cells + 1, 0);
+    order.clear();
+    order.resize(segments.len(), 0);
+    // First the cells, kept in `order` for now.
+    for (cell, s) in order.iter_mut().zip(segments) {
+        *cell = start_cell(grid, s);
+        counts[*cell as usize + 1] += 1;
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    let cells_of: Vec<u32> = std::mem::take(order);
+    order.resize(segments.len(), 0);
+    for (i, &cell) in cells_of.iter().enumerate() {
+        let at = &mut counts[cell as usize];
+        order[*at as usize] = i as u32;
+        *at += 1;
+    }
+}
+
 /// About how many rects a segment is tested against: all of them, or with a grid the mean
 /// entries of a cell times a few cells.
 fn work_per_segment(batch: &Batch, grid: Option<&Grid>) -> usize {
@@ -439,6 +470,9 @@ impl Default for CpuKernel {
             threads: rayon::current_num_threads(),
             pool: None,
             blocks: Vec::new(),
+            order: Vec::new(),
+            cell_counts: Vec::new(),
+            sorted_first_hits: Vec::new(),
         }
     }
 }
@@ -475,6 +509,9 @@ impl CpuKernel {
             threads,
             pool,
             blocks: Vec::new(),
+            order: Vec::new(),
+            cell_counts: Vec::new(),
+            sorted_first_hits: Vec::new(),
         })
     }
 
@@ -499,6 +536,35 @@ impl CpuKernel {
     pub(crate) fn first_hit(&mut self, batch: &Batch, grid: Option<&Grid>, out: &mut [FirstHit]) {
         fill_blocks(batch.rects, &mut self.blocks);
         let (simd, blocks) = (self.simd, &self.blocks[..]);
+        if let Some(grid) = grid {
+            // Segments in the order of their start cells, so that neighbours in the run share
+            // the cells' entries in cache; results are put back in place after.
+            let order = &mut self.order;
+            sort_by_start_cell(grid, batch.segments, order, &mut self.cell_counts);
+            let sorted = &mut self.sorted_first_hits;
+            sorted.clear();
+            sorted.resize(order.len(), FirstHit::NONE);
+            let chunk = chunk_len(batch.segments.len(), work_per_segment(batch, Some(grid)), self.threads);
+            let run = |order: &[u32], sorted: &mut [FirstHit]| {
+                for (i, out) in order.iter().zip(sorted.iter_mut()) {
+                    *out = first_hit_of(simd, blocks, Some(grid), batch, *i as usize);
+                }
+            };
+            if self.threads == 1 {
+                run(order, sorted);
+            } else {
+                Self::install(&self.pool, || {
+                    sorted
+                        .par_chunks_mut(chunk)
+                        .zip(order.par_chunks(chunk))
+                        .for_each(|(sorted, order)| run(order, sorted))
+                });
+            }
+            for (&i, hit) in order.iter().zip(sorted.iter()) {
+                out[i as usize] = *hit;
+            }
+            return;
+        }
         if self.threads == 1 {
             for (segment, out) in out.iter_mut().enumerate() {
                 *out = first_hit_of(simd, blocks, grid, batch, segment);

@@ -63,10 +63,10 @@ pub struct CellSpan {
 pub struct Grid {
     pub cols: u32,
     pub rows: u32,
-    /// `cols - 1` column boundaries, non-decreasing.
-    pub xs: Vec<f32>,
-    /// `rows - 1` row boundaries, non-decreasing.
-    pub ys: Vec<f32>,
+    /// The columns: `cols - 1` boundaries, non-decreasing.
+    pub xs: Axis,
+    /// The rows: `rows - 1` boundaries, non-decreasing.
+    pub ys: Axis,
     /// Cell `row * cols + col` lists `entries[cell_start[cell]..cell_start[cell + 1]]`.
     pub cell_start: Vec<u32>,
     /// Rect indices, ascending within each cell.
@@ -77,22 +77,36 @@ pub struct Grid {
     pub spans: Vec<CellSpan>,
 }
 
-/// The cell a value lies in: the largest `j < cells` with `j == 0` or `bounds[j - 1] <= v`,
-/// found by bisection over comparisons of order keys.
+/// The cells of one axis: `bounds` (non-decreasing) split it, and `origin` and `scale` (cells
+/// per unit) give a first guess of a value's cell.
+#[derive(Clone, Debug, Default)]
+pub struct Axis {
+    pub bounds: Vec<f32>,
+    pub cells: u32,
+    pub origin: f32,
+    pub scale: f32,
+}
+
+/// The cell a value lies in: the largest `j < cells` with `j == 0` or `bounds[j - 1] <= v`.
+/// The guess from `origin` and `scale` is usually right; comparisons of order keys with the
+/// bounds then move it to the exact cell, so the answer never depends on the arithmetic.
 #[inline(always)]
-pub fn cell_of(bounds: &[f32], cells: u32, v: f32) -> u32 {
+pub fn cell_of(axis: &Axis, v: f32) -> u32 {
     let k = order_key(v);
-    let mut lo = 0u32;
-    let mut hi = cells - 1;
-    while lo < hi {
-        let mid = (lo + hi + 1) / 2;
-        if order_key(bounds[(mid - 1) as usize]) <= k {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
+    // Any guess will do (even NaN or infinite); in range it is rarely off by one.
+    let guess = (v - axis.origin) * axis.scale;
+    let mut j = if guess >= 1.0 {
+        guess.min((axis.cells - 1) as f32) as u32
+    } else {
+        0
+    };
+    while j > 0 && order_key(axis.bounds[(j - 1) as usize]) > k {
+        j -= 1;
     }
-    lo
+    while j + 1 < axis.cells && order_key(axis.bounds[j as usize]) <= k {
+        j += 1;
+    }
+    j
 }
 
 /// The smaller of two values by order key (one of them, exactly).
@@ -114,71 +128,105 @@ fn x_at(s: &Segment, y: f32) -> f32 {
     s.x0 + t * (s.x1 - s.x0)
 }
 
-/// Which rows a segment crosses, and which way its columns move along them.
+/// The cell of a segment's start point (to process neighbours together).
+#[inline(always)]
+pub fn start_cell(grid: &Grid, s: &Segment) -> u32 {
+    cell_of(&grid.ys, s.y0) * grid.cols + cell_of(&grid.xs, s.x0)
+}
+
+/// Which cells a segment crosses, walked along its motion: rows from its start's row to its
+/// end's, and in each row the columns from the start's side.
 #[derive(Clone, Copy, Debug)]
 pub struct Walk {
-    pub row_first: u32,
-    pub row_last: u32,
+    /// The lowest and highest row.
+    pub row_min: u32,
+    pub row_max: u32,
+    /// The columns of the segment's box.
     pub col_min: u32,
     pub col_max: u32,
     /// Whether the column ranges are to be interpolated (the segment crosses rows slanted).
     pub slanted: bool,
-    /// Whether x grows with y along the segment (the column ranges then only move right).
-    pub rightward: bool,
+    /// Whether the walk goes up the rows (y1 >= y0), and right along the columns (x1 >= x0).
+    pub up: bool,
+    pub right: bool,
 }
 
-/// The rows and the columns of a segment's box.
+/// The rows and the columns of a segment's box, and its directions.
 #[inline(always)]
 pub fn walk_of(grid: &Grid, s: &Segment) -> Walk {
-    let min_y = key_min(s.y0, s.y1);
-    let max_y = key_max(s.y0, s.y1);
-    let min_x = key_min(s.x0, s.x1);
-    let max_x = key_max(s.x0, s.x1);
-    let row_first = cell_of(&grid.ys, grid.rows, min_y);
-    let row_last = cell_of(&grid.ys, grid.rows, max_y);
-    let col_min = cell_of(&grid.xs, grid.cols, min_x);
-    let col_max = cell_of(&grid.xs, grid.cols, max_x);
+    let row_min = cell_of(&grid.ys, key_min(s.y0, s.y1));
+    let row_max = cell_of(&grid.ys, key_max(s.y0, s.y1));
+    let col_min = cell_of(&grid.xs, key_min(s.x0, s.x1));
+    let col_max = cell_of(&grid.xs, key_max(s.x0, s.x1));
     let span = (s.y1 - s.y0).abs();
-    let slanted = row_first != row_last && col_min != col_max && span >= WALK_MIN_SPAN;
-    let rightward = (order_key(s.x1) > order_key(s.x0)) == (order_key(s.y1) > order_key(s.y0));
     Walk {
-        row_first,
-        row_last,
+        row_min,
+        row_max,
         col_min,
         col_max,
-        slanted,
-        rightward,
+        slanted: row_min != row_max && col_min != col_max && span >= WALK_MIN_SPAN,
+        up: order_key(s.y1) >= order_key(s.y0),
+        right: order_key(s.x1) >= order_key(s.x0),
+    }
+}
+
+/// The `step`-th row of the walk.
+#[inline(always)]
+pub fn walk_row(walk: &Walk, step: u32) -> u32 {
+    if walk.up {
+        walk.row_min + step
+    } else {
+        walk.row_max - step
+    }
+}
+
+/// The `step`-th column of a row's range.
+#[inline(always)]
+pub fn walk_col(walk: &Walk, range: (u32, u32), step: u32) -> u32 {
+    if walk.right {
+        range.0 + step
+    } else {
+        range.1 - step
     }
 }
 
 /// The columns the segment visits in `row`: those of its line's x at the row's bounds (the
-/// segment's own y at the first and last row), widened (module docs), clamped to the segment's
-/// columns, and made monotone with the previous row's range `(prev_lo, prev_hi)` (ignored on
-/// the first row).
+/// segment's own y at its lowest and highest row), widened (module docs), clamped to the
+/// segment's columns, and made monotone along the walk with the previous row's range `prev`
+/// (ignored on the first row).
 #[inline(always)]
-pub fn row_columns(grid: &Grid, s: &Segment, walk: &Walk, row: u32, prev: (u32, u32)) -> (u32, u32) {
+pub fn row_columns(
+    grid: &Grid,
+    s: &Segment,
+    walk: &Walk,
+    row: u32,
+    first: bool,
+    prev: (u32, u32),
+) -> (u32, u32) {
     if !walk.slanted {
         return (walk.col_min, walk.col_max);
     }
-    let y_low = if row == walk.row_first {
+    let y_low = if row == walk.row_min {
         key_min(s.y0, s.y1)
     } else {
-        grid.ys[(row - 1) as usize]
+        grid.ys.bounds[(row - 1) as usize]
     };
-    let y_high = if row == walk.row_last {
+    let y_high = if row == walk.row_max {
         key_max(s.y0, s.y1)
     } else {
-        grid.ys[row as usize]
+        grid.ys.bounds[row as usize]
     };
     let xa = x_at(s, y_low);
     let xb = x_at(s, y_high);
     let margin = (s.x0.abs() + s.x1.abs()) * WALK_MARGIN_RELATIVE + WALK_MARGIN_ABSOLUTE;
-    let lo = cell_of(&grid.xs, grid.cols, key_min(xa, xb) - margin).max(walk.col_min);
-    let hi = cell_of(&grid.xs, grid.cols, key_max(xa, xb) + margin).min(walk.col_max);
-    if row == walk.row_first {
+    let lo = cell_of(&grid.xs, key_min(xa, xb) - margin).max(walk.col_min);
+    let hi = cell_of(&grid.xs, key_max(xa, xb) + margin).min(walk.col_max);
+    if first {
         return (lo, hi);
     }
-    if walk.rightward {
+    // Along the motion, x only moves one way: each bound no further back than the previous
+    // row's, which was itself conservative.
+    if walk.right {
         (lo.max(prev.0), hi.max(prev.1))
     } else {
         (lo.min(prev.0), hi.min(prev.1))
@@ -186,8 +234,9 @@ pub fn row_columns(grid: &Grid, s: &Segment, walk: &Walk, row: u32, prev: (u32, 
 }
 
 /// Whether cell (`col`, `row`) is the first cell of the walk that lists a rect with cells
-/// `span`: the first column of the rect's in this row's range, on the first row whose range
-/// meets the rect's columns. `prev` is the previous row's range (ignored on the first row).
+/// `span`: the first of the rect's columns in this row's range (in the walk's direction), on
+/// the first row whose range meets the rect's columns. `first` says whether `row` is the walk's
+/// first; `prev` is the previous row's range.
 #[inline(always)]
 pub fn is_first_visit(
     span: &CellSpan,
@@ -195,15 +244,19 @@ pub fn is_first_visit(
     col: u32,
     row: u32,
     range: (u32, u32),
+    first: bool,
     prev: (u32, u32),
 ) -> bool {
-    if col != range.0.max(span.col_min) {
+    let first_col = if walk.right {
+        range.0.max(span.col_min)
+    } else {
+        range.1.min(span.col_max)
+    };
+    if col != first_col {
         return false;
     }
-    row == walk.row_first
-        || row == span.row_min
-        || prev.0 > span.col_max
-        || prev.1 < span.col_min
+    let rect_first_row = if walk.up { span.row_min } else { span.row_max };
+    first || row == rect_first_row || prev.0 > span.col_max || prev.1 < span.col_min
 }
 
 /// Entries the walk would scan, stopping early once past `limit`.
@@ -211,8 +264,9 @@ pub fn is_first_visit(
 pub fn walk_entries(grid: &Grid, s: &Segment, walk: &Walk, limit: u64) -> u64 {
     let mut total = 0u64;
     let mut prev = (0, 0);
-    for row in walk.row_first..=walk.row_last {
-        let range = row_columns(grid, s, walk, row, prev);
+    for step in 0..=(walk.row_max - walk.row_min) {
+        let row = walk_row(walk, step);
+        let range = row_columns(grid, s, walk, row, step == 0, prev);
         let first = row * grid.cols;
         total += (grid.cell_start[(first + range.1 + 1) as usize]
             - grid.cell_start[(first + range.0) as usize]) as u64;
@@ -228,7 +282,7 @@ pub fn walk_entries(grid: &Grid, s: &Segment, walk: &Walk, limit: u64) -> u64 {
 /// the brute force for it.
 #[inline(always)]
 pub fn prefers_brute_force(grid: &Grid, s: &Segment, walk: &Walk, rects: usize) -> bool {
-    let rows = (walk.row_last - walk.row_first + 1) as u64;
+    let rows = (walk.row_max - walk.row_min + 1) as u64;
     if rows * ROWS_PER_RECT_SCAN as u64 > rects as u64 {
         return true;
     }
@@ -245,20 +299,33 @@ pub enum Next {
 }
 
 /// Calls `visit(rect)` once for each rect listed in a cell of the walk whose box overlaps the
-/// segment's box, cell by cell in walk order, each cell's rects in ascending order.
+/// segment's box, cell by cell in walk order, each cell's rects in ascending order. A cell's
+/// entries above `ceiling` (which `visit` may lower) are skipped.
 #[inline(always)]
-pub fn visit_cells(grid: &Grid, s: &Segment, walk: &Walk, mut visit: impl FnMut(u32) -> Next) {
+pub fn visit_cells(
+    grid: &Grid,
+    s: &Segment,
+    walk: &Walk,
+    ceiling: &std::cell::Cell<u32>,
+    mut visit: impl FnMut(u32) -> Next,
+) {
     let min_x = order_key(key_min(s.x0, s.x1));
     let max_x = order_key(key_max(s.x0, s.x1));
     let min_y = order_key(key_min(s.y0, s.y1));
     let max_y = order_key(key_max(s.y0, s.y1));
     let mut prev = (0, 0);
-    for row in walk.row_first..=walk.row_last {
-        let range = row_columns(grid, s, walk, row, prev);
-        for col in range.0..=range.1 {
+    for step in 0..=(walk.row_max - walk.row_min) {
+        let row = walk_row(walk, step);
+        let range = row_columns(grid, s, walk, row, step == 0, prev);
+        for col_step in 0..=(range.1 - range.0) {
+            let col = walk_col(walk, range, col_step);
             let cell = (row * grid.cols + col) as usize;
             let (start, end) = (grid.cell_start[cell], grid.cell_start[cell + 1]);
             for e in start as usize..end as usize {
+                let rect = grid.entries[e];
+                if rect > ceiling.get() {
+                    break;
+                }
                 let b = &grid.boxes[e];
                 // The reference's first rule: boxes apart is a miss.
                 if min_x > order_key(b.max_x)
@@ -268,8 +335,8 @@ pub fn visit_cells(grid: &Grid, s: &Segment, walk: &Walk, mut visit: impl FnMut(
                 {
                     continue;
                 }
-                let rect = grid.entries[e];
-                if !is_first_visit(&grid.spans[rect as usize], walk, col, row, range, prev) {
+                let span = &grid.spans[rect as usize];
+                if !is_first_visit(span, walk, col, row, range, step == 0, prev) {
                     continue;
                 }
                 if visit(rect) == Next::Cell {
@@ -303,9 +370,17 @@ impl Grid {
     fn fill_bounds(&mut self, cols: u32, rows: u32, bounds: &[f64; 4]) {
         self.cols = cols;
         self.rows = rows;
-        let even = |lo: f64, hi: f64, n: u32, out: &mut Vec<f32>| {
-            out.clear();
-            out.extend((1..n).map(|j| (lo + (hi - lo) * j as f64 / n as f64) as f32));
+        let even = |lo: f64, hi: f64, n: u32, axis: &mut Axis| {
+            axis.bounds.clear();
+            axis.bounds
+                .extend((1..n).map(|j| (lo + (hi - lo) * j as f64 / n as f64) as f32));
+            axis.cells = n;
+            axis.origin = lo as f32;
+            axis.scale = if hi > lo {
+                (n as f64 / (hi - lo)).min(f32::MAX as f64) as f32
+            } else {
+                0.0
+            };
         };
         even(bounds[0], bounds[1], cols, &mut self.xs);
         even(bounds[2], bounds[3], rows, &mut self.ys);
@@ -320,10 +395,10 @@ impl Grid {
         let mut total = 0u64;
         for r in rects {
             let span = CellSpan {
-                col_min: cell_of(&self.xs, self.cols, r.min_x),
-                col_max: cell_of(&self.xs, self.cols, r.max_x),
-                row_min: cell_of(&self.ys, self.rows, r.min_y),
-                row_max: cell_of(&self.ys, self.rows, r.max_y),
+                col_min: cell_of(&self.xs, r.min_x),
+                col_max: cell_of(&self.xs, r.max_x),
+                row_min: cell_of(&self.ys, r.min_y),
+                row_max: cell_of(&self.ys, r.max_y),
             };
             self.spans.push(span);
             total += (span.col_max - span.col_min + 1) as u64

@@ -23,6 +23,19 @@ pub struct BenchArgs {
     /// Backends to measure (repeatable); default: cpu, and gpu when one opens.
     #[arg(long, value_enum)]
     backend: Vec<BackendArg>,
+    /// The scene of `--query broad-phase`.
+    #[arg(long, value_enum, default_value = "bullet-hell")]
+    scene: BenchScene,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BenchScene {
+    /// `scene::bullet_hell`: short moves on a 1920 x 1080 field, hitboxes of 8 to 96 px.
+    BulletHell,
+    /// `scene::random_batch` on a 1000 x 1000 square: long segments at every slope.
+    Random,
+    /// `scene::clustered`: 16 dense clusters on an empty 10,000-unit field.
+    Clustered,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -30,6 +43,8 @@ enum BenchQuery {
     Pairs,
     FirstHit,
     Frames,
+    /// First hit, hits and counts with the broad phase (a grid) against the brute force.
+    BroadPhase,
 }
 
 /// `rectcast bench`.
@@ -40,6 +55,7 @@ pub fn run(args: BenchArgs) -> Outcome {
         rects,
         iterations,
         backend,
+        scene,
     } = args;
     match query {
         BenchQuery::Pairs => bench(
@@ -53,6 +69,12 @@ pub fn run(args: BenchArgs) -> Outcome {
             rects.unwrap_or(4096),
             iterations,
             backend,
+        ),
+        BenchQuery::BroadPhase => bench_broad_phase(
+            scene,
+            segments.unwrap_or(1 << 20),
+            rects.unwrap_or(100_000),
+            iterations,
         ),
         BenchQuery::Frames => bench_frames(
             segments.unwrap_or(10_000),
@@ -329,5 +351,94 @@ fn bench_frames(segment_count: usize, rect_count: usize, iterations: usize) -> O
         ms(median),
         ms(best)
     );
+    Ok(())
+}
+
+/// The broad phase on one scene: the grid's build, then first hit (prepared set, and built per
+/// call), hits and counts with the grid, against first hit by brute force; on one CPU thread
+/// and on all. Throughput counts equivalent pairs (segments × rects) per second.
+fn bench_broad_phase(
+    which: BenchScene,
+    segment_count: usize,
+    rect_count: usize,
+    iterations: usize,
+) -> Outcome {
+    use rectcast::{BroadPhase, CpuOptions, FirstHit, RectSet};
+    let (segments, rects) = match which {
+        BenchScene::BulletHell => scene::bullet_hell(2026, segment_count, rect_count),
+        BenchScene::Random => scene::random_batch(2026, segment_count, rect_count, 1000.0),
+        BenchScene::Clustered => scene::clustered(2026, segment_count, rect_count),
+    };
+    let pairs = (segments.len() as f64) * (rects.len() as f64);
+    println!(
+        "broad phase, {which:?} scene, {} segments x {} rects = {pairs:.3e} pairs, {iterations} iterations",
+        segments.len(),
+        rects.len()
+    );
+    let e = |e: rectcast::Error| e.to_string();
+    let set = RectSet::new(&rects).map_err(e)?;
+    let (cols, rows) = set.cells();
+    println!(
+        "grid: {cols} x {rows} cells, {} entries ({:.2} per rect)",
+        set.entries(),
+        set.entries() as f64 / rects.len().max(1) as f64
+    );
+    let mut table = Vec::new();
+    let mut rebuilt = set.clone();
+    let (median, best) = time(iterations, || rebuilt.rebuild(&rects).map_err(e))?;
+    table.push(("grid build (RectSet::rebuild)".to_string(), median, best, false));
+    let options = cpu_options();
+    let all = Engine::with_cpu_options(Backend::Cpu, options).map_err(e)?;
+    let mut thread_counts = vec![1];
+    if all.chosen() != Engine::with_cpu_options(Backend::Cpu, CpuOptions { threads: 1, ..options }).map_err(e)?.chosen() {
+        thread_counts.push(options.threads);
+    }
+    let mut grid_first = vec![FirstHit::NONE; segments.len()];
+    for &threads in &thread_counts {
+        let mut engine =
+            Engine::with_cpu_options(Backend::Cpu, CpuOptions { threads, ..options }).map_err(e)?;
+        let name = engine.chosen().to_string();
+        let over = Batch::over(&segments, &set);
+        let (median, best) = time(iterations, || {
+            engine.first_hit_into(&over, &mut grid_first).map_err(e)
+        })?;
+        table.push((format!("first hit, broad phase, prepared set ({name})"), median, best, true));
+        let plain = Batch::new(&segments, &rects);
+        engine.set_broad_phase(BroadPhase::On);
+        let (median, best) = time(iterations, || {
+            engine.first_hit_into(&plain, &mut grid_first).map_err(e)
+        })?;
+        table.push((format!("first hit, broad phase, grid built per call ({name})"), median, best, true));
+        let (median, best) = time(iterations, || engine.hits(&over).map(|_| ()).map_err(e))?;
+        table.push((format!("hits, broad phase ({name})"), median, best, true));
+        let (median, best) = time(iterations, || engine.counts(&over).map(|_| ()).map_err(e))?;
+        table.push((format!("counts, broad phase ({name})"), median, best, true));
+    }
+    // The brute force on all threads; once when it would take long.
+    let mut engine = all;
+    engine.set_broad_phase(BroadPhase::Off);
+    let mut brute_first = vec![FirstHit::NONE; segments.len()];
+    let brute_iterations = if pairs > 1e10 { 1 } else { iterations };
+    let plain = Batch::new(&segments, &rects);
+    let (median, best) = time(brute_iterations, || {
+        engine.first_hit_into(&plain, &mut brute_first).map_err(e)
+    })?;
+    table.push((format!("first hit, brute force ({})", engine.chosen()), median, best, true));
+    let width = table.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    println!("{:width$}  {:>10}  {:>10}  {:>12}", "", "median ms", "best ms", "Mpairs/s");
+    for (name, median, best, queries) in &table {
+        let rate = if *queries {
+            format!("{:.1}", pairs / median.as_secs_f64() / 1e6)
+        } else {
+            String::new()
+        };
+        println!("{name:width$}  {:>10.3}  {:>10.3}  {rate:>12}", ms(*median), ms(*best));
+    }
+    let same = bytemuck::cast_slice::<FirstHit, u8>(&grid_first)
+        == bytemuck::cast_slice::<FirstHit, u8>(&brute_first);
+    println!("first hits identical to the brute force's: {}", if same { "yes" } else { "NO" });
+    if !same {
+        return Err("the broad phase's first hits differ from the brute force's".into());
+    }
     Ok(())
 }

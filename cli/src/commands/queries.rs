@@ -9,12 +9,12 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use rectcast::Batch;
+use rectcast::{Batch, BroadPhase, RectSet};
 
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
-use crate::options::{BackendArg, JobArgs, Outcome, engine};
+use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};
 
@@ -34,6 +34,10 @@ pub struct QueryArgs {
     rects: PathBuf,
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
+    /// first-hit, hits and count: find each segment's candidate rects through a grid over the
+    /// rects (built once per job), or test every rect (`off`). The output is the same bytes.
+    #[arg(long, value_enum, default_value = "auto")]
+    broad_phase: BroadPhaseArg,
     /// Output: .npy (structured rows, `np.load`) or CSV (any other name); stdout (CSV) when
     /// absent. Written as the job goes to a temporary file, moved into place only on success:
     /// the streaming path for huge jobs. Stdout gets rows only once the input is known good
@@ -71,6 +75,16 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let mut segments =
         Records::open(&args.segments, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
     let mut engine = engine(args.backend.into())?;
+    let broad_phase = BroadPhase::from(args.broad_phase);
+    engine.set_broad_phase(broad_phase);
+    // The grid is built once for the whole job, not once per chunk. Segments stream in, so
+    // `Auto` goes by the rects alone; the GPU runs the brute force.
+    let rect_set = (query != Query::Pairs
+        && engine.gpu_context().is_none()
+        && broad_phase.builds_grid(usize::MAX, rects.len()))
+    .then(|| RectSet::new(&rects))
+    .transpose()
+    .map_err(|e| e.to_string())?;
     let mut sink = Sink::create(to, table)?;
     let m = rects.len();
     let chunk_len = match query {
@@ -90,7 +104,10 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         if chunk.is_empty() {
             break;
         }
-        let batch = Batch::new(&chunk, &rects);
+        let batch = match &rect_set {
+            Some(set) => Batch::over(&chunk, set),
+            None => Batch::new(&chunk, &rects),
+        };
         match query {
             Query::Pairs => {
                 let results = engine.pairs(&chunk, &rects).map_err(e)?;
