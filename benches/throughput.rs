@@ -58,19 +58,22 @@ fn parry_all_pairs(segments: &[Segment], aabbs: &[Aabb], out: &mut [Option<(f32,
     }
 }
 
-/// The fast CPU path at 1 thread and at all threads.
+/// The fast CPU path at 1 thread and at all threads, testing every pair (the broad phase has
+/// its own bench, `benches/broad_phase.rs`).
 fn cpu_engines() -> Vec<Engine> {
     [1, 0]
         .into_iter()
         .map(|threads| {
-            Engine::with_cpu_options(
+            let mut engine = Engine::with_cpu_options(
                 Backend::Cpu,
                 CpuOptions {
                     threads,
                     simd: None,
                 },
             )
-            .expect("the CPU engine opens")
+            .expect("the CPU engine opens");
+            engine.set_broad_phase(rectcast::BroadPhase::Off);
+            engine
         })
         .collect()
 }

@@ -271,12 +271,11 @@ impl Engine {
     fn grid_for_call(&mut self, batch: &Batch) -> (bool, Grid) {
         let on_gpu = matches!(self.inner, Inner::Gpu(_));
         let use_grid = !on_gpu
-            && match batch.rect_set {
-                Some(_) => self.broad_phase != BroadPhase::Off,
-                None => self
-                    .broad_phase
-                    .builds_grid(batch.segments.len(), batch.rects.len()),
-            };
+            && self.broad_phase.uses_grid(
+                batch.segments.len(),
+                batch.rects.len(),
+                batch.rect_set.is_some(),
+            );
         self.used_grid = use_grid;
         let mut own = std::mem::take(&mut self.own_grid);
         if use_grid && batch.rect_set.is_none() {

@@ -320,7 +320,7 @@ fn a_rect_set_reused_and_rebuilt_gives_the_brute_force_bytes() {
     let mut grid = cpu(2, BroadPhase::Auto);
     let mut set = RectSet::default();
     for frame in 0..5u64 {
-        let (segments, rects) = scene::bullet_hell(100 + frame, 3000, 1000 + 300 * frame as usize);
+        let (segments, rects) = scene::bullet_hell(100 + frame, 3000, 1100 + 300 * frame as usize);
         set.rebuild(&rects).unwrap();
         let expected = brute.first_hit(&Batch::new(&segments, &rects)).unwrap();
         let got = grid.first_hit(&Batch::over(&segments, &set)).unwrap();
@@ -343,8 +343,14 @@ fn auto_uses_the_grid_only_above_the_measured_crossover() {
         .first_hit(&Batch::new(&segments, &rects[..rects.len() - 1]))
         .unwrap();
     assert!(!engine.used_broad_phase());
-    engine.set_broad_phase(BroadPhase::Off);
+    engine
+        .first_hit(&Batch::new(&segments[1..], &rects))
+        .unwrap();
+    assert!(!engine.used_broad_phase(), "too few segments to pay for a build");
     let set = RectSet::new(&rects).unwrap();
+    engine.first_hit(&Batch::over(&segments[1..], &set)).unwrap();
+    assert!(engine.used_broad_phase(), "a prepared set is already built");
+    engine.set_broad_phase(BroadPhase::Off);
     engine.first_hit(&Batch::over(&segments, &set)).unwrap();
     assert!(!engine.used_broad_phase(), "Off ignores a prepared set");
 }

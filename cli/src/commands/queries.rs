@@ -81,7 +81,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     // `Auto` goes by the rects alone; the GPU runs the brute force.
     let rect_set = (query != Query::Pairs
         && engine.gpu_context().is_none()
-        && broad_phase.builds_grid(usize::MAX, rects.len()))
+        && broad_phase.uses_grid(usize::MAX, rects.len(), false))
     .then(|| RectSet::new(&rects))
     .transpose()
     .map_err(|e| e.to_string())?;

@@ -1,0 +1,131 @@
+//! The broad phase at scale (issue 14): first hit on bullet-hell, uniform random and clustered
+//! scenes, in equivalent pairs (segments × rects) per second, every row in one run:
+//!
+//! - `brute force`: every rect tested (`BroadPhase::Off`), all threads;
+//! - `broad phase, N threads`: a prepared `RectSet` (its grid built once, outside the timing);
+//! - `broad phase + build`: the grid built inside each call (`BroadPhase::On` on a plain batch,
+//!   the per-frame path);
+//! - `gpu end to end`: the GPU (brute force for now), where one opens, on the smallest scene;
+//! - `parry2d BVH`: the peer a Rust user picks instead: `Bvh::from_leaves` (binned SAH) and
+//!   `Bvh::cast_ray` (best first) per segment, with rayon over the segments, build included.
+//!
+//! The brute force is left out above 10^10 pairs (seconds per iteration); `rectcast bench
+//! --query broad-phase` times it once there. `cargo bench --bench broad_phase`.
+
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use parry2d::bounding_volume::Aabb;
+use parry2d::math::Vector;
+use parry2d::partitioning::{Bvh, BvhBuildStrategy};
+use parry2d::query::{Ray, RayCast};
+use rayon::prelude::*;
+use rectcast::{
+    Backend, Batch, BroadPhase, CpuOptions, Engine, FirstHit, Rect, RectSet, Segment, scene,
+};
+
+type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
+
+fn cpu(threads: usize, broad_phase: BroadPhase) -> Engine {
+    let mut engine = Engine::with_cpu_options(
+        Backend::Cpu,
+        CpuOptions {
+            threads,
+            simd: None,
+        },
+    )
+    .expect("the CPU engine opens");
+    engine.set_broad_phase(broad_phase);
+    engine
+}
+
+/// parry2d's BVH over the rects, built, then one best-first ray cast per segment (t in 0..1,
+/// solid: a start inside is a hit at 0), on rayon's threads.
+fn parry_first_hit(segments: &[Segment], rects: &[Rect], out: &mut [(u32, f32)]) {
+    let aabbs: Vec<Aabb> = rects
+        .iter()
+        .map(|r| Aabb::new(Vector::new(r.min_x, r.min_y), Vector::new(r.max_x, r.max_y)))
+        .collect();
+    let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &aabbs);
+    segments
+        .par_iter()
+        .zip(out.par_iter_mut())
+        .with_min_len(1024)
+        .for_each(|(s, out)| {
+            let ray = Ray::new(
+                Vector::new(s.x0, s.y0),
+                Vector::new(s.x1 - s.x0, s.y1 - s.y0),
+            );
+            *out = bvh
+                .cast_ray(&ray, 1.0, |leaf, best| {
+                    aabbs[leaf as usize].cast_local_ray(&ray, best, true)
+                })
+                .unwrap_or((u32::MAX, f32::INFINITY));
+        });
+}
+
+fn scene_group(c: &mut Criterion, name: &str, (segments, rects): (Vec<Segment>, Vec<Rect>)) {
+    let pairs = (segments.len() as f64) * (rects.len() as f64);
+    let mut group: Group = c.benchmark_group(format!(
+        "first_hit/{name} {}x{}",
+        segments.len(),
+        rects.len()
+    ));
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(pairs as u64));
+    let mut out = vec![FirstHit::NONE; segments.len()];
+    let plain = Batch::new(&segments, &rects);
+    if pairs <= 1e10 {
+        let mut brute = cpu(0, BroadPhase::Off);
+        group.bench_function(format!("brute force, {}", brute.chosen()), |b| {
+            b.iter(|| brute.first_hit_into(&plain, &mut out).unwrap())
+        });
+    }
+    let set = RectSet::new(&rects).unwrap();
+    let over = Batch::over(&segments, &set);
+    for threads in [1, 0] {
+        let mut engine = cpu(threads, BroadPhase::On);
+        group.bench_function(format!("broad phase, {}", engine.chosen()), |b| {
+            b.iter(|| engine.first_hit_into(&over, &mut out).unwrap())
+        });
+        group.bench_function(format!("broad phase + build, {}", engine.chosen()), |b| {
+            b.iter(|| engine.first_hit_into(&plain, &mut out).unwrap())
+        });
+    }
+    if segments.len() * rects.len() <= 65_536 * 4096 {
+        match Engine::new(Backend::Gpu) {
+            Ok(mut gpu) => {
+                group.bench_function(format!("{}, end to end (brute force)", gpu.chosen()), |b| {
+                    b.iter(|| gpu.first_hit_into(&plain, &mut out).unwrap())
+                });
+            }
+            Err(e) => eprintln!("gpu: skipped ({e})"),
+        }
+    }
+    let mut parry_out = vec![(0, 0.0); segments.len()];
+    group.bench_function(
+        format!("parry2d BVH, build + cast_ray, {} threads", rayon::current_num_threads()),
+        |b| b.iter(|| parry_first_hit(&segments, &rects, &mut parry_out)),
+    );
+    group.finish();
+    // The same segments hit something in both (parry's t is not the contract's, and it breaks
+    // ties its own way, so only hit or miss is compared).
+    let ours = out.iter().filter(|h| h.rect().is_some()).count();
+    let theirs = parry_out.iter().filter(|h| h.0 != u32::MAX).count();
+    eprintln!("{name}: segments hit: rectcast {ours}, parry2d {theirs}");
+}
+
+fn bullet_hell(c: &mut Criterion) {
+    for (n, m) in [(65_536, 4096), (262_144, 32_768), (1_048_576, 100_000)] {
+        scene_group(c, "bullet-hell", scene::bullet_hell(2026, n, m));
+    }
+}
+
+fn uniform_random(c: &mut Criterion) {
+    scene_group(c, "uniform random", scene::random_batch(2026, 65_536, 32_768, 1000.0));
+}
+
+fn clustered(c: &mut Criterion) {
+    scene_group(c, "clustered", scene::clustered(2026, 262_144, 32_768));
+}
+
+criterion_group!(benches, bullet_hell, uniform_random, clustered);
+criterion_main!(benches);
