@@ -17,8 +17,9 @@
 
 use rayon::prelude::*;
 
-use super::grid::{Grid, Next, prefers_brute_force, start_cell, visit_cells, walk_of};
-use super::queries::{Entry, entry_of, is_closer, is_tested};
+use super::grid::{Grid, Next, Step, prefers_brute_force, start_cell, visit_cells, walk_of};
+use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
+use super::segment_rect::AXIS_Y;
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
 use crate::query::{Batch, Counts};
 use crate::types::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
@@ -275,6 +276,20 @@ mod x86 {
 /// order: the only pairs of `s` the reference does not reject outright.
 #[inline(always)]
 fn for_each_candidate(simd: Simd, s: &Segment, blocks: &[RectBlock], mut visit: impl FnMut(usize)) {
+    candidates_until(simd, s, blocks, |rect| {
+        visit(rect);
+        true
+    });
+}
+
+/// [`for_each_candidate`], stopping at the first candidate for which `visit` returns false.
+#[inline(always)]
+fn candidates_until(
+    simd: Simd,
+    s: &Segment,
+    blocks: &[RectBlock],
+    mut visit: impl FnMut(usize) -> bool,
+) {
     let b = SegmentBox::of(s);
     let mut masks = [BlockMask::default(); SPAN];
     for (span_index, span) in blocks.chunks(SPAN).enumerate() {
@@ -283,7 +298,9 @@ fn for_each_candidate(simd: Simd, s: &Segment, blocks: &[RectBlock], mut visit: 
             let base = (span_index * SPAN + m.block as usize) * LANES;
             let mut bits = m.mask;
             while bits != 0 {
-                visit(base + bits.trailing_zeros() as usize);
+                if !visit(base + bits.trailing_zeros() as usize) {
+                    return;
+                }
                 bits &= bits - 1;
             }
         }
@@ -311,7 +328,20 @@ fn first_hit_of(
     // Past a hit at t = 0, only a lower rect index can win: the grid's cells list rects in
     // ascending order, so a cell's entries above it are skipped.
     let ceiling = std::cell::Cell::new(u32::MAX);
-    let mut consider = |rect: usize| {
+    let mut step = |step: Step| {
+        let rect = match step {
+            // Past a hit at t = 0 (the brute force's loop; the grid's cells check this
+            // themselves).
+            Step::Rect(rect) if rect > ceiling.get() => return Next::Cell,
+            Step::Rect(rect) => rect as usize,
+            // Rows come in t order: a best hit strictly before this row's boundary is final.
+            Step::Row(bound) => {
+                let boundary = Entry::crossing(AXIS_Y, bound);
+                let done = best.rect != FirstHit::NO_RECT
+                    && compare_entries(s, best_entry, boundary) < 0;
+                return if done { Next::Stop } else { Next::Entry };
+            }
+        };
         if !is_tested(&s_filter, &filter_at(batch.rect_filters, rect)) {
             return Next::Entry;
         }
@@ -336,10 +366,11 @@ fn first_hit_of(
     };
     match grid.map(|g| (g, walk_of(g, s))) {
         Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, batch.rects.len()) => {
-            visit_cells(grid, s, &walk, &ceiling, |rect| consider(rect as usize));
+            visit_cells(grid, s, &walk, &ceiling, step);
         }
-        _ => for_each_candidate(simd, s, blocks, |rect| {
-            consider(rect);
+        // In ascending order: past the ceiling, no later rect can win either.
+        _ => candidates_until(simd, s, blocks, |rect| {
+            step(Step::Rect(rect as u32)) != Next::Cell
         }),
     }
     // t for the closest hit only, as in the reference.
@@ -375,8 +406,10 @@ fn hits_of(
     match grid.map(|g| (g, walk_of(g, s))) {
         Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, batch.rects.len()) => {
             let no_ceiling = std::cell::Cell::new(u32::MAX);
-            visit_cells(grid, s, &walk, &no_ceiling, |rect| {
-                consider(rect as usize);
+            visit_cells(grid, s, &walk, &no_ceiling, |step| {
+                if let Step::Rect(rect) = step {
+                    consider(rect as usize);
+                }
                 Next::Entry
             });
         }

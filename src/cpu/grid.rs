@@ -289,25 +289,43 @@ pub fn prefers_brute_force(grid: &Grid, s: &Segment, walk: &Walk, rects: usize) 
     walk_entries(grid, s, walk, rects as u64) > rects as u64
 }
 
-/// How [`visit_cells`] goes on after an entry.
+/// What [`visit_cells`] hands its visitor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Step {
+    /// A rect to test.
+    Rect(u32),
+    /// The walk is about to enter a new row, across the line y = this bound, which the segment
+    /// crosses at some t > 0. Every rect not tested yet has no point before that crossing.
+    Row(f32),
+}
+
+/// How [`visit_cells`] goes on after a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
-    /// The next entry of the cell.
+    /// The next entry of the cell (after a rect), the new row (after a row).
     Entry,
     /// The next cell (every later entry of this cell has a higher rect index).
     Cell,
+    /// Nothing more (after a row: no rect from here on can matter).
+    Stop,
 }
 
-/// Calls `visit(rect)` once for each rect listed in a cell of the walk whose box overlaps the
-/// segment's box, cell by cell in walk order, each cell's rects in ascending order. A cell's
-/// entries above `ceiling` (which `visit` may lower) are skipped.
+/// Calls `visit(Step::Rect(rect))` once for each rect listed in a cell of the walk whose box
+/// overlaps the segment's box, cell by cell in walk order, each cell's rects in ascending
+/// order, and `visit(Step::Row(y))` before each row after the first. A cell's entries above
+/// `ceiling` (which `visit` may lower) are skipped.
+///
+/// Rows come in the order of t: every point of the segment in a row comes before every point in
+/// the next. So when a rect has not been tested by the time a row starts, it has no point before
+/// that row's boundary (else the conservative walk would have listed it in an earlier visited
+/// cell), and a first-hit search whose best hit comes strictly before the boundary is done.
 #[inline(always)]
 pub fn visit_cells(
     grid: &Grid,
     s: &Segment,
     walk: &Walk,
     ceiling: &std::cell::Cell<u32>,
-    mut visit: impl FnMut(u32) -> Next,
+    mut visit: impl FnMut(Step) -> Next,
 ) {
     let min_x = order_key(key_min(s.x0, s.x1));
     let max_x = order_key(key_max(s.x0, s.x1));
@@ -316,6 +334,17 @@ pub fn visit_cells(
     let mut prev = (0, 0);
     for step in 0..=(walk.row_max - walk.row_min) {
         let row = walk_row(walk, step);
+        if step > 0 {
+            // The boundary the segment crosses into this row.
+            let bound = if walk.up {
+                grid.ys.bounds[(row - 1) as usize]
+            } else {
+                grid.ys.bounds[row as usize]
+            };
+            if visit(Step::Row(bound)) == Next::Stop {
+                return;
+            }
+        }
         let range = row_columns(grid, s, walk, row, step == 0, prev);
         for col_step in 0..=(range.1 - range.0) {
             let col = walk_col(walk, range, col_step);
@@ -339,7 +368,7 @@ pub fn visit_cells(
                 if !is_first_visit(span, walk, col, row, range, step == 0, prev) {
                     continue;
                 }
-                if visit(rect) == Next::Cell {
+                if visit(Step::Rect(rect)) == Next::Cell {
                     break;
                 }
             }

@@ -105,6 +105,12 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Where the segment crosses the line `axis = bound` (AXIS_X or AXIS_Y), which it must cross
+    /// at some t > 0.
+    pub(crate) fn crossing(axis: u32, bound: f32) -> Self {
+        Self { axis, bound }
+    }
+
     /// No hit yet (the start of a first-hit search).
     pub(crate) const NONE: Self = Self {
         axis: AXIS_NONE,
@@ -148,7 +154,7 @@ fn select_bool(f: bool, t: bool, cond: bool) -> bool {
 /// Sign of t_a − t_b for two entries of segment s, decided like `segment_rect`'s (never from
 /// the rounded t).
 #[inline(always)]
-fn compare_entries(s: &Segment, a: Entry, b: Entry) -> i32 {
+pub(crate) fn compare_entries(s: &Segment, a: Entry, b: Entry) -> i32 {
     // No entry is t = 0; an entry through a side is at t > 0 (the start is outside its slab).
     if a.axis == AXIS_NONE || b.axis == AXIS_NONE {
         return (a.axis != AXIS_NONE) as i32 - (b.axis != AXIS_NONE) as i32;

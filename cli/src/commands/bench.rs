@@ -383,57 +383,76 @@ fn bench_broad_phase(
         set.entries(),
         set.entries() as f64 / rects.len().max(1) as f64
     );
-    let mut table = Vec::new();
+    // Rows are printed as they are measured: the hit list of a dense scene can take long.
+    println!("{:72}  {:>10}  {:>10}  {:>12}", "", "median ms", "best ms", "Mpairs/s");
+    let row = |name: String, (median, best): (std::time::Duration, std::time::Duration), rate: bool| {
+        let rate = if rate {
+            format!("{:.1}", pairs / median.as_secs_f64() / 1e6)
+        } else {
+            String::new()
+        };
+        println!("{name:72}  {:>10.3}  {:>10.3}  {rate:>12}", ms(median), ms(best));
+    };
     let mut rebuilt = set.clone();
-    let (median, best) = time(iterations, || rebuilt.rebuild(&rects).map_err(e))?;
-    table.push(("grid build (RectSet::rebuild)".to_string(), median, best, false));
+    row(
+        "grid build (RectSet::rebuild, 1 thread)".into(),
+        time(iterations, || rebuilt.rebuild(&rects).map_err(e))?,
+        false,
+    );
     let options = cpu_options();
     let all = Engine::with_cpu_options(Backend::Cpu, options).map_err(e)?;
-    let mut thread_counts = vec![1];
-    if all.chosen() != Engine::with_cpu_options(Backend::Cpu, CpuOptions { threads: 1, ..options }).map_err(e)?.chosen() {
-        thread_counts.push(options.threads);
+    let one = CpuOptions {
+        threads: 1,
+        ..options
+    };
+    let mut thread_counts = vec![one];
+    if all.chosen() != Engine::with_cpu_options(Backend::Cpu, one).map_err(e)?.chosen() {
+        thread_counts.push(options);
     }
     let mut grid_first = vec![FirstHit::NONE; segments.len()];
-    for &threads in &thread_counts {
-        let mut engine =
-            Engine::with_cpu_options(Backend::Cpu, CpuOptions { threads, ..options }).map_err(e)?;
-        let name = engine.chosen().to_string();
-        let over = Batch::over(&segments, &set);
-        let (median, best) = time(iterations, || {
-            engine.first_hit_into(&over, &mut grid_first).map_err(e)
-        })?;
-        table.push((format!("first hit, broad phase, prepared set ({name})"), median, best, true));
-        let plain = Batch::new(&segments, &rects);
+    let over = Batch::over(&segments, &set);
+    let plain = Batch::new(&segments, &rects);
+    for &options in &thread_counts {
+        let mut engine = Engine::with_cpu_options(Backend::Cpu, options).map_err(e)?;
         engine.set_broad_phase(BroadPhase::On);
-        let (median, best) = time(iterations, || {
-            engine.first_hit_into(&plain, &mut grid_first).map_err(e)
-        })?;
-        table.push((format!("first hit, broad phase, grid built per call ({name})"), median, best, true));
-        let (median, best) = time(iterations, || engine.hits(&over).map(|_| ()).map_err(e))?;
-        table.push((format!("hits, broad phase ({name})"), median, best, true));
-        let (median, best) = time(iterations, || engine.counts(&over).map(|_| ()).map_err(e))?;
-        table.push((format!("counts, broad phase ({name})"), median, best, true));
+        let name = engine.chosen().to_string();
+        row(
+            format!("first hit, broad phase, prepared set ({name})"),
+            time(iterations, || engine.first_hit_into(&over, &mut grid_first).map_err(e))?,
+            true,
+        );
+        row(
+            format!("first hit, broad phase, grid built per call ({name})"),
+            time(iterations, || engine.first_hit_into(&plain, &mut grid_first).map_err(e))?,
+            true,
+        );
     }
     // The brute force on all threads; once when it would take long.
     let mut engine = all;
     engine.set_broad_phase(BroadPhase::Off);
     let mut brute_first = vec![FirstHit::NONE; segments.len()];
     let brute_iterations = if pairs > 1e10 { 1 } else { iterations };
-    let plain = Batch::new(&segments, &rects);
-    let (median, best) = time(brute_iterations, || {
-        engine.first_hit_into(&plain, &mut brute_first).map_err(e)
-    })?;
-    table.push((format!("first hit, brute force ({})", engine.chosen()), median, best, true));
-    let width = table.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    println!("{:width$}  {:>10}  {:>10}  {:>12}", "", "median ms", "best ms", "Mpairs/s");
-    for (name, median, best, queries) in &table {
-        let rate = if *queries {
-            format!("{:.1}", pairs / median.as_secs_f64() / 1e6)
-        } else {
-            String::new()
-        };
-        println!("{name:width$}  {:>10.3}  {:>10.3}  {rate:>12}", ms(*median), ms(*best));
-    }
+    row(
+        format!("first hit, brute force ({})", engine.chosen()),
+        time(brute_iterations, || engine.first_hit_into(&plain, &mut brute_first).map_err(e))?,
+        true,
+    );
+    engine.set_broad_phase(BroadPhase::On);
+    let mut hit_count = 0;
+    row(
+        format!("hits, broad phase ({})", engine.chosen()),
+        time(iterations, || {
+            hit_count = engine.hits(&over).map_err(e)?.len();
+            Ok(())
+        })?,
+        true,
+    );
+    row(
+        format!("counts, broad phase ({})", engine.chosen()),
+        time(iterations, || engine.counts(&over).map(|_| ()).map_err(e))?,
+        true,
+    );
+    println!("hitting pairs: {hit_count}");
     let same = bytemuck::cast_slice::<FirstHit, u8>(&grid_first)
         == bytemuck::cast_slice::<FirstHit, u8>(&brute_first);
     println!("first hits identical to the brute force's: {}", if same { "yes" } else { "NO" });
