@@ -102,7 +102,10 @@ fn scene_group(c: &mut Criterion, name: &str, (segments, rects): (Vec<Segment>, 
     }
     let mut parry_out = vec![(0, 0.0); segments.len()];
     group.bench_function(
-        format!("parry2d BVH, build + cast_ray, {} threads", rayon::current_num_threads()),
+        format!(
+            "parry2d BVH, build + cast_ray, {} threads",
+            rayon::current_num_threads()
+        ),
         |b| b.iter(|| parry_first_hit(&segments, &rects, &mut parry_out)),
     );
     group.finish();
@@ -120,7 +123,11 @@ fn bullet_hell(c: &mut Criterion) {
 }
 
 fn uniform_random(c: &mut Criterion) {
-    scene_group(c, "uniform random", scene::random_batch(2026, 65_536, 32_768, 1000.0));
+    scene_group(
+        c,
+        "uniform random",
+        scene::random_batch(2026, 65_536, 32_768, 1000.0),
+    );
 }
 
 fn clustered(c: &mut Criterion) {

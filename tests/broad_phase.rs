@@ -100,8 +100,7 @@ fn assert_grid_matches_brute_force(
                 );
             }
             let hits = grid.hits(&b).unwrap();
-            if let Some(i) =
-                first_difference(&bytes_of_hits(&expected_hits), &bytes_of_hits(&hits))
+            if let Some(i) = first_difference(&bytes_of_hits(&expected_hits), &bytes_of_hits(&hits))
             {
                 let show = |h: Option<&Hit>| {
                     h.map(|h| {
@@ -336,7 +335,8 @@ fn a_rect_set_reused_and_rebuilt_gives_the_brute_force_bytes() {
 #[test]
 fn auto_uses_the_grid_only_above_the_measured_crossover() {
     let mut engine = cpu(1, BroadPhase::Auto);
-    let (segments, rects) = scene::bullet_hell(15, rectcast::AUTO_MIN_SEGMENTS, rectcast::AUTO_MIN_RECTS);
+    let (segments, rects) =
+        scene::bullet_hell(15, rectcast::AUTO_MIN_SEGMENTS, rectcast::AUTO_MIN_RECTS);
     engine.first_hit(&Batch::new(&segments, &rects)).unwrap();
     assert!(engine.used_broad_phase());
     engine
@@ -346,9 +346,14 @@ fn auto_uses_the_grid_only_above_the_measured_crossover() {
     engine
         .first_hit(&Batch::new(&segments[1..], &rects))
         .unwrap();
-    assert!(!engine.used_broad_phase(), "too few segments to pay for a build");
+    assert!(
+        !engine.used_broad_phase(),
+        "too few segments to pay for a build"
+    );
     let set = RectSet::new(&rects).unwrap();
-    engine.first_hit(&Batch::over(&segments[1..], &set)).unwrap();
+    engine
+        .first_hit(&Batch::over(&segments[1..], &set))
+        .unwrap();
     assert!(engine.used_broad_phase(), "a prepared set is already built");
     engine.set_broad_phase(BroadPhase::Off);
     engine.first_hit(&Batch::over(&segments, &set)).unwrap();
@@ -370,5 +375,8 @@ fn an_invalid_rect_set_names_the_rect() {
     let mut rects = vec![Rect::new(0.0, 0.0, 1.0, 1.0); 5];
     rects[3].max_x = f32::NAN;
     let e = RectSet::new(&rects).unwrap_err();
-    assert!(e.to_string().contains("rect 3") || e.to_string().contains("rects[3]"), "{e}");
+    assert!(
+        e.to_string().contains("rect 3") || e.to_string().contains("rects[3]"),
+        "{e}"
+    );
 }

@@ -337,8 +337,8 @@ fn first_hit_of(
             // Rows come in t order: a best hit strictly before this row's boundary is final.
             Step::Row(bound) => {
                 let boundary = Entry::crossing(AXIS_Y, bound);
-                let done = best.rect != FirstHit::NO_RECT
-                    && compare_entries(s, best_entry, boundary) < 0;
+                let done =
+                    best.rect != FirstHit::NO_RECT && compare_entries(s, best_entry, boundary) < 0;
                 return if done { Next::Stop } else { Next::Entry };
             }
         };
@@ -463,7 +463,12 @@ fn chunk_len(segments: usize, rects: usize, threads: usize) -> usize {
 }
 
 /// The segments' indices sorted by the grid cell of their start point (a counting sort).
-fn sort_by_start_cell(grid: &Grid, segments: &[Segment], order: &mut Vec<u32>, counts: &mut Vec<u32>) {
+fn sort_by_start_cell(
+    grid: &Grid,
+    segments: &[Segment],
+    order: &mut Vec<u32>,
+    counts: &mut Vec<u32>,
+) {
     let cells = (grid.cols * grid.rows) as usize;
     counts.clear();
     counts.resize(cells + 1, 0);
@@ -490,7 +495,9 @@ fn sort_by_start_cell(grid: &Grid, segments: &[Segment], order: &mut Vec<u32>, c
 /// entries of a cell times a few cells.
 fn work_per_segment(batch: &Batch, grid: Option<&Grid>) -> usize {
     match grid {
-        Some(g) => (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, batch.rects.len().max(1)),
+        Some(g) => {
+            (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, batch.rects.len().max(1))
+        }
         None => batch.rects.len(),
     }
 }
@@ -577,7 +584,11 @@ impl CpuKernel {
             let sorted = &mut self.sorted_first_hits;
             sorted.clear();
             sorted.resize(order.len(), FirstHit::NONE);
-            let chunk = chunk_len(batch.segments.len(), work_per_segment(batch, Some(grid)), self.threads);
+            let chunk = chunk_len(
+                batch.segments.len(),
+                work_per_segment(batch, Some(grid)),
+                self.threads,
+            );
             let run = |order: &[u32], sorted: &mut [FirstHit]| {
                 for (i, out) in order.iter().zip(sorted.iter_mut()) {
                     *out = first_hit_of(simd, blocks, Some(grid), batch, *i as usize);
@@ -604,7 +615,11 @@ impl CpuKernel {
             }
             return;
         }
-        let chunk = chunk_len(batch.segments.len(), work_per_segment(batch, grid), self.threads);
+        let chunk = chunk_len(
+            batch.segments.len(),
+            work_per_segment(batch, grid),
+            self.threads,
+        );
         Self::install(&self.pool, || {
             out.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
                 for (i, out) in out.iter_mut().enumerate() {
@@ -671,7 +686,11 @@ impl CpuKernel {
             return;
         }
         let rect_count = batch.rects.len();
-        let chunk = chunk_len(batch.segments.len(), work_per_segment(batch, grid), self.threads);
+        let chunk = chunk_len(
+            batch.segments.len(),
+            work_per_segment(batch, grid),
+            self.threads,
+        );
         let per_segment = &mut counts.per_segment;
         let per_rect = Self::install(&self.pool, || {
             per_segment

@@ -286,7 +286,15 @@ pub fn prefers_brute_force(grid: &Grid, s: &Segment, walk: &Walk, rects: usize) 
     if rows * ROWS_PER_RECT_SCAN as u64 > rects as u64 {
         return true;
     }
-    walk_entries(grid, s, walk, rects as u64) > rects as u64
+    // The entries of the segment's box bound the walk's: when they are few, the walk's own
+    // count is not needed.
+    let mut in_box = 0u64;
+    for row in walk.row_min..=walk.row_max {
+        let first = row * grid.cols;
+        in_box += (grid.cell_start[(first + walk.col_max + 1) as usize]
+            - grid.cell_start[(first + walk.col_min) as usize]) as u64;
+    }
+    in_box > rects as u64 && walk_entries(grid, s, walk, rects as u64) > rects as u64
 }
 
 /// What [`visit_cells`] hands its visitor.
@@ -430,8 +438,8 @@ impl Grid {
                 row_max: cell_of(&self.ys, r.max_y),
             };
             self.spans.push(span);
-            total += (span.col_max - span.col_min + 1) as u64
-                * (span.row_max - span.row_min + 1) as u64;
+            total +=
+                (span.col_max - span.col_min + 1) as u64 * (span.row_max - span.row_min + 1) as u64;
         }
         if total > MAX_ENTRIES_PER_RECT * rects.len() as u64 || total >= u32::MAX as u64 {
             return total;

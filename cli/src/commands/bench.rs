@@ -384,15 +384,23 @@ fn bench_broad_phase(
         set.entries() as f64 / rects.len().max(1) as f64
     );
     // Rows are printed as they are measured: the hit list of a dense scene can take long.
-    println!("{:72}  {:>10}  {:>10}  {:>12}", "", "median ms", "best ms", "Mpairs/s");
-    let row = |name: String, (median, best): (std::time::Duration, std::time::Duration), rate: bool| {
-        let rate = if rate {
-            format!("{:.1}", pairs / median.as_secs_f64() / 1e6)
-        } else {
-            String::new()
+    println!(
+        "{:72}  {:>10}  {:>10}  {:>12}",
+        "", "median ms", "best ms", "Mpairs/s"
+    );
+    let row =
+        |name: String, (median, best): (std::time::Duration, std::time::Duration), rate: bool| {
+            let rate = if rate {
+                format!("{:.1}", pairs / median.as_secs_f64() / 1e6)
+            } else {
+                String::new()
+            };
+            println!(
+                "{name:72}  {:>10.3}  {:>10.3}  {rate:>12}",
+                ms(median),
+                ms(best)
+            );
         };
-        println!("{name:72}  {:>10.3}  {:>10.3}  {rate:>12}", ms(median), ms(best));
-    };
     let mut rebuilt = set.clone();
     row(
         "grid build (RectSet::rebuild, 1 thread)".into(),
@@ -406,7 +414,11 @@ fn bench_broad_phase(
         ..options
     };
     let mut thread_counts = vec![one];
-    if all.chosen() != Engine::with_cpu_options(Backend::Cpu, one).map_err(e)?.chosen() {
+    if all.chosen()
+        != Engine::with_cpu_options(Backend::Cpu, one)
+            .map_err(e)?
+            .chosen()
+    {
         thread_counts.push(options);
     }
     let mut grid_first = vec![FirstHit::NONE; segments.len()];
@@ -418,12 +430,16 @@ fn bench_broad_phase(
         let name = engine.chosen().to_string();
         row(
             format!("first hit, broad phase, prepared set ({name})"),
-            time(iterations, || engine.first_hit_into(&over, &mut grid_first).map_err(e))?,
+            time(iterations, || {
+                engine.first_hit_into(&over, &mut grid_first).map_err(e)
+            })?,
             true,
         );
         row(
             format!("first hit, broad phase, grid built per call ({name})"),
-            time(iterations, || engine.first_hit_into(&plain, &mut grid_first).map_err(e))?,
+            time(iterations, || {
+                engine.first_hit_into(&plain, &mut grid_first).map_err(e)
+            })?,
             true,
         );
     }
@@ -434,7 +450,9 @@ fn bench_broad_phase(
     let brute_iterations = if pairs > 1e10 { 1 } else { iterations };
     row(
         format!("first hit, brute force ({})", engine.chosen()),
-        time(brute_iterations, || engine.first_hit_into(&plain, &mut brute_first).map_err(e))?,
+        time(brute_iterations, || {
+            engine.first_hit_into(&plain, &mut brute_first).map_err(e)
+        })?,
         true,
     );
     engine.set_broad_phase(BroadPhase::On);
@@ -455,7 +473,10 @@ fn bench_broad_phase(
     println!("hitting pairs: {hit_count}");
     let same = bytemuck::cast_slice::<FirstHit, u8>(&grid_first)
         == bytemuck::cast_slice::<FirstHit, u8>(&brute_first);
-    println!("first hits identical to the brute force's: {}", if same { "yes" } else { "NO" });
+    println!(
+        "first hits identical to the brute force's: {}",
+        if same { "yes" } else { "NO" }
+    );
     if !same {
         return Err("the broad phase's first hits differ from the brute force's".into());
     }
