@@ -380,3 +380,45 @@ fn an_invalid_rect_set_names_the_rect() {
         "{e}"
     );
 }
+
+#[test]
+fn a_tie_entered_exactly_on_a_row_boundary_goes_to_the_lower_index() {
+    // A lattice of small rects, and two rects placed on one of the grid's row boundaries y = b:
+    // rect 1 spans the boundary and is entered through its min_x side exactly at (x, b), in the
+    // row below; rect 0 starts at y = b, so it is listed in the row above only, and is entered
+    // at its corner (x, b): the same t. The first-hit walk finds rect 1 first and must not
+    // stop at the boundary, where rect 1's entry ties with the crossing.
+    let mut rects = vec![Rect::new(0.0, 0.0, 2.0, 2.0), Rect::new(0.0, 0.0, 1.0, 2.0)];
+    for i in 0..20 {
+        for j in 0..20 {
+            let (x, y) = (i as f32 * 50.0, j as f32 * 50.0);
+            rects.push(Rect::new(x, y, x + 4.0, y + 4.0));
+        }
+    }
+    // The two rects' sizes set the grid, not their places (they stay inside the lattice's box).
+    let mut grid = rectcast::cpu::grid::Grid::default();
+    grid.build(&rects);
+    let mut segments = Vec::new();
+    for row in 1..grid.ys.bounds.len() - 1 {
+        let b = grid.ys.bounds[row];
+        let x = 525.0;
+        rects[0] = Rect::new(x, b, x + 2.0, b + 2.0);
+        rects[1] = Rect::new(x, b - 1.0, x + 1.0, b + 1.0);
+        let mut check = rectcast::cpu::grid::Grid::default();
+        check.build(&rects);
+        assert_eq!(check.ys.bounds, grid.ys.bounds, "the grid moved");
+        let s = Segment::new(x - 2.0, b - 2.0, x + 2.0, b + 2.0);
+        segments.push(s);
+        let mut engine = cpu(1, BroadPhase::On);
+        let first = engine.first_hit(&Batch::new(&[s], &rects)).unwrap()[0];
+        assert_eq!(
+            first.rect(),
+            Some(0),
+            "boundary y = {b}: segment {s:?}, rects 0 {:?} and 1 {:?}: {first:?}",
+            rects[0],
+            rects[1]
+        );
+        assert_eq!(first.result.t_enter, 0.5);
+    }
+    assert_grid_matches_brute_force("ties on row boundaries", &segments, &rects, None);
+}
