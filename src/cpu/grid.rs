@@ -3,12 +3,14 @@
 //! - **Cells.** Column `j` holds the x values from `xs[j - 1]` (inclusive) to `xs[j]`
 //!   (exclusive); column 0 starts at −∞ and the last column ends at +∞, so every value has a
 //!   column. The boundaries are stored f32 values and a value's column is found by comparing it
-//!   with them ([`cell_of`]): no arithmetic, so every machine puts a value in the same cell.
-//!   Rows likewise, with `ys`.
+//!   with them ([`cell_of`], after an arithmetic guess that comparisons correct), so every
+//!   machine puts a value in the same cell. Rows likewise, with `ys`.
 //! - **Binning.** Rect `r` is listed in every cell of columns `col_of(min_x)..=col_of(max_x)` and
 //!   rows `row_of(min_y)..=row_of(max_y)`, in ascending rect order within a cell.
-//! - **The walk.** A segment visits rows `row_of(min(y0, y1))..=row_of(max(y0, y1))`, and in each
-//!   row the columns its points in that row can have ([`row_columns`]). Those come from the x of
+//! - **The walk.** A segment visits the rows between its ends' rows, along its motion (from its
+//!   start's row to its end's, [`walk_row`]), and in each row the columns its points in that
+//!   row can have ([`row_columns`]), from its start's side ([`walk_col`]). Rows come in the
+//!   order of t, which lets a first-hit search stop at a row boundary ([`Step::Row`]). Those come from the x of
 //!   the segment's line at the row's two bounds, computed in f32 and then widened by
 //!   [`WALK_MARGIN_RELATIVE`] × (|x0| + |x1|) + [`WALK_MARGIN_ABSOLUTE`] before their columns are
 //!   looked up: the widening is thousands of times the largest error f32 arithmetic can make
@@ -18,7 +20,7 @@
 //!   range is then clamped to the segment's own columns, which is exact.
 //! - **Each pair once.** A rect that spans several visited cells is tested in the first of them
 //!   in walk order only ([`is_first_visit`]). The walk's column ranges are made monotone along
-//!   the rows (each bound at least, or at most, the previous row's), which keeps them
+//!   the walk (each bound no further back than the previous row's), which keeps them
 //!   conservative and makes the rows where a rect's columns are met one run, so "first" is a
 //!   test of the previous row alone.
 //! - **What prunes.** A pair is dropped only when the rect is in no visited cell (then no point
@@ -28,6 +30,9 @@
 //! - **Bound.** A segment whose walk would scan more entries than there are rects, or cross more
 //!   rows than [`ROWS_PER_RECT_SCAN`] allows, runs against every rect instead (the brute force):
 //!   the grid never costs a segment much more than the brute force would.
+//!
+//! Written in the shaders' style (flat arrays, no allocation, f32 and u32 arithmetic) so that a
+//! WGSL twin can mirror it line for line; docs/broad_phase.md gives the design.
 
 use crate::cpu::segment_rect::order_key;
 use crate::types::{Rect, Segment};
