@@ -266,9 +266,14 @@ impl Engine {
         RectSet::new(rects)
     }
 
-    /// Takes the engine's own grid out for one call: built over the batch's rects when this call
-    /// uses a grid and the batch brings no [`RectSet`]. Give it back with `self.own_grid = …`.
-    fn grid_for_call(&mut self, batch: &Batch) -> (bool, Grid) {
+    /// [`run`](Self::run) for a query that may use a grid: `call` gets the batch's prepared
+    /// grid, the engine's own grid built over the batch's rects for this call (its memory kept
+    /// between calls), or `None` for the brute force, as the broad-phase setting decides.
+    fn run_with_grid<T>(
+        &mut self,
+        batch: &Batch,
+        mut call: impl FnMut(On, Option<&Grid>) -> Result<T>,
+    ) -> Result<T> {
         let on_gpu = matches!(self.inner, Inner::Gpu(_));
         let use_grid = !on_gpu
             && self.broad_phase.uses_grid(
@@ -281,7 +286,10 @@ impl Engine {
         if use_grid && batch.rect_set.is_none() {
             own.build(batch.rects);
         }
-        (use_grid, own)
+        let grid = use_grid.then(|| batch.rect_set.map_or(&own, RectSet::grid));
+        let outcome = self.run(|on| call(on, grid));
+        self.own_grid = own;
+        outcome
     }
 
     /// What this engine runs on.
@@ -455,9 +463,7 @@ impl Engine {
                 got: out.len(),
             });
         }
-        let (use_grid, own) = self.grid_for_call(batch);
-        let grid = use_grid.then(|| batch.rect_set.map_or(&own, RectSet::grid));
-        let outcome = self.run(|on| {
+        self.run_with_grid(batch, |on, grid| {
             match on {
                 On::Gpu(gpu) => {
                     gpu.queries.first_hit(batch, out)?;
@@ -466,9 +472,7 @@ impl Engine {
                 On::Cpu(kernel) => kernel.first_hit(batch, grid, out),
             }
             Ok(())
-        });
-        self.own_grid = own;
-        outcome
+        })
     }
 
     /// Every hitting (segment, rect) pair the filters test, in (segment, rect) order, whatever
@@ -478,18 +482,14 @@ impl Engine {
     /// As [`first_hit`](Self::first_hit).
     pub fn hits(&mut self, batch: &Batch) -> Result<Vec<Hit>> {
         batch.validate()?;
-        let (use_grid, own) = self.grid_for_call(batch);
-        let grid = use_grid.then(|| batch.rect_set.map_or(&own, RectSet::grid));
-        let outcome = self.run(|on| match on {
+        self.run_with_grid(batch, |on, grid| match on {
             On::Gpu(gpu) => {
                 let hits = gpu.queries.hits(batch)?;
                 gpu.kernel_time = gpu.queries.kernel_time();
                 Ok(hits)
             }
             On::Cpu(kernel) => Ok(kernel.hits(batch, grid)),
-        });
-        self.own_grid = own;
-        outcome
+        })
     }
 
     /// Hits per segment and per rect (damage per enemy), of the pairs the filters test.
@@ -502,9 +502,7 @@ impl Engine {
             per_segment: vec![0; batch.segments.len()],
             per_rect: vec![0; batch.rects.len()],
         };
-        let (use_grid, own) = self.grid_for_call(batch);
-        let grid = use_grid.then(|| batch.rect_set.map_or(&own, RectSet::grid));
-        let outcome = self.run(|on| {
+        self.run_with_grid(batch, |on, grid| {
             // Afresh: a GPU call that failed may have added some chunks' counts.
             counts.per_segment.fill(0);
             counts.per_rect.fill(0);
@@ -516,9 +514,8 @@ impl Engine {
                 On::Cpu(kernel) => kernel.counts(batch, grid, &mut counts),
             }
             Ok(())
-        });
-        self.own_grid = own;
-        outcome.map(|()| counts)
+        })?;
+        Ok(counts)
     }
 
     /// Clips each segment to one rect (a viewport) or to its own rect: the classic
