@@ -25,14 +25,20 @@ fn impatient() -> GpuLimits {
 
 /// Calls `attempt` until it reports a timeout: with no time at all, a step times out unless
 /// the GPU finished it before the first look (lavapipe runs much of a submission inside the
-/// submitting call, so some attempts finish). Every attempt's outcome is checked by `attempt`.
-fn until_a_timeout(what: &str, mut attempt: impl FnMut() -> bool) {
+/// submitting call, and a machine with many cores finishes a small batch quickly). So each
+/// call that finishes in time makes the next batch larger: `attempt` gets the scale, 1, 2,
+/// 4, … up to `max_scale`, and checks every outcome itself.
+fn until_a_timeout(what: &str, max_scale: usize, mut attempt: impl FnMut(usize) -> bool) {
+    let mut scale = 1;
     for _ in 0..30 {
-        if attempt() {
+        if attempt(scale) {
             return;
         }
+        scale = (scale * 2).min(max_scale);
     }
-    panic!("{what}: 30 calls with no time to wait, and none timed out");
+    panic!(
+        "{what}: 30 calls with no time to wait (up to {max_scale}x the batch), and none timed out"
+    );
 }
 
 #[test]
@@ -40,38 +46,51 @@ fn a_tiny_wait_limit_on_a_large_batch_times_out_and_the_next_call_works() {
     let Some(mut gpu) = gpu_engine("timeout", impatient()) else {
         return;
     };
+    until_a_timeout("dense pairs", 8, |scale| {
+        let (segments, rects) = random_batch(3, 1500 * scale, 1000, 1.0e3);
+        match gpu.pairs(&segments, &rects) {
+            Err(Error::Timeout { step, waited }) => {
+                assert_eq!(step, "a chunk of dense pairs");
+                assert_eq!(waited, Duration::ZERO);
+                true
+            }
+            Ok(got) => {
+                let want = cpu_engine().pairs(&segments, &rects).expect("cpu");
+                let inputs = common::dense_inputs(&segments, &rects);
+                common::assert_same_results("in time", &want, &got, 0, &inputs);
+                false
+            }
+            Err(e) => panic!("expected a timeout or the results, got {e}"),
+        }
+    });
+    until_a_timeout("first hit", 64, |scale| {
+        let (bullets, boxes) = bullet_hell(4, 10_000 * scale, 1000);
+        let batch = Batch::new(&bullets, &boxes);
+        match gpu.first_hit(&batch) {
+            Err(Error::Timeout { step, .. }) => {
+                assert_eq!(step, "a first-hit chunk");
+                true
+            }
+            Ok(got) => {
+                let want = cpu_engine().first_hit(&batch).expect("cpu");
+                assert!(
+                    bytemuck::cast_slice::<_, u8>(&got) == bytemuck::cast_slice::<_, u8>(&want),
+                    "a first hit in time differs from the CPU's"
+                );
+                false
+            }
+            Err(e) => panic!("expected a timeout or the results, got {e}"),
+        }
+    });
     let (segments, rects) = random_batch(3, 1500, 1000, 1.0e3);
     let want = cpu_engine().pairs(&segments, &rects).expect("cpu");
     let inputs = common::dense_inputs(&segments, &rects);
-    until_a_timeout("dense pairs", || match gpu.pairs(&segments, &rects) {
-        Err(Error::Timeout { step, waited }) => {
-            assert_eq!(step, "a chunk of dense pairs");
-            assert_eq!(waited, Duration::ZERO);
-            true
-        }
-        Ok(got) => {
-            common::assert_same_results("in time", &want, &got, 0, &inputs);
-            false
-        }
-        Err(e) => panic!("expected a timeout or the results, got {e}"),
-    });
     let (bullets, boxes) = bullet_hell(4, 10_000, 1000);
     let batch = Batch::new(&bullets, &boxes);
     let want_first = cpu_engine().first_hit(&batch).expect("cpu");
     let same = |got: &[rectcast::FirstHit]| {
         bytemuck::cast_slice::<_, u8>(got) == bytemuck::cast_slice::<_, u8>(&want_first)
     };
-    until_a_timeout("first hit", || match gpu.first_hit(&batch) {
-        Err(Error::Timeout { step, .. }) => {
-            assert_eq!(step, "a first-hit chunk");
-            true
-        }
-        Ok(got) => {
-            assert!(same(&got), "a first hit in time differs from the CPU's");
-            false
-        }
-        Err(e) => panic!("expected a timeout or the results, got {e}"),
-    });
     // The same engine, with time to finish: every result, byte for byte the CPU's.
     gpu.set_gpu_wait(WaitLimit::default());
     let got = gpu.pairs(&segments, &rects).expect("the next call works");
@@ -89,10 +108,10 @@ fn with_a_cpu_fallback_a_timed_out_call_runs_on_the_cpu_and_says_so() {
         return;
     };
     let mut gpu = gpu.with_cpu_fallback(CpuOptions::default()).expect("cpu");
-    let (bullets, boxes) = bullet_hell(5, 10_000, 1000);
-    let batch = Batch::new(&bullets, &boxes);
-    let want = cpu_engine().counts(&batch).expect("cpu");
-    until_a_timeout("counts", || {
+    until_a_timeout("counts", 64, |scale| {
+        let (bullets, boxes) = bullet_hell(5, 10_000 * scale, 1000);
+        let batch = Batch::new(&bullets, &boxes);
+        let want = cpu_engine().counts(&batch).expect("cpu");
         // Never an error: the CPU takes over, with the same counts.
         let counts = gpu.counts(&batch).expect("falls back instead of failing");
         assert_eq!(counts.per_segment, want.per_segment);
@@ -106,6 +125,9 @@ fn with_a_cpu_fallback_a_timed_out_call_runs_on_the_cpu_and_says_so() {
             None => false,
         }
     });
+    let (bullets, boxes) = bullet_hell(5, 10_000, 1000);
+    let batch = Batch::new(&bullets, &boxes);
+    let want = cpu_engine().counts(&batch).expect("cpu");
     // With time enough, the GPU again, and no fallback to report.
     gpu.set_gpu_wait(WaitLimit::default());
     let again = gpu.counts(&batch).expect("gpu");
