@@ -200,6 +200,75 @@ fn segment_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, local_index: u
     return (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
 }
 
+// What one segment's query holds while it meets its rects.
+struct Search {
+    // The closest hit so far (QUERY_FIRST_HIT), where it enters, and its rect.
+    best: FirstHit,
+    best_entry: Entry,
+    best_rect: Rect,
+    // Certain hits so far (QUERY_COUNTS).
+    hits: u32,
+}
+
+fn new_search() -> Search {
+    return Search(FirstHit(NO_RECT, PairResult(0.0, 0.0, 0u)), Entry(AXIS_NONE, 0.0),
+        Rect(0.0, 0.0, 0.0, 0.0), 0u);
+}
+
+// Segment `segment` (s) meets rect `rect` (r), a candidate: its boxes overlap and the filters
+// pass. True for a certain hit the caller counts per rect (QUERY_COUNTS).
+fn meet(segment: u32, s: Segment, rect: u32, r: Rect, search: ptr<function, Search>) -> bool {
+    // Decisions only: t is computed for the hits that need it.
+    let result = pair_flags(s, r);
+    if (is_uncertain(result)) {
+        push_found(segment, rect, result);
+        return false;
+    }
+    if ((result.flags & FLAG_HIT) == 0u) {
+        return false;
+    }
+    if (QUERY == QUERY_FIRST_HIT) {
+        let entry = entry_of(result, r);
+        let closer = is_closer(s, rect, entry, (*search).best, (*search).best_entry);
+        // An order the filter could not certify: the host orders this hit exactly.
+        if (closer == UNCERTAIN) {
+            push_found(segment, rect, result);
+        }
+        if (closer == 1) {
+            (*search).best = FirstHit(rect, result);
+            (*search).best_entry = entry;
+            (*search).best_rect = r;
+        }
+    }
+    if (QUERY == QUERY_COUNTS) {
+        (*search).hits += 1u;
+    }
+    if (QUERY == QUERY_HITS) {
+        push_found(segment, rect, pair_times(s, r, result));
+    }
+    return true;
+}
+
+// Writes a segment's outputs once it has met every rect.
+fn finish(segment: u32, s: Segment, search: Search) {
+    if (QUERY == QUERY_FIRST_HIT) {
+        var best = search.best;
+        // t for the closest hit only. When the GPU cannot give it, the host decides that pair
+        // and merges it in (it beats the NO_RECT left here).
+        if (best.rect != NO_RECT) {
+            best.result = pair_times(s, search.best_rect, best.result);
+            if (is_uncertain(best.result)) {
+                push_found(segment, best.rect, best.result);
+                best = FirstHit(NO_RECT, PairResult(0.0, 0.0, 0u));
+            }
+        }
+        first_hits[segment] = best;
+    }
+    if (QUERY == QUERY_COUNTS) {
+        segment_hits[segment] = search.hits;
+    }
+}
+
 // Every segment against every rect, for the query QUERY: the closest hit per segment, the hits
 // per segment and per rect, or every hit.
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -217,10 +286,7 @@ fn segment_rects(
         s = segments[segment];
         s_filter = segment_filter(segment);
     }
-    var best = FirstHit(NO_RECT, PairResult(0.0, 0.0, 0u));
-    var best_entry = Entry(AXIS_NONE, 0.0);
-    var best_rect = Rect(0.0, 0.0, 0.0, 0.0);
-    var hits = 0u;
+    var search = new_search();
     let s_box = segment_box(s);
     for (var base = 0u; base < params.rect_count; base += WORKGROUP_SIZE) {
         let own = base + local_index;
@@ -235,7 +301,7 @@ fn segment_rects(
         workgroupBarrier();
         let tile = min(WORKGROUP_SIZE, params.rect_count - base);
         // 32 rects at a time: first a bit per candidate (boxes overlap, filters pass), then
-        // segment_rect for the candidates only, in rect order. An invocation's cost follows its
+        // the pair for the candidates only, in rect order. An invocation's cost follows its
         // candidates, not the tile.
         for (var word = 0u; word < tile; word += 32u) {
             var candidates = 0u;
@@ -247,35 +313,8 @@ fn segment_rects(
             while (candidates != 0u) {
                 let k = word + firstTrailingBit(candidates);
                 candidates &= candidates - 1u;
-                let rect = base + k;
-                // Decisions only: t is computed for the hits that need it.
-                let result = pair_flags(s, tile_rects[k]);
-                if (is_uncertain(result)) {
-                    push_found(segment, rect, result);
-                    continue;
-                }
-                if ((result.flags & FLAG_HIT) == 0u) {
-                    continue;
-                }
-                if (QUERY == QUERY_FIRST_HIT) {
-                    let entry = entry_of(result, tile_rects[k]);
-                    let closer = is_closer(s, rect, entry, best, best_entry);
-                    // An order the filter could not certify: the host orders this hit exactly.
-                    if (closer == UNCERTAIN) {
-                        push_found(segment, rect, result);
-                    }
-                    if (closer == 1) {
-                        best = FirstHit(rect, result);
-                        best_entry = entry;
-                        best_rect = tile_rects[k];
-                    }
-                }
-                if (QUERY == QUERY_COUNTS) {
-                    hits += 1u;
+                if (meet(segment, s, base + k, tile_rects[k], &search) && QUERY == QUERY_COUNTS) {
                     atomicAdd(&tile_hits[k], 1u);
-                }
-                if (QUERY == QUERY_HITS) {
-                    push_found(segment, rect, pair_times(s, tile_rects[k], result));
                 }
             }
         }
@@ -288,20 +327,8 @@ fn segment_rects(
             }
         }
     }
-    if (live && QUERY == QUERY_FIRST_HIT) {
-        // t for the closest hit only. When the GPU cannot give it, the host decides that pair
-        // and merges it in (it beats the NO_RECT left here).
-        if (best.rect != NO_RECT) {
-            best.result = pair_times(s, best_rect, best.result);
-            if (is_uncertain(best.result)) {
-                push_found(segment, best.rect, best.result);
-                best = FirstHit(NO_RECT, PairResult(0.0, 0.0, 0u));
-            }
-        }
-        first_hits[segment] = best;
-    }
-    if (live && QUERY == QUERY_COUNTS) {
-        segment_hits[segment] = hits;
+    if (live) {
+        finish(segment, s, search);
     }
 }
 

@@ -59,7 +59,13 @@ impl BroadPhase {
 pub struct RectSet {
     rects: Vec<Rect>,
     grid: Grid,
+    /// Which contents these are: new with every rebuild (a GPU keeps the grid it built for an
+    /// id until another comes; clones share it, and their contents).
+    id: u64,
 }
+
+/// The next [`RectSet`] id.
+static NEXT_SET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl RectSet {
     /// Validates `rects` and builds their grid.
@@ -77,6 +83,7 @@ impl RectSet {
     /// # Errors
     /// [`crate::Error::Input`] naming the first invalid rect; the set is then empty.
     pub fn rebuild(&mut self, rects: &[Rect]) -> Result<()> {
+        self.id = NEXT_SET.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.rects.clear();
         if let Err(e) = validate::check_inputs(&[], rects) {
             self.grid.build(&[]);
@@ -103,5 +110,9 @@ impl RectSet {
 
     pub(crate) fn grid(&self) -> &Grid {
         &self.grid
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 }

@@ -4,7 +4,7 @@ use crate::broad_phase::{BroadPhase, RectSet};
 use crate::cpu::batched::{CpuKernel, CpuOptions};
 use crate::cpu::grid::Grid;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuContext, GpuLimits, GpuPairs, GpuQueries};
+use crate::gpu::{GpuContext, GpuLimits, GpuPairs, GpuQueries, GridQuery};
 use crate::query::{Batch, ClipTo, Clipped, Counts};
 use crate::types::{FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
@@ -244,7 +244,7 @@ impl Engine {
     }
 
     /// Whether queries (first hit, hits, counts) find candidates through a grid; `Auto` by
-    /// default. The GPU runs the brute force for now, whatever this says.
+    /// default. On the GPU the grid is built and walked there.
     pub fn set_broad_phase(&mut self, broad_phase: BroadPhase) {
         self.broad_phase = broad_phase;
     }
@@ -267,27 +267,52 @@ impl Engine {
     }
 
     /// [`run`](Self::run) for a query that may use a grid: `call` gets the batch's prepared
-    /// grid, the engine's own grid built over the batch's rects for this call (its memory kept
-    /// between calls), or `None` for the brute force, as the broad-phase setting decides.
+    /// grid, the engine's own grid for this call (its memory kept between calls), or `None` for
+    /// the brute force, as the broad-phase setting decides. On the GPU the engine's own grid is
+    /// only planned (the GPU lists the cells itself), and a CPU fallback then runs the brute
+    /// force.
     fn run_with_grid<T>(
         &mut self,
         batch: &Batch,
-        mut call: impl FnMut(On, Option<&Grid>) -> Result<T>,
+        mut call: impl FnMut(On, Option<GridQuery>) -> Result<T>,
     ) -> Result<T> {
         let on_gpu = matches!(self.inner, Inner::Gpu(_));
-        let use_grid = !on_gpu
-            && self.broad_phase.uses_grid(
-                batch.segments.len(),
-                batch.rects.len(),
-                batch.rect_set.is_some(),
-            );
-        self.used_grid = use_grid;
+        let use_grid = self.broad_phase.uses_grid(
+            batch.segments.len(),
+            batch.rects.len(),
+            batch.rect_set.is_some(),
+        );
         let mut own = std::mem::take(&mut self.own_grid);
         if use_grid && batch.rect_set.is_none() {
-            own.build(batch.rects);
+            if on_gpu {
+                own.plan(batch.rects);
+            } else {
+                own.build(batch.rects);
+            }
         }
-        let grid = use_grid.then(|| batch.rect_set.map_or(&own, RectSet::grid));
-        let outcome = self.run(|on| call(on, grid));
+        let grid = use_grid.then(|| match batch.rect_set {
+            Some(set) => GridQuery {
+                plan: set.grid(),
+                set: Some(set.id()),
+            },
+            None => GridQuery {
+                plan: &own,
+                set: None,
+            },
+        });
+        let mut used = false;
+        let outcome = self.run(|on| {
+            used = match on {
+                On::Gpu(_) => grid.is_some(),
+                On::Cpu(_) => grid.is_some_and(|g| g.plan.is_built()),
+            };
+            call(on, grid)
+        });
+        self.used_grid = match &self.inner {
+            // The GPU may have run the brute force anyway (bindings too small, say).
+            Inner::Gpu(host) if self.last_fallback.is_none() => used && host.queries.used_grid(),
+            _ => used,
+        };
         self.own_grid = own;
         outcome
     }
@@ -466,10 +491,10 @@ impl Engine {
         self.run_with_grid(batch, |on, grid| {
             match on {
                 On::Gpu(gpu) => {
-                    gpu.queries.first_hit(batch, out)?;
+                    gpu.queries.first_hit(batch, grid, out)?;
                     gpu.kernel_time = gpu.queries.kernel_time();
                 }
-                On::Cpu(kernel) => kernel.first_hit(batch, grid, out),
+                On::Cpu(kernel) => kernel.first_hit(batch, built(grid), out),
             }
             Ok(())
         })
@@ -484,11 +509,11 @@ impl Engine {
         batch.validate()?;
         self.run_with_grid(batch, |on, grid| match on {
             On::Gpu(gpu) => {
-                let hits = gpu.queries.hits(batch)?;
+                let hits = gpu.queries.hits(batch, grid)?;
                 gpu.kernel_time = gpu.queries.kernel_time();
                 Ok(hits)
             }
-            On::Cpu(kernel) => Ok(kernel.hits(batch, grid)),
+            On::Cpu(kernel) => Ok(kernel.hits(batch, built(grid))),
         })
     }
 
@@ -508,10 +533,10 @@ impl Engine {
             counts.per_rect.fill(0);
             match on {
                 On::Gpu(gpu) => {
-                    gpu.queries.counts(batch, &mut counts)?;
+                    gpu.queries.counts(batch, grid, &mut counts)?;
                     gpu.kernel_time = gpu.queries.kernel_time();
                 }
-                On::Cpu(kernel) => kernel.counts(batch, grid, &mut counts),
+                On::Cpu(kernel) => kernel.counts(batch, built(grid), &mut counts),
             }
             Ok(())
         })?;
@@ -567,4 +592,10 @@ impl Engine {
             })
             .collect())
     }
+}
+
+/// A call's grid for the CPU: only one whose cells are listed (a GPU engine's own grid is only
+/// planned; its CPU fallback runs the brute force).
+fn built(grid: Option<GridQuery<'_>>) -> Option<&Grid> {
+    grid.map(|g| g.plan).filter(|g| g.is_built())
 }

@@ -5,9 +5,10 @@
 mod common;
 
 use common::adversarial::{self, Category};
+use rectcast::gpu::Emulation;
 use rectcast::scene::{self, SplitMix64};
 use rectcast::{
-    Batch, BroadPhase, CpuOptions, Engine, Filter, FirstHit, Hit, Rect, RectSet, Segment,
+    Batch, BroadPhase, CpuOptions, Engine, Filter, FirstHit, GpuLimits, Hit, Rect, RectSet, Segment,
 };
 
 fn cpu(threads: usize, broad_phase: BroadPhase) -> Engine {
@@ -38,13 +39,127 @@ fn bytes_of_hits(v: &[Hit]) -> Vec<[u8; 20]> {
         .collect()
 }
 
+/// What the brute force gives for a batch.
+struct Expected {
+    first: Vec<FirstHit>,
+    hits: Vec<Hit>,
+    counts: rectcast::Counts,
+}
+
+/// Runs first hit, hits and counts on `engine` (which must use its grid) and panics at the first
+/// difference from `expected`, with its inputs.
+fn assert_engine_matches(
+    what: &str,
+    engine: &mut Engine,
+    b: &Batch,
+    expected: &Expected,
+    segments: &[Segment],
+    rects: &[Rect],
+) {
+    let first = engine.first_hit(b).unwrap();
+    assert!(engine.used_broad_phase(), "{what}: the grid was not used");
+    if let Some(i) = first_difference(
+        &bytes_of_first_hits(&expected.first),
+        &bytes_of_first_hits(&first),
+    ) {
+        panic!(
+            "{what}: first hit differs at segment {i} {:?}\n  brute force {:?}\n  grid        {:?}\n  rects: brute's {:?}, grid's {:?}",
+            segments[i],
+            expected.first[i],
+            first[i],
+            expected.first[i].rect().map(|r| rects[r as usize]),
+            first[i].rect().map(|r| rects[r as usize]),
+        );
+    }
+    let hits = engine.hits(b).unwrap();
+    assert!(engine.used_broad_phase(), "{what}: the grid was not used");
+    if let Some(i) = first_difference(&bytes_of_hits(&expected.hits), &bytes_of_hits(&hits)) {
+        let show = |h: Option<&Hit>| {
+            h.map(|h| {
+                format!(
+                    "{h:?}: segment {:?}, rect {:?}",
+                    segments[h.segment as usize], rects[h.rect as usize]
+                )
+            })
+        };
+        panic!(
+            "{what}: hit {i} differs ({} hits brute force, {} grid)\n  brute force {:?}\n  grid        {:?}",
+            expected.hits.len(),
+            hits.len(),
+            show(expected.hits.get(i)),
+            show(hits.get(i)),
+        );
+    }
+    let counts = engine.counts(b).unwrap();
+    assert!(engine.used_broad_phase(), "{what}: the grid was not used");
+    if let Some(i) = first_difference(&expected.counts.per_segment, &counts.per_segment) {
+        panic!(
+            "{what}: hit count of segment {i} {:?} differs: brute force {}, grid {}",
+            segments[i], expected.counts.per_segment[i], counts.per_segment[i]
+        );
+    }
+    if let Some(i) = first_difference(&expected.counts.per_rect, &counts.per_rect) {
+        panic!(
+            "{what}: hit count of rect {i} {:?} differs: brute force {}, grid {}",
+            rects[i], expected.counts.per_rect[i], counts.per_rect[i]
+        );
+    }
+}
+
+thread_local! {
+    /// One GPU engine per test thread and emulation (`None`: the environment's), opened once:
+    /// `None` inside when no adapter opens (which RECTCAST_REQUIRE_GPU=1 turns into a failure).
+    static GPUS: std::cell::RefCell<Vec<(Option<Emulation>, Option<Engine>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on this thread's GPU engine emulating `emulation`, with the grid on; skips when no
+/// GPU opens (unless RECTCAST_REQUIRE_GPU=1, which fails).
+fn with_gpu(emulation: Option<Emulation>, f: impl FnOnce(&mut Engine)) {
+    GPUS.with_borrow_mut(|gpus| {
+        if !gpus.iter().any(|(e, _)| *e == emulation) {
+            let engine = match emulation {
+                None => common::gpu_engine("broad phase", GpuLimits::default()),
+                Some(e) => common::gpu_engine_emulating("broad phase", GpuLimits::default(), e),
+            };
+            gpus.push((emulation, engine));
+        }
+        let (_, engine) = gpus.iter_mut().find(|(e, _)| *e == emulation).unwrap();
+        if let Some(engine) = engine {
+            engine.set_broad_phase(BroadPhase::On);
+            f(engine);
+        }
+    });
+}
+
+/// Every float behaviour a GPU may have: the environment's (lavapipe's own, or what
+/// RECTCAST_GPU_EMULATION says) and each emulated one (not the control, `Uncertified`, whose
+/// t must differ).
+const EVERY_EMULATION: [Option<Emulation>; 4] = [
+    None,
+    Some(Emulation::Rounding),
+    Some(Emulation::Flush),
+    Some(Emulation::Fused),
+];
+
 /// Runs first hit, hits and counts with the grid (built per call, and prepared) and without,
-/// and panics at the first difference with its inputs.
+/// on the CPU and on the GPU, and panics at the first difference with its inputs.
 fn assert_grid_matches_brute_force(
     scene: &str,
     segments: &[Segment],
     rects: &[Rect],
     filters: Option<(&[Filter], &[Filter])>,
+) {
+    assert_grid_matches_brute_force_on(scene, segments, rects, filters, &[None]);
+}
+
+/// [`assert_grid_matches_brute_force`], with a GPU engine for each of `emulations`.
+fn assert_grid_matches_brute_force_on(
+    scene: &str,
+    segments: &[Segment],
+    rects: &[Rect],
+    filters: Option<(&[Filter], &[Filter])>,
+    emulations: &[Option<Emulation>],
 ) {
     let set = RectSet::new(rects).unwrap();
     let batch = |segments| {
@@ -62,20 +177,21 @@ fn assert_grid_matches_brute_force(
         }
     };
     let mut brute = cpu(2, BroadPhase::Off);
-    let expected_first = brute.first_hit(&batch(segments)).unwrap();
-    let expected_hits = brute.hits(&batch(segments)).unwrap();
-    let expected_counts = brute.counts(&batch(segments)).unwrap();
+    let expected = Expected {
+        first: brute.first_hit(&batch(segments)).unwrap(),
+        hits: brute.hits(&batch(segments)).unwrap(),
+        counts: brute.counts(&batch(segments)).unwrap(),
+    };
     assert!(!brute.used_broad_phase());
-    for threads in [1, 2] {
-        for prepared_set in [false, true] {
-            let mut grid = cpu(threads, BroadPhase::On);
-            let b = if prepared_set {
-                prepared(segments)
-            } else {
-                batch(segments)
-            };
-            let what = format!(
-                "{scene} ({} segments x {} rects, {threads} thread(s), {})",
+    for prepared_set in [false, true] {
+        let b = if prepared_set {
+            prepared(segments)
+        } else {
+            batch(segments)
+        };
+        let what = |on: &str| {
+            format!(
+                "{scene} ({} segments x {} rects, {on}, {})",
                 segments.len(),
                 rects.len(),
                 if prepared_set {
@@ -83,54 +199,18 @@ fn assert_grid_matches_brute_force(
                 } else {
                     "grid built per call"
                 }
-            );
-            let first = grid.first_hit(&b).unwrap();
-            assert!(grid.used_broad_phase(), "{what}: the grid was not used");
-            if let Some(i) = first_difference(
-                &bytes_of_first_hits(&expected_first),
-                &bytes_of_first_hits(&first),
-            ) {
-                panic!(
-                    "{what}: first hit differs at segment {i} {:?}\n  brute force {:?}\n  grid        {:?}\n  rects: brute's {:?}, grid's {:?}",
-                    segments[i],
-                    expected_first[i],
-                    first[i],
-                    expected_first[i].rect().map(|r| rects[r as usize]),
-                    first[i].rect().map(|r| rects[r as usize]),
-                );
-            }
-            let hits = grid.hits(&b).unwrap();
-            if let Some(i) = first_difference(&bytes_of_hits(&expected_hits), &bytes_of_hits(&hits))
-            {
-                let show = |h: Option<&Hit>| {
-                    h.map(|h| {
-                        format!(
-                            "{h:?}: segment {:?}, rect {:?}",
-                            segments[h.segment as usize], rects[h.rect as usize]
-                        )
-                    })
-                };
-                panic!(
-                    "{what}: hit {i} differs ({} hits brute force, {} grid)\n  brute force {:?}\n  grid        {:?}",
-                    expected_hits.len(),
-                    hits.len(),
-                    show(expected_hits.get(i)),
-                    show(hits.get(i)),
-                );
-            }
-            let counts = grid.counts(&b).unwrap();
-            if let Some(i) = first_difference(&expected_counts.per_segment, &counts.per_segment) {
-                panic!(
-                    "{what}: hit count of segment {i} {:?} differs: brute force {}, grid {}",
-                    segments[i], expected_counts.per_segment[i], counts.per_segment[i]
-                );
-            }
-            if let Some(i) = first_difference(&expected_counts.per_rect, &counts.per_rect) {
-                panic!(
-                    "{what}: hit count of rect {i} {:?} differs: brute force {}, grid {}",
-                    rects[i], expected_counts.per_rect[i], counts.per_rect[i]
-                );
-            }
+            )
+        };
+        for threads in [1, 2] {
+            let mut grid = cpu(threads, BroadPhase::On);
+            let on = format!("CPU, {threads} thread(s)");
+            assert_engine_matches(&what(&on), &mut grid, &b, &expected, segments, rects);
+        }
+        for &emulation in emulations {
+            with_gpu(emulation, |gpu| {
+                let on = format!("GPU emulating {emulation:?}");
+                assert_engine_matches(&what(&on), gpu, &b, &expected, segments, rects);
+            });
         }
     }
 }
@@ -139,7 +219,13 @@ fn assert_grid_matches_brute_force(
 fn bullet_hell_frames_give_the_brute_force_bytes() {
     for (seed, n, m) in [(1, 4096, 1024), (2, 2000, 5000), (3, 300, 40)] {
         let (segments, rects) = scene::bullet_hell(seed, n, m);
-        assert_grid_matches_brute_force("bullet-hell", &segments, &rects, None);
+        assert_grid_matches_brute_force_on(
+            "bullet-hell",
+            &segments,
+            &rects,
+            None,
+            &EVERY_EMULATION,
+        );
     }
 }
 
@@ -176,7 +262,13 @@ fn filtered_batches_give_the_brute_force_bytes() {
 fn every_adversarial_category_gives_the_brute_force_bytes() {
     for category in Category::ALL {
         let (segments, rects) = adversarial::pairs(category, 8, 700);
-        assert_grid_matches_brute_force(category.name(), &segments, &rects, None);
+        assert_grid_matches_brute_force_on(
+            category.name(),
+            &segments,
+            &rects,
+            None,
+            &EVERY_EMULATION,
+        );
     }
 }
 
@@ -294,7 +386,7 @@ fn huge_and_tiny_coordinates_give_the_brute_force_bytes() {
                 Segment::new(x0 * scale, y0 * scale, x1 * scale, y1 * scale)
             })
             .collect();
-        assert_grid_matches_brute_force(name, &segments, &rects, None);
+        assert_grid_matches_brute_force_on(name, &segments, &rects, None, &EVERY_EMULATION);
     }
     // Subnormal rects and segments around zero, where a GPU may flush.
     let tiny = f32::from_bits(1);
@@ -310,7 +402,13 @@ fn huge_and_tiny_coordinates_give_the_brute_force_bytes() {
             Segment::new(x, -tiny * 100.0, -x, tiny * 100.0)
         })
         .collect();
-    assert_grid_matches_brute_force("subnormal coordinates", &segments, &rects, None);
+    assert_grid_matches_brute_force_on(
+        "subnormal coordinates",
+        &segments,
+        &rects,
+        None,
+        &EVERY_EMULATION,
+    );
 }
 
 #[test]
@@ -329,6 +427,18 @@ fn a_rect_set_reused_and_rebuilt_gives_the_brute_force_bytes() {
             None,
             "frame {frame}"
         );
+        // The GPU keeps a set's grid between calls, and builds it again after a rebuild.
+        with_gpu(None, |gpu| {
+            for call in 0..2 {
+                let got = gpu.first_hit(&Batch::over(&segments, &set)).unwrap();
+                assert!(gpu.used_broad_phase());
+                assert_eq!(
+                    first_difference(&bytes_of_first_hits(&expected), &bytes_of_first_hits(&got)),
+                    None,
+                    "GPU, frame {frame}, call {call}"
+                );
+            }
+        });
     }
 }
 

@@ -80,6 +80,8 @@ pub struct Grid {
     pub boxes: Vec<Rect>,
     /// Each rect's cells.
     pub spans: Vec<CellSpan>,
+    /// The entries the cells list (or will, after [`Grid::plan`] alone).
+    pub planned_entries: u64,
 }
 
 /// The cells of one axis: `bounds` (non-decreasing) split it, and `origin` and `scale` (cells
@@ -302,6 +304,17 @@ pub fn prefers_brute_force(grid: &Grid, s: &Segment, walk: &Walk, rects: usize) 
     in_box > rects as u64 && walk_entries(grid, s, walk, rects as u64) > rects as u64
 }
 
+/// A rect's cells.
+#[inline(always)]
+pub fn rect_span(grid: &Grid, r: &Rect) -> CellSpan {
+    CellSpan {
+        col_min: cell_of(&grid.xs, r.min_x),
+        col_max: cell_of(&grid.xs, r.max_x),
+        row_min: cell_of(&grid.ys, r.min_y),
+        row_max: cell_of(&grid.ys, r.max_y),
+    }
+}
+
 /// What [`visit_cells`] hands its visitor.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Step {
@@ -393,19 +406,36 @@ pub fn visit_cells(
 impl Grid {
     /// A grid over `rects` (valid rects), reusing this grid's memory.
     pub fn build(&mut self, rects: &[Rect]) {
-        let (mut cols, mut rows, bounds) = plan(rects);
+        self.plan(rects);
+        self.count_cells();
+        self.fill_entries(rects);
+    }
+
+    /// Sizes the grid for `rects` (valid rects): its cells and bounds and every rect's span,
+    /// but no cells' lists (`cell_start` and `entries` are left empty; [`Grid::is_built`] is
+    /// false). Returns the entries the lists will hold. The GPU builds the lists from this.
+    pub fn plan(&mut self, rects: &[Rect]) -> u64 {
+        let (mut cols, mut rows, bounds) = size_for(rects);
+        self.cell_start.clear();
+        self.entries.clear();
+        self.boxes.clear();
         loop {
             self.fill_bounds(cols, rows, &bounds);
-            let entries = self.count_entries(rects);
+            let entries = self.fill_spans(rects);
             let limit = MAX_ENTRIES_PER_RECT * rects.len() as u64;
             // Entries are indexed by u32; a grid too fine for them is coarsened.
             if (entries <= limit && entries < u32::MAX as u64) || (cols == 1 && rows == 1) {
-                break;
+                self.planned_entries = entries;
+                return entries;
             }
             cols = cols.div_ceil(2);
             rows = rows.div_ceil(2);
         }
-        self.fill_entries(rects);
+    }
+
+    /// Whether the cells list their rects (after [`Grid::build`], not [`Grid::plan`] alone).
+    pub fn is_built(&self) -> bool {
+        self.cell_start.len() == (self.cols * self.rows) as usize + 1
     }
 
     /// Boundaries splitting `bounds` (min_x, max_x, min_y, max_y) evenly.
@@ -428,27 +458,24 @@ impl Grid {
         even(bounds[2], bounds[3], rows, &mut self.ys);
     }
 
-    /// Computes every rect's span and counts the cells' entries into `cell_start`.
-    fn count_entries(&mut self, rects: &[Rect]) -> u64 {
-        let cells = (self.cols * self.rows) as usize;
-        self.cell_start.clear();
-        self.cell_start.resize(cells + 1, 0);
+    /// Computes every rect's span; returns the entries they make.
+    fn fill_spans(&mut self, rects: &[Rect]) -> u64 {
         self.spans.clear();
         let mut total = 0u64;
         for r in rects {
-            let span = CellSpan {
-                col_min: cell_of(&self.xs, r.min_x),
-                col_max: cell_of(&self.xs, r.max_x),
-                row_min: cell_of(&self.ys, r.min_y),
-                row_max: cell_of(&self.ys, r.max_y),
-            };
+            let span = rect_span(self, r);
             self.spans.push(span);
             total +=
                 (span.col_max - span.col_min + 1) as u64 * (span.row_max - span.row_min + 1) as u64;
         }
-        if total > MAX_ENTRIES_PER_RECT * rects.len() as u64 || total >= u32::MAX as u64 {
-            return total;
-        }
+        total
+    }
+
+    /// Counts the cells' entries into `cell_start` (from the spans).
+    fn count_cells(&mut self) {
+        let cells = (self.cols * self.rows) as usize;
+        self.cell_start.clear();
+        self.cell_start.resize(cells + 1, 0);
         for span in &self.spans {
             for row in span.row_min..=span.row_max {
                 for col in span.col_min..=span.col_max {
@@ -456,7 +483,6 @@ impl Grid {
                 }
             }
         }
-        total
     }
 
     /// Lists every rect in its cells, in rect order (`cell_start` holds the counts).
@@ -491,7 +517,7 @@ impl Grid {
 
 /// The grid's size and extent for `rects`: cells about [`CELL_PER_EXTENT`] mean rect extents on
 /// each axis, no smaller than the area per rect allows, at most [`MAX_CELLS_PER_AXIS`] a side.
-fn plan(rects: &[Rect]) -> (u32, u32, [f64; 4]) {
+fn size_for(rects: &[Rect]) -> (u32, u32, [f64; 4]) {
     if rects.is_empty() {
         return (1, 1, [0.0; 4]);
     }

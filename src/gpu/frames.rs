@@ -224,6 +224,7 @@ impl Frames {
                 encoder,
                 &self.kernels,
                 Kernel::FirstHit,
+                None,
                 n,
                 self.max_workgroups_per_dimension,
                 None,

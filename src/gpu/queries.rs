@@ -11,9 +11,11 @@ use std::ops::Range;
 use super::buffers::{Growable, Wait, entry, read_back, storage_entry, uniform_entry};
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
+use super::grid::{Built, GridBuffers, GridKernels, fits};
 use super::shader::{self, QueryParams, WORKGROUP_SIZE};
 use super::timer::KernelTimer;
 use super::{GpuLimits, WaitLimit};
+use crate::cpu::grid::Grid;
 use crate::cpu::queries::{FILTER_RECTS, FILTER_SEGMENTS, beats, query};
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::Result;
@@ -305,6 +307,10 @@ impl QueryBuffers {
             .map_or(0, |b| (b.size() - FOUND_HEADER) / size_of::<Hit>() as u64)
     }
 
+    pub(crate) fn bind_group(&self) -> &wgpu::BindGroup {
+        self.bind_group.as_ref().expect("reserved before use")
+    }
+
     /// The per-segment result buffer of the first-hit and clip kernels (`FirstHit` records), for
     /// binding in a caller's own shaders.
     pub(crate) fn first_hits(&self) -> &wgpu::Buffer {
@@ -357,11 +363,14 @@ impl QueryBuffers {
 
     /// Records the kernel over `segments` segments: clears the found count (and the rect
     /// counts), dispatches.
+    /// With `walk` (the grid's pipeline and bind group), the segments walk the grid instead.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn encode_dispatch(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         kernels: &QueryKernels,
         kernel: Kernel,
+        walk: Option<(&wgpu::ComputePipeline, &wgpu::BindGroup)>,
         segments: usize,
         max_workgroups_per_dimension: u32,
         timer: Option<&KernelTimer>,
@@ -376,8 +385,14 @@ impl QueryBuffers {
                 label: Some("rectcast.queries.pass"),
                 timestamp_writes: timer.and_then(KernelTimer::writes),
             });
-            pass.set_pipeline(kernels.pipeline(kernel));
             pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+            match walk {
+                Some((pipeline, grid)) => {
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(1, grid, &[]);
+                }
+                None => pass.set_pipeline(kernels.pipeline(kernel)),
+            }
             pass.dispatch_workgroups(x, y, 1);
         }
         if let Some(timer) = timer {
@@ -462,6 +477,20 @@ pub struct GpuQueries {
     /// Pairs re-decided on the host since creation.
     uncertain_pairs: u64,
     timer: Option<KernelTimer>,
+    /// The broad phase's pipelines (`None` where the device binds too few buffers), and its
+    /// buffers.
+    grid_kernels: Option<GridKernels>,
+    grid: GridBuffers,
+    /// Whether the last call walked a grid.
+    used_grid: bool,
+}
+
+/// A grid for a call: the plan ([`Grid::plan`] or a built grid), and the prepared set it
+/// belongs to, if any (its GPU build is then kept for the next call with that set).
+#[derive(Clone, Copy, Debug)]
+pub struct GridQuery<'a> {
+    pub plan: &'a Grid,
+    pub set: Option<u64>,
 }
 
 impl GpuQueries {
@@ -473,6 +502,8 @@ impl GpuQueries {
         let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
         let kernels = QueryKernels::new(&context)?;
         let buffers = QueryBuffers::new(&context);
+        let grid_kernels = GridKernels::new(&context, &kernels.layout)?;
+        let grid = GridBuffers::new(&context);
         Ok(Self {
             caps: QueryCaps::new(max_binding_bytes, max_workgroups_per_dimension),
             max_binding_bytes,
@@ -491,6 +522,9 @@ impl GpuQueries {
             timer: KernelTimer::new(&context, "rectcast.queries"),
             context,
             uncertain_pairs: 0,
+            grid_kernels,
+            grid,
+            used_grid: false,
         })
     }
 
@@ -536,28 +570,58 @@ impl GpuQueries {
         .map(|b| b.size())
         .sum::<u64>()
             + b.params.size()
+            + self.grid.bytes()
+    }
+
+    /// Whether the last first-hit, hits or counts call walked a grid (it was given one, the
+    /// device binds enough buffers, and the grid and the rects fit one binding each).
+    pub fn used_grid(&self) -> bool {
+        self.used_grid
+    }
+
+    /// Whether this device can walk a grid at all.
+    pub fn supports_grid(&self) -> bool {
+        self.grid_kernels.is_some()
     }
 
     /// Runs `kernel` over the whole batch, chunk by chunk, handing each chunk's outputs to
     /// `sink`. Chunks come in no promised order; each chunk is handed over exactly once.
+    /// With a grid, the segments walk it (built on the GPU first, unless it holds this
+    /// prepared set's already), when the device and its bindings allow.
     pub(crate) fn run(
         &mut self,
         kernel: Kernel,
         batch: &Batch,
+        grid: Option<GridQuery>,
         mut sink: impl FnMut(&ChunkOut),
     ) -> Result<()> {
         if let Some(timer) = &mut self.timer {
             timer.start();
         }
+        self.used_grid = false;
         let n = batch.segments.len();
         let m = batch.rects.len();
         if n == 0 || m == 0 {
             return Ok(());
         }
+        let grid = grid.filter(|g| {
+            kernel != Kernel::Clip
+                && self.grid_kernels.is_some()
+                && m as u64 <= self.caps.rects
+                && g.plan.spans.len() == m
+                && fits(g.plan, g.plan.planned_entries, self.max_binding_bytes)
+        });
+        self.used_grid = grid.is_some();
+        // Built on the first chunk's submission, unless the GPU holds this set's grid.
+        let mut build =
+            grid.filter(|g| g.set.is_none() || self.grid.built != Built::Set(g.set.unwrap_or(0)));
+        if build.is_some() {
+            self.grid.built = Built::Nothing;
+        }
         // Clip pairs segment i with rect i (or with the one rect): its rect range follows.
         let per_segment_rects = kernel == Kernel::Clip && m > 1;
         let segment_tile = self.caps.segments as usize;
-        let rect_tile = if kernel == Kernel::Clip {
+        let rect_tile = if kernel == Kernel::Clip || grid.is_some() {
             m
         } else {
             (self.caps.rects as usize).min(m)
@@ -580,7 +644,8 @@ impl GpuQueries {
         }
         let mut found = self.buffers.found_capacity().max(self.initial_found);
         while let Some((segments, rects)) = work.pop() {
-            match self.run_chunk(kernel, batch, &segments, &rects, found, &mut sink)? {
+            let walk = grid.map(|g| (g, build.take()));
+            match self.run_chunk(kernel, batch, &segments, &rects, found, walk, &mut sink)? {
                 Outcome::Done => {}
                 Outcome::Overflow(needed) if needed <= self.caps.found => {
                     // Room for all of them, and the same chunk again.
@@ -612,11 +677,16 @@ impl GpuQueries {
                 }
             }
         }
+        if let Some(GridQuery { set: Some(id), .. }) = grid {
+            self.grid.built = Built::Set(id);
+        }
         Ok(())
     }
 
     /// Dispatches one chunk with a found list of at least `found` entries and hands its outputs
-    /// to `sink`, unless the list overflowed.
+    /// to `sink`, unless the list overflowed. With `walk`, the segments walk the grid, built
+    /// first when it comes with a plan to build.
+    #[allow(clippy::too_many_arguments)]
     fn run_chunk(
         &mut self,
         kernel: Kernel,
@@ -624,6 +694,7 @@ impl GpuQueries {
         segments: &Range<usize>,
         rects: &Range<usize>,
         found: u64,
+        walk: Option<(GridQuery, Option<GridQuery>)>,
         sink: &mut impl FnMut(&ChunkOut),
     ) -> Result<Outcome> {
         let context = self.context.clone();
@@ -649,10 +720,28 @@ impl GpuQueries {
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("rectcast.queries.encoder"),
             });
+            let kernels = self.grid_kernels.as_ref();
+            if let (Some(kernels), Some((_, Some(build)))) = (kernels, walk) {
+                self.grid.encode_build(
+                    &context,
+                    kernels,
+                    self.buffers.bind_group(),
+                    build.plan,
+                    build.plan.planned_entries,
+                    self.max_binding_bytes,
+                    self.max_workgroups_per_dimension,
+                    &mut encoder,
+                );
+            }
+            let grid_walk = match (kernels, &self.grid.bind_group, walk) {
+                (Some(kernels), Some(group), Some(_)) => Some((kernels.walk(kernel), group)),
+                _ => None,
+            };
             self.buffers.encode_dispatch(
                 &mut encoder,
                 &self.kernels,
                 kernel,
+                grid_walk,
                 segments.len(),
                 self.max_workgroups_per_dimension,
                 self.timer.as_ref(),
@@ -730,9 +819,14 @@ fn decided(batch: &Batch, chunk: &ChunkOut, h: &Hit) -> Hit {
 
 impl GpuQueries {
     /// First-hit query; `out.len() == batch.segments.len()`. Inputs are valid.
-    pub(crate) fn first_hit(&mut self, batch: &Batch, out: &mut [FirstHit]) -> Result<()> {
+    pub(crate) fn first_hit(
+        &mut self,
+        batch: &Batch,
+        grid: Option<GridQuery>,
+        out: &mut [FirstHit],
+    ) -> Result<()> {
         out.fill(FirstHit::NONE);
-        self.run(Kernel::FirstHit, batch, |chunk| {
+        self.run(Kernel::FirstHit, batch, grid, |chunk| {
             let best = &mut out[chunk.segments.clone()];
             // Rect tiles may come in any order: merge with the full tie rule.
             for (i, (best, local)) in best.iter_mut().zip(chunk.first_hits).enumerate() {
@@ -752,9 +846,11 @@ impl GpuQueries {
                 let best = &mut out[h.segment as usize];
                 let s = &batch.segments[h.segment as usize];
                 if h.result.hit() && beats(s, batch.rects, h.rect, &h.result, best) {
+                    // A hit whose order the kernel could not certify carries its decisions
+                    // only: its t comes from the reference.
                     *best = FirstHit {
                         rect: h.rect,
-                        result: h.result,
+                        result: segment_rect(s, &batch.rects[h.rect as usize]),
                     };
                 }
             }
@@ -762,9 +858,9 @@ impl GpuQueries {
     }
 
     /// Hit-list query, in (segment, rect) order. Inputs are valid.
-    pub(crate) fn hits(&mut self, batch: &Batch) -> Result<Vec<Hit>> {
+    pub(crate) fn hits(&mut self, batch: &Batch, grid: Option<GridQuery>) -> Result<Vec<Hit>> {
         let mut hits = Vec::new();
-        self.run(Kernel::Hits, batch, |chunk| {
+        self.run(Kernel::Hits, batch, grid, |chunk| {
             hits.extend(
                 chunk
                     .found
@@ -778,8 +874,13 @@ impl GpuQueries {
     }
 
     /// Counts query into zeroed counts of the batch's sizes. Inputs are valid.
-    pub(crate) fn counts(&mut self, batch: &Batch, counts: &mut Counts) -> Result<()> {
-        self.run(Kernel::Counts, batch, |chunk| {
+    pub(crate) fn counts(
+        &mut self,
+        batch: &Batch,
+        grid: Option<GridQuery>,
+        counts: &mut Counts,
+    ) -> Result<()> {
+        self.run(Kernel::Counts, batch, grid, |chunk| {
             let per_segment = &mut counts.per_segment[chunk.segments.clone()];
             for (total, &n) in per_segment.iter_mut().zip(chunk.segment_hits) {
                 *total += n;
@@ -807,7 +908,7 @@ impl GpuQueries {
         out: &mut [FirstHit],
     ) -> Result<()> {
         let batch = Batch::new(segments, rects);
-        self.run(Kernel::Clip, &batch, |chunk| {
+        self.run(Kernel::Clip, &batch, None, |chunk| {
             for (i, local) in chunk.first_hits.iter().enumerate() {
                 let s = chunk.segments.start + i;
                 out[s] = FirstHit {

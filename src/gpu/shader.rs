@@ -30,6 +30,20 @@ pub const QUERIES_WGSL: &str = concat!(
     include_str!("../../shaders/queries.wgsl")
 );
 
+/// The broad phase's kernels (`shaders/grid.wgsl`: the grid's build and the walk), after the
+/// per-pair function and the query kernels, whose helpers they call.
+pub const GRID_WGSL: &str = concat!(
+    include_str!("../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../shaders/queries.wgsl"),
+    "\n",
+    include_str!("../../shaders/grid.wgsl")
+);
+
+/// Cells each invocation of the grid's prefix sum adds up serially (a workgroup takes
+/// `WORKGROUP_SIZE` times as many).
+pub const SCAN_PER_INVOCATION: u32 = 16;
+
 /// Invocations per workgroup of every rectcast kernel, and rects per workgroup tile.
 pub const WORKGROUP_SIZE: u32 = 64;
 
@@ -87,6 +101,47 @@ pub fn queries_constants(query: u32, emulation: Emulation) -> Constants {
     constants
 }
 
+/// The overridable constants of [`GRID_WGSL`], for a pipeline running `query` (the build's
+/// entry points ignore it), emulating `emulation`.
+pub fn grid_constants(query: u32, emulation: Emulation) -> Constants {
+    use crate::cpu::grid::{
+        ROWS_PER_RECT_SCAN, WALK_MARGIN_ABSOLUTE, WALK_MARGIN_RELATIVE, WALK_MIN_SPAN,
+    };
+    let mut constants = queries_constants(query, emulation);
+    constants.extend([
+        ("WALK_MARGIN_RELATIVE", WALK_MARGIN_RELATIVE as f64),
+        ("WALK_MARGIN_ABSOLUTE", WALK_MARGIN_ABSOLUTE as f64),
+        ("WALK_MIN_SPAN", WALK_MIN_SPAN as f64),
+        ("ROWS_PER_RECT_SCAN", ROWS_PER_RECT_SCAN as f64),
+        ("SCAN_PER_INVOCATION", SCAN_PER_INVOCATION as f64),
+    ]);
+    constants
+}
+
+/// One axis of `grid.wgsl`'s `GridParams`. Mirrors WGSL `Axis`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GridAxis {
+    /// Where the axis's bounds start in the bounds array.
+    pub first: u32,
+    pub cells: u32,
+    pub origin: f32,
+    pub scale: f32,
+}
+
+/// The uniform block of `grid.wgsl`. Mirrors WGSL `GridParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GridParams {
+    pub xs: GridAxis,
+    pub ys: GridAxis,
+    pub cols: u32,
+    pub rows: u32,
+    pub rect_count: u32,
+    /// Pads the block to 16 bytes.
+    pub padding: u32,
+}
+
 /// The uniform block of `pairs.wgsl`. Mirrors WGSL `Params`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -112,3 +167,4 @@ pub struct QueryParams {
 
 const _: () = assert!(size_of::<Params>() == 16);
 const _: () = assert!(size_of::<QueryParams>() == 16);
+const _: () = assert!(size_of::<GridParams>() == 48);

@@ -1,0 +1,290 @@
+//! Host side of `shaders/grid.wgsl`: the broad phase on the GPU.
+//!
+//! The host sizes the grid ([`Grid::plan`]: its cells and bounds, and the entry count the
+//! buffers need, from the rects it already holds); the GPU lists the rects in their cells (a
+//! count, a prefix sum in three steps, a fill) and then walks each segment through them, in
+//! the same submission as the query: no round trip between the build and the walk. A grid
+//! built for a prepared [`crate::RectSet`] is kept on the GPU until another set comes.
+
+use super::buffers::{Growable, entry, storage_entry, uniform_entry};
+use super::chunks::workgroup_grid;
+use super::context::GpuContext;
+use super::queries::Kernel;
+use super::shader::{self, GridAxis, GridParams, SCAN_PER_INVOCATION, WORKGROUP_SIZE};
+use crate::cpu::grid::Grid;
+use crate::cpu::queries::query;
+use crate::error::Result;
+use crate::types::Rect;
+
+/// Storage buffers the grid kernels bind at once: the query kernels' eight and the grid's seven.
+pub const STORAGE_BUFFERS: u32 = 15;
+
+/// The most blocks the prefix sum's single-workgroup step takes in (its invocations add up
+/// their shares serially).
+const MAX_SCAN_BLOCKS: u64 = 1 << 20;
+
+/// The grid's pipelines: the walk for three queries, and the five build steps.
+pub(crate) struct GridKernels {
+    pub(crate) layout: wgpu::BindGroupLayout,
+    first_hit: wgpu::ComputePipeline,
+    counts: wgpu::ComputePipeline,
+    hits: wgpu::ComputePipeline,
+    count: wgpu::ComputePipeline,
+    scan_blocks: wgpu::ComputePipeline,
+    scan_sums: wgpu::ComputePipeline,
+    add_offsets: wgpu::ComputePipeline,
+    fill: wgpu::ComputePipeline,
+}
+
+impl GridKernels {
+    /// The pipelines, sharing group 0 (`queries_layout`) with the query kernels; `None` when the
+    /// device binds too few storage buffers per stage.
+    pub(crate) fn new(
+        context: &GpuContext,
+        queries_layout: &wgpu::BindGroupLayout,
+    ) -> Result<Option<Self>> {
+        if context.limits().max_storage_buffers_per_shader_stage < STORAGE_BUFFERS {
+            return Ok(None);
+        }
+        let device = &context.device;
+        context.scoped(|| {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("rectcast.grid.wgsl"),
+                source: wgpu::ShaderSource::Wgsl(shader::GRID_WGSL.into()),
+            });
+            let mut entries = vec![uniform_entry(0), storage_entry(1, true)];
+            entries.extend((2..=7).map(|b| storage_entry(b, false)));
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("rectcast.grid.layout"),
+                entries: &entries,
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("rectcast.grid.pipeline_layout"),
+                bind_group_layouts: &[Some(queries_layout), Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipeline = |entry_point: &str, query: u32| {
+                let constants = shader::grid_constants(query, context.emulation());
+                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry_point),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some(entry_point),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                })
+            };
+            let build = query::QUERY_FIRST_HIT;
+            Ok(Some(Self {
+                first_hit: pipeline("segment_cells", query::QUERY_FIRST_HIT),
+                counts: pipeline("segment_cells", query::QUERY_COUNTS),
+                hits: pipeline("segment_cells", query::QUERY_HITS),
+                count: pipeline("grid_count", build),
+                scan_blocks: pipeline("grid_scan_blocks", build),
+                scan_sums: pipeline("grid_scan_sums", build),
+                add_offsets: pipeline("grid_add_offsets", build),
+                fill: pipeline("grid_fill", build),
+                layout,
+            }))
+        })
+    }
+
+    /// The walk's pipeline for `kernel` (first hit, counts or hits).
+    pub(crate) fn walk(&self, kernel: Kernel) -> &wgpu::ComputePipeline {
+        match kernel {
+            Kernel::Counts => &self.counts,
+            Kernel::Hits => &self.hits,
+            Kernel::FirstHit | Kernel::Clip => &self.first_hit,
+        }
+    }
+}
+
+/// Which grid the GPU holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Built {
+    /// None yet, or one for a single call.
+    Nothing,
+    /// The grid of the prepared set with this id.
+    Set(u64),
+}
+
+/// The grid's buffers on the GPU, and its bind group (group 1).
+pub(crate) struct GridBuffers {
+    params: wgpu::Buffer,
+    bounds: Growable,
+    cell_counts: Growable,
+    cell_start: Growable,
+    entries: Growable,
+    boxes: Growable,
+    spans: Growable,
+    block_sums: Growable,
+    pub(crate) bind_group: Option<wgpu::BindGroup>,
+    pub(crate) built: Built,
+    /// What the last build holds: cells, entries, rects.
+    sizes: (u64, u64, u64),
+}
+
+/// Whether the GPU can hold `plan`'s grid over `rects` rects within `max_binding_bytes` per
+/// binding.
+pub(crate) fn fits(plan: &Grid, entries: u64, max_binding_bytes: u64) -> bool {
+    let cells = (plan.cols as u64) * (plan.rows as u64);
+    let per_block = (WORKGROUP_SIZE * SCAN_PER_INVOCATION) as u64;
+    entries * size_of::<Rect>() as u64 <= max_binding_bytes
+        && (cells + 1) * 4 <= max_binding_bytes
+        && (plan.spans.len() as u64) * 16 <= max_binding_bytes
+        && cells.div_ceil(per_block) <= MAX_SCAN_BLOCKS
+}
+
+impl GridBuffers {
+    pub(crate) fn new(context: &GpuContext) -> Self {
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let inspect = storage | wgpu::BufferUsages::COPY_SRC;
+        Self {
+            params: context.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rectcast.grid.params"),
+                size: size_of::<GridParams>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            bounds: Growable::new("rectcast.grid.bounds", storage),
+            cell_counts: Growable::new("rectcast.grid.cell_counts", storage),
+            cell_start: Growable::new("rectcast.grid.cell_start", inspect),
+            entries: Growable::new("rectcast.grid.entries", inspect),
+            boxes: Growable::new("rectcast.grid.boxes", storage),
+            spans: Growable::new("rectcast.grid.spans", inspect),
+            block_sums: Growable::new("rectcast.grid.block_sums", storage),
+            bind_group: None,
+            built: Built::Nothing,
+            sizes: (0, 0, 0),
+        }
+    }
+
+    /// Makes room for `plan`'s grid (`entries` entries), uploads its bounds and params, and
+    /// records its build into `encoder`; the rects are in the query buffers' `rects` (group 0,
+    /// bound as `queries`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn encode_build(
+        &mut self,
+        context: &GpuContext,
+        kernels: &GridKernels,
+        queries: &wgpu::BindGroup,
+        plan: &Grid,
+        entries: u64,
+        max_binding_bytes: u64,
+        max_workgroups_per_dimension: u32,
+        encoder: &mut wgpu::CommandEncoder,
+    ) {
+        let device = &context.device;
+        let cells = (plan.cols as u64) * (plan.rows as u64);
+        let rects = plan.spans.len() as u64;
+        let per_block = (WORKGROUP_SIZE * SCAN_PER_INVOCATION) as u64;
+        let blocks = cells.div_ceil(per_block);
+        let bounds_len = (plan.xs.bounds.len() + plan.ys.bounds.len()) as u64;
+        let cap = max_binding_bytes;
+        let mut stale = self.bind_group.is_none();
+        stale |= self.bounds.reserve(device, bounds_len * 4, cap);
+        stale |= self.cell_counts.reserve(device, cells * 4, cap);
+        stale |= self.cell_start.reserve(device, (cells + 1) * 4, cap);
+        stale |= self.entries.reserve(device, entries * 4, cap);
+        stale |= self.boxes.reserve(device, entries * 16, cap);
+        stale |= self.spans.reserve(device, rects * 16, cap);
+        stale |= self.block_sums.reserve(device, blocks * 4, cap);
+        if stale {
+            self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("rectcast.grid.bind_group"),
+                layout: &kernels.layout,
+                entries: &[
+                    entry(0, &self.params),
+                    entry(1, self.bounds.get()),
+                    entry(2, self.cell_counts.get()),
+                    entry(3, self.cell_start.get()),
+                    entry(4, self.entries.get()),
+                    entry(5, self.boxes.get()),
+                    entry(6, self.spans.get()),
+                    entry(7, self.block_sums.get()),
+                ],
+            }));
+        }
+        let queue = &context.queue;
+        let mut bounds = Vec::with_capacity(bounds_len as usize);
+        bounds.extend_from_slice(&plan.xs.bounds);
+        bounds.extend_from_slice(&plan.ys.bounds);
+        if !bounds.is_empty() {
+            queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(&bounds));
+        }
+        let axis = |a: &crate::cpu::grid::Axis, first: usize| GridAxis {
+            first: first as u32,
+            cells: a.cells,
+            origin: a.origin,
+            scale: a.scale,
+        };
+        let params = GridParams {
+            xs: axis(&plan.xs, 0),
+            ys: axis(&plan.ys, plan.xs.bounds.len()),
+            cols: plan.cols,
+            rows: plan.rows,
+            rect_count: rects as u32,
+            padding: 0,
+        };
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+        let grid = self.bind_group.as_ref().expect("made above");
+        let max = max_workgroups_per_dimension;
+        let steps: [(&wgpu::ComputePipeline, (u32, u32)); 5] = [
+            (&kernels.count, workgroup_grid(rects as usize, max)),
+            (
+                &kernels.scan_blocks,
+                workgroup_grid((blocks * WORKGROUP_SIZE as u64) as usize, max),
+            ),
+            (&kernels.scan_sums, (1, 1)),
+            (&kernels.add_offsets, workgroup_grid(cells as usize, max)),
+            (&kernels.fill, workgroup_grid(rects as usize, max)),
+        ];
+        for (i, (pipeline, (x, y))) in steps.into_iter().enumerate() {
+            // Counts start at zero, and so do the fill's cursors.
+            if i == 0 || i == 4 {
+                encoder.clear_buffer(self.cell_counts.get(), 0, None);
+            }
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("rectcast.grid.build"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, queries, &[]);
+            pass.set_bind_group(1, grid, &[]);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        self.sizes = (cells, entries, rects);
+    }
+
+    /// The built grid's `cell_start`, `entries` and spans buffers (valid after a build has run),
+    /// with their sizes in elements: for tests that compare them with the CPU's.
+    pub(crate) fn lists(&self) -> [(&wgpu::Buffer, u64); 3] {
+        let (cells, entries, rects) = self.sizes;
+        [
+            (self.cell_start.get(), (cells + 1) * 4),
+            (self.entries.get(), entries * 4),
+            (self.spans.get(), rects * 16),
+        ]
+    }
+
+    /// Bytes of GPU memory held.
+    pub(crate) fn bytes(&self) -> u64 {
+        [
+            &self.bounds,
+            &self.cell_counts,
+            &self.cell_start,
+            &self.entries,
+            &self.boxes,
+            &self.spans,
+            &self.block_sums,
+        ]
+        .iter()
+        .filter_map(|g| g.buffer.as_ref())
+        .map(|b| b.size())
+        .sum::<u64>()
+            + self.params.size()
+    }
+}
