@@ -3,8 +3,9 @@
 
 use std::mem::{offset_of, size_of};
 
+use rectcast::cpu::grid::CellSpan;
 use rectcast::gpu::Emulation;
-use rectcast::gpu::shader::{self, Params, QueryParams};
+use rectcast::gpu::shader::{self, GridAxis, GridParams, Params, QueryParams};
 use rectcast::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 
 fn parse(source: &str, name: &str) -> (naga::Module, naga::valid::ModuleInfo) {
@@ -27,7 +28,7 @@ struct Kernel {
     entry_points: &'static [&'static str],
 }
 
-fn kernels() -> [Kernel; 3] {
+fn kernels() -> [Kernel; 4] {
     [
         Kernel {
             file: "segment_rect.wgsl",
@@ -46,6 +47,21 @@ fn kernels() -> [Kernel; 3] {
             source: shader::QUERIES_WGSL,
             constants: shader::queries_constants(0, Emulation::Native),
             entry_points: &["segment_rects", "clip"],
+        },
+        Kernel {
+            file: "grid.wgsl",
+            source: shader::GRID_WGSL,
+            constants: shader::grid_constants(0, Emulation::Native),
+            entry_points: &[
+                "segment_rects",
+                "clip",
+                "segment_cells",
+                "grid_count",
+                "grid_scan_blocks",
+                "grid_scan_sums",
+                "grid_add_offsets",
+                "grid_fill",
+            ],
         },
     ]
 }
@@ -84,7 +100,15 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
         }
     }
     files.sort();
-    assert_eq!(files, ["pairs.wgsl", "queries.wgsl", "segment_rect.wgsl"]);
+    assert_eq!(
+        files,
+        [
+            "grid.wgsl",
+            "pairs.wgsl",
+            "queries.wgsl",
+            "segment_rect.wgsl"
+        ]
+    );
 }
 
 #[test]
@@ -102,6 +126,11 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
             "{file}"
         );
     }
+    // The grid's kernels call the queries' helpers.
+    assert_eq!(
+        kernel("grid.wgsl").source,
+        format!("{library}\n{}\n{}", read("queries.wgsl"), read("grid.wgsl"))
+    );
 }
 
 #[test]
@@ -182,7 +211,43 @@ type Members = Vec<(&'static str, usize)>;
 fn rust_mirrors_have_the_shaders_struct_layouts() {
     let pairs = specialised(&kernel("pairs.wgsl"));
     let queries = specialised(&kernel("queries.wgsl"));
-    let cases: [(&naga::Module, &str, usize, Members); 10] = [
+    let grid = specialised(&kernel("grid.wgsl"));
+    let cases: [(&naga::Module, &str, usize, Members); 13] = [
+        (
+            &grid,
+            "Axis",
+            size_of::<GridAxis>(),
+            vec![
+                ("first", offset_of!(GridAxis, first)),
+                ("cells", offset_of!(GridAxis, cells)),
+                ("origin", offset_of!(GridAxis, origin)),
+                ("scale", offset_of!(GridAxis, scale)),
+            ],
+        ),
+        (
+            &grid,
+            "GridParams",
+            size_of::<GridParams>(),
+            vec![
+                ("xs", offset_of!(GridParams, xs)),
+                ("ys", offset_of!(GridParams, ys)),
+                ("cols", offset_of!(GridParams, cols)),
+                ("rows", offset_of!(GridParams, rows)),
+                ("rect_count", offset_of!(GridParams, rect_count)),
+                ("padding", offset_of!(GridParams, padding)),
+            ],
+        ),
+        (
+            &grid,
+            "CellSpan",
+            size_of::<CellSpan>(),
+            vec![
+                ("col_min", offset_of!(CellSpan, col_min)),
+                ("col_max", offset_of!(CellSpan, col_max)),
+                ("row_min", offset_of!(CellSpan, row_min)),
+                ("row_max", offset_of!(CellSpan, row_max)),
+            ],
+        ),
         (
             &pairs,
             "Segment",
@@ -327,7 +392,10 @@ fn decision_operators(source: &str, from: &str, to: &str) -> Vec<&'static str> {
         .replace("<<", " ")
         .replace(">>", " ")
         .replace("|=", " ")
-        .replace("!=", " NE ");
+        .replace("!=", " NE ")
+        // A Rust range loop is the shader's loop condition: `a..=b` is `<= b`, `a..b` is `< b`.
+        .replace("..=", " <= ")
+        .replace("..", " < ");
     const OPERATORS: [&str; 8] = ["<=", ">=", "==", "&&", "||", "<", ">", " NE "];
     let mut found = Vec::new();
     let mut rest = code.as_str();
@@ -392,5 +460,16 @@ fn cpu_mirror_culls_pairs_by_box_like_the_shader() {
         "segment_box",
         "boxes_overlap",
         7,
+    );
+}
+
+#[test]
+fn cpu_mirror_walks_the_grid_like_the_shader() {
+    assert_same_decisions(
+        "grid.rs",
+        shader::GRID_WGSL,
+        "cell_of",
+        "prefers_brute_force",
+        30,
     );
 }

@@ -123,8 +123,6 @@ pub(crate) struct GridBuffers {
     block_sums: Growable,
     pub(crate) bind_group: Option<wgpu::BindGroup>,
     pub(crate) built: Built,
-    /// What the last build holds: cells, entries, rects.
-    sizes: (u64, u64, u64),
 }
 
 /// Whether the GPU can hold `plan`'s grid over `rects` rects within `max_binding_bytes` per
@@ -141,7 +139,6 @@ pub(crate) fn fits(plan: &Grid, entries: u64, max_binding_bytes: u64) -> bool {
 impl GridBuffers {
     pub(crate) fn new(context: &GpuContext) -> Self {
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let inspect = storage | wgpu::BufferUsages::COPY_SRC;
         Self {
             params: context.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rectcast.grid.params"),
@@ -151,14 +148,13 @@ impl GridBuffers {
             }),
             bounds: Growable::new("rectcast.grid.bounds", storage),
             cell_counts: Growable::new("rectcast.grid.cell_counts", storage),
-            cell_start: Growable::new("rectcast.grid.cell_start", inspect),
-            entries: Growable::new("rectcast.grid.entries", inspect),
+            cell_start: Growable::new("rectcast.grid.cell_start", storage),
+            entries: Growable::new("rectcast.grid.entries", storage),
             boxes: Growable::new("rectcast.grid.boxes", storage),
-            spans: Growable::new("rectcast.grid.spans", inspect),
+            spans: Growable::new("rectcast.grid.spans", storage),
             block_sums: Growable::new("rectcast.grid.block_sums", storage),
             bind_group: None,
             built: Built::Nothing,
-            sizes: (0, 0, 0),
         }
     }
 
@@ -256,18 +252,6 @@ impl GridBuffers {
             pass.set_bind_group(1, grid, &[]);
             pass.dispatch_workgroups(x, y, 1);
         }
-        self.sizes = (cells, entries, rects);
-    }
-
-    /// The built grid's `cell_start`, `entries` and spans buffers (valid after a build has run),
-    /// with their sizes in elements: for tests that compare them with the CPU's.
-    pub(crate) fn lists(&self) -> [(&wgpu::Buffer, u64); 3] {
-        let (cells, entries, rects) = self.sizes;
-        [
-            (self.cell_start.get(), (cells + 1) * 4),
-            (self.entries.get(), entries * 4),
-            (self.spans.get(), rects * 16),
-        ]
     }
 
     /// Bytes of GPU memory held.
