@@ -5,7 +5,9 @@
 //! - `broad phase, N threads`: a prepared `RectSet` (its grid built once, outside the timing);
 //! - `broad phase + build`: the grid built inside each call (`BroadPhase::On` on a plain batch,
 //!   the per-frame path);
-//! - `gpu end to end`: the GPU (brute force for now), where one opens, on the smallest scene;
+//! - on the GPU, where one opens: the broad phase end to end (a prepared set, whose grid the GPU
+//!   keeps between calls), with its build on the GPU in every call, its walk's kernel time
+//!   alone (where the device has timestamp queries), and the brute force on the smallest scene;
 //! - `parry2d BVH`: the peer a Rust user picks instead: `Bvh::from_leaves` (binned SAH) and
 //!   `Bvh::cast_ray` (best first) per segment, with rayon over the segments, build included.
 //!
@@ -90,15 +92,40 @@ fn scene_group(c: &mut Criterion, name: &str, (segments, rects): (Vec<Segment>, 
             b.iter(|| engine.first_hit_into(&plain, &mut out).unwrap())
         });
     }
-    if segments.len() * rects.len() <= 65_536 * 4096 {
-        match Engine::new(Backend::Gpu) {
-            Ok(mut gpu) => {
-                group.bench_function(format!("{}, end to end (brute force)", gpu.chosen()), |b| {
+    match Engine::new(Backend::Gpu) {
+        Ok(mut gpu) => {
+            let name = gpu.chosen();
+            gpu.set_broad_phase(BroadPhase::On);
+            group.bench_function(format!("{name}, broad phase, end to end"), |b| {
+                b.iter(|| gpu.first_hit_into(&over, &mut out).unwrap())
+            });
+            group.bench_function(format!("{name}, broad phase + build, end to end"), |b| {
+                b.iter(|| gpu.first_hit_into(&plain, &mut out).unwrap())
+            });
+            assert!(gpu.used_broad_phase(), "the GPU did not walk its grid");
+            // The walk's dispatches alone (the build's are not timed), where the device
+            // has timestamp queries.
+            if gpu.time_gpu_kernels(true) {
+                group.bench_function(format!("{name}, broad phase, kernel only"), |b| {
+                    b.iter_custom(|iterations| {
+                        let mut total = std::time::Duration::ZERO;
+                        for _ in 0..iterations {
+                            gpu.first_hit_into(&over, &mut out).unwrap();
+                            total += gpu.gpu_kernel_time().unwrap_or_default();
+                        }
+                        total
+                    })
+                });
+                gpu.time_gpu_kernels(false);
+            }
+            if segments.len() * rects.len() <= 65_536 * 4096 {
+                gpu.set_broad_phase(BroadPhase::Off);
+                group.bench_function(format!("{name}, brute force, end to end"), |b| {
                     b.iter(|| gpu.first_hit_into(&plain, &mut out).unwrap())
                 });
             }
-            Err(e) => eprintln!("gpu: skipped ({e})"),
         }
+        Err(e) => eprintln!("gpu: skipped ({e})"),
     }
     let mut parry_out = vec![(0, 0.0); segments.len()];
     group.bench_function(

@@ -356,7 +356,7 @@ fn bench_frames(segment_count: usize, rect_count: usize, iterations: usize) -> O
 
 /// The broad phase on one scene: the grid's build, then first hit (prepared set, and built per
 /// call), hits and counts with the grid, against first hit by brute force; on one CPU thread
-/// and on all. Throughput counts equivalent pairs (segments × rects) per second.
+/// and on all, and on the GPU where one opens. Throughput counts equivalent pairs (segments × rects) per second.
 fn bench_broad_phase(
     which: BenchScene,
     segment_count: usize,
@@ -471,13 +471,67 @@ fn bench_broad_phase(
         true,
     );
     println!("hitting pairs: {hit_count}");
-    let same = bytemuck::cast_slice::<FirstHit, u8>(&grid_first)
-        == bytemuck::cast_slice::<FirstHit, u8>(&brute_first);
+    let same = |got: &[FirstHit]| {
+        bytemuck::cast_slice::<FirstHit, u8>(got)
+            == bytemuck::cast_slice::<FirstHit, u8>(&brute_first)
+    };
+    let mut differ = Vec::new();
+    if !same(&grid_first) {
+        differ.push("CPU");
+    }
+    // The GPU, where one opens: its grid built there (kept for the prepared set).
+    match Engine::new(Backend::Gpu) {
+        Ok(mut gpu) => {
+            gpu.set_broad_phase(BroadPhase::On);
+            let name = gpu.chosen().to_string();
+            let mut gpu_first = vec![FirstHit::NONE; segments.len()];
+            let timed = gpu.time_gpu_kernels(true);
+            let mut kernel = std::time::Duration::MAX;
+            row(
+                format!("first hit, broad phase, prepared set ({name})"),
+                time(iterations, || {
+                    gpu.first_hit_into(&over, &mut gpu_first).map_err(e)?;
+                    kernel = kernel.min(gpu.gpu_kernel_time().unwrap_or(kernel));
+                    Ok(())
+                })?,
+                true,
+            );
+            if timed && kernel != std::time::Duration::MAX {
+                println!(
+                    "{:72}  {:>10}  {:>10.3}",
+                    "  of which the walk's kernel",
+                    "",
+                    ms(kernel)
+                );
+            }
+            if !gpu.used_broad_phase() {
+                println!("  (this device ran the brute force: it binds too few buffers)");
+            }
+            if !same(&gpu_first) {
+                differ.push("GPU (prepared set)");
+            }
+            row(
+                format!("first hit, broad phase, grid built per call ({name})"),
+                time(iterations, || {
+                    gpu.first_hit_into(&plain, &mut gpu_first).map_err(e)
+                })?,
+                true,
+            );
+            if !same(&gpu_first) {
+                differ.push("GPU (built per call)");
+            }
+        }
+        Err(err) => println!("gpu: skipped ({err})"),
+    }
     println!(
         "first hits identical to the brute force's: {}",
-        if same { "yes" } else { "NO" }
+        if differ.is_empty() {
+            "yes".to_string()
+        } else {
+            format!("NO ({})", differ.join(", "))
+        }
     );
-    if !same {
+    if !differ.is_empty() {
         return Err("the broad phase's first hits differ from the brute force's".into());
     }
     Ok(())
