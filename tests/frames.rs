@@ -119,6 +119,48 @@ fn frame_k_is_read_during_frame_k_plus_one_and_equals_the_cpu_first_hit() {
 }
 
 #[test]
+fn moving_hitboxes_rebuilt_on_the_gpu_every_frame_give_the_brute_force_first_hits() {
+    let Some(context) = context("frames with a broad phase") else {
+        return;
+    };
+    // Enough hitboxes and bullets for Auto to take the grid; they move every frame, and the
+    // grid is listed again on the GPU in each frame's submission.
+    let frame = |k: u64| scene::bullet_hell(300 + k, 3000 + 200 * (k as usize % 3), 2000);
+    let mut frames = Frames::new(&context, FrameCapacity::new(3400, 2000)).expect("frames");
+    let mut cpu = cpu_engine();
+    cpu.set_broad_phase(rectcast::BroadPhase::Off);
+    let mut in_flight: Option<(u64, rectcast::gpu::frames::FrameId)> = None;
+    let mut out = Vec::new();
+    for k in 0..6 {
+        let (segments, rects) = frame(k);
+        frames.write(&Batch::new(&segments, &rects)).expect("write");
+        let id = frames.dispatch().expect("dispatch");
+        assert!(frames.used_broad_phase(), "frame {k} did not walk a grid");
+        if let Some((previous, previous_id)) = in_flight {
+            let (segments, rects) = frame(previous);
+            out.resize(segments.len(), FirstHit::NONE);
+            frames.read(previous_id, &mut out).expect("read");
+            let expected = cpu.first_hit(&Batch::new(&segments, &rects)).expect("cpu");
+            assert_same_first_hits(&format!("frame {previous}"), &segments, &expected, &out);
+        }
+        in_flight = Some((k, id));
+    }
+    // Off: the same frames by brute force on the GPU.
+    frames.set_broad_phase(rectcast::BroadPhase::Off);
+    let (segments, rects) = frame(9);
+    frames.write(&Batch::new(&segments, &rects)).expect("write");
+    let id = frames.dispatch().expect("dispatch");
+    assert!(!frames.used_broad_phase());
+    if let Some((_, previous_id)) = in_flight {
+        let _ = frames.read(previous_id, &mut vec![FirstHit::NONE; 3400]);
+    }
+    out.resize(segments.len(), FirstHit::NONE);
+    frames.read(id, &mut out).expect("read");
+    let expected = cpu.first_hit(&Batch::new(&segments, &rects)).expect("cpu");
+    assert_same_first_hits("frame 9, brute force", &segments, &expected, &out);
+}
+
+#[test]
 fn a_full_ring_is_an_error_not_a_stall() {
     let Some(context) = context("full ring") else {
         return;

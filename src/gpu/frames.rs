@@ -6,8 +6,11 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::buffers::Growable;
 use super::context::GpuContext;
+use super::grid::{GridBuffers, GridKernels, fits};
 use super::queries::{Kernel, QueryBuffers, QueryKernels, Room, StagingLayout, parse_staging};
 use super::{GpuLimits, WaitLimit};
+use crate::broad_phase::BroadPhase;
+use crate::cpu::grid::Grid;
 use crate::cpu::queries::beats;
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::{Error, Result};
@@ -98,11 +101,20 @@ pub struct Frames {
     capacity: FrameCapacity,
     max_workgroups_per_dimension: u32,
     ring: Vec<Slot>,
-    /// The frame `write` filled, not yet encoded.
-    written: Option<(usize, usize)>,
+    /// The frame `write` filled, not yet encoded: its sizes, and whether it walks a grid.
+    written: Option<(usize, usize, bool)>,
     next_frame: u64,
     uncertain_pairs: u64,
     frames_redone: u64,
+    /// The broad phase: the setting, the grid's kernels (`None` where the device binds too
+    /// few buffers) and buffers, the plan of the written frame's grid, and whether the last
+    /// encoded frame walked one.
+    broad_phase: BroadPhase,
+    grid_kernels: Option<GridKernels>,
+    grid: GridBuffers,
+    plan: Grid,
+    max_binding_bytes: u64,
+    used_grid: bool,
 }
 
 impl Frames {
@@ -114,6 +126,7 @@ impl Frames {
         let (max_binding_bytes, max_workgroups_per_dimension) =
             GpuLimits::default().resolve(context);
         let kernels = QueryKernels::new(context)?;
+        let grid_kernels = GridKernels::new(context, &kernels.layout)?;
         let mut buffers = QueryBuffers::new(context);
         let layout = StagingLayout::new(
             Kernel::FirstHit,
@@ -159,7 +172,26 @@ impl Frames {
             next_frame: 0,
             uncertain_pairs: 0,
             frames_redone: 0,
+            broad_phase: BroadPhase::Auto,
+            grid_kernels,
+            grid: GridBuffers::new(context),
+            plan: Grid::default(),
+            max_binding_bytes,
+            used_grid: false,
         })
+    }
+
+    /// Whether frames find each segment's candidates through a grid, built on the GPU in the
+    /// frame's own submission (no round trip): `Auto` by default, which uses one from
+    /// [`crate::AUTO_MIN_RECTS`] rects and [`crate::AUTO_MIN_SEGMENTS`] segments. Applies from
+    /// the next [`write`](Self::write).
+    pub fn set_broad_phase(&mut self, broad_phase: BroadPhase) {
+        self.broad_phase = broad_phase;
+    }
+
+    /// Whether the last encoded frame walked a grid.
+    pub fn used_broad_phase(&self) -> bool {
+        self.used_grid
     }
 
     fn slot_of(&self, frame: u64) -> usize {
@@ -199,11 +231,17 @@ impl Frames {
         slot.rects.extend_from_slice(batch.rects);
         copy_filters(&mut slot.segment_filters, batch.segment_filters);
         copy_filters(&mut slot.rect_filters, batch.rect_filters);
+        let mut grid = false;
         if n > 0 && m > 0 {
             self.buffers
                 .upload(&self.context.queue, batch, &(0..n), &(0..m));
+            if self.grid_kernels.is_some() && self.broad_phase.uses_grid(n, m, false) {
+                // Sized on the host, from the rects it holds; listed on the GPU at encode.
+                let entries = self.plan.plan(batch.rects);
+                grid = fits(&self.plan, entries, self.max_binding_bytes);
+            }
         }
-        self.written = Some((n, m));
+        self.written = Some((n, m, grid));
         Ok(())
     }
 
@@ -213,18 +251,39 @@ impl Frames {
     /// # Errors
     /// [`Error::NothingWritten`] when no frame was written since the last encode.
     pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<FrameId> {
-        let (n, m) = self.written.take().ok_or(Error::NothingWritten)?;
+        let (n, m, grid) = self.written.take().ok_or(Error::NothingWritten)?;
         let frame = self.next_frame;
         self.next_frame += 1;
         let index = self.slot_of(frame);
         let slot = &mut self.ring[index];
         slot.frame = frame;
+        self.used_grid = false;
         if n > 0 && m > 0 {
+            let mut walk = None;
+            if let (true, Some(kernels)) = (grid, &self.grid_kernels) {
+                self.grid.encode_build(
+                    &self.context,
+                    kernels,
+                    self.buffers.bind_group(),
+                    &self.plan,
+                    self.plan.planned_entries,
+                    self.max_binding_bytes,
+                    self.max_workgroups_per_dimension,
+                    encoder,
+                );
+                self.grid.built = super::grid::Built::Nothing;
+                walk = self
+                    .grid
+                    .bind_group
+                    .as_ref()
+                    .map(|group| (kernels.walk(Kernel::FirstHit), group));
+                self.used_grid = walk.is_some();
+            }
             self.buffers.encode_dispatch(
                 encoder,
                 &self.kernels,
                 Kernel::FirstHit,
-                None,
+                walk,
                 n,
                 self.max_workgroups_per_dimension,
                 None,

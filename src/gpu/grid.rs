@@ -123,6 +123,8 @@ pub(crate) struct GridBuffers {
     block_sums: Growable,
     pub(crate) bind_group: Option<wgpu::BindGroup>,
     pub(crate) built: Built,
+    /// The bounds as uploaded (kept: a frame's build allocates nothing once warm).
+    bounds_scratch: Vec<f32>,
 }
 
 /// Whether the GPU can hold `plan`'s grid over `rects` rects within `max_binding_bytes` per
@@ -155,6 +157,7 @@ impl GridBuffers {
             block_sums: Growable::new("rectcast.grid.block_sums", storage),
             bind_group: None,
             built: Built::Nothing,
+            bounds_scratch: Vec::new(),
         }
     }
 
@@ -205,11 +208,12 @@ impl GridBuffers {
             }));
         }
         let queue = &context.queue;
-        let mut bounds = Vec::with_capacity(bounds_len as usize);
+        let bounds = &mut self.bounds_scratch;
+        bounds.clear();
         bounds.extend_from_slice(&plan.xs.bounds);
         bounds.extend_from_slice(&plan.ys.bounds);
         if !bounds.is_empty() {
-            queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(&bounds));
+            queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(bounds));
         }
         let axis = |a: &crate::cpu::grid::Axis, first: usize| GridAxis {
             first: first as u32,
