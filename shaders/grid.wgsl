@@ -286,6 +286,14 @@ fn segment_cells(
                     }
                 }
             }
+            // The first cell holds the start point, so it lists every rect a hit at t = 0 can
+            // be on: past a t = 0 hit, nothing later can win.
+            if (step == 0u && col_step == 0u && ceiling != NO_RECT) {
+                break;
+            }
+        }
+        if (ceiling != NO_RECT) {
+            break;
         }
         prev = range;
     }

@@ -17,7 +17,7 @@
 
 use rayon::prelude::*;
 
-use super::grid::{Grid, Next, Step, prefers_brute_force, start_cell, visit_cells, walk_of};
+use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use super::segment_rect::AXIS_Y;
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
@@ -434,10 +434,6 @@ pub struct CpuKernel {
     threads: usize,
     pool: Option<rayon::ThreadPool>,
     blocks: Vec<RectBlock>,
-    /// Scratch kept between calls: segments in grid order, cell counts, results in that order.
-    order: Vec<u32>,
-    cell_counts: Vec<u32>,
-    sorted_first_hits: Vec<FirstHit>,
 }
 
 impl std::fmt::Debug for CpuKernel {
@@ -462,35 +458,6 @@ fn chunk_len(segments: usize, rects: usize, threads: usize) -> usize {
     by_count.max(by_work).max(1)
 }
 
-/// The segments' indices sorted by the grid cell of their start point (a counting sort).
-fn sort_by_start_cell(
-    grid: &Grid,
-    segments: &[Segment],
-    order: &mut Vec<u32>,
-    counts: &mut Vec<u32>,
-) {
-    let cells = (grid.cols * grid.rows) as usize;
-    counts.clear();
-    counts.resize(cells + 1, 0);
-    order.clear();
-    order.resize(segments.len(), 0);
-    // First the cells, kept in `order` for now.
-    for (cell, s) in order.iter_mut().zip(segments) {
-        *cell = start_cell(grid, s);
-        counts[*cell as usize + 1] += 1;
-    }
-    for i in 1..counts.len() {
-        counts[i] += counts[i - 1];
-    }
-    let cells_of: Vec<u32> = std::mem::take(order);
-    order.resize(segments.len(), 0);
-    for (i, &cell) in cells_of.iter().enumerate() {
-        let at = &mut counts[cell as usize];
-        order[*at as usize] = i as u32;
-        *at += 1;
-    }
-}
-
 /// About how many rects a segment is tested against: all of them, or with a grid the mean
 /// entries of a cell times a few cells.
 fn work_per_segment(batch: &Batch, grid: Option<&Grid>) -> usize {
@@ -510,9 +477,6 @@ impl Default for CpuKernel {
             threads: rayon::current_num_threads(),
             pool: None,
             blocks: Vec::new(),
-            order: Vec::new(),
-            cell_counts: Vec::new(),
-            sorted_first_hits: Vec::new(),
         }
     }
 }
@@ -549,9 +513,6 @@ impl CpuKernel {
             threads,
             pool,
             blocks: Vec::new(),
-            order: Vec::new(),
-            cell_counts: Vec::new(),
-            sorted_first_hits: Vec::new(),
         })
     }
 
@@ -576,39 +537,8 @@ impl CpuKernel {
     pub(crate) fn first_hit(&mut self, batch: &Batch, grid: Option<&Grid>, out: &mut [FirstHit]) {
         fill_blocks(batch.rects, &mut self.blocks);
         let (simd, blocks) = (self.simd, &self.blocks[..]);
-        if let Some(grid) = grid {
-            // Segments in the order of their start cells, so that neighbours in the run share
-            // the cells' entries in cache; results are put back in place after.
-            let order = &mut self.order;
-            sort_by_start_cell(grid, batch.segments, order, &mut self.cell_counts);
-            let sorted = &mut self.sorted_first_hits;
-            sorted.clear();
-            sorted.resize(order.len(), FirstHit::NONE);
-            let chunk = chunk_len(
-                batch.segments.len(),
-                work_per_segment(batch, Some(grid)),
-                self.threads,
-            );
-            let run = |order: &[u32], sorted: &mut [FirstHit]| {
-                for (i, out) in order.iter().zip(sorted.iter_mut()) {
-                    *out = first_hit_of(simd, blocks, Some(grid), batch, *i as usize);
-                }
-            };
-            if self.threads == 1 {
-                run(order, sorted);
-            } else {
-                Self::install(&self.pool, || {
-                    sorted
-                        .par_chunks_mut(chunk)
-                        .zip(order.par_chunks(chunk))
-                        .for_each(|(sorted, order)| run(order, sorted))
-                });
-            }
-            for (&i, hit) in order.iter().zip(sorted.iter()) {
-                out[i as usize] = *hit;
-            }
-            return;
-        }
+        // Segments in input order: sorting them by start cell (for the cells' sake in cache)
+        // measured slower on bullet-hell scenes, whose gather and scatter cost more.
         if self.threads == 1 {
             for (segment, out) in out.iter_mut().enumerate() {
                 *out = first_hit_of(simd, blocks, grid, batch, segment);

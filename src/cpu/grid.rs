@@ -135,12 +135,6 @@ fn x_at(s: &Segment, y: f32) -> f32 {
     s.x0 + t * (s.x1 - s.x0)
 }
 
-/// The cell of a segment's start point (to process neighbours together).
-#[inline(always)]
-pub fn start_cell(grid: &Grid, s: &Segment) -> u32 {
-    cell_of(&grid.ys, s.y0) * grid.cols + cell_of(&grid.xs, s.x0)
-}
-
 /// Which cells a segment crosses, walked along its motion: rows from its start's row to its
 /// end's, and in each row the columns from the start's side.
 #[derive(Clone, Copy, Debug)]
@@ -339,7 +333,9 @@ pub enum Next {
 /// Calls `visit(Step::Rect(rect))` once for each rect listed in a cell of the walk whose box
 /// overlaps the segment's box, cell by cell in walk order, each cell's rects in ascending
 /// order, and `visit(Step::Row(y))` before each row after the first. A cell's entries above
-/// `ceiling` (which `visit` may lower) are skipped.
+/// `ceiling` (which `visit` may lower) are skipped; once the first cell (the start point's) is
+/// done with a ceiling set, the walk ends: a ceiling means a hit at t = 0, and every rect a
+/// t = 0 hit can be on contains the start point, so it is listed in that cell.
 ///
 /// Rows come in the order of t: every point of the segment in a row comes before every point in
 /// the next. So when a rect has not been tested by the time a row starts, it has no point before
@@ -397,6 +393,11 @@ pub fn visit_cells(
                 if visit(Step::Rect(rect)) == Next::Cell {
                     break;
                 }
+            }
+            // The first cell holds the start point, so it lists every rect a hit at t = 0 can
+            // be on: past a t = 0 hit (a ceiling), nothing later can win.
+            if step == 0 && col_step == 0 && ceiling.get() != u32::MAX {
+                return;
             }
         }
         prev = range;
