@@ -96,6 +96,8 @@ pub struct Records<T: 'static> {
     /// For a gzip input, the compressed bytes read so far.
     compressed_read: Option<Arc<AtomicU64>>,
     pub skipped: Skipped,
+    /// A block of raw values read in bulk (kept between chunks).
+    block: Vec<[f32; 4]>,
 }
 
 impl<T> Records<T> {
@@ -117,6 +119,7 @@ impl<T> Records<T> {
             total_bytes: input.size,
             compressed_read: input.compressed_read,
             skipped: Skipped::default(),
+            block: Vec::new(),
         })
     }
 
@@ -143,33 +146,37 @@ impl<T> Records<T> {
         self.index += 1;
         let value = match raw {
             Raw::Invalid(e) => Err(e),
-            Raw::Values(values, place) => {
-                let value = (self.kind.make)(values);
-                match (self.kind.check)(index as usize, &value) {
-                    Ok(()) => Ok(value),
-                    Err(e) => {
-                        let field = self.kind.columns.iter().position(|c| c.name == e.field);
-                        let place = match place {
-                            Place::Line { line, .. } => Place::Line {
-                                line,
-                                column: field.map_or(0, |f| self.source.column(f)),
-                            },
-                            Place::Row { row, .. } => Place::Row {
-                                row,
-                                field: e.field,
-                            },
-                            Place::File => Place::File,
-                        };
-                        Err(FileError::new(
-                            &self.path,
-                            place,
-                            format!("{} {}", e.field, e.problem),
-                        ))
-                    }
-                }
-            }
+            Raw::Values(values, place) => self.value(index, values, place),
         };
         Ok(Some((index, value)))
+    }
+
+    /// Record `index`'s values (read at `place`) as a checked value, or why it is invalid.
+    #[inline(always)]
+    fn value(&self, index: u64, values: [f32; 4], place: Place) -> Result<T, FileError> {
+        let value = (self.kind.make)(values);
+        match (self.kind.check)(index as usize, &value) {
+            Ok(()) => Ok(value),
+            Err(e) => {
+                let field = self.kind.columns.iter().position(|c| c.name == e.field);
+                let place = match place {
+                    Place::Line { line, .. } => Place::Line {
+                        line,
+                        column: field.map_or(0, |f| self.source.column(f)),
+                    },
+                    Place::Row { row, .. } => Place::Row {
+                        row,
+                        field: e.field,
+                    },
+                    Place::File => Place::File,
+                };
+                Err(FileError::new(
+                    &self.path,
+                    place,
+                    format!("{} {}", e.field, e.problem),
+                ))
+            }
+        }
     }
 
     /// An invalid record: an error, or counted and skipped with `--skip-invalid`.
@@ -193,6 +200,48 @@ impl<T> Records<T> {
     ) -> Result<(), FileError> {
         values.clear();
         ids.clear();
+        // In blocks where the source reads them so (binary files): no per-record read.
+        let mut block = std::mem::take(&mut self.block);
+        let blocks = loop {
+            if values.len() >= max {
+                break Some(());
+            }
+            block.clear();
+            let want = (max - values.len()).min(1 << 16);
+            match self.source.next_block(&mut block, want) {
+                Ok(Some(0)) => break Some(()),
+                Ok(Some(_)) => {}
+                Ok(None) => break None,
+                Err(e) => {
+                    self.block = block;
+                    return Err(e);
+                }
+            }
+            for &raw in &block {
+                let index = self.index;
+                self.index += 1;
+                let place = Place::Row {
+                    row: index,
+                    field: "record",
+                };
+                match self.value(index, raw, place) {
+                    Ok(v) => {
+                        values.push(v);
+                        ids.push(index);
+                    }
+                    Err(problem) => {
+                        if let Err(e) = self.reject(problem) {
+                            self.block = block;
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        };
+        self.block = block;
+        if blocks.is_some() {
+            return Ok(());
+        }
         while values.len() < max {
             let Some((index, value)) = self.next_record()? else {
                 break;

@@ -67,6 +67,16 @@ pub enum Raw {
 pub trait RecordSource {
     /// The next record, `None` at the end; `Err` when the file itself is broken.
     fn next(&mut self) -> Result<Option<Raw>, FileError>;
+    /// Up to `max` whole records' values appended to `out`, for a source that reads them in
+    /// bulk (a binary file): `Some(n)`, 0 at the end; `None` from a source that reads one at a
+    /// time (then call [`next`](Self::next)).
+    fn next_block(
+        &mut self,
+        _out: &mut Vec<[f32; 4]>,
+        _max: usize,
+    ) -> Result<Option<usize>, FileError> {
+        Ok(None)
+    }
     /// Bytes consumed so far (for progress).
     fn bytes(&self) -> u64;
     /// The 1-based column of a record's field (0 to 3) in a text file, for error places.

@@ -488,6 +488,59 @@ fn skip_invalid_counts_the_bad_records_and_keeps_the_input_row_numbers() {
 }
 
 #[test]
+fn binary_inputs_read_in_blocks_keep_each_records_row_across_block_and_chunk_ends() {
+    // Binary files are read 65,536 records at a time: invalid records on both sides of a
+    // block's end, and at the end of the file, are skipped with their own row numbers, and
+    // every other record keeps its index.
+    let dir = tempfile::tempdir().unwrap();
+    let (segments, rects) = generate(dir.path(), "random", 70_000, 20, "f32");
+    let mut bytes = std::fs::read(&segments).unwrap();
+    let bad = [65_535usize, 65_536, 69_999];
+    for row in bad {
+        let at = row * 16 + 4; // y0
+        bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    }
+    std::fs::write(&segments, bytes).unwrap();
+    let o = ok(&[
+        "first-hit",
+        "--skip-invalid",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+    ]);
+    let rows: Vec<usize> = String::from_utf8(o.stdout.clone())
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| line.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    let expected: Vec<usize> = (0..70_000).filter(|i| !bad.contains(i)).collect();
+    if let Some(i) = (0..rows.len().max(expected.len())).find(|&i| rows.get(i) != expected.get(i)) {
+        panic!(
+            "row {i}: segment {:?} written, {:?} expected",
+            rows.get(i),
+            expected.get(i)
+        );
+    }
+    let report = stderr(&o);
+    assert!(report.contains("skipped 3 invalid records of"), "{report}");
+    for row in bad {
+        assert!(report.contains(&format!("row {row}, y0")), "{report}");
+    }
+    // Without --skip-invalid, the first one stops the job, named.
+    let o = rectcast(&[
+        "first-hit",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+    ]);
+    assert!(!o.status.success() && o.stdout.is_empty());
+    assert!(stderr(&o).contains("row 65535, y0"), "{}", stderr(&o));
+}
+
+#[test]
 fn progress_goes_to_stderr_only() {
     let dir = tempfile::tempdir().unwrap();
     let (segments, rects) = generate(dir.path(), "bullet-hell", 5000, 50, "csv");

@@ -77,10 +77,9 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let mut engine = engine(args.backend.into())?;
     let broad_phase = BroadPhase::from(args.broad_phase);
     engine.set_broad_phase(broad_phase);
-    // The grid is built once for the whole job, not once per chunk. Segments stream in, so
-    // `Auto` goes by the rects alone; the GPU runs the brute force.
+    // The grid is built once for the whole job, not once per chunk (a GPU lists its cells
+    // once too, and keeps them). Segments stream in, so `Auto` goes by the rects alone.
     let rect_set = (query != Query::Pairs
-        && engine.gpu_context().is_none()
         && broad_phase.uses_grid(usize::MAX, rects.len(), false))
     .then(|| RectSet::new(&rects))
     .transpose()
