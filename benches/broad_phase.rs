@@ -97,12 +97,12 @@ fn scene_group(c: &mut Criterion, name: &str, (segments, rects): (Vec<Segment>, 
             let name = gpu.chosen();
             gpu.set_broad_phase(BroadPhase::On);
             group.bench_function(format!("{name}, broad phase, end to end"), |b| {
-                b.iter(|| gpu.first_hit_into(&over, &mut out).unwrap())
+                b.iter(|| gpu.first_hit_into(&over, &mut out).unwrap());
+                assert!(gpu.used_broad_phase(), "the GPU did not walk its grid");
             });
             group.bench_function(format!("{name}, broad phase + build, end to end"), |b| {
                 b.iter(|| gpu.first_hit_into(&plain, &mut out).unwrap())
             });
-            assert!(gpu.used_broad_phase(), "the GPU did not walk its grid");
             // The walk's dispatches alone (the build's are not timed), where the device
             // has timestamp queries.
             if gpu.time_gpu_kernels(true) {
