@@ -94,7 +94,9 @@ fn scene_group(c: &mut Criterion, name: &str, (segments, rects): (Vec<Segment>, 
     }
     match Engine::new(Backend::Gpu) {
         Ok(mut gpu) => {
-            let name = gpu.chosen();
+            // Criterion cuts long names: the adapter is said once, the rows say "gpu".
+            eprintln!("gpu: {}", gpu.chosen());
+            let name = "gpu";
             gpu.set_broad_phase(BroadPhase::On);
             group.bench_function(format!("{name}, broad phase, end to end"), |b| {
                 b.iter(|| gpu.first_hit_into(&over, &mut out).unwrap());

@@ -232,21 +232,27 @@ fn segment_cells(
     let s_filter = segment_filter(segment);
     let s_box = segment_box(s);
     var search = new_search();
+    // Past a hit at t = 0 only a lower rect index can win.
+    var ceiling = NO_RECT;
     let walk = walk_of(s);
     if (prefers_brute_force(s, walk, params.rect_count)) {
-        for (var rect = 0u; rect < params.rect_count; rect++) {
+        // In ascending order: past the ceiling, no later rect can win either.
+        for (var rect = 0u; rect < params.rect_count && rect <= ceiling; rect++) {
             let r = rects[rect];
             if (boxes_overlap(s_box, rect_box(r)) && is_tested(s_filter, rect_filter(rect))) {
-                if (meet(segment, s, rect, r, &search) && QUERY == QUERY_COUNTS) {
-                    atomicAdd(&rect_hits[rect], 1u);
+                if (meet(segment, s, rect, r, &search)) {
+                    if (QUERY == QUERY_COUNTS) {
+                        atomicAdd(&rect_hits[rect], 1u);
+                    }
+                    if (QUERY == QUERY_FIRST_HIT && search.best.rect == rect && search.best_entry.axis == AXIS_NONE) {
+                        ceiling = rect;
+                    }
                 }
             }
         }
         finish(segment, s, search);
         return;
     }
-    // Past a hit at t = 0 only a lower rect index can win.
-    var ceiling = NO_RECT;
     var prev = vec2(0u, 0u);
     for (var step = 0u; step <= walk.row_max - walk.row_min; step++) {
         let row = walk_row(walk, step);

@@ -9,15 +9,16 @@
 //!   rows `row_of(min_y)..=row_of(max_y)`, in ascending rect order within a cell.
 //! - **The walk.** A segment visits the rows between its ends' rows, along its motion (from its
 //!   start's row to its end's, [`walk_row`]), and in each row the columns its points in that
-//!   row can have ([`row_columns`]), from its start's side ([`walk_col`]). Rows come in the
-//!   order of t, which lets a first-hit search stop at a row boundary ([`Step::Row`]). Those come from the x of
-//!   the segment's line at the row's two bounds, computed in f32 and then widened by
+//!   row can have ([`row_columns`]), from its start's side ([`walk_col`]); those columns come
+//!   from the x of the segment's line at the row's two bounds, computed in f32 and then widened by
 //!   [`WALK_MARGIN_RELATIVE`] × (|x0| + |x1|) + [`WALK_MARGIN_ABSOLUTE`] before their columns are
 //!   looked up: the widening is thousands of times the largest error f32 arithmetic can make
 //!   there (a few ulps of |x0| + |x1| even with a 2.5-ulp division, fused multiply-adds or
 //!   flushed subnormals), so the columns always include every column the segment touches in the
 //!   row, and the walk never skips a cell a common point of the segment and a rect lies in. The
 //!   range is then clamped to the segment's own columns, which is exact.
+//! - **Rows in t order.** Every point of the segment in a row comes before every point in the
+//!   next, which lets a first-hit search stop at a row boundary ([`Step::Row`]).
 //! - **Each pair once.** A rect that spans several visited cells is tested in the first of them
 //!   in walk order only ([`is_first_visit`]). The walk's column ranges are made monotone along
 //!   the walk (each bound no further back than the previous row's), which keeps them

@@ -78,6 +78,30 @@ pub(crate) fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// The compute pipeline of `module`'s `entry_point`, specialised with `constants`. Workgroup
+/// memory is not zeroed: every rectcast kernel writes what it reads there first (a tile before
+/// the barrier that precedes its reads).
+pub(crate) fn compute_pipeline(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    entry_point: &str,
+    label: &str,
+    constants: &[(&str, f64)],
+) -> wgpu::ComputePipeline {
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        module,
+        entry_point: Some(entry_point),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    })
+}
+
 /// What a wait is for, and how long it may take.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Wait {

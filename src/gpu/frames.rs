@@ -238,7 +238,12 @@ impl Frames {
             if self.grid_kernels.is_some() && self.broad_phase.uses_grid(n, m, false) {
                 // Sized on the host, from the rects it holds; listed on the GPU at encode.
                 let entries = self.plan.plan(batch.rects);
-                grid = fits(&self.plan, entries, self.max_binding_bytes);
+                grid = fits(
+                    &self.plan,
+                    entries,
+                    self.max_binding_bytes,
+                    self.max_workgroups_per_dimension,
+                );
             }
         }
         self.written = Some((n, m, grid));

@@ -6,7 +6,7 @@
 //! the same submission as the query: no round trip between the build and the walk. A grid
 //! built for a prepared [`crate::RectSet`] is kept on the GPU until another set comes.
 
-use super::buffers::{Growable, entry, storage_entry, uniform_entry};
+use super::buffers::{Growable, compute_pipeline, entry, storage_entry, uniform_entry};
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
 use super::queries::Kernel;
@@ -65,17 +65,14 @@ impl GridKernels {
             });
             let pipeline = |entry_point: &str, query: u32| {
                 let constants = shader::grid_constants(query, context.emulation());
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry_point),
-                    layout: Some(&pipeline_layout),
-                    module: &module,
-                    entry_point: Some(entry_point),
-                    compilation_options: wgpu::PipelineCompilationOptions {
-                        constants: &constants,
-                        zero_initialize_workgroup_memory: false,
-                    },
-                    cache: None,
-                })
+                compute_pipeline(
+                    device,
+                    &pipeline_layout,
+                    &module,
+                    entry_point,
+                    entry_point,
+                    &constants,
+                )
             };
             let build = query::QUERY_FIRST_HIT;
             Ok(Some(Self {
@@ -127,15 +124,26 @@ pub(crate) struct GridBuffers {
     bounds_scratch: Vec<f32>,
 }
 
-/// Whether the GPU can hold `plan`'s grid over `rects` rects within `max_binding_bytes` per
-/// binding.
-pub(crate) fn fits(plan: &Grid, entries: u64, max_binding_bytes: u64) -> bool {
+/// Whether the GPU can hold `plan`'s grid (`entries` entries) within `max_binding_bytes` per
+/// binding, and build it in dispatches of at most `max_workgroups_per_dimension` workgroups a
+/// side.
+pub(crate) fn fits(
+    plan: &Grid,
+    entries: u64,
+    max_binding_bytes: u64,
+    max_workgroups_per_dimension: u32,
+) -> bool {
     let cells = (plan.cols as u64) * (plan.rows as u64);
+    let rects = plan.spans.len() as u64;
     let per_block = (WORKGROUP_SIZE * SCAN_PER_INVOCATION) as u64;
+    let dim = max_workgroups_per_dimension as u64;
+    let per_dispatch = dim * dim * WORKGROUP_SIZE as u64;
     entries * size_of::<Rect>() as u64 <= max_binding_bytes
         && (cells + 1) * 4 <= max_binding_bytes
-        && (plan.spans.len() as u64) * 16 <= max_binding_bytes
+        && rects * 16 <= max_binding_bytes
         && cells.div_ceil(per_block) <= MAX_SCAN_BLOCKS
+        && cells <= per_dispatch
+        && rects <= per_dispatch
 }
 
 impl GridBuffers {

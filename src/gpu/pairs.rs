@@ -5,7 +5,9 @@ use std::ops::Range;
 
 use wgpu::util::DeviceExt;
 
-use super::buffers::{Growable, Wait, entry, read_back, storage_entry, uniform_entry};
+use super::buffers::{
+    Growable, Wait, compute_pipeline, entry, read_back, storage_entry, uniform_entry,
+};
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
 use super::limits::{GpuLimits, UNCERTAIN_BYTES, WaitLimit};
@@ -74,18 +76,14 @@ impl GpuPairs {
             });
             let constants = shader::pairs_constants(context.emulation());
             let pipeline = |entry_point: &str, label: &str| {
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(label),
-                    layout: Some(&pipeline_layout),
-                    module: &module,
-                    entry_point: Some(entry_point),
-                    compilation_options: wgpu::PipelineCompilationOptions {
-                        constants: &constants,
-                        // Every invocation writes its own result; nothing reads workgroup memory.
-                        zero_initialize_workgroup_memory: false,
-                    },
-                    cache: None,
-                })
+                compute_pipeline(
+                    &device,
+                    &pipeline_layout,
+                    &module,
+                    entry_point,
+                    label,
+                    &constants,
+                )
             };
             let dense = pipeline("pairs_dense", "rectcast.pairs_dense");
             let list = pipeline("pairs_list", "rectcast.pairs_list");

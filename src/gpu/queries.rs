@@ -8,7 +8,9 @@
 
 use std::ops::Range;
 
-use super::buffers::{Growable, Wait, entry, read_back, storage_entry, uniform_entry};
+use super::buffers::{
+    Growable, Wait, compute_pipeline, entry, read_back, storage_entry, uniform_entry,
+};
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
 use super::grid::{Built, GridBuffers, GridKernels, fits};
@@ -111,18 +113,14 @@ impl QueryKernels {
                 .map(|kernel| {
                     let (entry_point, query, label) = kernel.entry_point();
                     let constants = shader::queries_constants(query, context.emulation());
-                    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                        label: Some(label),
-                        layout: Some(&pipeline_layout),
-                        module: &module,
-                        entry_point: Some(entry_point),
-                        compilation_options: wgpu::PipelineCompilationOptions {
-                            constants: &constants,
-                            // Every tile is written before the barrier that precedes its reads.
-                            zero_initialize_workgroup_memory: false,
-                        },
-                        cache: None,
-                    })
+                    compute_pipeline(
+                        device,
+                        &pipeline_layout,
+                        &module,
+                        entry_point,
+                        label,
+                        &constants,
+                    )
                 })
                 .collect();
             Ok(Self { layout, pipelines })
@@ -609,7 +607,12 @@ impl GpuQueries {
                 && self.grid_kernels.is_some()
                 && m as u64 <= self.caps.rects
                 && g.plan.spans.len() == m
-                && fits(g.plan, g.plan.planned_entries, self.max_binding_bytes)
+                && fits(
+                    g.plan,
+                    g.plan.planned_entries,
+                    self.max_binding_bytes,
+                    self.max_workgroups_per_dimension,
+                )
         });
         self.used_grid = grid.is_some();
         // Built on the first chunk's submission, unless the GPU holds this set's grid.
@@ -644,7 +647,10 @@ impl GpuQueries {
         }
         let mut found = self.buffers.found_capacity().max(self.initial_found);
         while let Some((segments, rects)) = work.pop() {
-            let walk = grid.map(|g| (g, build.take()));
+            // A chunk split by rects (a found list at its binding limit for one segment) runs
+            // the brute force: the grid covers every rect, under global indices.
+            let whole = rects.start == 0 && rects.end == m;
+            let walk = grid.filter(|_| whole).map(|g| (g, build.take()));
             match self.run_chunk(kernel, batch, &segments, &rects, found, walk, &mut sink)? {
                 Outcome::Done => {}
                 Outcome::Overflow(needed) if needed <= self.caps.found => {

@@ -79,11 +79,10 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     engine.set_broad_phase(broad_phase);
     // The grid is built once for the whole job, not once per chunk (a GPU lists its cells
     // once too, and keeps them). Segments stream in, so `Auto` goes by the rects alone.
-    let rect_set = (query != Query::Pairs
-        && broad_phase.uses_grid(usize::MAX, rects.len(), false))
-    .then(|| RectSet::new(&rects))
-    .transpose()
-    .map_err(|e| e.to_string())?;
+    let rect_set = (query != Query::Pairs && broad_phase.uses_grid(usize::MAX, rects.len(), false))
+        .then(|| RectSet::new(&rects))
+        .transpose()
+        .map_err(|e| e.to_string())?;
     let mut sink = Sink::create(to, table)?;
     let m = rects.len();
     let chunk_len = match query {
