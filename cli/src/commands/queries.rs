@@ -79,10 +79,8 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     engine.set_broad_phase(broad_phase);
     // The grid is built once for the whole job, not once per chunk (a GPU lists its cells
     // once too, and keeps them). Segments stream in, so `Auto` goes by the rects alone.
-    let rect_set = (query != Query::Pairs && broad_phase.uses_grid(usize::MAX, rects.len(), false))
-        .then(|| RectSet::new(&rects))
-        .transpose()
-        .map_err(|e| e.to_string())?;
+    let want_grid =
+        query != Query::Pairs && broad_phase.uses_grid(usize::MAX, rects.len(), false);
     let mut sink = Sink::create(to, table)?;
     let m = rects.len();
     let chunk_len = match query {
@@ -91,14 +89,28 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     };
     let progress = Progress::new(job.progress, segments.progress().0);
     let (mut chunk, mut ids) = (Vec::new(), Vec::new());
+    // The grid is built on another thread while the first chunk is read.
+    let (rect_set, first_read) = std::thread::scope(|scope| {
+        let building = want_grid.then(|| scope.spawn(|| RectSet::new(&rects)));
+        let first_read = segments.read_chunk(&mut chunk, &mut ids, chunk_len);
+        let set = building.map(|b| b.join().expect("building a grid does not panic"));
+        (set, first_read)
+    });
+    let rect_set = rect_set.transpose().map_err(|e| e.to_string())?;
+    first_read.map_err(text)?;
     let mut per_rect = vec![0u64; m];
+    let mut first = Vec::new();
     let mut done = 0;
     let e = |e: rectcast::Error| e.to_string();
     let mut said_fallback = false;
+    let mut read_next = false;
     loop {
-        segments
-            .read_chunk(&mut chunk, &mut ids, chunk_len)
-            .map_err(text)?;
+        if read_next {
+            segments
+                .read_chunk(&mut chunk, &mut ids, chunk_len)
+                .map_err(text)?;
+        }
+        read_next = true;
         if chunk.is_empty() {
             break;
         }
@@ -127,7 +139,9 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
                 }))?;
             }
             Query::FirstHit => {
-                let first = engine.first_hit(&batch).map_err(e)?;
+                // One buffer for every chunk: no fresh pages per chunk.
+                first.resize(chunk.len(), rectcast::FirstHit::NONE);
+                engine.first_hit_into(&batch, &mut first).map_err(e)?;
                 sink.first_hits(&ids, &rect_ids, &first)?;
             }
             Query::Count => {
