@@ -79,8 +79,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     engine.set_broad_phase(broad_phase);
     // The grid is built once for the whole job, not once per chunk (a GPU lists its cells
     // once too, and keeps them). Segments stream in, so `Auto` goes by the rects alone.
-    let want_grid =
-        query != Query::Pairs && broad_phase.uses_grid(usize::MAX, rects.len(), false);
+    let want_grid = query != Query::Pairs && broad_phase.uses_grid(usize::MAX, rects.len(), false);
     let mut sink = Sink::create(to, table)?;
     let m = rects.len();
     let chunk_len = match query {
