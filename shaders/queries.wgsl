@@ -1,5 +1,6 @@
 // The per-segment queries: first hit, counts, hit list (one invocation owns one segment and
-// walks every rect, tiled through workgroup memory), and clipping (one segment, one rect).
+// walks every rect, tiled through workgroup memory; the hit list's t come in a second step,
+// hit_times), and clipping (one segment, one rect).
 //
 // Compiled after shaders/segment_rect.wgsl (src/gpu/shader.rs joins them). CPU mirror:
 // src/cpu/queries.rs, with the same names and the same branch order.
@@ -244,7 +245,8 @@ fn meet(segment: u32, s: Segment, rect: u32, r: Rect, search: ptr<function, Sear
         (*search).hits += 1u;
     }
     if (QUERY == QUERY_HITS) {
-        push_found(segment, rect, pair_times(s, r, result));
+        // Decisions only: hit_times computes t for every listed hit afterwards.
+        push_found(segment, rect, result);
     }
     return true;
 }
@@ -266,6 +268,28 @@ fn finish(segment: u32, s: Segment, search: Search) {
     }
     if (QUERY == QUERY_COUNTS) {
         segment_hits[segment] = search.hits;
+    }
+}
+
+// The hit list's second step (QUERY_HITS): t for each hit the first step listed (segment_rects,
+// or grid.wgsl's segment_cells). Apart, every lane of the walk does the same work and every lane
+// here too: computed inline, each hit's t (a few hundred integer operations) held up the lanes
+// beside it. The dispatch is a fixed number of workgroups whatever the list's length (only the
+// GPU knows it), each invocation taking every stride-th entry. A hit whose t the GPU cannot give
+// becomes FLAG_UNCERTAIN, and the host decides it; an uncertain pair is left as it is.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn hit_times(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let listed = min(atomicLoad(&found.count), arrayLength(&found.hits));
+    let stride = num_workgroups.x * WORKGROUP_SIZE;
+    for (var k = workgroup_id.x * WORKGROUP_SIZE + local_index; k < listed; k += stride) {
+        let h = found.hits[k];
+        if (!is_uncertain(h.result)) {
+            found.hits[k].result = pair_times(segments[h.segment], rects[h.rect], h.result);
+        }
     }
 }
 

@@ -46,13 +46,14 @@ fn kernels() -> [Kernel; 4] {
             file: "queries.wgsl",
             source: shader::QUERIES_WGSL,
             constants: shader::queries_constants(0, Emulation::Native),
-            entry_points: &["segment_rects", "clip"],
+            entry_points: &["hit_times", "segment_rects", "clip"],
         },
         Kernel {
             file: "grid.wgsl",
             source: shader::GRID_WGSL,
             constants: shader::grid_constants(0, Emulation::Native),
             entry_points: &[
+                "hit_times",
                 "segment_rects",
                 "clip",
                 "segment_cells",

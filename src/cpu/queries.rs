@@ -242,6 +242,7 @@ fn rect_filter(batch: &Batch, rect: usize) -> Filter {
 /// caller).
 pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
     let m = batch.rects.len();
+    let listed = out.found.len();
     for (segment, s) in batch.segments.iter().enumerate() {
         let s_filter = segment_filter(batch, segment);
         let mut best = FirstHit::NONE;
@@ -291,12 +292,8 @@ pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
                     out.rect_hits[rect] += 1;
                 }
                 if query == QUERY_HITS {
-                    push_found(
-                        out.found,
-                        segment as u32,
-                        rect as u32,
-                        pair_times(s, r, result),
-                    );
+                    // Decisions only: hit_times computes t for every listed hit afterwards.
+                    push_found(out.found, segment as u32, rect as u32, result);
                 }
             }
         }
@@ -314,6 +311,21 @@ pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
         if query == QUERY_COUNTS {
             out.segment_hits[segment] = hits;
         }
+    }
+    if query == QUERY_HITS {
+        hit_times(batch, &mut out.found[listed..]);
+    }
+}
+
+/// Mirror of the `hit_times` entry point, the hit list's second step: t for each hit that
+/// `segment_rects` listed (a pair it could not decide is left for the caller as it is).
+pub fn hit_times(batch: &Batch, found: &mut [Hit]) {
+    for h in found {
+        if is_uncertain(&h.result) {
+            continue;
+        }
+        let s = &batch.segments[h.segment as usize];
+        h.result = pair_times(s, &batch.rects[h.rect as usize], h.result);
     }
 }
 

@@ -23,11 +23,12 @@ pub const STORAGE_BUFFERS: u32 = 15;
 /// their shares serially).
 const MAX_SCAN_BLOCKS: u64 = 1 << 20;
 
-/// The grid's pipelines: the walk for first hit and counts, and the five build steps.
+/// The grid's pipelines: the walk for three queries, and the five build steps.
 pub(crate) struct GridKernels {
     pub(crate) layout: wgpu::BindGroupLayout,
     first_hit: wgpu::ComputePipeline,
     counts: wgpu::ComputePipeline,
+    hits: wgpu::ComputePipeline,
     count: wgpu::ComputePipeline,
     scan_blocks: wgpu::ComputePipeline,
     scan_sums: wgpu::ComputePipeline,
@@ -77,6 +78,7 @@ impl GridKernels {
             Ok(Some(Self {
                 first_hit: pipeline("segment_cells", query::QUERY_FIRST_HIT),
                 counts: pipeline("segment_cells", query::QUERY_COUNTS),
+                hits: pipeline("segment_cells", query::QUERY_HITS),
                 count: pipeline("grid_count", build),
                 scan_blocks: pipeline("grid_scan_blocks", build),
                 scan_sums: pipeline("grid_scan_sums", build),
@@ -87,11 +89,12 @@ impl GridKernels {
         })
     }
 
-    /// The walk's pipeline for `kernel` (first hit or counts; the others do not walk).
+    /// The walk's pipeline for `kernel` (first hit, counts or hits).
     pub(crate) fn walk(&self, kernel: Kernel) -> &wgpu::ComputePipeline {
         match kernel {
             Kernel::Counts => &self.counts,
-            Kernel::FirstHit | Kernel::Hits | Kernel::Clip => &self.first_hit,
+            Kernel::Hits => &self.hits,
+            Kernel::FirstHit | Kernel::Clip => &self.first_hit,
         }
     }
 }

@@ -31,6 +31,10 @@ pub const DEFAULT_HIT_LIST_CAPACITY: u64 = 1 << 14;
 const FOUND_FIRST_COPY: u64 = 1024;
 /// Bytes before the found list's entries: its atomic count.
 const FOUND_HEADER: u64 = 4;
+/// Workgroups of the hit list's second step (`hit_times`), at most: its invocations stride over
+/// the list, whose length only the GPU knows. 65,536 invocations fill any GPU, and cost little
+/// when the list is short.
+const HIT_TIMES_WORKGROUPS: u64 = 1024;
 
 /// The entry points of `queries.wgsl`, each a pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,10 +86,12 @@ impl Kernel {
     }
 }
 
-/// The layout and the four pipelines, compiled once per device.
+/// The layout and the pipelines, compiled once per device: one per [`Kernel`], and the hit
+/// list's second step.
 pub(crate) struct QueryKernels {
     pub(crate) layout: wgpu::BindGroupLayout,
     pipelines: Vec<wgpu::ComputePipeline>,
+    hit_times: wgpu::ComputePipeline,
 }
 
 impl QueryKernels {
@@ -108,22 +114,30 @@ impl QueryKernels {
                 bind_group_layouts: &[Some(&layout)],
                 immediate_size: 0,
             });
+            let pipeline = |entry_point: &str, query: u32, label: &str| {
+                let constants = shader::queries_constants(query, context.emulation());
+                compute_pipeline(
+                    device,
+                    &pipeline_layout,
+                    &module,
+                    entry_point,
+                    label,
+                    &constants,
+                )
+            };
             let pipelines = Kernel::ALL
                 .iter()
                 .map(|kernel| {
                     let (entry_point, query, label) = kernel.entry_point();
-                    let constants = shader::queries_constants(query, context.emulation());
-                    compute_pipeline(
-                        device,
-                        &pipeline_layout,
-                        &module,
-                        entry_point,
-                        label,
-                        &constants,
-                    )
+                    pipeline(entry_point, query, label)
                 })
                 .collect();
-            Ok(Self { layout, pipelines })
+            let hit_times = pipeline("hit_times", query::QUERY_HITS, "rectcast.queries.hit_times");
+            Ok(Self {
+                layout,
+                pipelines,
+                hit_times,
+            })
         })
     }
 
@@ -360,7 +374,7 @@ impl QueryBuffers {
     }
 
     /// Records the kernel over `segments` segments: clears the found count (and the rect
-    /// counts), dispatches.
+    /// counts), dispatches (the hit list in its two steps: the hits, then their t).
     /// With `walk` (the grid's pipeline and bind group), the segments walk the grid instead.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn encode_dispatch(
@@ -392,6 +406,15 @@ impl QueryBuffers {
                 None => pass.set_pipeline(kernels.pipeline(kernel)),
             }
             pass.dispatch_workgroups(x, y, 1);
+            if kernel == Kernel::Hits {
+                // (A dispatch sees every write of the one before it.)
+                let workgroups = self.found_capacity().div_ceil(WORKGROUP_SIZE as u64).clamp(
+                    1,
+                    HIT_TIMES_WORKGROUPS.min(max_workgroups_per_dimension as u64),
+                );
+                pass.set_pipeline(&kernels.hit_times);
+                pass.dispatch_workgroups(workgroups as u32, 1, 1);
+            }
         }
         if let Some(timer) = timer {
             timer.encode_resolve(encoder);
@@ -602,11 +625,8 @@ impl GpuQueries {
         if n == 0 || m == 0 {
             return Ok(());
         }
-        // The hit list runs the brute force: on lavapipe under emulated rounding, the grid's
-        // hit-list pipeline lost pairs in some workgroups (docs/broad_phase.md, "Left alone").
         let grid = grid.filter(|g| {
             kernel != Kernel::Clip
-                && kernel != Kernel::Hits
                 && self.grid_kernels.is_some()
                 && m as u64 <= self.caps.rects
                 && g.plan.spans.len() == m
