@@ -344,6 +344,17 @@ impl Engine {
         self.kernel_time
     }
 
+    /// How the chunks of the last first-hit, hits, counts or clip call overlapped on the GPU
+    /// (`None` on the CPU): a batch of several chunks keeps up to
+    /// [`CHUNKS_IN_FLIGHT`](crate::gpu::CHUNKS_IN_FLIGHT) in flight, so that uploads, kernels
+    /// and readbacks overlap.
+    pub fn gpu_overlap(&self) -> Option<crate::gpu::Overlap> {
+        match &self.inner {
+            Inner::Gpu(gpu) => Some(gpu.queries.last_overlap()),
+            Inner::Cpu { .. } => None,
+        }
+    }
+
     /// The GPU context, when on the GPU.
     pub fn gpu_context(&self) -> Option<&GpuContext> {
         match &self.inner {

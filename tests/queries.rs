@@ -527,3 +527,66 @@ fn two_runs_give_identical_bytes() {
         assert!(first == second, "{name}: two runs differ");
     }
 }
+
+#[test]
+fn a_batch_of_many_chunks_keeps_several_in_flight_and_gives_the_cpus_results() {
+    // 64 KiB bindings: 4,096 segments a chunk, so ten or more chunks per query, and a found
+    // list of 3,276 entries: the crowded scene's hit list overflows it, grows, splits, and
+    // needs more entries back than the first copy brings (chunks after it already overwrote
+    // the list, so the chunk runs again).
+    let limits = GpuLimits {
+        max_binding_bytes: Some(64 << 10),
+        ..GpuLimits::default()
+    };
+    let Some(mut gpu) = gpu_engine("chunks in flight", limits) else {
+        return;
+    };
+    let mut cpu = cpu_engine();
+    let mut rng = SplitMix64::new(31);
+    let crowded = Scene::new(
+        "crowded, many chunks",
+        (
+            (0..20_000)
+                .map(|_| {
+                    let (x, y) = (rng.range(0.0, 100.0), rng.range(0.0, 100.0));
+                    Segment::new(x, y, x + rng.range(-5.0, 5.0), y + rng.range(-5.0, 5.0))
+                })
+                .collect(),
+            crowded().rects,
+        ),
+    );
+    for scene in [
+        Scene::new(
+            "bullet hell, many chunks",
+            scene::bullet_hell(12, 45_000, 600),
+        )
+        .with_filters(3),
+        crowded,
+    ] {
+        let batch = scene.batch();
+        let what = |query: &str| format!("{}: {query}", scene.name);
+        let first = gpu.first_hit(&batch).expect("first hit");
+        let overlap = gpu.gpu_overlap().expect("on the GPU");
+        assert!(overlap.chunks >= 5, "{}: {overlap:?}", scene.name);
+        assert_eq!(
+            overlap.submitted_before_first_read,
+            rectcast::gpu::CHUNKS_IN_FLIGHT,
+            "{}: the first chunk was read back before the ring was full",
+            scene.name
+        );
+        assert_first_hits(
+            &what("first hit"),
+            &scene,
+            &cpu.first_hit(&batch).unwrap(),
+            &first,
+        );
+        let counts = gpu.counts(&batch).expect("counts");
+        assert!(gpu.gpu_overlap().unwrap().submitted_before_first_read > 1);
+        assert_counts(&what("counts"), &cpu.counts(&batch).unwrap(), &counts);
+        let hits = gpu.hits(&batch).expect("hits");
+        assert!(gpu.gpu_overlap().unwrap().submitted_before_first_read > 1);
+        let expected = cpu.hits(&batch).unwrap();
+        assert!(!expected.is_empty(), "{}", scene.name);
+        assert_hits(&what("hits"), &scene, &expected, &hits);
+    }
+}

@@ -134,3 +134,43 @@ fn with_a_cpu_fallback_a_timed_out_call_runs_on_the_cpu_and_says_so() {
     assert_eq!(gpu.last_fallback(), None);
     assert_eq!(again.per_rect, want.per_rect);
 }
+
+#[test]
+fn a_timeout_in_a_call_of_many_chunks_leaves_the_engine_serving_the_next() {
+    // 64 KiB bindings: 4,096 segments a chunk, up to three in flight. Whichever chunk's wait
+    // gives up, every staging buffer's map ends (read, or cancelled): the next call maps them
+    // again, and would fail on a buffer still mapped or pending. (On lavapipe the timeout
+    // lands on the last chunk: a submission there completes by the end of the next one.)
+    let limits = GpuLimits {
+        max_binding_bytes: Some(64 << 10),
+        ..impatient()
+    };
+    let Some(mut gpu) = gpu_engine("timeout in flight", limits) else {
+        return;
+    };
+    let (bullets, boxes) = bullet_hell(5, 40_000, 1000);
+    let batch = Batch::new(&bullets, &boxes);
+    let want = cpu_engine().first_hit(&batch).expect("cpu");
+    let same = |got: &[rectcast::FirstHit]| {
+        bytemuck::cast_slice::<_, u8>(got) == bytemuck::cast_slice::<_, u8>(&want)
+    };
+    until_a_timeout("first hit in chunks", 1, |_| match gpu.first_hit(&batch) {
+        Err(Error::Timeout { step, .. }) => {
+            assert_eq!(step, "a first-hit chunk");
+            true
+        }
+        Ok(got) => {
+            assert!(same(&got), "a first hit in time differs from the CPU's");
+            false
+        }
+        Err(e) => panic!("expected a timeout or the results, got {e}"),
+    });
+    gpu.set_gpu_wait(WaitLimit::default());
+    let got = gpu.first_hit(&batch).expect("the next call works");
+    assert!(
+        same(&got),
+        "first hit after a timeout differs from the CPU's"
+    );
+    let overlap = gpu.gpu_overlap().expect("on the GPU");
+    assert!(overlap.submitted_before_first_read > 1, "{overlap:?}");
+}

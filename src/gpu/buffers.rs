@@ -121,40 +121,80 @@ pub(crate) fn read_back(
     wait: Wait,
     read: impl FnOnce(&[u8]),
 ) -> Result<()> {
-    let slice = staging.slice(..bytes);
-    let (sender, receiver) = std::sync::mpsc::channel();
     // In a scope too: on a caller's device, a failure here must not reach its handler.
-    let waited = context.scoped(|| {
-        slice.map_async(wgpu::MapMode::Read, move |result| {
-            // The receiver is read below; a failed send only means we already bailed.
-            let _ = sender.send(result);
-        });
-        match context.device.poll(wgpu::PollType::Wait {
-            submission_index: Some(submission),
-            timeout: Some(wait.limit),
-        }) {
-            Err(wgpu::PollError::Timeout) => Err(Error::Timeout {
-                step: wait.step,
-                waited: wait.limit,
-            }),
-            other => other.map(|_| ()).map_err(Error::from),
+    let pending = context.scoped(|| Ok(PendingRead::start(staging, bytes)))?;
+    pending.finish(context, staging, submission, wait, read)
+}
+
+/// A map of a staging buffer's first bytes, asked for right after the submission that fills
+/// it: the GPU may then go on with later submissions while the host reads earlier ones. Every
+/// pending read ends in [`finish`](Self::finish) or [`cancel`](Self::cancel), which leave the
+/// buffer unmapped.
+pub(crate) struct PendingRead {
+    bytes: u64,
+    mapped: std::sync::mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+}
+
+impl PendingRead {
+    /// Asks for the map (on the caller's device, inside its error scope).
+    pub(crate) fn start(staging: &wgpu::Buffer, bytes: u64) -> Self {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        staging
+            .slice(..bytes)
+            .map_async(wgpu::MapMode::Read, move |result| {
+                // The receiver is read in finish; a failed send only means we already bailed.
+                let _ = sender.send(result);
+            });
+        Self {
+            bytes,
+            mapped: receiver,
         }
-    });
-    // After a completed wait the callback has run; if it mapped the buffer, unmap it on
-    // every path below, or every later call would fail on a mapped buffer. After a timeout the
-    // map is still pending: unmapping cancels it.
-    let mapped = receiver.try_recv();
-    let is_mapped = matches!(mapped, Ok(Ok(())));
-    let outcome = waited.and_then(|()| {
-        mapped.map_err(|_| Error::Gpu("the buffer map callback never ran".into()))??;
-        // The view borrows the mapping: it is dropped inside the closure, before unmap.
-        slice
-            .get_mapped_range()
-            .map(|view| read(&view))
-            .map_err(|e| Error::Gpu(e.to_string()))
-    });
-    if is_mapped || matches!(outcome, Err(Error::Timeout { .. })) {
+    }
+
+    /// Waits for `submission` (at most `wait.limit`), hands the mapped bytes to `read`, and
+    /// unmaps. Past the limit it gives up with [`Error::Timeout`] and cancels the map.
+    pub(crate) fn finish(
+        self,
+        context: &GpuContext,
+        staging: &wgpu::Buffer,
+        submission: wgpu::SubmissionIndex,
+        wait: Wait,
+        read: impl FnOnce(&[u8]),
+    ) -> Result<()> {
+        let waited = context.scoped(|| {
+            match context.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(submission),
+                timeout: Some(wait.limit),
+            }) {
+                Err(wgpu::PollError::Timeout) => Err(Error::Timeout {
+                    step: wait.step,
+                    waited: wait.limit,
+                }),
+                other => other.map(|_| ()).map_err(Error::from),
+            }
+        });
+        // After a completed wait the callback has run; if it mapped the buffer, unmap it on
+        // every path below, or every later call would fail on a mapped buffer. After a timeout
+        // the map is still pending: unmapping cancels it.
+        let mapped = self.mapped.try_recv();
+        let is_mapped = matches!(mapped, Ok(Ok(())));
+        let outcome = waited.and_then(|()| {
+            mapped.map_err(|_| Error::Gpu("the buffer map callback never ran".into()))??;
+            // The view borrows the mapping: it is dropped inside the closure, before unmap.
+            staging
+                .slice(..self.bytes)
+                .get_mapped_range()
+                .map(|view| read(&view))
+                .map_err(|e| Error::Gpu(e.to_string()))
+        });
+        if is_mapped || matches!(outcome, Err(Error::Timeout { .. })) {
+            staging.unmap();
+        }
+        outcome
+    }
+
+    /// Gives the read up: cancels the map if it is still pending, unmaps it if it is done.
+    pub(crate) fn cancel(self, staging: &wgpu::Buffer) {
         staging.unmap();
     }
-    outcome
 }

@@ -9,7 +9,7 @@
 use std::ops::Range;
 
 use super::buffers::{
-    Growable, Wait, compute_pipeline, entry, read_back, storage_entry, uniform_entry,
+    Growable, PendingRead, Wait, compute_pipeline, entry, storage_entry, uniform_entry,
 };
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
@@ -474,11 +474,40 @@ pub(crate) fn parse_staging<'a>(
     )
 }
 
-/// What became of a dispatched chunk.
+/// What became of a chunk read back.
 enum Outcome {
     Done,
-    /// The found list needed this many entries.
+    /// The found list needed this many entries, more than it holds.
     Overflow(u64),
+    /// The list holds all of them (this many), but fewer came back with the chunk.
+    Partial(u64),
+}
+
+/// Chunks in flight at once, each with its own staging buffer: while the host waits for one
+/// and merges its results, the GPU uploads and runs the next.
+pub const CHUNKS_IN_FLIGHT: usize = 3;
+
+/// How the last call's chunks overlapped (see [`GpuQueries::last_overlap`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overlap {
+    /// Chunks submitted, reruns (a found list that grew) included.
+    pub chunks: usize,
+    /// Chunks submitted before the first one's results were read back: more than one when
+    /// the GPU had work queued while the host read.
+    pub submitted_before_first_read: usize,
+}
+
+/// A chunk submitted and not yet read back.
+struct InFlight {
+    segments: Range<usize>,
+    rects: Range<usize>,
+    /// Its staging buffer in the ring.
+    slot: usize,
+    layout: StagingLayout,
+    /// Found entries copied back with it.
+    entries: u64,
+    submission: wgpu::SubmissionIndex,
+    read: PendingRead,
 }
 
 /// The query kernels on one GPU context, with buffers kept between calls.
@@ -486,7 +515,13 @@ pub struct GpuQueries {
     context: GpuContext,
     kernels: QueryKernels,
     buffers: QueryBuffers,
-    staging: Growable,
+    /// One staging buffer per chunk in flight.
+    staging: Vec<Growable>,
+    /// Found entries copied back with each chunk, per kernel: the most one of its chunks has
+    /// needed (at least FOUND_FIRST_COPY). A hit list learns its size; first hit and counts,
+    /// which list only the rare uncertain pair, stay small.
+    found_copy: [u64; Kernel::ALL.len()],
+    overlap: Overlap,
     caps: QueryCaps,
     max_binding_bytes: u64,
     /// The device's largest buffer: the staging buffer's cap when it doubles.
@@ -536,10 +571,16 @@ impl GpuQueries {
             wait: limits.wait.unwrap_or_default(),
             kernels,
             buffers,
-            staging: Growable::new(
-                "rectcast.queries.staging",
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            ),
+            staging: (0..CHUNKS_IN_FLIGHT)
+                .map(|_| {
+                    Growable::new(
+                        "rectcast.queries.staging",
+                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    )
+                })
+                .collect(),
+            found_copy: [FOUND_FIRST_COPY; Kernel::ALL.len()],
+            overlap: Overlap::default(),
             timer: KernelTimer::new(&context, "rectcast.queries"),
             context,
             uncertain_pairs: 0,
@@ -584,14 +625,19 @@ impl GpuQueries {
             &b.segment_hits,
             &b.rect_hits,
             &b.found,
-            &self.staging,
         ]
-        .iter()
+        .into_iter()
+        .chain(&self.staging)
         .filter_map(|g| g.buffer.as_ref())
         .map(|b| b.size())
         .sum::<u64>()
             + b.params.size()
             + self.grid.bytes()
+    }
+
+    /// How the last call's chunks overlapped.
+    pub fn last_overlap(&self) -> Overlap {
+        self.overlap
     }
 
     /// Whether the last first-hit, hits or counts call walked a grid (it was given one, the
@@ -609,6 +655,9 @@ impl GpuQueries {
     /// `sink`. Chunks come in no promised order; each chunk is handed over exactly once.
     /// With a grid, the segments walk it (built on the GPU first, unless it holds this
     /// prepared set's already), when the device and its bindings allow.
+    ///
+    /// Up to [`CHUNKS_IN_FLIGHT`] chunks are submitted before the first is read back (one at
+    /// a time while kernels are timed: the timer waits for each dispatch).
     pub(crate) fn run(
         &mut self,
         kernel: Kernel,
@@ -620,6 +669,7 @@ impl GpuQueries {
             timer.start();
         }
         self.used_grid = false;
+        self.overlap = Overlap::default();
         let n = batch.segments.len();
         let m = batch.rects.len();
         if n == 0 || m == 0 {
@@ -668,64 +718,108 @@ impl GpuQueries {
                 work.push((segments.clone(), r..(r + rect_tile).min(m)));
             }
         }
+        let ring = if self.timer.as_ref().is_some_and(|t| t.total().is_some()) {
+            1
+        } else {
+            CHUNKS_IN_FLIGHT
+        };
         let mut found = self.buffers.found_capacity().max(self.initial_found);
-        while let Some((segments, rects)) = work.pop() {
-            // A chunk split by rects (a found list at its binding limit for one segment) runs
-            // the brute force: the grid covers every rect, under global indices.
-            let whole = rects.start == 0 && rects.end == m;
-            let walk = grid.filter(|_| whole).map(|g| (g, build.take()));
-            match self.run_chunk(kernel, batch, &segments, &rects, found, walk, &mut sink)? {
-                Outcome::Done => {}
-                Outcome::Overflow(needed) if needed <= self.caps.found => {
-                    // Room for all of them, and the same chunk again.
-                    found = needed;
-                    work.push((segments, rects));
+        let mut in_flight: std::collections::VecDeque<InFlight> = Default::default();
+        let outcome = (|| -> Result<()> {
+            loop {
+                // Fill the ring, then read the oldest chunk back.
+                while in_flight.len() < ring
+                    && let Some((segments, rects)) = work.pop()
+                {
+                    // A chunk split by rects (a found list at its binding limit for one
+                    // segment) runs the brute force: the grid covers every rect, under global
+                    // indices.
+                    let whole = rects.start == 0 && rects.end == m;
+                    let walk = grid.filter(|_| whole).map(|g| (g, build.take()));
+                    let slot = (0..ring)
+                        .find(|&slot| in_flight.iter().all(|c| c.slot != slot))
+                        .expect("the ring has a free slot");
+                    let chunk =
+                        self.submit_chunk(kernel, batch, segments, rects, found, walk, slot)?;
+                    in_flight.push_back(chunk);
+                    self.overlap.chunks += 1;
                 }
-                Outcome::Overflow(_) => {
-                    // At the binding limit: halve the chunk (segments first; clip's rects follow
-                    // its segments). One pair finds at most one entry, so this ends.
-                    let half = |r: &Range<usize>| r.start + r.len() / 2;
-                    if segments.len() > 1 {
-                        let mid = half(&segments);
-                        let split = |s: Range<usize>| {
-                            let r = if per_segment_rects {
-                                s.clone()
-                            } else {
-                                rects.clone()
-                            };
-                            (s, r)
-                        };
-                        work.push(split(mid..segments.end));
-                        work.push(split(segments.start..mid));
-                    } else {
-                        let mid = half(&rects);
-                        work.push((segments.clone(), mid..rects.end));
-                        work.push((segments, rects.start..mid));
+                let Some(chunk) = in_flight.pop_front() else {
+                    return Ok(());
+                };
+                if self.overlap.submitted_before_first_read == 0 {
+                    self.overlap.submitted_before_first_read = self.overlap.chunks;
+                }
+                let segments = chunk.segments.clone();
+                let rects = chunk.rects.clone();
+                match self.finish_chunk(kernel, chunk, in_flight.is_empty(), &mut sink)? {
+                    Outcome::Done => {}
+                    Outcome::Partial(count) => {
+                        // Later chunks have overwritten its list: the same chunk again, with
+                        // all of its entries copied back (and those of the chunks after it).
+                        self.found_copy[kernel.index()] =
+                            count.max(self.found_copy[kernel.index()]);
+                        work.push((segments, rects));
                     }
-                    continue;
+                    Outcome::Overflow(needed) if needed <= self.caps.found => {
+                        // Room for all of them, and the same chunk again.
+                        found = found.max(needed);
+                        self.found_copy[kernel.index()] =
+                            needed.max(self.found_copy[kernel.index()]);
+                        work.push((segments, rects));
+                    }
+                    Outcome::Overflow(_) => {
+                        // At the binding limit: halve the chunk (segments first; clip's rects
+                        // follow its segments). One pair finds at most one entry, so this ends.
+                        let half = |r: &Range<usize>| r.start + r.len() / 2;
+                        if segments.len() > 1 {
+                            let mid = half(&segments);
+                            let split = |s: Range<usize>| {
+                                let r = if per_segment_rects {
+                                    s.clone()
+                                } else {
+                                    rects.clone()
+                                };
+                                (s, r)
+                            };
+                            work.push(split(mid..segments.end));
+                            work.push(split(segments.start..mid));
+                        } else {
+                            let mid = half(&rects);
+                            work.push((segments.clone(), mid..rects.end));
+                            work.push((segments, rects.start..mid));
+                        }
+                    }
                 }
             }
+        })();
+        // On an error, the chunks still in flight give their maps up: the staging buffers are
+        // free for the next call.
+        for chunk in in_flight {
+            chunk.read.cancel(self.staging[chunk.slot].get());
         }
+        outcome?;
         if let Some(GridQuery { set: Some(id), .. }) = grid {
             self.grid.built = Built::Set(id);
         }
         Ok(())
     }
 
-    /// Dispatches one chunk with a found list of at least `found` entries and hands its outputs
-    /// to `sink`, unless the list overflowed. With `walk`, the segments walk the grid, built
-    /// first when it comes with a plan to build.
+    /// Uploads and dispatches one chunk with a found list of at least `found` entries, copies
+    /// its outputs into staging buffer `slot`, submits, and asks for the map: the GPU runs it
+    /// while the host goes on. With `walk`, the segments walk the grid, built first when it
+    /// comes with a plan to build.
     #[allow(clippy::too_many_arguments)]
-    fn run_chunk(
+    fn submit_chunk(
         &mut self,
         kernel: Kernel,
         batch: &Batch,
-        segments: &Range<usize>,
-        rects: &Range<usize>,
+        segments: Range<usize>,
+        rects: Range<usize>,
         found: u64,
         walk: Option<(GridQuery, Option<GridQuery>)>,
-        sink: &mut impl FnMut(&ChunkOut),
-    ) -> Result<Outcome> {
+        slot: usize,
+    ) -> Result<InFlight> {
         let context = self.context.clone();
         let device = &context.device;
         let room = Room {
@@ -734,18 +828,15 @@ impl GpuQueries {
             found,
         };
         let cap = self.max_binding_bytes;
-        let wait = Wait {
-            step: kernel.step(),
-            limit: self
-                .wait
-                .for_pairs((segments.len() as u64) * (rects.len() as u64)),
-        };
-        // The copies below are submitted after the dispatch, on the same queue: waiting for
-        // them waits for it.
-        let dispatched = context.scoped(|| {
+        let (submission, layout, entries, read) = context.scoped(|| {
             self.buffers
                 .reserve(device, &self.kernels.layout, room, cap);
-            self.buffers.upload(&context.queue, batch, segments, rects);
+            self.buffers
+                .upload(&context.queue, batch, &segments, &rects);
+            // The found entries that come back with the chunk.
+            let entries = self.found_copy[kernel.index()].min(self.buffers.found_capacity());
+            let layout = StagingLayout::new(kernel, segments.len(), rects.len(), entries);
+            self.staging[slot].reserve(device, layout.bytes(), self.max_buffer_bytes);
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("rectcast.queries.encoder"),
             });
@@ -775,38 +866,99 @@ impl GpuQueries {
                 self.max_workgroups_per_dimension,
                 self.timer.as_ref(),
             );
-            Ok(context.queue.submit([encoder.finish()]))
+            // The copies follow the dispatch in the same submission: the next chunk's upload
+            // and dispatch come after them on the queue.
+            let staging = self.staging[slot].get();
+            self.buffers.encode_copies(&mut encoder, staging, &layout);
+            let submission = context.queue.submit([encoder.finish()]);
+            let read = PendingRead::start(staging, layout.bytes());
+            Ok((submission, layout, entries, read))
         })?;
+        let chunk = InFlight {
+            segments,
+            rects,
+            slot,
+            layout,
+            entries,
+            submission,
+            read,
+        };
+        let wait = self.wait_for(kernel, &chunk);
         if let Some(timer) = &mut self.timer {
-            // Waits for the kernel (only when timing is on).
-            timer.read(&context, dispatched, wait)?;
+            // Waits for the kernel (only when timing is on: then chunks go one at a time).
+            if let Err(e) = timer.read(&context, chunk.submission.clone(), wait) {
+                chunk.read.cancel(self.staging[slot].get());
+                return Err(e);
+            }
         }
+        Ok(chunk)
+    }
+
+    /// How long the host waits for `chunk`.
+    fn wait_for(&self, kernel: Kernel, chunk: &InFlight) -> Wait {
+        Wait {
+            step: kernel.step(),
+            limit: self
+                .wait
+                .for_pairs((chunk.segments.len() as u64) * (chunk.rects.len() as u64)),
+        }
+    }
+
+    /// Waits for `chunk`'s map and hands its outputs to `sink`, unless its found list
+    /// overflowed, or held more than came back. When `last` (no chunk was submitted after
+    /// it, so its list is intact), the rest of the list is copied back at once instead.
+    fn finish_chunk(
+        &mut self,
+        kernel: Kernel,
+        chunk: InFlight,
+        last: bool,
+        sink: &mut impl FnMut(&ChunkOut),
+    ) -> Result<Outcome> {
+        let context = self.context.clone();
+        let device = &context.device;
+        let wait = self.wait_for(kernel, &chunk);
         let capacity = self.buffers.found_capacity();
-        // Copy back the outputs and the first entries; when more were found, copy them all.
-        let mut entries = capacity.min(FOUND_FIRST_COPY);
+        let mut entries = chunk.entries;
+        let mut layout = chunk.layout;
+        let mut pending = Some((chunk.read, chunk.submission));
         loop {
-            let layout = StagingLayout::new(kernel, segments.len(), rects.len(), entries);
-            let submitted = context.scoped(|| {
-                self.staging
-                    .reserve(device, layout.bytes(), self.max_buffer_bytes);
-                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("rectcast.queries.readback"),
-                });
-                self.buffers
-                    .encode_copies(&mut encoder, self.staging.get(), &layout);
-                Ok(context.queue.submit([encoder.finish()]))
-            })?;
+            let (read, submission) = match pending.take() {
+                Some(pending) => pending,
+                None => {
+                    // Copy back the whole list (the chunk's outputs are intact too).
+                    layout = StagingLayout::new(
+                        kernel,
+                        chunk.segments.len(),
+                        chunk.rects.len(),
+                        entries,
+                    );
+                    context.scoped(|| {
+                        let staging = &mut self.staging[chunk.slot];
+                        staging.reserve(device, layout.bytes(), self.max_buffer_bytes);
+                        let mut encoder =
+                            device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                                label: Some("rectcast.queries.readback"),
+                            });
+                        self.buffers
+                            .encode_copies(&mut encoder, staging.get(), &layout);
+                        let submission = context.queue.submit([encoder.finish()]);
+                        Ok((
+                            PendingRead::start(staging.get(), layout.bytes()),
+                            submission,
+                        ))
+                    })?
+                }
+            };
             let mut count = 0;
             let mut uncertain = 0;
-            read_back(
+            read.finish(
                 &context,
-                self.staging.get(),
-                submitted,
-                layout.bytes(),
+                self.staging[chunk.slot].get(),
+                submission,
                 wait,
                 |mapped| {
                     let (out, found) =
-                        parse_staging(mapped, &layout, segments.clone(), rects.clone());
+                        parse_staging(mapped, &layout, chunk.segments.clone(), chunk.rects.clone());
                     count = found;
                     if found <= entries {
                         uncertain = out
@@ -824,6 +976,9 @@ impl GpuQueries {
             if count <= entries {
                 self.uncertain_pairs += uncertain;
                 return Ok(Outcome::Done);
+            }
+            if !last {
+                return Ok(Outcome::Partial(count));
             }
             entries = count;
         }
