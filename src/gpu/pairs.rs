@@ -1,16 +1,18 @@
 //! Host side of `shaders/pairs.wgsl`: pipelines built once, buffers kept between calls and grown
 //! only when a batch needs more, batches split into chunks the device can take.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use wgpu::util::DeviceExt;
 
 use super::buffers::{
-    Growable, Wait, compute_pipeline, entry, read_back, storage_entry, uniform_entry,
+    Growable, PendingRead, Wait, compute_pipeline, entry, storage_entry, uniform_entry,
 };
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
 use super::limits::{GpuLimits, UNCERTAIN_BYTES, WaitLimit};
+use super::queries::CHUNKS_IN_FLIGHT;
 use super::shader::{self, Params};
 use super::timer::KernelTimer;
 use crate::cpu::segment_rect::segment_rect;
@@ -35,8 +37,8 @@ pub struct GpuPairs {
     /// Pairs the kernel could not certify (WGSL `Uncertain`), cleared before each dispatch.
     uncertain: wgpu::Buffer,
     /// MAP_READ may only be combined with COPY_DST, so results are copied here to be read,
-    /// followed by the `Uncertain` buffer.
-    staging: Growable,
+    /// followed by the `Uncertain` buffer: one per chunk in flight.
+    staging: Vec<Growable>,
     bind_group: Option<wgpu::BindGroup>,
     /// Pairs re-decided on the host since creation.
     uncertain_pairs: u64,
@@ -121,10 +123,14 @@ impl GpuPairs {
                 "rectcast.results",
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             ),
-            staging: Growable::new(
-                "rectcast.staging",
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            ),
+            staging: (0..CHUNKS_IN_FLIGHT)
+                .map(|_| {
+                    Growable::new(
+                        "rectcast.staging",
+                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    )
+                })
+                .collect(),
             bind_group: None,
             uncertain_pairs: 0,
             wait: limits.wait.unwrap_or_default(),
@@ -142,9 +148,9 @@ impl GpuPairs {
             &self.rects,
             &self.pair_indices,
             &self.results,
-            &self.staging,
         ];
-        held.iter()
+        held.into_iter()
+            .chain(&self.staging)
             .filter_map(|g| g.buffer.as_ref())
             .map(|b| b.size())
             .sum::<u64>()
@@ -173,49 +179,54 @@ impl GpuPairs {
         self.start_timing();
         let m = rects.len();
         let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
-        for chunk in chunks::plan_dense(segments.len(), m, self.caps) {
-            let pairs = chunk.pair_count();
-            self.reserve(chunk.segments.len(), chunk.rects.len(), 0, pairs)?;
-            let queue = &self.context.queue;
-            // Upload a tile only when it changed: with all rects in one tile they go up once.
-            if uploaded.0 != chunk.segments {
-                queue.write_buffer(
-                    self.segments.get(),
-                    0,
-                    bytemuck::cast_slice(&segments[chunk.segments.clone()]),
-                );
-            }
-            if uploaded.1 != chunk.rects {
-                queue.write_buffer(
-                    self.rects.get(),
-                    0,
-                    bytemuck::cast_slice(&rects[chunk.rects.clone()]),
-                );
-            }
-            uploaded = (chunk.segments.clone(), chunk.rects.clone());
-            let params = Params {
-                segment_count: chunk.segments.len() as u32,
-                rect_count: chunk.rects.len() as u32,
-                pair_count: pairs as u32,
-                ..Params::default()
-            };
-            let tile = chunk.rects.len();
-            let mut row = chunk.segments.start;
-            self.run(true, params, |local, uncertain| {
+        let mut copy_out =
+            |chunk: &chunks::DenseChunk, local: &[PairResult], uncertain: &[usize]| {
                 // The chunk's results are segment-major within the tile: one run per segment.
-                for local_row in local.chunks_exact(tile) {
-                    let at = row * m + chunk.rects.start;
+                let tile = chunk.rects.len();
+                for (k, local_row) in local.chunks_exact(tile).enumerate() {
+                    let at = (chunk.segments.start + k) * m + chunk.rects.start;
                     results[at..at + tile].copy_from_slice(local_row);
-                    row += 1;
                 }
                 for &i in uncertain {
                     let s = chunk.segments.start + i / tile;
                     let r = chunk.rects.start + i % tile;
                     results[s * m + r] = segment_rect(&segments[s], &rects[r]);
                 }
-            })?;
-        }
-        Ok(())
+            };
+        let mut in_flight = VecDeque::new();
+        let outcome = (|| {
+            for chunk in chunks::plan_dense(segments.len(), m, self.caps) {
+                let pairs = chunk.pair_count();
+                self.reserve(chunk.segments.len(), chunk.rects.len(), 0, pairs)?;
+                let queue = &self.context.queue;
+                // Upload a tile only when it changed: with all rects in one tile they go up once.
+                if uploaded.0 != chunk.segments {
+                    queue.write_buffer(
+                        self.segments.get(),
+                        0,
+                        bytemuck::cast_slice(&segments[chunk.segments.clone()]),
+                    );
+                }
+                if uploaded.1 != chunk.rects {
+                    queue.write_buffer(
+                        self.rects.get(),
+                        0,
+                        bytemuck::cast_slice(&rects[chunk.rects.clone()]),
+                    );
+                }
+                uploaded = (chunk.segments.clone(), chunk.rects.clone());
+                let params = Params {
+                    segment_count: chunk.segments.len() as u32,
+                    rect_count: chunk.rects.len() as u32,
+                    pair_count: pairs as u32,
+                    ..Params::default()
+                };
+                self.submit(&mut in_flight, true, params, chunk, &mut copy_out)?;
+            }
+            self.drain(&mut in_flight, &mut copy_out)
+        })();
+        self.cancel(in_flight);
+        outcome
     }
 
     /// Pair-list query; `results.len() == pairs.len()`. Inputs and indices are valid.
@@ -240,52 +251,59 @@ impl GpuPairs {
                 .queue
                 .write_buffer(self.rects.get(), 0, bytemuck::cast_slice(rects));
         }
-        for range in chunks::plan_list(pairs.len(), self.caps, gather) {
-            let n = range.len();
-            let queue = self.context.queue.clone();
-            if gather {
-                self.reserve(n, n, n, n)?;
-                let chunk = &pairs[range.clone()];
-                let local_segments: Vec<Segment> =
-                    chunk.iter().map(|p| segments[p.segment as usize]).collect();
-                let local_rects: Vec<Rect> = chunk.iter().map(|p| rects[p.rect as usize]).collect();
-                let local_pairs: Vec<PairIndex> =
-                    (0..n as u32).map(|i| PairIndex::new(i, i)).collect();
-                queue.write_buffer(
-                    self.segments.get(),
-                    0,
-                    bytemuck::cast_slice(&local_segments),
-                );
-                queue.write_buffer(self.rects.get(), 0, bytemuck::cast_slice(&local_rects));
-                queue.write_buffer(
-                    self.pair_indices.get(),
-                    0,
-                    bytemuck::cast_slice(&local_pairs),
-                );
-            } else {
-                self.reserve(0, 0, n, n)?;
-                queue.write_buffer(
-                    self.pair_indices.get(),
-                    0,
-                    bytemuck::cast_slice(&pairs[range.clone()]),
-                );
+        let mut copy_out = |range: &Range<usize>, local: &[PairResult], uncertain: &[usize]| {
+            results[range.clone()].copy_from_slice(local);
+            for &i in uncertain {
+                let pair = pairs[range.start + i];
+                results[range.start + i] =
+                    segment_rect(&segments[pair.segment as usize], &rects[pair.rect as usize]);
             }
-            let params = Params {
-                segment_count: segments.len().min(u32::MAX as usize) as u32,
-                rect_count: rects.len().min(u32::MAX as usize) as u32,
-                pair_count: n as u32,
-                ..Params::default()
-            };
-            self.run(false, params, |local, uncertain| {
-                results[range.clone()].copy_from_slice(local);
-                for &i in uncertain {
-                    let pair = pairs[range.start + i];
-                    results[range.start + i] =
-                        segment_rect(&segments[pair.segment as usize], &rects[pair.rect as usize]);
+        };
+        let mut in_flight = VecDeque::new();
+        let outcome = (|| {
+            for range in chunks::plan_list(pairs.len(), self.caps, gather) {
+                let n = range.len();
+                let queue = self.context.queue.clone();
+                if gather {
+                    self.reserve(n, n, n, n)?;
+                    let chunk = &pairs[range.clone()];
+                    let local_segments: Vec<Segment> =
+                        chunk.iter().map(|p| segments[p.segment as usize]).collect();
+                    let local_rects: Vec<Rect> =
+                        chunk.iter().map(|p| rects[p.rect as usize]).collect();
+                    let local_pairs: Vec<PairIndex> =
+                        (0..n as u32).map(|i| PairIndex::new(i, i)).collect();
+                    queue.write_buffer(
+                        self.segments.get(),
+                        0,
+                        bytemuck::cast_slice(&local_segments),
+                    );
+                    queue.write_buffer(self.rects.get(), 0, bytemuck::cast_slice(&local_rects));
+                    queue.write_buffer(
+                        self.pair_indices.get(),
+                        0,
+                        bytemuck::cast_slice(&local_pairs),
+                    );
+                } else {
+                    self.reserve(0, 0, n, n)?;
+                    queue.write_buffer(
+                        self.pair_indices.get(),
+                        0,
+                        bytemuck::cast_slice(&pairs[range.clone()]),
+                    );
                 }
-            })?;
-        }
-        Ok(())
+                let params = Params {
+                    segment_count: segments.len().min(u32::MAX as usize) as u32,
+                    rect_count: rects.len().min(u32::MAX as usize) as u32,
+                    pair_count: n as u32,
+                    ..Params::default()
+                };
+                self.submit(&mut in_flight, false, params, range, &mut copy_out)?;
+            }
+            self.drain(&mut in_flight, &mut copy_out)
+        })();
+        self.cancel(in_flight);
+        outcome
     }
 
     /// Grows the buffers to hold the given element counts, rebuilding the bind group if any
@@ -315,11 +333,6 @@ impl GpuPairs {
             stale |= self
                 .results
                 .reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
-            self.staging.reserve(
-                device,
-                bytes(pairs, size_of::<PairResult>()) + UNCERTAIN_BYTES,
-                cap + UNCERTAIN_BYTES,
-            );
             if stale {
                 self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("rectcast.pairs.bind_group"),
@@ -338,18 +351,39 @@ impl GpuPairs {
         })
     }
 
-    /// Dispatches one chunk of `params.pair_count` pairs and hands `read` its results and the
-    /// chunk-local ids of the pairs the kernel marked uncertain, for the caller to re-decide.
-    fn run(
+    /// Chunks in flight at once: one at a time while kernels are timed (the timer waits for
+    /// each dispatch).
+    fn ring(&self) -> usize {
+        if self.timer.as_ref().is_some_and(|t| t.total().is_some()) {
+            1
+        } else {
+            CHUNKS_IN_FLIGHT
+        }
+    }
+
+    /// Dispatches one chunk of `params.pair_count` pairs, copies its results and the
+    /// `Uncertain` list into a free staging buffer of the ring, submits and asks for the map.
+    /// When the ring is full, the oldest chunk is read back first: `out` gets its results and
+    /// the chunk-local ids of the pairs the kernel marked uncertain, for it to re-decide.
+    fn submit<C>(
         &mut self,
+        in_flight: &mut VecDeque<Pending<C>>,
         dense: bool,
         params: Params,
-        read: impl FnOnce(&[PairResult], &[usize]),
+        chunk: C,
+        out: &mut impl FnMut(&C, &[PairResult], &[usize]),
     ) -> Result<()> {
         let pairs = params.pair_count as usize;
         if pairs == 0 {
             return Ok(());
         }
+        if in_flight.len() >= self.ring() {
+            let oldest = in_flight.pop_front().expect("the ring is full");
+            self.finish(oldest, out)?;
+        }
+        let slot = (0..CHUNKS_IN_FLIGHT)
+            .find(|&slot| in_flight.iter().all(|p| p.slot != slot))
+            .expect("the ring has a free slot");
         let context = self.context.clone();
         let bytes = (pairs * size_of::<PairResult>()) as u64;
         let wait = Wait {
@@ -360,62 +394,109 @@ impl GpuPairs {
             },
             limit: self.wait.for_pairs(pairs as u64),
         };
-        context
-            .scoped(|| {
-                let device = &context.device;
-                let queue = &context.queue;
-                queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-                let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
-                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("rectcast.pairs.encoder"),
+        let (submission, read) = context.scoped(|| {
+            let device = &context.device;
+            let queue = &context.queue;
+            let staging = &mut self.staging[slot];
+            staging.reserve(
+                device,
+                bytes + UNCERTAIN_BYTES,
+                self.max_binding_bytes + UNCERTAIN_BYTES,
+            );
+            let staging = staging.get();
+            queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+            let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("rectcast.pairs.encoder"),
+            });
+            encoder.clear_buffer(&self.uncertain, 0, None);
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("rectcast.pairs.pass"),
+                    timestamp_writes: self.timer.as_ref().and_then(KernelTimer::writes),
                 });
-                encoder.clear_buffer(&self.uncertain, 0, None);
-                {
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("rectcast.pairs.pass"),
-                        timestamp_writes: self.timer.as_ref().and_then(KernelTimer::writes),
-                    });
-                    pass.set_pipeline(if dense { &self.dense } else { &self.list });
-                    pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
-                    pass.dispatch_workgroups(x, y, 1);
-                }
-                if let Some(timer) = &self.timer {
-                    timer.encode_resolve(&mut encoder);
-                }
-                encoder.copy_buffer_to_buffer(self.results.get(), 0, self.staging.get(), 0, bytes);
-                encoder.copy_buffer_to_buffer(
-                    &self.uncertain,
-                    0,
-                    self.staging.get(),
-                    bytes,
-                    UNCERTAIN_BYTES,
-                );
-                let submission = queue.submit([encoder.finish()]);
-                Ok(submission)
-            })
-            .and_then(|submission| {
-                let mut found = 0;
-                read_back(
-                    &self.context,
-                    self.staging.get(),
-                    submission.clone(),
-                    bytes + UNCERTAIN_BYTES,
-                    wait,
-                    |mapped| {
-                        let (local, list) = mapped.split_at(bytes as usize);
-                        let local: &[PairResult] = bytemuck::cast_slice(local);
-                        let list: &[u32] = bytemuck::cast_slice(list);
-                        let ids = uncertain_ids(local, list[0], &list[1..]);
-                        found = ids.len();
-                        read(local, &ids);
-                    },
-                )?;
-                self.uncertain_pairs += found as u64;
-                if let Some(timer) = &mut self.timer {
-                    timer.read(&self.context, submission, wait)?;
-                }
-                Ok(())
-            })
+                pass.set_pipeline(if dense { &self.dense } else { &self.list });
+                pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            if let Some(timer) = &self.timer {
+                timer.encode_resolve(&mut encoder);
+            }
+            // The copies follow the dispatch in the same submission: the next chunk's upload
+            // and dispatch come after them on the queue.
+            encoder.copy_buffer_to_buffer(self.results.get(), 0, staging, 0, bytes);
+            encoder.copy_buffer_to_buffer(&self.uncertain, 0, staging, bytes, UNCERTAIN_BYTES);
+            let submission = queue.submit([encoder.finish()]);
+            Ok((
+                submission,
+                PendingRead::start(staging, bytes + UNCERTAIN_BYTES),
+            ))
+        })?;
+        in_flight.push_back(Pending {
+            chunk,
+            slot,
+            bytes,
+            submission,
+            read,
+            wait,
+        });
+        Ok(())
+    }
+
+    /// Waits for a chunk's map and hands its results to `out`.
+    fn finish<C>(
+        &mut self,
+        pending: Pending<C>,
+        out: &mut impl FnMut(&C, &[PairResult], &[usize]),
+    ) -> Result<()> {
+        let Pending {
+            chunk,
+            slot,
+            bytes,
+            submission,
+            read,
+            wait,
+        } = pending;
+        let mut found = 0;
+        read.finish(
+            &self.context,
+            self.staging[slot].get(),
+            submission.clone(),
+            wait,
+            |mapped| {
+                let (local, list) = mapped.split_at(bytes as usize);
+                let local: &[PairResult] = bytemuck::cast_slice(local);
+                let list: &[u32] = bytemuck::cast_slice(list);
+                let ids = uncertain_ids(local, list[0], &list[1..]);
+                found = ids.len();
+                out(&chunk, local, &ids);
+            },
+        )?;
+        self.uncertain_pairs += found as u64;
+        if let Some(timer) = &mut self.timer {
+            timer.read(&self.context, submission, wait)?;
+        }
+        Ok(())
+    }
+
+    /// Reads back every chunk still in flight, oldest first.
+    fn drain<C>(
+        &mut self,
+        in_flight: &mut VecDeque<Pending<C>>,
+        out: &mut impl FnMut(&C, &[PairResult], &[usize]),
+    ) -> Result<()> {
+        while let Some(pending) = in_flight.pop_front() {
+            self.finish(pending, out)?;
+        }
+        Ok(())
+    }
+
+    /// After an error: the chunks still in flight give their maps up, so the staging buffers
+    /// serve the next call.
+    fn cancel<C>(&self, in_flight: VecDeque<Pending<C>>) {
+        for pending in in_flight {
+            pending.read.cancel(self.staging[pending.slot].get());
+        }
     }
 
     /// How long each chunk may take from now on.
@@ -439,6 +520,18 @@ impl GpuPairs {
             timer.start();
         }
     }
+}
+
+/// A chunk submitted and not yet read back, with what its results belong to.
+struct Pending<C> {
+    chunk: C,
+    /// Its staging buffer in the ring.
+    slot: usize,
+    /// Bytes of results before the `Uncertain` list.
+    bytes: u64,
+    submission: wgpu::SubmissionIndex,
+    read: PendingRead,
+    wait: Wait,
 }
 
 /// The chunk-local ids of the pairs the kernel marked uncertain: its list, or, when more were
