@@ -119,6 +119,60 @@ fn frame_k_is_read_during_frame_k_plus_one_and_equals_the_cpu_first_hit() {
 }
 
 #[test]
+fn a_game_loop_that_never_waits_gets_every_frame_with_try_read() {
+    // The game's thread never blocks: each frame it dispatches the next and polls the ones in
+    // flight with try_read, taking whichever are done; a full ring only delays a write.
+    let Some(context) = context("frames, never waiting") else {
+        return;
+    };
+    let mut frames = Frames::new(&context, FrameCapacity::new(2400, 300)).expect("frames");
+    let mut cpu = cpu_engine();
+    let mut pending: std::collections::VecDeque<(u64, rectcast::gpu::frames::FrameId)> =
+        Default::default();
+    let mut out = Vec::new();
+    let mut done = 0;
+    let mut take_ready =
+        |frames: &mut Frames, pending: &mut std::collections::VecDeque<_>, done: &mut u64| {
+            while let Some(&(k, id)) = pending.front() {
+                let (segments, rects) = frame(k);
+                out.resize(segments.len(), FirstHit::NONE);
+                if !frames.try_read(id, &mut out).expect("try_read") {
+                    break;
+                }
+                let expected = cpu.first_hit(&Batch::new(&segments, &rects)).expect("cpu");
+                assert_same_first_hits(&format!("frame {k}"), &segments, &expected, &out);
+                pending.pop_front();
+                *done += 1;
+            }
+        };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for k in 0..30 {
+        let (segments, rects) = frame(k);
+        // A full ring: the game does other work and polls again.
+        while let Err(rectcast::Error::RingFull { .. }) =
+            frames.write(&Batch::new(&segments, &rects))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "frame {k}: the ring stayed full"
+            );
+            take_ready(&mut frames, &mut pending, &mut done);
+        }
+        pending.push_back((k, frames.dispatch().expect("dispatch")));
+        take_ready(&mut frames, &mut pending, &mut done);
+    }
+    while !pending.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} frames never became ready",
+            pending.len()
+        );
+        take_ready(&mut frames, &mut pending, &mut done);
+    }
+    assert_eq!(done, 30);
+}
+
+#[test]
 fn moving_hitboxes_rebuilt_on_the_gpu_every_frame_give_the_brute_force_first_hits() {
     let Some(context) = context("frames with a broad phase") else {
         return;

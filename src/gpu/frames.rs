@@ -56,6 +56,8 @@ struct Slot {
     staging: wgpu::Buffer,
     state: Arc<AtomicU8>,
     frame: u64,
+    /// The submission that holds the frame, when known: a read waits for it and nothing later.
+    submission: Option<wgpu::SubmissionIndex>,
     segments: Vec<Segment>,
     rects: Vec<Rect>,
     /// The filters, when the frame has them (`None` leaves the reserved vector alone).
@@ -153,6 +155,7 @@ impl Frames {
                         staging: staging.get().clone(),
                         state: Arc::new(AtomicU8::new(IDLE)),
                         frame: 0,
+                        submission: None,
                         segments: Vec::with_capacity(capacity.segments),
                         rects: Vec::with_capacity(capacity.rects),
                         segment_filters: (false, Vec::with_capacity(capacity.segments)),
@@ -300,10 +303,24 @@ impl Frames {
     }
 
     /// Starts reading `frame` back, once the encoder [`encode`](Self::encode) recorded into has
-    /// been submitted.
+    /// been submitted. A [`read`](Self::read) of it then waits for everything submitted so far;
+    /// [`submitted_with`](Self::submitted_with) lets it wait for the frame's own submission
+    /// only.
     pub fn submitted(&mut self, frame: FrameId) {
+        self.submitted_as(frame, None);
+    }
+
+    /// [`submitted`](Self::submitted), with the index `Queue::submit` returned for the encoder:
+    /// a [`read`](Self::read) of the frame waits for that submission, not for the frames and
+    /// work submitted after it.
+    pub fn submitted_with(&mut self, frame: FrameId, submission: wgpu::SubmissionIndex) {
+        self.submitted_as(frame, Some(submission));
+    }
+
+    fn submitted_as(&mut self, frame: FrameId, submission: Option<wgpu::SubmissionIndex>) {
         let index = self.slot_of(frame.0);
-        let slot = &self.ring[index];
+        let slot = &mut self.ring[index];
+        slot.submission = submission;
         let state = slot.state.clone();
         state.store(PENDING, Ordering::Release);
         slot.staging
@@ -322,7 +339,7 @@ impl Frames {
     /// As [`encode`](Self::encode); GPU errors.
     pub fn dispatch(&mut self) -> Result<FrameId> {
         let context = self.context.clone();
-        let frame = context.scoped(|| {
+        let (frame, submission) = context.scoped(|| {
             let mut encoder =
                 context
                     .device
@@ -330,10 +347,9 @@ impl Frames {
                         label: Some("rectcast.frames.encoder"),
                     });
             let frame = self.encode(&mut encoder)?;
-            context.queue.submit([encoder.finish()]);
-            Ok(frame)
+            Ok((frame, context.queue.submit([encoder.finish()])))
         })?;
-        self.submitted(frame);
+        self.submitted_with(frame, submission);
         Ok(frame)
     }
 
@@ -348,7 +364,10 @@ impl Frames {
         self.read_if_ready(frame, out)
     }
 
-    /// Waits for `frame` and copies its closest hits into `out`.
+    /// Waits for `frame` and copies its closest hits into `out`. The wait is for the frame's
+    /// own submission (made by [`dispatch`](Self::dispatch), or named with
+    /// [`submitted_with`](Self::submitted_with)), so a frame read while the next one runs
+    /// does not wait for it.
     ///
     /// # Errors
     /// As [`try_read`](Self::try_read);
@@ -357,6 +376,7 @@ impl Frames {
     pub fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
         let slot = &self.ring[self.slot_of(frame.0)];
         let pairs = (slot.segments.len() * slot.rects.len()) as u64;
+        let submission = slot.submission.clone().filter(|_| slot.frame == frame.0);
         let limit = WaitLimit::default().for_pairs(pairs);
         let deadline = std::time::Instant::now() + limit;
         loop {
@@ -366,7 +386,7 @@ impl Frames {
                 waited: limit,
             };
             match self.context.device.poll(wgpu::PollType::Wait {
-                submission_index: None,
+                submission_index: submission.clone(),
                 timeout: Some(left),
             }) {
                 Err(wgpu::PollError::Timeout) => return Err(timeout),
