@@ -4,7 +4,7 @@ use crate::broad_phase::{BroadPhase, RectSet};
 use crate::cpu::batched::{CpuKernel, CpuOptions};
 use crate::cpu::grid::Grid;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuContext, GpuLimits, GpuPairs, GpuQueries, GridQuery};
+use crate::gpu::{GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GridQuery};
 use crate::query::{Batch, ClipTo, Clipped, Counts};
 use crate::types::{FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
@@ -70,6 +70,8 @@ struct GpuHost {
     fallback: Option<CpuKernel>,
     /// The last call's kernel time, when timing is on.
     kernel_time: Option<Duration>,
+    /// Where the last call's host time went.
+    call: Option<GpuCall>,
 }
 
 /// Where one call runs: what [`Engine::run`] hands a query.
@@ -92,6 +94,8 @@ pub struct Engine {
     inner: Inner,
     /// The GPU kernel time of the last call, when timing is on.
     kernel_time: Option<Duration>,
+    /// Where the last GPU call's host time went.
+    gpu_call: Option<GpuCall>,
     /// Why the last call ran on the CPU instead of the GPU, if it did.
     last_fallback: Option<String>,
     broad_phase: BroadPhase,
@@ -133,6 +137,7 @@ impl Engine {
         Self {
             inner: Inner::Cpu { kernel, reason },
             kernel_time: None,
+            gpu_call: None,
             last_fallback: None,
             broad_phase: BroadPhase::default(),
             used_grid: false,
@@ -178,8 +183,10 @@ impl Engine {
                 queries: GpuQueries::new(context, limits)?,
                 fallback: None,
                 kernel_time: None,
+                call: None,
             })),
             kernel_time: None,
+            gpu_call: None,
             last_fallback: None,
             broad_phase: BroadPhase::default(),
             used_grid: false,
@@ -229,8 +236,10 @@ impl Engine {
         match &mut self.inner {
             Inner::Gpu(host) => {
                 host.kernel_time = None;
+                host.call = None;
                 let outcome = call(On::Gpu(host));
                 self.kernel_time = host.kernel_time;
+                self.gpu_call = host.call;
                 match (outcome, &mut host.fallback) {
                     (Err(e @ (Error::Timeout { .. } | Error::DeviceLost(_))), Some(kernel)) => {
                         self.last_fallback = Some(format!("{e}; this call ran on the CPU"));
@@ -344,15 +353,12 @@ impl Engine {
         self.kernel_time
     }
 
-    /// How the chunks of the last first-hit, hits, counts or clip call overlapped on the GPU
-    /// (`None` on the CPU): a batch of several chunks keeps up to
+    /// Where the last GPU call's host time went (submitting, waiting for the GPU, merging
+    /// results) and how its chunks overlapped: a batch of several chunks keeps up to
     /// [`CHUNKS_IN_FLIGHT`](crate::gpu::CHUNKS_IN_FLIGHT) in flight, so that uploads, kernels
-    /// and readbacks overlap.
-    pub fn gpu_overlap(&self) -> Option<crate::gpu::Overlap> {
-        match &self.inner {
-            Inner::Gpu(gpu) => Some(gpu.queries.last_overlap()),
-            Inner::Cpu { .. } => None,
-        }
+    /// and readbacks overlap. `None` on the CPU, and for a call that ran there.
+    pub fn last_gpu_call(&self) -> Option<GpuCall> {
+        self.gpu_call
     }
 
     /// The GPU context, when on the GPU.
@@ -415,6 +421,7 @@ impl Engine {
             On::Gpu(gpu) => {
                 gpu.pairs.pairs_dense(segments, rects, results)?;
                 gpu.kernel_time = gpu.pairs.kernel_time();
+                gpu.call = Some(gpu.pairs.last_call());
                 Ok(())
             }
             On::Cpu(kernel) => {
@@ -463,6 +470,7 @@ impl Engine {
                 On::Gpu(gpu) => {
                     gpu.pairs.pairs_list(segments, rects, pairs, &mut results)?;
                     gpu.kernel_time = gpu.pairs.kernel_time();
+                    gpu.call = Some(gpu.pairs.last_call());
                 }
                 On::Cpu(kernel) => kernel.pairs_list(segments, rects, pairs, &mut results),
             }
@@ -504,6 +512,7 @@ impl Engine {
                 On::Gpu(gpu) => {
                     gpu.queries.first_hit(batch, grid, out)?;
                     gpu.kernel_time = gpu.queries.kernel_time();
+                    gpu.call = Some(gpu.queries.last_call());
                 }
                 On::Cpu(kernel) => kernel.first_hit(batch, built(grid), out),
             }
@@ -522,6 +531,7 @@ impl Engine {
             On::Gpu(gpu) => {
                 let hits = gpu.queries.hits(batch, grid)?;
                 gpu.kernel_time = gpu.queries.kernel_time();
+                gpu.call = Some(gpu.queries.last_call());
                 Ok(hits)
             }
             On::Cpu(kernel) => Ok(kernel.hits(batch, built(grid))),
@@ -546,6 +556,7 @@ impl Engine {
                 On::Gpu(gpu) => {
                     gpu.queries.counts(batch, grid, &mut counts)?;
                     gpu.kernel_time = gpu.queries.kernel_time();
+                    gpu.call = Some(gpu.queries.last_call());
                 }
                 On::Cpu(kernel) => kernel.counts(batch, built(grid), &mut counts),
             }
@@ -585,6 +596,7 @@ impl Engine {
                 On::Gpu(gpu) => {
                     gpu.queries.clip(segments, rects, &mut results)?;
                     gpu.kernel_time = gpu.queries.kernel_time();
+                    gpu.call = Some(gpu.queries.last_call());
                 }
                 On::Cpu(kernel) => kernel.clip(segments, rects, &mut results),
             }

@@ -171,6 +171,6 @@ fn a_timeout_in_a_call_of_many_chunks_leaves_the_engine_serving_the_next() {
         same(&got),
         "first hit after a timeout differs from the CPU's"
     );
-    let overlap = gpu.gpu_overlap().expect("on the GPU");
+    let overlap = gpu.last_gpu_call().expect("on the GPU");
     assert!(overlap.submitted_before_first_read > 1, "{overlap:?}");
 }

@@ -17,4 +17,4 @@ pub use emulation::Emulation;
 pub use frames::Frames;
 pub use limits::{GpuLimits, WaitLimit};
 pub use pairs::GpuPairs;
-pub use queries::{CHUNKS_IN_FLIGHT, GpuQueries, GridQuery, Overlap, QueryCaps};
+pub use queries::{CHUNKS_IN_FLIGHT, GpuCall, GpuQueries, GridQuery, QueryCaps};

@@ -12,7 +12,7 @@ use super::buffers::{
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
 use super::limits::{GpuLimits, UNCERTAIN_BYTES, WaitLimit};
-use super::queries::CHUNKS_IN_FLIGHT;
+use super::queries::{CHUNKS_IN_FLIGHT, GpuCall};
 use super::shader::{self, Params};
 use super::timer::KernelTimer;
 use crate::cpu::segment_rect::segment_rect;
@@ -44,6 +44,7 @@ pub struct GpuPairs {
     uncertain_pairs: u64,
     timer: Option<KernelTimer>,
     wait: WaitLimit,
+    call: GpuCall,
 }
 
 impl GpuPairs {
@@ -134,6 +135,7 @@ impl GpuPairs {
             bind_group: None,
             uncertain_pairs: 0,
             wait: limits.wait.unwrap_or_default(),
+            call: GpuCall::default(),
         })
     }
 
@@ -394,6 +396,7 @@ impl GpuPairs {
             },
             limit: self.wait.for_pairs(pairs as u64),
         };
+        let started = std::time::Instant::now();
         let (submission, read) = context.scoped(|| {
             let device = &context.device;
             let queue = &context.queue;
@@ -432,6 +435,8 @@ impl GpuPairs {
                 PendingRead::start(staging, bytes + UNCERTAIN_BYTES),
             ))
         })?;
+        self.call.submitting += started.elapsed();
+        self.call.chunks += 1;
         in_flight.push_back(Pending {
             chunk,
             slot,
@@ -457,21 +462,31 @@ impl GpuPairs {
             read,
             wait,
         } = pending;
+        if self.call.submitted_before_first_read == 0 {
+            self.call.submitted_before_first_read = self.call.chunks;
+        }
         let mut found = 0;
-        read.finish(
+        let started = std::time::Instant::now();
+        let mut merging = std::time::Duration::ZERO;
+        let finished = read.finish(
             &self.context,
             self.staging[slot].get(),
             submission.clone(),
             wait,
             |mapped| {
+                let merge = std::time::Instant::now();
                 let (local, list) = mapped.split_at(bytes as usize);
                 let local: &[PairResult] = bytemuck::cast_slice(local);
                 let list: &[u32] = bytemuck::cast_slice(list);
                 let ids = uncertain_ids(local, list[0], &list[1..]);
                 found = ids.len();
                 out(&chunk, local, &ids);
+                merging = merge.elapsed();
             },
-        )?;
+        );
+        self.call.merging += merging;
+        self.call.waiting += started.elapsed().saturating_sub(merging);
+        finished?;
         self.uncertain_pairs += found as u64;
         if let Some(timer) = &mut self.timer {
             timer.read(&self.context, submission, wait)?;
@@ -514,8 +529,14 @@ impl GpuPairs {
         self.timer.as_ref().and_then(KernelTimer::total)
     }
 
-    /// Starts a call's kernel time at zero.
+    /// Where the last call's host time went, and how its chunks overlapped.
+    pub fn last_call(&self) -> GpuCall {
+        self.call
+    }
+
+    /// Starts a call's kernel time and its account at zero.
     fn start_timing(&mut self) {
+        self.call = GpuCall::default();
         if let Some(timer) = &mut self.timer {
             timer.start();
         }

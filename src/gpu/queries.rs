@@ -487,14 +487,23 @@ enum Outcome {
 /// and merges its results, the GPU uploads and runs the next.
 pub const CHUNKS_IN_FLIGHT: usize = 3;
 
-/// How the last call's chunks overlapped (see [`GpuQueries::last_overlap`]).
+/// Where one GPU call's time went on the host, and how its chunks overlapped (see
+/// [`crate::Engine::last_gpu_call`]). The GPU's own kernel time is
+/// [`crate::Engine::gpu_kernel_time`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Overlap {
+pub struct GpuCall {
     /// Chunks submitted, reruns (a found list that grew) included.
     pub chunks: usize,
     /// Chunks submitted before the first one's results were read back: more than one when
     /// the GPU had work queued while the host read.
     pub submitted_before_first_read: usize,
+    /// Uploading inputs, recording and submitting the chunks.
+    pub submitting: std::time::Duration,
+    /// Blocked until the GPU had a chunk's results ready (kernels and copies the host could not
+    /// overlap with its own work).
+    pub waiting: std::time::Duration,
+    /// Copying results out of the mapped staging buffers and merging them.
+    pub merging: std::time::Duration,
 }
 
 /// A chunk submitted and not yet read back.
@@ -521,7 +530,7 @@ pub struct GpuQueries {
     /// needed (at least FOUND_FIRST_COPY). A hit list learns its size; first hit and counts,
     /// which list only the rare uncertain pair, stay small.
     found_copy: [u64; Kernel::ALL.len()],
-    overlap: Overlap,
+    call: GpuCall,
     caps: QueryCaps,
     max_binding_bytes: u64,
     /// The device's largest buffer: the staging buffer's cap when it doubles.
@@ -580,7 +589,7 @@ impl GpuQueries {
                 })
                 .collect(),
             found_copy: [FOUND_FIRST_COPY; Kernel::ALL.len()],
-            overlap: Overlap::default(),
+            call: GpuCall::default(),
             timer: KernelTimer::new(&context, "rectcast.queries"),
             context,
             uncertain_pairs: 0,
@@ -635,9 +644,9 @@ impl GpuQueries {
             + self.grid.bytes()
     }
 
-    /// How the last call's chunks overlapped.
-    pub fn last_overlap(&self) -> Overlap {
-        self.overlap
+    /// Where the last call's host time went, and how its chunks overlapped.
+    pub fn last_call(&self) -> GpuCall {
+        self.call
     }
 
     /// Whether the last first-hit, hits or counts call walked a grid (it was given one, the
@@ -669,7 +678,7 @@ impl GpuQueries {
             timer.start();
         }
         self.used_grid = false;
-        self.overlap = Overlap::default();
+        self.call = GpuCall::default();
         let n = batch.segments.len();
         let m = batch.rects.len();
         if n == 0 || m == 0 {
@@ -742,13 +751,13 @@ impl GpuQueries {
                     let chunk =
                         self.submit_chunk(kernel, batch, segments, rects, found, walk, slot)?;
                     in_flight.push_back(chunk);
-                    self.overlap.chunks += 1;
+                    self.call.chunks += 1;
                 }
                 let Some(chunk) = in_flight.pop_front() else {
                     return Ok(());
                 };
-                if self.overlap.submitted_before_first_read == 0 {
-                    self.overlap.submitted_before_first_read = self.overlap.chunks;
+                if self.call.submitted_before_first_read == 0 {
+                    self.call.submitted_before_first_read = self.call.chunks;
                 }
                 let segments = chunk.segments.clone();
                 let rects = chunk.rects.clone();
@@ -828,6 +837,7 @@ impl GpuQueries {
             found,
         };
         let cap = self.max_binding_bytes;
+        let started = std::time::Instant::now();
         let (submission, layout, entries, read) = context.scoped(|| {
             self.buffers
                 .reserve(device, &self.kernels.layout, room, cap);
@@ -874,6 +884,7 @@ impl GpuQueries {
             let read = PendingRead::start(staging, layout.bytes());
             Ok((submission, layout, entries, read))
         })?;
+        self.call.submitting += started.elapsed();
         let chunk = InFlight {
             segments,
             rects,
@@ -951,12 +962,15 @@ impl GpuQueries {
             };
             let mut count = 0;
             let mut uncertain = 0;
-            read.finish(
+            let started = std::time::Instant::now();
+            let mut merging = std::time::Duration::ZERO;
+            let finished = read.finish(
                 &context,
                 self.staging[chunk.slot].get(),
                 submission,
                 wait,
                 |mapped| {
+                    let merge = std::time::Instant::now();
                     let (out, found) =
                         parse_staging(mapped, &layout, chunk.segments.clone(), chunk.rects.clone());
                     count = found;
@@ -968,8 +982,12 @@ impl GpuQueries {
                             .count() as u64;
                         sink(&out);
                     }
+                    merging = merge.elapsed();
                 },
-            )?;
+            );
+            self.call.merging += merging;
+            self.call.waiting += started.elapsed().saturating_sub(merging);
+            finished?;
             if count > capacity {
                 return Ok(Outcome::Overflow(count));
             }

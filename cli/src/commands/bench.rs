@@ -190,6 +190,16 @@ fn bench_table(
             rows.push(Row::timed(name, iterations, || run(&mut engine))?);
             if let Some(context) = engine.gpu_context() {
                 let adapter = context.adapter_info().name.clone();
+                if let Some(call) = engine.last_gpu_call() {
+                    notes.push(format!(
+                        "{adapter}, the last end-to-end call on the host: submitting (uploads, recording) {:.3} ms, waiting for the GPU {:.3} ms, merging results {:.3} ms; {} chunk(s), {} in flight before the first read",
+                        ms(call.submitting),
+                        ms(call.waiting),
+                        ms(call.merging),
+                        call.chunks,
+                        call.submitted_before_first_read
+                    ));
+                }
                 match Row::kernel(&mut engine, iterations, &mut run)? {
                     Some(row) => rows.push(row),
                     None => notes.push(format!(
