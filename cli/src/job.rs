@@ -14,8 +14,9 @@ use crate::output::To;
 use crate::records::{self, Records};
 use crate::table::FileError;
 
-/// Segments per chunk for the per-segment queries: large enough to keep a GPU busy.
-pub const SEGMENTS_PER_CHUNK: usize = 1 << 18;
+/// Segments per chunk for the per-segment queries: large enough to keep a GPU busy (a query
+/// job has up to three at once: one being read, one on the engine, one being written).
+pub const SEGMENTS_PER_CHUNK: usize = 1 << 17;
 
 pub fn text(e: FileError) -> String {
     e.to_string()

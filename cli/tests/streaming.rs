@@ -354,8 +354,9 @@ fn a_job_larger_than_a_chunk_streams_in_bounded_memory_and_equals_the_in_memory_
     }
     assert!(hits > 1000, "{hits} hits");
     // Memory: 1.2 million segments are 19 MB of input and 32 MB of results; streamed, the job
-    // holds one chunk of each (about 16 MB in all here), never the whole input. Holding the
-    // input whole (a chunk of 2^24) measured 52 MB.
+    // holds at most three chunks (one being read, one on the engine, one being written: about
+    // 20 MB in all here), never the whole input. Holding the input whole (a chunk of 2^24)
+    // measured 52 MB.
     let input = std::fs::metadata(&segments).unwrap().len();
     let output = std::fs::metadata(&out).unwrap().len();
     eprintln!(
@@ -789,4 +790,36 @@ fn parquet_inputs_and_outputs_hold_the_csv_rows() {
         }
     }
     assert_eq!(rows, 5000);
+}
+
+#[test]
+fn an_invalid_record_in_a_later_chunk_stops_the_pipelined_job_and_leaves_no_output() {
+    // Queries read chunk k + 2 while the engine runs chunk k + 1 and chunk k's rows are
+    // written: an invalid record found by that read (row 290,000, in the third chunk of
+    // 131,072) must still stop the job, name its row, and leave no file behind.
+    let dir = tempfile::tempdir().unwrap();
+    let (segments, rects) = generate(dir.path(), "random", 300_000, 50, "f32");
+    let mut bytes = std::fs::read(&segments).unwrap();
+    let at = 290_000 * 16 + 8; // x1
+    bytes[at..at + 4].copy_from_slice(&f32::INFINITY.to_le_bytes());
+    std::fs::write(&segments, bytes).unwrap();
+    for query in ["first-hit", "hits", "count", "pairs"] {
+        let out = dir.path().join(format!("{query}.npy"));
+        let o = rectcast(&[
+            query,
+            "--segments",
+            s(&segments),
+            "--rects",
+            s(&rects),
+            "--out",
+            s(&out),
+        ]);
+        assert!(!o.status.success(), "{query}: succeeded");
+        assert!(
+            stderr(&o).contains("row 290000, x1"),
+            "{query}: {}",
+            stderr(&o)
+        );
+        assert!(!out.exists(), "{query}: left {}", out.display());
+    }
 }

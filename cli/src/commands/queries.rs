@@ -1,6 +1,8 @@
 //! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect, as streaming
-//! jobs. Rects are read whole, segments in chunks; each chunk runs on the engine and its rows
-//! are written before the next is read, so memory stays bounded whatever the input size.
+//! jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
+//! engine while this thread writes the rows of the chunk before and reads the chunk after, so
+//! reading, the engine's work and writing overlap, and memory stays bounded (three chunks)
+//! whatever the input size.
 //!
 //! To stdout (which cannot be taken back), the segments are first read through once and
 //! checked, so bad input leaves no partial output there either; with `--out` rows go to a
@@ -20,6 +22,69 @@ use crate::records::{self, Records};
 
 /// Results per chunk for dense `pairs`.
 const PAIRS_PER_CHUNK: usize = 1 << 22;
+
+/// A chunk of segments for the worker, and a buffer for its first hits.
+struct Job {
+    chunk: Vec<rectcast::Segment>,
+    ids: Vec<u64>,
+    first: Vec<rectcast::FirstHit>,
+    /// The input's progress once the chunk was read.
+    progress: (u64, u64),
+}
+
+/// A chunk the worker ran, its buffers coming back, and its results.
+struct Done {
+    chunk: Vec<rectcast::Segment>,
+    ids: Vec<u64>,
+    progress: (u64, u64),
+    out: Out,
+}
+
+enum Out {
+    Pairs(Vec<rectcast::PairResult>),
+    Hits(Vec<rectcast::Hit>),
+    FirstHit(Vec<rectcast::FirstHit>),
+    /// Hits per rect.
+    Counts(Vec<u64>),
+}
+
+/// Runs `query` on one chunk.
+fn run_chunk(
+    engine: &mut rectcast::Engine,
+    query: Query,
+    rects: &[rectcast::Rect],
+    rect_set: Option<&RectSet>,
+    job: Job,
+) -> Result<Done, String> {
+    let Job {
+        chunk,
+        ids,
+        mut first,
+        progress,
+    } = job;
+    let e = |e: rectcast::Error| e.to_string();
+    let batch = match rect_set {
+        Some(set) => Batch::over(&chunk, set),
+        None => Batch::new(&chunk, rects),
+    };
+    let out = match query {
+        Query::Pairs => Out::Pairs(engine.pairs(&chunk, rects).map_err(e)?),
+        Query::Hits => Out::Hits(engine.hits(&batch).map_err(e)?),
+        Query::FirstHit => {
+            // One buffer for every chunk: no fresh pages per chunk.
+            first.resize(chunk.len(), rectcast::FirstHit::NONE);
+            engine.first_hit_into(&batch, &mut first).map_err(e)?;
+            Out::FirstHit(first)
+        }
+        Query::Count => Out::Counts(engine.counts(&batch).map_err(e)?.per_rect),
+    };
+    Ok(Done {
+        chunk,
+        ids,
+        progress,
+        out,
+    })
+}
 
 /// The inputs and output of a query over every segment and every rect.
 #[derive(Args)]
@@ -98,62 +163,106 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let rect_set = rect_set.transpose().map_err(|e| e.to_string())?;
     first_read.map_err(text)?;
     let mut per_rect = vec![0u64; m];
-    let mut first = Vec::new();
     let mut done = 0;
-    let e = |e: rectcast::Error| e.to_string();
-    let mut said_fallback = false;
-    let mut read_next = false;
-    loop {
-        if read_next {
-            segments
-                .read_chunk(&mut chunk, &mut ids, chunk_len)
-                .map_err(text)?;
-        }
-        read_next = true;
-        if chunk.is_empty() {
-            break;
-        }
-        let batch = match &rect_set {
-            Some(set) => Batch::over(&chunk, set),
-            None => Batch::new(&chunk, &rects),
-        };
-        match query {
-            Query::Pairs => {
-                let results = engine.pairs(&chunk, &rects).map_err(e)?;
-                sink.pairs(
+    // Three stages at once: this thread reads chunk k + 2 and writes chunk k's rows while a
+    // worker runs chunk k + 1 on the engine. Errors come out in the order a job that did one
+    // chunk at a time would meet them: a chunk's rows are written before a read error of a
+    // later chunk is reported.
+    let rect_set = rect_set.as_ref();
+    let rects = &rects;
+    std::thread::scope(|scope| -> Outcome {
+        // Made here, so that an early return drops this thread's ends and the worker stops.
+        let (to_worker, jobs) = std::sync::mpsc::sync_channel::<Job>(1);
+        let (to_writer, results) = std::sync::mpsc::sync_channel::<Result<Done, String>>(1);
+        scope.spawn(move || {
+            let mut said_fallback = false;
+            for job in jobs {
+                let done = run_chunk(&mut engine, query, rects, rect_set, job);
+                job::note_fallback(&engine, &mut said_fallback);
+                let failed = done.is_err();
+                if to_writer.send(done).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let mut next = Some(Job {
+            chunk,
+            ids,
+            first: Vec::new(),
+            progress: segments.progress(),
+        });
+        let mut spare: Vec<(Vec<rectcast::Segment>, Vec<u64>)> = Vec::new();
+        let mut spare_first = Vec::new();
+        let mut in_flight = 0;
+        let mut read_error = None;
+        loop {
+            // Chunk k + 1 to the worker (it waits in the channel while the worker runs chunk k).
+            if let Some(job) = next.take().filter(|job| !job.chunk.is_empty()) {
+                let job = Job {
+                    first: std::mem::take(&mut spare_first),
+                    ..job
+                };
+                // A worker that stopped has sent its error: it comes out below.
+                if to_worker.send(job).is_ok() {
+                    in_flight += 1;
+                    // Chunk k + 2, read while the worker runs.
+                    let (mut chunk, mut ids) = spare.pop().unwrap_or_default();
+                    match segments.read_chunk(&mut chunk, &mut ids, chunk_len) {
+                        Ok(()) => {
+                            next = Some(Job {
+                                chunk,
+                                ids,
+                                first: Vec::new(),
+                                progress: segments.progress(),
+                            })
+                        }
+                        Err(e) => read_error = Some(text(e)),
+                    }
+                }
+            }
+            if in_flight == 0 {
+                break;
+            }
+            // Two chunks in flight before the first result is taken.
+            if in_flight < 2 && next.is_some() {
+                continue;
+            }
+            // Chunk k's rows, written while the worker runs chunk k + 1.
+            let finished = results
+                .recv()
+                .map_err(|_| "rectcast: the engine's worker thread stopped".to_string())??;
+            in_flight -= 1;
+            match &finished.out {
+                Out::Pairs(results) => sink.pairs(
                     results
                         .iter()
                         .enumerate()
-                        .map(|(i, r)| (ids[i / m], rect_ids[i % m], r)),
-                )?;
-            }
-            Query::Hits => {
-                let hits = engine.hits(&batch).map_err(e)?;
-                sink.pairs(hits.iter().map(|h| {
+                        .map(|(i, r)| (finished.ids[i / m], rect_ids[i % m], r)),
+                )?,
+                Out::Hits(hits) => sink.pairs(hits.iter().map(|h| {
                     (
-                        ids[h.segment as usize],
+                        finished.ids[h.segment as usize],
                         rect_ids[h.rect as usize],
                         &h.result,
                     )
-                }))?;
-            }
-            Query::FirstHit => {
-                // One buffer for every chunk: no fresh pages per chunk.
-                first.resize(chunk.len(), rectcast::FirstHit::NONE);
-                engine.first_hit_into(&batch, &mut first).map_err(e)?;
-                sink.first_hits(&ids, &rect_ids, &first)?;
-            }
-            Query::Count => {
-                let counts = engine.counts(&batch).map_err(e)?;
-                for (total, n) in per_rect.iter_mut().zip(&counts.per_rect) {
-                    *total += n;
+                }))?,
+                Out::FirstHit(first) => sink.first_hits(&finished.ids, &rect_ids, first)?,
+                Out::Counts(counts) => {
+                    for (total, n) in per_rect.iter_mut().zip(counts) {
+                        *total += n;
+                    }
                 }
             }
+            done += finished.chunk.len() as u64;
+            progress.update(done, finished.progress);
+            if let Out::FirstHit(first) = finished.out {
+                spare_first = first;
+            }
+            spare.push((finished.chunk, finished.ids));
         }
-        job::note_fallback(&engine, &mut said_fallback);
-        done += chunk.len() as u64;
-        progress.update(done, segments.progress());
-    }
+        drop(to_worker);
+        read_error.map_or(Ok(()), Err)
+    })?;
     if query == Query::Count {
         sink.counts(&rect_ids, &per_rect)?;
     }
