@@ -195,40 +195,34 @@ impl GpuPairs {
                     results[s * m + r] = segment_rect(&segments[s], &rects[r]);
                 }
             };
-        let mut in_flight = VecDeque::new();
-        let outcome = (|| {
-            for chunk in chunks::plan_dense(segments.len(), m, self.caps) {
-                let pairs = chunk.pair_count();
-                self.reserve(chunk.segments.len(), chunk.rects.len(), 0, pairs)?;
-                let queue = &self.context.queue;
-                // Upload a tile only when it changed: with all rects in one tile they go up once.
-                if uploaded.0 != chunk.segments {
-                    queue.write_buffer(
-                        self.segments.get(),
-                        0,
-                        bytemuck::cast_slice(&segments[chunk.segments.clone()]),
-                    );
-                }
-                if uploaded.1 != chunk.rects {
-                    queue.write_buffer(
-                        self.rects.get(),
-                        0,
-                        bytemuck::cast_slice(&rects[chunk.rects.clone()]),
-                    );
-                }
-                uploaded = (chunk.segments.clone(), chunk.rects.clone());
-                let params = Params {
-                    segment_count: chunk.segments.len() as u32,
-                    rect_count: chunk.rects.len() as u32,
-                    pair_count: pairs as u32,
-                    ..Params::default()
-                };
-                self.submit(&mut in_flight, true, params, chunk, &mut copy_out)?;
+        let plan = chunks::plan_dense(segments.len(), m, self.caps);
+        self.run_chunks(true, plan, &mut copy_out, |this, chunk| {
+            let pairs = chunk.pair_count();
+            this.reserve(chunk.segments.len(), chunk.rects.len(), 0, pairs)?;
+            let queue = &this.context.queue;
+            // Upload a tile only when it changed: with all rects in one tile they go up once.
+            if uploaded.0 != chunk.segments {
+                queue.write_buffer(
+                    this.segments.get(),
+                    0,
+                    bytemuck::cast_slice(&segments[chunk.segments.clone()]),
+                );
             }
-            self.drain(&mut in_flight, &mut copy_out)
-        })();
-        self.cancel(in_flight);
-        outcome
+            if uploaded.1 != chunk.rects {
+                queue.write_buffer(
+                    this.rects.get(),
+                    0,
+                    bytemuck::cast_slice(&rects[chunk.rects.clone()]),
+                );
+            }
+            uploaded = (chunk.segments.clone(), chunk.rects.clone());
+            Ok(Params {
+                segment_count: chunk.segments.len() as u32,
+                rect_count: chunk.rects.len() as u32,
+                pair_count: pairs as u32,
+                ..Params::default()
+            })
+        })
     }
 
     /// Pair-list query; `results.len() == pairs.len()`. Inputs and indices are valid.
@@ -261,51 +255,44 @@ impl GpuPairs {
                     segment_rect(&segments[pair.segment as usize], &rects[pair.rect as usize]);
             }
         };
-        let mut in_flight = VecDeque::new();
-        let outcome = (|| {
-            for range in chunks::plan_list(pairs.len(), self.caps, gather) {
-                let n = range.len();
-                let queue = self.context.queue.clone();
-                if gather {
-                    self.reserve(n, n, n, n)?;
-                    let chunk = &pairs[range.clone()];
-                    let local_segments: Vec<Segment> =
-                        chunk.iter().map(|p| segments[p.segment as usize]).collect();
-                    let local_rects: Vec<Rect> =
-                        chunk.iter().map(|p| rects[p.rect as usize]).collect();
-                    let local_pairs: Vec<PairIndex> =
-                        (0..n as u32).map(|i| PairIndex::new(i, i)).collect();
-                    queue.write_buffer(
-                        self.segments.get(),
-                        0,
-                        bytemuck::cast_slice(&local_segments),
-                    );
-                    queue.write_buffer(self.rects.get(), 0, bytemuck::cast_slice(&local_rects));
-                    queue.write_buffer(
-                        self.pair_indices.get(),
-                        0,
-                        bytemuck::cast_slice(&local_pairs),
-                    );
-                } else {
-                    self.reserve(0, 0, n, n)?;
-                    queue.write_buffer(
-                        self.pair_indices.get(),
-                        0,
-                        bytemuck::cast_slice(&pairs[range.clone()]),
-                    );
-                }
-                let params = Params {
-                    segment_count: segments.len().min(u32::MAX as usize) as u32,
-                    rect_count: rects.len().min(u32::MAX as usize) as u32,
-                    pair_count: n as u32,
-                    ..Params::default()
-                };
-                self.submit(&mut in_flight, false, params, range, &mut copy_out)?;
+        let plan = chunks::plan_list(pairs.len(), self.caps, gather);
+        self.run_chunks(false, plan, &mut copy_out, |this, range| {
+            let n = range.len();
+            let queue = this.context.queue.clone();
+            if gather {
+                this.reserve(n, n, n, n)?;
+                let chunk = &pairs[range.clone()];
+                let local_segments: Vec<Segment> =
+                    chunk.iter().map(|p| segments[p.segment as usize]).collect();
+                let local_rects: Vec<Rect> = chunk.iter().map(|p| rects[p.rect as usize]).collect();
+                let local_pairs: Vec<PairIndex> =
+                    (0..n as u32).map(|i| PairIndex::new(i, i)).collect();
+                queue.write_buffer(
+                    this.segments.get(),
+                    0,
+                    bytemuck::cast_slice(&local_segments),
+                );
+                queue.write_buffer(this.rects.get(), 0, bytemuck::cast_slice(&local_rects));
+                queue.write_buffer(
+                    this.pair_indices.get(),
+                    0,
+                    bytemuck::cast_slice(&local_pairs),
+                );
+            } else {
+                this.reserve(0, 0, n, n)?;
+                queue.write_buffer(
+                    this.pair_indices.get(),
+                    0,
+                    bytemuck::cast_slice(&pairs[range.clone()]),
+                );
             }
-            self.drain(&mut in_flight, &mut copy_out)
-        })();
-        self.cancel(in_flight);
-        outcome
+            Ok(Params {
+                segment_count: segments.len().min(u32::MAX as usize) as u32,
+                rect_count: rects.len().min(u32::MAX as usize) as u32,
+                pair_count: n as u32,
+                ..Params::default()
+            })
+        })
     }
 
     /// Grows the buffers to hold the given element counts, rebuilding the bind group if any
@@ -351,6 +338,28 @@ impl GpuPairs {
             }
             Ok(())
         })
+    }
+
+    /// Runs `chunks` in turn, up to [`CHUNKS_IN_FLIGHT`] at once: `prepare` uploads a chunk's
+    /// inputs and gives its params, and `out` gets each chunk's results as it is read back. On
+    /// an error the chunks still in flight give their maps up.
+    fn run_chunks<C>(
+        &mut self,
+        dense: bool,
+        chunks: impl IntoIterator<Item = C>,
+        out: &mut impl FnMut(&C, &[PairResult], &[usize]),
+        mut prepare: impl FnMut(&mut Self, &C) -> Result<Params>,
+    ) -> Result<()> {
+        let mut in_flight = VecDeque::new();
+        let outcome = (|| {
+            for chunk in chunks {
+                let params = prepare(self, &chunk)?;
+                self.submit(&mut in_flight, dense, params, chunk, out)?;
+            }
+            self.drain(&mut in_flight, out)
+        })();
+        self.cancel(in_flight);
+        outcome
     }
 
     /// Chunks in flight at once: one at a time while kernels are timed (the timer waits for
