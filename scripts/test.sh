@@ -71,4 +71,4 @@ rm -rf target/wheels
 wheel=$(echo target/wheels/rectcast-*.whl)
 pip install "$wheel[test]"                      # its dependencies and the test extras
 pip install --force-reinstall --no-deps "$wheel" # this build, even at an unchanged version
-RECTCAST_BIN="$PWD/target/release/rectcast" .venv/bin/pytest python/tests
+RECTCAST_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/rectcast" .venv/bin/pytest python/tests
