@@ -293,6 +293,22 @@ fn hit_times(
     }
 }
 
+// First hit, rects only: after the first-hit kernel (segment_rects or grid.wgsl's
+// segment_cells), each segment's rect (NO_RECT on a miss) goes to segment_hits, so that 4 bytes
+// a segment come back instead of a whole FirstHit's 16.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn first_hit_rects(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let segment = segment_id(workgroup_id, num_workgroups, local_index);
+    if (segment >= params.segment_count) {
+        return;
+    }
+    segment_hits[segment] = first_hits[segment].rect;
+}
+
 // Every segment against every rect, for the query QUERY: the closest hit per segment, the hits
 // per segment and per rect, or every hit.
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -520,6 +520,49 @@ impl Engine {
         })
     }
 
+    /// Each segment's first-hit rect: [`first_hit_rects_into`](Self::first_hit_rects_into)
+    /// into a new vector.
+    ///
+    /// # Errors
+    /// As [`first_hit`](Self::first_hit).
+    pub fn first_hit_rects(&mut self, batch: &Batch) -> Result<Vec<u32>> {
+        let mut out = vec![FirstHit::NO_RECT; batch.segments.len()];
+        self.first_hit_rects_into(batch, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`first_hit`](Self::first_hit), each segment's rect only: `out[s]` is the rect of
+    /// segment `s`'s closest hit, [`FirstHit::NO_RECT`] when it hits none (for a game that only
+    /// needs which hitbox each bullet hit). A GPU reads back 4 bytes a segment instead of 16;
+    /// the CPU computes the whole first hit and keeps the rect.
+    ///
+    /// # Errors
+    /// [`Error::OutputLength`] for a wrong-sized buffer; as [`first_hit`](Self::first_hit).
+    pub fn first_hit_rects_into(&mut self, batch: &Batch, out: &mut [u32]) -> Result<()> {
+        batch.validate()?;
+        if out.len() != batch.segments.len() {
+            return Err(Error::OutputLength {
+                expected: batch.segments.len(),
+                got: out.len(),
+            });
+        }
+        self.run_with_grid(batch, |on, grid| {
+            match on {
+                On::Gpu(gpu) => {
+                    gpu.queries.first_hit_rects(batch, grid, out)?;
+                    gpu.kernel_time = gpu.queries.kernel_time();
+                    gpu.call = Some(gpu.queries.last_call());
+                }
+                On::Cpu(kernel) => {
+                    let mut first = vec![FirstHit::NONE; out.len()];
+                    kernel.first_hit(batch, built(grid), &mut first);
+                    crate::cpu::queries::first_hit_rects(&first, out);
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Every hitting (segment, rect) pair the filters test, in (segment, rect) order, whatever
     /// the backend did internally.
     ///

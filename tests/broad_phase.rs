@@ -71,6 +71,14 @@ fn assert_engine_matches(
             first[i].rect().map(|r| rects[r as usize]),
         );
     }
+    let rects_only = engine.first_hit_rects(b).unwrap();
+    assert!(engine.used_broad_phase(), "{what}: the grid was not used");
+    if let Some(i) = (0..first.len()).find(|&i| first[i].rect != rects_only[i]) {
+        panic!(
+            "{what}: first hit rect differs at segment {i} {:?}: brute force {:?}, rects only {}",
+            segments[i], expected.first[i], rects_only[i]
+        );
+    }
     let hits = engine.hits(b).unwrap();
     assert!(engine.used_broad_phase(), "{what}: the grid was not used");
     if let Some(i) = first_difference(&bytes_of_hits(&expected.hits), &bytes_of_hits(&hits)) {

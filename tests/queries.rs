@@ -134,6 +134,19 @@ fn assert_first_hits(what: &str, scene: &Scene, expected: &[FirstHit], actual: &
     }
 }
 
+fn assert_first_hit_rects(what: &str, scene: &Scene, expected: &[FirstHit], actual: &[u32]) {
+    assert_eq!(expected.len(), actual.len(), "{what}: lengths differ");
+    if let Some(i) = (0..expected.len()).find(|&i| expected[i].rect != actual[i]) {
+        panic!(
+            "{what}: first difference at segment {i} {:?}: expected rect {} ({:?}), got {}",
+            scene.segments[i],
+            expected[i].rect,
+            expected[i].rect().map(|r| scene.rects[r as usize]),
+            actual[i],
+        );
+    }
+}
+
 fn assert_hits(what: &str, scene: &Scene, expected: &[Hit], actual: &[Hit]) {
     if let Some(i) =
         (0..expected.len().max(actual.len())).find(|&i| expected.get(i) != actual.get(i))
@@ -184,11 +197,13 @@ fn check_engine(engine: &mut Engine, backend: &str) {
         let dense = dense(&scene);
         let batch = scene.batch();
         let first = engine.first_hit(&batch).expect("first hit");
-        assert_first_hits(
-            &format!("{what}: first hit"),
+        let expected = expected_first_hits(&scene, &dense);
+        assert_first_hits(&format!("{what}: first hit"), &scene, &expected, &first);
+        assert_first_hit_rects(
+            &format!("{what}: first hit rects"),
             &scene,
-            &expected_first_hits(&scene, &dense),
-            &first,
+            &expected,
+            &engine.first_hit_rects(&batch).expect("first hit rects"),
         );
         let hits = engine.hits(&batch).expect("hits");
         assert_hits(
@@ -466,6 +481,7 @@ fn a_hit_list_at_the_binding_limit_splits_the_batch() {
 fn all_query_bytes(engine: &mut Engine, scene: &Scene) -> Vec<Vec<u8>> {
     let batch = scene.batch();
     let first = engine.first_hit(&batch).expect("first hit");
+    let first_rects = engine.first_hit_rects(&batch).expect("first hit rects");
     let hits = engine.hits(&batch).expect("hits");
     let counts = engine.counts(&batch).expect("counts");
     let clipped = engine
@@ -474,6 +490,7 @@ fn all_query_bytes(engine: &mut Engine, scene: &Scene) -> Vec<Vec<u8>> {
     let clip_results: Vec<PairResult> = clipped.iter().map(|c| c.result).collect();
     vec![
         bytemuck::cast_slice(&first).to_vec(),
+        bytemuck::cast_slice(&first_rects).to_vec(),
         bytemuck::cast_slice(&hits).to_vec(),
         bytemuck::cast_slice(&counts.per_segment).to_vec(),
         bytemuck::cast_slice(&counts.per_rect).to_vec(),
@@ -498,6 +515,8 @@ fn small_forced_limits_give_the_same_bytes_as_large_ones() {
     for scene in [
         crowded(),
         Scene::new("tie grid", tie_grid()).with_filters(9),
+        // 300 rects in tiles of 64: each segment's first hit merged across five tiles.
+        Scene::new("rect tiles", scene::random_batch(9, 400, 300, 100.0)),
     ] {
         let expected = all_query_bytes(&mut large, &scene);
         let actual = all_query_bytes(&mut small, &scene);

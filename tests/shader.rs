@@ -46,7 +46,7 @@ fn kernels() -> [Kernel; 4] {
             file: "queries.wgsl",
             source: shader::QUERIES_WGSL,
             constants: shader::queries_constants(0, Emulation::Native),
-            entry_points: &["hit_times", "segment_rects", "clip"],
+            entry_points: &["hit_times", "first_hit_rects", "segment_rects", "clip"],
         },
         Kernel {
             file: "grid.wgsl",
@@ -54,6 +54,7 @@ fn kernels() -> [Kernel; 4] {
             constants: shader::grid_constants(0, Emulation::Native),
             entry_points: &[
                 "hit_times",
+                "first_hit_rects",
                 "segment_rects",
                 "clip",
                 "segment_cells",

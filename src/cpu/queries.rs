@@ -317,6 +317,14 @@ pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
     }
 }
 
+/// Mirror of the `first_hit_rects` entry point: each segment's first-hit rect
+/// ([`FirstHit::NO_RECT`] on a miss).
+pub fn first_hit_rects(first_hits: &[FirstHit], rects: &mut [u32]) {
+    for (rect, first) in rects.iter_mut().zip(first_hits) {
+        *rect = first.rect;
+    }
+}
+
 /// Mirror of the `hit_times` entry point, the hit list's second step: t for each hit that
 /// `segment_rects` listed (a pair it could not decide is left for the caller as it is).
 pub fn hit_times(batch: &Batch, found: &mut [Hit]) {

@@ -94,7 +94,7 @@ impl GridKernels {
         match kernel {
             Kernel::Counts => &self.counts,
             Kernel::Hits => &self.hits,
-            Kernel::FirstHit | Kernel::Clip => &self.first_hit,
+            Kernel::FirstHit | Kernel::FirstHitRects | Kernel::Clip => &self.first_hit,
         }
     }
 }

@@ -43,10 +43,20 @@ pub(crate) enum Kernel {
     Counts,
     Hits,
     Clip,
+    /// First hit, reading back each segment's rect only (`first_hit_rects`).
+    FirstHitRects,
 }
 
 impl Kernel {
-    const ALL: [Kernel; 4] = [Kernel::FirstHit, Kernel::Counts, Kernel::Hits, Kernel::Clip];
+    const ALL: [Kernel; 5] = [
+        Kernel::FirstHit,
+        Kernel::Counts,
+        Kernel::Hits,
+        Kernel::Clip,
+        Kernel::FirstHitRects,
+    ];
+    /// The kernels with a pipeline of their own (FirstHitRects runs FirstHit's).
+    const PIPELINES: [Kernel; 4] = [Kernel::FirstHit, Kernel::Counts, Kernel::Hits, Kernel::Clip];
 
     fn index(self) -> usize {
         self as usize
@@ -55,7 +65,7 @@ impl Kernel {
     /// (entry point, QUERY constant, label).
     fn entry_point(self) -> (&'static str, u32, &'static str) {
         match self {
-            Kernel::FirstHit => (
+            Kernel::FirstHit | Kernel::FirstHitRects => (
                 "segment_rects",
                 query::QUERY_FIRST_HIT,
                 "rectcast.queries.first_hit",
@@ -73,16 +83,24 @@ impl Kernel {
     /// The step a timeout names.
     fn step(self) -> &'static str {
         match self {
-            Kernel::FirstHit => "a first-hit chunk",
+            Kernel::FirstHit | Kernel::FirstHitRects => "a first-hit chunk",
             Kernel::Counts => "a counts chunk",
             Kernel::Hits => "a hit-list chunk",
             Kernel::Clip => "a clip chunk",
         }
     }
 
-    /// Whether the kernel writes one `FirstHit` per segment.
+    /// Whether the kernel's readback holds one `FirstHit` per segment.
     fn writes_first_hits(self) -> bool {
         matches!(self, Kernel::FirstHit | Kernel::Clip)
+    }
+
+    /// The kernel whose pipeline runs this one.
+    fn pipeline_kernel(self) -> Kernel {
+        match self {
+            Kernel::FirstHitRects => Kernel::FirstHit,
+            other => other,
+        }
     }
 }
 
@@ -92,6 +110,7 @@ pub(crate) struct QueryKernels {
     pub(crate) layout: wgpu::BindGroupLayout,
     pipelines: Vec<wgpu::ComputePipeline>,
     hit_times: wgpu::ComputePipeline,
+    first_hit_rects: wgpu::ComputePipeline,
 }
 
 impl QueryKernels {
@@ -125,7 +144,7 @@ impl QueryKernels {
                     &constants,
                 )
             };
-            let pipelines = Kernel::ALL
+            let pipelines = Kernel::PIPELINES
                 .iter()
                 .map(|kernel| {
                     let (entry_point, query, label) = kernel.entry_point();
@@ -133,16 +152,22 @@ impl QueryKernels {
                 })
                 .collect();
             let hit_times = pipeline("hit_times", query::QUERY_HITS, "rectcast.queries.hit_times");
+            let first_hit_rects = pipeline(
+                "first_hit_rects",
+                query::QUERY_FIRST_HIT,
+                "rectcast.queries.first_hit_rects",
+            );
             Ok(Self {
                 layout,
                 pipelines,
                 hit_times,
+                first_hit_rects,
             })
         })
     }
 
     fn pipeline(&self, kernel: Kernel) -> &wgpu::ComputePipeline {
-        &self.pipelines[kernel.index()]
+        &self.pipelines[kernel.pipeline_kernel().index()]
     }
 }
 
@@ -214,10 +239,10 @@ impl StagingLayout {
         } else {
             0
         };
-        let (segment_hits, rect_hits) = if kernel == Kernel::Counts {
-            ((segments * 4) as u64, (rects * 4) as u64)
-        } else {
-            (0, 0)
+        let (segment_hits, rect_hits) = match kernel {
+            Kernel::Counts => ((segments * 4) as u64, (rects * 4) as u64),
+            Kernel::FirstHitRects => ((segments * 4) as u64, 0),
+            _ => (0, 0),
         };
         // Copies move whole 4-byte words, and every size here is one.
         let a = first;
@@ -406,6 +431,10 @@ impl QueryBuffers {
                 None => pass.set_pipeline(kernels.pipeline(kernel)),
             }
             pass.dispatch_workgroups(x, y, 1);
+            if kernel == Kernel::FirstHitRects {
+                pass.set_pipeline(&kernels.first_hit_rects);
+                pass.dispatch_workgroups(x, y, 1);
+            }
             if kernel == Kernel::Hits {
                 // (A dispatch sees every write of the one before it.)
                 let workgroups = self.found_capacity().div_ceil(WORKGROUP_SIZE as u64).clamp(
@@ -1054,6 +1083,55 @@ impl GpuQueries {
                         rect: h.rect,
                         result: segment_rect(s, &batch.rects[h.rect as usize]),
                     };
+                }
+            }
+        })
+    }
+
+    /// First-hit query, each segment's rect only ([`FirstHit::NO_RECT`] on a miss); `out.len()
+    /// == batch.segments.len()`. Inputs are valid.
+    pub(crate) fn first_hit_rects(
+        &mut self,
+        batch: &Batch,
+        grid: Option<GridQuery>,
+        out: &mut [u32],
+    ) -> Result<()> {
+        out.fill(FirstHit::NO_RECT);
+        // The best so far as a whole result, recomputed: only where a segment's rects come in
+        // several tiles, or the kernel left pairs to the host.
+        let best = |s: &Segment, rect: u32| {
+            if rect == FirstHit::NO_RECT {
+                FirstHit::NONE
+            } else {
+                FirstHit {
+                    rect,
+                    result: segment_rect(s, &batch.rects[rect as usize]),
+                }
+            }
+        };
+        self.run(Kernel::FirstHitRects, batch, grid, |chunk| {
+            let bests = &mut out[chunk.segments.clone()];
+            for (i, (best_rect, &local)) in bests.iter_mut().zip(chunk.segment_hits).enumerate() {
+                if local == FirstHit::NO_RECT {
+                    continue;
+                }
+                let rect = local + chunk.rects.start as u32;
+                let s = &batch.segments[chunk.segments.start + i];
+                // Rect tiles may come in any order: merge with the full tie rule.
+                let result = segment_rect(s, &batch.rects[rect as usize]);
+                if *best_rect == FirstHit::NO_RECT
+                    || beats(s, batch.rects, rect, &result, &best(s, *best_rect))
+                {
+                    *best_rect = rect;
+                }
+            }
+            for h in chunk.found {
+                let h = decided(batch, chunk, h);
+                let best_rect = &mut out[h.segment as usize];
+                let s = &batch.segments[h.segment as usize];
+                if h.result.hit() && beats(s, batch.rects, h.rect, &h.result, &best(s, *best_rect))
+                {
+                    *best_rect = h.rect;
                 }
             }
         })
