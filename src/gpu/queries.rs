@@ -1117,10 +1117,16 @@ impl GpuQueries {
                 }
                 let rect = local + chunk.rects.start as u32;
                 let s = &batch.segments[chunk.segments.start + i];
-                // Rect tiles may come in any order: merge with the full tie rule.
-                let result = segment_rect(s, &batch.rects[rect as usize]);
+                // Rect tiles may come in any order: merge with the full tie rule (the results
+                // recomputed only then).
                 if *best_rect == FirstHit::NO_RECT
-                    || beats(s, batch.rects, rect, &result, &best(s, *best_rect))
+                    || beats(
+                        s,
+                        batch.rects,
+                        rect,
+                        &segment_rect(s, &batch.rects[rect as usize]),
+                        &best(s, *best_rect),
+                    )
                 {
                     *best_rect = rect;
                 }
