@@ -74,6 +74,29 @@ struct GpuHost {
     call: Option<GpuCall>,
 }
 
+impl GpuHost {
+    /// After a pairs call: its kernel time and where its host time went.
+    fn account_pairs(&mut self) {
+        self.kernel_time = self.pairs.kernel_time();
+        self.call = Some(self.pairs.last_call());
+    }
+
+    /// After a queries call: its kernel time and where its host time went.
+    fn account_queries(&mut self) {
+        self.kernel_time = self.queries.kernel_time();
+        self.call = Some(self.queries.last_call());
+    }
+}
+
+/// An output buffer must hold one entry per `expected` input.
+fn check_output(expected: usize, got: usize) -> Result<()> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(Error::OutputLength { expected, got })
+    }
+}
+
 /// Where one call runs: what [`Engine::run`] hands a query.
 enum On<'a> {
     Gpu(&'a mut GpuHost),
@@ -402,12 +425,7 @@ impl Engine {
     ) -> Result<()> {
         validate::check_inputs(segments, rects)?;
         let expected = pair_count(segments, rects)?;
-        if results.len() != expected {
-            return Err(Error::OutputLength {
-                expected,
-                got: results.len(),
-            });
-        }
+        check_output(expected, results.len())?;
         self.pairs_into_unchecked(segments, rects, results)
     }
 
@@ -420,8 +438,7 @@ impl Engine {
         self.run(|on| match on {
             On::Gpu(gpu) => {
                 gpu.pairs.pairs_dense(segments, rects, results)?;
-                gpu.kernel_time = gpu.pairs.kernel_time();
-                gpu.call = Some(gpu.pairs.last_call());
+                gpu.account_pairs();
                 Ok(())
             }
             On::Cpu(kernel) => {
@@ -469,8 +486,7 @@ impl Engine {
             match on {
                 On::Gpu(gpu) => {
                     gpu.pairs.pairs_list(segments, rects, pairs, &mut results)?;
-                    gpu.kernel_time = gpu.pairs.kernel_time();
-                    gpu.call = Some(gpu.pairs.last_call());
+                    gpu.account_pairs();
                 }
                 On::Cpu(kernel) => kernel.pairs_list(segments, rects, pairs, &mut results),
             }
@@ -501,18 +517,12 @@ impl Engine {
     /// [`Error::OutputLength`] for a wrong-sized buffer; as [`first_hit`](Self::first_hit).
     pub fn first_hit_into(&mut self, batch: &Batch, out: &mut [FirstHit]) -> Result<()> {
         batch.validate()?;
-        if out.len() != batch.segments.len() {
-            return Err(Error::OutputLength {
-                expected: batch.segments.len(),
-                got: out.len(),
-            });
-        }
+        check_output(batch.segments.len(), out.len())?;
         self.run_with_grid(batch, |on, grid| {
             match on {
                 On::Gpu(gpu) => {
                     gpu.queries.first_hit(batch, grid, out)?;
-                    gpu.kernel_time = gpu.queries.kernel_time();
-                    gpu.call = Some(gpu.queries.last_call());
+                    gpu.account_queries();
                 }
                 On::Cpu(kernel) => kernel.first_hit(batch, built(grid), out),
             }
@@ -540,18 +550,12 @@ impl Engine {
     /// [`Error::OutputLength`] for a wrong-sized buffer; as [`first_hit`](Self::first_hit).
     pub fn first_hit_rects_into(&mut self, batch: &Batch, out: &mut [u32]) -> Result<()> {
         batch.validate()?;
-        if out.len() != batch.segments.len() {
-            return Err(Error::OutputLength {
-                expected: batch.segments.len(),
-                got: out.len(),
-            });
-        }
+        check_output(batch.segments.len(), out.len())?;
         self.run_with_grid(batch, |on, grid| {
             match on {
                 On::Gpu(gpu) => {
                     gpu.queries.first_hit_rects(batch, grid, out)?;
-                    gpu.kernel_time = gpu.queries.kernel_time();
-                    gpu.call = Some(gpu.queries.last_call());
+                    gpu.account_queries();
                 }
                 On::Cpu(kernel) => {
                     let mut first = vec![FirstHit::NONE; out.len()];
@@ -573,8 +577,7 @@ impl Engine {
         self.run_with_grid(batch, |on, grid| match on {
             On::Gpu(gpu) => {
                 let hits = gpu.queries.hits(batch, grid)?;
-                gpu.kernel_time = gpu.queries.kernel_time();
-                gpu.call = Some(gpu.queries.last_call());
+                gpu.account_queries();
                 Ok(hits)
             }
             On::Cpu(kernel) => Ok(kernel.hits(batch, built(grid))),
@@ -598,8 +601,7 @@ impl Engine {
             match on {
                 On::Gpu(gpu) => {
                     gpu.queries.counts(batch, grid, &mut counts)?;
-                    gpu.kernel_time = gpu.queries.kernel_time();
-                    gpu.call = Some(gpu.queries.last_call());
+                    gpu.account_queries();
                 }
                 On::Cpu(kernel) => kernel.counts(batch, built(grid), &mut counts),
             }
@@ -638,8 +640,7 @@ impl Engine {
             match on {
                 On::Gpu(gpu) => {
                     gpu.queries.clip(segments, rects, &mut results)?;
-                    gpu.kernel_time = gpu.queries.kernel_time();
-                    gpu.call = Some(gpu.queries.last_call());
+                    gpu.account_queries();
                 }
                 On::Cpu(kernel) => kernel.clip(segments, rects, &mut results),
             }

@@ -471,31 +471,22 @@ impl GpuPairs {
             read,
             wait,
         } = pending;
-        if self.call.submitted_before_first_read == 0 {
-            self.call.submitted_before_first_read = self.call.chunks;
-        }
         let mut found = 0;
-        let started = std::time::Instant::now();
-        let mut merging = std::time::Duration::ZERO;
-        let finished = read.finish(
+        self.call.read(
+            read,
             &self.context,
             self.staging[slot].get(),
             submission.clone(),
             wait,
             |mapped| {
-                let merge = std::time::Instant::now();
                 let (local, list) = mapped.split_at(bytes as usize);
                 let local: &[PairResult] = bytemuck::cast_slice(local);
                 let list: &[u32] = bytemuck::cast_slice(list);
                 let ids = uncertain_ids(local, list[0], &list[1..]);
                 found = ids.len();
                 out(&chunk, local, &ids);
-                merging = merge.elapsed();
             },
-        );
-        self.call.merging += merging;
-        self.call.waiting += started.elapsed().saturating_sub(merging);
-        finished?;
+        )?;
         self.uncertain_pairs += found as u64;
         if let Some(timer) = &mut self.timer {
             timer.read(&self.context, submission, wait)?;

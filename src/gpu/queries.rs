@@ -535,6 +535,35 @@ pub struct GpuCall {
     pub merging: std::time::Duration,
 }
 
+impl GpuCall {
+    /// Finishes `read` (see [`PendingRead::finish`]), accounting its wait and the time `merge`
+    /// takes with the mapped bytes; the first read of a call records how many chunks were
+    /// submitted before it.
+    pub(crate) fn read(
+        &mut self,
+        read: PendingRead,
+        context: &GpuContext,
+        staging: &wgpu::Buffer,
+        submission: wgpu::SubmissionIndex,
+        wait: Wait,
+        merge: impl FnOnce(&[u8]),
+    ) -> Result<()> {
+        if self.submitted_before_first_read == 0 {
+            self.submitted_before_first_read = self.chunks;
+        }
+        let started = std::time::Instant::now();
+        let mut merging = std::time::Duration::ZERO;
+        let finished = read.finish(context, staging, submission, wait, |mapped| {
+            let merge_started = std::time::Instant::now();
+            merge(mapped);
+            merging = merge_started.elapsed();
+        });
+        self.merging += merging;
+        self.waiting += started.elapsed().saturating_sub(merging);
+        finished
+    }
+}
+
 /// A chunk submitted and not yet read back.
 struct InFlight {
     segments: Range<usize>,
@@ -785,9 +814,6 @@ impl GpuQueries {
                 let Some(chunk) = in_flight.pop_front() else {
                     return Ok(());
                 };
-                if self.call.submitted_before_first_read == 0 {
-                    self.call.submitted_before_first_read = self.call.chunks;
-                }
                 let segments = chunk.segments.clone();
                 let rects = chunk.rects.clone();
                 match self.finish_chunk(kernel, chunk, in_flight.is_empty(), &mut sink)? {
@@ -991,15 +1017,13 @@ impl GpuQueries {
             };
             let mut count = 0;
             let mut uncertain = 0;
-            let started = std::time::Instant::now();
-            let mut merging = std::time::Duration::ZERO;
-            let finished = read.finish(
+            self.call.read(
+                read,
                 &context,
                 self.staging[chunk.slot].get(),
                 submission,
                 wait,
                 |mapped| {
-                    let merge = std::time::Instant::now();
                     let (out, found) =
                         parse_staging(mapped, &layout, chunk.segments.clone(), chunk.rects.clone());
                     count = found;
@@ -1011,12 +1035,8 @@ impl GpuQueries {
                             .count() as u64;
                         sink(&out);
                     }
-                    merging = merge.elapsed();
                 },
-            );
-            self.call.merging += merging;
-            self.call.waiting += started.elapsed().saturating_sub(merging);
-            finished?;
+            )?;
             if count > capacity {
                 return Ok(Outcome::Overflow(count));
             }
