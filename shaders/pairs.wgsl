@@ -10,11 +10,16 @@ struct PairIndex {
     rect: u32,
 }
 
-// Pairs this dispatch could not certify: how many, and the first arrayLength(&pairs) of their
-// pair ids (the host scans the results when more were found).
-struct Uncertain {
-    count: atomic<u32>,
-    pairs: array<u32>,
+// The results in compact form, one block per workgroup of WORKGROUP_SIZE pairs: a miss is left
+// out, every other result (a hit, or a pair the filter could not certify) is stored. Block b's
+// header is BLOCK_WORDS words at headers[b * BLOCK_WORDS]: where its stored results start in
+// `results`, then its mask, a bit per pair (pair b * WORKGROUP_SIZE + 32 w + j is bit j of mask
+// word w), set for each stored pair. Within a block, results are stored in pair order; blocks
+// take their runs in whatever order they finish. The host expands it, and re-decides the
+// uncertain pairs exactly.
+struct Compact {
+    stored: atomic<u32>,
+    headers: array<u32>,
 }
 
 struct Params {
@@ -30,22 +35,65 @@ struct Params {
 @group(0) @binding(2) var<storage, read> rects: array<Rect>;
 @group(0) @binding(3) var<storage, read> pair_indices: array<PairIndex>;
 @group(0) @binding(4) var<storage, read_write> results: array<PairResult>;
-@group(0) @binding(5) var<storage, read_write> uncertain: Uncertain;
+@group(0) @binding(5) var<storage, read_write> compact: Compact;
 
-// GPU only. Stores the pair's result, and lists it for the host when it is uncertain.
-fn store(i: u32, result: PairResult) {
-    results[i] = result;
-    if (result.flags == FLAG_UNCERTAIN) {
-        let k = atomicAdd(&uncertain.count, 1u);
-        if (k < arrayLength(&uncertain.pairs)) {
-            uncertain.pairs[k] = i;
+override MASK_WORDS: u32;
+override BLOCK_WORDS: u32;
+
+var<workgroup> block_mask: array<atomic<u32>, MASK_WORDS>;
+var<workgroup> block_start: u32;
+
+// Of the pairs before `lane` in this workgroup's block, how many are stored: the index of lane's
+// stored result within the block's run.
+fn rank_in_block(lane: u32) -> u32 {
+    var rank = 0u;
+    for (var w = 0u; w < lane / 32u; w += 1u) {
+        rank += countOneBits(atomicLoad(&block_mask[w]));
+    }
+    let below = (1u << (lane % 32u)) - 1u;
+    return rank + countOneBits(atomicLoad(&block_mask[lane / 32u]) & below);
+}
+
+// GPU only, in uniform control flow: every invocation of the workgroup calls it once, with
+// `pair_count` or more as `i` when it has no pair. Stores the workgroup's block.
+fn store(block: u32, lane: u32, i: u32, result: PairResult) {
+    if (lane < MASK_WORDS) {
+        atomicStore(&block_mask[lane], 0u);
+    }
+    workgroupBarrier();
+    let kept = i < params.pair_count && result.flags != 0u;
+    if (kept) {
+        atomicOr(&block_mask[lane / 32u], 1u << (lane % 32u));
+    }
+    workgroupBarrier();
+    if (lane == 0u) {
+        var count = 0u;
+        for (var w = 0u; w < MASK_WORDS; w += 1u) {
+            count += countOneBits(atomicLoad(&block_mask[w]));
+        }
+        block_start = atomicAdd(&compact.stored, count);
+    }
+    let start = workgroupUniformLoad(&block_start);
+    if (kept) {
+        let at = start + rank_in_block(lane);
+        if (at < arrayLength(&results)) {
+            results[at] = result;
+        }
+    }
+    let header = block * BLOCK_WORDS;
+    let blocks = (params.pair_count + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    if (block < blocks && header + BLOCK_WORDS <= arrayLength(&compact.headers)) {
+        if (lane == 0u) {
+            compact.headers[header] = start;
+        }
+        if (lane < MASK_WORDS) {
+            compact.headers[header + 1u + lane] = atomicLoad(&block_mask[lane]);
         }
     }
 }
 
-// The dispatch may be two-dimensional (more than 65,535 workgroups): rows of workgroups.
-fn pair_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, local_index: u32) -> u32 {
-    return (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+fn block_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
+    return workgroup_id.y * num_workgroups.x + workgroup_id.x;
 }
 
 // All segments x all rects, segment-major: pair i is segment i / rect_count, rect i % rect_count.
@@ -55,13 +103,15 @@ fn pairs_dense(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    let i = pair_id(workgroup_id, num_workgroups, local_index);
-    if (i >= params.pair_count) {
-        return;
+    let block = block_id(workgroup_id, num_workgroups);
+    let i = block * WORKGROUP_SIZE + local_index;
+    var result = PairResult(0.0, 0.0, 0u);
+    if (i < params.pair_count) {
+        let segment = i / params.rect_count;
+        let rect = i % params.rect_count;
+        result = segment_rect(segments[segment], rects[rect]);
     }
-    let segment = i / params.rect_count;
-    let rect = i % params.rect_count;
-    store(i, segment_rect(segments[segment], rects[rect]));
+    store(block, local_index, i, result);
 }
 
 // An explicit list of (segment, rect) pairs, validated by the host.
@@ -71,10 +121,12 @@ fn pairs_list(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    let i = pair_id(workgroup_id, num_workgroups, local_index);
-    if (i >= params.pair_count) {
-        return;
+    let block = block_id(workgroup_id, num_workgroups);
+    let i = block * WORKGROUP_SIZE + local_index;
+    var result = PairResult(0.0, 0.0, 0u);
+    if (i < params.pair_count) {
+        let pair = pair_indices[i];
+        result = segment_rect(segments[pair.segment], rects[pair.rect]);
     }
-    let pair = pair_indices[i];
-    store(i, segment_rect(segments[pair.segment], rects[pair.rect]));
+    store(block, local_index, i, result);
 }

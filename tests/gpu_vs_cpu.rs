@@ -228,7 +228,7 @@ fn buffers_are_kept_between_calls_and_grow_only_for_a_bigger_batch() {
     let before = gpu.gpu_buffer_bytes();
     assert!(
         before <= 8 * 1024,
-        "only the params block and the uncertain-pair list before the first batch: {before} bytes"
+        "only the params block before the first batch: {before} bytes"
     );
     let (segments, rects) = random_batch(40, 500, 100, 100.0);
     gpu.pairs(&segments, &rects).expect("gpu");
@@ -317,4 +317,97 @@ fn invalid_input_is_rejected_on_the_gpu_before_any_work() {
         .pairs(&segments, &[Rect::new(0.0, 0.0, 1.0, 1.0)])
         .unwrap_err();
     assert_eq!(err.to_string(), "segment 1: y0 is NaN");
+}
+
+/// Stored (not missed) results of a dense query.
+fn stored_share(results: &[rectcast::PairResult]) -> f64 {
+    results.iter().filter(|r| r.flags != 0).count() as f64 / results.len() as f64
+}
+
+#[test]
+fn dense_pairs_with_few_hits_read_back_a_fraction_of_the_full_results() {
+    let Some(mut gpu) = gpu_engine("dense_pairs_with_few_hits", GpuLimits::default()) else {
+        return;
+    };
+    let (segments, rects) = rectcast::scene::bullet_hell(31, 8192, 512);
+    compare_dense("bullet hell 8192 x 512", &mut gpu, &segments, &rects);
+    let expected = cpu_engine().pairs(&segments, &rects).expect("cpu");
+    let share = stored_share(&expected);
+    assert!(
+        share > 0.0 && share < 0.01,
+        "the scene's hit share: {share}"
+    );
+    let full = (expected.len() * size_of::<rectcast::PairResult>()) as u64;
+    // The first call copies back a header of 12 bytes per 64 pairs and a sixteenth of the
+    // pairs' results; the next one only as many results as the first needed.
+    let first = gpu.last_gpu_call().expect("a GPU call");
+    assert!(
+        first.bytes_read * 10 < full,
+        "first call: {first:?}, {full} bytes of results"
+    );
+    compare_dense("bullet hell again", &mut gpu, &segments, &rects);
+    let again = gpu.last_gpu_call().expect("a GPU call");
+    assert!(
+        again.bytes_read * 40 < full,
+        "second call: {again:?}, {full} bytes of results"
+    );
+    assert_eq!(first.decided_on_host + again.decided_on_host, 0);
+}
+
+/// Every rect is large and around the origin, and most segments cross the middle: most pairs
+/// hit, more than a chunk copies back before the engine has seen one.
+fn hit_heavy_batch(seed: u64, n: usize, m: usize) -> (Vec<Segment>, Vec<Rect>) {
+    let mut rng = SplitMix64::new(seed);
+    let rects = (0..m)
+        .map(|_| {
+            let (w, h) = (rng.range(1.0, 5.0), rng.range(1.0, 5.0));
+            Rect::new(-w, -h, w, h)
+        })
+        .collect();
+    let segments = (0..n)
+        .map(|_| {
+            let mut point = || (rng.range(-8.0, 8.0), rng.range(-8.0, 8.0));
+            let ((x0, y0), (x1, y1)) = (point(), point());
+            Segment::new(x0, y0, x1, y1)
+        })
+        .collect();
+    (segments, rects)
+}
+
+#[test]
+fn hit_heavy_chunks_get_unread_results_from_the_gpu_or_decide_them_exactly() {
+    // One chunk: nothing was submitted after it, so the results it did not copy back are
+    // copied in a second round trip, all from the GPU.
+    let Some(mut gpu) = gpu_engine("hit_heavy_chunks, one chunk", GpuLimits::default()) else {
+        return;
+    };
+    let (segments, rects) = hit_heavy_batch(41, 700, 300);
+    compare_dense("hit heavy, one chunk", &mut gpu, &segments, &rects);
+    let expected = cpu_engine().pairs(&segments, &rects).expect("cpu");
+    assert!(stored_share(&expected) > 0.5, "{}", stored_share(&expected));
+    let call = gpu.last_gpu_call().expect("a GPU call");
+    assert_eq!((call.chunks, call.decided_on_host), (1, 0), "{call:?}");
+
+    // Many chunks in flight: the first ones' unread results were overwritten on the GPU by
+    // the chunks after them, so the host decides them; later chunks copy enough back.
+    let limits = GpuLimits {
+        max_binding_bytes: Some(64 * 1024),
+        ..GpuLimits::default()
+    };
+    let Some(mut gpu) = gpu_engine("hit_heavy_chunks, many chunks", limits) else {
+        return;
+    };
+    compare_dense("hit heavy, many chunks", &mut gpu, &segments, &rects);
+    let first = gpu.last_gpu_call().expect("a GPU call");
+    assert!(first.chunks > 10, "{first:?}");
+    assert!(first.decided_on_host > 0, "{first:?}");
+    let pairs = (segments.len() * rects.len()) as u64;
+    assert!(first.decided_on_host < pairs / 2, "{first:?}");
+    // The next call starts from the share this one needed: the GPU gives every result.
+    compare_dense("hit heavy, many chunks again", &mut gpu, &segments, &rects);
+    let again = gpu.last_gpu_call().expect("a GPU call");
+    assert_eq!(again.decided_on_host, 0, "{again:?}");
+    // A pair list the same way.
+    let list = random_pairs(42, 30_000, segments.len(), rects.len());
+    compare_list("hit heavy list", &mut gpu, &segments, &rects, &list);
 }

@@ -151,6 +151,11 @@ impl PendingRead {
         }
     }
 
+    /// The bytes it maps.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// Waits for `submission` (at most `wait.limit`), hands the mapped bytes to `read`, and
     /// unmaps. Past the limit it gives up with [`Error::Timeout`] and cancels the map.
     pub(crate) fn finish(

@@ -4,12 +4,6 @@ use std::time::Duration;
 
 use super::context::GpuContext;
 
-/// Uncertain pair ids one dense or list dispatch lists for the host; past that the host scans
-/// the results.
-pub(crate) const UNCERTAIN_LISTED: u64 = 1024;
-/// The `Uncertain` buffer of `pairs.wgsl`: a count, then the list.
-pub(crate) const UNCERTAIN_BYTES: u64 = 4 * (1 + UNCERTAIN_LISTED);
-
 /// Lower limits than the device's, to exercise chunking with small batches (tests) or to keep
 /// a game's frame from holding huge bindings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,11 +56,10 @@ impl GpuLimits {
             .max_binding_bytes
             .unwrap_or(u64::MAX)
             .min(device_limits.max_storage_buffer_binding_size)
-            // A staging buffer holds a chunk's results and the uncertain list.
+            // A staging buffer holds a chunk's compact header and its results.
             .min(
-                device_limits
-                    .max_buffer_size
-                    .saturating_sub(UNCERTAIN_BYTES),
+                super::pairs::pairs_fitting_staging(device_limits.max_buffer_size)
+                    * size_of::<crate::PairResult>() as u64,
             )
             / 16
             * 16;

@@ -533,6 +533,12 @@ pub struct GpuCall {
     pub waiting: std::time::Duration,
     /// Copying results out of the mapped staging buffers and merging them.
     pub merging: std::time::Duration,
+    /// Bytes the GPU copied back to the host (the staging buffers' mapped ranges).
+    pub bytes_read: u64,
+    /// Pairs whose results the host computed itself because the GPU's were not read back:
+    /// compact dense or listed results beyond what their chunk copied back, once a later
+    /// chunk had overwritten them on the GPU. Uncertain pairs are not counted here.
+    pub decided_on_host: u64,
 }
 
 impl GpuCall {
@@ -553,6 +559,7 @@ impl GpuCall {
         }
         let started = std::time::Instant::now();
         let mut merging = std::time::Duration::ZERO;
+        self.bytes_read += read.bytes();
         let finished = read.finish(context, staging, submission, wait, |mapped| {
             let merge_started = std::time::Instant::now();
             merge(mapped);

@@ -79,16 +79,20 @@ pub fn segment_rect_constants(emulation: Emulation) -> Constants {
 
 /// The overridable constants of [`PAIRS_WGSL`].
 pub fn pairs_constants(emulation: Emulation) -> Constants {
+    use crate::cpu::pairs::{BLOCK_WORDS, MASK_WORDS};
     let mut constants = segment_rect_constants(emulation);
     constants.push(("WORKGROUP_SIZE", WORKGROUP_SIZE as f64));
+    constants.push(("MASK_WORDS", MASK_WORDS as f64));
+    constants.push(("BLOCK_WORDS", BLOCK_WORDS as f64));
     constants
 }
 
 /// The overridable constants of [`QUERIES_WGSL`], for a pipeline running `query` (a
 /// [`query`] value; the `clip` entry point ignores it), emulating `emulation`.
 pub fn queries_constants(query: u32, emulation: Emulation) -> Constants {
-    let mut constants = pairs_constants(emulation);
+    let mut constants = segment_rect_constants(emulation);
     constants.extend([
+        ("WORKGROUP_SIZE", WORKGROUP_SIZE as f64),
         ("QUERY", query as f64),
         ("QUERY_FIRST_HIT", query::QUERY_FIRST_HIT as f64),
         ("QUERY_COUNTS", query::QUERY_COUNTS as f64),
