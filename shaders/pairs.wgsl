@@ -10,15 +10,14 @@ struct PairIndex {
     rect: u32,
 }
 
-// The results in compact form, one block per workgroup of WORKGROUP_SIZE pairs: a miss is left
-// out, every other result (a hit, or a pair the filter could not certify) is stored. Block b's
-// header is BLOCK_WORDS words at headers[b * BLOCK_WORDS]: where its stored results start in
-// `results`, then its mask, a bit per pair (pair b * WORKGROUP_SIZE + 32 w + j is bit j of mask
-// word w), set for each stored pair. Within a block, results are stored in pair order; blocks
-// take their runs in whatever order they finish. The host expands it, and re-decides the
-// uncertain pairs exactly.
+// The results in compact form, written by `compact_pairs` after a dense or list dispatch: a
+// miss is left out, every other result (a hit, or a pair the filter could not certify) is
+// packed. Each run of 32 pairs (a word) has a header of two u32 at headers[2 w]: where its
+// packed results start, then its mask, bit j set when pair 32 w + j is packed. Within a word
+// results are packed in pair order; words take their runs in whatever order they finish. The
+// host expands it, and re-decides the uncertain pairs exactly.
 struct Compact {
-    stored: atomic<u32>,
+    packed_count: atomic<u32>,
     headers: array<u32>,
 }
 
@@ -36,64 +35,11 @@ struct Params {
 @group(0) @binding(3) var<storage, read> pair_indices: array<PairIndex>;
 @group(0) @binding(4) var<storage, read_write> results: array<PairResult>;
 @group(0) @binding(5) var<storage, read_write> compact: Compact;
+@group(0) @binding(6) var<storage, read_write> packed: array<PairResult>;
 
-override MASK_WORDS: u32;
-override BLOCK_WORDS: u32;
-
-var<workgroup> block_mask: array<atomic<u32>, MASK_WORDS>;
-var<workgroup> block_start: u32;
-
-// Of the pairs before `lane` in this workgroup's block, how many are stored: the index of lane's
-// stored result within the block's run.
-fn rank_in_block(lane: u32) -> u32 {
-    var rank = 0u;
-    for (var w = 0u; w < lane / 32u; w += 1u) {
-        rank += countOneBits(atomicLoad(&block_mask[w]));
-    }
-    let below = (1u << (lane % 32u)) - 1u;
-    return rank + countOneBits(atomicLoad(&block_mask[lane / 32u]) & below);
-}
-
-// GPU only, in uniform control flow: every invocation of the workgroup calls it once, with
-// `pair_count` or more as `i` when it has no pair. Stores the workgroup's block.
-fn store(block: u32, lane: u32, i: u32, result: PairResult) {
-    if (lane < MASK_WORDS) {
-        atomicStore(&block_mask[lane], 0u);
-    }
-    workgroupBarrier();
-    let kept = i < params.pair_count && result.flags != 0u;
-    if (kept) {
-        atomicOr(&block_mask[lane / 32u], 1u << (lane % 32u));
-    }
-    workgroupBarrier();
-    if (lane == 0u) {
-        var count = 0u;
-        for (var w = 0u; w < MASK_WORDS; w += 1u) {
-            count += countOneBits(atomicLoad(&block_mask[w]));
-        }
-        block_start = atomicAdd(&compact.stored, count);
-    }
-    let start = workgroupUniformLoad(&block_start);
-    if (kept) {
-        let at = start + rank_in_block(lane);
-        if (at < arrayLength(&results)) {
-            results[at] = result;
-        }
-    }
-    let header = block * BLOCK_WORDS;
-    let blocks = (params.pair_count + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    if (block < blocks && header + BLOCK_WORDS <= arrayLength(&compact.headers)) {
-        if (lane == 0u) {
-            compact.headers[header] = start;
-        }
-        if (lane < MASK_WORDS) {
-            compact.headers[header + 1u + lane] = atomicLoad(&block_mask[lane]);
-        }
-    }
-}
-
-fn block_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
-    return workgroup_id.y * num_workgroups.x + workgroup_id.x;
+// The dispatch may be two-dimensional (more than 65,535 workgroups): rows of workgroups.
+fn invocation_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, local_index: u32) -> u32 {
+    return (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
 }
 
 // All segments x all rects, segment-major: pair i is segment i / rect_count, rect i % rect_count.
@@ -103,15 +49,13 @@ fn pairs_dense(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    let block = block_id(workgroup_id, num_workgroups);
-    let i = block * WORKGROUP_SIZE + local_index;
-    var result = PairResult(0.0, 0.0, 0u);
-    if (i < params.pair_count) {
-        let segment = i / params.rect_count;
-        let rect = i % params.rect_count;
-        result = segment_rect(segments[segment], rects[rect]);
+    let i = invocation_id(workgroup_id, num_workgroups, local_index);
+    if (i >= params.pair_count) {
+        return;
     }
-    store(block, local_index, i, result);
+    let segment = i / params.rect_count;
+    let rect = i % params.rect_count;
+    results[i] = segment_rect(segments[segment], rects[rect]);
 }
 
 // An explicit list of (segment, rect) pairs, validated by the host.
@@ -121,12 +65,48 @@ fn pairs_list(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    let block = block_id(workgroup_id, num_workgroups);
-    let i = block * WORKGROUP_SIZE + local_index;
-    var result = PairResult(0.0, 0.0, 0u);
-    if (i < params.pair_count) {
-        let pair = pair_indices[i];
-        result = segment_rect(segments[pair.segment], rects[pair.rect]);
+    let i = invocation_id(workgroup_id, num_workgroups, local_index);
+    if (i >= params.pair_count) {
+        return;
     }
-    store(block, local_index, i, result);
+    let pair = pair_indices[i];
+    results[i] = segment_rect(segments[pair.segment], rects[pair.rect]);
+}
+
+// Packs the results of the dispatch before it (`Compact`): one invocation per word of 32 pairs,
+// with no workgroup memory and no barrier, so it costs a read of the results on any GPU.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn compact_pairs(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let word = invocation_id(workgroup_id, num_workgroups, local_index);
+    if (word >= (params.pair_count + 31u) / 32u) {
+        return;
+    }
+    let first = word * 32u;
+    let end = min(first + 32u, params.pair_count);
+    var mask = 0u;
+    for (var i = first; i < end; i += 1u) {
+        if (results[i].flags != 0u) {
+            mask |= 1u << (i - first);
+        }
+    }
+    var at = 0u;
+    if (mask != 0u) {
+        at = atomicAdd(&compact.packed_count, countOneBits(mask));
+    }
+    if (2u * word + 1u < arrayLength(&compact.headers)) {
+        compact.headers[2u * word] = at;
+        compact.headers[2u * word + 1u] = mask;
+    }
+    for (var i = first; i < end; i += 1u) {
+        if (results[i].flags != 0u) {
+            if (at < arrayLength(&packed)) {
+                packed[at] = results[i];
+            }
+            at += 1u;
+        }
+    }
 }

@@ -155,11 +155,18 @@ fn pair_lists_agree_with_the_cpu() {
 
 #[test]
 fn batches_over_tiny_binding_and_dispatch_limits_are_chunked_invisibly() {
+    for compact_readback in [false, true] {
+        batches_over_tiny_limits(compact_readback);
+    }
+}
+
+fn batches_over_tiny_limits(compact_readback: bool) {
     // 4 KiB bindings: 341 results, 256 segments or rects per dispatch; 4 workgroups per
     // dimension, so dispatches are 2D.
     let limits = GpuLimits {
         max_binding_bytes: Some(4096),
         max_workgroups_per_dimension: Some(4),
+        compact_readback: Some(compact_readback),
         ..GpuLimits::default()
     };
     let Some(mut gpu) = gpu_engine("batches_over_tiny_limits", limits) else {
@@ -326,7 +333,11 @@ fn stored_share(results: &[rectcast::PairResult]) -> f64 {
 
 #[test]
 fn dense_pairs_with_few_hits_read_back_a_fraction_of_the_full_results() {
-    let Some(mut gpu) = gpu_engine("dense_pairs_with_few_hits", GpuLimits::default()) else {
+    let compact = GpuLimits {
+        compact_readback: Some(true),
+        ..GpuLimits::default()
+    };
+    let Some(mut gpu) = gpu_engine("dense_pairs_with_few_hits", compact) else {
         return;
     };
     let (segments, rects) = rectcast::scene::bullet_hell(31, 8192, 512);
@@ -338,7 +349,7 @@ fn dense_pairs_with_few_hits_read_back_a_fraction_of_the_full_results() {
         "the scene's hit share: {share}"
     );
     let full = (expected.len() * size_of::<rectcast::PairResult>()) as u64;
-    // The first call copies back a header of 12 bytes per 64 pairs and a sixteenth of the
+    // The first call copies back a header of 8 bytes per 32 pairs and a sixteenth of the
     // pairs' results; the next one only as many results as the first needed.
     let first = gpu.last_gpu_call().expect("a GPU call");
     assert!(
@@ -378,7 +389,11 @@ fn hit_heavy_batch(seed: u64, n: usize, m: usize) -> (Vec<Segment>, Vec<Rect>) {
 fn hit_heavy_chunks_get_unread_results_from_the_gpu_or_decide_them_exactly() {
     // One chunk: nothing was submitted after it, so the results it did not copy back are
     // copied in a second round trip, all from the GPU.
-    let Some(mut gpu) = gpu_engine("hit_heavy_chunks, one chunk", GpuLimits::default()) else {
+    let compact = GpuLimits {
+        compact_readback: Some(true),
+        ..GpuLimits::default()
+    };
+    let Some(mut gpu) = gpu_engine("hit_heavy_chunks, one chunk", compact) else {
         return;
     };
     let (segments, rects) = hit_heavy_batch(41, 700, 300);
@@ -392,7 +407,7 @@ fn hit_heavy_chunks_get_unread_results_from_the_gpu_or_decide_them_exactly() {
     // the chunks after them, so the host decides them; later chunks copy enough back.
     let limits = GpuLimits {
         max_binding_bytes: Some(64 * 1024),
-        ..GpuLimits::default()
+        ..compact
     };
     let Some(mut gpu) = gpu_engine("hit_heavy_chunks, many chunks", limits) else {
         return;

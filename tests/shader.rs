@@ -40,7 +40,7 @@ fn kernels() -> [Kernel; 4] {
             file: "pairs.wgsl",
             source: shader::PAIRS_WGSL,
             constants: shader::pairs_constants(Emulation::Native),
-            entry_points: &["pairs_dense", "pairs_list"],
+            entry_points: &["pairs_dense", "pairs_list", "compact_pairs"],
         },
         Kernel {
             file: "queries.wgsl",

@@ -1,15 +1,11 @@
-//! CPU mirror of `shaders/pairs.wgsl`: the dense and pair-list entry points.
+//! CPU mirror of `shaders/pairs.wgsl`: the dense and pair-list entry points, and the compaction
+//! of their results.
 
 use super::segment_rect::segment_rect;
-use crate::gpu::shader::WORKGROUP_SIZE;
 use crate::types::{PairIndex, PairResult, Rect, Segment};
 
-/// Words of a compact block's mask (WGSL `MASK_WORDS`): a bit for each pair of a workgroup.
-pub const MASK_WORDS: u32 = WORKGROUP_SIZE / 32;
-/// Words of a compact block's header (WGSL `BLOCK_WORDS`): where its stored results start,
-/// then its mask.
-pub const BLOCK_WORDS: u32 = 1 + MASK_WORDS;
-const _: () = assert!(WORKGROUP_SIZE.is_multiple_of(32), "a mask word covers 32 lanes");
+/// Pairs per word of the compact results: a mask bit each.
+pub const WORD_PAIRS: usize = u32::BITS as usize;
 
 /// Mirror of the `pairs_dense` entry point: every segment against every rect, segment-major
 /// (`results[s * rects.len() + r]`). The shader's `i / rect_count` becomes a nested loop.
@@ -37,14 +33,26 @@ pub fn pairs_list(
     }
 }
 
-/// Mirror of `rank_in_block`: of the pairs before `lane` in a compact block with this mask, how
-/// many are stored, which is the index of lane's stored result within the block's run. The
-/// host reads the compact results back with it.
-pub fn rank_in_block(mask: &[u32], lane: u32) -> u32 {
-    let mut rank = 0;
-    for w in 0..lane / 32 {
-        rank += mask[w as usize].count_ones();
+/// Mirror of the `compact_pairs` entry point: for each word of 32 results, its header (where
+/// its packed results start, then its mask, bit j set when result 32 w + j is not a miss) in
+/// `headers[2 w..2 w + 2]`, and those results appended to `packed`. The GPU's words take their
+/// runs in whatever order they finish; here they go in order. `headers` holds two words per
+/// word of results.
+pub fn compact_pairs(results: &[PairResult], headers: &mut [u32], packed: &mut Vec<PairResult>) {
+    for (word, run) in results.chunks(WORD_PAIRS).enumerate() {
+        let mut mask = 0u32;
+        for (j, result) in run.iter().enumerate() {
+            if result.flags != 0 {
+                mask |= 1 << j;
+            }
+        }
+        let at = packed.len() as u32;
+        headers[2 * word] = at;
+        headers[2 * word + 1] = mask;
+        for result in run {
+            if result.flags != 0 {
+                packed.push(*result);
+            }
+        }
     }
-    let below = (1u32 << (lane % 32)) - 1;
-    rank + (mask[(lane / 32) as usize] & below).count_ones()
 }

@@ -15,6 +15,11 @@ pub struct GpuLimits {
     /// Entries the hit list of the queries starts with (default 16,384). It grows when a
     /// dispatch finds more, up to the binding limit; past that the batch is split.
     pub hit_list_capacity: Option<u64>,
+    /// Whether dense and listed pairs come back compact: a mask bit per pair and only the
+    /// results that are not a miss, packed on the GPU and expanded on the host (default: yes,
+    /// except on a CPU implementation such as lavapipe, where a readback is a copy within host
+    /// memory and packing would only add work). The results are the same bytes either way.
+    pub compact_readback: Option<bool>,
     /// How long to wait for the GPU before giving up with [`crate::Error::Timeout`] (default
     /// [`WaitLimit::default`]).
     pub wait: Option<WaitLimit>,

@@ -14,34 +14,33 @@ use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
 use super::limits::{GpuLimits, WaitLimit};
 use super::queries::{CHUNKS_IN_FLIGHT, GpuCall};
-use super::shader::{self, Params, WORKGROUP_SIZE};
+use super::shader::{self, Params};
 use super::timer::KernelTimer;
-use crate::cpu::pairs::{BLOCK_WORDS, rank_in_block};
+use crate::cpu::pairs::WORD_PAIRS;
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::Result;
 use crate::types::{PairIndex, PairResult, Rect, Segment, flags};
 
 /// The share of a chunk's pairs whose stored results are copied back with it before any chunk
 /// has been read: one in 16. After that the most a chunk has needed decides.
-const FIRST_STORED_SHARE: f64 = 1.0 / 16.0;
+const FIRST_PACKED_SHARE: f64 = 1.0 / 16.0;
 /// Headroom over the share seen so far, so that a slightly busier chunk still fits.
-const STORED_SHARE_HEADROOM: f64 = 1.25;
+const PACKED_SHARE_HEADROOM: f64 = 1.25;
 /// Pairs one thread expands at a time: larger ranges are spread over rayon's threads.
 const EXPAND_PER_THREAD: usize = 1 << 16;
 
 /// Bytes of the compact header of a chunk of `pairs` pairs (WGSL `Compact`): the count of
-/// stored results, then a header per block.
+/// packed results, then two words per word of pairs.
 pub(crate) fn compact_header_bytes(pairs: u64) -> u64 {
-    4 * (1 + pairs.div_ceil(WORKGROUP_SIZE as u64) * BLOCK_WORDS as u64)
+    4 * (1 + 2 * pairs.div_ceil(WORD_PAIRS as u64))
 }
 
-/// The most pairs whose results, stored in full, and compact header fit one buffer of
+/// The most pairs whose results, in full, and compact header fit one buffer of
 /// `buffer_bytes`: the staging buffer holds both.
 pub(crate) fn pairs_fitting_staging(buffer_bytes: u64) -> u64 {
-    let per_block = WORKGROUP_SIZE as u64 * size_of::<PairResult>() as u64 + 4 * BLOCK_WORDS as u64;
-    // The count, and a block of header rounded up.
-    let fixed = 4 + 4 * BLOCK_WORDS as u64;
-    buffer_bytes.saturating_sub(fixed) / per_block * WORKGROUP_SIZE as u64
+    let per_word = WORD_PAIRS as u64 * size_of::<PairResult>() as u64 + 8;
+    // The count, and a word of header rounded up.
+    buffer_bytes.saturating_sub(4 + 8) / per_word * WORD_PAIRS as u64
 }
 
 /// The pair queries on one GPU context.
@@ -54,21 +53,28 @@ pub struct GpuPairs {
     layout: wgpu::BindGroupLayout,
     dense: wgpu::ComputePipeline,
     list: wgpu::ComputePipeline,
+    /// `compact_pairs`, run after `dense` or `list` when results come back compact.
+    compact_pipeline: wgpu::ComputePipeline,
+    /// Whether results come back compact (see [`GpuLimits::compact_readback`]).
+    compact_readback: bool,
     params: wgpu::Buffer,
     segments: Growable,
     rects: Growable,
     pair_indices: Growable,
-    /// The stored (not missed) results of a chunk, in block runs (WGSL `results`).
+    /// A chunk's results, every pair's (WGSL `results`).
     results: Growable,
     /// The compact header of a chunk (WGSL `Compact`); its count is cleared before each
     /// dispatch.
     compact: Growable,
-    /// MAP_READ may only be combined with COPY_DST, so a chunk's compact header and the start
-    /// of its stored results are copied here to be read: one per chunk in flight.
+    /// A chunk's packed results (WGSL `packed`): those not a miss, in word runs.
+    packed: Growable,
+    /// MAP_READ may only be combined with COPY_DST, so a chunk's results are copied here to be
+    /// read (its compact header and the start of its packed results, or all its results): one
+    /// per chunk in flight.
     staging: Vec<Growable>,
-    /// The share of a chunk's pairs whose stored results are copied back with it: learned from
+    /// The share of a chunk's pairs whose packed results are copied back with it: learned from
     /// the chunks read so far, kept between calls.
-    stored_share: f64,
+    packed_share: f64,
     /// The largest share a chunk of this call needed.
     call_share: f64,
     bind_group: Option<wgpu::BindGroup>,
@@ -88,7 +94,7 @@ impl GpuPairs {
         let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
         let caps = ChunkCaps::new(max_binding_bytes, max_workgroups_per_dimension);
         let device = context.device.clone();
-        let (layout, dense, list, params) = context.scoped(|| {
+        let (layout, dense, list, compact_pipeline, params) = context.scoped(|| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some("rectcast.pairs.wgsl"),
                 source: wgpu::ShaderSource::Wgsl(shader::PAIRS_WGSL.into()),
@@ -102,6 +108,7 @@ impl GpuPairs {
                     storage_entry(3, true),
                     storage_entry(4, false),
                     storage_entry(5, false),
+                    storage_entry(6, false),
                 ],
             });
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -122,14 +129,18 @@ impl GpuPairs {
             };
             let dense = pipeline("pairs_dense", "rectcast.pairs_dense");
             let list = pipeline("pairs_list", "rectcast.pairs_list");
+            let compact_pipeline = pipeline("compact_pairs", "rectcast.compact_pairs");
             let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("rectcast.params"),
                 contents: bytemuck::bytes_of(&Params::default()),
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             });
-            Ok((layout, dense, list, params))
+            Ok((layout, dense, list, compact_pipeline, params))
         })?;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        // Where the GPU is the CPU, reading results back is a copy in memory: packing them
+        // first would only add work.
+        let compact_readback = limits.compact_readback.unwrap_or(!context.is_software());
         Ok(Self {
             timer: KernelTimer::new(&context, "rectcast.pairs"),
             context,
@@ -139,6 +150,8 @@ impl GpuPairs {
             layout,
             dense,
             list,
+            compact_pipeline,
+            compact_readback,
             params,
             segments: Growable::new("rectcast.segments", storage),
             rects: Growable::new("rectcast.rects", storage),
@@ -153,7 +166,11 @@ impl GpuPairs {
                     | wgpu::BufferUsages::COPY_SRC
                     | wgpu::BufferUsages::COPY_DST,
             ),
-            stored_share: FIRST_STORED_SHARE,
+            packed: Growable::new(
+                "rectcast.packed",
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            packed_share: FIRST_PACKED_SHARE,
             call_share: 0.0,
             staging: (0..CHUNKS_IN_FLIGHT)
                 .map(|_| {
@@ -182,6 +199,7 @@ impl GpuPairs {
             &self.pair_indices,
             &self.results,
             &self.compact,
+            &self.packed,
         ];
         held.into_iter()
             .chain(&self.staging)
@@ -212,7 +230,7 @@ impl GpuPairs {
         self.start_timing();
         let m = rects.len();
         let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
-        let mut copy_out = |chunk: &chunks::DenseChunk, compact: &CompactResults| {
+        let mut copy_out = |chunk: &chunks::DenseChunk, compact: &ReadBack| {
             let tile = chunk.rects.len();
             let decide = |local: usize| {
                 let s = chunk.segments.start + local / tile;
@@ -288,7 +306,7 @@ impl GpuPairs {
                 .queue
                 .write_buffer(self.rects.get(), 0, bytemuck::cast_slice(rects));
         }
-        let mut copy_out = |range: &Range<usize>, compact: &CompactResults| {
+        let mut copy_out = |range: &Range<usize>, compact: &ReadBack| {
             let decide = |local: usize| {
                 let pair = pairs[range.start + local];
                 segment_rect(&segments[pair.segment as usize], &rects[pair.rect as usize])
@@ -362,9 +380,14 @@ impl GpuPairs {
             stale |= self
                 .results
                 .reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
+            // Unused (a minimal binding) unless results come back compact.
+            let compact_pairs = if self.compact_readback { pairs } else { 0 };
             stale |= self
                 .compact
-                .reserve(device, compact_header_bytes(pairs as u64), cap);
+                .reserve(device, compact_header_bytes(compact_pairs as u64), cap);
+            stale |=
+                self.packed
+                    .reserve(device, bytes(compact_pairs, size_of::<PairResult>()), cap);
             if stale {
                 self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("rectcast.pairs.bind_group"),
@@ -376,6 +399,7 @@ impl GpuPairs {
                         entry(3, self.pair_indices.get()),
                         entry(4, self.results.get()),
                         entry(5, self.compact.get()),
+                        entry(6, self.packed.get()),
                     ],
                 }));
             }
@@ -390,7 +414,7 @@ impl GpuPairs {
         &mut self,
         dense: bool,
         chunks: impl IntoIterator<Item = C>,
-        out: &mut impl FnMut(&C, &CompactResults) -> Decided,
+        out: &mut impl FnMut(&C, &ReadBack) -> Decided,
         mut prepare: impl FnMut(&mut Self, &C) -> Result<Params>,
     ) -> Result<()> {
         let mut in_flight = VecDeque::new();
@@ -411,7 +435,7 @@ impl GpuPairs {
         if outcome.is_ok() && self.call_share > 0.0 {
             // The next call starts from what this one needed, so a busy batch does not make
             // every later one copy too much.
-            self.stored_share = (self.call_share * STORED_SHARE_HEADROOM).min(1.0);
+            self.packed_share = (self.call_share * PACKED_SHARE_HEADROOM).min(1.0);
         }
         outcome
     }
@@ -426,8 +450,8 @@ impl GpuPairs {
         }
     }
 
-    /// Dispatches one chunk of `params.pair_count` pairs, copies its compact header and the
-    /// start of its stored results into a free staging buffer of the ring, submits and asks
+    /// Dispatches one chunk of `params.pair_count` pairs (and, for compact results, packs
+    /// them), copies what is read back into a free staging buffer of the ring, submits and asks
     /// for the map. The ring has a free slot.
     fn submit<C>(
         &mut self,
@@ -444,11 +468,16 @@ impl GpuPairs {
             .find(|&slot| in_flight.iter().all(|p| p.slot != slot))
             .expect("the ring has a free slot");
         let context = self.context.clone();
-        let header_bytes = compact_header_bytes(pairs as u64);
-        let stored_copied = ((pairs as f64 * self.stored_share).ceil() as usize
-            + WORKGROUP_SIZE as usize)
-            .min(pairs);
-        let stored_bytes = (stored_copied * size_of::<PairResult>()) as u64;
+        let result_size = size_of::<PairResult>() as u64;
+        let copied = if self.compact_readback {
+            Copied::Compact {
+                header_bytes: compact_header_bytes(pairs as u64),
+                packed: ((pairs as f64 * self.packed_share).ceil() as usize + WORD_PAIRS)
+                    .min(pairs),
+            }
+        } else {
+            Copied::All
+        };
         let wait = Wait {
             step: if dense {
                 "a chunk of dense pairs"
@@ -461,21 +490,23 @@ impl GpuPairs {
         let (submission, read) = context.scoped(|| {
             let device = &context.device;
             let queue = &context.queue;
-            // Room for every stored result, so that the learned share never reallocates it.
+            // Room for a compact header and all results, so that neither the learned share nor
+            // a chunk read in full reallocates it.
             let staging = &mut self.staging[slot];
             staging.reserve(
                 device,
-                header_bytes + (pairs * size_of::<PairResult>()) as u64,
+                compact_header_bytes(pairs as u64) + pairs as u64 * result_size,
                 context.limits().max_buffer_size,
             );
             let staging = staging.get();
             queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-            let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("rectcast.pairs.encoder"),
             });
-            // The count of stored results; the kernel writes every header of the chunk.
-            encoder.clear_buffer(self.compact.get(), 0, Some(4));
+            if self.compact_readback {
+                // The count of packed results; `compact_pairs` writes every header.
+                encoder.clear_buffer(self.compact.get(), 0, Some(4));
+            }
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("rectcast.pairs.pass"),
@@ -483,26 +514,44 @@ impl GpuPairs {
                 });
                 pass.set_pipeline(if dense { &self.dense } else { &self.list });
                 pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+                let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
                 pass.dispatch_workgroups(x, y, 1);
+                if self.compact_readback {
+                    pass.set_pipeline(&self.compact_pipeline);
+                    let words = pairs.div_ceil(WORD_PAIRS);
+                    let (x, y) = chunks::workgroup_grid(words, self.max_workgroups_per_dimension);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
             }
             if let Some(timer) = &self.timer {
                 timer.encode_resolve(&mut encoder);
             }
             // The copies follow the dispatch in the same submission: the next chunk's upload
             // and dispatch come after them on the queue.
-            encoder.copy_buffer_to_buffer(self.compact.get(), 0, staging, 0, header_bytes);
-            encoder.copy_buffer_to_buffer(
-                self.results.get(),
-                0,
-                staging,
-                header_bytes,
-                stored_bytes,
-            );
+            let bytes = match copied {
+                Copied::Compact {
+                    header_bytes,
+                    packed,
+                } => {
+                    let packed_bytes = packed as u64 * result_size;
+                    encoder.copy_buffer_to_buffer(self.compact.get(), 0, staging, 0, header_bytes);
+                    encoder.copy_buffer_to_buffer(
+                        self.packed.get(),
+                        0,
+                        staging,
+                        header_bytes,
+                        packed_bytes,
+                    );
+                    header_bytes + packed_bytes
+                }
+                Copied::All => {
+                    let bytes = pairs as u64 * result_size;
+                    encoder.copy_buffer_to_buffer(self.results.get(), 0, staging, 0, bytes);
+                    bytes
+                }
+            };
             let submission = queue.submit([encoder.finish()]);
-            Ok((
-                submission,
-                PendingRead::start(staging, header_bytes + stored_bytes),
-            ))
+            Ok((submission, PendingRead::start(staging, bytes)))
         })?;
         self.call.submitting += started.elapsed();
         self.call.chunks += 1;
@@ -510,8 +559,7 @@ impl GpuPairs {
             chunk,
             slot,
             pairs,
-            header_bytes,
-            stored_copied,
+            copied,
             submission,
             read,
             wait,
@@ -519,29 +567,28 @@ impl GpuPairs {
         Ok(())
     }
 
-    /// Waits for a chunk's map and has `out` expand its results. Stored results it did not
+    /// Waits for a chunk's map and has `out` expand its results. Packed results it did not
     /// copy back are copied now when no later chunk has overwritten them (`newest`), and
     /// decided on the host otherwise.
     fn finish<C>(
         &mut self,
         pending: Pending<C>,
         newest: bool,
-        out: &mut impl FnMut(&C, &CompactResults) -> Decided,
+        out: &mut impl FnMut(&C, &ReadBack) -> Decided,
     ) -> Result<()> {
         let Pending {
             chunk,
             slot,
             pairs,
-            header_bytes,
-            stored_copied,
+            copied,
             submission,
             read,
             wait,
         } = pending;
         let mut decided = Decided::default();
-        // Set when more results were stored than copied and they can still be read.
+        // Set when more results were packed than copied and they can still be read.
         let mut partial: Option<(Vec<u32>, Vec<PairResult>, usize)> = None;
-        let mut share = 0.0;
+        let mut share = None;
         self.call.read(
             read,
             &self.context,
@@ -549,36 +596,53 @@ impl GpuPairs {
             submission.clone(),
             wait,
             |mapped| {
-                let (header, stored) = mapped.split_at(header_bytes as usize);
+                let (header_bytes, copied_packed) = match copied {
+                    Copied::All => {
+                        let all = ReadBack {
+                            headers: None,
+                            results: bytemuck::cast_slice(mapped),
+                            pairs,
+                        };
+                        decided = out(&chunk, &all);
+                        return;
+                    }
+                    Copied::Compact {
+                        header_bytes,
+                        packed,
+                    } => (header_bytes as usize, packed),
+                };
+                let (header, packed) = mapped.split_at(header_bytes);
                 let header: &[u32] = bytemuck::cast_slice(header);
-                let stored: &[PairResult] = bytemuck::cast_slice(stored);
+                let packed: &[PairResult] = bytemuck::cast_slice(packed);
                 let count = (header[0] as usize).min(pairs);
-                share = count as f64 / pairs as f64;
-                if count > stored_copied && newest {
-                    partial = Some((header.to_vec(), stored.to_vec(), count));
+                share = Some(count as f64 / pairs as f64);
+                if count > copied_packed && newest {
+                    partial = Some((header.to_vec(), packed.to_vec(), count));
                     return;
                 }
-                let compact = CompactResults {
-                    headers: &header[1..],
-                    stored: &stored[..count.min(stored_copied)],
+                let compact = ReadBack {
+                    headers: Some(&header[1..]),
+                    results: &packed[..count.min(copied_packed)],
                     pairs,
                 };
                 decided = out(&chunk, &compact);
             },
         )?;
-        if let Some((header, mut stored, count)) = partial {
-            // Nothing was submitted after this chunk: its stored results are still on the GPU.
-            self.read_rest(slot, stored_copied, count, wait, &mut stored)?;
-            let compact = CompactResults {
-                headers: &header[1..],
-                stored: &stored,
+        if let Some((header, mut packed, count)) = partial {
+            // Nothing was submitted after this chunk: its packed results are still on the GPU.
+            self.read_rest(slot, packed.len(), count, wait, &mut packed)?;
+            let compact = ReadBack {
+                headers: Some(&header[1..]),
+                results: &packed,
                 pairs,
             };
             decided = out(&chunk, &compact);
         }
-        self.call_share = self.call_share.max(share);
-        if share * STORED_SHARE_HEADROOM > self.stored_share {
-            self.stored_share = (share * STORED_SHARE_HEADROOM).min(1.0);
+        if let Some(share) = share {
+            self.call_share = self.call_share.max(share);
+            if share * PACKED_SHARE_HEADROOM > self.packed_share {
+                self.packed_share = (share * PACKED_SHARE_HEADROOM).min(1.0);
+            }
         }
         self.uncertain_pairs += decided.uncertain;
         self.call.decided_on_host += decided.not_read;
@@ -588,37 +652,29 @@ impl GpuPairs {
         Ok(())
     }
 
-    /// Copies stored results `from..to` of the last chunk into its staging buffer, reads them
-    /// and appends them to `stored`.
+    /// Copies packed results `from..to` of the last chunk into its staging buffer, reads them
+    /// and appends them to `packed`.
     fn read_rest(
         &mut self,
         slot: usize,
         from: usize,
         to: usize,
         wait: Wait,
-        stored: &mut Vec<PairResult>,
+        packed: &mut Vec<PairResult>,
     ) -> Result<()> {
         let context = self.context.clone();
         let size = size_of::<PairResult>() as u64;
         let bytes = (to - from) as u64 * size;
         let started = std::time::Instant::now();
         let (submission, read) = context.scoped(|| {
-            let staging = &mut self.staging[slot];
-            staging.reserve(&context.device, bytes, context.limits().max_buffer_size);
-            let staging = staging.get();
+            let staging = self.staging[slot].get();
             let mut encoder =
                 context
                     .device
                     .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                         label: Some("rectcast.pairs.rest"),
                     });
-            encoder.copy_buffer_to_buffer(
-                self.results.get(),
-                from as u64 * size,
-                staging,
-                0,
-                bytes,
-            );
+            encoder.copy_buffer_to_buffer(self.packed.get(), from as u64 * size, staging, 0, bytes);
             let submission = context.queue.submit([encoder.finish()]);
             Ok((submission, PendingRead::start(staging, bytes)))
         })?;
@@ -629,7 +685,7 @@ impl GpuPairs {
             self.staging[slot].get(),
             submission,
             wait,
-            |mapped| stored.extend_from_slice(bytemuck::cast_slice(mapped)),
+            |mapped| packed.extend_from_slice(bytemuck::cast_slice(mapped)),
         )
     }
 
@@ -637,7 +693,7 @@ impl GpuPairs {
     fn drain<C>(
         &mut self,
         in_flight: &mut VecDeque<Pending<C>>,
-        out: &mut impl FnMut(&C, &CompactResults) -> Decided,
+        out: &mut impl FnMut(&C, &ReadBack) -> Decided,
     ) -> Result<()> {
         while let Some(pending) = in_flight.pop_front() {
             self.finish(pending, in_flight.is_empty(), out)?;
@@ -689,21 +745,27 @@ struct Pending<C> {
     /// Its staging buffer in the ring.
     slot: usize,
     pairs: usize,
-    /// Bytes of the compact header, before the stored results in the staging buffer.
-    header_bytes: u64,
-    /// Stored results copied back after the header.
-    stored_copied: usize,
+    copied: Copied,
     submission: wgpu::SubmissionIndex,
     read: PendingRead,
     wait: Wait,
 }
 
+/// What a chunk copied into its staging buffer.
+#[derive(Clone, Copy, Debug)]
+enum Copied {
+    /// The compact header, then the first `packed` packed results.
+    Compact { header_bytes: u64, packed: usize },
+    /// Every pair's result.
+    All,
+}
+
 /// Pairs the host decided while expanding a chunk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Decided {
-    /// Stored as uncertain by the kernel.
+    /// Left uncertain by the kernel.
     uncertain: u64,
-    /// Stored by the kernel but not read back.
+    /// Packed by the GPU but not read back.
     not_read: u64,
 }
 
@@ -714,20 +776,22 @@ impl std::ops::AddAssign for Decided {
     }
 }
 
-/// A chunk's results as read back: the block headers of WGSL `Compact` and the stored results
-/// (all of them, or the first ones).
-struct CompactResults<'a> {
-    headers: &'a [u32],
-    stored: &'a [PairResult],
+/// A chunk's results as read back: compact (the word headers of WGSL `Compact`, and all or
+/// the first of the packed results), or every pair's result.
+struct ReadBack<'a> {
+    /// Two words per word of pairs: where its packed results start, and its mask. `None`
+    /// when `results` holds every pair's result.
+    headers: Option<&'a [u32]>,
+    results: &'a [PairResult],
     /// Pairs in the chunk.
     pairs: usize,
 }
 
-impl CompactResults<'_> {
-    /// Writes the results of the chunk's pairs `range` to `out`: a miss where the mask has no
-    /// bit, the stored result where it has one, and `decide(pair)` (the exact CPU answer)
-    /// where that result is uncertain or was not read back. Large ranges are spread over
-    /// rayon's threads.
+impl ReadBack<'_> {
+    /// Writes the results of the chunk's pairs `range` to `out`: a miss where a mask has no
+    /// bit, the packed result where it has one, and `decide(pair)` (the exact CPU answer) where
+    /// that result is uncertain or was not read back. Large ranges are spread over rayon's
+    /// threads.
     fn expand(
         &self,
         range: Range<usize>,
@@ -755,48 +819,169 @@ impl CompactResults<'_> {
         out: &mut [PairResult],
         decide: &impl Fn(usize) -> PairResult,
     ) -> Decided {
-        let lanes = WORKGROUP_SIZE as usize;
         let mut decided = Decided::default();
+        let mut settle = |result: Option<&PairResult>, pair: usize| match result {
+            Some(r) if r.flags != flags::UNCERTAIN => *r,
+            Some(_) => {
+                decided.uncertain += 1;
+                decide(pair)
+            }
+            None => {
+                decided.not_read += 1;
+                decide(pair)
+            }
+        };
+        let Some(headers) = self.headers else {
+            let all = &self.results[first..first + out.len()];
+            for (k, (result, r)) in out.iter_mut().zip(all).enumerate() {
+                *result = settle(Some(r), first + k);
+            }
+            return decided;
+        };
         let mut pair = first;
         let end = first + out.len();
         while pair < end {
-            let block = pair / lanes;
-            let header = &self.headers[block * BLOCK_WORDS as usize..][..BLOCK_WORDS as usize];
-            let mask = &header[1..];
-            // The stored index of the block's next stored pair.
-            let mut k = header[0] as usize + rank_in_block(mask, (pair % lanes) as u32) as usize;
-            let block_end = ((block + 1) * lanes).min(end);
-            while pair < block_end {
-                let lane = pair % lanes;
-                let word_end = (pair - lane % 32 + 32).min(block_end);
-                let bits = mask[lane / 32] >> (lane % 32);
-                let run = &mut out[pair - first..word_end - first];
-                if bits == 0 {
-                    run.fill(PairResult::MISS);
-                } else {
-                    for (j, result) in run.iter_mut().enumerate() {
-                        *result = if bits >> j & 1 == 0 {
-                            PairResult::MISS
-                        } else {
-                            let stored = self.stored.get(k);
-                            k += 1;
-                            match stored {
-                                Some(r) if r.flags != flags::UNCERTAIN => *r,
-                                Some(_) => {
-                                    decided.uncertain += 1;
-                                    decide(pair + j)
-                                }
-                                None => {
-                                    decided.not_read += 1;
-                                    decide(pair + j)
-                                }
-                            }
-                        };
-                    }
+            let word = pair / WORD_PAIRS;
+            let lane = pair % WORD_PAIRS;
+            let word_end = ((word + 1) * WORD_PAIRS).min(end);
+            // The word's packed results start at headers[2 word]; lane's is past those of the
+            // lanes before it.
+            let mask = headers[2 * word + 1];
+            let below = mask & ((1u64 << lane) - 1) as u32;
+            let mut k = headers[2 * word] as usize + below.count_ones() as usize;
+            let bits = mask >> lane;
+            let run = &mut out[pair - first..word_end - first];
+            if bits == 0 {
+                run.fill(PairResult::MISS);
+            } else {
+                for (j, result) in run.iter_mut().enumerate() {
+                    *result = if bits >> j & 1 == 0 {
+                        PairResult::MISS
+                    } else {
+                        k += 1;
+                        settle(self.results.get(k - 1), pair + j)
+                    };
                 }
-                pair = word_end;
             }
+            pair = word_end;
         }
         decided
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::pairs::compact_pairs;
+
+    /// Results of every kind, uncertain ones among them, in runs of hits and misses.
+    fn mixed_results(n: usize) -> Vec<PairResult> {
+        (0..n)
+            .map(|i| match (i * 7919) % 11 {
+                0..=5 => PairResult::MISS,
+                6 => PairResult {
+                    t_enter: 0.0,
+                    t_exit: 0.0,
+                    flags: flags::UNCERTAIN,
+                },
+                k => PairResult {
+                    t_enter: i as f32,
+                    t_exit: k as f32,
+                    flags: flags::HIT | (k as u32) << flags::ENTRY_SHIFT,
+                },
+            })
+            .collect()
+    }
+
+    /// What the host's exact path gives a pair in these tests.
+    fn exact(pair: usize) -> PairResult {
+        PairResult {
+            t_enter: -(pair as f32),
+            t_exit: 0.0,
+            flags: flags::HIT,
+        }
+    }
+
+    fn expected(results: &[PairResult]) -> Vec<PairResult> {
+        let settled = |(i, r): (usize, &PairResult)| {
+            if r.flags == flags::UNCERTAIN {
+                exact(i)
+            } else {
+                *r
+            }
+        };
+        results.iter().enumerate().map(settled).collect()
+    }
+
+    #[test]
+    fn compact_results_expand_to_the_full_ones_over_any_range() {
+        let n = 3 * EXPAND_PER_THREAD + 77;
+        let results = mixed_results(n);
+        let mut headers = vec![0; 2 * n.div_ceil(WORD_PAIRS)];
+        let mut packed = Vec::new();
+        compact_pairs(&results, &mut headers, &mut packed);
+        let compact = ReadBack {
+            headers: Some(&headers),
+            results: &packed,
+            pairs: n,
+        };
+        let want = expected(&results);
+        let uncertain = results
+            .iter()
+            .filter(|r| r.flags == flags::UNCERTAIN)
+            .count() as u64;
+        let mut out = vec![PairResult::MISS; n];
+        let decided = compact.expand(0..n, &mut out, &exact);
+        assert_eq!(out, want);
+        assert_eq!(
+            decided,
+            Decided {
+                uncertain,
+                not_read: 0
+            }
+        );
+        // Ranges that start and end inside words, as a tile of rects gives.
+        for range in [5..6, 31..33, 40..200, 1000..1000 + EXPAND_PER_THREAD + 3] {
+            let mut part = vec![PairResult::MISS; range.len()];
+            compact.expand(range.clone(), &mut part, &exact);
+            assert_eq!(part, want[range.clone()], "{range:?}");
+        }
+        // Every pair's result read back: the same.
+        let all = ReadBack {
+            headers: None,
+            results: &results,
+            pairs: n,
+        };
+        let mut out = vec![PairResult::MISS; n];
+        assert_eq!(all.expand(0..n, &mut out, &exact).uncertain, uncertain);
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn packed_results_not_read_back_are_decided_on_the_host() {
+        let n = 1000;
+        let results = mixed_results(n);
+        let mut headers = vec![0; 2 * n.div_ceil(WORD_PAIRS)];
+        let mut packed = Vec::new();
+        compact_pairs(&results, &mut headers, &mut packed);
+        let read = packed.len() / 3;
+        let compact = ReadBack {
+            headers: Some(&headers),
+            results: &packed[..read],
+            pairs: n,
+        };
+        let mut out = vec![PairResult::MISS; n];
+        let decided = compact.expand(0..n, &mut out, &exact);
+        assert_eq!(decided.not_read, (packed.len() - read) as u64);
+        // Packed in word order here, so the unread ones are the last pairs that are not misses.
+        let mut want = expected(&results);
+        let mut unread = packed.len() - read;
+        for (i, r) in results.iter().enumerate().rev() {
+            if unread > 0 && r.flags != 0 {
+                want[i] = exact(i);
+                unread -= 1;
+            }
+        }
+        assert_eq!(out, want);
     }
 }

@@ -79,11 +79,8 @@ pub fn segment_rect_constants(emulation: Emulation) -> Constants {
 
 /// The overridable constants of [`PAIRS_WGSL`].
 pub fn pairs_constants(emulation: Emulation) -> Constants {
-    use crate::cpu::pairs::{BLOCK_WORDS, MASK_WORDS};
     let mut constants = segment_rect_constants(emulation);
     constants.push(("WORKGROUP_SIZE", WORKGROUP_SIZE as f64));
-    constants.push(("MASK_WORDS", MASK_WORDS as f64));
-    constants.push(("BLOCK_WORDS", BLOCK_WORDS as f64));
     constants
 }
 

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use rectcast::{Backend, Batch, Engine, Hit, PairResult, scene};
+use rectcast::{Backend, Batch, Engine, GpuContext, GpuLimits, Hit, PairResult, scene};
 
 use crate::options::{BackendArg, Outcome, cpu_options, engine};
 
@@ -23,9 +23,50 @@ pub struct BenchArgs {
     /// Backends to measure (repeatable); default: cpu, and gpu when one opens.
     #[arg(long, value_enum)]
     backend: Vec<BackendArg>,
-    /// The scene of `--query broad-phase`.
-    #[arg(long, value_enum, default_value = "bullet-hell")]
-    scene: BenchScene,
+    /// The scene of `--query broad-phase` (default: bullet-hell) and `--query pairs`
+    /// (default: random).
+    #[arg(long, value_enum)]
+    scene: Option<BenchScene>,
+    /// How a GPU reads dense pairs back: compact (a mask bit per pair, then the results that
+    /// are not a miss), all (every result), or auto (compact, except on a software GPU).
+    #[arg(long, value_enum, default_value = "auto")]
+    readback: Readback,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Readback {
+    Auto,
+    Compact,
+    All,
+}
+
+impl Readback {
+    /// The GPU limits that ask for it.
+    fn limits(self) -> GpuLimits {
+        GpuLimits {
+            compact_readback: match self {
+                Readback::Auto => None,
+                Readback::Compact => Some(true),
+                Readback::All => Some(false),
+            },
+            ..GpuLimits::default()
+        }
+    }
+}
+
+impl BenchScene {
+    fn generate(
+        self,
+        seed: u64,
+        segment_count: usize,
+        rect_count: usize,
+    ) -> (Vec<rectcast::Segment>, Vec<rectcast::Rect>) {
+        match self {
+            BenchScene::BulletHell => scene::bullet_hell(seed, segment_count, rect_count),
+            BenchScene::Random => scene::random_batch(seed, segment_count, rect_count, 1000.0),
+            BenchScene::Clustered => scene::clustered(seed, segment_count, rect_count),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -56,22 +97,25 @@ pub fn run(args: BenchArgs) -> Outcome {
         iterations,
         backend,
         scene,
+        readback,
     } = args;
+    let limits = readback.limits();
     match query {
         BenchQuery::Pairs => bench(
+            scene.unwrap_or(BenchScene::Random),
             segments.unwrap_or(4096),
             rects.unwrap_or(1024),
             iterations,
-            backend,
+            (backend, limits),
         ),
         BenchQuery::FirstHit => bench_first_hit(
             segments.unwrap_or(65_536),
             rects.unwrap_or(4096),
             iterations,
-            backend,
+            (backend, limits),
         ),
         BenchQuery::BroadPhase => bench_broad_phase(
-            scene,
+            scene.unwrap_or(BenchScene::BulletHell),
             segments.unwrap_or(1 << 20),
             rects.unwrap_or(100_000),
             iterations,
@@ -136,7 +180,7 @@ impl Row {
 fn bench_table(
     pairs: f64,
     iterations: usize,
-    backends: Vec<BackendArg>,
+    (backends, limits): (Vec<BackendArg>, GpuLimits),
     mut reference: impl FnMut(),
     mut run: impl FnMut(&mut Engine) -> Outcome,
 ) -> Outcome {
@@ -173,7 +217,12 @@ fn bench_table(
                 );
             }
         }
-        engines.push(engine(b.into()));
+        engines.push(match b {
+            BackendArg::Gpu => GpuContext::new()
+                .and_then(|context| Engine::gpu(context, limits))
+                .map_err(|e| e.to_string()),
+            other => engine(other.into()),
+        });
         for opened in engines {
             let mut engine = match opened {
                 Ok(engine) => engine,
@@ -239,15 +288,16 @@ fn bench_table(
 }
 
 fn bench(
+    which: BenchScene,
     segment_count: usize,
     rect_count: usize,
     iterations: usize,
-    backends: Vec<BackendArg>,
+    backends: (Vec<BackendArg>, GpuLimits),
 ) -> Outcome {
-    let (segments, rects) = scene::random_batch(7, segment_count, rect_count, 1000.0);
+    let (segments, rects) = which.generate(7, segment_count, rect_count);
     let mut results = vec![PairResult::MISS; segments.len() * rects.len()];
     println!(
-        "dense pairs, random scene, {} segments x {} rects = {} pairs, {iterations} iterations",
+        "dense pairs, {which:?} scene, {} segments x {} rects = {} pairs, {iterations} iterations",
         segments.len(),
         rects.len(),
         results.len(),
@@ -286,7 +336,7 @@ fn bench_first_hit(
     segment_count: usize,
     rect_count: usize,
     iterations: usize,
-    backends: Vec<BackendArg>,
+    backends: (Vec<BackendArg>, GpuLimits),
 ) -> Outcome {
     use rectcast::cpu::queries::{QueryOutputs, query, segment_rects};
     let (segments, rects) = scene::bullet_hell(2026, segment_count, rect_count);
@@ -420,11 +470,7 @@ fn bench_broad_phase(
     iterations: usize,
 ) -> Outcome {
     use rectcast::{BroadPhase, CpuOptions, FirstHit, RectSet};
-    let (segments, rects) = match which {
-        BenchScene::BulletHell => scene::bullet_hell(2026, segment_count, rect_count),
-        BenchScene::Random => scene::random_batch(2026, segment_count, rect_count, 1000.0),
-        BenchScene::Clustered => scene::clustered(2026, segment_count, rect_count),
-    };
+    let (segments, rects) = which.generate(2026, segment_count, rect_count);
     let pairs = (segments.len() as f64) * (rects.len() as f64);
     println!(
         "broad phase, {which:?} scene, {} segments x {} rects = {pairs:.3e} pairs, {iterations} iterations",
