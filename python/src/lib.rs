@@ -332,6 +332,26 @@ impl PyEngine {
         )
     }
 
+    /// Each segment's first-hit rect alone (ties: the lowest rect), -1 on a miss: a GPU reads
+    /// back 4 bytes a segment.
+    fn first_hit_rects<'py>(
+        &self,
+        py: Python<'py>,
+        segments: PyReadonlyArray2<'py, f32>,
+        rects: PyReadonlyArray2<'py, f32>,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let (s, r) = inputs(&segments, &rects)?;
+        let first = self.run(py, |e| e.first_hit_rects(&Batch::new(s, r)))?;
+        let rects: Vec<i64> = first
+            .iter()
+            .map(|&rect| match rect {
+                FirstHit::NO_RECT => -1,
+                rect => i64::from(rect),
+            })
+            .collect();
+        Ok(rects.into_pyarray(py))
+    }
+
     /// Only the hitting pairs, in (segment, rect) order.
     fn hits<'py>(
         &self,

@@ -86,6 +86,17 @@ def test_the_module_functions_use_one_auto_engine(scene):
         assert np.array_equal(got[field], want[field]), field
 
 
+def test_first_hit_rects_are_first_hits_rect_column(scene, engine):
+    segments, rects, _ = scene
+    want = engine.first_hit(segments, rects)["rect"]
+    got = engine.first_hit_rects(segments, rects)
+    assert got.dtype == np.int64 and got.shape == want.shape
+    assert (got < 0).any() and (got >= 0).any(), "the scene needs hits and misses"
+    assert np.array_equal(got, want)
+    # The module function, on the auto engine: rects are decisions, the same everywhere.
+    assert np.array_equal(rectcast.first_hit_rects(segments, rects), want)
+
+
 def test_arrow_results_hold_the_numpy_rows_with_nulls_and_names(scene, engine):
     segments, rects, _ = scene
     rows = engine.first_hit(segments, rects)
