@@ -3,8 +3,9 @@
 use crate::broad_phase::{BroadPhase, RectSet};
 use crate::cpu::batched::{CpuKernel, CpuOptions};
 use crate::cpu::grid::Grid;
+use crate::cpu::segment_segment::SegmentContact;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GridQuery};
+use crate::gpu::{GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuWalls, GridQuery};
 use crate::query::{Batch, ClipTo, Clipped, Counts};
 use crate::types::{FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
@@ -65,6 +66,10 @@ impl std::fmt::Display for Chosen {
 struct GpuHost {
     pairs: GpuPairs,
     queries: GpuQueries,
+    /// Segment × segment, built on first use (its exact kernel is long to compile).
+    walls: Option<GpuWalls>,
+    /// The limits the kernels were built with (and the wait set since), for those built later.
+    limits: GpuLimits,
     /// Runs a call the GPU could not finish (a timeout, a lost device): `Auto`'s engines, and
     /// [`Engine::with_cpu_fallback`].
     fallback: Option<CpuKernel>,
@@ -204,6 +209,8 @@ impl Engine {
             inner: Inner::Gpu(Box::new(GpuHost {
                 pairs: GpuPairs::new(context.clone(), limits)?,
                 queries: GpuQueries::new(context, limits)?,
+                walls: None,
+                limits,
                 fallback: None,
                 kernel_time: None,
                 call: None,
@@ -249,6 +256,10 @@ impl Engine {
         if let Inner::Gpu(host) = &mut self.inner {
             host.pairs.set_wait(wait);
             host.queries.set_wait(wait);
+            host.limits.wait = Some(wait);
+            if let Some(walls) = &mut host.walls {
+                walls.set_wait(wait);
+            }
         }
     }
 
@@ -466,6 +477,48 @@ impl Engine {
             Inner::Gpu(gpu) => gpu.pairs.buffer_bytes() + gpu.queries.buffer_bytes(),
             Inner::Cpu { .. } => 0,
         }
+    }
+
+    /// Every query segment against every wall, segment × segment (docs/semantics.md):
+    /// `result[q * walls.len() + w]`, query-major. Each is [`crate::segment_segment`]'s
+    /// answer, exact, with correctly rounded t, on either backend.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid segment or wall, before any work; GPU errors.
+    pub fn wall_pairs(
+        &mut self,
+        segments: &[Segment],
+        walls: &[Segment],
+    ) -> Result<Vec<SegmentContact>> {
+        validate::check_inputs(segments, &[])?;
+        validate::check_walls(walls)?;
+        let n = segments
+            .len()
+            .checked_mul(walls.len())
+            .ok_or(Error::TooManyPairs {
+                segments: segments.len(),
+                rects: walls.len(),
+            })?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| Error::TooManyPairs {
+            segments: segments.len(),
+            rects: walls.len(),
+        })?;
+        out.resize(n, SegmentContact::MISS);
+        self.run(|on| match on {
+            On::Gpu(gpu) => {
+                if gpu.walls.is_none() {
+                    gpu.walls = Some(GpuWalls::new(gpu.pairs.context().clone(), gpu.limits)?);
+                }
+                let walls_host = gpu.walls.as_mut().expect("built above");
+                walls_host.wall_pairs_dense(segments, walls, &mut out)
+            }
+            On::Cpu(kernel) => {
+                kernel.wall_pairs_dense(segments, walls, &mut out);
+                Ok(())
+            }
+        })?;
+        Ok(out)
     }
 
     /// The listed (segment, rect) pairs: `results[i]` is `pairs[i]`.

@@ -93,6 +93,8 @@ pub enum InputArray {
     Segments,
     Rects,
     Pairs,
+    /// The walls of a segment × segment query.
+    Walls,
 }
 
 impl fmt::Display for InputArray {
@@ -101,6 +103,7 @@ impl fmt::Display for InputArray {
             InputArray::Segments => "segment",
             InputArray::Rects => "rect",
             InputArray::Pairs => "pair",
+            InputArray::Walls => "wall",
         })
     }
 }

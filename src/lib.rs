@@ -13,6 +13,7 @@ pub mod validate;
 pub use broad_phase::{AUTO_MIN_RECTS, AUTO_MIN_SEGMENTS, BroadPhase, RectSet};
 pub use cpu::batched::{CpuOptions, Simd};
 pub use cpu::segment_rect::segment_rect;
+pub use cpu::segment_segment::{Contact, SegmentContact, segment_segment};
 pub use engine::{Backend, Chosen, Engine};
 pub use error::{Error, InputArray, InputError, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits, WaitLimit};

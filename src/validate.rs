@@ -32,7 +32,18 @@ fn check_value(
 
 /// Checks one segment: every value finite and within ±2^62.
 pub fn check_segment(index: usize, s: &Segment) -> Result<(), InputError> {
-    let a = InputArray::Segments;
+    check_segment_of(InputArray::Segments, index, s)
+}
+
+/// Checks every wall of a segment × segment query as [`check_segment`] does a segment.
+pub fn check_walls(walls: &[Segment]) -> Result<(), InputError> {
+    for (i, wall) in walls.iter().enumerate() {
+        check_segment_of(InputArray::Walls, i, wall)?;
+    }
+    Ok(())
+}
+
+fn check_segment_of(a: InputArray, index: usize, s: &Segment) -> Result<(), InputError> {
     check_value(a, index, "x0", s.x0)?;
     check_value(a, index, "y0", s.y0)?;
     check_value(a, index, "x1", s.x1)?;

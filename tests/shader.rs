@@ -5,8 +5,8 @@ use std::mem::{offset_of, size_of};
 
 use rectcast::cpu::grid::CellSpan;
 use rectcast::gpu::Emulation;
-use rectcast::gpu::shader::{self, GridAxis, GridParams, Params, QueryParams};
-use rectcast::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
+use rectcast::gpu::shader::{self, GridAxis, GridParams, Params, QueryParams, WallParams};
+use rectcast::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, SegmentContact};
 
 fn parse(source: &str, name: &str) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(source)
@@ -28,7 +28,7 @@ struct Kernel {
     entry_points: &'static [&'static str],
 }
 
-fn kernels() -> [Kernel; 4] {
+fn kernels() -> [Kernel; 5] {
     [
         Kernel {
             file: "segment_rect.wgsl",
@@ -41,6 +41,12 @@ fn kernels() -> [Kernel; 4] {
             source: shader::PAIRS_WGSL,
             constants: shader::pairs_constants(Emulation::Native),
             entry_points: &["pairs_dense", "pairs_list", "compact_pairs"],
+        },
+        Kernel {
+            file: "segment_segment.wgsl",
+            source: shader::SEGMENT_SEGMENT_WGSL,
+            constants: shader::segment_segment_constants(Emulation::Native),
+            entry_points: &["wall_pairs_dense"],
         },
         Kernel {
             file: "queries.wgsl",
@@ -108,7 +114,8 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
             "grid.wgsl",
             "pairs.wgsl",
             "queries.wgsl",
-            "segment_rect.wgsl"
+            "segment_rect.wgsl",
+            "segment_segment.wgsl"
         ]
     );
 }
@@ -121,7 +128,7 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
     };
     let library = read("segment_rect.wgsl");
     assert_eq!(shader::SEGMENT_RECT_WGSL, library);
-    for file in ["pairs.wgsl", "queries.wgsl"] {
+    for file in ["pairs.wgsl", "queries.wgsl", "segment_segment.wgsl"] {
         assert_eq!(
             kernel(file).source,
             format!("{library}\n{}", read(file)),
@@ -214,7 +221,29 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
     let pairs = specialised(&kernel("pairs.wgsl"));
     let queries = specialised(&kernel("queries.wgsl"));
     let grid = specialised(&kernel("grid.wgsl"));
-    let cases: [(&naga::Module, &str, usize, Members); 13] = [
+    let walls = specialised(&kernel("segment_segment.wgsl"));
+    let cases: [(&naga::Module, &str, usize, Members); 15] = [
+        (
+            &walls,
+            "SegmentContact",
+            size_of::<SegmentContact>(),
+            vec![
+                ("t_enter", offset_of!(SegmentContact, t_enter)),
+                ("t_exit", offset_of!(SegmentContact, t_exit)),
+                ("contact", offset_of!(SegmentContact, contact)),
+            ],
+        ),
+        (
+            &walls,
+            "WallParams",
+            size_of::<WallParams>(),
+            vec![
+                ("query_count", offset_of!(WallParams, query_count)),
+                ("wall_count", offset_of!(WallParams, wall_count)),
+                ("pair_count", offset_of!(WallParams, pair_count)),
+                ("padding", offset_of!(WallParams, padding)),
+            ],
+        ),
         (
             &grid,
             "Axis",
@@ -474,4 +503,21 @@ fn cpu_mirror_walks_the_grid_like_the_shader() {
         "prefers_brute_force",
         30,
     );
+}
+
+#[test]
+fn the_exact_integers_have_as_many_limbs_in_wgsl_as_in_the_cpu_mirror() {
+    // A function-scope array needs a constant size, so LIMBS is a WGSL const, not an override:
+    // its value is read from naga's module here.
+    let module = specialised(&kernel("segment_segment.wgsl"));
+    let (_, limbs) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some("LIMBS"))
+        .expect("const LIMBS in segment_segment.wgsl");
+    let value = match module.global_expressions[limbs.init] {
+        naga::Expression::Literal(naga::Literal::U32(v)) => v as usize,
+        ref other => panic!("LIMBS is not a u32 literal: {other:?}"),
+    };
+    assert_eq!(value, rectcast::cpu::segment_segment::LIMBS);
 }

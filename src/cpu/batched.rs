@@ -21,6 +21,7 @@ use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use super::segment_rect::AXIS_Y;
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
+use super::segment_segment::{SegmentContact, segment_segment};
 use crate::query::{Batch, Counts};
 use crate::types::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
 
@@ -672,6 +673,39 @@ impl CpuKernel {
         Self::install(&self.pool, || {
             results
                 .par_chunks_mut(chunk * rects.len())
+                .enumerate()
+                .for_each(|(c, part)| rows(c * chunk, part))
+        });
+    }
+
+    /// [`crate::Engine::wall_pairs`]: inputs valid, `out` one per (query, wall), query-major.
+    /// The scalar reference on each pair (no filter in front of its exact integers yet),
+    /// rows spread over the threads.
+    pub(crate) fn wall_pairs_dense(
+        &self,
+        queries: &[Segment],
+        walls: &[Segment],
+        out: &mut [SegmentContact],
+    ) {
+        if walls.is_empty() {
+            return;
+        }
+        let rows = |first: usize, rows: &mut [SegmentContact]| {
+            for (i, row) in rows.chunks_exact_mut(walls.len()).enumerate() {
+                let query = &queries[first + i];
+                for (wall, out) in walls.iter().zip(row) {
+                    *out = segment_segment(query, wall);
+                }
+            }
+        };
+        if self.threads == 1 {
+            rows(0, out);
+            return;
+        }
+        // Each exact pair costs about as much as a few hundred rect pairs.
+        let chunk = chunk_len(queries.len(), walls.len() * 256, self.threads);
+        Self::install(&self.pool, || {
+            out.par_chunks_mut(chunk * walls.len())
                 .enumerate()
                 .for_each(|(c, part)| rows(c * chunk, part))
         });

@@ -40,6 +40,15 @@ pub const GRID_WGSL: &str = concat!(
     include_str!("../../shaders/grid.wgsl")
 );
 
+/// Segment × segment (`shaders/segment_segment.wgsl`: the per-pair function on exact integers
+/// and the dense kernel over queries × walls), after the per-pair function of rects (its
+/// `Segment`).
+pub const SEGMENT_SEGMENT_WGSL: &str = concat!(
+    include_str!("../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../shaders/segment_segment.wgsl")
+);
+
 /// Cells each invocation of the grid's prefix sum adds up serially (a workgroup takes
 /// `WORKGROUP_SIZE` times as many).
 pub const SCAN_PER_INVOCATION: u32 = 16;
@@ -81,6 +90,20 @@ pub fn segment_rect_constants(emulation: Emulation) -> Constants {
 pub fn pairs_constants(emulation: Emulation) -> Constants {
     let mut constants = segment_rect_constants(emulation);
     constants.push(("WORKGROUP_SIZE", WORKGROUP_SIZE as f64));
+    constants
+}
+
+/// The overridable constants of [`SEGMENT_SEGMENT_WGSL`].
+pub fn segment_segment_constants(emulation: Emulation) -> Constants {
+    use crate::cpu::segment_segment::Contact;
+    let mut constants = segment_rect_constants(emulation);
+    constants.extend([
+        ("WORKGROUP_SIZE", WORKGROUP_SIZE as f64),
+        ("CONTACT_MISS", Contact::Miss.code() as f64),
+        ("CONTACT_CROSS", Contact::Cross.code() as f64),
+        ("CONTACT_TOUCH", Contact::Touch.code() as f64),
+        ("CONTACT_OVERLAP", Contact::Overlap.code() as f64),
+    ]);
     constants
 }
 
@@ -139,6 +162,17 @@ pub struct GridParams {
     pub cols: u32,
     pub rows: u32,
     pub rect_count: u32,
+    /// Pads the block to 16 bytes.
+    pub padding: u32,
+}
+
+/// The uniform block of `segment_segment.wgsl`. Mirrors WGSL `WallParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct WallParams {
+    pub query_count: u32,
+    pub wall_count: u32,
+    pub pair_count: u32,
     /// Pads the block to 16 bytes.
     pub padding: u32,
 }

@@ -12,6 +12,7 @@ pub mod cases;
 pub mod exact;
 pub mod oracle;
 pub mod scenes;
+pub mod segments;
 
 pub use exact::ulp_distance;
 use rectcast::{Backend, Engine, GpuContext, GpuLimits, PairResult, Rect, Segment};

@@ -1,0 +1,352 @@
+// Segment x segment: where a query segment meets a wall (another segment), decided exactly, t
+// correctly rounded, on integers alone (docs/semantics.md, "Segment x segment"), and the dense
+// entry point over queries x walls.
+//
+// Compiled after shaders/segment_rect.wgsl (its Segment and mul_wide). CPU mirror:
+// src/cpu/segment_segment.rs, same function names, same branches.
+
+override WORKGROUP_SIZE: u32;
+override CONTACT_MISS: u32;
+override CONTACT_CROSS: u32;
+override CONTACT_TOUCH: u32;
+override CONTACT_OVERLAP: u32;
+
+// Limbs of a Big: 448 bits. A function-scope array needs a constant size, so it is a const here;
+// tests/shader.rs checks it against src/cpu/segment_segment.rs.
+const LIMBS: u32 = 14u;
+
+// A signed integer, least significant limb first, two's complement.
+alias Big = array<u32, LIMBS>;
+
+struct SegmentContact {
+    t_enter: f32,
+    t_exit: f32,
+    contact: u32,
+}
+
+struct WallParams {
+    query_count: u32,
+    wall_count: u32,
+    pair_count: u32,
+    // Pads the block to 16 bytes.
+    padding: u32,
+}
+
+@group(0) @binding(0) var<uniform> wall_params: WallParams;
+@group(0) @binding(1) var<storage, read> queries: array<Segment>;
+@group(0) @binding(2) var<storage, read> walls: array<Segment>;
+@group(0) @binding(3) var<storage, read_write> contacts: array<SegmentContact>;
+
+// v * 2^149, exactly (every f32 is a multiple of 2^-149).
+fn big_from_f32(v: f32) -> Big {
+    let bits = bitcast<u32>(v);
+    let exponent = (bits >> 23u) & 0xffu;
+    let fraction = bits & 0x7fffffu;
+    var mantissa = fraction | 0x800000u;
+    var shift = exponent - 1u;
+    if (exponent == 0u) {
+        mantissa = fraction;
+        shift = 0u;
+    }
+    var magnitude: Big;
+    magnitude[0] = mantissa;
+    magnitude = big_shl(magnitude, shift);
+    if ((bits >> 31u) == 1u) {
+        return big_neg(magnitude);
+    }
+    return magnitude;
+}
+
+fn big_is_zero(a: Big) -> bool {
+    var zero = true;
+    for (var i = 0u; i < LIMBS; i += 1u) {
+        zero = zero && a[i] == 0u;
+    }
+    return zero;
+}
+
+fn big_is_negative(a: Big) -> bool {
+    return (a[LIMBS - 1u] >> 31u) == 1u;
+}
+
+fn big_add(a: Big, b: Big) -> Big {
+    var out: Big;
+    var carry = 0u;
+    for (var i = 0u; i < LIMBS; i += 1u) {
+        let sum = a[i] + b[i];
+        let total = sum + carry;
+        carry = select(0u, 1u, sum < a[i]) + select(0u, 1u, total < sum);
+        out[i] = total;
+    }
+    return out;
+}
+
+fn big_neg(a: Big) -> Big {
+    var out: Big;
+    var carry = 1u;
+    for (var i = 0u; i < LIMBS; i += 1u) {
+        let total = ~a[i] + carry;
+        carry = select(0u, 1u, total < carry);
+        out[i] = total;
+    }
+    return out;
+}
+
+fn big_sub(a: Big, b: Big) -> Big {
+    return big_add(a, big_neg(b));
+}
+
+// a < b, signed.
+fn big_lt(a: Big, b: Big) -> bool {
+    let negative_a = big_is_negative(a);
+    if (negative_a != big_is_negative(b)) {
+        return negative_a;
+    }
+    for (var k = 0u; k < LIMBS; k += 1u) {
+        let i = LIMBS - 1u - k;
+        if (a[i] != b[i]) {
+            return a[i] < b[i];
+        }
+    }
+    return false;
+}
+
+// The product, signed; the contract's products fit (below 2^427).
+fn big_mul(a: Big, b: Big) -> Big {
+    let negative = big_is_negative(a) != big_is_negative(b);
+    var x = a;
+    if (big_is_negative(a)) {
+        x = big_neg(a);
+    }
+    var y = b;
+    if (big_is_negative(b)) {
+        y = big_neg(b);
+    }
+    var out: Big;
+    for (var i = 0u; i < LIMBS; i += 1u) {
+        var carry = 0u;
+        for (var j = 0u; i + j < LIMBS; j += 1u) {
+            let product = mul_wide(x[i], y[j]);
+            let sum = out[i + j] + product.x;
+            let total = sum + carry;
+            // The exact high word of out + product + carry, below 2^32.
+            carry = product.y + select(0u, 1u, sum < product.x) + select(0u, 1u, total < sum);
+            out[i + j] = total;
+        }
+    }
+    if (negative) {
+        return big_neg(out);
+    }
+    return out;
+}
+
+// a * 2^shift, for a non-negative value that stays below 2^447.
+fn big_shl(a: Big, shift: u32) -> Big {
+    let words = shift / 32u;
+    let bits = shift % 32u;
+    var out: Big;
+    for (var i = words; i < LIMBS; i += 1u) {
+        var below = 0u;
+        if (bits > 0u && i > words) {
+            below = a[i - words - 1u] >> (32u - bits);
+        }
+        out[i] = (a[i - words] << bits) | below;
+    }
+    return out;
+}
+
+// Bits up to the highest set one, for a non-negative value (0 for zero).
+fn big_bit_length(a: Big) -> u32 {
+    for (var k = 0u; k < LIMBS; k += 1u) {
+        let i = LIMBS - 1u - k;
+        if (a[i] != 0u) {
+            return 32u * i + 32u - countLeadingZeros(a[i]);
+        }
+    }
+    return 0u;
+}
+
+// num / den rounded to the nearest f32, ties to even, for 0 <= num <= den, den > 0.
+fn ratio_to_f32(num: Big, den: Big) -> f32 {
+    if (big_is_zero(num)) {
+        return 0.0;
+    }
+    let num_bits = big_bit_length(num);
+    let den_bits = big_bit_length(den);
+    var rem = big_shl(num, den_bits - min(num_bits, den_bits));
+    var e = i32(num_bits) - i32(den_bits);
+    if (big_lt(rem, den)) {
+        rem = big_shl(rem, 1u);
+        e -= 1;
+    }
+    let kept = min(e + 150, 24);
+    if (kept < 0) {
+        return 0.0;
+    }
+    var quotient = 0u;
+    for (var k = 0; k < kept; k += 1) {
+        quotient = quotient << 1u;
+        if (!big_lt(rem, den)) {
+            rem = big_sub(rem, den);
+            quotient = quotient | 1u;
+        }
+        rem = big_shl(rem, 1u);
+    }
+    let round_bit = !big_lt(rem, den);
+    if (round_bit) {
+        rem = big_sub(rem, den);
+    }
+    let sticky = !big_is_zero(rem);
+    if (round_bit && (sticky || (quotient & 1u) == 1u)) {
+        quotient += 1u;
+    }
+    var bits = 0u;
+    if (kept == 24) {
+        bits = u32(e + 126) << 23u;
+    }
+    return bitcast<f32>(bits + quotient);
+}
+
+struct BigPoint {
+    x: Big,
+    y: Big,
+}
+
+fn difference(a: BigPoint, b: BigPoint) -> BigPoint {
+    return BigPoint(big_sub(a.x, b.x), big_sub(a.y, b.y));
+}
+
+// Every call of a Big function is inlined in full by a GPU compiler, and big_mul is long: so
+// it appears at two call sites, each in a loop over its operands. (lavapipe took 24 s to
+// compile the form with a call per product, 8 s with four call sites.)
+fn segment_segment(query: Segment, wall: Segment) -> SegmentContact {
+    let miss = SegmentContact(0.0, 0.0, CONTACT_MISS);
+    let values = array<f32, 8>(query.x0, query.y0, query.x1, query.y1, wall.x0, wall.y0, wall.x1, wall.y1);
+    var exact: array<Big, 8>;
+    for (var k = 0u; k < 8u; k += 1u) {
+        exact[k] = big_from_f32(values[k]);
+    }
+    let p0 = BigPoint(exact[0], exact[1]);
+    let p1 = BigPoint(exact[2], exact[3]);
+    let q0 = BigPoint(exact[4], exact[5]);
+    let q1 = BigPoint(exact[6], exact[7]);
+    let d = difference(p1, p0);
+    let e = difference(q1, q0);
+    let w = difference(q0, p0);
+    let f = difference(q1, p0);
+    // The crossing's cross products, den = d x e, a = w x e, b = w x d, from six products.
+    let cross_left = array<Big, 6>(d.x, d.y, w.x, w.y, w.x, w.y);
+    let cross_right = array<Big, 6>(e.y, e.x, e.y, e.x, d.y, d.x);
+    var crosses: array<Big, 6>;
+    for (var k = 0u; k < 6u; k += 1u) {
+        crosses[k] = big_mul(cross_left[k], cross_right[k]);
+    }
+    var den = big_sub(crosses[0], crosses[1]);
+    var a = big_sub(crosses[2], crosses[3]);
+    var b = big_sub(crosses[4], crosses[5]);
+    var one: Big;
+    one[0] = 1u;
+    var contact = CONTACT_TOUCH;
+    var enter_num: Big;
+    var enter_den = one;
+    var exit_num = one;
+    var exit_den = one;
+    if (!big_is_zero(den)) {
+        // Not parallel: the lines meet at t = a / den on the query, u = b / den on the wall.
+        if (big_is_negative(den)) {
+            a = big_neg(a);
+            b = big_neg(b);
+            den = big_neg(den);
+        }
+        if (big_is_negative(a) || big_lt(den, a) || big_is_negative(b) || big_lt(den, b)) {
+            return miss;
+        }
+        let inside_a = !big_is_zero(a) && big_lt(a, den);
+        let inside_b = !big_is_zero(b) && big_lt(b, den);
+        if (inside_a && inside_b) {
+            contact = CONTACT_CROSS;
+        }
+        enter_num = a;
+        enter_den = den;
+        exit_num = a;
+        exit_den = den;
+    } else {
+        // Parallel or degenerate: we = w . e, ee = e . e, dd = d . d, s0 = w . d, s1 = f . d.
+        let dot_left = array<Big, 10>(w.x, w.y, e.x, e.y, d.x, d.y, w.x, w.y, f.x, f.y);
+        let dot_right = array<Big, 10>(e.x, e.y, e.x, e.y, d.x, d.y, d.x, d.y, d.x, d.y);
+        var terms: array<Big, 10>;
+        for (var k = 0u; k < 10u; k += 1u) {
+            terms[k] = big_mul(dot_left[k], dot_right[k]);
+        }
+        var dots: array<Big, 5>;
+        for (var k = 0u; k < 5u; k += 1u) {
+            dots[k] = big_add(terms[2u * k], terms[2u * k + 1u]);
+        }
+        let ee = dots[1];
+        let dd = dots[2];
+        if (big_is_zero(d.x) && big_is_zero(d.y)) {
+            // The query is a point, p0 = q0 - w: on the wall, every t of it is a common point.
+            var on = false;
+            if (big_is_zero(e.x) && big_is_zero(e.y)) {
+                on = big_is_zero(w.x) && big_is_zero(w.y);
+            } else {
+                // (p0 - q0) x e = -a, (p0 - q0) . e = -we.
+                let along = big_neg(dots[0]);
+                on = big_is_zero(a) && !big_is_negative(along) && !big_lt(ee, along);
+            }
+            if (!on) {
+                return miss;
+            }
+        } else {
+            if (!big_is_zero(b)) {
+                // Parallel lines apart, or a point wall off the query's line.
+                return miss;
+            }
+            // Collinear: the wall's ends at t = s0 / dd and s1 / dd, clamped to [0, dd].
+            var lo = dots[3];
+            var hi = dots[4];
+            if (big_lt(hi, lo)) {
+                lo = dots[4];
+                hi = dots[3];
+            }
+            if (big_is_negative(lo)) {
+                lo = Big();
+            }
+            if (big_lt(dd, hi)) {
+                hi = dd;
+            }
+            if (big_lt(hi, lo)) {
+                return miss;
+            }
+            if (big_lt(lo, hi)) {
+                contact = CONTACT_OVERLAP;
+            }
+            enter_num = lo;
+            enter_den = dd;
+            exit_num = hi;
+            exit_den = dd;
+        }
+    }
+    let nums = array<Big, 2>(enter_num, exit_num);
+    let dens = array<Big, 2>(enter_den, exit_den);
+    var t: array<f32, 2>;
+    for (var k = 0u; k < 2u; k += 1u) {
+        t[k] = ratio_to_f32(nums[k], dens[k]);
+    }
+    return SegmentContact(t[0], t[1], contact);
+}
+
+// Every query against every wall, query-major: pair i is query i / wall_count, wall
+// i % wall_count. The dispatch may be two-dimensional: rows of workgroups.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn wall_pairs_dense(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let i = (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+    if (i >= wall_params.pair_count) {
+        return;
+    }
+    contacts[i] = segment_segment(queries[i / wall_params.wall_count], walls[i % wall_params.wall_count]);
+}

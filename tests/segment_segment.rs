@@ -1,0 +1,500 @@
+//! The segment × segment contract (docs/semantics.md, "Segment × segment"): named cases, the
+//! exact oracle on seeded scenes full of degeneracies, and the symmetries the answer must keep.
+
+mod common;
+
+use rectcast::scene::SplitMix64;
+use rectcast::{Contact, Segment, SegmentContact, segment_segment};
+
+fn s(x0: f32, y0: f32, x1: f32, y1: f32) -> Segment {
+    Segment::new(x0, y0, x1, y1)
+}
+
+#[track_caller]
+fn expect(query: Segment, wall: Segment, contact: Contact, t_enter: f32, t_exit: f32) {
+    let got = segment_segment(&query, &wall);
+    let want = SegmentContact {
+        t_enter,
+        t_exit,
+        contact: contact.code(),
+    };
+    assert_eq!(
+        got,
+        want,
+        "query {query:?} wall {wall:?}: got {:?} {got:?}",
+        got.contact()
+    );
+    assert_eq!(
+        got,
+        common::segments::segment_segment(&query, &wall),
+        "the oracle"
+    );
+}
+
+#[test]
+fn crossing_diagonals_cross_at_the_middle() {
+    expect(
+        s(0.0, 0.0, 2.0, 2.0),
+        s(0.0, 2.0, 2.0, 0.0),
+        Contact::Cross,
+        0.5,
+        0.5,
+    );
+}
+
+#[test]
+fn a_crossing_a_third_of_the_way_is_rounded_to_nearest() {
+    // t = 1/3 exactly: the f32 nearest to it, not a float division's guess.
+    expect(
+        s(0.0, 0.0, 3.0, 0.0),
+        s(1.0, -1.0, 1.0, 1.0),
+        Contact::Cross,
+        1.0 / 3.0,
+        1.0 / 3.0,
+    );
+}
+
+#[test]
+fn an_end_on_the_wall_touches() {
+    // The query ends on the wall's interior (a T), and starts on it.
+    expect(
+        s(0.0, 0.0, 1.0, 0.0),
+        s(1.0, -1.0, 1.0, 1.0),
+        Contact::Touch,
+        1.0,
+        1.0,
+    );
+    expect(
+        s(1.0, 0.0, 3.0, 0.0),
+        s(1.0, -1.0, 1.0, 1.0),
+        Contact::Touch,
+        0.0,
+        0.0,
+    );
+    // The wall's end on the query's interior.
+    expect(
+        s(0.0, 0.0, 4.0, 0.0),
+        s(1.0, 0.0, 1.0, 5.0),
+        Contact::Touch,
+        0.25,
+        0.25,
+    );
+}
+
+#[test]
+fn two_ends_that_meet_touch() {
+    expect(
+        s(0.0, 0.0, 1.0, 1.0),
+        s(1.0, 1.0, 2.0, 0.0),
+        Contact::Touch,
+        1.0,
+        1.0,
+    );
+}
+
+#[test]
+fn near_misses_by_one_ulp_miss() {
+    let below = f32::from_bits(1.0f32.to_bits() - 1);
+    expect(
+        s(0.0, 0.0, below, 0.0),
+        s(1.0, -1.0, 1.0, 1.0),
+        Contact::Miss,
+        0.0,
+        0.0,
+    );
+    // The wall stops one ulp short of the query's line.
+    expect(
+        s(0.0, 0.0, 2.0, 0.0),
+        s(1.0, f32::from_bits(1), 1.0, 1.0),
+        Contact::Miss,
+        0.0,
+        0.0,
+    );
+}
+
+#[test]
+fn parallel_overlapping_segments_overlap() {
+    // The classic defect: collinear overlapping lines reported as a miss.
+    expect(
+        s(0.0, 0.0, 4.0, 0.0),
+        s(1.0, 0.0, 3.0, 0.0),
+        Contact::Overlap,
+        0.25,
+        0.75,
+    );
+    // The wall covers the query's start: the common part starts at t = 0.
+    expect(
+        s(0.0, 0.0, 4.0, 4.0),
+        s(3.0, 3.0, -1.0, -1.0),
+        Contact::Overlap,
+        0.0,
+        0.75,
+    );
+    // A wall longer than the query on both sides: all of it.
+    expect(
+        s(1.0, 1.0, 2.0, 2.0),
+        s(0.0, 0.0, 9.0, 9.0),
+        Contact::Overlap,
+        0.0,
+        1.0,
+    );
+}
+
+#[test]
+fn collinear_segments_meeting_end_to_end_touch_and_apart_miss() {
+    expect(
+        s(0.0, 0.0, 1.0, 0.0),
+        s(1.0, 0.0, 2.0, 0.0),
+        Contact::Touch,
+        1.0,
+        1.0,
+    );
+    expect(
+        s(0.0, 0.0, 1.0, 0.0),
+        s(1.5, 0.0, 2.0, 0.0),
+        Contact::Miss,
+        0.0,
+        0.0,
+    );
+}
+
+#[test]
+fn parallel_segments_on_distinct_lines_miss() {
+    expect(
+        s(0.0, 0.0, 4.0, 0.0),
+        s(0.0, 1e-30, 4.0, 1e-30),
+        Contact::Miss,
+        0.0,
+        0.0,
+    );
+}
+
+#[test]
+fn a_point_wall_touches_where_it_lies() {
+    expect(
+        s(0.0, 0.0, 8.0, 0.0),
+        s(2.0, 0.0, 2.0, 0.0),
+        Contact::Touch,
+        0.25,
+        0.25,
+    );
+    expect(
+        s(0.0, 0.0, 8.0, 0.0),
+        s(2.0, 1.0, 2.0, 1.0),
+        Contact::Miss,
+        0.0,
+        0.0,
+    );
+    expect(
+        s(0.0, 0.0, 8.0, 0.0),
+        s(9.0, 0.0, 9.0, 0.0),
+        Contact::Miss,
+        0.0,
+        0.0,
+    );
+}
+
+#[test]
+fn a_point_query_on_the_wall_touches_for_every_t() {
+    expect(
+        s(1.0, 1.0, 1.0, 1.0),
+        s(0.0, 0.0, 2.0, 2.0),
+        Contact::Touch,
+        0.0,
+        1.0,
+    );
+    expect(
+        s(1.0, 1.0, 1.0, 1.0),
+        s(0.0, 0.0, 2.0, 2.1),
+        Contact::Miss,
+        0.0,
+        0.0,
+    );
+    // Two points: equal ones touch.
+    expect(
+        s(3.0, -2.0, 3.0, -2.0),
+        s(3.0, -2.0, 3.0, -2.0),
+        Contact::Touch,
+        0.0,
+        1.0,
+    );
+    expect(
+        s(-0.0, 0.0, 0.0, -0.0),
+        s(0.0, 0.0, 0.0, 0.0),
+        Contact::Touch,
+        0.0,
+        1.0,
+    );
+}
+
+#[test]
+fn huge_and_subnormal_coordinates_are_exact() {
+    let big = 4_611_686_018_427_387_904.0f32; // 2^62, the largest valid magnitude
+    expect(
+        s(-big, -big, big, big),
+        s(-big, big, big, -big),
+        Contact::Cross,
+        0.5,
+        0.5,
+    );
+    let tiny = f32::from_bits(1); // 2^-149
+    expect(
+        s(0.0, 0.0, 4.0 * tiny, 4.0 * tiny),
+        s(0.0, 4.0 * tiny, 4.0 * tiny, 0.0),
+        Contact::Cross,
+        0.5,
+        0.5,
+    );
+    // A crossing whose t is itself subnormal: the wall at x = 2^-149 on a query of length
+    // 2^62, t = 2^-211, which rounds to 0.
+    expect(
+        s(0.0, 0.0, big, 0.0),
+        s(tiny, -1.0, tiny, 1.0),
+        Contact::Cross,
+        0.0,
+        0.0,
+    );
+}
+
+/// Coordinates that make degeneracies common: a coarse grid (collinear points, shared ends,
+/// parallels), repeated values, and now and then any float at any scale.
+fn coordinate(rng: &mut SplitMix64, scale: f32) -> f32 {
+    match rng.below(8) {
+        0..=4 => (rng.below(9) as f32 - 4.0) * scale,
+        5 => (rng.below(5) as f32 - 2.0) * 0.5 * scale,
+        6 => rng.range(-4.0, 4.0) * scale,
+        _ => {
+            f32::from_bits(rng.next_u64() as u32 & 0x5fff_ffff)
+                * if rng.below(2) == 0 { 1.0 } else { -1.0 }
+        }
+    }
+}
+
+fn random_segment(rng: &mut SplitMix64, scale: f32) -> Segment {
+    let x0 = coordinate(rng, scale);
+    let y0 = coordinate(rng, scale);
+    // A point now and then.
+    if rng.below(16) == 0 {
+        return s(x0, y0, x0, y0);
+    }
+    s(x0, y0, coordinate(rng, scale), coordinate(rng, scale))
+}
+
+fn valid(s: &Segment) -> bool {
+    [s.x0, s.y0, s.x1, s.y1]
+        .iter()
+        .all(|v| v.is_finite() && v.abs() <= rectcast::MAX_ABS_COORDINATE)
+}
+
+#[test]
+fn seeded_scenes_full_of_degeneracies_give_the_oracles_answer() {
+    let mut rng = SplitMix64::new(17);
+    let mut seen = [0usize; 4];
+    for i in 0..60_000 {
+        let scale = [1.0, 1e-40, 3e18, 0.001][i % 4];
+        let query = random_segment(&mut rng, scale);
+        let wall = if rng.below(4) == 0 {
+            // On the query's line, ends at dyadic fractions of it: collinear cases.
+            let mut along = || [-1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 1.5][rng.below(7) as usize];
+            let (a, b) = (along(), along());
+            let (dx, dy) = (query.x1 - query.x0, query.y1 - query.y0);
+            s(
+                query.x0 + a * dx,
+                query.y0 + a * dy,
+                query.x0 + b * dx,
+                query.y0 + b * dy,
+            )
+        } else {
+            random_segment(&mut rng, scale)
+        };
+        if !valid(&query) || !valid(&wall) {
+            continue;
+        }
+        let got = segment_segment(&query, &wall);
+        let want = common::segments::segment_segment(&query, &wall);
+        assert_eq!(
+            got,
+            want,
+            "case {i}: query {query:?} wall {wall:?}: got {:?}, the oracle {:?}",
+            got.contact(),
+            want.contact()
+        );
+        seen[got.contact as usize] += 1;
+    }
+    // Every kind shows up often enough to count.
+    assert!(seen.iter().all(|&n| n > 500), "contacts seen: {seen:?}");
+}
+
+#[test]
+fn the_walls_direction_does_not_matter() {
+    let mut rng = SplitMix64::new(18);
+    for _ in 0..20_000 {
+        let (query, wall) = (random_segment(&mut rng, 1.0), random_segment(&mut rng, 1.0));
+        let reversed = s(wall.x1, wall.y1, wall.x0, wall.y0);
+        assert_eq!(
+            segment_segment(&query, &wall),
+            segment_segment(&query, &reversed),
+            "query {query:?} wall {wall:?}"
+        );
+    }
+}
+
+#[test]
+fn swapping_query_and_wall_keeps_the_contact() {
+    let mut rng = SplitMix64::new(19);
+    for _ in 0..20_000 {
+        let (a, b) = (random_segment(&mut rng, 1.0), random_segment(&mut rng, 1.0));
+        let (ab, ba) = (segment_segment(&a, &b), segment_segment(&b, &a));
+        // A point query touches over all its t, so only the contact is symmetric.
+        assert_eq!(ab.contact(), ba.contact(), "{a:?} and {b:?}");
+    }
+}
+
+#[test]
+fn scaling_and_translating_by_powers_of_two_keep_every_byte() {
+    let mut rng = SplitMix64::new(20);
+    for _ in 0..20_000 {
+        // Small integers, so that every image below is exact.
+        let mut grid = || rng.below(17) as f32 - 8.0;
+        let (query, wall) = (
+            s(grid(), grid(), grid(), grid()),
+            s(grid(), grid(), grid(), grid()),
+        );
+        let want = segment_segment(&query, &wall);
+        for k in [-140, -20, 3, 40, 58] {
+            let f = 2f32.powi(k);
+            let scale = |v: &Segment| s(v.x0 * f, v.y0 * f, v.x1 * f, v.y1 * f);
+            assert_eq!(
+                segment_segment(&scale(&query), &scale(&wall)),
+                want,
+                "2^{k}: {query:?} {wall:?}"
+            );
+        }
+        let shift = 1048576.0; // 2^20
+        let moved = |v: &Segment| s(v.x0 + shift, v.y0 - shift, v.x1 + shift, v.y1 - shift);
+        assert_eq!(
+            segment_segment(&moved(&query), &moved(&wall)),
+            want,
+            "{query:?} {wall:?}"
+        );
+    }
+}
+
+#[test]
+fn a_t_halfway_between_two_floats_rounds_to_even() {
+    // The wall crosses the x axis midway between its ends' x: t = 0.5 + 2^-25, halfway
+    // between 0.5 (even) and 0.5 + 2^-24 (odd).
+    let ulp = 2f32.powi(-24);
+    expect(
+        s(0.0, 0.0, 1.0, 0.0),
+        s(0.5, -1.0, 0.5 + ulp, 1.0),
+        Contact::Cross,
+        0.5,
+        0.5,
+    );
+    // t = 0.5 + 1.5 · 2^-24: between 0.5 + 2^-24 (odd) and 0.5 + 2^-23 (even).
+    expect(
+        s(0.0, 0.0, 1.0, 0.0),
+        s(0.5 + ulp, -1.0, 0.5 + 2.0 * ulp, 1.0),
+        Contact::Cross,
+        0.5 + 2.0 * ulp,
+        0.5 + 2.0 * ulp,
+    );
+}
+
+/// `n` segments for a dense batch, at a scale, with the degeneracies of `random_segment`.
+fn batch(seed: u64, n: usize, scale: f32) -> Vec<Segment> {
+    let mut rng = SplitMix64::new(seed);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let segment = random_segment(&mut rng, scale);
+        if valid(&segment) {
+            out.push(segment);
+        }
+    }
+    out
+}
+
+#[track_caller]
+fn assert_same_contacts(
+    what: &str,
+    queries: &[Segment],
+    walls: &[Segment],
+    want: &[SegmentContact],
+    got: &[SegmentContact],
+) {
+    assert_eq!(want.len(), got.len(), "{what}: lengths");
+    if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
+        let (q, w) = (queries[i / walls.len()], walls[i % walls.len()]);
+        panic!(
+            "{what}: first difference at pair {i} (query {}, wall {}):\n  query {q:?}\n  wall  {w:?}\n  cpu {:?} {:?}\n  gpu {:?} {:?}",
+            i / walls.len(),
+            i % walls.len(),
+            want[i].contact(),
+            want[i],
+            got[i].contact(),
+            got[i]
+        );
+    }
+}
+
+#[test]
+fn the_gpu_gives_the_cpus_bytes_on_seeded_scenes() {
+    let Some(mut gpu) = common::gpu_engine("wall_pairs", rectcast::GpuLimits::default()) else {
+        return;
+    };
+    let mut cpu = common::cpu_engine();
+    let mut seen = [0usize; 4];
+    for (seed, scale) in [(1, 1.0), (2, 1e-40), (3, 3e18), (4, 0.001)] {
+        let (queries, walls) = (batch(seed, 120, scale), batch(seed + 100, 90, scale));
+        let want = cpu.wall_pairs(&queries, &walls).expect("cpu");
+        let got = gpu.wall_pairs(&queries, &walls).expect("gpu");
+        assert_same_contacts(&format!("scale {scale}"), &queries, &walls, &want, &got);
+        for c in &want {
+            seen[c.contact as usize] += 1;
+        }
+        // The CPU engine is the scalar reference, pair by pair.
+        for (i, c) in want.iter().enumerate() {
+            assert_eq!(
+                *c,
+                segment_segment(&queries[i / walls.len()], &walls[i % walls.len()])
+            );
+        }
+    }
+    assert!(seen.iter().all(|&n| n > 20), "contacts seen: {seen:?}");
+}
+
+#[test]
+fn wall_batches_over_tiny_limits_are_chunked_invisibly() {
+    // 4 KiB bindings: 256 segments or walls and 341 contacts per dispatch; 4 workgroups per
+    // dimension, so dispatches are 2D; more walls than one binding holds: wall tiles.
+    let limits = rectcast::GpuLimits {
+        max_binding_bytes: Some(4096),
+        max_workgroups_per_dimension: Some(4),
+        ..rectcast::GpuLimits::default()
+    };
+    let Some(mut gpu) = common::gpu_engine("wall_batches_over_tiny_limits", limits) else {
+        return;
+    };
+    let (queries, walls) = (batch(5, 40, 1.0), batch(6, 300, 1.0));
+    let want = common::cpu_engine()
+        .wall_pairs(&queries, &walls)
+        .expect("cpu");
+    let got = gpu.wall_pairs(&queries, &walls).expect("gpu");
+    assert_same_contacts("tiny limits", &queries, &walls, &want, &got);
+}
+
+#[test]
+fn an_invalid_wall_is_named_before_any_work() {
+    let queries = [s(0.0, 0.0, 1.0, 1.0)];
+    let walls = [s(0.0, 0.0, 1.0, 1.0), s(0.0, f32::NAN, 1.0, 1.0)];
+    let e = common::cpu_engine()
+        .wall_pairs(&queries, &walls)
+        .unwrap_err();
+    assert_eq!(e.to_string(), "wall 1: y0 is NaN");
+    let queries = [s(0.0, 0.0, f32::INFINITY, 1.0)];
+    let e = common::cpu_engine()
+        .wall_pairs(&queries, &walls[..1])
+        .unwrap_err();
+    assert!(e.to_string().starts_with("segment 0: x1"), "{e}");
+}
