@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use rectcast::{Clipped, FirstHit, PairResult};
+use rectcast::{Clipped, FirstHit, PairResult, SegmentContact};
 
 use crate::formats::{Format, Writer};
 use crate::records;
@@ -24,6 +24,8 @@ use crate::table::{Cell, Column, ColumnType};
 pub enum Table {
     /// `pairs` and `hits`.
     Pairs,
+    /// `pairs --walls`: segment × segment.
+    Walls,
     FirstHit,
     Count,
     Clip,
@@ -40,17 +42,26 @@ const PAIRS: [Column; 8] = [
     column("segment", ColumnType::U64),
     column("rect", ColumnType::U64),
     column("hit", ColumnType::Bool),
-    column("kind", ColumnType::Kind),
+    column("kind", ColumnType::Category),
     column("t_enter", ColumnType::F32),
     column("t_exit", ColumnType::F32),
     column("entry", ColumnType::Sides),
     column("exit", ColumnType::Sides),
 ];
 
+const WALLS: [Column; 6] = [
+    column("segment", ColumnType::U64),
+    column("wall", ColumnType::U64),
+    column("hit", ColumnType::Bool),
+    column("contact", ColumnType::Category),
+    column("t_enter", ColumnType::F32),
+    column("t_exit", ColumnType::F32),
+];
+
 const FIRST_HIT: [Column; 7] = [
     column("segment", ColumnType::U64),
     column("rect", ColumnType::Index),
-    column("kind", ColumnType::Kind),
+    column("kind", ColumnType::Category),
     column("t_enter", ColumnType::F32),
     column("t_exit", ColumnType::F32),
     column("entry", ColumnType::Sides),
@@ -64,7 +75,7 @@ const COUNT: [Column; 2] = [
 
 const CLIP: [Column; 6] = [
     column("segment", ColumnType::U64),
-    column("kind", ColumnType::Kind),
+    column("kind", ColumnType::Category),
     column("x0", ColumnType::F32),
     column("y0", ColumnType::F32),
     column("x1", ColumnType::F32),
@@ -75,6 +86,7 @@ impl Table {
     pub fn columns(self) -> &'static [Column] {
         match self {
             Table::Pairs => &PAIRS,
+            Table::Walls => &WALLS,
             Table::FirstHit => &FIRST_HIT,
             Table::Count => &COUNT,
             Table::Clip => &CLIP,
@@ -84,11 +96,16 @@ impl Table {
     }
 }
 
+/// A kind's cell: its code and name.
+fn kind_cell(kind: rectcast::Kind) -> Cell {
+    Cell::Category(kind as u8, kind.name())
+}
+
 /// A pair's cells after its indices: kind, t (absent on a miss) and sides.
 fn result_cells(r: &PairResult) -> [Cell; 5] {
     let t = |t| r.hit().then_some(t);
     [
-        Cell::Kind(r.kind()),
+        kind_cell(r.kind()),
         Cell::F32(t(r.t_enter)),
         Cell::F32(t(r.t_exit)),
         Cell::Sides(r.entry_sides()),
@@ -249,6 +266,25 @@ impl Sink {
     }
 
     /// First-hit rows: one per segment; `rect_ids` maps rect positions to record indices.
+    /// Segment × segment rows: t absent on a miss.
+    pub fn walls<'a>(
+        &mut self,
+        rows: impl IntoIterator<Item = (u64, u64, &'a SegmentContact)>,
+    ) -> Result<(), String> {
+        self.write(rows.into_iter().map(|(segment, wall, c)| {
+            let t = |t| c.hit().then_some(t);
+            let contact = c.contact();
+            [
+                Cell::U64(segment),
+                Cell::U64(wall),
+                Cell::Bool(c.hit()),
+                Cell::Category(contact.code() as u8, contact.name()),
+                Cell::F32(t(c.t_enter)),
+                Cell::F32(t(c.t_exit)),
+            ]
+        }))
+    }
+
     pub fn first_hits(
         &mut self,
         ids: &[u64],
@@ -286,7 +322,7 @@ impl Sink {
             let p = c.segment;
             [
                 Cell::U64(segment),
-                Cell::Kind(c.kind()),
+                kind_cell(c.kind()),
                 Cell::F32(p.map(|p| p.x0)),
                 Cell::F32(p.map(|p| p.y0)),
                 Cell::F32(p.map(|p| p.x1)),

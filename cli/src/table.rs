@@ -6,7 +6,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use rectcast::{Kind, Sides};
+use rectcast::Sides;
 
 /// Where in a file a problem is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,8 +93,10 @@ pub enum ColumnType {
     /// A record index, or nothing (a first-hit miss): -1 in NPY.
     Index,
     Bool,
-    /// The pair's kind: its name (`enter`), or 0 miss, 1 inside, 2 enter, 3 exit, 4 cross.
-    Kind,
+    /// A category (a pair's kind, a contact): its name (`enter`), or its code (`u8`) where a
+    /// format stores numbers: a kind is 0 miss, 1 inside, 2 enter, 3 exit, 4 cross; a contact
+    /// 0 miss, 1 cross, 2 touch, 3 overlap.
+    Category,
     /// A parameter or a coordinate, or nothing (a miss): NaN in NPY and `.f32`.
     F32,
     /// A set of sides: joined by `+` (`min_x+min_y`), or bits 1 min_x, 2 max_x, 4 min_y, 8 max_y.
@@ -120,7 +122,8 @@ pub enum Cell {
     U64(u64),
     Index(Option<u64>),
     Bool(bool),
-    Kind(Kind),
+    /// A category's code and name.
+    Category(u8, &'static str),
     F32(Option<f32>),
     Sides(Sides),
 }
@@ -131,7 +134,7 @@ impl Cell {
             Cell::U64(_) => ColumnType::U64,
             Cell::Index(_) => ColumnType::Index,
             Cell::Bool(_) => ColumnType::Bool,
-            Cell::Kind(_) => ColumnType::Kind,
+            Cell::Category(..) => ColumnType::Category,
             Cell::F32(_) => ColumnType::F32,
             Cell::Sides(_) => ColumnType::Sides,
         }

@@ -812,3 +812,96 @@ fn without_a_gpu_driver_the_reason_for_the_cpu_is_one_short_line() {
     let info = rectcast(&["info"]);
     assert!(String::from_utf8_lossy(&info.stdout).contains("adapters found"));
 }
+
+#[test]
+fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
+    let dir = Dir::new();
+    let (segments, walls) = (
+        rectcast::scene::random_batch(71, 40, 30, 10.0).0,
+        rectcast::scene::random_batch(72, 30, 30, 10.0).0,
+    );
+    let csv = |name: &str, rows: &[Segment]| {
+        let mut text = String::from("x0,y0,x1,y1\n");
+        for g in rows {
+            text += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
+        }
+        dir.file(name, &text)
+    };
+    let (s, w) = (csv("s.csv", &segments), csv("w.csv", &walls));
+    let o = rectcast(&[
+        "pairs",
+        "--segments",
+        s.to_str().unwrap(),
+        "--walls",
+        w.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("segment,wall,hit,contact,t_enter,t_exit")
+    );
+    let want = rectcast::Engine::new(rectcast::Backend::Cpu)
+        .unwrap()
+        .wall_pairs(&segments, &walls)
+        .unwrap();
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), want.len());
+    let mut hits = 0;
+    for (i, (row, c)) in rows.iter().zip(&want).enumerate() {
+        let t = |t: f32| {
+            if c.hit() {
+                t.to_string()
+            } else {
+                String::new()
+            }
+        };
+        let expected = format!(
+            "{},{},{},{},{},{}",
+            i / walls.len(),
+            i % walls.len(),
+            c.hit(),
+            c.contact().name(),
+            t(c.t_enter),
+            t(c.t_exit)
+        );
+        assert_eq!(*row, expected, "row {i}");
+        hits += c.hit() as usize;
+    }
+    assert!(hits > 10 && hits < want.len(), "{hits} hits");
+    // A bad wall names its file, line and column, and no output is left behind.
+    let bad = dir.file("bad.csv", "x0,y0,x1,y1\n0,0,1,1\n0,nan,1,1\n");
+    let out = dir.path("o.csv");
+    let o = rectcast(&[
+        "pairs",
+        "--segments",
+        s.to_str().unwrap(),
+        "--walls",
+        bad.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("bad.csv:3:2: y0 is NaN"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    // Walls are for `pairs` alone so far: the other queries say so.
+    let o = rectcast(&[
+        "first-hit",
+        "--segments",
+        s.to_str().unwrap(),
+        "--walls",
+        w.to_str().unwrap(),
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("--walls"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,5 +1,5 @@
-//! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect, as streaming
-//! jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
+//! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect (or, for `pairs
+//! --walls`, every wall), as streaming jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
 //! engine while this thread writes the rows of the chunk before and reads the chunk after, so
 //! reading, the engine's work and writing overlap, and memory stays bounded (three chunks)
 //! whatever the input size.
@@ -42,6 +42,7 @@ struct Done {
 
 enum Out {
     Pairs(Vec<rectcast::PairResult>),
+    Walls(Vec<rectcast::SegmentContact>),
     Hits(Vec<rectcast::Hit>),
     FirstHit(Vec<rectcast::FirstHit>),
     /// Hits per rect.
@@ -53,6 +54,7 @@ fn run_chunk(
     engine: &mut rectcast::Engine,
     query: Query,
     rects: &[rectcast::Rect],
+    walls: &[rectcast::Segment],
     rect_set: Option<&RectSet>,
     job: Job,
 ) -> Result<Done, String> {
@@ -69,6 +71,7 @@ fn run_chunk(
     };
     let out = match query {
         Query::Pairs => Out::Pairs(engine.pairs(&chunk, rects).map_err(e)?),
+        Query::Walls => Out::Walls(engine.wall_pairs(&chunk, walls).map_err(e)?),
         Query::Hits => Out::Hits(engine.hits(&batch).map_err(e)?),
         Query::FirstHit => {
             // One buffer for every chunk: no fresh pages per chunk.
@@ -95,8 +98,12 @@ pub struct QueryArgs {
     #[arg(long)]
     segments: PathBuf,
     /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory.
-    #[arg(long)]
-    rects: PathBuf,
+    #[arg(long, required_unless_present = "walls")]
+    rects: Option<PathBuf>,
+    /// `pairs` only: walls (segments, in the segments' formats) instead of rects, for segment
+    /// × segment rows (segment, wall, hit, contact, t_enter, t_exit). Held in memory.
+    #[arg(long, conflicts_with = "rects")]
+    walls: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// first-hit, hits and count: find each segment's candidate rects through a grid over the
@@ -116,6 +123,8 @@ pub struct QueryArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Query {
     Pairs,
+    /// `pairs --walls`.
+    Walls,
     FirstHit,
     Hits,
     Count,
@@ -124,16 +133,47 @@ pub enum Query {
 /// `pairs`, `first-hit`, `hits`, `count`: every segment against every rect.
 pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let job = args.job;
+    let query = match (query, &args.walls) {
+        (_, None) => query,
+        (Query::Pairs, Some(_)) => Query::Walls,
+        (_, Some(_)) => {
+            return Err(
+                "--walls: only `rectcast pairs` takes walls so far (segment x segment)".into(),
+            );
+        }
+    };
     let table = match query {
         Query::Pairs | Query::Hits => Table::Pairs,
+        Query::Walls => Table::Walls,
         Query::FirstHit => Table::FirstHit,
         Query::Count => Table::Count,
     };
     Sink::check(args.out.as_deref(), table)?;
-    one_stdin(&[&args.segments, &args.rects])?;
-    let mut rect_file =
-        Records::open(&args.rects, &records::RECTS, job.skip_invalid).map_err(text)?;
-    let (rects, rect_ids) = rect_file.read_all().map_err(text)?;
+    // Rects, or walls: held in memory, with their record ids.
+    let held = match (&args.walls, &args.rects) {
+        (Some(walls), _) => walls,
+        (None, Some(rects)) => rects,
+        (None, None) => return Err("give --rects (or --walls)".into()),
+    };
+    one_stdin(&[&args.segments, held])?;
+    let open = |path: &PathBuf| Records::open(path, &records::RECTS, job.skip_invalid);
+    let mut rect_file = args.rects.as_ref().map(open).transpose().map_err(text)?;
+    let open = |path: &PathBuf| Records::open(path, &records::SEGMENTS, job.skip_invalid);
+    let mut wall_file = args.walls.as_ref().map(open).transpose().map_err(text)?;
+    let (rects, rect_ids) = match &mut rect_file {
+        Some(file) => file.read_all().map_err(text)?,
+        None => Default::default(),
+    };
+    let (walls, wall_ids) = match &mut wall_file {
+        Some(file) => file.read_all().map_err(text)?,
+        None => Default::default(),
+    };
+    // The ids of the second column: rects' or walls'.
+    let rect_ids = if query == Query::Walls {
+        wall_ids
+    } else {
+        rect_ids
+    };
     let to = destination(args.out.as_deref(), &[&args.segments], || {
         check_whole(&args.segments, &records::SEGMENTS, job).map(|_| ())
     })?;
@@ -144,11 +184,12 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     engine.set_broad_phase(broad_phase);
     // The grid is built once for the whole job, not once per chunk (a GPU lists its cells
     // once too, and keeps them). Segments stream in, so `Auto` goes by the rects alone.
-    let want_grid = query != Query::Pairs && broad_phase.uses_grid(usize::MAX, rects.len(), false);
+    let want_grid = !matches!(query, Query::Pairs | Query::Walls)
+        && broad_phase.uses_grid(usize::MAX, rects.len(), false);
     let mut sink = Sink::create(to, table)?;
-    let m = rects.len();
+    let m = rects.len().max(walls.len());
     let chunk_len = match query {
-        Query::Pairs => (PAIRS_PER_CHUNK / m.max(1)).max(1),
+        Query::Pairs | Query::Walls => (PAIRS_PER_CHUNK / m.max(1)).max(1),
         _ => SEGMENTS_PER_CHUNK,
     };
     let progress = Progress::new(job.progress, segments.progress().0);
@@ -170,6 +211,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     // later chunk is reported.
     let rect_set = rect_set.as_ref();
     let rects = &rects;
+    let walls = &walls;
     std::thread::scope(|scope| -> Outcome {
         // Made here, so that an early return drops this thread's ends and the worker stops.
         let (to_worker, jobs) = std::sync::mpsc::sync_channel::<Job>(1);
@@ -177,7 +219,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         scope.spawn(move || {
             let mut said_fallback = false;
             for job in jobs {
-                let done = run_chunk(&mut engine, query, rects, rect_set, job);
+                let done = run_chunk(&mut engine, query, rects, walls, rect_set, job);
                 job::note_fallback(&engine, &mut said_fallback);
                 let failed = done.is_err();
                 if to_writer.send(done).is_err() || failed {
@@ -239,6 +281,12 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
                         .enumerate()
                         .map(|(i, r)| (finished.ids[i / m], rect_ids[i % m], r)),
                 )?,
+                Out::Walls(contacts) => sink.walls(
+                    contacts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (finished.ids[i / m], rect_ids[i % m], c)),
+                )?,
                 Out::Hits(hits) => sink.pairs(hits.iter().map(|h| {
                     (
                         finished.ids[h.segment as usize],
@@ -268,7 +316,12 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     }
     progress.finish();
     sink.finish()?;
-    report(&rect_file);
+    if let Some(file) = &rect_file {
+        report(file);
+    }
+    if let Some(file) = &wall_file {
+        report(file);
+    }
     report(&segments);
     Ok(())
 }

@@ -158,7 +158,7 @@ impl<W: Write> TableWriter for CsvWriter<W> {
             match *cell {
                 Cell::U64(v) | Cell::Index(Some(v)) => write!(w, "{v}")?,
                 Cell::Bool(v) => write!(w, "{v}")?,
-                Cell::Kind(kind) => w.write_all(kind.name().as_bytes())?,
+                Cell::Category(_, name) => w.write_all(name.as_bytes())?,
                 Cell::F32(Some(v)) => write!(w, "{v}")?,
                 Cell::Sides(sides) => write!(w, "{sides}")?,
                 Cell::Index(None) | Cell::F32(None) => {}

@@ -133,7 +133,7 @@ fn dtype(ty: ColumnType) -> &'static str {
         ColumnType::U64 => "<u8",
         ColumnType::Index => "<i8",
         ColumnType::Bool => "|b1",
-        ColumnType::Kind | ColumnType::Sides => "|u1",
+        ColumnType::Category | ColumnType::Sides => "|u1",
         ColumnType::F32 => "<f4",
     }
 }
@@ -186,7 +186,7 @@ impl TableWriter for NpyWriter {
                 Cell::U64(v) => put(&mut row, &mut at, v.to_le_bytes()),
                 Cell::Index(v) => put(&mut row, &mut at, v.map_or(-1, |v| v as i64).to_le_bytes()),
                 Cell::Bool(v) => put(&mut row, &mut at, [v as u8]),
-                Cell::Kind(kind) => put(&mut row, &mut at, [kind as u8]),
+                Cell::Category(code, _) => put(&mut row, &mut at, [code]),
                 Cell::F32(v) => put(&mut row, &mut at, v.unwrap_or(f32::NAN).to_le_bytes()),
                 Cell::Sides(sides) => put(&mut row, &mut at, [sides.bits() as u8]),
             }

@@ -143,7 +143,7 @@ fn field(column: &Column) -> Field {
         ColumnType::U64 => (DataType::UInt64, false),
         ColumnType::Index => (DataType::UInt64, true),
         ColumnType::Bool => (DataType::Boolean, false),
-        ColumnType::Kind => (DataType::Utf8, false),
+        ColumnType::Category => (DataType::Utf8, false),
         ColumnType::F32 => (DataType::Float32, true),
         ColumnType::Sides => (DataType::Utf8, true),
     };
@@ -164,7 +164,7 @@ impl Builder {
             ColumnType::U64 | ColumnType::Index => Builder::U64(UInt64Builder::new()),
             ColumnType::Bool => Builder::Bool(BooleanBuilder::new()),
             ColumnType::F32 => Builder::F32(Float32Builder::new()),
-            ColumnType::Kind | ColumnType::Sides => Builder::Text(StringBuilder::new()),
+            ColumnType::Category | ColumnType::Sides => Builder::Text(StringBuilder::new()),
         }
     }
 
@@ -174,7 +174,7 @@ impl Builder {
             (Builder::U64(b), Cell::Index(v)) => b.append_option(v),
             (Builder::Bool(b), Cell::Bool(v)) => b.append_value(v),
             (Builder::F32(b), Cell::F32(v)) => b.append_option(v),
-            (Builder::Text(b), Cell::Kind(kind)) => b.append_value(kind.name()),
+            (Builder::Text(b), Cell::Category(_, name)) => b.append_value(name),
             (Builder::Text(b), Cell::Sides(sides)) if sides.is_empty() => b.append_null(),
             (Builder::Text(b), Cell::Sides(sides)) => b.append_value(sides.to_string()),
             (_, cell) => unreachable!("a {:?} cell in a column of another type", cell.ty()),
