@@ -498,3 +498,62 @@ fn an_invalid_wall_is_named_before_any_work() {
         .unwrap_err();
     assert!(e.to_string().starts_with("segment 0: x1"), "{e}");
 }
+
+#[test]
+fn the_float_filter_certifies_only_the_references_answers() {
+    use rectcast::cpu::batched::contact_filtered;
+    let mut rng = SplitMix64::new(21);
+    let (mut certified, mut total) = (0usize, 0usize);
+    for i in 0..200_000 {
+        // Half the scenes uniform (the filter's case), half the degenerate generator's.
+        let (query, wall) = if i % 2 == 0 {
+            let mut v = || rng.range(-100.0, 100.0);
+            (s(v(), v(), v(), v()), s(v(), v(), v(), v()))
+        } else {
+            let scale = [1.0, 1e-40, 3e18, 0.001][(i / 2) % 4];
+            (
+                random_segment(&mut rng, scale),
+                random_segment(&mut rng, scale),
+            )
+        };
+        if !valid(&query) || !valid(&wall) {
+            continue;
+        }
+        total += 1;
+        if let Some(got) = contact_filtered(&query, &wall) {
+            certified += 1;
+            assert_eq!(
+                got,
+                segment_segment(&query, &wall),
+                "case {i}: query {query:?} wall {wall:?}"
+            );
+        }
+    }
+    // The filter must do its job: most pairs never reach the exact integers.
+    assert!(
+        certified * 10 > total * 8,
+        "{certified} of {total} certified"
+    );
+    // The CPU engine (filter, then the reference) gives the reference's bytes.
+    let (queries, walls) = (batch(7, 300, 1.0), batch(8, 200, 1.0));
+    let want: Vec<SegmentContact> = queries
+        .iter()
+        .flat_map(|q| walls.iter().map(move |w| segment_segment(q, w)))
+        .collect();
+    let got = common::cpu_engine()
+        .wall_pairs(&queries, &walls)
+        .expect("cpu");
+    assert_same_contacts("cpu engine", &queries, &walls, &want, &got);
+}
+
+#[test]
+fn crossings_whose_t_sits_on_a_rounding_boundary_are_left_to_the_exact_path() {
+    use rectcast::cpu::batched::contact_filtered;
+    // t = 0.5 + 2^-25 exactly, halfway between two f32: no float interval can certify it.
+    let ulp = 2f32.powi(-24);
+    let (query, wall) = (s(0.0, 0.0, 1.0, 0.0), s(0.5, -1.0, 0.5 + ulp, 1.0));
+    assert_eq!(contact_filtered(&query, &wall), None);
+    // A plain crossing is certified.
+    let got = contact_filtered(&s(0.0, 0.0, 2.0, 2.0), &s(0.0, 2.0, 2.0, 0.0));
+    assert_eq!(got.map(|c| c.contact()), Some(Contact::Cross));
+}

@@ -679,7 +679,7 @@ impl CpuKernel {
     }
 
     /// [`crate::Engine::wall_pairs`]: inputs valid, `out` one per (query, wall), query-major.
-    /// The scalar reference on each pair (no filter in front of its exact integers yet),
+    /// Each pair through [`contact_filtered`], the scalar reference where it cannot certify,
     /// rows spread over the threads.
     pub(crate) fn wall_pairs_dense(
         &self,
@@ -694,7 +694,8 @@ impl CpuKernel {
             for (i, row) in rows.chunks_exact_mut(walls.len()).enumerate() {
                 let query = &queries[first + i];
                 for (wall, out) in walls.iter().zip(row) {
-                    *out = segment_segment(query, wall);
+                    *out = contact_filtered(query, wall)
+                        .unwrap_or_else(|| segment_segment(query, wall));
                 }
             }
         };
@@ -702,8 +703,8 @@ impl CpuKernel {
             rows(0, out);
             return;
         }
-        // Each exact pair costs about as much as a few hundred rect pairs.
-        let chunk = chunk_len(queries.len(), walls.len() * 256, self.threads);
+        // A filtered pair costs a few rect pairs.
+        let chunk = chunk_len(queries.len(), walls.len() * 4, self.threads);
         Self::install(&self.pool, || {
             out.par_chunks_mut(chunk * walls.len())
                 .enumerate()
@@ -758,4 +759,63 @@ impl CpuKernel {
                 })
         });
     }
+}
+
+/// Shewchuk's bound on the error of `l − r`, for `l` and `r` products of two differences of
+/// exact values, each difference rounded once, all in f64: `(3 + 16u)·u·(|l| + |r|)`, u = 2^-53.
+const CROSS_ERROR: f64 = (3.0 + 16.0 * (f64::EPSILON / 2.0)) * (f64::EPSILON / 2.0);
+
+/// `a × b` in f64 and its error bound, when its sign is certain (|value| above the bound).
+fn certain_cross(ax: f64, ay: f64, bx: f64, by: f64) -> Option<(f64, f64)> {
+    let (l, r) = (ax * by, ay * bx);
+    let value = l - r;
+    let bound = CROSS_ERROR * (l.abs() + r.abs());
+    (value.abs() > bound).then_some((value, bound))
+}
+
+/// [`segment_segment`]'s answer where floating point certifies it, `None` where only its
+/// exact integers can tell. f32 values are exact in f64 and no product of the valid domain
+/// overflows or loses precision to underflow (|v| ≤ 2^62, v a multiple of 2^-149), so each
+/// cross product's sign is certain past Shewchuk's bound. What is certified: boxes apart (a
+/// miss); a proper crossing or a miss of two segments whose five cross products (the lines'
+/// `d × e`, and where the crossing lies against each end of either) are all certain and
+/// nonzero, with t certain when both ends of its interval round to the same f32. Everything
+/// else (parallels, touches, ends on a line, t near a rounding boundary) takes the exact path.
+pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
+    // Boxes apart: plain comparisons of the inputs, exact.
+    if query.x0.max(query.x1) < wall.x0.min(wall.x1)
+        || wall.x0.max(wall.x1) < query.x0.min(query.x1)
+        || query.y0.max(query.y1) < wall.y0.min(wall.y1)
+        || wall.y0.max(wall.y1) < query.y0.min(query.y1)
+    {
+        return Some(SegmentContact::MISS);
+    }
+    let (p0x, p0y) = (query.x0 as f64, query.y0 as f64);
+    let (p1x, p1y) = (query.x1 as f64, query.y1 as f64);
+    let (q0x, q0y) = (wall.x0 as f64, wall.y0 as f64);
+    let (q1x, q1y) = (wall.x1 as f64, wall.y1 as f64);
+    let (dx, dy) = (p1x - p0x, p1y - p0y);
+    let (ex, ey) = (q1x - q0x, q1y - q0y);
+    // den = d × e; the crossing at t = a / den, u = b / den; den − a = (p1 − q0) × e and
+    // den − b = d × (q1 − p0) place it against the far ends.
+    let (den, den_bound) = certain_cross(dx, dy, ex, ey)?;
+    let (a, a_bound) = certain_cross(q0x - p0x, q0y - p0y, ex, ey)?;
+    let (b, _) = certain_cross(q0x - p0x, q0y - p0y, dx, dy)?;
+    let (den_a, _) = certain_cross(p1x - q0x, p1y - q0y, ex, ey)?;
+    let (den_b, _) = certain_cross(dx, dy, q1x - p0x, q1y - p0y)?;
+    let positive = den > 0.0;
+    if [a, b, den_a, den_b].iter().any(|&v| (v > 0.0) != positive) {
+        return Some(SegmentContact::MISS);
+    }
+    // 0 < t < 1 and 0 < u < 1: a proper crossing. t = |a| / |den| within the bounds, each
+    // quotient widened for its own rounding.
+    let (a, den) = (a.abs(), den.abs());
+    let low = (a - a_bound) / (den + den_bound) * (1.0 - 4.0 * f64::EPSILON);
+    let high = (a + a_bound) / (den - den_bound) * (1.0 + 4.0 * f64::EPSILON);
+    let t = low as f32;
+    (t == high as f32).then_some(SegmentContact {
+        t_enter: t,
+        t_exit: t,
+        contact: crate::cpu::segment_segment::Contact::Cross.code(),
+    })
 }
