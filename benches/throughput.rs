@@ -197,5 +197,51 @@ fn all_pairs(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, first_hit, all_pairs);
+/// Segment × segment (`Engine::wall_pairs`) against parry2d's `segments_intersection2d` in the
+/// plain loop, every query against every wall of a random scene (long segments at every slope,
+/// so many cross). The GPU row is left out: its exact integer kernel runs at about 5 µs a pair
+/// on lavapipe, too slow for a criterion sample; `rectcast bench` will carry it.
+fn walls(c: &mut Criterion) {
+    let (queries, _) = scene::random_batch(2026, 2_048, 1, 1000.0);
+    let (walls, _) = scene::random_batch(2027, 1_024, 1, 1000.0);
+    let mut group = c.benchmark_group("walls/random 2048x1024");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements((queries.len() * walls.len()) as u64));
+    group.bench_function("scalar reference", |b| {
+        b.iter(|| {
+            for q in &queries {
+                for w in &walls {
+                    std::hint::black_box(rectcast::segment_segment(q, w));
+                }
+            }
+        })
+    });
+    for mut engine in cpu_engines() {
+        group.bench_function(engine.chosen().to_string(), |b| {
+            b.iter(|| engine.wall_pairs(&queries, &walls).expect("wall pairs"))
+        });
+    }
+    let point = |x: f32, y: f32| Vector::new(x, y);
+    group.bench_function("parry2d", |b| {
+        b.iter(|| {
+            let mut hits = 0usize;
+            for q in &queries {
+                for w in &walls {
+                    hits += parry2d::utils::segments_intersection2d(
+                        point(q.x0, q.y0),
+                        point(q.x1, q.y1),
+                        point(w.x0, w.y0),
+                        point(w.x1, w.y1),
+                        f32::EPSILON,
+                    )
+                    .is_some() as usize;
+                }
+            }
+            hits
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, first_hit, all_pairs, walls);
 criterion_main!(benches);
