@@ -31,10 +31,12 @@ __all__ = [
     "SEGMENT_COLUMNS",
     "RECT_COLUMNS",
     "KIND_NAMES",
+    "CONTACT_NAMES",
     "SIDE_NAMES",
     "pairs",
     "first_hit",
     "first_hit_rects",
+    "wall_pairs",
     "hits",
     "counts",
     "clip",
@@ -45,6 +47,8 @@ SEGMENT_COLUMNS = ("x0", "y0", "x1", "y1")
 RECT_COLUMNS = ("min_x", "min_y", "max_x", "max_y")
 #: The name of each ``kind`` code: 0 miss, 1 inside, 2 enter, 3 exit, 4 cross.
 KIND_NAMES = tuple(_rectcast.kind_names())
+#: The name of each segment x segment ``contact`` code: 0 miss, 1 cross, 2 touch, 3 overlap.
+CONTACT_NAMES = tuple(_rectcast.contact_names())
 #: The name of each ``entry``/``exit`` value (side bits 1 min_x, 2 max_x, 4 min_y, 8 max_y).
 SIDE_NAMES = tuple(_rectcast.side_names())
 
@@ -114,12 +118,15 @@ def _arrow(rows: np.ndarray):
     import pyarrow as pa
 
     kinds = pa.array(KIND_NAMES, type=pa.string())
+    contacts = pa.array(CONTACT_NAMES, type=pa.string())
     sides = pa.array([s or None for s in SIDE_NAMES], type=pa.string())
     arrays = []
     for field in rows.dtype.names:
         values = np.ascontiguousarray(rows[field])
         if field == "kind":
             array = kinds.take(pa.array(values))
+        elif field == "contact":
+            array = contacts.take(pa.array(values))
         elif field in ("entry", "exit"):
             array = sides.take(pa.array(values))
         elif values.dtype == np.float32:
@@ -171,6 +178,14 @@ class Engine:
         One row per segment; ``rect`` is -1 (null in Arrow) and ``kind`` 0 on a miss."""
         s, r = self._inputs(segments, rects, copy)
         return _table(self._engine.first_hit(s, r), to)
+
+    def wall_pairs(self, segments, walls, *, to: str = "numpy", copy: bool = False):
+        """Segment x segment: every segment against every wall (both x0, y0, x1, y1), one row
+        per pair, segment-major. Fields: segment, wall (uint64), hit (bool), contact (uint8, a
+        ``CONTACT_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a miss)."""
+        s = _records(segments, SEGMENT_COLUMNS, "segments", copy)
+        w = _records(walls, SEGMENT_COLUMNS, "walls", copy)
+        return _table(self._engine.wall_pairs(s, w), to)
 
     def first_hit_rects(self, segments, rects, *, copy: bool = False) -> np.ndarray:
         """Each segment's first-hit rect alone, ``first_hit``'s ``rect`` column: an int64 array,
@@ -225,6 +240,11 @@ def pairs(segments, rects, **options):
 def first_hit(segments, rects, **options):
     """``default_engine().first_hit(...)``."""
     return default_engine().first_hit(segments, rects, **options)
+
+
+def wall_pairs(segments, walls, **options):
+    """``default_engine().wall_pairs(...)``."""
+    return default_engine().wall_pairs(segments, walls, **options)
 
 
 def first_hit_rects(segments, rects, **options):

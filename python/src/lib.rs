@@ -11,8 +11,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use rectcast::{
-    Backend, Batch, ClipTo, CpuOptions, Engine, Error, FirstHit, Kind, PairResult, Rect, Segment,
-    Sides,
+    Backend, Batch, ClipTo, Contact, CpuOptions, Engine, Error, FirstHit, Kind, PairResult, Rect,
+    Segment, Sides,
 };
 
 /// A library error as a Python exception: bad input is a `ValueError` (it names the array,
@@ -352,6 +352,36 @@ impl PyEngine {
         Ok(rects.into_pyarray(py))
     }
 
+    /// Segment × segment: every segment against every wall, segment-major.
+    fn wall_pairs<'py>(
+        &self,
+        py: Python<'py>,
+        segments: PyReadonlyArray2<'py, f32>,
+        walls: PyReadonlyArray2<'py, f32>,
+    ) -> PyResult<Packed<'py>> {
+        let s: &[Segment] = records(&segments, "segments")?;
+        let w: &[Segment] = records(&walls, "walls")?;
+        let contacts = self.run(py, |e| e.wall_pairs(s, w))?;
+        let m = w.len().max(1);
+        let fields = [
+            ("segment", Ty::U64),
+            ("wall", Ty::U64),
+            ("hit", Ty::Bool),
+            ("contact", Ty::U8),
+            ("t_enter", Ty::F32),
+            ("t_exit", Ty::F32),
+        ];
+        rows(py, &fields, &contacts, |i, c, row| {
+            let t = |t: f32| if c.hit() { t } else { f32::NAN };
+            row.u64((i / m) as u64)
+                .u64((i % m) as u64)
+                .u8(c.hit() as u8)
+                .u8(c.contact as u8)
+                .f32(t(c.t_enter))
+                .f32(t(c.t_exit));
+        })
+    }
+
     /// Only the hitting pairs, in (segment, rect) order.
     fn hits<'py>(
         &self,
@@ -442,6 +472,19 @@ fn kind_names() -> Vec<&'static str> {
     .to_vec()
 }
 
+/// The name of each contact code of segment × segment (0 miss, 1 cross, 2 touch, 3 overlap).
+#[pyfunction]
+fn contact_names() -> Vec<&'static str> {
+    [
+        Contact::Miss,
+        Contact::Cross,
+        Contact::Touch,
+        Contact::Overlap,
+    ]
+    .map(Contact::name)
+    .to_vec()
+}
+
 /// The name of each set of sides, by its bits (1 min_x, 2 max_x, 4 min_y, 8 max_y): `min_x+min_y`.
 #[pyfunction]
 fn side_names() -> Vec<String> {
@@ -454,6 +497,7 @@ fn side_names() -> Vec<String> {
 fn _rectcast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyEngine>()?;
     m.add_function(wrap_pyfunction!(kind_names, m)?)?;
+    m.add_function(wrap_pyfunction!(contact_names, m)?)?;
     m.add_function(wrap_pyfunction!(side_names, m)?)?;
     Ok(())
 }

@@ -62,6 +62,27 @@ def test_numpy_results_equal_the_cli_npy_byte_for_byte(scene, engine, query):
     assert_same_bytes(got, np.load(out), query)
 
 
+def test_wall_pairs_equal_the_cli_npy_byte_for_byte(scene, engine):
+    segments, _, folder = scene
+    # The first 200 segments against the next 150, as walls: the same file format.
+    queries, walls = segments[:200], np.ascontiguousarray(segments[200:350])
+    np.save(folder / "queries.npy", queries)
+    np.save(folder / "walls.npy", walls)
+    out = folder / "walls-out.npy"
+    cli("pairs", "--backend", "cpu", "--segments", folder / "queries.npy",
+        "--walls", folder / "walls.npy", "--out", out)
+    got = engine.wall_pairs(queries, walls)
+    assert_same_bytes(got, np.load(out), "wall pairs")
+    assert got.dtype.names == ("segment", "wall", "hit", "contact", "t_enter", "t_exit")
+    assert got["hit"].any(), "the scene needs segments that meet"
+    names = rectcast.wall_pairs(queries, walls, to="arrow").column("contact").to_pylist()
+    assert set(names) <= set(rectcast.CONTACT_NAMES) and "miss" in names
+    with pytest.raises(ValueError, match="wall 1"):
+        bad = walls.copy()
+        bad[1, 0] = np.nan
+        engine.wall_pairs(queries, bad)
+
+
 def test_clip_results_equal_the_cli_npy_byte_for_byte(scene, engine):
     segments, rects, folder = scene
     out = folder / "clip.npy"
