@@ -773,14 +773,87 @@ fn certain_cross(ax: f64, ay: f64, bx: f64, by: f64) -> Option<(f64, f64)> {
     (value.abs() > bound).then_some((value, bound))
 }
 
+/// `x − y`, when f64 holds it exactly (TwoSum's error is zero).
+fn exact_sub(x: f64, y: f64) -> Option<f64> {
+    let s = x - y;
+    let z = s - x;
+    let error = (x - (s - z)) + (-y - z);
+    (error == 0.0).then_some(s)
+}
+
+/// `a × b`, when f64 holds both products and their difference exactly (a product's error,
+/// which a fused multiply-add gives exactly, is zero).
+fn exact_cross(ax: f64, ay: f64, bx: f64, by: f64) -> Option<f64> {
+    let (l, r) = (ax * by, ay * bx);
+    if ax.mul_add(by, -l) != 0.0 || ay.mul_add(bx, -r) != 0.0 {
+        return None;
+    }
+    exact_sub(l, r)
+}
+
+/// The answer where `d × e` is 0 or too small to be certain, for the cases floating point can
+/// still certify: two points (equal or not), a point certainly off the other segment's line,
+/// and segments that f64 computes exactly to lie on parallel lines apart (axis-aligned and
+/// equal-slope segments on a grid). `None` otherwise (collinear, or not exact in f64).
+/// Boxes meet (the caller checked).
+fn parallel_apart(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
+    let f = |v: f32| v as f64;
+    let point = |s: &Segment| s.x0 == s.x1 && s.y0 == s.y1;
+    match (point(query), point(wall)) {
+        // Two points whose boxes meet (the caller checked): the same point. They touch, every
+        // t of the query naming it.
+        (true, true) => {
+            return Some(SegmentContact {
+                t_enter: 0.0,
+                t_exit: 1.0,
+                contact: crate::cpu::segment_segment::Contact::Touch.code(),
+            });
+        }
+        // A point off the other's line, certainly: a miss.
+        (true, false) | (false, true) => {
+            let (p, s) = if point(query) {
+                (query, wall)
+            } else {
+                (wall, query)
+            };
+            let off = certain_cross(
+                f(p.x0) - f(s.x0),
+                f(p.y0) - f(s.y0),
+                f(s.x1) - f(s.x0),
+                f(s.y1) - f(s.y0),
+            );
+            return off.map(|_| SegmentContact::MISS);
+        }
+        (false, false) => {}
+    }
+    let (dx, dy) = (
+        exact_sub(f(query.x1), f(query.x0))?,
+        exact_sub(f(query.y1), f(query.y0))?,
+    );
+    let (ex, ey) = (
+        exact_sub(f(wall.x1), f(wall.x0))?,
+        exact_sub(f(wall.y1), f(wall.y0))?,
+    );
+    if (dx == 0.0 && dy == 0.0) || (ex == 0.0 && ey == 0.0) || exact_cross(dx, dy, ex, ey)? != 0.0 {
+        return None;
+    }
+    let (wx, wy) = (
+        exact_sub(f(wall.x0), f(query.x0))?,
+        exact_sub(f(wall.y0), f(query.y0))?,
+    );
+    (exact_cross(wx, wy, dx, dy)? != 0.0).then_some(SegmentContact::MISS)
+}
+
 /// [`segment_segment`]'s answer where floating point certifies it, `None` where only its
 /// exact integers can tell. f32 values are exact in f64 and no product of the valid domain
 /// overflows or loses precision to underflow (|v| ≤ 2^62, v a multiple of 2^-149), so each
 /// cross product's sign is certain past Shewchuk's bound. What is certified: boxes apart (a
-/// miss); a proper crossing or a miss of two segments whose five cross products (the lines'
-/// `d × e`, and where the crossing lies against each end of either) are all certain and
-/// nonzero, with t certain when both ends of its interval round to the same f32. Everything
-/// else (parallels, touches, ends on a line, t near a rounding boundary) takes the exact path.
+/// miss); of two segments whose lines' `d × e` is certain, a miss as soon as one of the four
+/// cross products that place the crossing against an end is certain and on the far side, and
+/// a proper crossing when all four are certain and inside, with t certain when both ends of its
+/// interval round to the same f32. Everything else (parallels, touches, ends on a line, t near
+/// a rounding boundary) takes the exact path, but for points and parallel lines apart
+/// ([`parallel_apart`]).
 pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
     // Boxes apart: plain comparisons of the inputs, exact.
     if query.x0.max(query.x1) < wall.x0.min(wall.x1)
@@ -798,15 +871,24 @@ pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContac
     let (ex, ey) = (q1x - q0x, q1y - q0y);
     // den = d × e; the crossing at t = a / den, u = b / den; den − a = (p1 − q0) × e and
     // den − b = d × (q1 − p0) place it against the far ends.
-    let (den, den_bound) = certain_cross(dx, dy, ex, ey)?;
-    let (a, a_bound) = certain_cross(q0x - p0x, q0y - p0y, ex, ey)?;
-    let (b, _) = certain_cross(q0x - p0x, q0y - p0y, dx, dy)?;
-    let (den_a, _) = certain_cross(p1x - q0x, p1y - q0y, ex, ey)?;
-    let (den_b, _) = certain_cross(dx, dy, q1x - p0x, q1y - p0y)?;
+    let Some((den, den_bound)) = certain_cross(dx, dy, ex, ey) else {
+        return parallel_apart(query, wall);
+    };
+    let a = certain_cross(q0x - p0x, q0y - p0y, ex, ey);
+    let b = certain_cross(q0x - p0x, q0y - p0y, dx, dy);
+    let den_a = certain_cross(p1x - q0x, p1y - q0y, ex, ey);
+    let den_b = certain_cross(dx, dy, q1x - p0x, q1y - p0y);
     let positive = den > 0.0;
-    if [a, b, den_a, den_b].iter().any(|&v| (v > 0.0) != positive) {
+    let sides = [a, b, den_a, den_b];
+    // One certain side past an end is a miss, whatever the others (an end on the other's
+    // line, uncertain, often lies beyond the other segment).
+    if sides.iter().flatten().any(|&(v, _)| (v > 0.0) != positive) {
         return Some(SegmentContact::MISS);
     }
+    if sides.iter().any(Option::is_none) {
+        return None;
+    }
+    let (a, a_bound) = a?;
     // 0 < t < 1 and 0 < u < 1: a proper crossing. t = |a| / |den| within the bounds, each
     // quotient widened for its own rounding.
     let (a, den) = (a.abs(), den.abs());
@@ -818,4 +900,22 @@ pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContac
         t_exit: t,
         contact: crate::cpu::segment_segment::Contact::Cross.code(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{exact_cross, exact_sub};
+
+    #[test]
+    fn products_that_f64_rounds_are_not_taken_as_exact() {
+        let (a, b) = (2f64.powi(-40), 2f64.powi(-41));
+        // (1 + 2^-40)(1 + 2^-41) needs 82 bits; 1 · (1 + 3 · 2^-41) is exact: f64 computes the
+        // cross product as 0, and it is 2^-81.
+        assert_eq!((1.0 + a) * (1.0 + b) - (1.0 + 3.0 * b), 0.0);
+        assert_eq!(exact_cross(1.0 + a, 1.0 + 3.0 * b, 1.0, 1.0 + b), None);
+        assert_eq!(exact_cross(3.0, 2.0, 5.0, 4.0), Some(2.0));
+        // A difference f64 rounds, and one it holds.
+        assert_eq!(exact_sub(1.0, 2f64.powi(-60)), None);
+        assert_eq!(exact_sub(1.0, 2f64.powi(-40)), Some(1.0 - 2f64.powi(-40)));
+    }
 }
