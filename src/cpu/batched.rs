@@ -853,7 +853,7 @@ fn parallel_apart(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
 /// a proper crossing when all four are certain and inside, with t certain when both ends of its
 /// interval round to the same f32. Everything else (parallels, touches, ends on a line, t near
 /// a rounding boundary) takes the exact path, but for points and parallel lines apart
-/// ([`parallel_apart`]).
+/// (`parallel_apart`).
 pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
     // Boxes apart: plain comparisons of the inputs, exact.
     if query.x0.max(query.x1) < wall.x0.min(wall.x1)
