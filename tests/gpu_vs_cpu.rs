@@ -402,6 +402,17 @@ fn hit_heavy_chunks_get_unread_results_from_the_gpu_or_decide_them_exactly() {
     assert!(stored_share(&expected) > 0.5, "{}", stored_share(&expected));
     let call = gpu.last_gpu_call().expect("a GPU call");
     assert_eq!((call.chunks, call.decided_on_host), (1, 0), "{call:?}");
+    // Against the exact oracle too, not only the CPU backend.
+    let n = segments.len() * rects.len();
+    let oracle = common::exact::oracle_results(n, dense_inputs(&segments, &rects));
+    let actual = gpu.pairs(&segments, &rects).expect("gpu");
+    assert_same_results(
+        "hit heavy vs the oracle",
+        &oracle,
+        &actual,
+        MAX_T_ULP,
+        dense_inputs(&segments, &rects),
+    );
 
     // Many chunks in flight: the first ones' unread results were overwritten on the GPU by
     // the chunks after them, so the host decides them; later chunks copy enough back.

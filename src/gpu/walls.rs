@@ -2,6 +2,8 @@
 //! chunks the device can take, with buffers kept between calls. One chunk at a time for now:
 //! the exact integer kernel, not the transfers, is what this query costs.
 
+use std::ops::Range;
+
 use super::buffers::{
     Growable, Wait, compute_pipeline, entry, read_back, storage_entry, uniform_entry,
 };
@@ -116,21 +118,30 @@ impl GpuWalls {
         out: &mut [SegmentContact],
     ) -> Result<()> {
         let m = walls.len();
+        let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
         for chunk in chunks::plan_dense(queries.len(), m, self.caps) {
             let pairs = chunk.pair_count();
-            self.reserve(chunk.segments.len(), chunk.rects.len(), pairs)?;
+            if self.reserve(chunk.segments.len(), chunk.rects.len(), pairs)? {
+                uploaded = (0..0, 0..0);
+            }
             let context = self.context.clone();
             let queue = &context.queue;
-            queue.write_buffer(
-                self.queries.get(),
-                0,
-                bytemuck::cast_slice(&queries[chunk.segments.clone()]),
-            );
-            queue.write_buffer(
-                self.walls.get(),
-                0,
-                bytemuck::cast_slice(&walls[chunk.rects.clone()]),
-            );
+            // Upload a tile only when it changed: with all walls in one tile they go up once.
+            if uploaded.0 != chunk.segments {
+                queue.write_buffer(
+                    self.queries.get(),
+                    0,
+                    bytemuck::cast_slice(&queries[chunk.segments.clone()]),
+                );
+            }
+            if uploaded.1 != chunk.rects {
+                queue.write_buffer(
+                    self.walls.get(),
+                    0,
+                    bytemuck::cast_slice(&walls[chunk.rects.clone()]),
+                );
+            }
+            uploaded = (chunk.segments.clone(), chunk.rects.clone());
             let params = WallParams {
                 query_count: chunk.segments.len() as u32,
                 wall_count: chunk.rects.len() as u32,
@@ -188,8 +199,8 @@ impl GpuWalls {
     }
 
     /// Grows the buffers to hold the given counts, rebuilding the bind group if any buffer was
-    /// replaced.
-    fn reserve(&mut self, queries: usize, walls: usize, pairs: usize) -> Result<()> {
+    /// replaced; true when one was (its contents are gone).
+    fn reserve(&mut self, queries: usize, walls: usize, pairs: usize) -> Result<bool> {
         let context = self.context.clone();
         let device = &context.device;
         let cap = self.max_binding_bytes;
@@ -215,7 +226,7 @@ impl GpuWalls {
                     ],
                 }));
             }
-            Ok(())
+            Ok(stale)
         })
     }
 
