@@ -2,7 +2,7 @@
 // correctly rounded, on integers alone (docs/semantics.md, "Segment x segment"), and the dense
 // entry point over queries x walls.
 //
-// Compiled after shaders/segment_rect.wgsl (its Segment and mul_wide). CPU mirror:
+// Compiled after shaders/segment_rect.wgsl (its Segment) and shaders/exact.wgsl (Big). CPU mirror:
 // src/cpu/segment_segment.rs, same function names, same branches.
 
 override WORKGROUP_SIZE: u32;
@@ -11,210 +11,24 @@ override CONTACT_CROSS: u32;
 override CONTACT_TOUCH: u32;
 override CONTACT_OVERLAP: u32;
 
-// Limbs of a Big: 448 bits. A function-scope array needs a constant size, so it is a const here;
-// tests/shader.rs checks it against src/cpu/segment_segment.rs.
-const LIMBS: u32 = 14u;
-
-// A signed integer, least significant limb first, two's complement.
-alias Big = array<u32, LIMBS>;
-
 struct SegmentContact {
     t_enter: f32,
     t_exit: f32,
     contact: u32,
 }
 
-struct WallParams {
+struct ShapeParams {
     query_count: u32,
-    wall_count: u32,
+    shape_count: u32,
     pair_count: u32,
     // Pads the block to 16 bytes.
     padding: u32,
 }
 
-@group(0) @binding(0) var<uniform> wall_params: WallParams;
+@group(0) @binding(0) var<uniform> shape_params: ShapeParams;
 @group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> walls: array<Segment>;
 @group(0) @binding(3) var<storage, read_write> contacts: array<SegmentContact>;
-
-// v * 2^149, exactly (every f32 is a multiple of 2^-149).
-fn big_from_f32(v: f32) -> Big {
-    let bits = bitcast<u32>(v);
-    let exponent = (bits >> 23u) & 0xffu;
-    let fraction = bits & 0x7fffffu;
-    var mantissa = fraction | 0x800000u;
-    var shift = exponent - 1u;
-    if (exponent == 0u) {
-        mantissa = fraction;
-        shift = 0u;
-    }
-    var magnitude: Big;
-    magnitude[0] = mantissa;
-    magnitude = big_shl(magnitude, shift);
-    if ((bits >> 31u) == 1u) {
-        return big_neg(magnitude);
-    }
-    return magnitude;
-}
-
-fn big_is_zero(a: Big) -> bool {
-    var zero = true;
-    for (var i = 0u; i < LIMBS; i += 1u) {
-        zero = zero && a[i] == 0u;
-    }
-    return zero;
-}
-
-fn big_is_negative(a: Big) -> bool {
-    return (a[LIMBS - 1u] >> 31u) == 1u;
-}
-
-fn big_add(a: Big, b: Big) -> Big {
-    var out: Big;
-    var carry = 0u;
-    for (var i = 0u; i < LIMBS; i += 1u) {
-        let sum = a[i] + b[i];
-        let total = sum + carry;
-        carry = select(0u, 1u, sum < a[i]) + select(0u, 1u, total < sum);
-        out[i] = total;
-    }
-    return out;
-}
-
-fn big_neg(a: Big) -> Big {
-    var out: Big;
-    var carry = 1u;
-    for (var i = 0u; i < LIMBS; i += 1u) {
-        let total = ~a[i] + carry;
-        carry = select(0u, 1u, total < carry);
-        out[i] = total;
-    }
-    return out;
-}
-
-fn big_sub(a: Big, b: Big) -> Big {
-    return big_add(a, big_neg(b));
-}
-
-// a < b, signed.
-fn big_lt(a: Big, b: Big) -> bool {
-    let negative_a = big_is_negative(a);
-    if (negative_a != big_is_negative(b)) {
-        return negative_a;
-    }
-    for (var k = 0u; k < LIMBS; k += 1u) {
-        let i = LIMBS - 1u - k;
-        if (a[i] != b[i]) {
-            return a[i] < b[i];
-        }
-    }
-    return false;
-}
-
-// The product, signed; the contract's products fit (below 2^427).
-fn big_mul(a: Big, b: Big) -> Big {
-    let negative = big_is_negative(a) != big_is_negative(b);
-    var x = a;
-    if (big_is_negative(a)) {
-        x = big_neg(a);
-    }
-    var y = b;
-    if (big_is_negative(b)) {
-        y = big_neg(b);
-    }
-    var out: Big;
-    for (var i = 0u; i < LIMBS; i += 1u) {
-        var carry = 0u;
-        for (var j = 0u; i + j < LIMBS; j += 1u) {
-            let product = mul_wide(x[i], y[j]);
-            let sum = out[i + j] + product.x;
-            let total = sum + carry;
-            // The exact high word of out + product + carry, below 2^32.
-            carry = product.y + select(0u, 1u, sum < product.x) + select(0u, 1u, total < sum);
-            out[i + j] = total;
-        }
-    }
-    if (negative) {
-        return big_neg(out);
-    }
-    return out;
-}
-
-// a * 2^shift, for a non-negative value that stays below 2^447.
-fn big_shl(a: Big, shift: u32) -> Big {
-    let words = shift / 32u;
-    let bits = shift % 32u;
-    var out: Big;
-    for (var i = words; i < LIMBS; i += 1u) {
-        var below = 0u;
-        if (bits > 0u && i > words) {
-            below = a[i - words - 1u] >> (32u - bits);
-        }
-        out[i] = (a[i - words] << bits) | below;
-    }
-    return out;
-}
-
-// Bits up to the highest set one, for a non-negative value (0 for zero).
-fn big_bit_length(a: Big) -> u32 {
-    for (var k = 0u; k < LIMBS; k += 1u) {
-        let i = LIMBS - 1u - k;
-        if (a[i] != 0u) {
-            return 32u * i + 32u - countLeadingZeros(a[i]);
-        }
-    }
-    return 0u;
-}
-
-// num / den rounded to the nearest f32, ties to even, for 0 <= num <= den, den > 0.
-fn ratio_to_f32(num: Big, den: Big) -> f32 {
-    if (big_is_zero(num)) {
-        return 0.0;
-    }
-    let num_bits = big_bit_length(num);
-    let den_bits = big_bit_length(den);
-    var rem = big_shl(num, den_bits - min(num_bits, den_bits));
-    var e = i32(num_bits) - i32(den_bits);
-    if (big_lt(rem, den)) {
-        rem = big_shl(rem, 1u);
-        e -= 1;
-    }
-    let kept = min(e + 150, 24);
-    if (kept < 0) {
-        return 0.0;
-    }
-    var quotient = 0u;
-    for (var k = 0; k < kept; k += 1) {
-        quotient = quotient << 1u;
-        if (!big_lt(rem, den)) {
-            rem = big_sub(rem, den);
-            quotient = quotient | 1u;
-        }
-        rem = big_shl(rem, 1u);
-    }
-    let round_bit = !big_lt(rem, den);
-    if (round_bit) {
-        rem = big_sub(rem, den);
-    }
-    let sticky = !big_is_zero(rem);
-    if (round_bit && (sticky || (quotient & 1u) == 1u)) {
-        quotient += 1u;
-    }
-    var bits = 0u;
-    if (kept == 24) {
-        bits = u32(e + 126) << 23u;
-    }
-    return bitcast<f32>(bits + quotient);
-}
-
-struct BigPoint {
-    x: Big,
-    y: Big,
-}
-
-fn difference(a: BigPoint, b: BigPoint) -> BigPoint {
-    return BigPoint(big_sub(a.x, b.x), big_sub(a.y, b.y));
-}
 
 // Every call of a Big function is inlined in full by a GPU compiler, and big_mul is long: so
 // it appears at two call sites, each in a loop over its operands. (lavapipe took 24 s to
@@ -336,8 +150,8 @@ fn segment_segment(query: Segment, wall: Segment) -> SegmentContact {
     return SegmentContact(t[0], t[1], contact);
 }
 
-// Every query against every wall, query-major: pair i is query i / wall_count, wall
-// i % wall_count. The dispatch may be two-dimensional: rows of workgroups.
+// Every query against every wall, query-major: pair i is query i / shape_count, wall
+// i % shape_count. The dispatch may be two-dimensional: rows of workgroups.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn wall_pairs_dense(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
@@ -345,8 +159,8 @@ fn wall_pairs_dense(
     @builtin(local_invocation_index) local_index: u32,
 ) {
     let i = (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
-    if (i >= wall_params.pair_count) {
+    if (i >= shape_params.pair_count) {
         return;
     }
-    contacts[i] = segment_segment(queries[i / wall_params.wall_count], walls[i % wall_params.wall_count]);
+    contacts[i] = segment_segment(queries[i / shape_params.shape_count], walls[i % shape_params.shape_count]);
 }

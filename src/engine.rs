@@ -3,13 +3,35 @@
 use crate::broad_phase::{BroadPhase, RectSet};
 use crate::cpu::batched::{CpuKernel, CpuOptions};
 use crate::cpu::grid::Grid;
+use crate::cpu::segment_circle::CircleContact;
 use crate::cpu::segment_segment::SegmentContact;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuWalls, GridQuery};
+use crate::gpu::{
+    GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuShapePairs, GridQuery, WaitLimit,
+};
+use crate::shape::Shape;
 use crate::query::{Batch, ClipTo, Clipped, Counts};
-use crate::types::{FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
+use crate::types::{Circle, FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::time::Duration;
+
+/// A shape's GPU host, behind its type: what the engine does with each of them.
+trait ShapeHost: Any + Send + Sync {
+    fn set_wait(&mut self, wait: WaitLimit);
+    fn as_any(&mut self) -> &mut dyn Any;
+}
+
+impl<S: Shape> ShapeHost for GpuShapePairs<S> {
+    fn set_wait(&mut self, wait: WaitLimit) {
+        GpuShapePairs::set_wait(self, wait);
+    }
+
+    fn as_any(&mut self) -> &mut dyn Any {
+        self
+    }
+}
 
 /// Which backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,8 +88,9 @@ impl std::fmt::Display for Chosen {
 struct GpuHost {
     pairs: GpuPairs,
     queries: GpuQueries,
-    /// Segment × segment, built on first use (its exact kernel is long to compile).
-    walls: Option<GpuWalls>,
+    /// One host per shape ([`Shape`]), built on first use (the exact kernels are long to
+    /// compile), by the shape's type.
+    shapes: HashMap<TypeId, Box<dyn ShapeHost>>,
     /// The limits the kernels were built with (and the wait set since), for those built later.
     limits: GpuLimits,
     /// Runs a call the GPU could not finish (a timeout, a lost device): `Auto`'s engines, and
@@ -209,7 +232,7 @@ impl Engine {
             inner: Inner::Gpu(Box::new(GpuHost {
                 pairs: GpuPairs::new(context.clone(), limits)?,
                 queries: GpuQueries::new(context, limits)?,
-                walls: None,
+                shapes: HashMap::new(),
                 limits,
                 fallback: None,
                 kernel_time: None,
@@ -257,8 +280,8 @@ impl Engine {
             host.pairs.set_wait(wait);
             host.queries.set_wait(wait);
             host.limits.wait = Some(wait);
-            if let Some(walls) = &mut host.walls {
-                walls.set_wait(wait);
+            for shape in host.shapes.values_mut() {
+                shape.set_wait(wait);
             }
         }
     }
@@ -479,6 +502,53 @@ impl Engine {
         }
     }
 
+    /// Every query segment against every shape of one kind ([`Shape`]: walls, circles):
+    /// `result[q * shapes.len() + s]`, query-major. Each is the shape's scalar function's
+    /// answer ([`Shape::exact`]), exact, with correctly rounded t, on either backend.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid segment or shape, before any work;
+    /// [`Error::TooManyPairs`] when the result would not fit in memory; GPU errors.
+    pub fn shape_pairs<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+    ) -> Result<Vec<S::Contact>> {
+        validate::check_inputs(segments, &[])?;
+        for (i, shape) in shapes.iter().enumerate() {
+            S::check(i, shape)?;
+        }
+        let too_many = || Error::TooManyPairs {
+            segments: segments.len(),
+            rects: shapes.len(),
+        };
+        let n = segments
+            .len()
+            .checked_mul(shapes.len())
+            .ok_or_else(too_many)?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| too_many())?;
+        out.resize(n, S::MISS);
+        self.run(|on| match on {
+            On::Gpu(gpu) => {
+                let key = TypeId::of::<S>();
+                if !gpu.shapes.contains_key(&key) {
+                    let host = GpuShapePairs::<S>::new(gpu.pairs.context().clone(), gpu.limits)?;
+                    gpu.shapes.insert(key, Box::new(host));
+                }
+                let host = gpu.shapes.get_mut(&key).expect("built above");
+                let host: &mut GpuShapePairs<S> =
+                    host.as_any().downcast_mut().expect("keyed by its type");
+                host.pairs_dense(segments, shapes, &mut out)
+            }
+            On::Cpu(kernel) => {
+                kernel.shape_pairs_dense(segments, shapes, &mut out);
+                Ok(())
+            }
+        })?;
+        Ok(out)
+    }
+
     /// Every query segment against every wall, segment × segment (docs/semantics.md):
     /// `result[q * walls.len() + w]`, query-major. Each is [`crate::segment_segment`]'s
     /// answer, exact, with correctly rounded t, on either backend.
@@ -490,35 +560,22 @@ impl Engine {
         segments: &[Segment],
         walls: &[Segment],
     ) -> Result<Vec<SegmentContact>> {
-        validate::check_inputs(segments, &[])?;
-        validate::check_walls(walls)?;
-        let n = segments
-            .len()
-            .checked_mul(walls.len())
-            .ok_or(Error::TooManyPairs {
-                segments: segments.len(),
-                rects: walls.len(),
-            })?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| Error::TooManyPairs {
-            segments: segments.len(),
-            rects: walls.len(),
-        })?;
-        out.resize(n, SegmentContact::MISS);
-        self.run(|on| match on {
-            On::Gpu(gpu) => {
-                if gpu.walls.is_none() {
-                    gpu.walls = Some(GpuWalls::new(gpu.pairs.context().clone(), gpu.limits)?);
-                }
-                let walls_host = gpu.walls.as_mut().expect("built above");
-                walls_host.wall_pairs_dense(segments, walls, &mut out)
-            }
-            On::Cpu(kernel) => {
-                kernel.wall_pairs_dense(segments, walls, &mut out);
-                Ok(())
-            }
-        })?;
-        Ok(out)
+        self.shape_pairs(segments, walls)
+    }
+
+    /// Every query segment against every circle (closed disks), segment × circle
+    /// (docs/semantics.md): `result[q * circles.len() + c]`, query-major. Each is
+    /// [`crate::segment_circle`]'s answer, exact, with correctly rounded t, on either backend.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid segment or circle (a negative radius
+    /// included), before any work; GPU errors.
+    pub fn circle_pairs(
+        &mut self,
+        segments: &[Segment],
+        circles: &[Circle],
+    ) -> Result<Vec<CircleContact>> {
+        self.shape_pairs(segments, circles)
     }
 
     /// The listed (segment, rect) pairs: `results[i]` is `pairs[i]`.

@@ -95,6 +95,8 @@ pub enum InputArray {
     Pairs,
     /// The walls of a segment × segment query.
     Walls,
+    /// The circles of a segment × circle query.
+    Circles,
 }
 
 impl fmt::Display for InputArray {
@@ -104,6 +106,7 @@ impl fmt::Display for InputArray {
             InputArray::Rects => "rect",
             InputArray::Pairs => "pair",
             InputArray::Walls => "wall",
+            InputArray::Circles => "circle",
         })
     }
 }
@@ -121,6 +124,8 @@ pub enum Problem {
     MinAboveMax { min: f32, max: f32 },
     /// A pair's index is past the end of its array.
     IndexOutOfRange { index: u32, len: usize },
+    /// A circle's radius is below 0.
+    NegativeRadius(f32),
 }
 
 /// A value outside the contract's domain: which array, which element, which field, and why.
@@ -142,6 +147,7 @@ impl fmt::Display for Problem {
             Problem::Infinite(v) => write!(f, "is infinite ({v})"),
             Problem::OutOfRange(v) => write!(f, "is {v}, beyond the limit ±2^62"),
             Problem::MinAboveMax { min, max } => write!(f, "is {min}, greater than the max {max}"),
+            Problem::NegativeRadius(r) => write!(f, "is {r}, below 0"),
             Problem::IndexOutOfRange { index, len } => {
                 write!(f, "is {index}, out of range (there are {len})")
             }

@@ -6,19 +6,22 @@ mod engine;
 mod error;
 pub mod gpu;
 mod query;
+pub mod shape;
 pub mod scene;
 mod types;
 pub mod validate;
 
 pub use broad_phase::{AUTO_MIN_RECTS, AUTO_MIN_SEGMENTS, BroadPhase, RectSet};
 pub use cpu::batched::{CpuOptions, Simd};
+pub use cpu::segment_circle::{CircleContact, CircleKind, segment_circle};
 pub use cpu::segment_rect::segment_rect;
 pub use cpu::segment_segment::{Contact, SegmentContact, segment_segment};
 pub use engine::{Backend, Chosen, Engine};
 pub use error::{Error, InputArray, InputError, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts};
-pub use types::{Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
+pub use shape::{Shape, ShapeKernel};
+pub use types::{Circle, Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
 pub use validate::MAX_ABS_COORDINATE;
 
 /// The per-pair contract (docs/semantics.md).

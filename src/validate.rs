@@ -1,7 +1,7 @@
 //! The contract's input domain, checked before any work.
 
 use crate::error::{InputArray, InputError, Problem};
-use crate::types::{PairIndex, Rect, Segment};
+use crate::types::{Circle, PairIndex, Rect, Segment};
 
 /// The largest |coordinate| accepted: 2^62. Differences stay below 2^63 and products of two
 /// differences below 2^126, so no f32 computation in the kernel can overflow.
@@ -43,7 +43,33 @@ pub fn check_walls(walls: &[Segment]) -> Result<(), InputError> {
     Ok(())
 }
 
-fn check_segment_of(a: InputArray, index: usize, s: &Segment) -> Result<(), InputError> {
+/// Checks every circle of a segment × circle query: every value finite and within ±2^62, and
+/// the radius not below 0 (-0.0 is 0).
+pub fn check_circles(circles: &[Circle]) -> Result<(), InputError> {
+    for (i, circle) in circles.iter().enumerate() {
+        check_circle(i, circle)?;
+    }
+    Ok(())
+}
+
+/// Checks one circle as [`check_circles`] does.
+pub fn check_circle(index: usize, c: &Circle) -> Result<(), InputError> {
+    let a = InputArray::Circles;
+    check_value(a, index, "cx", c.cx)?;
+    check_value(a, index, "cy", c.cy)?;
+    check_value(a, index, "r", c.r)?;
+    if c.r < 0.0 {
+        return Err(InputError {
+            array: a,
+            index,
+            field: "r",
+            problem: Problem::NegativeRadius(c.r),
+        });
+    }
+    Ok(())
+}
+
+pub(crate) fn check_segment_of(a: InputArray, index: usize, s: &Segment) -> Result<(), InputError> {
     check_value(a, index, "x0", s.x0)?;
     check_value(a, index, "y0", s.y0)?;
     check_value(a, index, "x1", s.x1)?;

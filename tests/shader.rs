@@ -5,8 +5,11 @@ use std::mem::{offset_of, size_of};
 
 use rectcast::cpu::grid::CellSpan;
 use rectcast::gpu::Emulation;
-use rectcast::gpu::shader::{self, GridAxis, GridParams, Params, QueryParams, WallParams};
-use rectcast::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, SegmentContact};
+use rectcast::gpu::shader::{self, GridAxis, GridParams, Params, QueryParams, ShapeParams};
+use rectcast::{
+    Circle, CircleContact, Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment,
+    SegmentContact,
+};
 
 fn parse(source: &str, name: &str) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(source)
@@ -28,7 +31,7 @@ struct Kernel {
     entry_points: &'static [&'static str],
 }
 
-fn kernels() -> [Kernel; 5] {
+fn kernels() -> [Kernel; 7] {
     [
         Kernel {
             file: "segment_rect.wgsl",
@@ -43,10 +46,22 @@ fn kernels() -> [Kernel; 5] {
             entry_points: &["pairs_dense", "pairs_list", "compact_pairs"],
         },
         Kernel {
+            file: "exact.wgsl",
+            source: shader::EXACT_WGSL,
+            constants: shader::segment_rect_constants(Emulation::Native),
+            entry_points: &[],
+        },
+        Kernel {
             file: "segment_segment.wgsl",
             source: shader::SEGMENT_SEGMENT_WGSL,
             constants: shader::segment_segment_constants(Emulation::Native),
             entry_points: &["wall_pairs_dense"],
+        },
+        Kernel {
+            file: "segment_circle.wgsl",
+            source: shader::SEGMENT_CIRCLE_WGSL,
+            constants: shader::segment_circle_constants(Emulation::Native),
+            entry_points: &["circle_pairs_dense"],
         },
         Kernel {
             file: "queries.wgsl",
@@ -111,9 +126,11 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
     assert_eq!(
         files,
         [
+            "exact.wgsl",
             "grid.wgsl",
             "pairs.wgsl",
             "queries.wgsl",
+            "segment_circle.wgsl",
             "segment_rect.wgsl",
             "segment_segment.wgsl"
         ]
@@ -128,10 +145,18 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
     };
     let library = read("segment_rect.wgsl");
     assert_eq!(shader::SEGMENT_RECT_WGSL, library);
-    for file in ["pairs.wgsl", "queries.wgsl", "segment_segment.wgsl"] {
+    for file in ["pairs.wgsl", "queries.wgsl", "exact.wgsl"] {
         assert_eq!(
             kernel(file).source,
             format!("{library}\n{}", read(file)),
+            "{file}"
+        );
+    }
+    // The shapes' kernels build on the exact integers.
+    for file in ["segment_segment.wgsl", "segment_circle.wgsl"] {
+        assert_eq!(
+            kernel(file).source,
+            format!("{library}\n{}\n{}", read("exact.wgsl"), read(file)),
             "{file}"
         );
     }
@@ -222,7 +247,39 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
     let queries = specialised(&kernel("queries.wgsl"));
     let grid = specialised(&kernel("grid.wgsl"));
     let walls = specialised(&kernel("segment_segment.wgsl"));
-    let cases: [(&naga::Module, &str, usize, Members); 15] = [
+    let circles = specialised(&kernel("segment_circle.wgsl"));
+    let cases: [(&naga::Module, &str, usize, Members); 18] = [
+        (
+            &circles,
+            "Circle",
+            size_of::<Circle>(),
+            vec![
+                ("cx", offset_of!(Circle, cx)),
+                ("cy", offset_of!(Circle, cy)),
+                ("r", offset_of!(Circle, r)),
+            ],
+        ),
+        (
+            &circles,
+            "CircleContact",
+            size_of::<CircleContact>(),
+            vec![
+                ("t_enter", offset_of!(CircleContact, t_enter)),
+                ("t_exit", offset_of!(CircleContact, t_exit)),
+                ("kind", offset_of!(CircleContact, kind)),
+            ],
+        ),
+        (
+            &circles,
+            "ShapeParams",
+            size_of::<ShapeParams>(),
+            vec![
+                ("query_count", offset_of!(ShapeParams, query_count)),
+                ("shape_count", offset_of!(ShapeParams, shape_count)),
+                ("pair_count", offset_of!(ShapeParams, pair_count)),
+                ("padding", offset_of!(ShapeParams, padding)),
+            ],
+        ),
         (
             &walls,
             "SegmentContact",
@@ -235,13 +292,13 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
         ),
         (
             &walls,
-            "WallParams",
-            size_of::<WallParams>(),
+            "ShapeParams",
+            size_of::<ShapeParams>(),
             vec![
-                ("query_count", offset_of!(WallParams, query_count)),
-                ("wall_count", offset_of!(WallParams, wall_count)),
-                ("pair_count", offset_of!(WallParams, pair_count)),
-                ("padding", offset_of!(WallParams, padding)),
+                ("query_count", offset_of!(ShapeParams, query_count)),
+                ("shape_count", offset_of!(ShapeParams, shape_count)),
+                ("pair_count", offset_of!(ShapeParams, pair_count)),
+                ("padding", offset_of!(ShapeParams, padding)),
             ],
         ),
         (
@@ -408,7 +465,7 @@ fn decision_operators(source: &str, from: &str, to: &str) -> Vec<&'static str> {
         + source[body_start..]
             .find("\n}\n")
             .unwrap_or_else(|| panic!("end of {to}"));
-    let code: String = source[start..end]
+    let mut code: String = source[start..end]
         .lines()
         .filter(|line| !line.contains("// backend:"))
         .map(|line| line.split("//").next().unwrap_or(""))
@@ -427,6 +484,11 @@ fn decision_operators(source: &str, from: &str, to: &str) -> Vec<&'static str> {
         // A Rust range loop is the shader's loop condition: `a..=b` is `<= b`, `a..b` is `< b`.
         .replace("..=", " <= ")
         .replace("..", " < ");
+    // WGSL array types (`array<Big, 9>`) are not comparisons either.
+    while let Some(at) = code.find("array<") {
+        let close = at + code[at..].find('>').expect("array<…> closes");
+        code.replace_range(at..=close, " ");
+    }
     const OPERATORS: [&str; 8] = ["<=", ">=", "==", "&&", "||", "<", ">", " NE "];
     let mut found = Vec::new();
     let mut rest = code.as_str();
@@ -434,7 +496,8 @@ fn decision_operators(source: &str, from: &str, to: &str) -> Vec<&'static str> {
         if let Some(op) = OPERATORS.iter().find(|op| rest.starts_with(**op)) {
             found.push(*op);
             rest = &rest[op.len()..];
-        } else if rest.starts_with('!') && !rest.starts_with("!=") {
+        } else if (rest.starts_with('!') && !rest.starts_with("!=")) || rest.starts_with('~') {
+            // Rust's `!` is WGSL's `~` on integers too.
             found.push("!");
             rest = &rest[1..];
         } else {
@@ -506,18 +569,50 @@ fn cpu_mirror_walks_the_grid_like_the_shader() {
 }
 
 #[test]
-fn the_exact_integers_have_as_many_limbs_in_wgsl_as_in_the_cpu_mirror() {
-    // A function-scope array needs a constant size, so LIMBS is a WGSL const, not an override:
-    // its value is read from naga's module here.
-    let module = specialised(&kernel("segment_segment.wgsl"));
-    let (_, limbs) = module
+fn cpu_mirror_does_exact_arithmetic_like_the_shader() {
+    assert_same_decisions("exact.rs", shader::EXACT_WGSL, "big_from_f32", "double_shl", 45);
+}
+
+#[test]
+fn cpu_mirror_meets_walls_like_the_shader() {
+    assert_same_decisions(
+        "segment_segment.rs",
+        shader::SEGMENT_SEGMENT_WGSL,
+        "segment_segment",
+        "segment_segment",
+        20,
+    );
+}
+
+#[test]
+fn cpu_mirror_meets_circles_like_the_shader() {
+    assert_same_decisions(
+        "segment_circle.rs",
+        shader::SEGMENT_CIRCLE_WGSL,
+        "segment_circle",
+        "root_side",
+        60,
+    );
+}
+
+/// The value of a WGSL `const` of a kernel, read from naga's module.
+fn wgsl_const(file: &str, name: &str) -> usize {
+    let module = specialised(&kernel(file));
+    let (_, value) = module
         .constants
         .iter()
-        .find(|(_, c)| c.name.as_deref() == Some("LIMBS"))
-        .expect("const LIMBS in segment_segment.wgsl");
-    let value = match module.global_expressions[limbs.init] {
+        .find(|(_, c)| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("const {name} in {file}"));
+    match module.global_expressions[value.init] {
         naga::Expression::Literal(naga::Literal::U32(v)) => v as usize,
-        ref other => panic!("LIMBS is not a u32 literal: {other:?}"),
-    };
-    assert_eq!(value, rectcast::cpu::segment_segment::LIMBS);
+        ref other => panic!("{name} is not a u32 literal: {other:?}"),
+    }
+}
+
+#[test]
+fn the_exact_integers_have_as_many_limbs_in_wgsl_as_in_the_cpu_mirror() {
+    // A function-scope array needs a constant size, so LIMBS and DOUBLE are WGSL consts, not
+    // overrides.
+    assert_eq!(wgsl_const("exact.wgsl", "LIMBS"), rectcast::cpu::exact::LIMBS);
+    assert_eq!(wgsl_const("exact.wgsl", "DOUBLE"), rectcast::cpu::exact::DOUBLE);
 }

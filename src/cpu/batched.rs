@@ -21,9 +21,11 @@ use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use super::segment_rect::AXIS_Y;
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
-use super::segment_segment::{SegmentContact, segment_segment};
+use super::segment_circle::{CircleContact, CircleKind};
+use super::segment_segment::SegmentContact;
+use crate::shape::Shape;
 use crate::query::{Batch, Counts};
-use crate::types::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
+use crate::types::{Circle, Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
 
 /// Rects per block: one AVX-512 register, two AVX2 ones.
 pub const LANES: usize = 16;
@@ -678,24 +680,23 @@ impl CpuKernel {
         });
     }
 
-    /// [`crate::Engine::wall_pairs`]: inputs valid, `out` one per (query, wall), query-major.
-    /// Each pair through [`contact_filtered`], the scalar reference where it cannot certify,
-    /// rows spread over the threads.
-    pub(crate) fn wall_pairs_dense(
+    /// [`crate::Engine::shape_pairs`]: inputs valid, `out` one per (query, shape),
+    /// query-major. Each pair through [`Shape::filtered`], the scalar reference where it
+    /// cannot certify, rows spread over the threads.
+    pub(crate) fn shape_pairs_dense<S: Shape>(
         &self,
         queries: &[Segment],
-        walls: &[Segment],
-        out: &mut [SegmentContact],
+        shapes: &[S],
+        out: &mut [S::Contact],
     ) {
-        if walls.is_empty() {
+        if shapes.is_empty() {
             return;
         }
-        let rows = |first: usize, rows: &mut [SegmentContact]| {
-            for (i, row) in rows.chunks_exact_mut(walls.len()).enumerate() {
+        let rows = |first: usize, rows: &mut [S::Contact]| {
+            for (i, row) in rows.chunks_exact_mut(shapes.len()).enumerate() {
                 let query = &queries[first + i];
-                for (wall, out) in walls.iter().zip(row) {
-                    *out = contact_filtered(query, wall)
-                        .unwrap_or_else(|| segment_segment(query, wall));
+                for (shape, out) in shapes.iter().zip(row) {
+                    *out = S::filtered(query, shape).unwrap_or_else(|| S::exact(query, shape));
                 }
             }
         };
@@ -704,9 +705,9 @@ impl CpuKernel {
             return;
         }
         // A filtered pair costs a few rect pairs.
-        let chunk = chunk_len(queries.len(), walls.len() * 4, self.threads);
+        let chunk = chunk_len(queries.len(), shapes.len() * 4, self.threads);
         Self::install(&self.pool, || {
-            out.par_chunks_mut(chunk * walls.len())
+            out.par_chunks_mut(chunk * shapes.len())
                 .enumerate()
                 .for_each(|(c, part)| rows(c * chunk, part))
         });
@@ -899,6 +900,178 @@ pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContac
         t_enter: t,
         t_exit: t,
         contact: crate::cpu::segment_segment::Contact::Cross.code(),
+    })
+}
+
+/// Half an ulp of 1.0 in f64: the unit of the circle filter's error bounds.
+const HALF_ULP: f64 = f64::EPSILON / 2.0;
+
+/// The sign of a value computed with at most `bound` error, when certain: `Some(value > 0)`.
+fn certain_sign(value: f64, bound: f64) -> Option<bool> {
+    (value.abs() > bound).then_some(value > 0.0)
+}
+
+/// A lower bound of the exact `a − b` from its f64 rounding `d` (off by at most u·|d|).
+fn below(d: f64) -> f64 {
+    d - d.abs() * 2f64.powi(-50)
+}
+
+/// What the circle filter knows of a query: f = p0 − c and d = p1 − p0, each rounded once
+/// from exact f32 values, and R².
+struct CircleFrame {
+    f: [f64; 2],
+    d: [f64; 2],
+    rr: f64,
+}
+
+impl CircleFrame {
+    /// The side of the root (the entering one, or the `upper` one) that `m` lies on, when
+    /// certain: the mirror of `root_side` in f64. G = f + m·d is off by at most 5u·S per
+    /// axis (S = |f| + |m·d|), so q(m) = |G|² − R² by at most 16u·(ΣS² + R²) and q′(m)/2 =
+    /// d · G by at most 12u·Σ|d|·S.
+    fn side(&self, m: f64, upper: bool) -> Option<i32> {
+        let mut q = -self.rr;
+        let mut q_bound = self.rr;
+        let mut slope = 0.0;
+        let mut slope_bound = 0.0;
+        for axis in 0..2 {
+            let (f, d) = (self.f[axis], self.d[axis]);
+            let g = f + m * d;
+            let s = f.abs() + (m * d).abs();
+            q += g * g;
+            q_bound += s * s;
+            slope += d * g;
+            slope_bound += d.abs() * s;
+        }
+        let q = certain_sign(q, 16.0 * HALF_ULP * q_bound);
+        let slope = certain_sign(slope, 12.0 * HALF_ULP * slope_bound);
+        match (q?, upper) {
+            (false, false) => Some(1),
+            (false, true) => Some(-1),
+            // Outside the disk: which side of the vertex tells the roots apart.
+            (true, false) => Some(if slope? { 1 } else { -1 }),
+            (true, true) => Some(if slope? { 1 } else { -1 }),
+        }
+    }
+
+    /// `estimate` as the root's correctly rounded f32, when the midpoints to both of its
+    /// neighbours certainly lie on either side of the root.
+    fn certify(&self, estimate: f64, upper: bool) -> Option<f32> {
+        let t = (estimate as f32).clamp(0.0, 1.0);
+        let bits = t.to_bits();
+        let previous = if bits == 0 {
+            -f32::from_bits(1)
+        } else {
+            f32::from_bits(bits - 1)
+        };
+        let next = f32::from_bits(bits + 1);
+        let low = (previous as f64 + t as f64) / 2.0;
+        let high = (t as f64 + next as f64) / 2.0;
+        (self.side(low, upper)? == -1 && self.side(high, upper)? == 1).then_some(t)
+    }
+}
+
+/// [`crate::segment_circle`]'s answer where floating point certifies it, `None` where only
+/// its exact integers can tell. In f64, from f32 inputs: the boxes of the segment and the disk
+/// apart (a miss); the signs of q(0) and q(1) (ends in or out), of the discriminant
+/// (R²·|d|² − (f × d)²) and of q′ at the ends (where the vertex lies), each past its error
+/// bound; each t a root estimate certified by the sides of the midpoints to its neighbours.
+/// Tangents, ends on the circle and t near a rounding boundary take the exact path.
+pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
+    let f = |v: f32| v as f64;
+    let (cx, cy, r) = (f(circle.cx), f(circle.cy), f(circle.r));
+    let (x0, y0, x1, y1) = (f(query.x0), f(query.y0), f(query.x1), f(query.y1));
+    // Boxes apart, against lower bounds of the exact box edges.
+    if x0.max(x1) < below(cx - r)
+        || -x0.min(x1) < below(-cx - r)
+        || y0.max(y1) < below(cy - r)
+        || -y0.min(y1) < below(-cy - r)
+    {
+        return Some(CircleContact::MISS);
+    }
+    let frame = CircleFrame {
+        f: [x0 - cx, y0 - cy],
+        d: [x1 - x0, y1 - y0],
+        rr: r * r,
+    };
+    let [fx, fy] = frame.f;
+    let [dx, dy] = frame.d;
+    let (gx, gy) = (x1 - cx, y1 - cy);
+    let rr = frame.rr;
+    // q(0) and q(1): each |·|² − R², off by at most 8u of its terms' magnitudes.
+    let start_out = certain_sign(
+        fx * fx + fy * fy - rr,
+        8.0 * HALF_ULP * (fx * fx + fy * fy + rr),
+    )?;
+    let end_out = certain_sign(
+        gx * gx + gy * gy - rr,
+        8.0 * HALF_ULP * (gx * gx + gy * gy + rr),
+    )?;
+    if !start_out && !end_out {
+        return Some(CircleContact {
+            t_enter: 0.0,
+            t_exit: 1.0,
+            kind: CircleKind::Inside.code(),
+        });
+    }
+    if dx == 0.0 && dy == 0.0 {
+        // A point (f64 subtraction of f32 values is 0 only for equal ones) outside.
+        return Some(CircleContact::MISS);
+    }
+    let dd = dx * dx + dy * dy;
+    let fd = fx * dx + fy * dy;
+    let cross = fx * dy - fy * dx;
+    let cross_bound = 8.0 * HALF_ULP * ((fx * dy).abs() + (fy * dx).abs());
+    let kind = match (start_out, end_out) {
+        (false, _) => CircleKind::Exit,
+        (true, false) => CircleKind::Enter,
+        (true, true) => {
+            // The discriminant R²·|d|² − (f × d)², from |f × d| within its bound and |d|²
+            // within 4u.
+            let (far, near) = ((cross.abs() - cross_bound).max(0.0), cross.abs() + cross_bound);
+            if far * far > rr * dd * (1.0 + 16.0 * HALF_ULP) {
+                return Some(CircleContact::MISS);
+            }
+            // The vertex past an end: f · d ≥ 0 or g · d ≤ 0, certainly.
+            let ahead = certain_sign(fd, 8.0 * HALF_ULP * ((fx * dx).abs() + (fy * dy).abs()));
+            let gd = gx * dx + gy * dy;
+            let behind = certain_sign(gd, 8.0 * HALF_ULP * ((gx * dx).abs() + (gy * dy).abs()));
+            if ahead == Some(true) || behind == Some(false) {
+                return Some(CircleContact::MISS);
+            }
+            if ahead != Some(false)
+                || behind != Some(true)
+                || near * near * (1.0 + 16.0 * HALF_ULP) >= rr * dd * (1.0 - 16.0 * HALF_ULP)
+            {
+                return None;
+            }
+            CircleKind::Cross
+        }
+    };
+    // Root estimates, each without cancellation: t± = (−fd ± √D) / dd = q(0) / (−fd ∓ √D).
+    let root = (rr * dd - cross * cross).max(0.0).sqrt();
+    let start = fx * fx + fy * fy - rr;
+    let mut t = [0.0f32, 1.0];
+    if start_out {
+        let estimate = if fd < 0.0 {
+            start / (root - fd)
+        } else {
+            (-fd - root) / dd
+        };
+        t[0] = frame.certify(estimate, false)?;
+    }
+    if end_out {
+        let estimate = if fd <= 0.0 {
+            (root - fd) / dd
+        } else {
+            start / (-fd - root)
+        };
+        t[1] = frame.certify(estimate, true)?;
+    }
+    Some(CircleContact {
+        t_enter: t[0],
+        t_exit: t[1],
+        kind: kind.code(),
     })
 }
 

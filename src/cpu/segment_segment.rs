@@ -2,10 +2,10 @@
 //! segment), decided exactly and with correctly rounded t (docs/semantics.md, "Segment ×
 //! segment").
 //!
-//! Everything is computed on exact integers: each f32 is an integer multiple of 2^-149, so
-//! `v · 2^149` is an integer below 2^212 for the valid domain (|v| ≤ 2^62); differences stay
-//! below 2^213, products of two differences (the cross and dot products) below 2^427. A `Big`
-//! holds them in [`LIMBS`] u32 limbs (two's complement, 448 bits).
+//! Everything is computed on exact integers ([`super::exact`]): each f32 is an integer multiple
+//! of 2^-149, so `v · 2^149` is an integer below 2^212 for the valid domain (|v| ≤ 2^62);
+//! differences stay below 2^213, products of two differences (the cross and dot products) below
+//! 2^427, within a `Big` (448 bits).
 //!
 //! The CPU mirror of `shaders/segment_segment.wgsl`: the same functions under the same names,
 //! the same branches, u32 arithmetic only (WGSL has no 64-bit integers, so a 32 × 32-bit
@@ -13,6 +13,10 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use super::exact::{
+    Big, BigPoint, LIMBS, big_add, big_from_f32, big_is_negative, big_is_zero, big_lt, big_mul,
+    big_neg, big_sub, difference, ratio_to_f32,
+};
 use crate::types::Segment;
 
 /// How a query segment meets a wall (closed segments both).
@@ -237,222 +241,4 @@ fn contact_at(t_enter: f32, t_exit: f32, contact: Contact) -> SegmentContact {
         t_exit,
         contact: contact.code(),
     }
-}
-
-/// Limbs of a `Big`: 448 bits, above the 428 the contract's products and shifts need. WGSL
-/// `LIMBS` (tests/shader.rs holds them equal).
-pub const LIMBS: usize = 14;
-
-/// A signed integer, least significant limb first, two's complement. WGSL `Big`.
-pub(crate) type Big = [u32; LIMBS];
-
-/// WGSL `BigPoint`.
-pub(crate) struct BigPoint {
-    x: Big,
-    y: Big,
-}
-
-fn difference(a: &BigPoint, b: &BigPoint) -> BigPoint {
-    BigPoint {
-        x: big_sub(&a.x, &b.x),
-        y: big_sub(&a.y, &b.y),
-    }
-}
-
-/// `v · 2^149`, exactly (every f32 is a multiple of 2^-149).
-pub(crate) fn big_from_f32(v: f32) -> Big {
-    let bits = v.to_bits();
-    let exponent = (bits >> 23) & 0xff;
-    let fraction = bits & 0x7f_ffff;
-    // A normal value is (2^23 + fraction) · 2^(exponent − 150); a subnormal one (exponent 0)
-    // fraction · 2^-149.
-    let mut mantissa = fraction | 0x80_0000;
-    let mut shift = exponent.wrapping_sub(1);
-    if exponent == 0 {
-        mantissa = fraction;
-        shift = 0;
-    }
-    let mut magnitude = [0; LIMBS];
-    magnitude[0] = mantissa;
-    magnitude = big_shl(&magnitude, shift);
-    if bits >> 31 == 1 {
-        return big_neg(&magnitude);
-    }
-    magnitude
-}
-
-fn big_is_zero(a: &Big) -> bool {
-    let mut zero = true;
-    for limb in a {
-        zero = zero && *limb == 0;
-    }
-    zero
-}
-
-fn big_is_negative(a: &Big) -> bool {
-    a[LIMBS - 1] >> 31 == 1
-}
-
-fn big_add(a: &Big, b: &Big) -> Big {
-    let mut out: Big = [0; LIMBS];
-    let mut carry = 0u32;
-    for i in 0..LIMBS {
-        let sum = a[i].wrapping_add(b[i]);
-        let total = sum.wrapping_add(carry);
-        carry = (sum < a[i]) as u32 + (total < sum) as u32;
-        out[i] = total;
-    }
-    out
-}
-
-fn big_neg(a: &Big) -> Big {
-    let mut out: Big = [0; LIMBS];
-    let mut carry = 1u32;
-    for i in 0..LIMBS {
-        let total = (!a[i]).wrapping_add(carry);
-        carry = (total < carry) as u32;
-        out[i] = total;
-    }
-    out
-}
-
-fn big_sub(a: &Big, b: &Big) -> Big {
-    big_add(a, &big_neg(b))
-}
-
-/// `a < b`, signed.
-fn big_lt(a: &Big, b: &Big) -> bool {
-    let negative_a = big_is_negative(a);
-    if negative_a != big_is_negative(b) {
-        return negative_a;
-    }
-    for k in 0..LIMBS {
-        let i = LIMBS - 1 - k;
-        if a[i] != b[i] {
-            return a[i] < b[i];
-        }
-    }
-    false
-}
-
-/// `a · b` as (low word, high word), from 16-bit halves: the mirror of `mul_wide` in
-/// shaders/segment_rect.wgsl, which this shader shares.
-fn mul_wide(a: u32, b: u32) -> (u32, u32) {
-    let a0 = a & 0xffff;
-    let a1 = a >> 16;
-    let b0 = b & 0xffff;
-    let b1 = b >> 16;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let p11 = a1 * b1;
-    let middle = (p00 >> 16) + (p01 & 0xffff) + (p10 & 0xffff);
-    let low = (p00 & 0xffff) | (middle << 16);
-    let high = p11 + (p01 >> 16) + (p10 >> 16) + (middle >> 16);
-    (low, high)
-}
-
-/// The product, signed; the contract's products fit (below 2^427).
-fn big_mul(a: &Big, b: &Big) -> Big {
-    let negative = big_is_negative(a) != big_is_negative(b);
-    let mut x = *a;
-    if big_is_negative(a) {
-        x = big_neg(a);
-    }
-    let mut y = *b;
-    if big_is_negative(b) {
-        y = big_neg(b);
-    }
-    let mut out: Big = [0; LIMBS];
-    for i in 0..LIMBS {
-        let mut carry = 0u32;
-        for j in 0..LIMBS - i {
-            let product = mul_wide(x[i], y[j]);
-            let sum = out[i + j].wrapping_add(product.0);
-            let total = sum.wrapping_add(carry);
-            // The exact high word of out + product + carry, below 2^32.
-            carry = product.1 + (sum < product.0) as u32 + (total < sum) as u32;
-            out[i + j] = total;
-        }
-    }
-    if negative {
-        return big_neg(&out);
-    }
-    out
-}
-
-/// `a · 2^shift`, for a non-negative value that stays below 2^447.
-fn big_shl(a: &Big, shift: u32) -> Big {
-    let words = (shift / 32) as usize;
-    let bits = shift % 32;
-    let mut out: Big = [0; LIMBS];
-    for i in words..LIMBS {
-        let mut below = 0;
-        if bits > 0 && i > words {
-            below = a[i - words - 1] >> (32 - bits);
-        }
-        out[i] = (a[i - words] << bits) | below;
-    }
-    out
-}
-
-/// Bits up to the highest set one, for a non-negative value (0 for zero).
-fn big_bit_length(a: &Big) -> u32 {
-    for k in 0..LIMBS {
-        let i = LIMBS - 1 - k;
-        if a[i] != 0 {
-            return 32 * i as u32 + 32 - a[i].leading_zeros();
-        }
-    }
-    0
-}
-
-/// `num / den` rounded to the nearest f32, ties to even, for `0 ≤ num ≤ den`, `den > 0`: a t
-/// in [0, 1]. Long division, one quotient bit a step, as many bits as the f32 keeps at that
-/// exponent (fewer for a subnormal result), then the round bit and the remainder's sticky bit.
-fn ratio_to_f32(num: &Big, den: &Big) -> f32 {
-    if big_is_zero(num) {
-        return 0.0;
-    }
-    // Align the numerator with the denominator: den ≤ rem < 2 den, and the result's exponent
-    // is e (2^e ≤ num / den < 2^(e + 1)).
-    let num_bits = big_bit_length(num);
-    let den_bits = big_bit_length(den);
-    let mut rem = big_shl(num, den_bits - num_bits.min(den_bits));
-    let mut e = num_bits as i32 - den_bits as i32;
-    if big_lt(&rem, den) {
-        rem = big_shl(&rem, 1);
-        e -= 1;
-    }
-    // Quotient bits kept: 24 for a normal result, fewer below 2^-126, none at 2^-150 (the
-    // round bit then decides between 0 and the smallest subnormal).
-    let kept = (e + 150).min(24);
-    if kept < 0 {
-        // Below half the smallest subnormal: rounds to 0.
-        return 0.0;
-    }
-    let mut quotient = 0u32;
-    for _ in 0..kept {
-        quotient <<= 1;
-        if !big_lt(&rem, den) {
-            rem = big_sub(&rem, den);
-            quotient |= 1;
-        }
-        rem = big_shl(&rem, 1);
-    }
-    let round_bit = !big_lt(&rem, den);
-    if round_bit {
-        rem = big_sub(&rem, den);
-    }
-    let sticky = !big_is_zero(&rem);
-    if round_bit && (sticky || quotient & 1 == 1) {
-        quotient += 1;
-    }
-    // A normal result's quotient holds the hidden bit (2^23); a carry into 2^24 moves on to
-    // the next exponent, as the bit patterns of f32 do.
-    let mut bits = 0;
-    if kept == 24 {
-        bits = ((e + 126) as u32) << 23;
-    }
-    f32::from_bits(bits + quotient)
 }

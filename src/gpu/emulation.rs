@@ -21,7 +21,9 @@ pub enum Emulation {
     Native,
     /// Every float add, subtract and multiply of the kernels off by up to 1 ulp, every float
     /// division by up to 2 ulp, by an amount hashed from the operands: rounding that is
-    /// neither to nearest nor predictable, and WGSL's 2.5-ulp division.
+    /// neither to nearest nor predictable, and WGSL's 2.5-ulp division. Segment × circle
+    /// searches for each t from the end of [0, 1] farthest from its estimate, the longest
+    /// search there is.
     Rounding,
     /// Subnormal operands and results of float arithmetic flushed to zero.
     Flush,

@@ -10,8 +10,8 @@ mod limits;
 pub mod pairs;
 pub mod queries;
 pub mod shader;
+pub mod shapes;
 mod timer;
-pub mod walls;
 
 pub use context::{AdapterReport, GpuContext, enumerate_adapters};
 pub use emulation::Emulation;
@@ -19,4 +19,4 @@ pub use frames::Frames;
 pub use limits::{GpuLimits, WaitLimit};
 pub use pairs::GpuPairs;
 pub use queries::{CHUNKS_IN_FLIGHT, GpuCall, GpuQueries, GridQuery, QueryCaps};
-pub use walls::GpuWalls;
+pub use shapes::GpuShapePairs;

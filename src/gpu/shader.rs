@@ -40,13 +40,33 @@ pub const GRID_WGSL: &str = concat!(
     include_str!("../../shaders/grid.wgsl")
 );
 
+/// The exact integers (`shaders/exact.wgsl`: `Big`, `Wide`, `ratio_to_f32`) after the per-pair
+/// function of rects (whose `mul_wide` they use): what the shapes' kernels build on.
+pub const EXACT_WGSL: &str = concat!(
+    include_str!("../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../shaders/exact.wgsl")
+);
+
 /// Segment × segment (`shaders/segment_segment.wgsl`: the per-pair function on exact integers
 /// and the dense kernel over queries × walls), after the per-pair function of rects (its
-/// `Segment`).
+/// `Segment`, `mul_wide`) and the exact integers (`shaders/exact.wgsl`).
 pub const SEGMENT_SEGMENT_WGSL: &str = concat!(
     include_str!("../../shaders/segment_rect.wgsl"),
     "\n",
+    include_str!("../../shaders/exact.wgsl"),
+    "\n",
     include_str!("../../shaders/segment_segment.wgsl")
+);
+
+/// Segment × circle (`shaders/segment_circle.wgsl`: the per-pair function on exact integers
+/// and the dense kernel over queries × circles), after the same two files.
+pub const SEGMENT_CIRCLE_WGSL: &str = concat!(
+    include_str!("../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../shaders/exact.wgsl"),
+    "\n",
+    include_str!("../../shaders/segment_circle.wgsl")
 );
 
 /// Cells each invocation of the grid's prefix sum adds up serially (a workgroup takes
@@ -103,6 +123,25 @@ pub fn segment_segment_constants(emulation: Emulation) -> Constants {
         ("CONTACT_CROSS", Contact::Cross.code() as f64),
         ("CONTACT_TOUCH", Contact::Touch.code() as f64),
         ("CONTACT_OVERLAP", Contact::Overlap.code() as f64),
+    ]);
+    constants
+}
+
+/// The overridable constants of [`SEGMENT_CIRCLE_WGSL`].
+pub fn segment_circle_constants(emulation: Emulation) -> Constants {
+    use crate::cpu::segment_circle::{CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS};
+    let mut constants = segment_rect_constants(emulation);
+    constants.extend([
+        ("WORKGROUP_SIZE", WORKGROUP_SIZE as f64),
+        ("KIND_MISS", CircleKind::Miss.code() as f64),
+        ("KIND_INSIDE", CircleKind::Inside.code() as f64),
+        ("KIND_ENTER", CircleKind::Enter.code() as f64),
+        ("KIND_EXIT", CircleKind::Exit.code() as f64),
+        ("KIND_CROSS", CircleKind::Cross.code() as f64),
+        ("KIND_TANGENT", CircleKind::Tangent.code() as f64),
+        ("ONE_BITS", ONE_BITS as f64),
+        ("HALF_BITS", HALF_BITS as f64),
+        ("SEARCH_STEPS", SEARCH_STEPS as f64),
     ]);
     constants
 }
@@ -166,12 +205,13 @@ pub struct GridParams {
     pub padding: u32,
 }
 
-/// The uniform block of `segment_segment.wgsl`. Mirrors WGSL `WallParams`.
+/// The uniform block of each shape's kernel (`segment_segment.wgsl`, `segment_circle.wgsl`).
+/// Mirrors WGSL `ShapeParams`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct WallParams {
+pub struct ShapeParams {
     pub query_count: u32,
-    pub wall_count: u32,
+    pub shape_count: u32,
     pub pair_count: u32,
     /// Pads the block to 16 bytes.
     pub padding: u32,

@@ -9,6 +9,7 @@
 #[allow(unused_imports, reason = "used by some test binaries")]
 pub use rectcast::scene::adversarial;
 pub mod cases;
+pub mod circles;
 pub mod exact;
 pub mod oracle;
 pub mod scenes;

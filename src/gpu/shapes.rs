@@ -1,6 +1,7 @@
-//! Host side of `shaders/segment_segment.wgsl`: every query segment against every wall, in
-//! chunks the device can take, with buffers kept between calls. One chunk at a time for now:
-//! the exact integer kernel, not the transfers, is what this query costs.
+//! Host side of the shapes' kernels ([`Shape`]: `shaders/segment_segment.wgsl`,
+//! `shaders/segment_circle.wgsl`): every query segment against every shape, in chunks the
+//! device can take, with buffers kept between calls. One chunk at a time for now: the exact
+//! integer kernel, not the transfers, is what these queries cost.
 
 use std::ops::Range;
 
@@ -10,18 +11,18 @@ use super::buffers::{
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
 use super::limits::{GpuLimits, WaitLimit};
-use super::shader::{self, WallParams};
-use crate::cpu::segment_segment::SegmentContact;
+use super::shader::ShapeParams;
 use crate::error::Result;
+use crate::shape::Shape;
 use crate::types::Segment;
 
 /// What the first dispatch may take on top of its wait: a software driver (lavapipe) compiles a
-/// kernel when it first runs, and this one's exact integer code takes it seconds (8 to 9 s on
-/// two cores, measured; more when other work shares them).
+/// kernel when it first runs, and the exact integer code takes it seconds (8 to 9 s for
+/// segment × segment on two cores, measured; more when other work shares them).
 const FIRST_DISPATCH_ALLOWANCE: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// The segment × segment kernel on one GPU context.
-pub struct GpuWalls {
+/// One shape's kernel on one GPU context.
+pub struct GpuShapePairs<S: Shape> {
     context: GpuContext,
     caps: ChunkCaps,
     max_binding_bytes: u64,
@@ -30,16 +31,17 @@ pub struct GpuWalls {
     dense: wgpu::ComputePipeline,
     params: wgpu::Buffer,
     queries: Growable,
-    walls: Growable,
+    shapes: Growable,
     contacts: Growable,
     staging: Growable,
     bind_group: Option<wgpu::BindGroup>,
     wait: WaitLimit,
     /// Whether the kernel has run once (see [`FIRST_DISPATCH_ALLOWANCE`]).
     dispatched: bool,
+    shape: std::marker::PhantomData<S>,
 }
 
-impl GpuWalls {
+impl<S: Shape> GpuShapePairs<S> {
     /// Compiles the pipeline. Buffers are created on first use.
     ///
     /// # Errors
@@ -49,11 +51,11 @@ impl GpuWalls {
         let device = context.device.clone();
         let (layout, dense, params) = context.scoped(|| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("rectcast.segment_segment.wgsl"),
-                source: wgpu::ShaderSource::Wgsl(shader::SEGMENT_SEGMENT_WGSL.into()),
+                label: Some(S::KERNEL.file),
+                source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
             });
             let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("rectcast.walls.layout"),
+                label: Some("rectcast.shapes.layout"),
                 entries: &[
                     uniform_entry(0),
                     storage_entry(1, true),
@@ -62,22 +64,22 @@ impl GpuWalls {
                 ],
             });
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("rectcast.walls.pipeline_layout"),
+                label: Some("rectcast.shapes.pipeline_layout"),
                 bind_group_layouts: &[Some(&layout)],
                 immediate_size: 0,
             });
-            let constants = shader::segment_segment_constants(context.emulation());
+            let constants = S::constants(context.emulation());
             let dense = compute_pipeline(
                 &device,
                 &pipeline_layout,
                 &module,
-                "wall_pairs_dense",
-                "rectcast.wall_pairs_dense",
+                S::KERNEL.entry,
+                S::KERNEL.entry,
                 &constants,
             );
             let params = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("rectcast.walls.params"),
-                size: size_of::<WallParams>() as u64,
+                label: Some("rectcast.shapes.params"),
+                size: size_of::<ShapeParams>() as u64,
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
@@ -85,7 +87,8 @@ impl GpuWalls {
         })?;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         Ok(Self {
-            // A contact is as large as a rect pair's result, a wall as a rect: the same caps.
+            // A contact is no larger than a rect pair's result, a shape than a rect: the same
+            // caps.
             caps: ChunkCaps::new(max_binding_bytes, max_workgroups_per_dimension),
             context,
             max_binding_bytes,
@@ -93,31 +96,32 @@ impl GpuWalls {
             layout,
             dense,
             params,
-            queries: Growable::new("rectcast.walls.queries", storage),
-            walls: Growable::new("rectcast.walls.walls", storage),
+            queries: Growable::new("rectcast.shapes.queries", storage),
+            shapes: Growable::new("rectcast.shapes.shapes", storage),
             contacts: Growable::new(
-                "rectcast.walls.contacts",
+                "rectcast.shapes.contacts",
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             ),
             staging: Growable::new(
-                "rectcast.walls.staging",
+                "rectcast.shapes.staging",
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
             bind_group: None,
             wait: limits.wait.unwrap_or_default(),
             dispatched: false,
+            shape: std::marker::PhantomData,
         })
     }
 
-    /// Every query against every wall, `out[q * walls.len() + w]`. Inputs are valid and `out`
-    /// has `queries.len() * walls.len()` entries.
-    pub(crate) fn wall_pairs_dense(
+    /// Every query against every shape, `out[q * shapes.len() + s]`. Inputs are valid and
+    /// `out` has `queries.len() * shapes.len()` entries.
+    pub(crate) fn pairs_dense(
         &mut self,
         queries: &[Segment],
-        walls: &[Segment],
-        out: &mut [SegmentContact],
+        shapes: &[S],
+        out: &mut [S::Contact],
     ) -> Result<()> {
-        let m = walls.len();
+        let m = shapes.len();
         let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
         for chunk in chunks::plan_dense(queries.len(), m, self.caps) {
             let pairs = chunk.pair_count();
@@ -126,7 +130,7 @@ impl GpuWalls {
             }
             let context = self.context.clone();
             let queue = &context.queue;
-            // Upload a tile only when it changed: with all walls in one tile they go up once.
+            // Upload a tile only when it changed: with all shapes in one tile they go up once.
             if uploaded.0 != chunk.segments {
                 queue.write_buffer(
                     self.queries.get(),
@@ -136,29 +140,29 @@ impl GpuWalls {
             }
             if uploaded.1 != chunk.rects {
                 queue.write_buffer(
-                    self.walls.get(),
+                    self.shapes.get(),
                     0,
-                    bytemuck::cast_slice(&walls[chunk.rects.clone()]),
+                    bytemuck::cast_slice(&shapes[chunk.rects.clone()]),
                 );
             }
             uploaded = (chunk.segments.clone(), chunk.rects.clone());
-            let params = WallParams {
+            let params = ShapeParams {
                 query_count: chunk.segments.len() as u32,
-                wall_count: chunk.rects.len() as u32,
+                shape_count: chunk.rects.len() as u32,
                 pair_count: pairs as u32,
-                ..WallParams::default()
+                ..ShapeParams::default()
             };
             queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-            let bytes = (pairs * size_of::<SegmentContact>()) as u64;
+            let bytes = (pairs * size_of::<S::Contact>()) as u64;
             let submission = context.scoped(|| {
                 let device = &context.device;
                 self.staging.reserve(device, bytes, self.max_binding_bytes);
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("rectcast.walls.encoder"),
+                    label: Some("rectcast.shapes.encoder"),
                 });
                 {
                     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("rectcast.walls.pass"),
+                        label: Some("rectcast.shapes.pass"),
                         timestamp_writes: None,
                     });
                     pass.set_pipeline(&self.dense);
@@ -174,7 +178,7 @@ impl GpuWalls {
                 limit += FIRST_DISPATCH_ALLOWANCE;
             }
             let wait = Wait {
-                step: "a chunk of segment x segment pairs",
+                step: S::KERNEL.entry,
                 limit,
             };
             let tile = chunk.rects.len();
@@ -185,7 +189,7 @@ impl GpuWalls {
                 bytes,
                 wait,
                 |mapped| {
-                    let local: &[SegmentContact] = bytemuck::cast_slice(mapped);
+                    let local: &[S::Contact] = bytemuck::cast_slice(mapped);
                     // Segment-major within the tile: one run per query.
                     for (k, row) in local.chunks_exact(tile).enumerate() {
                         let at = (chunk.segments.start + k) * m + chunk.rects.start;
@@ -200,7 +204,7 @@ impl GpuWalls {
 
     /// Grows the buffers to hold the given counts, rebuilding the bind group if any buffer was
     /// replaced; true when one was (its contents are gone).
-    fn reserve(&mut self, queries: usize, walls: usize, pairs: usize) -> Result<bool> {
+    fn reserve(&mut self, queries: usize, shapes: usize, pairs: usize) -> Result<bool> {
         let context = self.context.clone();
         let device = &context.device;
         let cap = self.max_binding_bytes;
@@ -210,18 +214,20 @@ impl GpuWalls {
             stale |= self
                 .queries
                 .reserve(device, (queries * segment) as u64, cap);
-            stale |= self.walls.reserve(device, (walls * segment) as u64, cap);
-            stale |=
-                self.contacts
-                    .reserve(device, (pairs * size_of::<SegmentContact>()) as u64, cap);
+            stale |= self
+                .shapes
+                .reserve(device, (shapes * size_of::<S>()) as u64, cap);
+            stale |= self
+                .contacts
+                .reserve(device, (pairs * size_of::<S::Contact>()) as u64, cap);
             if stale {
                 self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("rectcast.walls.bind_group"),
+                    label: Some("rectcast.shapes.bind_group"),
                     layout: &self.layout,
                     entries: &[
                         entry(0, &self.params),
                         entry(1, self.queries.get()),
-                        entry(2, self.walls.get()),
+                        entry(2, self.shapes.get()),
                         entry(3, self.contacts.get()),
                     ],
                 }));

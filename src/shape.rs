@@ -1,0 +1,113 @@
+//! The seam every shape after rectangles goes through: one kernel file in `shaders/`, its CPU
+//! mirror in `src/cpu/`, and one [`Shape`] impl here. The engine's dense query
+//! ([`crate::Engine::shape_pairs`]), its validation, the CPU batch path and the GPU host
+//! (`gpu::shapes`) are written once, over this trait.
+//!
+//! Rectangles keep their own, older path (filters on the GPU, the broad phase, every query).
+
+use bytemuck::Pod;
+
+use crate::cpu::batched::{circle_filtered, contact_filtered};
+use crate::cpu::segment_circle::{CircleContact, segment_circle};
+use crate::cpu::segment_segment::{SegmentContact, segment_segment};
+use crate::error::{InputArray, InputError};
+use crate::gpu::Emulation;
+use crate::gpu::shader;
+use crate::types::{Circle, Segment};
+use crate::validate;
+
+/// A shape a query segment is tested against, exactly, on the CPU and the GPU.
+pub trait Shape: Pod + Send + Sync + 'static {
+    /// The result of one (query segment, shape) pair: GPU-ready, as the kernel writes it.
+    type Contact: Pod + Send + Sync + PartialEq + std::fmt::Debug;
+    /// The result of a pair that does not meet.
+    const MISS: Self::Contact;
+    /// What errors call an element of the shapes' array.
+    const ARRAY: InputArray;
+    /// The kernel: its composed source, file and dense entry point.
+    const KERNEL: ShapeKernel;
+
+    /// The contract's answer (the scalar CPU function, which the kernel mirrors).
+    fn exact(query: &Segment, shape: &Self) -> Self::Contact;
+
+    /// The same answer where floating point certifies it, `None` where only the exact path
+    /// can tell: the CPU batch path's filter.
+    fn filtered(query: &Segment, shape: &Self) -> Option<Self::Contact>;
+
+    /// Checks one shape against the input domain; `index` is its place in its array.
+    ///
+    /// # Errors
+    /// The first bad field, named.
+    fn check(index: usize, shape: &Self) -> Result<(), InputError>;
+
+    /// The overridable constants of the kernel, for one emulation mode (tests only;
+    /// [`Emulation::Native`] otherwise).
+    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)>;
+}
+
+/// Where a shape's kernel lives.
+#[derive(Clone, Copy, Debug)]
+pub struct ShapeKernel {
+    /// Its file in `shaders/`.
+    pub file: &'static str,
+    /// The source the pipeline compiles: the file after what it builds on.
+    pub source: &'static str,
+    /// The dense entry point over queries × shapes.
+    pub entry: &'static str,
+}
+
+/// A wall: segment × segment (docs/semantics.md, "Segment × segment").
+impl Shape for Segment {
+    type Contact = SegmentContact;
+    const MISS: SegmentContact = SegmentContact::MISS;
+    const ARRAY: InputArray = InputArray::Walls;
+    const KERNEL: ShapeKernel = ShapeKernel {
+        file: "segment_segment.wgsl",
+        source: shader::SEGMENT_SEGMENT_WGSL,
+        entry: "wall_pairs_dense",
+    };
+
+    fn exact(query: &Segment, wall: &Segment) -> SegmentContact {
+        segment_segment(query, wall)
+    }
+
+    fn filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
+        contact_filtered(query, wall)
+    }
+
+    fn check(index: usize, wall: &Segment) -> Result<(), InputError> {
+        validate::check_segment_of(InputArray::Walls, index, wall)
+    }
+
+    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
+        shader::segment_segment_constants(emulation)
+    }
+}
+
+/// A closed disk: segment × circle (docs/semantics.md, "Segment × circle").
+impl Shape for Circle {
+    type Contact = CircleContact;
+    const MISS: CircleContact = CircleContact::MISS;
+    const ARRAY: InputArray = InputArray::Circles;
+    const KERNEL: ShapeKernel = ShapeKernel {
+        file: "segment_circle.wgsl",
+        source: shader::SEGMENT_CIRCLE_WGSL,
+        entry: "circle_pairs_dense",
+    };
+
+    fn exact(query: &Segment, circle: &Circle) -> CircleContact {
+        segment_circle(query, circle)
+    }
+
+    fn filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
+        circle_filtered(query, circle)
+    }
+
+    fn check(index: usize, circle: &Circle) -> Result<(), InputError> {
+        validate::check_circle(index, circle)
+    }
+
+    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
+        shader::segment_circle_constants(emulation)
+    }
+}
