@@ -1077,7 +1077,26 @@ pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact
 
 #[cfg(test)]
 mod tests {
-    use super::{exact_cross, exact_sub};
+    use super::{CircleFrame, exact_cross, exact_sub};
+
+    #[test]
+    fn a_root_estimate_one_float_off_is_never_certified() {
+        // From (-2, 0) to (2, 0) through the unit circle: roots 0.25 and 0.75.
+        let frame = CircleFrame {
+            f: [-2.0, 0.0],
+            d: [4.0, 0.0],
+            rr: 1.0,
+        };
+        let ulp = |t: f32| f32::from_bits(t.to_bits() + 1) - t;
+        for (root, upper) in [(0.25f32, false), (0.75, true)] {
+            assert_eq!(frame.certify(root as f64, upper), Some(root));
+            for wrong in [root + ulp(root), root - ulp(root - ulp(root))] {
+                assert_eq!(frame.certify(wrong as f64, upper), None, "{wrong} for {root}");
+            }
+            // The other root's estimate is not this one's.
+            assert_eq!(frame.certify(1.0 - root as f64, upper), None);
+        }
+    }
 
     #[test]
     fn products_that_f64_rounds_are_not_taken_as_exact() {
