@@ -13,7 +13,7 @@ use crate::cpu::segment_segment::{SegmentContact, segment_segment};
 use crate::error::{InputArray, InputError};
 use crate::gpu::Emulation;
 use crate::gpu::shader;
-use crate::types::{Circle, Segment};
+use crate::types::{Circle, Rect, Segment};
 use crate::validate;
 
 /// A shape a query segment is tested against, exactly, on the CPU and the GPU.
@@ -33,6 +33,10 @@ pub trait Shape: Pod + Send + Sync + 'static {
     /// The same answer where floating point certifies it, `None` where only the exact path
     /// can tell: the CPU batch path's filter.
     fn filtered(query: &Segment, shape: &Self) -> Option<Self::Contact>;
+
+    /// A closed box that holds the shape: a segment whose box misses it misses the shape, and
+    /// the CPU batch path culls such pairs sixteen at a time before any other work.
+    fn bounds(&self) -> Rect;
 
     /// Checks one shape against the input domain; `index` is its place in its array.
     ///
@@ -75,6 +79,15 @@ impl Shape for Segment {
         contact_filtered(query, wall)
     }
 
+    fn bounds(&self) -> Rect {
+        Rect::new(
+            self.x0.min(self.x1),
+            self.y0.min(self.y1),
+            self.x0.max(self.x1),
+            self.y0.max(self.y1),
+        )
+    }
+
     fn check(index: usize, wall: &Segment) -> Result<(), InputError> {
         validate::check_segment_of(InputArray::Walls, index, wall)
     }
@@ -101,6 +114,22 @@ impl Shape for Circle {
 
     fn filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
         circle_filtered(query, circle)
+    }
+
+    /// `cx ± r` and `cy ± r`, each rounded outward: the f64 difference is within 2^-53 of
+    /// the exact one, and a step of one f32 away covers that and the f32 rounding.
+    fn bounds(&self) -> Rect {
+        let outward = |v: f64, down: bool| {
+            let v = v as f32;
+            if down { v.next_down() } else { v.next_up() }
+        };
+        let (cx, cy, r) = (self.cx as f64, self.cy as f64, self.r as f64);
+        Rect::new(
+            outward(cx - r, true),
+            outward(cy - r, true),
+            outward(cx + r, false),
+            outward(cy + r, false),
+        )
     }
 
     fn check(index: usize, circle: &Circle) -> Result<(), InputError> {

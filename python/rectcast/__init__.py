@@ -37,6 +37,9 @@ __all__ = [
     "first_hit",
     "first_hit_rects",
     "wall_pairs",
+    "circle_pairs",
+    "CIRCLE_COLUMNS",
+    "CIRCLE_KIND_NAMES",
     "hits",
     "counts",
     "clip",
@@ -45,24 +48,29 @@ __all__ = [
 
 SEGMENT_COLUMNS = ("x0", "y0", "x1", "y1")
 RECT_COLUMNS = ("min_x", "min_y", "max_x", "max_y")
+CIRCLE_COLUMNS = ("cx", "cy", "r")
 #: The name of each ``kind`` code: 0 miss, 1 inside, 2 enter, 3 exit, 4 cross.
 KIND_NAMES = tuple(_rectcast.kind_names())
 #: The name of each segment x segment ``contact`` code: 0 miss, 1 cross, 2 touch, 3 overlap.
 CONTACT_NAMES = tuple(_rectcast.contact_names())
+#: The name of each segment x circle ``kind`` code: 0 miss, 1 inside, 2 enter, 3 exit, 4 cross,
+#: 5 tangent.
+CIRCLE_KIND_NAMES = tuple(_rectcast.circle_kind_names())
 #: The name of each ``entry``/``exit`` value (side bits 1 min_x, 2 max_x, 4 min_y, 8 max_y).
 SIDE_NAMES = tuple(_rectcast.side_names())
 
 
 def _records(data, columns, name, copy):
-    """``data`` as a float32 (N, 4) C-order array, in place when it already is one."""
+    """``data`` as a float32 (N, len(columns)) C-order array, in place when it already is one."""
     if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
         return _from_arrow(data, columns, name)
     if not isinstance(data, np.ndarray):
         raise TypeError(
-            f"{name}: expected a numpy array of shape (N, 4) or Arrow data, found {type(data).__name__}"
+            f"{name}: expected a numpy array of shape (N, {len(columns)}) or Arrow data, "
+            f"found {type(data).__name__}"
         )
-    if data.ndim != 2 or data.shape[1] != 4:
-        raise ValueError(f"{name}: expected shape (N, 4), found {data.shape}")
+    if data.ndim != 2 or data.shape[1] != len(columns):
+        raise ValueError(f"{name}: expected shape (N, {len(columns)}), found {data.shape}")
     if data.dtype == np.float32 and data.flags.c_contiguous:
         # Read in place; only an unaligned buffer (as a deserialized one may be) is copied,
         # since Rust reads f32 values at aligned addresses.
@@ -100,24 +108,24 @@ def _from_arrow(data, columns, name):
     return out
 
 
-def _table(packed, to: str):
+def _table(packed, to: str, kinds=None):
     """The packed rows from the Rust module as a numpy structured array (a view of its bytes,
-    no copy), or an Arrow batch."""
+    no copy), or an Arrow batch (``kinds``: the names of the ``kind`` codes)."""
     data, descr = packed
     rows = data.view(np.dtype(list(descr)))
     if to == "numpy":
         return rows
     if to == "arrow":
-        return _arrow(rows)
+        return _arrow(rows, KIND_NAMES if kinds is None else kinds)
     raise ValueError(f'to: expected "numpy" or "arrow", found {to!r}')
 
 
-def _arrow(rows: np.ndarray):
+def _arrow(rows: np.ndarray, kind_names):
     """The CLI's Parquet columns: indices uint64, t and coordinates float32, kind and sides as
     names; null where the CSV output is empty (a miss)."""
     import pyarrow as pa
 
-    kinds = pa.array(KIND_NAMES, type=pa.string())
+    kinds = pa.array(kind_names, type=pa.string())
     contacts = pa.array(CONTACT_NAMES, type=pa.string())
     sides = pa.array([s or None for s in SIDE_NAMES], type=pa.string())
     arrays = []
@@ -187,6 +195,15 @@ class Engine:
         w = _records(walls, SEGMENT_COLUMNS, "walls", copy)
         return _table(self._engine.wall_pairs(s, w), to)
 
+    def circle_pairs(self, segments, circles, *, to: str = "numpy", copy: bool = False):
+        """Segment x circle: every segment against every closed disk (cx, cy, r, r >= 0), one
+        row per pair, segment-major. Fields: segment, circle (uint64), hit (bool), kind (uint8,
+        a ``CIRCLE_KIND_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a
+        miss)."""
+        s = _records(segments, SEGMENT_COLUMNS, "segments", copy)
+        c = _records(circles, CIRCLE_COLUMNS, "circles", copy)
+        return _table(self._engine.circle_pairs(s, c), to, CIRCLE_KIND_NAMES)
+
     def first_hit_rects(self, segments, rects, *, copy: bool = False) -> np.ndarray:
         """Each segment's first-hit rect alone, ``first_hit``'s ``rect`` column: an int64 array,
         -1 on a miss. On a GPU only 4 bytes a segment come back."""
@@ -245,6 +262,11 @@ def first_hit(segments, rects, **options):
 def wall_pairs(segments, walls, **options):
     """``default_engine().wall_pairs(...)``."""
     return default_engine().wall_pairs(segments, walls, **options)
+
+
+def circle_pairs(segments, circles, **options):
+    """``default_engine().circle_pairs(...)``."""
+    return default_engine().circle_pairs(segments, circles, **options)
 
 
 def first_hit_rects(segments, rects, **options):

@@ -11,8 +11,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use rectcast::{
-    Backend, Batch, ClipTo, Contact, CpuOptions, Engine, Error, FirstHit, Kind, PairResult, Rect,
-    Segment, Sides,
+    Backend, Batch, Circle, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error, FirstHit,
+    Kind, PairResult, Rect, Segment, Sides,
 };
 
 /// A library error as a Python exception: bad input is a `ValueError` (it names the array,
@@ -30,9 +30,10 @@ fn records<'a, T: bytemuck::Pod>(
     name: &str,
 ) -> PyResult<&'a [T]> {
     let shape = array.shape();
-    if shape[1] != 4 {
+    let columns = size_of::<T>() / size_of::<f32>();
+    if shape[1] != columns {
         return Err(PyValueError::new_err(format!(
-            "{name}: expected shape (N, 4), found {shape:?}"
+            "{name}: expected shape (N, {columns}), found {shape:?}"
         )));
     }
     let values = array.as_slice().map_err(|_| {
@@ -382,6 +383,36 @@ impl PyEngine {
         })
     }
 
+    /// Segment × circle: every segment against every circle (cx, cy, r), segment-major.
+    fn circle_pairs<'py>(
+        &self,
+        py: Python<'py>,
+        segments: PyReadonlyArray2<'py, f32>,
+        circles: PyReadonlyArray2<'py, f32>,
+    ) -> PyResult<Packed<'py>> {
+        let s: &[Segment] = records(&segments, "segments")?;
+        let c: &[Circle] = records(&circles, "circles")?;
+        let contacts = self.run(py, |e| e.circle_pairs(s, c))?;
+        let m = c.len().max(1);
+        let fields = [
+            ("segment", Ty::U64),
+            ("circle", Ty::U64),
+            ("hit", Ty::Bool),
+            ("kind", Ty::U8),
+            ("t_enter", Ty::F32),
+            ("t_exit", Ty::F32),
+        ];
+        rows(py, &fields, &contacts, |i, c, row| {
+            let t = |t: f32| if c.hit() { t } else { f32::NAN };
+            row.u64((i / m) as u64)
+                .u64((i % m) as u64)
+                .u8(c.hit() as u8)
+                .u8(c.kind as u8)
+                .f32(t(c.t_enter))
+                .f32(t(c.t_exit));
+        })
+    }
+
     /// Only the hitting pairs, in (segment, rect) order.
     fn hits<'py>(
         &self,
@@ -485,6 +516,12 @@ fn contact_names() -> Vec<&'static str> {
     .to_vec()
 }
 
+/// The name of each segment × circle `kind` code: miss, inside, enter, exit, cross, tangent.
+#[pyfunction]
+fn circle_kind_names() -> Vec<&'static str> {
+    CircleKind::ALL.map(CircleKind::name).to_vec()
+}
+
 /// The name of each set of sides, by its bits (1 min_x, 2 max_x, 4 min_y, 8 max_y): `min_x+min_y`.
 #[pyfunction]
 fn side_names() -> Vec<String> {
@@ -498,6 +535,7 @@ fn _rectcast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyEngine>()?;
     m.add_function(wrap_pyfunction!(kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(contact_names, m)?)?;
+    m.add_function(wrap_pyfunction!(circle_kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(side_names, m)?)?;
     Ok(())
 }

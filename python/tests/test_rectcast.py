@@ -83,6 +83,29 @@ def test_wall_pairs_equal_the_cli_npy_byte_for_byte(scene, engine):
         engine.wall_pairs(queries, bad)
 
 
+def test_circle_pairs_give_the_contracts_kinds_and_t(engine):
+    # docs/semantics.md, "Segment x circle": a crossing at 1/4 and 3/4, a tangent at 1/2, an
+    # exit from the center, a miss beyond the end.
+    segments = np.array(
+        [[0, 0, 4, 0], [0, 1, 4, 1], [2, 0, 4, 0], [-4, 0, 0, 0]], dtype=np.float32
+    )
+    circles = np.array([[2, 0, 1]], dtype=np.float32)
+    got = engine.circle_pairs(segments, circles)
+    assert got.dtype.names == ("segment", "circle", "hit", "kind", "t_enter", "t_exit")
+    names = [rectcast.CIRCLE_KIND_NAMES[k] for k in got["kind"]]
+    assert names == ["cross", "tangent", "exit", "miss"]
+    assert got["t_enter"][:3].tolist() == [0.25, 0.5, 0.0]
+    assert got["t_exit"][:3].tolist() == [0.75, 0.5, 0.5]
+    assert np.isnan(got["t_enter"][3]) and not got["hit"][3]
+    arrow = rectcast.circle_pairs(segments, circles, to="arrow")
+    assert arrow.column("kind").to_pylist() == names
+    assert arrow.column("t_enter").to_pylist()[3] is None
+    with pytest.raises(ValueError, match="circle 1: r is -1, below 0"):
+        engine.circle_pairs(segments, np.array([[0, 0, 1], [0, 0, -1]], dtype=np.float32))
+    with pytest.raises(ValueError, match=r"expected shape \(N, 3\)"):
+        engine.circle_pairs(segments, np.zeros((2, 4), dtype=np.float32))
+
+
 def test_clip_results_equal_the_cli_npy_byte_for_byte(scene, engine):
     segments, rects, folder = scene
     out = folder / "clip.npy"

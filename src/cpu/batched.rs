@@ -681,10 +681,11 @@ impl CpuKernel {
     }
 
     /// [`crate::Engine::shape_pairs`]: inputs valid, `out` one per (query, shape),
-    /// query-major. Each pair through [`Shape::filtered`], the scalar reference where it
-    /// cannot certify, rows spread over the threads.
+    /// query-major. The shapes' boxes ([`Shape::bounds`]) are culled sixteen at a time as the
+    /// rect path culls rects; each pair left goes through [`Shape::filtered`], the scalar
+    /// reference where that cannot certify. Rows spread over the threads.
     pub(crate) fn shape_pairs_dense<S: Shape>(
-        &self,
+        &mut self,
         queries: &[Segment],
         shapes: &[S],
         out: &mut [S::Contact],
@@ -692,20 +693,24 @@ impl CpuKernel {
         if shapes.is_empty() {
             return;
         }
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        fill_blocks(&bounds, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
         let rows = |first: usize, rows: &mut [S::Contact]| {
             for (i, row) in rows.chunks_exact_mut(shapes.len()).enumerate() {
+                row.fill(S::MISS);
                 let query = &queries[first + i];
-                for (shape, out) in shapes.iter().zip(row) {
-                    *out = S::filtered(query, shape).unwrap_or_else(|| S::exact(query, shape));
-                }
+                for_each_candidate(simd, query, blocks, |k| {
+                    let shape = &shapes[k];
+                    row[k] = S::filtered(query, shape).unwrap_or_else(|| S::exact(query, shape));
+                });
             }
         };
         if self.threads == 1 {
             rows(0, out);
             return;
         }
-        // A filtered pair costs a few rect pairs.
-        let chunk = chunk_len(queries.len(), shapes.len() * 4, self.threads);
+        let chunk = chunk_len(queries.len(), shapes.len(), self.threads);
         Self::install(&self.pool, || {
             out.par_chunks_mut(chunk * shapes.len())
                 .enumerate()
