@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use rectcast::{Clipped, FirstHit, PairResult, SegmentContact};
+use rectcast::{CircleContact, Clipped, FirstHit, PairResult, SegmentContact};
 
 use crate::formats::{Format, Writer};
 use crate::records;
@@ -26,6 +26,8 @@ pub enum Table {
     Pairs,
     /// `pairs --walls`: segment × segment.
     Walls,
+    /// `pairs --circles`: segment × circle.
+    Circles,
     FirstHit,
     Count,
     Clip,
@@ -54,6 +56,15 @@ const WALLS: [Column; 6] = [
     column("wall", ColumnType::U64),
     column("hit", ColumnType::Bool),
     column("contact", ColumnType::Category),
+    column("t_enter", ColumnType::F32),
+    column("t_exit", ColumnType::F32),
+];
+
+const CIRCLES: [Column; 6] = [
+    column("segment", ColumnType::U64),
+    column("circle", ColumnType::U64),
+    column("hit", ColumnType::Bool),
+    column("kind", ColumnType::Category),
     column("t_enter", ColumnType::F32),
     column("t_exit", ColumnType::F32),
 ];
@@ -87,11 +98,12 @@ impl Table {
         match self {
             Table::Pairs => &PAIRS,
             Table::Walls => &WALLS,
+            Table::Circles => &CIRCLES,
             Table::FirstHit => &FIRST_HIT,
             Table::Count => &COUNT,
             Table::Clip => &CLIP,
-            Table::Segments => &records::SEGMENTS.columns,
-            Table::Rects => &records::RECTS.columns,
+            Table::Segments => records::SEGMENTS.columns,
+            Table::Rects => records::RECTS.columns,
         }
     }
 }
@@ -279,6 +291,25 @@ impl Sink {
                 Cell::U64(wall),
                 Cell::Bool(c.hit()),
                 Cell::Category(contact.code() as u8, contact.name()),
+                Cell::F32(t(c.t_enter)),
+                Cell::F32(t(c.t_exit)),
+            ]
+        }))
+    }
+
+    /// Segment × circle rows: t absent on a miss.
+    pub fn circles<'a>(
+        &mut self,
+        rows: impl IntoIterator<Item = (u64, u64, &'a CircleContact)>,
+    ) -> Result<(), String> {
+        self.write(rows.into_iter().map(|(segment, circle, c)| {
+            let t = |t| c.hit().then_some(t);
+            let kind = c.kind();
+            [
+                Cell::U64(segment),
+                Cell::U64(circle),
+                Cell::Bool(c.hit()),
+                Cell::Category(kind.code() as u8, kind.name()),
                 Cell::F32(t(c.t_enter)),
                 Cell::F32(t(c.t_exit)),
             ]

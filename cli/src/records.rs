@@ -11,45 +11,63 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rectcast::{InputError, Rect, Segment, validate};
+use rectcast::{Circle, InputError, Rect, Segment, validate};
 
 use crate::formats::Input;
 use crate::table::{Column, ColumnType, FileError, Place, Raw, RecordSource};
 
-/// What a file's records are: their columns, how four values become one, and the check of the
+/// The most values a record holds.
+pub const MAX_VALUES: usize = 4;
+
+/// What a file's records are: their float32 columns (at most [`MAX_VALUES`]), how their values
+/// become one (the first `names.len()` of the array; the rest are 0), and the check of the
 /// contract's domain.
 pub struct RecordKind<T> {
-    pub columns: [Column; 4],
-    make: fn([f32; 4]) -> T,
+    pub names: &'static [&'static str],
+    pub columns: &'static [Column],
+    make: fn([f32; MAX_VALUES]) -> T,
     check: fn(usize, &T) -> Result<(), InputError>,
 }
 
 impl<T> RecordKind<T> {
-    pub fn names(&self) -> [&'static str; 4] {
-        self.columns.map(|c| c.name)
+    pub fn names(&self) -> &'static [&'static str] {
+        self.names
     }
 }
 
-const fn floats(names: [&'static str; 4]) -> [Column; 4] {
-    let [a, b, c, d] = names;
-    [
-        Column::new(a, ColumnType::F32),
-        Column::new(b, ColumnType::F32),
-        Column::new(c, ColumnType::F32),
-        Column::new(d, ColumnType::F32),
-    ]
+const fn floats<const N: usize>(names: [&'static str; N]) -> [Column; N] {
+    let mut columns = [Column::new("", ColumnType::F32); N];
+    let mut i = 0;
+    while i < N {
+        columns[i] = Column::new(names[i], ColumnType::F32);
+        i += 1;
+    }
+    columns
 }
 
+const SEGMENT_NAMES: [&str; 4] = ["x0", "y0", "x1", "y1"];
+const RECT_NAMES: [&str; 4] = ["min_x", "min_y", "max_x", "max_y"];
+const CIRCLE_NAMES: [&str; 3] = ["cx", "cy", "r"];
+
 pub const SEGMENTS: RecordKind<Segment> = RecordKind {
-    columns: floats(["x0", "y0", "x1", "y1"]),
+    names: &SEGMENT_NAMES,
+    columns: &floats(SEGMENT_NAMES),
     make: |[x0, y0, x1, y1]| Segment::new(x0, y0, x1, y1),
     check: validate::check_segment,
 };
 
 pub const RECTS: RecordKind<Rect> = RecordKind {
-    columns: floats(["min_x", "min_y", "max_x", "max_y"]),
+    names: &RECT_NAMES,
+    columns: &floats(RECT_NAMES),
     make: |[min_x, min_y, max_x, max_y]| Rect::new(min_x, min_y, max_x, max_y),
     check: validate::check_rect,
+};
+
+pub const CIRCLES: RecordKind<Circle> = RecordKind {
+    names: &CIRCLE_NAMES,
+    columns: &floats(CIRCLE_NAMES),
+    make: |[cx, cy, r, _]| Circle::new(cx, cy, r),
+    check: validate::check_circle,
 };
 
 /// Skipped invalid records: how many, and where the first few were.
@@ -97,7 +115,7 @@ pub struct Records<T: 'static> {
     compressed_read: Option<Arc<AtomicU64>>,
     pub skipped: Skipped,
     /// A block of raw values read in bulk (kept between chunks).
-    block: Vec<[f32; 4]>,
+    block: Vec<[f32; MAX_VALUES]>,
 }
 
 impl<T> Records<T> {
@@ -153,7 +171,7 @@ impl<T> Records<T> {
 
     /// Record `index`'s values (read at `place`) as a checked value, or why it is invalid.
     #[inline(always)]
-    fn value(&self, index: u64, values: [f32; 4], place: Place) -> Result<T, FileError> {
+    fn value(&self, index: u64, values: [f32; MAX_VALUES], place: Place) -> Result<T, FileError> {
         let value = (self.kind.make)(values);
         match (self.kind.check)(index as usize, &value) {
             Ok(()) => Ok(value),

@@ -56,8 +56,9 @@ impl FileError {
     }
 }
 
-/// One record as a format reads it: four values and where they are, or why they could not be
-/// read. Whether the values are in the contract's domain is checked later, by `Records`.
+/// One record as a format reads it: its values (as many as its columns, at most four, the rest
+/// 0) and where they are, or why they could not be read. Whether the values are in the
+/// contract's domain is checked later, by `Records`.
 pub enum Raw {
     Values([f32; 4], Place),
     Invalid(FileError),
@@ -68,8 +69,8 @@ pub trait RecordSource {
     /// The next record, `None` at the end; `Err` when the file itself is broken.
     fn next(&mut self) -> Result<Option<Raw>, FileError>;
     /// Up to `max` whole records' values appended to `out`, for a source that reads them in
-    /// bulk (a binary file): `Some(n)`, 0 at the end; `None` from a source that reads one at a
-    /// time (then call [`next`](Self::next)).
+    /// bulk (a binary file of four values a record): `Some(n)`, 0 at the end; `None` from a
+    /// source that reads one at a time (then call [`next`](Self::next)).
     fn next_block(
         &mut self,
         _out: &mut Vec<[f32; 4]>,
@@ -94,8 +95,8 @@ pub enum ColumnType {
     Index,
     Bool,
     /// A category (a pair's kind, a contact): its name (`enter`), or its code (`u8`) where a
-    /// format stores numbers: a kind is 0 miss, 1 inside, 2 enter, 3 exit, 4 cross; a contact
-    /// 0 miss, 1 cross, 2 touch, 3 overlap.
+    /// format stores numbers: a kind is 0 miss, 1 inside, 2 enter, 3 exit, 4 cross (and for a
+    /// circle 5 tangent); a contact 0 miss, 1 cross, 2 touch, 3 overlap.
     Category,
     /// A parameter or a coordinate, or nothing (a miss): NaN in NPY and `.f32`.
     F32,

@@ -905,3 +905,105 @@ fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
         stderr(&o)
     );
 }
+
+#[test]
+fn pairs_with_circles_writes_segment_x_circle_rows_as_the_library_decides() {
+    let dir = Dir::new();
+    let segments = rectcast::scene::random_batch(73, 40, 30, 10.0).0;
+    let mut rng = rectcast::scene::SplitMix64::new(74);
+    let circles: Vec<rectcast::Circle> = (0..25)
+        .map(|_| rectcast::Circle::new(rng.range(0.0, 10.0), rng.range(0.0, 10.0), rng.range(0.0, 3.0)))
+        .collect();
+    let mut text = String::from("x0,y0,x1,y1\n");
+    for g in &segments {
+        text += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
+    }
+    let s = dir.file("s.csv", &text);
+    // Columns in any order, with another one ignored.
+    let mut text = String::from("r,name,cy,cx\n");
+    for c in &circles {
+        text += &format!("{},enemy,{},{}\n", c.r, c.cy, c.cx);
+    }
+    let c = dir.file("c.csv", &text);
+    let run = |circles: &std::path::Path, out: &std::path::Path| {
+        rectcast(&[
+            "pairs",
+            "--segments",
+            s.to_str().unwrap(),
+            "--circles",
+            circles.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let out = dir.path("o.csv");
+    let o = run(&c, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("segment,circle,hit,kind,t_enter,t_exit"));
+    let want = rectcast::Engine::new(rectcast::Backend::Cpu)
+        .unwrap()
+        .circle_pairs(&segments, &circles)
+        .unwrap();
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), want.len());
+    let mut hits = 0;
+    for (i, (row, c)) in rows.iter().zip(&want).enumerate() {
+        let t = |t: f32| if c.hit() { t.to_string() } else { String::new() };
+        let expected = format!(
+            "{},{},{},{},{},{}",
+            i / circles.len(),
+            i % circles.len(),
+            c.hit(),
+            c.kind().name(),
+            t(c.t_enter),
+            t(c.t_exit)
+        );
+        assert_eq!(*row, expected, "row {i}");
+        hits += c.hit() as usize;
+    }
+    assert!(hits > 10 && hits < want.len(), "{hits} hits");
+    // The same circles as .f32 (3 values a record) and .npy (shape [N, 3]): the same rows.
+    let raw: Vec<u8> = circles
+        .iter()
+        .flat_map(|c| [c.cx, c.cy, c.r])
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    let f32_file = dir.path("c.f32");
+    std::fs::write(&f32_file, &raw).unwrap();
+    let out_f32 = dir.path("o2.csv");
+    let o = run(&f32_file, &out_f32);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out_f32).unwrap(), text);
+    let dict = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, 3), }}",
+        circles.len()
+    );
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = (10 + dict.len() + 1).next_multiple_of(64) - 10;
+    npy.extend_from_slice(&(padded as u16).to_le_bytes());
+    npy.extend_from_slice(format!("{dict:<width$}\n", width = padded - 1).as_bytes());
+    npy.extend_from_slice(&raw);
+    let npy_file = dir.path("c.npy");
+    std::fs::write(&npy_file, &npy).unwrap();
+    let out_npy = dir.path("o3.csv");
+    let o = run(&npy_file, &out_npy);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out_npy).unwrap(), text);
+    // A negative radius names its file, line and column, and no output is left behind.
+    let bad = dir.file("bad.csv", "cx,cy,r\n0,0,1\n0,0,-2\n");
+    let out = dir.path("o4.csv");
+    let o = run(&bad, &out);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("bad.csv:3:3: r is -2, below 0"), "{}", stderr(&o));
+    assert!(!out.exists());
+    // A rects-shaped .npy is not circles.
+    let o = run(&dir.file("four.f32", "0123456789abcdef"), &out);
+    assert!(!o.status.success() && stderr(&o).contains("12 bytes each"), "{}", stderr(&o));
+    // Circles are for `pairs` alone so far.
+    let o = rectcast(&["count", "--segments", s.to_str().unwrap(), "--circles", c.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("--circles"), "{}", stderr(&o));
+}

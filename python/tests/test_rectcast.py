@@ -106,6 +106,24 @@ def test_circle_pairs_give_the_contracts_kinds_and_t(engine):
         engine.circle_pairs(segments, np.zeros((2, 4), dtype=np.float32))
 
 
+def test_circle_pairs_equal_the_cli_npy_byte_for_byte(scene, engine):
+    segments, _, folder = scene
+    rng = np.random.default_rng(5)
+    lo, hi = segments[:, :2].min(), segments[:, :2].max()
+    circles = np.column_stack(
+        [rng.uniform(lo, hi, 120), rng.uniform(lo, hi, 120), rng.uniform(0, (hi - lo) / 8, 120)]
+    ).astype(np.float32)
+    queries = segments[:300]
+    np.save(folder / "queries.npy", queries)
+    np.save(folder / "circles.npy", circles)
+    out = folder / "circles-out.npy"
+    cli("pairs", "--backend", "cpu", "--segments", folder / "queries.npy",
+        "--circles", folder / "circles.npy", "--out", out)
+    got = engine.circle_pairs(queries, circles)
+    assert_same_bytes(got, np.load(out), "circle pairs")
+    assert got["hit"].any() and not got["hit"].all()
+
+
 def test_clip_results_equal_the_cli_npy_byte_for_byte(scene, engine):
     segments, rects, folder = scene
     out = folder / "clip.npy"

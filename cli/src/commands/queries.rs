@@ -1,5 +1,5 @@
 //! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect (or, for `pairs
-//! --walls`, every wall), as streaming jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
+//! --walls` and `pairs --circles`, every wall or circle), as streaming jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
 //! engine while this thread writes the rows of the chunk before and reads the chunk after, so
 //! reading, the engine's work and writing overlap, and memory stays bounded (three chunks)
 //! whatever the input size.
@@ -43,21 +43,29 @@ struct Done {
 enum Out {
     Pairs(Vec<rectcast::PairResult>),
     Walls(Vec<rectcast::SegmentContact>),
+    Circles(Vec<rectcast::CircleContact>),
     Hits(Vec<rectcast::Hit>),
     FirstHit(Vec<rectcast::FirstHit>),
     /// Hits per rect.
     Counts(Vec<u64>),
 }
 
+/// What a query runs against, held in memory: rects, walls or circles.
+struct Held {
+    rects: Vec<rectcast::Rect>,
+    walls: Vec<rectcast::Segment>,
+    circles: Vec<rectcast::Circle>,
+}
+
 /// Runs `query` on one chunk.
 fn run_chunk(
     engine: &mut rectcast::Engine,
     query: Query,
-    rects: &[rectcast::Rect],
-    walls: &[rectcast::Segment],
+    held: &Held,
     rect_set: Option<&RectSet>,
     job: Job,
 ) -> Result<Done, String> {
+    let (rects, walls, circles) = (&held.rects[..], &held.walls[..], &held.circles[..]);
     let Job {
         chunk,
         ids,
@@ -72,6 +80,7 @@ fn run_chunk(
     let out = match query {
         Query::Pairs => Out::Pairs(engine.pairs(&chunk, rects).map_err(e)?),
         Query::Walls => Out::Walls(engine.wall_pairs(&chunk, walls).map_err(e)?),
+        Query::Circles => Out::Circles(engine.circle_pairs(&chunk, circles).map_err(e)?),
         Query::Hits => Out::Hits(engine.hits(&batch).map_err(e)?),
         Query::FirstHit => {
             // One buffer for every chunk: no fresh pages per chunk.
@@ -98,12 +107,17 @@ pub struct QueryArgs {
     #[arg(long)]
     segments: PathBuf,
     /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory.
-    #[arg(long, required_unless_present = "walls")]
+    #[arg(long, required_unless_present_any = ["walls", "circles"])]
     rects: Option<PathBuf>,
     /// `pairs` only: walls (segments, in the segments' formats) instead of rects, for segment
     /// × segment rows (segment, wall, hit, contact, t_enter, t_exit). Held in memory.
     #[arg(long, conflicts_with = "rects")]
     walls: Option<PathBuf>,
+    /// `pairs` only: circles (closed disks, columns cx,cy,r; .npy of shape [N, 3]; .f32 of 3
+    /// values a record) instead of rects, for segment × circle rows (segment, circle, hit,
+    /// kind, t_enter, t_exit). Held in memory.
+    #[arg(long, conflicts_with_all = ["rects", "walls"])]
+    circles: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// first-hit, hits and count: find each segment's candidate rects through a grid over the
@@ -125,6 +139,8 @@ pub enum Query {
     Pairs,
     /// `pairs --walls`.
     Walls,
+    /// `pairs --circles`.
+    Circles,
     FirstHit,
     Hits,
     Count,
@@ -133,33 +149,43 @@ pub enum Query {
 /// `pairs`, `first-hit`, `hits`, `count`: every segment against every rect.
 pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let job = args.job;
-    let query = match (query, &args.walls) {
-        (_, None) => query,
-        (Query::Pairs, Some(_)) => Query::Walls,
-        (_, Some(_)) => {
+    let query = match (query, &args.walls, &args.circles) {
+        (_, None, None) => query,
+        (Query::Pairs, Some(_), _) => Query::Walls,
+        (Query::Pairs, _, Some(_)) => Query::Circles,
+        (_, Some(_), _) => {
             return Err(
                 "--walls: only `rectcast pairs` takes walls so far (segment x segment)".into(),
+            );
+        }
+        (_, _, Some(_)) => {
+            return Err(
+                "--circles: only `rectcast pairs` takes circles so far (segment x circle)".into(),
             );
         }
     };
     let table = match query {
         Query::Pairs | Query::Hits => Table::Pairs,
         Query::Walls => Table::Walls,
+        Query::Circles => Table::Circles,
         Query::FirstHit => Table::FirstHit,
         Query::Count => Table::Count,
     };
     Sink::check(args.out.as_deref(), table)?;
-    // Rects, or walls: held in memory, with their record ids.
-    let held = match (&args.walls, &args.rects) {
-        (Some(walls), _) => walls,
-        (None, Some(rects)) => rects,
-        (None, None) => return Err("give --rects (or --walls)".into()),
+    // Rects, walls or circles: held in memory, with their record ids.
+    let held_path = match (&args.walls, &args.circles, &args.rects) {
+        (Some(walls), _, _) => walls,
+        (None, Some(circles), _) => circles,
+        (None, None, Some(rects)) => rects,
+        (None, None, None) => return Err("give --rects (or --walls, or --circles)".into()),
     };
-    one_stdin(&[&args.segments, held])?;
+    one_stdin(&[&args.segments, held_path])?;
     let open = |path: &PathBuf| Records::open(path, &records::RECTS, job.skip_invalid);
     let mut rect_file = args.rects.as_ref().map(open).transpose().map_err(text)?;
     let open = |path: &PathBuf| Records::open(path, &records::SEGMENTS, job.skip_invalid);
     let mut wall_file = args.walls.as_ref().map(open).transpose().map_err(text)?;
+    let open = |path: &PathBuf| Records::open(path, &records::CIRCLES, job.skip_invalid);
+    let mut circle_file = args.circles.as_ref().map(open).transpose().map_err(text)?;
     let (rects, rect_ids) = match &mut rect_file {
         Some(file) => file.read_all().map_err(text)?,
         None => Default::default(),
@@ -168,11 +194,15 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         Some(file) => file.read_all().map_err(text)?,
         None => Default::default(),
     };
-    // The ids of the second column: rects' or walls'.
-    let rect_ids = if query == Query::Walls {
-        wall_ids
-    } else {
-        rect_ids
+    let (circles, circle_ids) = match &mut circle_file {
+        Some(file) => file.read_all().map_err(text)?,
+        None => Default::default(),
+    };
+    // The ids of the second column: rects', walls' or circles'.
+    let rect_ids = match query {
+        Query::Walls => wall_ids,
+        Query::Circles => circle_ids,
+        _ => rect_ids,
     };
     let to = destination(args.out.as_deref(), &[&args.segments], || {
         check_whole(&args.segments, &records::SEGMENTS, job).map(|_| ())
@@ -184,12 +214,12 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     engine.set_broad_phase(broad_phase);
     // The grid is built once for the whole job, not once per chunk (a GPU lists its cells
     // once too, and keeps them). Segments stream in, so `Auto` goes by the rects alone.
-    let want_grid = !matches!(query, Query::Pairs | Query::Walls)
+    let want_grid = !matches!(query, Query::Pairs | Query::Walls | Query::Circles)
         && broad_phase.uses_grid(usize::MAX, rects.len(), false);
     let mut sink = Sink::create(to, table)?;
-    let m = rects.len().max(walls.len());
+    let m = rects.len().max(walls.len()).max(circles.len());
     let chunk_len = match query {
-        Query::Pairs | Query::Walls => (PAIRS_PER_CHUNK / m.max(1)).max(1),
+        Query::Pairs | Query::Walls | Query::Circles => (PAIRS_PER_CHUNK / m.max(1)).max(1),
         _ => SEGMENTS_PER_CHUNK,
     };
     let progress = Progress::new(job.progress, segments.progress().0);
@@ -210,8 +240,11 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     // chunk at a time would meet them: a chunk's rows are written before a read error of a
     // later chunk is reported.
     let rect_set = rect_set.as_ref();
-    let rects = &rects;
-    let walls = &walls;
+    let held = &Held {
+        rects,
+        walls,
+        circles,
+    };
     std::thread::scope(|scope| -> Outcome {
         // Made here, so that an early return drops this thread's ends and the worker stops.
         let (to_worker, jobs) = std::sync::mpsc::sync_channel::<Job>(1);
@@ -219,7 +252,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         scope.spawn(move || {
             let mut said_fallback = false;
             for job in jobs {
-                let done = run_chunk(&mut engine, query, rects, walls, rect_set, job);
+                let done = run_chunk(&mut engine, query, held, rect_set, job);
                 job::note_fallback(&engine, &mut said_fallback);
                 let failed = done.is_err();
                 if to_writer.send(done).is_err() || failed {
@@ -282,6 +315,12 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
                         .map(|(i, r)| (finished.ids[i / m], rect_ids[i % m], r)),
                 )?,
                 Out::Walls(contacts) => sink.walls(
+                    contacts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (finished.ids[i / m], rect_ids[i % m], c)),
+                )?,
+                Out::Circles(contacts) => sink.circles(
                     contacts
                         .iter()
                         .enumerate()

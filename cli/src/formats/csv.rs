@@ -13,7 +13,7 @@ use crate::table::{Cell, Column, FileError, Place, Raw, RecordSource, TableWrite
 /// Reads the records of a CSV file whose header names `columns`, in any order, among others.
 pub struct CsvSource {
     path: PathBuf,
-    columns: [&'static str; 4],
+    columns: &'static [&'static str],
     /// Where each of `columns` is in a row (0-based).
     at: [usize; 4],
     reader: csv::Reader<Reader>,
@@ -21,7 +21,11 @@ pub struct CsvSource {
 }
 
 impl CsvSource {
-    pub fn open(path: &Path, data: Data, columns: [&'static str; 4]) -> Result<Self, FileError> {
+    pub fn open(
+        path: &Path,
+        data: Data,
+        columns: &'static [&'static str],
+    ) -> Result<Self, FileError> {
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .trim(csv::Trim::All)
@@ -42,7 +46,7 @@ impl CsvSource {
 /// Where each of `columns` is in `header`; a missing or repeated one is an error naming it.
 fn find_columns(
     header: &csv::StringRecord,
-    columns: [&'static str; 4],
+    columns: &'static [&'static str],
 ) -> Result<[usize; 4], String> {
     let found = || {
         let names: Vec<&str> = header.iter().collect();
@@ -52,7 +56,7 @@ fn find_columns(
         }
     };
     let mut at = [0; 4];
-    for (at, name) in at.iter_mut().zip(columns) {
+    for (at, &name) in at.iter_mut().zip(columns) {
         let mut places = header.iter().enumerate().filter(|(_, h)| *h == name);
         *at = match (places.next(), places.next()) {
             (Some((i, _)), None) => i,
@@ -100,7 +104,7 @@ impl RecordSource for CsvSource {
         }
         let line = self.record.position().map_or(0, |p| p.line());
         let mut values = [0f32; 4];
-        for ((&at, name), value) in self.at.iter().zip(self.columns).zip(values.iter_mut()) {
+        for ((&at, &name), value) in self.at.iter().zip(self.columns).zip(values.iter_mut()) {
             let field = &self.record[at];
             let bad = |message: String| {
                 Ok(Some(Raw::Invalid(FileError::new(

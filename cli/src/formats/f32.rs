@@ -1,4 +1,5 @@
-//! Raw little-endian float32, 4 values (16 bytes) per record and no header: read as records,
+//! Raw little-endian float32, 4 values (16 bytes) per record (3, 12 bytes, for circles) and no
+//! header: read as records,
 //! and written from a table's four f32 columns (clip's segment; NaN for a miss). The reader
 //! also serves NPY, whose data is the same after its header.
 
@@ -8,10 +9,12 @@ use std::path::{Path, PathBuf};
 use super::{Data, Reader};
 use crate::table::{Cell, Column, ColumnType, FileError, Place, Raw, RecordSource, TableWriter};
 
-/// Records of four little-endian f32 after a header of `header` bytes.
+/// Records of `width` little-endian f32 after a header of `header` bytes.
 pub struct BinarySource {
     path: PathBuf,
     reader: Reader,
+    /// Values per record (4, or 3 for circles).
+    width: usize,
     /// How many records there are, when known (a file, or an NPY header); a stream without a
     /// count ends at its end.
     records: Option<u64>,
@@ -25,25 +28,28 @@ impl BinarySource {
     pub fn new(
         path: &Path,
         reader: Reader,
+        width: usize,
         header: u64,
         records: Option<u64>,
         size: Option<u64>,
     ) -> Result<Self, FileError> {
+        let record = 4 * width as u64;
         if let (Some(records), Some(size)) = (records, size)
-            && header + records * 16 > size
+            && header + records * record > size
         {
             return Err(FileError::new(
                 path,
                 Place::File,
                 format!(
                     "the header promises {records} records ({} bytes) but the file has {size} bytes",
-                    header + records * 16
+                    header + records * record
                 ),
             ));
         }
         Ok(Self {
             path: path.to_owned(),
             reader,
+            width,
             records,
             row: 0,
             header,
@@ -74,11 +80,12 @@ impl RecordSource for BinarySource {
                 }
             }
         }
-        let mut bytes = [0u8; 16];
-        if let Err(e) = self.reader.read_exact(&mut bytes) {
+        let mut record = [0u8; 16];
+        let bytes = &mut record[..4 * self.width];
+        if let Err(e) = self.reader.read_exact(bytes) {
             let message = match (e.kind(), self.records) {
                 (std::io::ErrorKind::UnexpectedEof, None) => {
-                    "the input ends inside this record (16 bytes each)".to_string()
+                    format!("the input ends inside this record ({} bytes each)", bytes.len())
                 }
                 (std::io::ErrorKind::UnexpectedEof, Some(records)) => format!(
                     "the input ends inside this record, before the {records} its header promises"
@@ -88,7 +95,7 @@ impl RecordSource for BinarySource {
             return Err(FileError::new(&self.path, place, message));
         }
         let values: [f32; 4] = std::array::from_fn(|i| {
-            f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+            f32::from_le_bytes(record[4 * i..4 * i + 4].try_into().expect("4 bytes"))
         });
         self.row += 1;
         Ok(Some(Raw::Values(values, place)))
@@ -100,7 +107,8 @@ impl RecordSource for BinarySource {
         out: &mut Vec<[f32; 4]>,
         max: usize,
     ) -> Result<Option<usize>, FileError> {
-        let Some(records) = self.records else {
+        // In bulk only where a record is an array's element, four values.
+        let (Some(records), 4) = (self.records, self.width) else {
             return Ok(None);
         };
         let n = (records - self.row).min(max as u64) as usize;
@@ -159,22 +167,23 @@ pub fn sized(path: &Path, data: Data) -> Result<(Option<u64>, Reader), FileError
     Ok((size, data.reader()))
 }
 
-/// Opens `.f32` records: whole records, nothing else.
-pub fn open(path: &Path, data: Data) -> Result<BinarySource, FileError> {
+/// Opens `.f32` records of `width` values: whole records, nothing else.
+pub fn open(path: &Path, data: Data, width: usize) -> Result<BinarySource, FileError> {
     let (size, reader) = sized(path, data)?;
     let Some(size) = size else {
-        return BinarySource::new(path, reader, 0, None, None);
+        return BinarySource::new(path, reader, width, 0, None, None);
     };
-    if size % 16 != 0 {
+    let record = 4 * width as u64;
+    if size % record != 0 {
         return Err(FileError::new(
             path,
             Place::File,
             format!(
-                "{size} bytes is not a whole number of records (4 little-endian f32, 16 bytes each)"
+                "{size} bytes is not a whole number of records ({width} little-endian f32, {record} bytes each)"
             ),
         ));
     }
-    BinarySource::new(path, reader, 0, Some(size / 16), Some(size))
+    BinarySource::new(path, reader, width, 0, Some(size / record), Some(size))
 }
 
 /// How many of a table's columns are f32: a `.f32` file holds exactly 4.

@@ -157,13 +157,14 @@ impl Format {
         self,
         path: &Path,
         data: Data,
-        columns: [&'static str; 4],
+        columns: &'static [&'static str],
         #[cfg_attr(not(feature = "parquet"), allow(unused_variables))] size: u64,
     ) -> Result<Box<dyn RecordSource>, FileError> {
+        let width = columns.len();
         Ok(match self {
             Format::Csv => Box::new(csv::CsvSource::open(path, data, columns)?),
-            Format::Npy => Box::new(npy::open(path, data)?),
-            Format::F32 => Box::new(f32::open(path, data)?),
+            Format::Npy => Box::new(npy::open(path, data, width)?),
+            Format::F32 => Box::new(f32::open(path, data, width)?),
             #[cfg(feature = "parquet")]
             Format::Parquet => Box::new(parquet::ParquetSource::open(path, data, columns, size)?),
             #[cfg(not(feature = "parquet"))]

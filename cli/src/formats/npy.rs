@@ -1,4 +1,5 @@
-//! NPY, numpy's `.npy` format (header versions 1.0 to 3.0). Records: float32 of shape [N, 4],
+//! NPY, numpy's `.npy` format (header versions 1.0 to 3.0). Records: float32 of shape [N, 4]
+//! ([N, 3] for circles),
 //! C order, what `np.save(path, a.astype(np.float32))` writes. Tables: one structured record
 //! per row (named fields, so `np.load` gives named columns), or a plain float32 [N, k] array
 //! when every column is an f32 (the record files `rectcast gen` writes). The row count is known
@@ -105,26 +106,26 @@ pub fn header(descr: &str, rows: u64, columns: Option<u64>) -> Vec<u8> {
     out
 }
 
-/// Opens `.npy` float32 records: shape (N, 4), C order.
-pub fn open(path: &Path, data: Data) -> Result<BinarySource, FileError> {
+/// Opens `.npy` float32 records: shape (N, width), C order.
+pub fn open(path: &Path, data: Data, width: usize) -> Result<BinarySource, FileError> {
     let (size, mut reader) = super::f32::sized(path, data)?;
     let header =
         read_header(&mut reader).map_err(|message| FileError::new(path, Place::File, message))?;
     if header.descr != "<f4"
         || header.fortran_order
         || header.shape.len() != 2
-        || header.shape[1] != 4
+        || header.shape[1] != width as u64
     {
         return Err(FileError::new(
             path,
             Place::File,
             format!(
-                "expected float32 ('<f4') of shape (N, 4) in C order, found descr {:?}, shape {:?}, fortran_order {}",
+                "expected float32 ('<f4') of shape (N, {width}) in C order, found descr {:?}, shape {:?}, fortran_order {}",
                 header.descr, header.shape, header.fortran_order
             ),
         ));
     }
-    BinarySource::new(path, reader, header.length, Some(header.shape[0]), size)
+    BinarySource::new(path, reader, width, header.length, Some(header.shape[0]), size)
 }
 
 /// A column's numpy type: packed, little-endian.

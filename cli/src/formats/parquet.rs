@@ -22,12 +22,13 @@ use crate::table::{Cell, Column, ColumnType, FileError, Place, Raw, RecordSource
 /// Rows per batch read.
 const BATCH: usize = 1 << 16;
 
-/// Reads the four named float32 columns of a Parquet file, batch by batch.
+/// Reads the named float32 columns of a Parquet file (four, or three for circles), batch by
+/// batch.
 pub struct ParquetSource {
     path: PathBuf,
-    columns: [&'static str; 4],
+    columns: &'static [&'static str],
     reader: ParquetRecordBatchReader,
-    batch: Option<[Float32Array; 4]>,
+    batch: Option<Vec<Float32Array>>,
     at: usize,
     row: u64,
     rows: u64,
@@ -38,7 +39,7 @@ impl ParquetSource {
     pub fn open(
         path: &Path,
         data: Data,
-        columns: [&'static str; 4],
+        columns: &'static [&'static str],
         bytes: u64,
     ) -> Result<Self, FileError> {
         let whole = |e: &dyn std::fmt::Display| FileError::new(path, Place::File, e.to_string());
@@ -51,7 +52,7 @@ impl ParquetSource {
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| whole(&e))?;
         let rows = builder.metadata().file_metadata().num_rows() as u64;
         let schema = builder.schema().clone();
-        for name in columns {
+        for &name in columns {
             match schema.field_with_name(name) {
                 Ok(f) if f.data_type() == &DataType::Float32 => {}
                 Ok(f) => {
@@ -96,7 +97,7 @@ impl RecordSource for ParquetSource {
                 self.at += 1;
                 let row = self.row;
                 self.row += 1;
-                if let Some(c) = (0..4).find(|&c| batch[c].is_null(i)) {
+                if let Some(c) = (0..batch.len()).find(|&c| batch[c].is_null(i)) {
                     return Ok(Some(Raw::Invalid(FileError::new(
                         &self.path,
                         Place::Row {
@@ -106,7 +107,7 @@ impl RecordSource for ParquetSource {
                         format!("{} is null", self.columns[c]),
                     ))));
                 }
-                let values = std::array::from_fn(|c| batch[c].value(i));
+                let values = std::array::from_fn(|c| batch.get(c).map_or(0.0, |b| b.value(i)));
                 let place = Place::Row {
                     row,
                     field: "record",
@@ -125,8 +126,8 @@ impl RecordSource for ParquetSource {
                         FileError::new(&self.path, Place::File, format!("no float32 column {name}"))
                     })
             };
-            let [a, b, c, d] = self.columns;
-            self.batch = Some([column(a)?, column(b)?, column(c)?, column(d)?]);
+            let columns: Result<Vec<_>, _> = self.columns.iter().map(|name| column(name)).collect();
+            self.batch = Some(columns?);
             self.at = 0;
         }
     }
