@@ -850,7 +850,7 @@ fn parallel_apart(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
     (exact_cross(wx, wy, dx, dy)? != 0.0).then_some(SegmentContact::MISS)
 }
 
-/// [`segment_segment`]'s answer where floating point certifies it, `None` where only its
+/// [`crate::segment_segment`]'s answer where floating point certifies it, `None` where only its
 /// exact integers can tell. f32 values are exact in f64 and no product of the valid domain
 /// overflows or loses precision to underflow (|v| ≤ 2^62, v a multiple of 2^-149), so each
 /// cross product's sign is certain past Shewchuk's bound. What is certified: boxes apart (a
