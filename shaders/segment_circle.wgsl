@@ -47,6 +47,7 @@ struct ShapeParams {
 @group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> circles: array<Circle>;
 @group(0) @binding(3) var<storage, read_write> contacts: array<CircleContact>;
+@group(0) @binding(4) var<storage, read> bounds: array<Rect>;
 
 // Every call of a Big function is inlined in full by a GPU compiler: products appear at one call
 // site each, in loops over their operands (as in shaders/segment_segment.wgsl).
@@ -301,5 +302,11 @@ fn circle_pairs_dense(
     if (i >= shape_params.pair_count) {
         return;
     }
-    contacts[i] = segment_circle(queries[i / shape_params.shape_count], circles[i % shape_params.shape_count]);
+    let query = queries[i / shape_params.shape_count];
+    let j = i % shape_params.shape_count;
+    if (boxes_apart(query, bounds[j])) {
+        contacts[i] = CircleContact(0.0, 0.0, KIND_MISS);
+        return;
+    }
+    contacts[i] = segment_circle(query, circles[j]);
 }

@@ -29,6 +29,7 @@ struct ShapeParams {
 @group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> walls: array<Segment>;
 @group(0) @binding(3) var<storage, read_write> contacts: array<SegmentContact>;
+@group(0) @binding(4) var<storage, read> bounds: array<Rect>;
 
 // Every call of a Big function is inlined in full by a GPU compiler, and big_mul is long: so
 // it appears at two call sites, each in a loop over its operands. (lavapipe took 24 s to
@@ -162,5 +163,11 @@ fn wall_pairs_dense(
     if (i >= shape_params.pair_count) {
         return;
     }
-    contacts[i] = segment_segment(queries[i / shape_params.shape_count], walls[i % shape_params.shape_count]);
+    let query = queries[i / shape_params.shape_count];
+    let j = i % shape_params.shape_count;
+    if (boxes_apart(query, bounds[j])) {
+        contacts[i] = SegmentContact(0.0, 0.0, CONTACT_MISS);
+        return;
+    }
+    contacts[i] = segment_segment(query, walls[j]);
 }

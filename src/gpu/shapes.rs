@@ -14,7 +14,7 @@ use super::limits::{GpuLimits, WaitLimit};
 use super::shader::ShapeParams;
 use crate::error::Result;
 use crate::shape::Shape;
-use crate::types::Segment;
+use crate::types::{Rect, Segment};
 
 /// What the first dispatch may take on top of its wait: a software driver (lavapipe) compiles a
 /// kernel when it first runs, and the exact integer code takes it seconds (8 to 9 s for
@@ -32,6 +32,8 @@ pub struct GpuShapePairs<S: Shape> {
     params: wgpu::Buffer,
     queries: Growable,
     shapes: Growable,
+    /// Each shape's box ([`Shape::bounds`]): pairs whose boxes are apart skip the exact path.
+    bounds: Growable,
     contacts: Growable,
     staging: Growable,
     bind_group: Option<wgpu::BindGroup>,
@@ -61,6 +63,7 @@ impl<S: Shape> GpuShapePairs<S> {
                     storage_entry(1, true),
                     storage_entry(2, true),
                     storage_entry(3, false),
+                    storage_entry(4, true),
                 ],
             });
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -98,6 +101,7 @@ impl<S: Shape> GpuShapePairs<S> {
             params,
             queries: Growable::new("rectcast.shapes.queries", storage),
             shapes: Growable::new("rectcast.shapes.shapes", storage),
+            bounds: Growable::new("rectcast.shapes.bounds", storage),
             contacts: Growable::new(
                 "rectcast.shapes.contacts",
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
@@ -139,11 +143,10 @@ impl<S: Shape> GpuShapePairs<S> {
                 );
             }
             if uploaded.1 != chunk.rects {
-                queue.write_buffer(
-                    self.shapes.get(),
-                    0,
-                    bytemuck::cast_slice(&shapes[chunk.rects.clone()]),
-                );
+                let tile = &shapes[chunk.rects.clone()];
+                queue.write_buffer(self.shapes.get(), 0, bytemuck::cast_slice(tile));
+                let bounds: Vec<Rect> = tile.iter().map(S::bounds).collect();
+                queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(&bounds));
             }
             uploaded = (chunk.segments.clone(), chunk.rects.clone());
             let params = ShapeParams {
@@ -218,6 +221,9 @@ impl<S: Shape> GpuShapePairs<S> {
                 .shapes
                 .reserve(device, (shapes * size_of::<S>()) as u64, cap);
             stale |= self
+                .bounds
+                .reserve(device, (shapes * size_of::<Rect>()) as u64, cap);
+            stale |= self
                 .contacts
                 .reserve(device, (pairs * size_of::<S::Contact>()) as u64, cap);
             if stale {
@@ -229,6 +235,7 @@ impl<S: Shape> GpuShapePairs<S> {
                         entry(1, self.queries.get()),
                         entry(2, self.shapes.get()),
                         entry(3, self.contacts.get()),
+                        entry(4, self.bounds.get()),
                     ],
                 }));
             }

@@ -82,6 +82,10 @@ enum BenchScene {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum BenchQuery {
     Pairs,
+    /// Segment × segment: every segment against every wall (`Engine::wall_pairs`).
+    Walls,
+    /// Segment × circle: every segment against every circle (`Engine::circle_pairs`).
+    Circles,
     FirstHit,
     Frames,
     /// First hit, hits and counts with the broad phase (a grid) against the brute force.
@@ -105,6 +109,13 @@ pub fn run(args: BenchArgs) -> Outcome {
             scene.unwrap_or(BenchScene::Random),
             segments.unwrap_or(4096),
             rects.unwrap_or(1024),
+            iterations,
+            (backend, limits),
+        ),
+        BenchQuery::Walls | BenchQuery::Circles => bench_shapes(
+            query == BenchQuery::Circles,
+            segments.unwrap_or(512),
+            rects.unwrap_or(256),
             iterations,
             (backend, limits),
         ),
@@ -163,7 +174,12 @@ impl Row {
         let mut times = Vec::with_capacity(iterations.max(1));
         for _ in 0..iterations.max(1) {
             run(engine)?;
-            times.push(engine.gpu_kernel_time().unwrap_or_default());
+            // A query whose host records no timestamps (the shapes' kernels) has no row.
+            let Some(time) = engine.gpu_kernel_time() else {
+                engine.time_gpu_kernels(false);
+                return Ok(None);
+            };
+            times.push(time);
         }
         engine.time_gpu_kernels(false);
         times.sort();
@@ -181,7 +197,7 @@ fn bench_table(
     pairs: f64,
     iterations: usize,
     (backends, limits): (Vec<BackendArg>, GpuLimits),
-    mut reference: impl FnMut(),
+    (reference_name, mut reference): (&str, impl FnMut()),
     mut run: impl FnMut(&mut Engine) -> Outcome,
 ) -> Outcome {
     let explicit = !backends.is_empty();
@@ -191,7 +207,7 @@ fn bench_table(
         vec![BackendArg::Cpu, BackendArg::Gpu]
     };
     let mut rows = vec![Row::timed(
-        "scalar reference (rectcast::cpu::queries, 1 thread)".into(),
+        format!("scalar reference ({reference_name}, 1 thread)"),
         iterations,
         || {
             reference();
@@ -254,7 +270,7 @@ fn bench_table(
                 match Row::kernel(&mut engine, iterations, &mut run)? {
                     Some(row) => rows.push(row),
                     None => notes.push(format!(
-                        "{adapter}: no timestamp queries, no kernel-only row"
+                        "{adapter}: no kernel time for this query (no timestamp queries, or none recorded), no kernel-only row"
                     )),
                 }
                 notes.push(format!(
@@ -307,11 +323,75 @@ fn bench(
         results.len() as f64,
         iterations,
         backends,
-        || rectcast::cpu::pairs::pairs_dense(&segments, &rects, &mut expected),
+        ("rectcast::cpu::pairs", || {
+            rectcast::cpu::pairs::pairs_dense(&segments, &rects, &mut expected)
+        }),
         |engine| {
             engine
                 .pairs_into(&segments, &rects, &mut results)
                 .map_err(|e| e.to_string())
+        },
+    )
+}
+
+/// Every segment against every wall or circle of a random scene (long segments at every slope on
+/// a 1000 x 1000 square; walls are such segments, circles of radius 5 to 40 on the same square):
+/// the scalar function, the CPU engine and the GPU's exact kernel.
+fn bench_shapes(
+    circles: bool,
+    segment_count: usize,
+    shape_count: usize,
+    iterations: usize,
+    backends: (Vec<BackendArg>, GpuLimits),
+) -> Outcome {
+    let (segments, _) = scene::random_batch(7, segment_count, 1, 1000.0);
+    let (walls, _) = scene::random_batch(8, shape_count, 1, 1000.0);
+    let mut rng = scene::SplitMix64::new(9);
+    let disks: Vec<rectcast::Circle> = (0..shape_count)
+        .map(|_| {
+            rectcast::Circle::new(
+                rng.range(0.0, 1000.0),
+                rng.range(0.0, 1000.0),
+                rng.range(5.0, 40.0),
+            )
+        })
+        .collect();
+    let pairs = segments.len() * shape_count;
+    let what = if circles { "circles" } else { "walls" };
+    println!(
+        "{what}, random scene, {} segments x {shape_count} {what} = {pairs} pairs, {iterations} iterations",
+        segments.len()
+    );
+    let reference = || {
+        for s in &segments {
+            if circles {
+                for c in &disks {
+                    std::hint::black_box(rectcast::segment_circle(s, c));
+                }
+            } else {
+                for w in &walls {
+                    std::hint::black_box(rectcast::segment_segment(s, w));
+                }
+            }
+        }
+    };
+    let name = if circles {
+        "rectcast::segment_circle"
+    } else {
+        "rectcast::segment_segment"
+    };
+    bench_table(
+        pairs as f64,
+        iterations,
+        backends,
+        (name, reference),
+        |engine| {
+            let done = if circles {
+                engine.circle_pairs(&segments, &disks).map(|r| r.len())
+            } else {
+                engine.wall_pairs(&segments, &walls).map(|r| r.len())
+            };
+            done.map(|_| ()).map_err(|e| e.to_string())
         },
     )
 }
@@ -353,7 +433,7 @@ fn bench_first_hit(
         pairs,
         iterations,
         backends,
-        || {
+        ("rectcast::cpu::queries", || {
             segment_rects(
                 query::QUERY_FIRST_HIT,
                 &batch,
@@ -364,7 +444,7 @@ fn bench_first_hit(
                     found: &mut Vec::new(),
                 },
             )
-        },
+        }),
         |engine| {
             engine
                 .first_hit_into(&batch, &mut out)
