@@ -646,6 +646,59 @@ fn render_draws_rects_hits_misses_and_the_inside_part_where_they_are() {
 }
 
 #[test]
+fn render_draws_circles_and_walls_with_their_hits() {
+    let dir = tempfile::tempdir().unwrap();
+    let segments = dir.path().join("s.csv");
+    // Through a circle; across a wall; past both.
+    std::fs::write(
+        &segments,
+        "x0,y0,x1,y1\n-50,50,150,50\n150,80,250,80\n-50,180,250,180\n",
+    )
+    .unwrap();
+    let circles = dir.path().join("c.csv");
+    std::fs::write(&circles, "cx,cy,r\n50,50,30\n").unwrap();
+    let walls = dir.path().join("w.csv");
+    std::fs::write(&walls, "x0,y0,x1,y1\n200,0,200,100\n").unwrap();
+    let out = dir.path().join("shapes.png");
+    // The view maps scene (x, y) to pixel (x + 100, y + 100).
+    ok(&[
+        "render",
+        "--segments",
+        s(&segments),
+        "--circles",
+        s(&circles),
+        "--walls",
+        s(&walls),
+        "--out",
+        s(&out),
+        "--size",
+        "400x400",
+        "--view",
+        "-100,-100,300,300",
+        "--backend",
+        "cpu",
+        "--query",
+        "pairs",
+    ]);
+    let png = tiny_skia::Pixmap::load_png(&out).unwrap();
+    let at = |x: i32, y: i32| pixel(&png, (x + 100) as u32, (y + 100) as u32);
+    let [r, g, b] = at(50, 70); // inside the circle, away from the segment: its fill
+    assert!(b > r + 20 && b > 200 && g > r, "circle fill {:?}", [r, g, b]);
+    let [r, g, b] = at(50, 50); // the crossing, inside the circle: red
+    assert!(r > 180 && g < 80 && b < 100, "inside part {:?}", [r, g, b]);
+    let [r, g, b] = at(20, 50); // where it enters the circle: green
+    assert!(g > 120 && r < 80 && b < 120, "entry {:?}", [r, g, b]);
+    let [r, g, b] = at(80, 50); // where it leaves: purple
+    assert!(r > 90 && b > 140 && g < 90, "exit {:?}", [r, g, b]);
+    let [r, g, b] = at(200, 20); // the wall
+    assert!(r < 90 && g < 90 && b < 100, "wall {:?}", [r, g, b]);
+    let [r, g, b] = at(200, 80); // where the second segment meets the wall: green
+    assert!(g > 120 && r < 80 && b < 120, "contact {:?}", [r, g, b]);
+    let [r, g, b] = at(100, 180); // the miss: grey
+    assert!(r == g && g == b && (120..200).contains(&r), "miss {:?}", [r, g, b]);
+}
+
+#[test]
 fn clip_of_per_segment_rects_with_fewer_rects_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let (segments, _) = generate(dir.path(), "random", 10, 2, "f32");

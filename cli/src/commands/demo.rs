@@ -8,7 +8,7 @@ use clap::Args;
 use rectcast::{Kind, PairResult, scene};
 
 use super::bench::ms;
-use super::render::{RenderQuery, render};
+use super::render::{RenderQuery, Scene, render};
 use crate::options::{BackendArg, Outcome, engine};
 
 #[derive(Args)]
@@ -71,8 +71,12 @@ pub fn run(args: DemoArgs) -> Outcome {
     if let Some(path) = render_to {
         render(
             &mut engine,
-            &segments,
-            &rects,
+            &Scene {
+                segments: &segments,
+                rects: &rects,
+                walls: &[],
+                circles: &[],
+            },
             RenderQuery::FirstHit,
             (1920, 1080),
             Some([0.0, 0.0, 1920.0, 1080.0]),

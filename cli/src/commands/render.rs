@@ -1,14 +1,16 @@
 //! `rectcast render`: a picture of what the engine decided for a scene, drawn with tiny-skia
-//! (pure Rust). Rects are filled blue; a segment that hits nothing is grey, one that hits is
-//! orange; the part of it inside a rect is red, its entry point green and its exit point
-//! purple. With `first-hit` only each segment's first hit is drawn so; with `pairs` every hit.
+//! (pure Rust). Rects and circles are filled blue, walls are dark lines; a segment that hits
+//! nothing is grey, one that hits is orange; the part of it inside a shape (or along a wall) is
+//! red, its entry point (or the point where it meets a wall) green and its exit point purple.
+//! With `first-hit` only each segment's first hit among all the shapes (the smallest t_enter)
+//! is drawn so; with `pairs` every hit.
 //! The scene's y axis points down, as on a game's screen; a legend sits in the bottom-left
 //! corner.
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use rectcast::{Batch, Engine, Hit, PairResult, Rect, Segment};
+use rectcast::{Batch, Circle, CircleKind, Contact, Engine, Rect, Segment};
 use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
 
 use crate::options::{BackendArg, Outcome, engine};
@@ -20,8 +22,14 @@ pub struct RenderArgs {
     #[arg(long)]
     segments: PathBuf,
     /// Rects (.csv, .npy or .f32), read whole.
+    #[arg(long, required_unless_present_any = ["walls", "circles"])]
+    rects: Option<PathBuf>,
+    /// Walls (segments, in the segments' formats), read whole: drawn with rects and circles.
     #[arg(long)]
-    rects: PathBuf,
+    walls: Option<PathBuf>,
+    /// Circles (columns cx,cy,r; .npy [N, 3]; .f32 of 3 values), read whole.
+    #[arg(long)]
+    circles: Option<PathBuf>,
     /// The PNG to write.
     #[arg(long)]
     out: PathBuf,
@@ -64,17 +72,28 @@ pub fn run(args: RenderArgs) -> Outcome {
                 .map_err(|e| e.replace("--rect", "--view"))
         })
         .transpose()?;
-    let (segments, _) = Records::open(&args.segments, &records::SEGMENTS, false)
-        .and_then(|mut s| s.read_all())
-        .map_err(|e| e.to_string())?;
-    let (rects, _) = Records::open(&args.rects, &records::RECTS, false)
-        .and_then(|mut r| r.read_all())
-        .map_err(|e| e.to_string())?;
+    fn read<T>(path: Option<&PathBuf>, kind: &'static records::RecordKind<T>) -> Result<Vec<T>, String> {
+        let Some(path) = path else {
+            return Ok(Vec::new());
+        };
+        Records::open(path, kind, false)
+            .and_then(|mut r| r.read_all())
+            .map(|(values, _)| values)
+            .map_err(|e| e.to_string())
+    }
+    let segments = read(Some(&args.segments), &records::SEGMENTS)?;
+    let rects = read(args.rects.as_ref(), &records::RECTS)?;
+    let walls = read(args.walls.as_ref(), &records::SEGMENTS)?;
+    let circles = read(args.circles.as_ref(), &records::CIRCLES)?;
     let mut engine = engine(args.backend.into())?;
     render(
         &mut engine,
-        &segments,
-        &rects,
+        &Scene {
+            segments: &segments,
+            rects: &rects,
+            walls: &walls,
+            circles: &circles,
+        },
         args.query,
         args.size,
         view,
@@ -98,6 +117,26 @@ const HIT: [u8; 4] = [240, 140, 20, 255];
 const INSIDE: [u8; 4] = [215, 25, 40, 255];
 const ENTRY: [u8; 4] = [20, 160, 60, 255];
 const EXIT: [u8; 4] = [130, 50, 180, 255];
+const WALL: [u8; 4] = [50, 50, 60, 255];
+
+/// What a picture shows: the segments, and the shapes they are tested against.
+pub struct Scene<'a> {
+    pub segments: &'a [Segment],
+    pub rects: &'a [Rect],
+    pub walls: &'a [Segment],
+    pub circles: &'a [Circle],
+}
+
+/// A hit to draw: the part of a segment in a shape (or along a wall), and which of its ends
+/// to mark (an entry, or where it meets a wall; an exit).
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    segment: usize,
+    t_enter: f32,
+    t_exit: f32,
+    entry: bool,
+    exit: bool,
+}
 
 fn paint(rgba: [u8; 4]) -> Paint<'static> {
     let mut p = Paint::default();
@@ -132,20 +171,29 @@ impl View {
 }
 
 /// The bounding box of the scene with a 5 % margin.
-fn scene_view(segments: &[Segment], rects: &[Rect]) -> [f32; 4] {
+fn scene_view(scene: &Scene) -> [f32; 4] {
     let mut b = [
         f32::INFINITY,
         f32::INFINITY,
         f32::NEG_INFINITY,
         f32::NEG_INFINITY,
     ];
-    let points = segments
+    let points = scene
+        .segments
         .iter()
+        .chain(scene.walls)
         .flat_map(|s| [(s.x0, s.y0), (s.x1, s.y1)])
         .chain(
-            rects
+            scene
+                .rects
                 .iter()
                 .flat_map(|r| [(r.min_x, r.min_y), (r.max_x, r.max_y)]),
+        )
+        .chain(
+            scene
+                .circles
+                .iter()
+                .flat_map(|c| [(c.cx - c.r, c.cy - c.r), (c.cx + c.r, c.cy + c.r)]),
         );
     for (x, y) in points {
         b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
@@ -219,14 +267,15 @@ fn text(pixmap: &mut Pixmap, x: f32, y: f32, scale: f32, s: &str, rgba: [u8; 4])
 fn legend(pixmap: &mut Pixmap, query: RenderQuery) {
     let scale = if pixmap.width() >= 800 { 2.0 } else { 1.0 };
     let row = 11.0 * scale;
-    let entries: [(&str, [u8; 4]); 6] = [
-        ("rect", RECT_EDGE),
+    let entries: [(&str, [u8; 4]); 7] = [
+        ("rect, circle", RECT_EDGE),
+        ("wall", WALL),
         ("segment, no hit", MISS),
         ("segment, hits", HIT),
         (
             match query {
-                RenderQuery::FirstHit => "inside its first rect",
-                RenderQuery::Pairs => "inside a rect",
+                RenderQuery::FirstHit => "in its first shape",
+                RenderQuery::Pairs => "in a shape",
             },
             INSIDE,
         ),
@@ -254,34 +303,86 @@ fn legend(pixmap: &mut Pixmap, query: RenderQuery) {
     }
 }
 
+/// The hits to draw, as `engine` decides them: every hit, or each segment's first among all the
+/// shapes (the smallest t_enter; on a tie rects, then walls, then circles, lowest index first).
+fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<Part>, String> {
+    let e = |e: rectcast::Error| e.to_string();
+    let mut parts = Vec::new();
+    if !scene.rects.is_empty() {
+        let batch = Batch::new(scene.segments, scene.rects);
+        let hits: Vec<(usize, rectcast::PairResult)> = match query {
+            RenderQuery::FirstHit => engine
+                .first_hit(&batch)
+                .map_err(e)?
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.rect().is_some())
+                .map(|(s, f)| (s, f.result))
+                .collect(),
+            RenderQuery::Pairs => engine
+                .hits(&batch)
+                .map_err(e)?
+                .iter()
+                .map(|h| (h.segment as usize, h.result))
+                .collect(),
+        };
+        parts.extend(hits.into_iter().map(|(segment, r)| Part {
+            segment,
+            t_enter: r.t_enter,
+            t_exit: r.t_exit,
+            entry: !r.entry_sides().is_empty(),
+            exit: !r.exit_sides().is_empty(),
+        }));
+    }
+    if !scene.walls.is_empty() {
+        let contacts = engine.wall_pairs(scene.segments, scene.walls).map_err(e)?;
+        let m = scene.walls.len();
+        parts.extend(contacts.iter().enumerate().filter(|(_, c)| c.hit()).map(|(i, c)| Part {
+            segment: i / m,
+            t_enter: c.t_enter,
+            t_exit: c.t_exit,
+            entry: true,
+            exit: c.contact() == Contact::Overlap,
+        }));
+    }
+    if !scene.circles.is_empty() {
+        let contacts = engine.circle_pairs(scene.segments, scene.circles).map_err(e)?;
+        let m = scene.circles.len();
+        parts.extend(contacts.iter().enumerate().filter(|(_, c)| c.hit()).map(|(i, c)| {
+            let kind = c.kind();
+            Part {
+                segment: i / m,
+                t_enter: c.t_enter,
+                t_exit: c.t_exit,
+                entry: matches!(kind, CircleKind::Enter | CircleKind::Cross | CircleKind::Tangent),
+                exit: matches!(kind, CircleKind::Exit | CircleKind::Cross),
+            }
+        }));
+    }
+    if query == RenderQuery::FirstHit {
+        // Each segment's first part: the smallest t_enter, the earliest listed on a tie.
+        let mut first: Vec<Option<Part>> = vec![None; scene.segments.len()];
+        for part in parts {
+            let slot = &mut first[part.segment];
+            if slot.is_none_or(|best| part.t_enter < best.t_enter) {
+                *slot = Some(part);
+            }
+        }
+        return Ok(first.into_iter().flatten().collect());
+    }
+    Ok(parts)
+}
+
 /// Draws the scene as `engine` decides it and writes a PNG to `out` (atomically).
 pub fn render(
     engine: &mut Engine,
-    segments: &[Segment],
-    rects: &[Rect],
+    scene: &Scene,
     query: RenderQuery,
     (width, height): (u32, u32),
     view: Option<[f32; 4]>,
     out: &Path,
 ) -> Result<(), String> {
-    let batch = Batch::new(segments, rects);
-    let e = |e: rectcast::Error| e.to_string();
-    let hits: Vec<Hit> = match query {
-        RenderQuery::FirstHit => engine
-            .first_hit(&batch)
-            .map_err(e)?
-            .iter()
-            .enumerate()
-            .filter_map(|(s, f)| {
-                f.rect().map(|rect| Hit {
-                    segment: s as u32,
-                    rect,
-                    result: f.result,
-                })
-            })
-            .collect(),
-        RenderQuery::Pairs => engine.hits(&batch).map_err(e)?,
-    };
+    let parts = parts(engine, scene, query)?;
     let mut pixmap = Pixmap::new(width, height)
         .ok_or_else(|| format!("cannot make a {width} x {height} image"))?;
     pixmap.fill(Color::from_rgba8(
@@ -290,12 +391,8 @@ pub fn render(
         BACKGROUND[2],
         BACKGROUND[3],
     ));
-    let v = View::fit(
-        view.unwrap_or_else(|| scene_view(segments, rects)),
-        width,
-        height,
-    );
-    for r in rects {
+    let v = View::fit(view.unwrap_or_else(|| scene_view(scene)), width, height);
+    for r in scene.rects {
         let (a, b) = (v.at(r.min_x, r.min_y), v.at(r.max_x, r.max_y));
         let (w, h) = ((b.0 - a.0).max(1.0), (b.1 - a.1).max(1.0));
         if let Some(rect) = tiny_skia::Rect::from_xywh(a.0, a.1, w, h) {
@@ -310,33 +407,52 @@ pub fn render(
             );
         }
     }
-    let mut hitting = vec![false; segments.len()];
-    for h in &hits {
-        hitting[h.segment as usize] = true;
+    for c in scene.circles {
+        let (x, y) = v.at(c.cx, c.cy);
+        if let Some(path) = PathBuilder::from_circle(x, y, (c.r * v.scale).max(0.5)) {
+            pixmap.fill_path(
+                &path,
+                &paint(RECT_FILL),
+                FillRule::Winding,
+                Transform::identity(),
+                None,
+            );
+            pixmap.stroke_path(
+                &path,
+                &paint(RECT_EDGE),
+                &Stroke::default(),
+                Transform::identity(),
+                None,
+            );
+        }
     }
-    for (s, hit) in segments.iter().zip(&hitting) {
+    for w in scene.walls {
+        line(&mut pixmap, &v, (w.x0, w.y0), (w.x1, w.y1), 3.0, WALL);
+    }
+    let mut hitting = vec![false; scene.segments.len()];
+    for p in &parts {
+        hitting[p.segment] = true;
+    }
+    for (s, hit) in scene.segments.iter().zip(&hitting) {
         let color = if *hit { HIT } else { MISS };
         line(&mut pixmap, &v, (s.x0, s.y0), (s.x1, s.y1), 2.0, color);
     }
-    let mark = |r: &PairResult| (!r.entry_sides().is_empty(), !r.exit_sides().is_empty());
-    for h in &hits {
-        let s = &segments[h.segment as usize];
-        let r = &h.result;
+    for p in &parts {
+        let s = &scene.segments[p.segment];
         line(
             &mut pixmap,
             &v,
-            point(s, r.t_enter),
-            point(s, r.t_exit),
+            point(s, p.t_enter),
+            point(s, p.t_exit),
             4.0,
             INSIDE,
         );
-        let (entry, exit) = mark(r);
-        if entry {
-            let (x, y) = point(s, r.t_enter);
+        if p.entry {
+            let (x, y) = point(s, p.t_enter);
             dot(&mut pixmap, v.at(x, y), 4.0, ENTRY);
         }
-        if exit {
-            let (x, y) = point(s, r.t_exit);
+        if p.exit {
+            let (x, y) = point(s, p.t_exit);
             dot(&mut pixmap, v.at(x, y), 4.0, EXIT);
         }
     }
