@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{
     GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuShapePairs, GridQuery, WaitLimit,
 };
-use crate::shape::Shape;
+use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::query::{Batch, ClipTo, Clipped, Counts};
 use crate::types::{Circle, FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
@@ -31,6 +31,19 @@ impl<S: Shape> ShapeHost for GpuShapePairs<S> {
     fn as_any(&mut self) -> &mut dyn Any {
         self
     }
+}
+
+/// Results per chunk of the queries over shapes (hits, first hits, counts): their memory
+/// whatever the batch.
+pub const SHAPE_PAIRS_PER_CHUNK: usize = 1 << 22;
+
+/// Checks every segment and every shape, before any work.
+fn check_shapes<S: Shape>(segments: &[Segment], shapes: &[S]) -> Result<()> {
+    validate::check_inputs(segments, &[])?;
+    for (i, shape) in shapes.iter().enumerate() {
+        S::check(i, shape)?;
+    }
+    Ok(())
 }
 
 /// Which backend to run on.
@@ -514,10 +527,7 @@ impl Engine {
         segments: &[Segment],
         shapes: &[S],
     ) -> Result<Vec<S::Contact>> {
-        validate::check_inputs(segments, &[])?;
-        for (i, shape) in shapes.iter().enumerate() {
-            S::check(i, shape)?;
-        }
+        check_shapes(segments, shapes)?;
         let too_many = || Error::TooManyPairs {
             segments: segments.len(),
             rects: shapes.len(),
@@ -529,6 +539,17 @@ impl Engine {
         let mut out = Vec::new();
         out.try_reserve_exact(n).map_err(|_| too_many())?;
         out.resize(n, S::MISS);
+        self.shape_pairs_into(segments, shapes, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Engine::shape_pairs`] into `out`, inputs checked.
+    fn shape_pairs_into<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+        out: &mut [S::Contact],
+    ) -> Result<()> {
         self.run(|on| match on {
             On::Gpu(gpu) => {
                 let key = TypeId::of::<S>();
@@ -539,14 +560,122 @@ impl Engine {
                 let host = gpu.shapes.get_mut(&key).expect("built above");
                 let host: &mut GpuShapePairs<S> =
                     host.as_any().downcast_mut().expect("keyed by its type");
-                host.pairs_dense(segments, shapes, &mut out)
+                host.pairs_dense(segments, shapes, out)
             }
             On::Cpu(kernel) => {
-                kernel.shape_pairs_dense(segments, shapes, &mut out);
+                kernel.shape_pairs_dense(segments, shapes, out);
                 Ok(())
             }
+        })
+    }
+
+    /// The pairs of every segment with every shape, a chunk of segments at a time (memory
+    /// bounded by [`SHAPE_PAIRS_PER_CHUNK`] results whatever the batch): `each(first segment,
+    /// the chunk's results, query-major)`. Inputs checked, indices fit in u32.
+    fn shape_chunks<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+        mut each: impl FnMut(usize, &[S::Contact]),
+    ) -> Result<()> {
+        check_shapes(segments, shapes)?;
+        if segments.len() > u32::MAX as usize || shapes.len() > u32::MAX as usize {
+            return Err(Error::TooManyPairs {
+                segments: segments.len(),
+                rects: shapes.len(),
+            });
+        }
+        if shapes.is_empty() {
+            return Ok(());
+        }
+        let rows = (SHAPE_PAIRS_PER_CHUNK / shapes.len()).max(1);
+        let mut out = Vec::new();
+        for (c, chunk) in segments.chunks(rows).enumerate() {
+            out.clear();
+            out.resize(chunk.len() * shapes.len(), S::MISS);
+            self.shape_pairs_into(chunk, shapes, &mut out)?;
+            each(c * rows, &out);
+        }
+        Ok(())
+    }
+
+    /// The hitting (segment, shape) pairs of every segment against every shape, in (segment,
+    /// shape) order: [`Engine::shape_pairs`] without the misses, in memory bounded by the hits.
+    ///
+    /// # Errors
+    /// As [`Engine::shape_pairs`].
+    pub fn shape_hits<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+    ) -> Result<Vec<ShapeHit<S::Contact>>> {
+        let m = shapes.len();
+        let mut hits = Vec::new();
+        self.shape_chunks(segments, shapes, |first, contacts| {
+            for (i, contact) in contacts.iter().enumerate() {
+                if contact.hit() {
+                    hits.push(ShapeHit {
+                        segment: (first + i / m) as u32,
+                        shape: (i % m) as u32,
+                        contact: *contact,
+                    });
+                }
+            }
         })?;
-        Ok(out)
+        Ok(hits)
+    }
+
+    /// Each segment's first hit among the shapes: the smallest `t_enter`, the lowest shape
+    /// index on a tie (as for rects), `None` on a miss. One per segment.
+    ///
+    /// # Errors
+    /// As [`Engine::shape_pairs`].
+    pub fn shape_first_hits<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+    ) -> Result<Vec<Option<ShapeHit<S::Contact>>>> {
+        let m = shapes.len();
+        let mut first = vec![None; segments.len()];
+        self.shape_chunks(segments, shapes, |start, contacts| {
+            for (k, row) in contacts.chunks_exact(m).enumerate() {
+                let mut best: Option<ShapeHit<S::Contact>> = None;
+                for (shape, contact) in row.iter().enumerate() {
+                    if contact.hit() && best.is_none_or(|b| contact.t_enter() < b.contact.t_enter()) {
+                        best = Some(ShapeHit {
+                            segment: (start + k) as u32,
+                            shape: shape as u32,
+                            contact: *contact,
+                        });
+                    }
+                }
+                first[start + k] = best;
+            }
+        })?;
+        Ok(first)
+    }
+
+    /// Hits per segment and per shape (`Counts::per_rect` counts per shape).
+    ///
+    /// # Errors
+    /// As [`Engine::shape_pairs`].
+    pub fn shape_counts<S: Shape>(&mut self, segments: &[Segment], shapes: &[S]) -> Result<Counts> {
+        let m = shapes.len();
+        let mut counts = Counts {
+            per_segment: vec![0; segments.len()],
+            per_rect: vec![0; m],
+        };
+        self.shape_chunks(segments, shapes, |start, contacts| {
+            for (k, row) in contacts.chunks_exact(m).enumerate() {
+                for (shape, contact) in row.iter().enumerate() {
+                    if contact.hit() {
+                        counts.per_segment[start + k] += 1;
+                        counts.per_rect[shape] += 1;
+                    }
+                }
+            }
+        })?;
+        Ok(counts)
     }
 
     /// Every query segment against every wall, segment × segment (docs/semantics.md):

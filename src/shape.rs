@@ -16,10 +16,47 @@ use crate::gpu::shader;
 use crate::types::{Circle, Rect, Segment};
 use crate::validate;
 
+/// A shape's per-pair result, as the queries over shapes read it.
+pub trait ShapeContact: Pod + Send + Sync + PartialEq + std::fmt::Debug {
+    /// Whether the segment meets the shape.
+    fn hit(&self) -> bool;
+    /// The first t of the segment at the shape (0 on a miss).
+    fn t_enter(&self) -> f32;
+}
+
+impl ShapeContact for SegmentContact {
+    fn hit(&self) -> bool {
+        SegmentContact::hit(self)
+    }
+
+    fn t_enter(&self) -> f32 {
+        self.t_enter
+    }
+}
+
+impl ShapeContact for CircleContact {
+    fn hit(&self) -> bool {
+        CircleContact::hit(self)
+    }
+
+    fn t_enter(&self) -> f32 {
+        self.t_enter
+    }
+}
+
+/// One hitting (segment, shape) pair of a query over shapes
+/// ([`crate::Engine::shape_hits`], [`crate::Engine::shape_first_hits`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeHit<C> {
+    pub segment: u32,
+    pub shape: u32,
+    pub contact: C,
+}
+
 /// A shape a query segment is tested against, exactly, on the CPU and the GPU.
 pub trait Shape: Pod + Send + Sync + 'static {
     /// The result of one (query segment, shape) pair: GPU-ready, as the kernel writes it.
-    type Contact: Pod + Send + Sync + PartialEq + std::fmt::Debug;
+    type Contact: ShapeContact;
     /// The result of a pair that does not meet.
     const MISS: Self::Contact;
     /// What errors call an element of the shapes' array.
