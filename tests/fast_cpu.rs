@@ -205,6 +205,44 @@ fn dense_pairs_equal_the_scalar_reference_bit_for_bit() {
 }
 
 #[test]
+fn wall_and_circle_pairs_equal_the_scalar_functions_bit_for_bit() {
+    // Walls and circles go through the same box cull as rects (their boxes, sixteen at a
+    // time), then the float filter or the exact path, at every SIMD level and thread count.
+    let mut rng = rectcast::scene::SplitMix64::new(61);
+    for scene in scenes() {
+        let segments = &scene.segments;
+        let walls: Vec<Segment> = segments.iter().rev().take(97).copied().collect();
+        let circles: Vec<rectcast::Circle> = scene
+            .rects
+            .iter()
+            .map(|r| {
+                let radius = (r.max_x - r.min_x).max(0.0) * rng.range(0.0, 1.0);
+                rectcast::Circle::new(r.min_x, r.max_y, radius)
+            })
+            .collect();
+        let wall_want: Vec<_> = segments
+            .iter()
+            .flat_map(|s| walls.iter().map(move |w| rectcast::segment_segment(s, w)))
+            .collect();
+        let circle_want: Vec<_> = segments
+            .iter()
+            .flat_map(|s| circles.iter().map(move |c| rectcast::segment_circle(s, c)))
+            .collect();
+        for mut engine in engines() {
+            let what = format!("{} on {}", scene.name, engine.chosen());
+            let got = engine.wall_pairs(segments, &walls).expect("walls");
+            assert_bits(&format!("walls, {what}"), &wall_want, &got, |i| {
+                format!("{:?} {:?}", segments[i / walls.len()], walls[i % walls.len()])
+            });
+            let got = engine.circle_pairs(segments, &circles).expect("circles");
+            assert_bits(&format!("circles, {what}"), &circle_want, &got, |i| {
+                format!("{:?} {:?}", segments[i / circles.len()], circles[i % circles.len()])
+            });
+        }
+    }
+}
+
+#[test]
 fn pair_lists_and_clipping_equal_the_scalar_reference() {
     for scene in scenes() {
         let (segments, rects) = (&scene.segments, &scene.rects);
