@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use rectcast::{CircleContact, Clipped, FirstHit, PairResult, SegmentContact};
+use rectcast::{CircleContact, Clipped, FirstHit, PairResult, SegmentContact, ShapeHit};
 
 use crate::formats::{Format, Writer};
 use crate::records;
@@ -24,10 +24,18 @@ use crate::table::{Cell, Column, ColumnType};
 pub enum Table {
     /// `pairs` and `hits`.
     Pairs,
-    /// `pairs --walls`: segment × segment.
+    /// `pairs` and `hits` with `--walls`: segment × segment.
     Walls,
-    /// `pairs --circles`: segment × circle.
+    /// `first-hit --walls`.
+    WallFirstHit,
+    /// `count --walls`.
+    WallCount,
+    /// `pairs` and `hits` with `--circles`: segment × circle.
     Circles,
+    /// `first-hit --circles`.
+    CircleFirstHit,
+    /// `count --circles`.
+    CircleCount,
     FirstHit,
     Count,
     Clip,
@@ -69,6 +77,32 @@ const CIRCLES: [Column; 6] = [
     column("t_exit", ColumnType::F32),
 ];
 
+const WALL_FIRST_HIT: [Column; 5] = [
+    column("segment", ColumnType::U64),
+    column("wall", ColumnType::Index),
+    column("contact", ColumnType::Category),
+    column("t_enter", ColumnType::F32),
+    column("t_exit", ColumnType::F32),
+];
+
+const CIRCLE_FIRST_HIT: [Column; 5] = [
+    column("segment", ColumnType::U64),
+    column("circle", ColumnType::Index),
+    column("kind", ColumnType::Category),
+    column("t_enter", ColumnType::F32),
+    column("t_exit", ColumnType::F32),
+];
+
+const WALL_COUNT: [Column; 2] = [
+    column("wall", ColumnType::U64),
+    column("hits", ColumnType::U64),
+];
+
+const CIRCLE_COUNT: [Column; 2] = [
+    column("circle", ColumnType::U64),
+    column("hits", ColumnType::U64),
+];
+
 const FIRST_HIT: [Column; 7] = [
     column("segment", ColumnType::U64),
     column("rect", ColumnType::Index),
@@ -98,13 +132,51 @@ impl Table {
         match self {
             Table::Pairs => &PAIRS,
             Table::Walls => &WALLS,
+            Table::WallFirstHit => &WALL_FIRST_HIT,
+            Table::WallCount => &WALL_COUNT,
             Table::Circles => &CIRCLES,
+            Table::CircleFirstHit => &CIRCLE_FIRST_HIT,
+            Table::CircleCount => &CIRCLE_COUNT,
             Table::FirstHit => &FIRST_HIT,
             Table::Count => &COUNT,
             Table::Clip => &CLIP,
             Table::Segments => records::SEGMENTS.columns,
             Table::Rects => records::RECTS.columns,
         }
+    }
+}
+
+/// The cells of a shape's contact after its indices: its category (contact or kind), and t
+/// (absent on a miss).
+pub trait ShapeCells: rectcast::ShapeContact {
+    /// The category cell of a miss.
+    const MISS_CATEGORY: Cell;
+    fn cells(&self) -> [Cell; 3];
+}
+
+impl ShapeCells for SegmentContact {
+    const MISS_CATEGORY: Cell = Cell::Category(0, "miss");
+    fn cells(&self) -> [Cell; 3] {
+        let t = |t| self.hit().then_some(t);
+        let contact = self.contact();
+        [
+            Cell::Category(contact.code() as u8, contact.name()),
+            Cell::F32(t(self.t_enter)),
+            Cell::F32(t(self.t_exit)),
+        ]
+    }
+}
+
+impl ShapeCells for CircleContact {
+    const MISS_CATEGORY: Cell = Cell::Category(0, "miss");
+    fn cells(&self) -> [Cell; 3] {
+        let t = |t| self.hit().then_some(t);
+        let kind = self.kind();
+        [
+            Cell::Category(kind.code() as u8, kind.name()),
+            Cell::F32(t(self.t_enter)),
+            Cell::F32(t(self.t_exit)),
+        ]
     }
 }
 
@@ -277,41 +349,44 @@ impl Sink {
         }))
     }
 
-    /// First-hit rows: one per segment; `rect_ids` maps rect positions to record indices.
-    /// Segment × segment rows: t absent on a miss.
-    pub fn walls<'a>(
+    /// Rows of a shape query's pairs (`pairs` or `hits` with `--walls` or `--circles`): t
+    /// absent on a miss.
+    pub fn shape_pairs<'a, C: ShapeCells + 'a>(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, u64, &'a SegmentContact)>,
+        rows: impl IntoIterator<Item = (u64, u64, &'a C)>,
     ) -> Result<(), String> {
-        self.write(rows.into_iter().map(|(segment, wall, c)| {
-            let t = |t| c.hit().then_some(t);
-            let contact = c.contact();
+        self.write(rows.into_iter().map(|(segment, shape, c)| {
+            let [category, t_enter, t_exit] = c.cells();
             [
                 Cell::U64(segment),
-                Cell::U64(wall),
+                Cell::U64(shape),
                 Cell::Bool(c.hit()),
-                Cell::Category(contact.code() as u8, contact.name()),
-                Cell::F32(t(c.t_enter)),
-                Cell::F32(t(c.t_exit)),
+                category,
+                t_enter,
+                t_exit,
             ]
         }))
     }
 
-    /// Segment × circle rows: t absent on a miss.
-    pub fn circles<'a>(
+    /// First-hit rows of a shape query: one per segment, the shape absent on a miss;
+    /// `shape_ids` maps shape positions to record indices.
+    pub fn shape_first_hits<C: ShapeCells>(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, u64, &'a CircleContact)>,
+        ids: &[u64],
+        shape_ids: &[u64],
+        first: &[Option<ShapeHit<C>>],
     ) -> Result<(), String> {
-        self.write(rows.into_iter().map(|(segment, circle, c)| {
-            let t = |t| c.hit().then_some(t);
-            let kind = c.kind();
+        self.write(ids.iter().zip(first).map(|(&segment, f)| {
+            let [category, t_enter, t_exit] = match f {
+                Some(hit) => hit.contact.cells(),
+                None => [C::MISS_CATEGORY, Cell::F32(None), Cell::F32(None)],
+            };
             [
                 Cell::U64(segment),
-                Cell::U64(circle),
-                Cell::Bool(c.hit()),
-                Cell::Category(kind.code() as u8, kind.name()),
-                Cell::F32(t(c.t_enter)),
-                Cell::F32(t(c.t_exit)),
+                Cell::Index(f.map(|hit| shape_ids[hit.shape as usize])),
+                category,
+                t_enter,
+                t_exit,
             ]
         }))
     }

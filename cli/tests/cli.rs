@@ -891,19 +891,38 @@ fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
         stderr(&o)
     );
     assert!(!out.exists());
-    // Walls are for `pairs` alone so far: the other queries say so.
-    let o = rectcast(&[
-        "first-hit",
-        "--segments",
-        s.to_str().unwrap(),
-        "--walls",
-        w.to_str().unwrap(),
-    ]);
-    assert!(
-        !o.status.success() && stderr(&o).contains("--walls"),
-        "{}",
-        stderr(&o)
-    );
+    // first-hit, hits and count take walls too: the library's answers, row by row.
+    let query = |q: &str| {
+        let o = rectcast(&[q, "--segments", s.to_str().unwrap(), "--walls", w.to_str().unwrap(), "--backend", "cpu"]);
+        assert!(o.status.success(), "{q}: {}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let mut engine = rectcast::Engine::new(rectcast::Backend::Cpu).unwrap();
+    let first = engine.shape_first_hits(&segments, &walls).unwrap();
+    let mut expected = String::from("segment,wall,contact,t_enter,t_exit\n");
+    for (i, f) in first.iter().enumerate() {
+        expected += &match f {
+            Some(h) => format!("{i},{},{},{},{}\n", h.shape, h.contact.contact().name(), h.contact.t_enter, h.contact.t_exit),
+            None => format!("{i},,miss,,\n"),
+        };
+    }
+    assert_eq!(query("first-hit"), expected);
+    let hits = engine.shape_hits(&segments, &walls).unwrap();
+    let mut expected = String::from("segment,wall,hit,contact,t_enter,t_exit\n");
+    for h in &hits {
+        let c = h.contact;
+        expected += &format!("{},{},true,{},{},{}\n", h.segment, h.shape, c.contact().name(), c.t_enter, c.t_exit);
+    }
+    assert_eq!(query("hits"), expected);
+    let counts = engine.shape_counts(&segments, &walls).unwrap();
+    let mut expected = String::from("wall,hits\n");
+    for (w, n) in counts.per_rect.iter().enumerate() {
+        expected += &format!("{w},{n}\n");
+    }
+    assert_eq!(query("count"), expected);
+    // The grid serves rects alone: asking for it with walls says so.
+    let o = rectcast(&["count", "--segments", s.to_str().unwrap(), "--walls", w.to_str().unwrap(), "--broad-phase", "on"]);
+    assert!(!o.status.success() && stderr(&o).contains("--broad-phase"), "{}", stderr(&o));
 }
 
 #[test]
@@ -1003,7 +1022,27 @@ fn pairs_with_circles_writes_segment_x_circle_rows_as_the_library_decides() {
     // A rects-shaped .npy is not circles.
     let o = run(&dir.file("four.f32", "0123456789abcdef"), &out);
     assert!(!o.status.success() && stderr(&o).contains("12 bytes each"), "{}", stderr(&o));
-    // Circles are for `pairs` alone so far.
+    // first-hit and count take circles too.
+    let mut engine = rectcast::Engine::new(rectcast::Backend::Cpu).unwrap();
+    let first = engine.shape_first_hits(&segments, &circles).unwrap();
+    let o = rectcast(&["first-hit", "--segments", s.to_str().unwrap(), "--circles", c.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("segment,circle,kind,t_enter,t_exit"));
+    for (i, (line, f)) in lines.zip(&first).enumerate() {
+        let want = match f {
+            Some(h) => format!("{i},{},{},{},{}", h.shape, h.contact.kind().name(), h.contact.t_enter, h.contact.t_exit),
+            None => format!("{i},,miss,,"),
+        };
+        assert_eq!(line, want, "segment {i}");
+    }
+    let counts = engine.shape_counts(&segments, &circles).unwrap();
     let o = rectcast(&["count", "--segments", s.to_str().unwrap(), "--circles", c.to_str().unwrap()]);
-    assert!(!o.status.success() && stderr(&o).contains("--circles"), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want: String = std::iter::once("circle,hits".to_string())
+        .chain(counts.per_rect.iter().enumerate().map(|(k, n)| format!("{k},{n}")))
+        .map(|l| l + "\n")
+        .collect();
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), want);
 }

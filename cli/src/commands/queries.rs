@@ -1,5 +1,5 @@
-//! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect (or, for `pairs
-//! --walls` and `pairs --circles`, every wall or circle), as streaming jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
+//! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect (or, with `--walls`
+//! or `--circles`, every wall or circle), as streaming jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
 //! engine while this thread writes the rows of the chunk before and reads the chunk after, so
 //! reading, the engine's work and writing overlap, and memory stays bounded (three chunks)
 //! whatever the input size.
@@ -40,14 +40,29 @@ struct Done {
     out: Out,
 }
 
+type WallHit = rectcast::ShapeHit<rectcast::SegmentContact>;
+type CircleHit = rectcast::ShapeHit<rectcast::CircleContact>;
+
 enum Out {
     Pairs(Vec<rectcast::PairResult>),
-    Walls(Vec<rectcast::SegmentContact>),
-    Circles(Vec<rectcast::CircleContact>),
     Hits(Vec<rectcast::Hit>),
     FirstHit(Vec<rectcast::FirstHit>),
-    /// Hits per rect.
+    /// Hits per rect, wall or circle.
     Counts(Vec<u64>),
+    WallPairs(Vec<rectcast::SegmentContact>),
+    WallHits(Vec<WallHit>),
+    WallFirstHits(Vec<Option<WallHit>>),
+    CirclePairs(Vec<rectcast::CircleContact>),
+    CircleHits(Vec<CircleHit>),
+    CircleFirstHits(Vec<Option<CircleHit>>),
+}
+
+/// What the segments run against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Against {
+    Rects,
+    Walls,
+    Circles,
 }
 
 /// What a query runs against, held in memory: rects, walls or circles.
@@ -60,7 +75,7 @@ struct Held {
 /// Runs `query` on one chunk.
 fn run_chunk(
     engine: &mut rectcast::Engine,
-    query: Query,
+    (query, against): (Query, Against),
     held: &Held,
     rect_set: Option<&RectSet>,
     job: Job,
@@ -77,18 +92,36 @@ fn run_chunk(
         Some(set) => Batch::over(&chunk, set),
         None => Batch::new(&chunk, rects),
     };
-    let out = match query {
-        Query::Pairs => Out::Pairs(engine.pairs(&chunk, rects).map_err(e)?),
-        Query::Walls => Out::Walls(engine.wall_pairs(&chunk, walls).map_err(e)?),
-        Query::Circles => Out::Circles(engine.circle_pairs(&chunk, circles).map_err(e)?),
-        Query::Hits => Out::Hits(engine.hits(&batch).map_err(e)?),
-        Query::FirstHit => {
+    let out = match (against, query) {
+        (Against::Rects, Query::Pairs) => Out::Pairs(engine.pairs(&chunk, rects).map_err(e)?),
+        (Against::Rects, Query::Hits) => Out::Hits(engine.hits(&batch).map_err(e)?),
+        (Against::Rects, Query::FirstHit) => {
             // One buffer for every chunk: no fresh pages per chunk.
             first.resize(chunk.len(), rectcast::FirstHit::NONE);
             engine.first_hit_into(&batch, &mut first).map_err(e)?;
             Out::FirstHit(first)
         }
-        Query::Count => Out::Counts(engine.counts(&batch).map_err(e)?.per_rect),
+        (Against::Rects, Query::Count) => Out::Counts(engine.counts(&batch).map_err(e)?.per_rect),
+        (Against::Walls, Query::Pairs) => Out::WallPairs(engine.wall_pairs(&chunk, walls).map_err(e)?),
+        (Against::Walls, Query::Hits) => Out::WallHits(engine.shape_hits(&chunk, walls).map_err(e)?),
+        (Against::Walls, Query::FirstHit) => {
+            Out::WallFirstHits(engine.shape_first_hits(&chunk, walls).map_err(e)?)
+        }
+        (Against::Walls, Query::Count) => {
+            Out::Counts(engine.shape_counts(&chunk, walls).map_err(e)?.per_rect)
+        }
+        (Against::Circles, Query::Pairs) => {
+            Out::CirclePairs(engine.circle_pairs(&chunk, circles).map_err(e)?)
+        }
+        (Against::Circles, Query::Hits) => {
+            Out::CircleHits(engine.shape_hits(&chunk, circles).map_err(e)?)
+        }
+        (Against::Circles, Query::FirstHit) => {
+            Out::CircleFirstHits(engine.shape_first_hits(&chunk, circles).map_err(e)?)
+        }
+        (Against::Circles, Query::Count) => {
+            Out::Counts(engine.shape_counts(&chunk, circles).map_err(e)?.per_rect)
+        }
     };
     Ok(Done {
         chunk,
@@ -109,13 +142,14 @@ pub struct QueryArgs {
     /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory.
     #[arg(long, required_unless_present_any = ["walls", "circles"])]
     rects: Option<PathBuf>,
-    /// `pairs` only: walls (segments, in the segments' formats) instead of rects, for segment
-    /// × segment rows (segment, wall, hit, contact, t_enter, t_exit). Held in memory.
+    /// Walls (segments, in the segments' formats) instead of rects: segment × segment. Rows
+    /// (segment, wall, hit, contact, t_enter, t_exit) for pairs and hits, (segment, wall,
+    /// contact, t_enter, t_exit) for first-hit, (wall, hits) for count. Held in memory.
     #[arg(long, conflicts_with = "rects")]
     walls: Option<PathBuf>,
-    /// `pairs` only: circles (closed disks, columns cx,cy,r; .npy of shape [N, 3]; .f32 of 3
-    /// values a record) instead of rects, for segment × circle rows (segment, circle, hit,
-    /// kind, t_enter, t_exit). Held in memory.
+    /// Circles (closed disks, columns cx,cy,r; .npy of shape [N, 3]; .f32 of 3 values a
+    /// record) instead of rects: segment × circle, the walls' rows with `circle` and `kind`.
+    /// Held in memory.
     #[arg(long, conflicts_with_all = ["rects", "walls"])]
     circles: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
@@ -137,10 +171,6 @@ pub struct QueryArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Query {
     Pairs,
-    /// `pairs --walls`.
-    Walls,
-    /// `pairs --circles`.
-    Circles,
     FirstHit,
     Hits,
     Count,
@@ -149,28 +179,28 @@ pub enum Query {
 /// `pairs`, `first-hit`, `hits`, `count`: every segment against every rect.
 pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let job = args.job;
-    let query = match (query, &args.walls, &args.circles) {
-        (_, None, None) => query,
-        (Query::Pairs, Some(_), _) => Query::Walls,
-        (Query::Pairs, _, Some(_)) => Query::Circles,
-        (_, Some(_), _) => {
-            return Err(
-                "--walls: only `rectcast pairs` takes walls so far (segment x segment)".into(),
-            );
-        }
-        (_, _, Some(_)) => {
-            return Err(
-                "--circles: only `rectcast pairs` takes circles so far (segment x circle)".into(),
-            );
-        }
+    let against = match (&args.walls, &args.circles) {
+        (Some(_), _) => Against::Walls,
+        (None, Some(_)) => Against::Circles,
+        (None, None) => Against::Rects,
     };
-    let table = match query {
-        Query::Pairs | Query::Hits => Table::Pairs,
-        Query::Walls => Table::Walls,
-        Query::Circles => Table::Circles,
-        Query::FirstHit => Table::FirstHit,
-        Query::Count => Table::Count,
+    let table = match (against, query) {
+        (Against::Rects, Query::Pairs | Query::Hits) => Table::Pairs,
+        (Against::Rects, Query::FirstHit) => Table::FirstHit,
+        (Against::Rects, Query::Count) => Table::Count,
+        (Against::Walls, Query::Pairs | Query::Hits) => Table::Walls,
+        (Against::Walls, Query::FirstHit) => Table::WallFirstHit,
+        (Against::Walls, Query::Count) => Table::WallCount,
+        (Against::Circles, Query::Pairs | Query::Hits) => Table::Circles,
+        (Against::Circles, Query::FirstHit) => Table::CircleFirstHit,
+        (Against::Circles, Query::Count) => Table::CircleCount,
     };
+    if against != Against::Rects && args.broad_phase != BroadPhaseArg::Auto {
+        return Err(
+            "--broad-phase: the grid serves rects only so far; walls and circles are culled by their boxes"
+                .into(),
+        );
+    }
     Sink::check(args.out.as_deref(), table)?;
     // Rects, walls or circles: held in memory, with their record ids.
     let held_path = match (&args.walls, &args.circles, &args.rects) {
@@ -199,10 +229,10 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         None => Default::default(),
     };
     // The ids of the second column: rects', walls' or circles'.
-    let rect_ids = match query {
-        Query::Walls => wall_ids,
-        Query::Circles => circle_ids,
-        _ => rect_ids,
+    let rect_ids = match against {
+        Against::Walls => wall_ids,
+        Against::Circles => circle_ids,
+        Against::Rects => rect_ids,
     };
     let to = destination(args.out.as_deref(), &[&args.segments], || {
         check_whole(&args.segments, &records::SEGMENTS, job).map(|_| ())
@@ -214,13 +244,17 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     engine.set_broad_phase(broad_phase);
     // The grid is built once for the whole job, not once per chunk (a GPU lists its cells
     // once too, and keeps them). Segments stream in, so `Auto` goes by the rects alone.
-    let want_grid = !matches!(query, Query::Pairs | Query::Walls | Query::Circles)
+    let want_grid = against == Against::Rects
+        && query != Query::Pairs
         && broad_phase.uses_grid(usize::MAX, rects.len(), false);
     let mut sink = Sink::create(to, table)?;
     let m = rects.len().max(walls.len()).max(circles.len());
-    let chunk_len = match query {
-        Query::Pairs | Query::Walls | Query::Circles => (PAIRS_PER_CHUNK / m.max(1)).max(1),
-        _ => SEGMENTS_PER_CHUNK,
+    // Dense pairs, and the shapes' queries (their dense pairs reduced), a chunk of pairs at a
+    // time; the rects' queries a chunk of segments.
+    let chunk_len = if query == Query::Pairs || against != Against::Rects {
+        (PAIRS_PER_CHUNK / m.max(1)).max(1)
+    } else {
+        SEGMENTS_PER_CHUNK
     };
     let progress = Progress::new(job.progress, segments.progress().0);
     let (mut chunk, mut ids) = (Vec::new(), Vec::new());
@@ -252,7 +286,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         scope.spawn(move || {
             let mut said_fallback = false;
             for job in jobs {
-                let done = run_chunk(&mut engine, query, held, rect_set, job);
+                let done = run_chunk(&mut engine, (query, against), held, rect_set, job);
                 job::note_fallback(&engine, &mut said_fallback);
                 let failed = done.is_err();
                 if to_writer.send(done).is_err() || failed {
@@ -314,18 +348,38 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
                         .enumerate()
                         .map(|(i, r)| (finished.ids[i / m], rect_ids[i % m], r)),
                 )?,
-                Out::Walls(contacts) => sink.walls(
+                Out::WallPairs(contacts) => sink.shape_pairs(
                     contacts
                         .iter()
                         .enumerate()
                         .map(|(i, c)| (finished.ids[i / m], rect_ids[i % m], c)),
                 )?,
-                Out::Circles(contacts) => sink.circles(
+                Out::CirclePairs(contacts) => sink.shape_pairs(
                     contacts
                         .iter()
                         .enumerate()
                         .map(|(i, c)| (finished.ids[i / m], rect_ids[i % m], c)),
                 )?,
+                Out::WallHits(hits) => sink.shape_pairs(hits.iter().map(|h| {
+                    (
+                        finished.ids[h.segment as usize],
+                        rect_ids[h.shape as usize],
+                        &h.contact,
+                    )
+                }))?,
+                Out::CircleHits(hits) => sink.shape_pairs(hits.iter().map(|h| {
+                    (
+                        finished.ids[h.segment as usize],
+                        rect_ids[h.shape as usize],
+                        &h.contact,
+                    )
+                }))?,
+                Out::WallFirstHits(first) => {
+                    sink.shape_first_hits(&finished.ids, &rect_ids, first)?
+                }
+                Out::CircleFirstHits(first) => {
+                    sink.shape_first_hits(&finished.ids, &rect_ids, first)?
+                }
                 Out::Hits(hits) => sink.pairs(hits.iter().map(|h| {
                     (
                         finished.ids[h.segment as usize],
@@ -359,6 +413,9 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         report(file);
     }
     if let Some(file) = &wall_file {
+        report(file);
+    }
+    if let Some(file) = &circle_file {
         report(file);
     }
     report(&segments);
