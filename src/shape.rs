@@ -22,6 +22,8 @@ pub trait ShapeContact: Pod + Send + Sync + PartialEq + std::fmt::Debug {
     fn hit(&self) -> bool;
     /// The first t of the segment at the shape (0 on a miss).
     fn t_enter(&self) -> f32;
+    /// The last t of the segment at the shape (0 on a miss).
+    fn t_exit(&self) -> f32;
 }
 
 impl ShapeContact for SegmentContact {
@@ -32,6 +34,10 @@ impl ShapeContact for SegmentContact {
     fn t_enter(&self) -> f32 {
         self.t_enter
     }
+
+    fn t_exit(&self) -> f32 {
+        self.t_exit
+    }
 }
 
 impl ShapeContact for CircleContact {
@@ -41,6 +47,10 @@ impl ShapeContact for CircleContact {
 
     fn t_enter(&self) -> f32 {
         self.t_enter
+    }
+
+    fn t_exit(&self) -> f32 {
+        self.t_exit
     }
 }
 

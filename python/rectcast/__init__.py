@@ -172,18 +172,41 @@ class Engine:
             _records(rects, RECT_COLUMNS, "rects", copy),
         )
 
-    def pairs(self, segments, rects, *, to: str = "numpy", copy: bool = False):
+    def _shapes(self, query, segments, rects, walls, circles, to, copy):
+        """A query against walls or circles, when one was given (else None)."""
+        given = [name for name, v in (("rects", rects), ("walls", walls), ("circles", circles)) if v is not None]
+        if len(given) != 1:
+            raise TypeError(f"{query}: give one of rects, walls, circles; found {given or 'none'}")
+        if rects is not None:
+            return None
+        s = _records(segments, SEGMENT_COLUMNS, "segments", copy)
+        if walls is not None:
+            w = _records(walls, SEGMENT_COLUMNS, "walls", copy)
+            return _table(self._engine.shape_query(query, "walls", s, w), to)
+        c = _records(circles, CIRCLE_COLUMNS, "circles", copy)
+        return _table(self._engine.shape_query(query, "circles", s, c), to, CIRCLE_KIND_NAMES)
+
+    def pairs(self, segments, rects=None, *, walls=None, circles=None, to: str = "numpy", copy: bool = False):
         """Every segment against every rect, one row per pair, segment-major.
 
         Fields: segment, rect (uint64), hit (bool), kind (uint8), t_enter, t_exit (float32, NaN
-        on a miss), entry, exit (uint8 side bits)."""
+        on a miss), entry, exit (uint8 side bits). With ``walls=`` or ``circles=`` instead of
+        rects: ``wall_pairs`` and ``circle_pairs``."""
+        shapes = self._shapes("pairs", segments, rects, walls, circles, to, copy)
+        if shapes is not None:
+            return shapes
         s, r = self._inputs(segments, rects, copy)
         return _table(self._engine.pairs(s, r), to)
 
-    def first_hit(self, segments, rects, *, to: str = "numpy", copy: bool = False):
+    def first_hit(self, segments, rects=None, *, walls=None, circles=None, to: str = "numpy", copy: bool = False):
         """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
 
-        One row per segment; ``rect`` is -1 (null in Arrow) and ``kind`` 0 on a miss."""
+        One row per segment; ``rect`` is -1 (null in Arrow) and ``kind`` 0 on a miss. With
+        ``walls=`` or ``circles=``: fields segment, wall or circle (int64, -1 on a miss),
+        contact or kind, t_enter, t_exit."""
+        shapes = self._shapes("first_hit", segments, rects, walls, circles, to, copy)
+        if shapes is not None:
+            return shapes
         s, r = self._inputs(segments, rects, copy)
         return _table(self._engine.first_hit(s, r), to)
 
@@ -191,18 +214,14 @@ class Engine:
         """Segment x segment: every segment against every wall (both x0, y0, x1, y1), one row
         per pair, segment-major. Fields: segment, wall (uint64), hit (bool), contact (uint8, a
         ``CONTACT_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a miss)."""
-        s = _records(segments, SEGMENT_COLUMNS, "segments", copy)
-        w = _records(walls, SEGMENT_COLUMNS, "walls", copy)
-        return _table(self._engine.wall_pairs(s, w), to)
+        return self.pairs(segments, walls=walls, to=to, copy=copy)
 
     def circle_pairs(self, segments, circles, *, to: str = "numpy", copy: bool = False):
         """Segment x circle: every segment against every closed disk (cx, cy, r, r >= 0), one
         row per pair, segment-major. Fields: segment, circle (uint64), hit (bool), kind (uint8,
         a ``CIRCLE_KIND_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a
         miss)."""
-        s = _records(segments, SEGMENT_COLUMNS, "segments", copy)
-        c = _records(circles, CIRCLE_COLUMNS, "circles", copy)
-        return _table(self._engine.circle_pairs(s, c), to, CIRCLE_KIND_NAMES)
+        return self.pairs(segments, circles=circles, to=to, copy=copy)
 
     def first_hit_rects(self, segments, rects, *, copy: bool = False) -> np.ndarray:
         """Each segment's first-hit rect alone, ``first_hit``'s ``rect`` column: an int64 array,
@@ -210,13 +229,20 @@ class Engine:
         s, r = self._inputs(segments, rects, copy)
         return self._engine.first_hit_rects(s, r)
 
-    def hits(self, segments, rects, *, to: str = "numpy", copy: bool = False):
+    def hits(self, segments, rects=None, *, walls=None, circles=None, to: str = "numpy", copy: bool = False):
         """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
+        shapes = self._shapes("hits", segments, rects, walls, circles, to, copy)
+        if shapes is not None:
+            return shapes
         s, r = self._inputs(segments, rects, copy)
         return _table(self._engine.hits(s, r), to)
 
-    def counts(self, segments, rects, *, to: str = "numpy", copy: bool = False):
-        """Hits per rect: one row (rect, hits) per rect."""
+    def counts(self, segments, rects=None, *, walls=None, circles=None, to: str = "numpy", copy: bool = False):
+        """Hits per rect: one row (rect, hits) per rect; (wall, hits) or (circle, hits) with
+        ``walls=`` or ``circles=``."""
+        shapes = self._shapes("counts", segments, rects, walls, circles, to, copy)
+        if shapes is not None:
+            return shapes
         s, r = self._inputs(segments, rects, copy)
         return _table(self._engine.counts(s, r), to)
 
@@ -249,12 +275,12 @@ def default_engine() -> Engine:
     return _default
 
 
-def pairs(segments, rects, **options):
+def pairs(segments, rects=None, **options):
     """``default_engine().pairs(...)``."""
     return default_engine().pairs(segments, rects, **options)
 
 
-def first_hit(segments, rects, **options):
+def first_hit(segments, rects=None, **options):
     """``default_engine().first_hit(...)``."""
     return default_engine().first_hit(segments, rects, **options)
 
@@ -274,12 +300,12 @@ def first_hit_rects(segments, rects, **options):
     return default_engine().first_hit_rects(segments, rects, **options)
 
 
-def hits(segments, rects, **options):
+def hits(segments, rects=None, **options):
     """``default_engine().hits(...)``."""
     return default_engine().hits(segments, rects, **options)
 
 
-def counts(segments, rects, **options):
+def counts(segments, rects=None, **options):
     """``default_engine().counts(...)``."""
     return default_engine().counts(segments, rects, **options)
 

@@ -11,8 +11,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use rectcast::{
-    Backend, Batch, Circle, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error, FirstHit,
-    Kind, PairResult, Rect, Segment, Sides,
+    Backend, Batch, Circle, CircleContact, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error,
+    FirstHit, Kind, PairResult, Rect, Segment, SegmentContact, ShapeContact, Sides,
 };
 
 /// A library error as a Python exception: bad input is a `ValueError` (it names the array,
@@ -134,6 +134,115 @@ const PAIR: [(&str, Ty); 8] = [
     RESULT[3],
     RESULT[4],
 ];
+
+/// A shape the queries over shapes take from Python: its names in the rows.
+trait PyShape: rectcast::Shape
+where
+    Self::Contact: Sync,
+{
+    /// The shape's column (`wall`, `circle`).
+    const COLUMN: &'static str;
+    /// The category's column (`contact`, `kind`).
+    const CATEGORY: &'static str;
+    fn category(contact: &Self::Contact) -> u8;
+}
+
+impl PyShape for Segment {
+    const COLUMN: &'static str = "wall";
+    const CATEGORY: &'static str = "contact";
+    fn category(contact: &SegmentContact) -> u8 {
+        contact.contact as u8
+    }
+}
+
+impl PyShape for Circle {
+    const COLUMN: &'static str = "circle";
+    const CATEGORY: &'static str = "kind";
+    fn category(contact: &CircleContact) -> u8 {
+        contact.kind as u8
+    }
+}
+
+/// The rows of a shape query: `pairs` and `hits` (segment, shape, hit, category, t_enter,
+/// t_exit), `first_hit` (segment, shape or -1, category, t_enter, t_exit), `counts` (shape,
+/// hits): the CLI's `.npy` rows with `--walls` and `--circles`.
+fn shape_rows<'py, S: PyShape>(
+    py: Python<'py>,
+    engine: &PyEngine,
+    query: &str,
+    segments: &[Segment],
+    shapes: &[S],
+) -> PyResult<Packed<'py>>
+where
+    S::Contact: Sync,
+{
+    let t = |c: &S::Contact, t: f32| if c.hit() { t } else { f32::NAN };
+    let pair = [
+        ("segment", Ty::U64),
+        (S::COLUMN, Ty::U64),
+        ("hit", Ty::Bool),
+        (S::CATEGORY, Ty::U8),
+        ("t_enter", Ty::F32),
+        ("t_exit", Ty::F32),
+    ];
+    match query {
+        "pairs" => {
+            let contacts = engine.run(py, |e| e.shape_pairs(segments, shapes))?;
+            let m = shapes.len().max(1);
+            rows(py, &pair, &contacts, |i, c, row| {
+                row.u64((i / m) as u64)
+                    .u64((i % m) as u64)
+                    .u8(c.hit() as u8)
+                    .u8(S::category(c))
+                    .f32(t(c, c.t_enter()))
+                    .f32(t(c, c.t_exit()));
+            })
+        }
+        "hits" => {
+            let hits = engine.run(py, |e| e.shape_hits(segments, shapes))?;
+            rows(py, &pair, &hits, |_, h, row| {
+                let c = &h.contact;
+                row.u64(u64::from(h.segment))
+                    .u64(u64::from(h.shape))
+                    .u8(1)
+                    .u8(S::category(c))
+                    .f32(c.t_enter())
+                    .f32(c.t_exit());
+            })
+        }
+        "first_hit" => {
+            let first = engine.run(py, |e| e.shape_first_hits(segments, shapes))?;
+            let fields = [
+                ("segment", Ty::U64),
+                (S::COLUMN, Ty::I64),
+                (S::CATEGORY, Ty::U8),
+                ("t_enter", Ty::F32),
+                ("t_exit", Ty::F32),
+            ];
+            rows(py, &fields, &first, |i, f, row| {
+                row.u64(i as u64);
+                match f {
+                    Some(h) => row
+                        .i64(i64::from(h.shape))
+                        .u8(S::category(&h.contact))
+                        .f32(h.contact.t_enter())
+                        .f32(h.contact.t_exit()),
+                    None => row.i64(-1).u8(0).f32(f32::NAN).f32(f32::NAN),
+                };
+            })
+        }
+        "counts" => {
+            let counts = engine.run(py, |e| e.shape_counts(segments, shapes))?;
+            let fields = [(S::COLUMN, Ty::U64), ("hits", Ty::U64)];
+            rows(py, &fields, &counts.per_rect, |i, hits, row| {
+                row.u64(i as u64).u64(*hits);
+            })
+        }
+        other => Err(PyValueError::new_err(format!(
+            "query: expected pairs, hits, first_hit or counts, found {other:?}"
+        ))),
+    }
+}
 
 /// Asks Linux to back a large, fresh buffer with huge pages (where transparent huge pages are
 /// `madvise`d, as by default): a result of hundreds of MB then costs a few hundred page faults
@@ -353,64 +462,24 @@ impl PyEngine {
         Ok(rects.into_pyarray(py))
     }
 
-    /// Segment × segment: every segment against every wall, segment-major.
-    fn wall_pairs<'py>(
+    /// A query (`pairs`, `hits`, `first_hit`, `counts`) of segments against walls or circles
+    /// (`shape`: `walls` or `circles`).
+    fn shape_query<'py>(
         &self,
         py: Python<'py>,
+        query: &str,
+        shape: &str,
         segments: PyReadonlyArray2<'py, f32>,
-        walls: PyReadonlyArray2<'py, f32>,
+        shapes: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
-        let w: &[Segment] = records(&walls, "walls")?;
-        let contacts = self.run(py, |e| e.wall_pairs(s, w))?;
-        let m = w.len().max(1);
-        let fields = [
-            ("segment", Ty::U64),
-            ("wall", Ty::U64),
-            ("hit", Ty::Bool),
-            ("contact", Ty::U8),
-            ("t_enter", Ty::F32),
-            ("t_exit", Ty::F32),
-        ];
-        rows(py, &fields, &contacts, |i, c, row| {
-            let t = |t: f32| if c.hit() { t } else { f32::NAN };
-            row.u64((i / m) as u64)
-                .u64((i % m) as u64)
-                .u8(c.hit() as u8)
-                .u8(c.contact as u8)
-                .f32(t(c.t_enter))
-                .f32(t(c.t_exit));
-        })
-    }
-
-    /// Segment × circle: every segment against every circle (cx, cy, r), segment-major.
-    fn circle_pairs<'py>(
-        &self,
-        py: Python<'py>,
-        segments: PyReadonlyArray2<'py, f32>,
-        circles: PyReadonlyArray2<'py, f32>,
-    ) -> PyResult<Packed<'py>> {
-        let s: &[Segment] = records(&segments, "segments")?;
-        let c: &[Circle] = records(&circles, "circles")?;
-        let contacts = self.run(py, |e| e.circle_pairs(s, c))?;
-        let m = c.len().max(1);
-        let fields = [
-            ("segment", Ty::U64),
-            ("circle", Ty::U64),
-            ("hit", Ty::Bool),
-            ("kind", Ty::U8),
-            ("t_enter", Ty::F32),
-            ("t_exit", Ty::F32),
-        ];
-        rows(py, &fields, &contacts, |i, c, row| {
-            let t = |t: f32| if c.hit() { t } else { f32::NAN };
-            row.u64((i / m) as u64)
-                .u64((i % m) as u64)
-                .u8(c.hit() as u8)
-                .u8(c.kind as u8)
-                .f32(t(c.t_enter))
-                .f32(t(c.t_exit));
-        })
+        match shape {
+            "walls" => shape_rows(py, self, query, s, records::<Segment>(&shapes, "walls")?),
+            "circles" => shape_rows(py, self, query, s, records::<Circle>(&shapes, "circles")?),
+            other => Err(PyValueError::new_err(format!(
+                "shape: expected walls or circles, found {other:?}"
+            ))),
+        }
     }
 
     /// Only the hitting pairs, in (segment, rect) order.

@@ -106,22 +106,33 @@ def test_circle_pairs_give_the_contracts_kinds_and_t(engine):
         engine.circle_pairs(segments, np.zeros((2, 4), dtype=np.float32))
 
 
-def test_circle_pairs_equal_the_cli_npy_byte_for_byte(scene, engine):
+@pytest.mark.parametrize("query", ["pairs", "first-hit", "hits", "count"])
+@pytest.mark.parametrize("shape", ["walls", "circles"])
+def test_shape_queries_equal_the_cli_npy_byte_for_byte(scene, engine, query, shape):
     segments, _, folder = scene
     rng = np.random.default_rng(5)
     lo, hi = segments[:, :2].min(), segments[:, :2].max()
-    circles = np.column_stack(
-        [rng.uniform(lo, hi, 120), rng.uniform(lo, hi, 120), rng.uniform(0, (hi - lo) / 8, 120)]
-    ).astype(np.float32)
+    if shape == "circles":
+        shapes = np.column_stack(
+            [rng.uniform(lo, hi, 120), rng.uniform(lo, hi, 120), rng.uniform(0, (hi - lo) / 8, 120)]
+        ).astype(np.float32)
+    else:
+        shapes = np.ascontiguousarray(segments[-120:])
     queries = segments[:300]
     np.save(folder / "queries.npy", queries)
-    np.save(folder / "circles.npy", circles)
-    out = folder / "circles-out.npy"
-    cli("pairs", "--backend", "cpu", "--segments", folder / "queries.npy",
-        "--circles", folder / "circles.npy", "--out", out)
-    got = engine.circle_pairs(queries, circles)
-    assert_same_bytes(got, np.load(out), "circle pairs")
-    assert got["hit"].any() and not got["hit"].all()
+    np.save(folder / f"{shape}.npy", shapes)
+    out = folder / f"{shape}-{query}.npy"
+    cli(query, "--backend", "cpu", "--segments", folder / "queries.npy",
+        f"--{shape}", folder / f"{shape}.npy", "--out", out)
+    method = {"first-hit": "first_hit", "count": "counts"}.get(query, query)
+    got = getattr(engine, method)(queries, **{shape: shapes})
+    assert_same_bytes(got, np.load(out), f"{query} --{shape}")
+    if query == "pairs":
+        assert got["hit"].any() and not got["hit"].all()
+        alias = engine.wall_pairs if shape == "walls" else engine.circle_pairs
+        assert_same_bytes(alias(queries, shapes), got, f"{shape} alias")
+    with pytest.raises(TypeError, match="give one of rects, walls, circles"):
+        getattr(engine, method)(queries, shapes, **{shape: shapes})
 
 
 def test_clip_results_equal_the_cli_npy_byte_for_byte(scene, engine):
