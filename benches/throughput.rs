@@ -252,16 +252,7 @@ fn circles(c: &mut Criterion) {
     use parry2d::query::{Ray, RayCast};
     use parry2d::shape::Ball;
     let (queries, _) = scene::random_batch(2026, 2_048, 1, 1000.0);
-    let mut rng = scene::SplitMix64::new(2028);
-    let circles: Vec<rectcast::Circle> = (0..1_024)
-        .map(|_| {
-            rectcast::Circle::new(
-                rng.range(0.0, 1000.0),
-                rng.range(0.0, 1000.0),
-                rng.range(5.0, 40.0),
-            )
-        })
-        .collect();
+    let circles = scene::random_circles(2028, 1_024, 1000.0, (5.0, 40.0));
     let mut group = c.benchmark_group("circles/random 2048x1024");
     group.sample_size(10);
     group.throughput(Throughput::Elements((queries.len() * circles.len()) as u64));

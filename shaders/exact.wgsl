@@ -1,6 +1,7 @@
-// Exact integers for the shapes' kernels: every f32 as an integer multiple of 2^-149, signed
-// values of LIMBS 32-bit limbs (Big) and unsigned double-width products (Double), and an exact
-// ratio rounded to the nearest f32. u32 arithmetic only: WGSL has no 64-bit integers.
+// What the shapes' kernels share: exact integers (every f32 as an integer multiple of 2^-149,
+// signed values of LIMBS 32-bit limbs (Big) and double-width ones (Double), an exact ratio
+// rounded to the nearest f32; u32 arithmetic only: WGSL has no 64-bit integers), and the dense
+// kernels' uniform block and box test.
 //
 // Compiled after shaders/segment_rect.wgsl (its mul_wide) and before a shape's kernel. CPU
 // mirror: src/cpu/exact.rs, same function names, same branches.
@@ -313,6 +314,15 @@ fn double_shl(a: Double, shift: u32) -> Double {
         out[i] = (a[i - words] << bits) | below;
     }
     return out;
+}
+
+// The uniform block of every shape's dense kernel (segment_segment.wgsl, segment_circle.wgsl).
+struct ShapeParams {
+    query_count: u32,
+    shape_count: u32,
+    pair_count: u32,
+    // Pads the block to 16 bytes.
+    padding: u32,
 }
 
 // Whether segment s's box and a shape's box (Shape::bounds, from the host) are apart: the pair

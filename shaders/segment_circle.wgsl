@@ -35,14 +35,6 @@ struct CircleContact {
     kind: u32,
 }
 
-struct ShapeParams {
-    query_count: u32,
-    shape_count: u32,
-    pair_count: u32,
-    // Pads the block to 16 bytes.
-    padding: u32,
-}
-
 @group(0) @binding(0) var<uniform> shape_params: ShapeParams;
 @group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> circles: array<Circle>;

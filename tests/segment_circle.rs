@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::degenerate::{coordinate, random_segment, valid};
 use rectcast::scene::SplitMix64;
 use rectcast::{Circle, CircleContact, CircleKind, Segment, segment_circle};
 
@@ -157,29 +158,6 @@ fn huge_and_subnormal_coordinates_are_exact() {
     expect(query, c(huge, 0.5, 2f32.powi(-20)), CircleKind::Cross, 0.5 - 2f32.powi(-20), 0.5 + 2f32.powi(-20));
 }
 
-/// Coordinates that make degeneracies common: a coarse grid (ends on circles, tangents along
-/// the grid's lines, zero radii), and now and then any float at any scale.
-fn coordinate(rng: &mut SplitMix64, scale: f32) -> f32 {
-    match rng.below(8) {
-        0..=4 => (rng.below(9) as f32 - 4.0) * scale,
-        5 => (rng.below(5) as f32 - 2.0) * 0.5 * scale,
-        6 => rng.range(-4.0, 4.0) * scale,
-        _ => {
-            f32::from_bits(rng.next_u64() as u32 & 0x5fff_ffff)
-                * if rng.below(2) == 0 { 1.0 } else { -1.0 }
-        }
-    }
-}
-
-fn random_segment(rng: &mut SplitMix64, scale: f32) -> Segment {
-    let x0 = coordinate(rng, scale);
-    let y0 = coordinate(rng, scale);
-    if rng.below(16) == 0 {
-        return s(x0, y0, x0, y0);
-    }
-    s(x0, y0, coordinate(rng, scale), coordinate(rng, scale))
-}
-
 /// A circle for `query`: on the grid, or through its start at a 3-4-5 offset (an end exactly
 /// on the circle), or with a radius of any float.
 fn random_circle(rng: &mut SplitMix64, scale: f32, query: &Segment) -> Circle {
@@ -200,12 +178,6 @@ fn random_circle(rng: &mut SplitMix64, scale: f32, query: &Segment) -> Circle {
             rng.below(5) as f32 * 0.5 * scale,
         ),
     }
-}
-
-fn valid(s: &Segment) -> bool {
-    [s.x0, s.y0, s.x1, s.y1]
-        .iter()
-        .all(|v| v.is_finite() && v.abs() <= rectcast::MAX_ABS_COORDINATE)
 }
 
 fn valid_circle(c: &Circle) -> bool {

@@ -3,7 +3,7 @@
 
 pub mod adversarial;
 
-use crate::types::{Rect, Segment};
+use crate::types::{Circle, Rect, Segment};
 
 /// SplitMix64: a tiny, well-known seeded generator; scenes must be reproducible from a seed.
 #[derive(Clone, Debug)]
@@ -64,6 +64,21 @@ pub fn bullet_hell(seed: u64, bullets: usize, hitboxes: usize) -> (Vec<Segment>,
         })
         .collect();
     (segments, rects)
+}
+
+/// `count` circles in a `size` × `size` square, centres uniform, radii uniform in
+/// `radii`: the enemies of the circle benches (`benches/throughput.rs`, `rectcast bench`).
+pub fn random_circles(seed: u64, count: usize, size: f32, radii: (f32, f32)) -> Vec<Circle> {
+    let mut rng = SplitMix64::new(seed);
+    (0..count)
+        .map(|_| {
+            Circle::new(
+                rng.range(0.0, size),
+                rng.range(0.0, size),
+                rng.range(radii.0, radii.1),
+            )
+        })
+        .collect()
 }
 
 /// Uniform random segments and rects in a `size` × `size` square, with a share of

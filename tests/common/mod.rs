@@ -10,6 +10,7 @@
 pub use rectcast::scene::adversarial;
 pub mod cases;
 pub mod circles;
+pub mod degenerate;
 pub mod exact;
 pub mod oracle;
 pub mod scenes;

@@ -346,16 +346,7 @@ fn bench_shapes(
 ) -> Outcome {
     let (segments, _) = scene::random_batch(7, segment_count, 1, 1000.0);
     let (walls, _) = scene::random_batch(8, shape_count, 1, 1000.0);
-    let mut rng = scene::SplitMix64::new(9);
-    let disks: Vec<rectcast::Circle> = (0..shape_count)
-        .map(|_| {
-            rectcast::Circle::new(
-                rng.range(0.0, 1000.0),
-                rng.range(0.0, 1000.0),
-                rng.range(5.0, 40.0),
-            )
-        })
-        .collect();
+    let disks = scene::random_circles(9, shape_count, 1000.0, (5.0, 40.0));
     let pairs = segments.len() * shape_count;
     let what = if circles { "circles" } else { "walls" };
     println!(
