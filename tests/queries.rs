@@ -618,3 +618,34 @@ fn a_batch_of_many_chunks_keeps_several_in_flight_and_gives_the_cpus_results() {
         assert_hits(&what("hits"), &scene, &expected, &hits);
     }
 }
+
+#[test]
+fn a_brute_force_query_over_more_rects_than_a_software_gpus_loop_budget_misses_none() {
+    // lavapipe leaves a shader invocation's loops after 65,535 iterations in all, silently: a
+    // segment scanning 100,000 rects in one dispatch never reached the last ones. The host
+    // splits the rects of a software GPU's brute-force queries into dispatches that fit.
+    let Some(mut gpu) = gpu_engine("software_loop_budget", rectcast::GpuLimits::default()) else {
+        return;
+    };
+    gpu.set_broad_phase(rectcast::BroadPhase::Off);
+    let n = 100_000;
+    let mut rects: Vec<Rect> = (0..n)
+        .map(|i| Rect::new(1000.0 + i as f32, 1000.0, 1000.5 + i as f32, 1001.0))
+        .collect();
+    // Hit only at the very end, and once in the middle for every other segment.
+    rects[n - 1] = Rect::new(0.0, 0.0, 1.0, 1.0);
+    rects[n / 2] = Rect::new(0.5, 0.0, 0.75, 0.25);
+    let segments: Vec<Segment> = (0..128)
+        .map(|i| Segment::new(-1.0, (i % 2) as f32 * 0.5 + 0.125, 2.0, 0.125))
+        .collect();
+    let batch = rectcast::Batch::new(&segments, &rects);
+    let mut cpu = cpu_engine();
+    let want = cpu.first_hit(&batch).expect("cpu");
+    assert!(want.iter().all(|f| f.rect().is_some()), "every segment hits");
+    let got = gpu.first_hit(&batch).expect("gpu");
+    if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
+        panic!("segment {i} {:?}: cpu {:?}, gpu {:?}", segments[i], want[i], got[i]);
+    }
+    assert_eq!(gpu.counts(&batch).expect("gpu"), cpu.counts(&batch).expect("cpu"));
+    assert_eq!(gpu.hits(&batch).expect("gpu"), cpu.hits(&batch).expect("cpu"));
+}

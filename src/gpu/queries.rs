@@ -584,9 +584,31 @@ struct InFlight {
     read: PendingRead,
 }
 
+/// The loop iterations a software GPU (lavapipe: Mesa's gallivm, `LP_MAX_TGSI_LOOP_ITERATIONS`)
+/// lets one shader invocation run, every loop of the shader counted together, before it
+/// silently leaves them: a brute-force query over more rects than fit would miss the rest.
+pub const SOFTWARE_LOOP_BUDGET: usize = 65_535;
+
+/// The most loop iterations one rect can cost an invocation of the brute-force kernels
+/// (`shaders/queries.wgsl`): its place in the tile scan and the candidate loop, and for a hit
+/// two crossing times whose exact division corrects its estimate in two loops of at most 64
+/// steps each (`divide_rounded` in `shaders/segment_rect.wgsl`).
+pub const LOOP_ITERATIONS_PER_RECT: usize = 2 + 2 * 2 * 64;
+
+/// Rects per dispatch of the brute-force kernels on a software GPU, in whole tiles of 64:
+/// within [`SOFTWARE_LOOP_BUDGET`] however many of them are hit, with 1024 iterations to spare
+/// for the invocation's other loops (192).
+pub const SOFTWARE_RECTS_PER_DISPATCH: usize =
+    (SOFTWARE_LOOP_BUDGET - 1024) / LOOP_ITERATIONS_PER_RECT / 64 * 64;
+
+
 /// The query kernels on one GPU context, with buffers kept between calls.
 pub struct GpuQueries {
     context: GpuContext,
+    /// Rects one invocation of the brute-force kernels may scan in a dispatch: all of them,
+    /// but on a software GPU, whose loops stop silently past a budget
+    /// ([`SOFTWARE_RECTS_PER_DISPATCH`]).
+    rects_per_dispatch: usize,
     kernels: QueryKernels,
     buffers: QueryBuffers,
     /// One staging buffer per chunk in flight.
@@ -635,6 +657,11 @@ impl GpuQueries {
         let grid_kernels = GridKernels::new(&context, &kernels.layout)?;
         let grid = GridBuffers::new(&context);
         Ok(Self {
+            rects_per_dispatch: if context.is_software() {
+                SOFTWARE_RECTS_PER_DISPATCH
+            } else {
+                usize::MAX
+            },
             caps: QueryCaps::new(max_binding_bytes, max_workgroups_per_dimension),
             max_binding_bytes,
             max_buffer_bytes: context.limits().max_buffer_size,
@@ -774,7 +801,9 @@ impl GpuQueries {
         let rect_tile = if kernel == Kernel::Clip || grid.is_some() {
             m
         } else {
-            (self.caps.rects as usize).min(m)
+            (self.caps.rects as usize)
+                .min(m)
+                .min(self.rects_per_dispatch)
         };
         let mut work: Vec<(Range<usize>, Range<usize>)> = Vec::new();
         for s in (0..n).step_by(segment_tile).rev() {
