@@ -267,7 +267,11 @@ fn circles(c: &mut Criterion) {
     });
     for mut engine in cpu_engines() {
         group.bench_function(engine.chosen().to_string(), |b| {
-            b.iter(|| engine.circle_pairs(&queries, &circles).expect("circle pairs"))
+            b.iter(|| {
+                engine
+                    .circle_pairs(&queries, &circles)
+                    .expect("circle pairs")
+            })
         });
     }
     let balls: Vec<(Ball, Vector)> = circles

@@ -9,8 +9,8 @@ use crate::error::{Error, Result};
 use crate::gpu::{
     GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuShapePairs, GridQuery, WaitLimit,
 };
-use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::query::{Batch, ClipTo, Clipped, Counts};
+use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Circle, FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
 use std::any::{Any, TypeId};
@@ -641,7 +641,8 @@ impl Engine {
             for (k, row) in contacts.chunks_exact(m).enumerate() {
                 let mut best: Option<ShapeHit<S::Contact>> = None;
                 for (shape, contact) in row.iter().enumerate() {
-                    if contact.hit() && best.is_none_or(|b| contact.t_enter() < b.contact.t_enter()) {
+                    if contact.hit() && best.is_none_or(|b| contact.t_enter() < b.contact.t_enter())
+                    {
                         best = Some(ShapeHit {
                             segment: (start + k) as u32,
                             shape: shape as u32,

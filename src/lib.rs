@@ -6,8 +6,8 @@ mod engine;
 mod error;
 pub mod gpu;
 mod query;
-pub mod shape;
 pub mod scene;
+pub mod shape;
 mod types;
 pub mod validate;
 
@@ -21,7 +21,9 @@ pub use error::{Error, InputArray, InputError, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts};
 pub use shape::{Shape, ShapeContact, ShapeHit, ShapeKernel};
-pub use types::{Circle, Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
+pub use types::{
+    Circle, Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags,
+};
 pub use validate::MAX_ABS_COORDINATE;
 
 /// The per-pair contract (docs/semantics.md).

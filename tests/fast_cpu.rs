@@ -232,11 +232,19 @@ fn wall_and_circle_pairs_equal_the_scalar_functions_bit_for_bit() {
             let what = format!("{} on {}", scene.name, engine.chosen());
             let got = engine.wall_pairs(segments, &walls).expect("walls");
             assert_bits(&format!("walls, {what}"), &wall_want, &got, |i| {
-                format!("{:?} {:?}", segments[i / walls.len()], walls[i % walls.len()])
+                format!(
+                    "{:?} {:?}",
+                    segments[i / walls.len()],
+                    walls[i % walls.len()]
+                )
             });
             let got = engine.circle_pairs(segments, &circles).expect("circles");
             assert_bits(&format!("circles, {what}"), &circle_want, &got, |i| {
-                format!("{:?} {:?}", segments[i / circles.len()], circles[i % circles.len()])
+                format!(
+                    "{:?} {:?}",
+                    segments[i / circles.len()],
+                    circles[i % circles.len()]
+                )
             });
         }
     }

@@ -641,11 +641,23 @@ fn a_brute_force_query_over_more_rects_than_a_software_gpus_loop_budget_misses_n
     let batch = rectcast::Batch::new(&segments, &rects);
     let mut cpu = cpu_engine();
     let want = cpu.first_hit(&batch).expect("cpu");
-    assert!(want.iter().all(|f| f.rect().is_some()), "every segment hits");
+    assert!(
+        want.iter().all(|f| f.rect().is_some()),
+        "every segment hits"
+    );
     let got = gpu.first_hit(&batch).expect("gpu");
     if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
-        panic!("segment {i} {:?}: cpu {:?}, gpu {:?}", segments[i], want[i], got[i]);
+        panic!(
+            "segment {i} {:?}: cpu {:?}, gpu {:?}",
+            segments[i], want[i], got[i]
+        );
     }
-    assert_eq!(gpu.counts(&batch).expect("gpu"), cpu.counts(&batch).expect("cpu"));
-    assert_eq!(gpu.hits(&batch).expect("gpu"), cpu.hits(&batch).expect("cpu"));
+    assert_eq!(
+        gpu.counts(&batch).expect("gpu"),
+        cpu.counts(&batch).expect("cpu")
+    );
+    assert_eq!(
+        gpu.hits(&batch).expect("gpu"),
+        cpu.hits(&batch).expect("cpu")
+    );
 }

@@ -39,31 +39,97 @@ fn expect(query: Segment, circle: Circle, kind: CircleKind, t_enter: f32, t_exit
 
 #[test]
 fn a_segment_through_the_center_crosses_the_circle_twice() {
-    expect(s(-2.0, 0.0, 2.0, 0.0), c(0.0, 0.0, 1.0), CircleKind::Cross, 0.25, 0.75);
-    expect(s(0.0, -3.0, 0.0, 1.0), c(0.0, 0.0, 1.0), CircleKind::Enter, 0.5, 1.0);
+    expect(
+        s(-2.0, 0.0, 2.0, 0.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Cross,
+        0.25,
+        0.75,
+    );
+    expect(
+        s(0.0, -3.0, 0.0, 1.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Enter,
+        0.5,
+        1.0,
+    );
 }
 
 #[test]
 fn segments_from_inside_exit_and_from_outside_enter() {
-    expect(s(0.0, 0.0, 2.0, 0.0), c(0.0, 0.0, 1.0), CircleKind::Exit, 0.0, 0.5);
-    expect(s(2.0, 0.0, 0.0, 0.0), c(0.0, 0.0, 1.0), CircleKind::Enter, 0.5, 1.0);
-    expect(s(-0.5, 0.0, 0.5, 0.25), c(0.0, 0.0, 1.0), CircleKind::Inside, 0.0, 1.0);
+    expect(
+        s(0.0, 0.0, 2.0, 0.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Exit,
+        0.0,
+        0.5,
+    );
+    expect(
+        s(2.0, 0.0, 0.0, 0.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Enter,
+        0.5,
+        1.0,
+    );
+    expect(
+        s(-0.5, 0.0, 0.5, 0.25),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Inside,
+        0.0,
+        1.0,
+    );
 }
 
 #[test]
 fn an_end_on_the_circle_is_in_the_disk() {
-    expect(s(1.0, 0.0, 3.0, 0.0), c(0.0, 0.0, 1.0), CircleKind::Exit, 0.0, 0.0);
-    expect(s(3.0, 0.0, 1.0, 0.0), c(0.0, 0.0, 1.0), CircleKind::Enter, 1.0, 1.0);
+    expect(
+        s(1.0, 0.0, 3.0, 0.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Exit,
+        0.0,
+        0.0,
+    );
+    expect(
+        s(3.0, 0.0, 1.0, 0.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Enter,
+        1.0,
+        1.0,
+    );
     // A chord: both ends on the circle.
-    expect(s(0.0, 5.0, 0.0, -5.0), c(0.0, 0.0, 5.0), CircleKind::Inside, 0.0, 1.0);
-    expect(s(3.0, 4.0, -3.0, 4.0), c(0.0, 0.0, 5.0), CircleKind::Inside, 0.0, 1.0);
+    expect(
+        s(0.0, 5.0, 0.0, -5.0),
+        c(0.0, 0.0, 5.0),
+        CircleKind::Inside,
+        0.0,
+        1.0,
+    );
+    expect(
+        s(3.0, 4.0, -3.0, 4.0),
+        c(0.0, 0.0, 5.0),
+        CircleKind::Inside,
+        0.0,
+        1.0,
+    );
 }
 
 #[test]
 fn a_line_tangent_to_the_circle_touches_once_and_one_ulp_away_it_does_not() {
-    expect(s(-2.0, 1.0, 2.0, 1.0), c(0.0, 0.0, 1.0), CircleKind::Tangent, 0.5, 0.5);
+    expect(
+        s(-2.0, 1.0, 2.0, 1.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Tangent,
+        0.5,
+        0.5,
+    );
     let out = 1.0 + f32::EPSILON;
-    expect(s(-2.0, out, 2.0, out), c(0.0, 0.0, 1.0), CircleKind::Miss, 0.0, 0.0);
+    expect(
+        s(-2.0, out, 2.0, out),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Miss,
+        0.0,
+        0.0,
+    );
     // One ulp inside: a chord of length about 2^-11, around t = 0.5.
     let within = 1.0 - f32::EPSILON / 2.0;
     let got = segment_circle(&s(-2.0, within, 2.0, within), &c(0.0, 0.0, 1.0));
@@ -78,17 +144,53 @@ fn a_line_tangent_to_the_circle_touches_once_and_one_ulp_away_it_does_not() {
 #[test]
 fn a_disk_beyond_the_end_of_the_segment_is_missed() {
     // The line crosses the disk, the segment stops short of it.
-    expect(s(-3.0, 0.0, -2.0, 0.0), c(0.0, 0.0, 1.0), CircleKind::Miss, 0.0, 0.0);
-    expect(s(3.0, 0.0, 2.0, 0.0), c(0.0, 0.0, 1.0), CircleKind::Miss, 0.0, 0.0);
+    expect(
+        s(-3.0, 0.0, -2.0, 0.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Miss,
+        0.0,
+        0.0,
+    );
+    expect(
+        s(3.0, 0.0, 2.0, 0.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Miss,
+        0.0,
+        0.0,
+    );
     // The tangent point lies beyond the end.
-    expect(s(-3.0, 1.0, -1.0, 1.0), c(0.0, 0.0, 1.0), CircleKind::Miss, 0.0, 0.0);
+    expect(
+        s(-3.0, 1.0, -1.0, 1.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Miss,
+        0.0,
+        0.0,
+    );
 }
 
 #[test]
 fn a_point_query_is_inside_with_every_t_or_misses() {
-    expect(s(0.5, 0.5, 0.5, 0.5), c(0.0, 0.0, 1.0), CircleKind::Inside, 0.0, 1.0);
-    expect(s(0.0, 1.0, 0.0, 1.0), c(0.0, 0.0, 1.0), CircleKind::Inside, 0.0, 1.0);
-    expect(s(1.0, 1.0, 1.0, 1.0), c(0.0, 0.0, 1.0), CircleKind::Miss, 0.0, 0.0);
+    expect(
+        s(0.5, 0.5, 0.5, 0.5),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Inside,
+        0.0,
+        1.0,
+    );
+    expect(
+        s(0.0, 1.0, 0.0, 1.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Inside,
+        0.0,
+        1.0,
+    );
+    expect(
+        s(1.0, 1.0, 1.0, 1.0),
+        c(0.0, 0.0, 1.0),
+        CircleKind::Miss,
+        0.0,
+        0.0,
+    );
 }
 
 #[test]
@@ -123,7 +225,13 @@ fn a_t_halfway_between_two_floats_rounds_to_even() {
     // Entering at t = 1 − r = 0.5 + 2^-25: halfway between 0.5 (even) and 0.5 + 2^-24.
     let ulp = 2f32.powi(-24);
     let query = s(0.0, 0.0, 1.0, 0.0);
-    expect(query, c(1.0, 0.0, 0.5 - ulp / 2.0), CircleKind::Enter, 0.5, 1.0);
+    expect(
+        query,
+        c(1.0, 0.0, 0.5 - ulp / 2.0),
+        CircleKind::Enter,
+        0.5,
+        1.0,
+    );
     // t = 0.5 + 1.5 · 2^-24: between 0.5 + 2^-24 (odd) and 0.5 + 2^-23 (even).
     expect(
         query,
@@ -155,7 +263,13 @@ fn huge_and_subnormal_coordinates_are_exact() {
     // A disk of radius 2^-20 at 2^60, whose coordinates' ulp is 2^37: the segment passes
     // exactly through its center.
     let query = s(huge, 0.0, huge, 1.0);
-    expect(query, c(huge, 0.5, 2f32.powi(-20)), CircleKind::Cross, 0.5 - 2f32.powi(-20), 0.5 + 2f32.powi(-20));
+    expect(
+        query,
+        c(huge, 0.5, 2f32.powi(-20)),
+        CircleKind::Cross,
+        0.5 - 2f32.powi(-20),
+        0.5 + 2f32.powi(-20),
+    );
 }
 
 /// A circle for `query`: on the grid, or through its start at a 3-4-5 offset (an end exactly
@@ -164,7 +278,10 @@ fn random_circle(rng: &mut SplitMix64, scale: f32, query: &Segment) -> Circle {
     match rng.below(6) {
         0 => {
             let k = (rng.below(3) as f32 + 1.0) * 0.5 * scale;
-            let (sx, sy) = ([1.0, -1.0][rng.below(2) as usize], [1.0, -1.0][rng.below(2) as usize]);
+            let (sx, sy) = (
+                [1.0, -1.0][rng.below(2) as usize],
+                [1.0, -1.0][rng.below(2) as usize],
+            );
             c(query.x0 + 3.0 * k * sx, query.y0 + 4.0 * k * sy, 5.0 * k)
         }
         1 => c(
@@ -219,7 +336,11 @@ fn tangent_lines_one_ulp_either_side_give_the_oracles_answer() {
         let r = rng.range(0.0, 50.0);
         // Horizontal lines at the top of the circle, and one or two ulps off it.
         let top = cy + r;
-        for y in [top, f32::from_bits(top.to_bits() + 1), f32::from_bits(top.to_bits() - 1)] {
+        for y in [
+            top,
+            f32::from_bits(top.to_bits() + 1),
+            f32::from_bits(top.to_bits() - 1),
+        ] {
             let query = s(cx - 2.0 * r - 1.0, y, cx + r + 1.0, y);
             let circle = c(cx, cy, r);
             let got = segment_circle(&query, &circle);
@@ -245,7 +366,10 @@ fn reversing_the_segment_swaps_enter_and_exit() {
             continue;
         }
         let reversed = s(query.x1, query.y1, query.x0, query.y0);
-        let (ahead, back) = (segment_circle(&query, &circle), segment_circle(&reversed, &circle));
+        let (ahead, back) = (
+            segment_circle(&query, &circle),
+            segment_circle(&reversed, &circle),
+        );
         let mirrored = match ahead.kind() {
             CircleKind::Enter => CircleKind::Exit,
             CircleKind::Exit => CircleKind::Enter,
@@ -269,10 +393,19 @@ fn scaling_and_translating_by_powers_of_two_keep_every_byte() {
             let f = 2f64.powi(k) as f32;
             let scaled = s(query.x0 * f, query.y0 * f, query.x1 * f, query.y1 * f);
             let disk = c(circle.cx * f, circle.cy * f, circle.r * f);
-            assert_eq!(segment_circle(&scaled, &disk), want, "2^{k}: {query:?} {circle:?}");
+            assert_eq!(
+                segment_circle(&scaled, &disk),
+                want,
+                "2^{k}: {query:?} {circle:?}"
+            );
         }
         let shift = 1048576.0; // 2^20
-        let moved = s(query.x0 + shift, query.y0 - shift, query.x1 + shift, query.y1 - shift);
+        let moved = s(
+            query.x0 + shift,
+            query.y0 - shift,
+            query.x1 + shift,
+            query.y1 - shift,
+        );
         let disk = c(circle.cx + shift, circle.cy - shift, circle.r);
         assert_eq!(segment_circle(&moved, &disk), want, "{query:?} {circle:?}");
     }
@@ -344,9 +477,21 @@ fn the_gpu_gives_the_oracles_bytes_on_seeded_scenes() {
         let (queries, circles) = batch(seed, 100, 80, scale);
         let want = oracle(&queries, &circles);
         let cpu_got = cpu.circle_pairs(&queries, &circles).expect("cpu");
-        assert_same_contacts(&format!("cpu, scale {scale}"), &queries, &circles, &want, &cpu_got);
+        assert_same_contacts(
+            &format!("cpu, scale {scale}"),
+            &queries,
+            &circles,
+            &want,
+            &cpu_got,
+        );
         let got = gpu.circle_pairs(&queries, &circles).expect("gpu");
-        assert_same_contacts(&format!("gpu, scale {scale}"), &queries, &circles, &want, &got);
+        assert_same_contacts(
+            &format!("gpu, scale {scale}"),
+            &queries,
+            &circles,
+            &want,
+            &got,
+        );
         for c in &want {
             seen[c.kind as usize] += 1;
         }
@@ -387,7 +532,11 @@ fn an_invalid_circle_is_named_before_any_work() {
         .unwrap_err();
     assert!(e.to_string().starts_with("circle 0: cx is infinite"), "{e}");
     // -0.0 is a zero radius.
-    assert!(common::cpu_engine().circle_pairs(&queries, &[c(0.0, 0.0, -0.0)]).is_ok());
+    assert!(
+        common::cpu_engine()
+            .circle_pairs(&queries, &[c(0.0, 0.0, -0.0)])
+            .is_ok()
+    );
 }
 
 #[test]
@@ -431,7 +580,10 @@ fn the_float_filter_certifies_only_the_references_answers() {
         uniform_certified * 100 > uniform * 99,
         "{uniform_certified} of {uniform} uniform pairs certified"
     );
-    assert!(hits_certified > 10_000, "{hits_certified} hits certified of {certified}");
+    assert!(
+        hits_certified > 10_000,
+        "{hits_certified} hits certified of {certified}"
+    );
 }
 
 #[test]
@@ -467,7 +619,11 @@ fn the_longest_searches_stay_within_the_gpus_loop_budget() {
         s(0.0, 0.0, 1.0, 0.0),
         s(7.106875e-24, -3.0, -140185686000000.0, -2.0),
     ]);
-    circles.extend([c(0.0, 0.0, 2f32.powi(-60)), c(1.0, 0.0, 1e-7), c(-3.14653e-23, 1.0, 4.0)]);
+    circles.extend([
+        c(0.0, 0.0, 2f32.powi(-60)),
+        c(1.0, 0.0, 1e-7),
+        c(-3.14653e-23, 1.0, 4.0),
+    ]);
     let want = oracle(&queries, &circles);
     let got = gpu.circle_pairs(&queries, &circles).expect("gpu");
     assert_same_contacts("far estimates", &queries, &circles, &want, &got);

@@ -570,7 +570,13 @@ fn cpu_mirror_walks_the_grid_like_the_shader() {
 
 #[test]
 fn cpu_mirror_does_exact_arithmetic_like_the_shader() {
-    assert_same_decisions("exact.rs", shader::EXACT_WGSL, "big_from_f32", "double_shl", 45);
+    assert_same_decisions(
+        "exact.rs",
+        shader::EXACT_WGSL,
+        "big_from_f32",
+        "double_shl",
+        45,
+    );
 }
 
 #[test]
@@ -613,6 +619,12 @@ fn wgsl_const(file: &str, name: &str) -> usize {
 fn the_exact_integers_have_as_many_limbs_in_wgsl_as_in_the_cpu_mirror() {
     // A function-scope array needs a constant size, so LIMBS and DOUBLE are WGSL consts, not
     // overrides.
-    assert_eq!(wgsl_const("exact.wgsl", "LIMBS"), rectcast::cpu::exact::LIMBS);
-    assert_eq!(wgsl_const("exact.wgsl", "DOUBLE"), rectcast::cpu::exact::DOUBLE);
+    assert_eq!(
+        wgsl_const("exact.wgsl", "LIMBS"),
+        rectcast::cpu::exact::LIMBS
+    );
+    assert_eq!(
+        wgsl_const("exact.wgsl", "DOUBLE"),
+        rectcast::cpu::exact::DOUBLE
+    );
 }

@@ -16,7 +16,11 @@ fn circles(seed: u64, n: usize) -> Vec<Circle> {
                 let k = rng.below(5) as f32 * 100.0;
                 Circle::new(k, k, 50.0)
             } else {
-                Circle::new(rng.range(0.0, 1000.0), rng.range(0.0, 1000.0), rng.range(0.0, 60.0))
+                Circle::new(
+                    rng.range(0.0, 1000.0),
+                    rng.range(0.0, 1000.0),
+                    rng.range(0.0, 60.0),
+                )
             }
         })
         .collect()
@@ -27,7 +31,12 @@ fn expected<S: Shape>(
     pairs: &[S::Contact],
     segments: usize,
     m: usize,
-) -> (Vec<ShapeHit<S::Contact>>, Vec<Option<ShapeHit<S::Contact>>>, Vec<u32>, Vec<u64>) {
+) -> (
+    Vec<ShapeHit<S::Contact>>,
+    Vec<Option<ShapeHit<S::Contact>>>,
+    Vec<u32>,
+    Vec<u64>,
+) {
     let mut hits = Vec::new();
     let mut first: Vec<Option<ShapeHit<S::Contact>>> = vec![None; segments];
     let (mut per_segment, mut per_shape) = (vec![0u32; segments], vec![0u64; m]);
@@ -69,8 +78,16 @@ fn check<S: Shape>(engine: &mut Engine, what: &str, segments: &[Segment], shapes
     let pairs = engine.shape_pairs(segments, shapes).expect("pairs");
     let (hits, first, per_segment, per_shape) = expected::<S>(&pairs, segments.len(), shapes.len());
     assert!(hits.len() > 50, "{what}: {} hits", hits.len());
-    assert_same(what, &hits, &engine.shape_hits(segments, shapes).expect("hits"));
-    assert_same(what, &first, &engine.shape_first_hits(segments, shapes).expect("first"));
+    assert_same(
+        what,
+        &hits,
+        &engine.shape_hits(segments, shapes).expect("hits"),
+    );
+    assert_same(
+        what,
+        &first,
+        &engine.shape_first_hits(segments, shapes).expect("first"),
+    );
     let counts = engine.shape_counts(segments, shapes).expect("counts");
     assert_same(what, &per_segment, &counts.per_segment);
     assert_same(what, &per_shape, &counts.per_rect);
@@ -96,8 +113,14 @@ fn hits_first_hits_and_counts_reduce_the_pairs_on_the_gpu() {
     let disks = circles(46, 40);
     check(&mut gpu, "circles on the gpu", &segments, &disks);
     // And the GPU's first hits are the CPU's.
-    let want = common::cpu_engine().shape_first_hits(&segments, &disks).expect("cpu");
-    assert_same("gpu vs cpu", &want, &gpu.shape_first_hits(&segments, &disks).expect("gpu"));
+    let want = common::cpu_engine()
+        .shape_first_hits(&segments, &disks)
+        .expect("cpu");
+    assert_same(
+        "gpu vs cpu",
+        &want,
+        &gpu.shape_first_hits(&segments, &disks).expect("gpu"),
+    );
 }
 
 #[test]
@@ -114,14 +137,30 @@ fn a_tie_goes_to_the_lowest_shape_and_a_point_inside_comes_first() {
     let first = engine.shape_first_hits(&segment, &disks).expect("first")[0].expect("a hit");
     assert_eq!((first.shape, first.contact.t_enter), (1, 0.4));
     let counts = engine.shape_counts(&segment, &disks).expect("counts");
-    assert_eq!((counts.per_segment, counts.per_rect), (vec![3], vec![1, 1, 1, 0]));
+    assert_eq!(
+        (counts.per_segment, counts.per_rect),
+        (vec![3], vec![1, 1, 1, 0])
+    );
     // A wall through the start: t = 0, before every circle.
-    let walls = [Segment::new(5.0, -1.0, 5.0, 1.0), Segment::new(0.0, -1.0, 0.0, 1.0)];
+    let walls = [
+        Segment::new(5.0, -1.0, 5.0, 1.0),
+        Segment::new(0.0, -1.0, 0.0, 1.0),
+    ];
     let first = engine.shape_first_hits(&segment, &walls).expect("first")[0].expect("a hit");
     assert_eq!((first.shape, first.contact.t_enter), (1, 0.0));
     // Nothing hit: None; no shapes: None for every segment.
-    assert_eq!(engine.shape_first_hits(&segment, &disks[3..]).expect("none"), [None]);
-    assert_eq!(engine.shape_first_hits::<Circle>(&segment, &[]).expect("empty"), [None]);
+    assert_eq!(
+        engine
+            .shape_first_hits(&segment, &disks[3..])
+            .expect("none"),
+        [None]
+    );
+    assert_eq!(
+        engine
+            .shape_first_hits::<Circle>(&segment, &[])
+            .expect("empty"),
+        [None]
+    );
     // A bad shape is named before any work.
     let e = engine
         .shape_hits(&segment, &[Circle::new(0.0, 0.0, -1.0)])

@@ -893,7 +893,15 @@ fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
     assert!(!out.exists());
     // first-hit, hits and count take walls too: the library's answers, row by row.
     let query = |q: &str| {
-        let o = rectcast(&[q, "--segments", s.to_str().unwrap(), "--walls", w.to_str().unwrap(), "--backend", "cpu"]);
+        let o = rectcast(&[
+            q,
+            "--segments",
+            s.to_str().unwrap(),
+            "--walls",
+            w.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ]);
         assert!(o.status.success(), "{q}: {}", stderr(&o));
         String::from_utf8(o.stdout).unwrap()
     };
@@ -902,7 +910,13 @@ fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
     let mut expected = String::from("segment,wall,contact,t_enter,t_exit\n");
     for (i, f) in first.iter().enumerate() {
         expected += &match f {
-            Some(h) => format!("{i},{},{},{},{}\n", h.shape, h.contact.contact().name(), h.contact.t_enter, h.contact.t_exit),
+            Some(h) => format!(
+                "{i},{},{},{},{}\n",
+                h.shape,
+                h.contact.contact().name(),
+                h.contact.t_enter,
+                h.contact.t_exit
+            ),
             None => format!("{i},,miss,,\n"),
         };
     }
@@ -911,7 +925,14 @@ fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
     let mut expected = String::from("segment,wall,hit,contact,t_enter,t_exit\n");
     for h in &hits {
         let c = h.contact;
-        expected += &format!("{},{},true,{},{},{}\n", h.segment, h.shape, c.contact().name(), c.t_enter, c.t_exit);
+        expected += &format!(
+            "{},{},true,{},{},{}\n",
+            h.segment,
+            h.shape,
+            c.contact().name(),
+            c.t_enter,
+            c.t_exit
+        );
     }
     assert_eq!(query("hits"), expected);
     let counts = engine.shape_counts(&segments, &walls).unwrap();
@@ -921,8 +942,20 @@ fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
     }
     assert_eq!(query("count"), expected);
     // The grid serves rects alone: asking for it with walls says so.
-    let o = rectcast(&["count", "--segments", s.to_str().unwrap(), "--walls", w.to_str().unwrap(), "--broad-phase", "on"]);
-    assert!(!o.status.success() && stderr(&o).contains("--broad-phase"), "{}", stderr(&o));
+    let o = rectcast(&[
+        "count",
+        "--segments",
+        s.to_str().unwrap(),
+        "--walls",
+        w.to_str().unwrap(),
+        "--broad-phase",
+        "on",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("--broad-phase"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -931,7 +964,13 @@ fn pairs_with_circles_writes_segment_x_circle_rows_as_the_library_decides() {
     let segments = rectcast::scene::random_batch(73, 40, 30, 10.0).0;
     let mut rng = rectcast::scene::SplitMix64::new(74);
     let circles: Vec<rectcast::Circle> = (0..25)
-        .map(|_| rectcast::Circle::new(rng.range(0.0, 10.0), rng.range(0.0, 10.0), rng.range(0.0, 3.0)))
+        .map(|_| {
+            rectcast::Circle::new(
+                rng.range(0.0, 10.0),
+                rng.range(0.0, 10.0),
+                rng.range(0.0, 3.0),
+            )
+        })
         .collect();
     let mut text = String::from("x0,y0,x1,y1\n");
     for g in &segments {
@@ -971,7 +1010,13 @@ fn pairs_with_circles_writes_segment_x_circle_rows_as_the_library_decides() {
     assert_eq!(rows.len(), want.len());
     let mut hits = 0;
     for (i, (row, c)) in rows.iter().zip(&want).enumerate() {
-        let t = |t: f32| if c.hit() { t.to_string() } else { String::new() };
+        let t = |t: f32| {
+            if c.hit() {
+                t.to_string()
+            } else {
+                String::new()
+            }
+        };
         let expected = format!(
             "{},{},{},{},{},{}",
             i / circles.len(),
@@ -1017,31 +1062,63 @@ fn pairs_with_circles_writes_segment_x_circle_rows_as_the_library_decides() {
     let out = dir.path("o4.csv");
     let o = run(&bad, &out);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("bad.csv:3:3: r is -2, below 0"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bad.csv:3:3: r is -2, below 0"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!out.exists());
     // A rects-shaped .npy is not circles.
     let o = run(&dir.file("four.f32", "0123456789abcdef"), &out);
-    assert!(!o.status.success() && stderr(&o).contains("12 bytes each"), "{}", stderr(&o));
+    assert!(
+        !o.status.success() && stderr(&o).contains("12 bytes each"),
+        "{}",
+        stderr(&o)
+    );
     // first-hit and count take circles too.
     let mut engine = rectcast::Engine::new(rectcast::Backend::Cpu).unwrap();
     let first = engine.shape_first_hits(&segments, &circles).unwrap();
-    let o = rectcast(&["first-hit", "--segments", s.to_str().unwrap(), "--circles", c.to_str().unwrap()]);
+    let o = rectcast(&[
+        "first-hit",
+        "--segments",
+        s.to_str().unwrap(),
+        "--circles",
+        c.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("segment,circle,kind,t_enter,t_exit"));
     for (i, (line, f)) in lines.zip(&first).enumerate() {
         let want = match f {
-            Some(h) => format!("{i},{},{},{},{}", h.shape, h.contact.kind().name(), h.contact.t_enter, h.contact.t_exit),
+            Some(h) => format!(
+                "{i},{},{},{},{}",
+                h.shape,
+                h.contact.kind().name(),
+                h.contact.t_enter,
+                h.contact.t_exit
+            ),
             None => format!("{i},,miss,,"),
         };
         assert_eq!(line, want, "segment {i}");
     }
     let counts = engine.shape_counts(&segments, &circles).unwrap();
-    let o = rectcast(&["count", "--segments", s.to_str().unwrap(), "--circles", c.to_str().unwrap()]);
+    let o = rectcast(&[
+        "count",
+        "--segments",
+        s.to_str().unwrap(),
+        "--circles",
+        c.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let want: String = std::iter::once("circle,hits".to_string())
-        .chain(counts.per_rect.iter().enumerate().map(|(k, n)| format!("{k},{n}")))
+        .chain(
+            counts
+                .per_rect
+                .iter()
+                .enumerate()
+                .map(|(k, n)| format!("{k},{n}")),
+        )
         .map(|l| l + "\n")
         .collect();
     assert_eq!(String::from_utf8(o.stdout).unwrap(), want);

@@ -683,7 +683,11 @@ fn render_draws_circles_and_walls_with_their_hits() {
     let png = tiny_skia::Pixmap::load_png(&out).unwrap();
     let at = |x: i32, y: i32| pixel(&png, (x + 100) as u32, (y + 100) as u32);
     let [r, g, b] = at(50, 70); // inside the circle, away from the segment: its fill
-    assert!(b > r + 20 && b > 200 && g > r, "circle fill {:?}", [r, g, b]);
+    assert!(
+        b > r + 20 && b > 200 && g > r,
+        "circle fill {:?}",
+        [r, g, b]
+    );
     let [r, g, b] = at(50, 50); // the crossing, inside the circle: red
     assert!(r > 180 && g < 80 && b < 100, "inside part {:?}", [r, g, b]);
     let [r, g, b] = at(20, 50); // where it enters the circle: green
@@ -695,7 +699,11 @@ fn render_draws_circles_and_walls_with_their_hits() {
     let [r, g, b] = at(200, 80); // where the second segment meets the wall: green
     assert!(g > 120 && r < 80 && b < 120, "contact {:?}", [r, g, b]);
     let [r, g, b] = at(100, 180); // the miss: grey
-    assert!(r == g && g == b && (120..200).contains(&r), "miss {:?}", [r, g, b]);
+    assert!(
+        r == g && g == b && (120..200).contains(&r),
+        "miss {:?}",
+        [r, g, b]
+    );
 }
 
 #[test]

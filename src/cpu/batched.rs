@@ -19,12 +19,12 @@ use rayon::prelude::*;
 
 use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
+use super::segment_circle::{CircleContact, CircleKind};
 use super::segment_rect::AXIS_Y;
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
-use super::segment_circle::{CircleContact, CircleKind};
 use super::segment_segment::SegmentContact;
-use crate::shape::Shape;
 use crate::query::{Batch, Counts};
+use crate::shape::Shape;
 use crate::types::{Circle, Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
 
 /// Rects per block: one AVX-512 register, two AVX2 ones.
@@ -1033,7 +1033,10 @@ pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact
         (true, true) => {
             // The discriminant R²·|d|² − (f × d)², from |f × d| within its bound and |d|²
             // within 4u.
-            let (far, near) = ((cross.abs() - cross_bound).max(0.0), cross.abs() + cross_bound);
+            let (far, near) = (
+                (cross.abs() - cross_bound).max(0.0),
+                cross.abs() + cross_bound,
+            );
             if far * far > rr * dd * (1.0 + 16.0 * HALF_ULP) {
                 return Some(CircleContact::MISS);
             }
@@ -1096,7 +1099,11 @@ mod tests {
         for (root, upper) in [(0.25f32, false), (0.75, true)] {
             assert_eq!(frame.certify(root as f64, upper), Some(root));
             for wrong in [root + ulp(root), root - ulp(root - ulp(root))] {
-                assert_eq!(frame.certify(wrong as f64, upper), None, "{wrong} for {root}");
+                assert_eq!(
+                    frame.certify(wrong as f64, upper),
+                    None,
+                    "{wrong} for {root}"
+                );
             }
             // The other root's estimate is not this one's.
             assert_eq!(frame.certify(1.0 - root as f64, upper), None);

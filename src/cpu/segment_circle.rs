@@ -256,8 +256,18 @@ fn root_guesses(query: &Segment, circle: &Circle) -> [f32; 2] {
     let fy = query.y0 - circle.cy;
     let dx = query.x1 - query.x0;
     let dy = query.y1 - query.y0;
-    let scale = fx.abs().max(fy.abs()).max(dx.abs().max(dy.abs())).max(circle.r);
-    let (fx, fy, dx, dy, r) = (fx / scale, fy / scale, dx / scale, dy / scale, circle.r / scale);
+    let scale = fx
+        .abs()
+        .max(fy.abs())
+        .max(dx.abs().max(dy.abs()))
+        .max(circle.r);
+    let (fx, fy, dx, dy, r) = (
+        fx / scale,
+        fy / scale,
+        dx / scale,
+        dy / scale,
+        circle.r / scale,
+    );
     let a = dx * dx + dy * dy;
     let b = fx * dx + fy * dy;
     let c = fx * fx + fy * fy - r * r;
@@ -442,9 +452,8 @@ mod tests {
             let p1 = BigPoint { x: e[2], y: e[3] };
             let center = BigPoint { x: e[4], y: e[5] };
             let (f, d) = (difference(&p0, &center), difference(&p1, &p0));
-            let dot = |a: &BigPoint, b: &BigPoint| {
-                big_add(&big_mul(&a.x, &b.x), &big_mul(&a.y, &b.y))
-            };
+            let dot =
+                |a: &BigPoint, b: &BigPoint| big_add(&big_mul(&a.x, &b.x), &big_mul(&a.y, &b.y));
             let start = big_sub(&dot(&f, &f), &big_mul(&e[6], &e[6]));
             let coefficients = [
                 double_from_big(&dot(&d, &d)),

@@ -601,7 +601,6 @@ pub const LOOP_ITERATIONS_PER_RECT: usize = 2 + 2 * 2 * 64;
 pub const SOFTWARE_RECTS_PER_DISPATCH: usize =
     (SOFTWARE_LOOP_BUDGET - 1024) / LOOP_ITERATIONS_PER_RECT / 64 * 64;
 
-
 /// The query kernels on one GPU context, with buffers kept between calls.
 pub struct GpuQueries {
     context: GpuContext,

@@ -37,4 +37,3 @@ pub fn valid(s: &Segment) -> bool {
         .iter()
         .all(|v| v.is_finite() && v.abs() <= rectcast::MAX_ABS_COORDINATE)
 }
-

@@ -102,8 +102,12 @@ fn run_chunk(
             Out::FirstHit(first)
         }
         (Against::Rects, Query::Count) => Out::Counts(engine.counts(&batch).map_err(e)?.per_rect),
-        (Against::Walls, Query::Pairs) => Out::WallPairs(engine.wall_pairs(&chunk, walls).map_err(e)?),
-        (Against::Walls, Query::Hits) => Out::WallHits(engine.shape_hits(&chunk, walls).map_err(e)?),
+        (Against::Walls, Query::Pairs) => {
+            Out::WallPairs(engine.wall_pairs(&chunk, walls).map_err(e)?)
+        }
+        (Against::Walls, Query::Hits) => {
+            Out::WallHits(engine.shape_hits(&chunk, walls).map_err(e)?)
+        }
         (Against::Walls, Query::FirstHit) => {
             Out::WallFirstHits(engine.shape_first_hits(&chunk, walls).map_err(e)?)
         }

@@ -72,7 +72,10 @@ pub fn run(args: RenderArgs) -> Outcome {
                 .map_err(|e| e.replace("--rect", "--view"))
         })
         .transpose()?;
-    fn read<T>(path: Option<&PathBuf>, kind: &'static records::RecordKind<T>) -> Result<Vec<T>, String> {
+    fn read<T>(
+        path: Option<&PathBuf>,
+        kind: &'static records::RecordKind<T>,
+    ) -> Result<Vec<T>, String> {
         let Some(path) = path else {
             return Ok(Vec::new());
         };
@@ -337,27 +340,44 @@ fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<P
     if !scene.walls.is_empty() {
         let contacts = engine.wall_pairs(scene.segments, scene.walls).map_err(e)?;
         let m = scene.walls.len();
-        parts.extend(contacts.iter().enumerate().filter(|(_, c)| c.hit()).map(|(i, c)| Part {
-            segment: i / m,
-            t_enter: c.t_enter,
-            t_exit: c.t_exit,
-            entry: true,
-            exit: c.contact() == Contact::Overlap,
-        }));
+        parts.extend(
+            contacts
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.hit())
+                .map(|(i, c)| Part {
+                    segment: i / m,
+                    t_enter: c.t_enter,
+                    t_exit: c.t_exit,
+                    entry: true,
+                    exit: c.contact() == Contact::Overlap,
+                }),
+        );
     }
     if !scene.circles.is_empty() {
-        let contacts = engine.circle_pairs(scene.segments, scene.circles).map_err(e)?;
+        let contacts = engine
+            .circle_pairs(scene.segments, scene.circles)
+            .map_err(e)?;
         let m = scene.circles.len();
-        parts.extend(contacts.iter().enumerate().filter(|(_, c)| c.hit()).map(|(i, c)| {
-            let kind = c.kind();
-            Part {
-                segment: i / m,
-                t_enter: c.t_enter,
-                t_exit: c.t_exit,
-                entry: matches!(kind, CircleKind::Enter | CircleKind::Cross | CircleKind::Tangent),
-                exit: matches!(kind, CircleKind::Exit | CircleKind::Cross),
-            }
-        }));
+        parts.extend(
+            contacts
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.hit())
+                .map(|(i, c)| {
+                    let kind = c.kind();
+                    Part {
+                        segment: i / m,
+                        t_enter: c.t_enter,
+                        t_exit: c.t_exit,
+                        entry: matches!(
+                            kind,
+                            CircleKind::Enter | CircleKind::Cross | CircleKind::Tangent
+                        ),
+                        exit: matches!(kind, CircleKind::Exit | CircleKind::Cross),
+                    }
+                }),
+        );
     }
     if query == RenderQuery::FirstHit {
         // Each segment's first part: the smallest t_enter, the earliest listed on a tie.

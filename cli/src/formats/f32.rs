@@ -85,7 +85,10 @@ impl RecordSource for BinarySource {
         if let Err(e) = self.reader.read_exact(bytes) {
             let message = match (e.kind(), self.records) {
                 (std::io::ErrorKind::UnexpectedEof, None) => {
-                    format!("the input ends inside this record ({} bytes each)", bytes.len())
+                    format!(
+                        "the input ends inside this record ({} bytes each)",
+                        bytes.len()
+                    )
                 }
                 (std::io::ErrorKind::UnexpectedEof, Some(records)) => format!(
                     "the input ends inside this record, before the {records} its header promises"

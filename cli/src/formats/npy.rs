@@ -125,7 +125,14 @@ pub fn open(path: &Path, data: Data, width: usize) -> Result<BinarySource, FileE
             ),
         ));
     }
-    BinarySource::new(path, reader, width, header.length, Some(header.shape[0]), size)
+    BinarySource::new(
+        path,
+        reader,
+        width,
+        header.length,
+        Some(header.shape[0]),
+        size,
+    )
 }
 
 /// A column's numpy type: packed, little-endian.
