@@ -17,6 +17,16 @@ struct SegmentContact {
     contact: u32,
 }
 
+// The common part of a query and a wall, exactly: its contact, and its first and last t as
+// ratios (a denominator above 0) before rounding. Polygons compare two edges' ratios exactly.
+struct SegmentRatios {
+    contact: u32,
+    enter_num: Big,
+    enter_den: Big,
+    exit_num: Big,
+    exit_den: Big,
+}
+
 @group(0) @binding(0) var<uniform> shape_params: ShapeParams;
 @group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> walls: array<Segment>;
@@ -26,8 +36,10 @@ struct SegmentContact {
 // Every call of a Big function is inlined in full by a GPU compiler, and big_mul is long: so
 // it appears at two call sites, each in a loop over its operands. (lavapipe took 24 s to
 // compile the form with a call per product, 8 s with four call sites.)
-fn segment_segment(query: Segment, wall: Segment) -> SegmentContact {
-    let miss = SegmentContact(0.0, 0.0, CONTACT_MISS);
+fn segment_segment_ratios(query: Segment, wall: Segment) -> SegmentRatios {
+    var one: Big;
+    one[0] = 1u;
+    let miss = SegmentRatios(CONTACT_MISS, Big(), one, Big(), one);
     let values = array<f32, 8>(query.x0, query.y0, query.x1, query.y1, wall.x0, wall.y0, wall.x1, wall.y1);
     var exact: array<Big, 8>;
     for (var k = 0u; k < 8u; k += 1u) {
@@ -51,8 +63,6 @@ fn segment_segment(query: Segment, wall: Segment) -> SegmentContact {
     var den = big_sub(crosses[0], crosses[1]);
     var a = big_sub(crosses[2], crosses[3]);
     var b = big_sub(crosses[4], crosses[5]);
-    var one: Big;
-    one[0] = 1u;
     var contact = CONTACT_TOUCH;
     var enter_num: Big;
     var enter_den = one;
@@ -134,13 +144,21 @@ fn segment_segment(query: Segment, wall: Segment) -> SegmentContact {
             exit_den = dd;
         }
     }
-    let nums = array<Big, 2>(enter_num, exit_num);
-    let dens = array<Big, 2>(enter_den, exit_den);
+    return SegmentRatios(contact, enter_num, enter_den, exit_num, exit_den);
+}
+
+fn segment_segment(query: Segment, wall: Segment) -> SegmentContact {
+    let ratios = segment_segment_ratios(query, wall);
+    if (ratios.contact == CONTACT_MISS) {
+        return SegmentContact(0.0, 0.0, CONTACT_MISS);
+    }
+    let nums = array<Big, 2>(ratios.enter_num, ratios.exit_num);
+    let dens = array<Big, 2>(ratios.enter_den, ratios.exit_den);
     var t: array<f32, 2>;
     for (var k = 0u; k < 2u; k += 1u) {
         t[k] = ratio_to_f32(nums[k], dens[k]);
     }
-    return SegmentContact(t[0], t[1], contact);
+    return SegmentContact(t[0], t[1], ratios.contact);
 }
 
 // Every query against every wall, query-major: pair i is query i / shape_count, wall

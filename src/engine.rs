@@ -4,6 +4,9 @@ use crate::broad_phase::{BroadPhase, RectSet};
 use crate::cpu::batched::{CpuKernel, CpuOptions};
 use crate::cpu::grid::Grid;
 use crate::cpu::segment_circle::CircleContact;
+use crate::cpu::segment_polygon::{
+    EdgeContact, PolygonContact, PolygonEdge, polygon_contact, polygon_edges,
+};
 use crate::cpu::segment_segment::SegmentContact;
 use crate::error::{Error, Result};
 use crate::gpu::{
@@ -11,7 +14,7 @@ use crate::gpu::{
 };
 use crate::query::{Batch, ClipTo, Clipped, Counts};
 use crate::shape::{Shape, ShapeContact, ShapeHit};
-use crate::types::{Circle, FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
+use crate::types::{Circle, FirstHit, Hit, PairIndex, PairResult, Polygons, Rect, Segment};
 use crate::validate;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -36,6 +39,75 @@ impl<S: Shape> ShapeHost for GpuShapePairs<S> {
 /// Results per chunk of the queries over shapes (hits, first hits, counts): their memory
 /// whatever the batch.
 pub const SHAPE_PAIRS_PER_CHUNK: usize = 1 << 22;
+
+/// The hitting pairs of rows of `m` results each, from `chunks`, which hands each chunk of
+/// rows to its argument with the chunk's first row.
+fn hits_of<C: ShapeContact>(
+    m: usize,
+    chunks: impl FnOnce(&mut dyn FnMut(usize, &[C])) -> Result<()>,
+) -> Result<Vec<ShapeHit<C>>> {
+    let mut hits = Vec::new();
+    chunks(&mut |first, contacts| {
+        for (i, contact) in contacts.iter().enumerate() {
+            if contact.hit() {
+                hits.push(ShapeHit {
+                    segment: (first + i / m) as u32,
+                    shape: (i % m) as u32,
+                    contact: *contact,
+                });
+            }
+        }
+    })?;
+    Ok(hits)
+}
+
+/// Each row's hit with the smallest `t_enter`, the lowest index on a tie, as [`hits_of`].
+fn first_hits_of<C: ShapeContact>(
+    n: usize,
+    m: usize,
+    chunks: impl FnOnce(&mut dyn FnMut(usize, &[C])) -> Result<()>,
+) -> Result<Vec<Option<ShapeHit<C>>>> {
+    let mut first = vec![None; n];
+    chunks(&mut |start, contacts| {
+        for (k, row) in contacts.chunks_exact(m).enumerate() {
+            let mut best: Option<ShapeHit<C>> = None;
+            for (shape, contact) in row.iter().enumerate() {
+                if contact.hit() && best.is_none_or(|b| contact.t_enter() < b.contact.t_enter()) {
+                    best = Some(ShapeHit {
+                        segment: (start + k) as u32,
+                        shape: shape as u32,
+                        contact: *contact,
+                    });
+                }
+            }
+            first[start + k] = best;
+        }
+    })?;
+    Ok(first)
+}
+
+/// Hits per row and per column, as [`hits_of`].
+fn counts_of<C: ShapeContact>(
+    n: usize,
+    m: usize,
+    chunks: impl FnOnce(&mut dyn FnMut(usize, &[C])) -> Result<()>,
+) -> Result<Counts> {
+    let mut counts = Counts {
+        per_segment: vec![0; n],
+        per_rect: vec![0; m],
+    };
+    chunks(&mut |start, contacts| {
+        for (k, row) in contacts.chunks_exact(m).enumerate() {
+            for (shape, contact) in row.iter().enumerate() {
+                if contact.hit() {
+                    counts.per_segment[start + k] += 1;
+                    counts.per_rect[shape] += 1;
+                }
+            }
+        }
+    })?;
+    Ok(counts)
+}
 
 /// Checks every segment and every shape, before any work.
 fn check_shapes<S: Shape>(segments: &[Segment], shapes: &[S]) -> Result<()> {
@@ -116,6 +188,17 @@ struct GpuHost {
 }
 
 impl GpuHost {
+    /// The GPU host of shape `S`, built on first use.
+    fn shape_host<S: Shape>(&mut self) -> Result<&mut GpuShapePairs<S>> {
+        let key = TypeId::of::<S>();
+        if !self.shapes.contains_key(&key) {
+            let host = GpuShapePairs::<S>::new(self.pairs.context().clone(), self.limits)?;
+            self.shapes.insert(key, Box::new(host));
+        }
+        let host = self.shapes.get_mut(&key).expect("built above");
+        Ok(host.as_any().downcast_mut().expect("keyed by its type"))
+    }
+
     /// After a pairs call: its kernel time and where its host time went.
     fn account_pairs(&mut self) {
         self.kernel_time = self.pairs.kernel_time();
@@ -551,17 +634,7 @@ impl Engine {
         out: &mut [S::Contact],
     ) -> Result<()> {
         self.run(|on| match on {
-            On::Gpu(gpu) => {
-                let key = TypeId::of::<S>();
-                if !gpu.shapes.contains_key(&key) {
-                    let host = GpuShapePairs::<S>::new(gpu.pairs.context().clone(), gpu.limits)?;
-                    gpu.shapes.insert(key, Box::new(host));
-                }
-                let host = gpu.shapes.get_mut(&key).expect("built above");
-                let host: &mut GpuShapePairs<S> =
-                    host.as_any().downcast_mut().expect("keyed by its type");
-                host.pairs_dense(segments, shapes, out)
-            }
+            On::Gpu(gpu) => gpu.shape_host::<S>()?.pairs_dense(segments, shapes, out),
             On::Cpu(kernel) => {
                 kernel.shape_pairs_dense(segments, shapes, out);
                 Ok(())
@@ -609,20 +682,7 @@ impl Engine {
         segments: &[Segment],
         shapes: &[S],
     ) -> Result<Vec<ShapeHit<S::Contact>>> {
-        let m = shapes.len();
-        let mut hits = Vec::new();
-        self.shape_chunks(segments, shapes, |first, contacts| {
-            for (i, contact) in contacts.iter().enumerate() {
-                if contact.hit() {
-                    hits.push(ShapeHit {
-                        segment: (first + i / m) as u32,
-                        shape: (i % m) as u32,
-                        contact: *contact,
-                    });
-                }
-            }
-        })?;
-        Ok(hits)
+        hits_of(shapes.len(), |each| self.shape_chunks(segments, shapes, each))
     }
 
     /// Each segment's first hit among the shapes: the smallest `t_enter`, the lowest shape
@@ -635,25 +695,9 @@ impl Engine {
         segments: &[Segment],
         shapes: &[S],
     ) -> Result<Vec<Option<ShapeHit<S::Contact>>>> {
-        let m = shapes.len();
-        let mut first = vec![None; segments.len()];
-        self.shape_chunks(segments, shapes, |start, contacts| {
-            for (k, row) in contacts.chunks_exact(m).enumerate() {
-                let mut best: Option<ShapeHit<S::Contact>> = None;
-                for (shape, contact) in row.iter().enumerate() {
-                    if contact.hit() && best.is_none_or(|b| contact.t_enter() < b.contact.t_enter())
-                    {
-                        best = Some(ShapeHit {
-                            segment: (start + k) as u32,
-                            shape: shape as u32,
-                            contact: *contact,
-                        });
-                    }
-                }
-                first[start + k] = best;
-            }
-        })?;
-        Ok(first)
+        first_hits_of(segments.len(), shapes.len(), |each| {
+            self.shape_chunks(segments, shapes, each)
+        })
     }
 
     /// Hits per segment and per shape (`Counts::per_rect` counts per shape).
@@ -661,22 +705,176 @@ impl Engine {
     /// # Errors
     /// As [`Engine::shape_pairs`].
     pub fn shape_counts<S: Shape>(&mut self, segments: &[Segment], shapes: &[S]) -> Result<Counts> {
-        let m = shapes.len();
-        let mut counts = Counts {
-            per_segment: vec![0; segments.len()],
-            per_rect: vec![0; m],
+        counts_of(segments.len(), shapes.len(), |each| {
+            self.shape_chunks(segments, shapes, each)
+        })
+    }
+
+    /// Every query segment against every polygon, segment × polygon (docs/semantics.md):
+    /// `result[q * polygons.len() + p]`, query-major. Each is [`crate::segment_polygon`]'s
+    /// answer, exact, with correctly rounded t, on either backend. On the GPU each (query,
+    /// edge) runs there and the host gathers each polygon's edges; on the CPU polygons are
+    /// culled by box and their edges certified in floating point where it can.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid segment, before any work (polygons are
+    /// checked when built); GPU errors.
+    pub fn polygon_pairs(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+    ) -> Result<Vec<PolygonContact>> {
+        let m = polygons.len();
+        let too_many = || Error::TooManyPairs {
+            segments: segments.len(),
+            rects: m,
         };
-        self.shape_chunks(segments, shapes, |start, contacts| {
-            for (k, row) in contacts.chunks_exact(m).enumerate() {
-                for (shape, contact) in row.iter().enumerate() {
-                    if contact.hit() {
-                        counts.per_segment[start + k] += 1;
-                        counts.per_rect[shape] += 1;
-                    }
+        let n = segments.len().checked_mul(m).ok_or_else(too_many)?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| too_many())?;
+        self.polygon_chunks(segments, polygons, |_, rows| out.extend_from_slice(rows))?;
+        Ok(out)
+    }
+
+    /// The hitting (segment, polygon) pairs, as [`Engine::shape_hits`].
+    ///
+    /// # Errors
+    /// As [`Engine::polygon_pairs`].
+    pub fn polygon_hits(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+    ) -> Result<Vec<ShapeHit<PolygonContact>>> {
+        hits_of(polygons.len(), |each| {
+            self.polygon_chunks(segments, polygons, each)
+        })
+    }
+
+    /// Each segment's first hit among the polygons, as [`Engine::shape_first_hits`].
+    ///
+    /// # Errors
+    /// As [`Engine::polygon_pairs`].
+    pub fn polygon_first_hits(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+    ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
+        first_hits_of(segments.len(), polygons.len(), |each| {
+            self.polygon_chunks(segments, polygons, each)
+        })
+    }
+
+    /// Hits per segment and per polygon, as [`Engine::shape_counts`].
+    ///
+    /// # Errors
+    /// As [`Engine::polygon_pairs`].
+    pub fn polygon_counts(&mut self, segments: &[Segment], polygons: &Polygons) -> Result<Counts> {
+        counts_of(segments.len(), polygons.len(), |each| {
+            self.polygon_chunks(segments, polygons, each)
+        })
+    }
+
+    /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed
+    /// (touching and containment overlap; docs/semantics.md): `result[i * b.len() + j]`.
+    /// Exact, on either backend: built on segment × polygon (an edge of `a` that hits a polygon
+    /// of `b`, or the first vertex of `b`'s polygon inside `a`'s).
+    ///
+    /// # Errors
+    /// [`Error::TooManyPairs`] when the result does not fit; GPU errors.
+    pub fn polygon_overlaps(&mut self, a: &Polygons, b: &Polygons) -> Result<Vec<bool>> {
+        let (n, m) = (a.len(), b.len());
+        let too_many = || Error::TooManyPairs {
+            segments: n,
+            rects: m,
+        };
+        let cells = n.checked_mul(m).ok_or_else(too_many)?;
+        let mut overlap = Vec::new();
+        overlap.try_reserve_exact(cells).map_err(|_| too_many())?;
+        overlap.resize(cells, false);
+        // Each edge of `a` against every polygon of `b`.
+        let mut owner = Vec::with_capacity(a.edge_count());
+        let mut edges = Vec::with_capacity(a.edge_count());
+        for (i, ring) in a.rings().enumerate() {
+            for k in 0..ring.len() {
+                let ([x0, y0], [x1, y1]) = (ring[k], ring[(k + 1) % ring.len()]);
+                edges.push(Segment::new(x0, y0, x1, y1));
+                owner.push(i);
+            }
+        }
+        self.polygon_chunks(&edges, b, |first, rows| {
+            for (r, row) in rows.chunks_exact(m.max(1)).enumerate() {
+                let i = owner[first + r];
+                for (j, contact) in row.iter().enumerate() {
+                    overlap[i * m + j] |= contact.hit();
                 }
             }
         })?;
-        Ok(counts)
+        // The first vertex of each polygon of `b`, a point, against every polygon of `a`.
+        let points: Vec<Segment> = b
+            .rings()
+            .map(|ring| Segment::new(ring[0][0], ring[0][1], ring[0][0], ring[0][1]))
+            .collect();
+        self.polygon_chunks(&points, a, |first, rows| {
+            for (r, row) in rows.chunks_exact(n.max(1)).enumerate() {
+                let j = first + r;
+                for (i, contact) in row.iter().enumerate() {
+                    overlap[i * m + j] |= contact.hit();
+                }
+            }
+        })?;
+        Ok(overlap)
+    }
+
+    /// Segments × polygons, a chunk of segments at a time (memory bounded by
+    /// [`SHAPE_PAIRS_PER_CHUNK`] per-edge results): `each(first segment, the chunk's results,
+    /// query-major)`. Segments checked; indices fit in u32.
+    fn polygon_chunks(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+        mut each: impl FnMut(usize, &[PolygonContact]),
+    ) -> Result<()> {
+        validate::check_inputs(segments, &[])?;
+        if segments.len() > u32::MAX as usize || polygons.edge_count() > u32::MAX as usize {
+            return Err(Error::TooManyPairs {
+                segments: segments.len(),
+                rects: polygons.len(),
+            });
+        }
+        if polygons.is_empty() {
+            return Ok(());
+        }
+        let edges = polygon_edges(polygons);
+        let offsets = polygons.offsets();
+        let rows = (SHAPE_PAIRS_PER_CHUNK / edges.len()).max(1);
+        let mut out = Vec::new();
+        let mut edge_contacts = Vec::new();
+        for (c, chunk) in segments.chunks(rows).enumerate() {
+            out.clear();
+            out.resize(chunk.len() * polygons.len(), PolygonContact::MISS);
+            self.run(|on| match on {
+                On::Gpu(gpu) => {
+                    edge_contacts.clear();
+                    edge_contacts.resize(chunk.len() * edges.len(), EdgeContact::MISS);
+                    let host = gpu.shape_host::<PolygonEdge>()?;
+                    host.pairs_dense(chunk, &edges, &mut edge_contacts)?;
+                    for (q, (query, row)) in chunk.iter().zip(out.chunks_exact_mut(polygons.len())).enumerate() {
+                        let contacts = &edge_contacts[q * edges.len()..(q + 1) * edges.len()];
+                        for (p, result) in row.iter_mut().enumerate() {
+                            let range = offsets[p] as usize..offsets[p + 1] as usize;
+                            *result = polygon_contact(query, &edges[range.clone()], &contacts[range]);
+                        }
+                    }
+                    Ok(())
+                }
+                On::Cpu(kernel) => {
+                    kernel.polygon_pairs_dense(chunk, &edges, offsets, &mut out);
+                    Ok(())
+                }
+            })?;
+            each(c * rows, &out);
+        }
+        Ok(())
     }
 
     /// Every query segment against every wall, segment × segment (docs/semantics.md):

@@ -97,6 +97,8 @@ pub enum InputArray {
     Walls,
     /// The circles of a segment × circle query.
     Circles,
+    /// The polygons of a segment × polygon or polygon × polygon query.
+    Polygons,
 }
 
 impl fmt::Display for InputArray {
@@ -107,6 +109,7 @@ impl fmt::Display for InputArray {
             InputArray::Pairs => "pair",
             InputArray::Walls => "wall",
             InputArray::Circles => "circle",
+            InputArray::Polygons => "polygon",
         })
     }
 }
@@ -126,6 +129,19 @@ pub enum Problem {
     IndexOutOfRange { index: u32, len: usize },
     /// A circle's radius is below 0.
     NegativeRadius(f32),
+    /// A polygon's vertex is NaN, infinite or beyond ±2^62 (the field names its coordinate).
+    BadVertex { vertex: u32, value: f32 },
+    /// A polygon's ring, after a closing vertex equal to its first is dropped, has fewer than
+    /// three vertices.
+    TooFewVertices(u32),
+    /// Two consecutive vertices are equal: a zero-length edge.
+    RepeatedVertex(u32),
+    /// The ring is not simple: two of its edges meet where they should not (edges that do not
+    /// follow each other meet, or two that do overlap).
+    NotSimple { edge: u32, other: u32 },
+    /// A polygon's range of the flat vertex array (`offsets[i]..offsets[i + 1]`) is not in
+    /// order or not within the array.
+    BadOffsets { start: u32, end: u32, vertices: usize },
 }
 
 /// A value outside the contract's domain: which array, which element, which field, and why.
@@ -148,6 +164,29 @@ impl fmt::Display for Problem {
             Problem::OutOfRange(v) => write!(f, "is {v}, beyond the limit ±2^62"),
             Problem::MinAboveMax { min, max } => write!(f, "is {min}, greater than the max {max}"),
             Problem::NegativeRadius(r) => write!(f, "is {r}, below 0"),
+            Problem::BadVertex { vertex, value } => write!(
+                f,
+                "of vertex {vertex} is {value}: not finite, or beyond the limit ±2^62"
+            ),
+            Problem::TooFewVertices(n) => write!(f, "has {n} vertices, fewer than 3"),
+            Problem::RepeatedVertex(v) => write!(
+                f,
+                "repeats vertex {} at vertex {v}: a zero-length edge",
+                v - 1
+            ),
+            Problem::NotSimple { edge, other } => write!(
+                f,
+                "is not simple: edges {edge} and {other} meet (edge k runs from vertex k to \
+                 vertex k + 1)"
+            ),
+            Problem::BadOffsets {
+                start,
+                end,
+                vertices,
+            } => write!(
+                f,
+                "run from {start} to {end}, not in order within the {vertices} vertices"
+            ),
             Problem::IndexOutOfRange { index, len } => {
                 write!(f, "is {index}, out of range (there are {len})")
             }

@@ -14,6 +14,10 @@ pub mod validate;
 pub use broad_phase::{AUTO_MIN_RECTS, AUTO_MIN_SEGMENTS, BroadPhase, RectSet};
 pub use cpu::batched::{CpuOptions, Simd};
 pub use cpu::segment_circle::{CircleContact, CircleKind, segment_circle};
+pub use cpu::segment_polygon::{
+    EdgeContact, NO_EDGE, PolygonContact, PolygonEdge, polygon_edge, polygons_overlap,
+    segment_polygon,
+};
 pub use cpu::segment_rect::segment_rect;
 pub use cpu::segment_segment::{Contact, SegmentContact, segment_segment};
 pub use engine::{Backend, Chosen, Engine};
@@ -22,7 +26,8 @@ pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts};
 pub use shape::{Shape, ShapeContact, ShapeHit, ShapeKernel};
 pub use types::{
-    Circle, Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags,
+    Circle, Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Polygons, Rect, Segment, Sides,
+    flags,
 };
 pub use validate::MAX_ABS_COORDINATE;
 

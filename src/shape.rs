@@ -7,8 +7,9 @@
 
 use bytemuck::Pod;
 
-use crate::cpu::batched::{circle_filtered, contact_filtered};
+use crate::cpu::batched::{circle_filtered, contact_filtered, edge_filtered};
 use crate::cpu::segment_circle::{CircleContact, segment_circle};
+use crate::cpu::segment_polygon::{EdgeContact, PolygonContact, PolygonEdge, polygon_edge};
 use crate::cpu::segment_segment::{SegmentContact, segment_segment};
 use crate::error::{InputArray, InputError};
 use crate::gpu::Emulation;
@@ -43,6 +44,34 @@ impl ShapeContact for SegmentContact {
 impl ShapeContact for CircleContact {
     fn hit(&self) -> bool {
         CircleContact::hit(self)
+    }
+
+    fn t_enter(&self) -> f32 {
+        self.t_enter
+    }
+
+    fn t_exit(&self) -> f32 {
+        self.t_exit
+    }
+}
+
+impl ShapeContact for EdgeContact {
+    fn hit(&self) -> bool {
+        EdgeContact::hit(self)
+    }
+
+    fn t_enter(&self) -> f32 {
+        self.t_enter
+    }
+
+    fn t_exit(&self) -> f32 {
+        self.t_exit
+    }
+}
+
+impl ShapeContact for PolygonContact {
+    fn hit(&self) -> bool {
+        PolygonContact::hit(self)
     }
 
     fn t_enter(&self) -> f32 {
@@ -185,5 +214,44 @@ impl Shape for Circle {
 
     fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
         shader::segment_circle_constants(emulation)
+    }
+}
+
+/// One edge of a polygon, with its polygon's box: segment × polygon runs as segment × edge
+/// ([`polygon_edge`]), and the host gathers each polygon's edges
+/// ([`crate::cpu::segment_polygon::polygon_contact`]; docs/semantics.md, "Segment × polygon").
+impl Shape for PolygonEdge {
+    type Contact = EdgeContact;
+    const MISS: EdgeContact = EdgeContact::MISS;
+    const ARRAY: InputArray = InputArray::Polygons;
+    const KERNEL: ShapeKernel = ShapeKernel {
+        file: "segment_polygon.wgsl",
+        source: shader::SEGMENT_POLYGON_WGSL,
+        entry: "polygon_edges_dense",
+    };
+
+    fn exact(query: &Segment, edge: &PolygonEdge) -> EdgeContact {
+        polygon_edge(query, edge)
+    }
+
+    fn filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
+        edge_filtered(query, edge)
+    }
+
+    /// The polygon's box (not the edge's): a query apart from it gets no bits from any edge.
+    fn bounds(&self) -> Rect {
+        self.polygon
+    }
+
+    /// Its values, as a segment's: polygons are checked whole when built ([`crate::Polygons`]).
+    fn check(index: usize, edge: &PolygonEdge) -> Result<(), InputError> {
+        validate::check_segment_of(InputArray::Polygons, index, &edge.edge)?;
+        let b = &edge.polygon;
+        let corners = Segment::new(b.min_x, b.min_y, b.max_x, b.max_y);
+        validate::check_segment_of(InputArray::Polygons, index, &corners)
+    }
+
+    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
+        shader::segment_polygon_constants(emulation)
     }
 }

@@ -584,7 +584,7 @@ fn cpu_mirror_meets_walls_like_the_shader() {
     assert_same_decisions(
         "segment_segment.rs",
         shader::SEGMENT_SEGMENT_WGSL,
-        "segment_segment",
+        "segment_segment_ratios",
         "segment_segment",
         20,
     );

@@ -22,7 +22,10 @@ use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use super::segment_circle::{CircleContact, CircleKind};
 use super::segment_rect::AXIS_Y;
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
-use super::segment_segment::SegmentContact;
+use super::segment_polygon::{
+    EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_contact,
+};
+use super::segment_segment::{SegmentContact, segment_segment};
 use crate::query::{Batch, Counts};
 use crate::shape::Shape;
 use crate::types::{Circle, Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
@@ -718,6 +721,55 @@ impl CpuKernel {
         });
     }
 
+    /// [`crate::Engine::polygon_pairs`]: every query against every polygon, `out` query-major.
+    /// `edges` are the polygons' edges in order ([`crate::cpu::segment_polygon::polygon_edges`]),
+    /// polygon i's from `offsets[i]`. Polygons are culled by box sixteen at a time; each edge of
+    /// one left goes through [`edge_filtered`], and [`polygon_contact`] gathers them.
+    pub(crate) fn polygon_pairs_dense(
+        &mut self,
+        queries: &[Segment],
+        edges: &[PolygonEdge],
+        offsets: &[u32],
+        out: &mut [PolygonContact],
+    ) {
+        let polygons = offsets.len() - 1;
+        if polygons == 0 {
+            return;
+        }
+        let bounds: Vec<Rect> = (0..polygons)
+            .map(|i| edges[offsets[i] as usize].polygon)
+            .collect();
+        fill_blocks(&bounds, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let rows = |first: usize, rows: &mut [PolygonContact]| {
+            let mut contacts = Vec::new();
+            for (i, row) in rows.chunks_exact_mut(polygons).enumerate() {
+                row.fill(PolygonContact::MISS);
+                let query = &queries[first + i];
+                for_each_candidate(simd, query, blocks, |k| {
+                    let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
+                    contacts.clear();
+                    contacts.extend(
+                        edges
+                            .iter()
+                            .map(|e| edge_filtered(query, e).expect("always certain")),
+                    );
+                    row[k] = polygon_contact(query, edges, &contacts);
+                });
+            }
+        };
+        if self.threads == 1 {
+            rows(0, out);
+            return;
+        }
+        let chunk = chunk_len(queries.len(), edges.len(), self.threads);
+        Self::install(&self.pool, || {
+            out.par_chunks_mut(chunk * polygons)
+                .enumerate()
+                .for_each(|(c, part)| rows(c * chunk, part))
+        });
+    }
+
     /// [`crate::Engine::pair_list`]: indices in range, `results` one per pair.
     pub(crate) fn pairs_list(
         &self,
@@ -848,6 +900,57 @@ fn parallel_apart(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
         exact_sub(f(wall.y0), f(query.y0))?,
     );
     (exact_cross(wx, wy, dx, dy)? != 0.0).then_some(SegmentContact::MISS)
+}
+
+/// [`crate::polygon_edge`]'s answer, always certain: the ends' orientations are exact signs of
+/// f32 points in f64 (`robust`), and the contact is [`contact_filtered`]'s, or the exact
+/// function's where that cannot tell. The same comparisons as the kernel, on plain floats (the
+/// CPU compares f32 values exactly).
+pub fn edge_filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
+    let b = &edge.polygon;
+    let apart = |v0: f32, v1: f32, lo: f32, hi: f32| (v0 < lo && v1 < lo) || (v0 > hi && v1 > hi);
+    if apart(query.x0, query.x1, b.min_x, b.max_x) || apart(query.y0, query.y1, b.min_y, b.max_y)
+    {
+        return Some(EdgeContact::MISS);
+    }
+    let e = &edge.edge;
+    let (lo_x, hi_x) = (e.x0.min(e.x1), e.x0.max(e.x1));
+    let (lo_y, hi_y) = (e.y0.min(e.y1), e.y0.max(e.y1));
+    let coord = |x: f32, y: f32| robust::Coord {
+        x: x as f64,
+        y: y as f64,
+    };
+    let mut ends = 0;
+    for (k, (x, y)) in [(query.x0, query.y0), (query.x1, query.y1)]
+        .into_iter()
+        .enumerate()
+    {
+        let shift = edge_ends::END_SHIFT * k as u32;
+        let straddles = (e.y0 > y) != (e.y1 > y);
+        if lo_x <= x && x <= hi_x && lo_y <= y && y <= hi_y {
+            let orientation =
+                robust::orient2d(coord(e.x0, e.y0), coord(e.x1, e.y1), coord(x, y));
+            if orientation == 0.0 {
+                ends |= edge_ends::START_ON << shift;
+            } else if straddles && (e.y1 > y) != (orientation < 0.0) {
+                ends |= edge_ends::START_RAY << shift;
+            }
+        } else if straddles && x < lo_x {
+            ends |= edge_ends::START_RAY << shift;
+        }
+    }
+    let contact = if apart(query.x0, query.x1, lo_x, hi_x) || apart(query.y0, query.y1, lo_y, hi_y)
+    {
+        SegmentContact::MISS
+    } else {
+        contact_filtered(query, e).unwrap_or_else(|| segment_segment(query, e))
+    };
+    Some(EdgeContact {
+        t_enter: contact.t_enter,
+        t_exit: contact.t_exit,
+        contact: contact.contact,
+        ends,
+    })
 }
 
 /// [`crate::segment_segment`]'s answer where floating point certifies it, `None` where only its

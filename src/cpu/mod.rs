@@ -9,5 +9,6 @@ pub mod pairs;
 pub mod queries;
 pub(crate) mod rounding;
 pub mod segment_circle;
+pub mod segment_polygon;
 pub mod segment_rect;
 pub mod segment_segment;

@@ -92,21 +92,30 @@ impl SegmentContact {
     }
 }
 
-/// Where `query` meets `wall`: the common points of the two closed segments, exactly, with
-/// the t of the first and last of them along `query` correctly rounded.
-///
-/// Degenerate cases:
-/// - parallel segments on distinct lines miss; collinear ones overlap (`Overlap`), meet at one
-///   end (`Touch`) or miss;
-/// - a zero-length wall is a point: `Touch` at its t when it lies on the query;
-/// - a zero-length query is a point: `Touch` with t from 0 to 1 when it lies on the wall;
-/// - two equal points touch.
-///
-/// Inputs are valid (finite, |v| ≤ 2^62); -0.0 equals 0.0.
-pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
+/// The common part of a query and a wall, exactly: its contact, and its first and last t as
+/// ratios (a denominator above 0) before rounding. WGSL `SegmentRatios`; polygons compare two
+/// edges' ratios exactly.
+pub(crate) struct SegmentRatios {
+    pub(crate) contact: Contact,
+    pub(crate) enter_num: Big,
+    pub(crate) enter_den: Big,
+    pub(crate) exit_num: Big,
+    pub(crate) exit_den: Big,
+}
+
+/// [`segment_segment`] before its t are rounded.
+pub(crate) fn segment_segment_ratios(query: &Segment, wall: &Segment) -> SegmentRatios {
     // Products at two call sites, each in a loop over its operands, as in the shader (whose
     // compiler inlines every call in full).
-    let miss = SegmentContact::MISS;
+    let mut one: Big = [0; LIMBS];
+    one[0] = 1;
+    let miss = SegmentRatios {
+        contact: Contact::Miss,
+        enter_num: [0; LIMBS],
+        enter_den: one,
+        exit_num: [0; LIMBS],
+        exit_den: one,
+    };
     let values = [
         query.x0, query.y0, query.x1, query.y1, wall.x0, wall.y0, wall.x1, wall.y1,
     ];
@@ -144,8 +153,6 @@ pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
     let mut den = big_sub(&crosses[0], &crosses[1]);
     let mut a = big_sub(&crosses[2], &crosses[3]);
     let mut b = big_sub(&crosses[4], &crosses[5]);
-    let mut one: Big = [0; LIMBS];
-    one[0] = 1;
     let mut contact = Contact::Touch;
     let mut enter_num: Big = [0; LIMBS];
     let mut enter_den = one;
@@ -226,13 +233,38 @@ pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
             exit_den = dd;
         }
     }
-    let nums = [enter_num, exit_num];
-    let dens = [enter_den, exit_den];
+    SegmentRatios {
+        contact,
+        enter_num,
+        enter_den,
+        exit_num,
+        exit_den,
+    }
+}
+
+/// Where `query` meets `wall`: the common points of the two closed segments, exactly, with
+/// the t of the first and last of them along `query` correctly rounded.
+///
+/// Degenerate cases:
+/// - parallel segments on distinct lines miss; collinear ones overlap (`Overlap`), meet at one
+///   end (`Touch`) or miss;
+/// - a zero-length wall is a point: `Touch` at its t when it lies on the query;
+/// - a zero-length query is a point: `Touch` with t from 0 to 1 when it lies on the wall;
+/// - two equal points touch.
+///
+/// Inputs are valid (finite, |v| ≤ 2^62); -0.0 equals 0.0.
+pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
+    let ratios = segment_segment_ratios(query, wall);
+    if ratios.contact == Contact::Miss {
+        return SegmentContact::MISS;
+    }
+    let nums = [ratios.enter_num, ratios.exit_num];
+    let dens = [ratios.enter_den, ratios.exit_den];
     let mut t = [0.0f32; 2];
     for k in 0..2 {
         t[k] = ratio_to_f32(&nums[k], &dens[k]);
     }
-    contact_at(t[0], t[1], contact)
+    contact_at(t[0], t[1], ratios.contact)
 }
 
 fn contact_at(t_enter: f32, t_exit: f32, contact: Contact) -> SegmentContact {

@@ -69,6 +69,19 @@ pub const SEGMENT_CIRCLE_WGSL: &str = concat!(
     include_str!("../../shaders/segment_circle.wgsl")
 );
 
+/// Segment × polygon, one edge at a time (`shaders/segment_polygon.wgsl`: the per-edge
+/// function and the dense kernel over queries × polygon edges), after segment × segment (its
+/// `segment_segment` and bindings 0, 1 and 4) and what that builds on.
+pub const SEGMENT_POLYGON_WGSL: &str = concat!(
+    include_str!("../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../shaders/exact.wgsl"),
+    "\n",
+    include_str!("../../shaders/segment_segment.wgsl"),
+    "\n",
+    include_str!("../../shaders/segment_polygon.wgsl")
+);
+
 /// Cells each invocation of the grid's prefix sum adds up serially (a workgroup takes
 /// `WORKGROUP_SIZE` times as many).
 pub const SCAN_PER_INVOCATION: u32 = 16;
@@ -123,6 +136,18 @@ pub fn segment_segment_constants(emulation: Emulation) -> Constants {
         ("CONTACT_CROSS", Contact::Cross.code() as f64),
         ("CONTACT_TOUCH", Contact::Touch.code() as f64),
         ("CONTACT_OVERLAP", Contact::Overlap.code() as f64),
+    ]);
+    constants
+}
+
+/// The overridable constants of [`SEGMENT_POLYGON_WGSL`].
+pub fn segment_polygon_constants(emulation: Emulation) -> Constants {
+    use crate::cpu::segment_polygon::edge_ends;
+    let mut constants = segment_segment_constants(emulation);
+    constants.extend([
+        ("EDGE_START_ON", edge_ends::START_ON as f64),
+        ("EDGE_START_RAY", edge_ends::START_RAY as f64),
+        ("EDGE_END_SHIFT", edge_ends::END_SHIFT as f64),
     ]);
     constants
 }

@@ -13,6 +13,7 @@ pub mod circles;
 pub mod degenerate;
 pub mod exact;
 pub mod oracle;
+pub mod polygons;
 pub mod scenes;
 pub mod segments;
 

@@ -45,6 +45,30 @@ fn contact(t_enter: f32, t_exit: f32, kind: Contact) -> SegmentContact {
 
 /// The contract's answer for `query` against `wall`.
 pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
+    match common_part(query, wall) {
+        None => SegmentContact::MISS,
+        Some(part) => contact(
+            round_ratio_to_f32(&part.enter.0, &part.enter.1),
+            round_ratio_to_f32(&part.exit.0, &part.exit.1),
+            part.kind,
+        ),
+    }
+}
+
+/// The common part of a query and a wall, exactly: its first and last t as (numerator,
+/// denominator > 0), and its kind.
+pub struct CommonPart {
+    pub enter: (BigInt, BigInt),
+    pub exit: (BigInt, BigInt),
+    pub kind: Contact,
+}
+
+/// Where `query` meets `wall`, before rounding; `None` on a miss.
+pub fn common_part(query: &Segment, wall: &Segment) -> Option<CommonPart> {
+    let one = || BigInt::from(1);
+    let part = |enter: (BigInt, BigInt), exit: (BigInt, BigInt), kind| {
+        Some(CommonPart { enter, exit, kind })
+    };
     let (p0, p1) = (point(query.x0, query.y0), point(query.x1, query.y1));
     let (q0, q1) = (point(wall.x0, wall.y0), point(wall.x1, wall.y1));
     let d = sub(&p1, &p0);
@@ -52,9 +76,9 @@ pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
     if d.0.is_zero() && d.1.is_zero() {
         // Every t of a point query names the same point.
         return if on_segment(&p0, &q0, &q1) {
-            contact(0.0, 1.0, Contact::Touch)
+            part((BigInt::zero(), one()), (one(), one()), Contact::Touch)
         } else {
-            SegmentContact::MISS
+            None
         };
     }
     let den = cross(&d, &e);
@@ -69,7 +93,7 @@ pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
         };
         let within = |n: &BigInt| !n.is_negative() && *n <= den;
         if !within(&t_num) || !within(&u_num) {
-            return SegmentContact::MISS;
+            return None;
         }
         let strictly = |n: &BigInt| n.is_positive() && *n < den;
         let kind = if strictly(&t_num) && strictly(&u_num) {
@@ -77,30 +101,25 @@ pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
         } else {
             Contact::Touch
         };
-        let t = round_ratio_to_f32(&t_num, &den);
-        return contact(t, t, kind);
+        return part((t_num.clone(), den.clone()), (t_num, den), kind);
     }
     // Parallel (or a point wall): the wall's points on the query's line, as t = s / |d|^2.
     let dd = dot(&d, &d);
     let on_line = |q: &P| cross(&sub(q, &p0), &d).is_zero();
     if !on_line(&q0) {
-        return SegmentContact::MISS;
+        return None;
     }
     let s0 = dot(&sub(&q0, &p0), &d);
     let s1 = dot(&sub(&q1, &p0), &d);
     let lo = s0.clone().min(s1.clone()).max(BigInt::zero());
     let hi = s0.max(s1).min(dd.clone());
     if lo > hi {
-        return SegmentContact::MISS;
+        return None;
     }
     let kind = if lo == hi {
         Contact::Touch
     } else {
         Contact::Overlap
     };
-    contact(
-        round_ratio_to_f32(&lo, &dd),
-        round_ratio_to_f32(&hi, &dd),
-        kind,
-    )
+    part((lo, dd.clone()), (hi, dd), kind)
 }

@@ -1,0 +1,194 @@
+//! An independent oracle for segment × polygon and polygon × polygon (docs/semantics.md,
+//! "Segment × polygon"): exact integers (num-bigint, every f32 as an integer over 2^149), ends
+//! placed by Sunday's winding number, the boundary met through the segment oracle's exact
+//! common parts (tests/common/segments.rs), ratios compared by cross-multiplication. Also an
+//! O(n²) check of simplicity for the validator's tests, and generators of rings full of
+//! degeneracies.
+
+use num_bigint::BigInt;
+use num_traits::{Signed, Zero};
+use rectcast::scene::SplitMix64;
+use rectcast::{Kind, NO_EDGE, PolygonContact, Segment};
+
+use super::degenerate::coordinate;
+use super::exact::{round_ratio_to_f32, scaled_2_149};
+use super::segments::common_part;
+
+type P = (BigInt, BigInt);
+
+fn point(x: f32, y: f32) -> P {
+    (scaled_2_149(x), scaled_2_149(y))
+}
+
+/// (b − a) × (p − a).
+fn orient(a: &P, b: &P, p: &P) -> BigInt {
+    (&b.0 - &a.0) * (&p.1 - &a.1) - (&b.1 - &a.1) * (&p.0 - &a.0)
+}
+
+fn on_segment(p: &P, a: &P, b: &P) -> bool {
+    orient(a, b, p).is_zero()
+        && a.0.clone().min(b.0.clone()) <= p.0
+        && p.0 <= a.0.clone().max(b.0.clone())
+        && a.1.clone().min(b.1.clone()) <= p.1
+        && p.1 <= a.1.clone().max(b.1.clone())
+}
+
+/// Whether (x, y) is in the closed polygon: on an edge, or a winding number other than 0.
+pub fn contains(ring: &[[f32; 2]], x: f32, y: f32) -> bool {
+    let p = point(x, y);
+    let n = ring.len();
+    let mut winding = 0i64;
+    for k in 0..n {
+        let a = point(ring[k][0], ring[k][1]);
+        let b = point(ring[(k + 1) % n][0], ring[(k + 1) % n][1]);
+        if on_segment(&p, &a, &b) {
+            return true;
+        }
+        if a.1 <= p.1 {
+            if b.1 > p.1 && orient(&a, &b, &p).is_positive() {
+                winding += 1;
+            }
+        } else if b.1 <= p.1 && orient(&a, &b, &p).is_negative() {
+            winding -= 1;
+        }
+    }
+    winding != 0
+}
+
+fn edge(ring: &[[f32; 2]], k: usize) -> Segment {
+    let ([x0, y0], [x1, y1]) = (ring[k], ring[(k + 1) % ring.len()]);
+    Segment::new(x0, y0, x1, y1)
+}
+
+/// a.0 / a.1 < b.0 / b.1, denominators above 0.
+fn less(a: &(BigInt, BigInt), b: &(BigInt, BigInt)) -> bool {
+    &a.0 * &b.1 < &b.0 * &a.1
+}
+
+/// The contract's answer for `query` against the polygon `ring`.
+pub fn segment_polygon(query: &Segment, ring: &[[f32; 2]]) -> PolygonContact {
+    let start_in = contains(ring, query.x0, query.y0);
+    let end_in = contains(ring, query.x1, query.y1);
+    let mut entry: Option<(usize, (BigInt, BigInt))> = None;
+    let mut exit: Option<(usize, (BigInt, BigInt))> = None;
+    for k in 0..ring.len() {
+        let Some(part) = common_part(query, &edge(ring, k)) else {
+            continue;
+        };
+        if entry.as_ref().is_none_or(|(_, t)| less(&part.enter, t)) {
+            entry = Some((k, part.enter));
+        }
+        if exit.as_ref().is_none_or(|(_, t)| less(t, &part.exit)) {
+            exit = Some((k, part.exit));
+        }
+    }
+    if !start_in && !end_in && entry.is_none() {
+        return PolygonContact::MISS;
+    }
+    let kind = match (start_in, end_in) {
+        (true, true) => Kind::Inside,
+        (false, true) => Kind::Enter,
+        (true, false) => Kind::Exit,
+        (false, false) => Kind::Cross,
+    };
+    let mut c = PolygonContact {
+        t_enter: 0.0,
+        t_exit: 1.0,
+        kind: kind.code(),
+        entry_edge: NO_EDGE,
+        exit_edge: NO_EDGE,
+    };
+    if !start_in {
+        let (k, t) = entry.expect("the boundary is met");
+        c.t_enter = round_ratio_to_f32(&t.0, &t.1);
+        c.entry_edge = k as u32;
+    }
+    if !end_in {
+        let (k, t) = exit.expect("the boundary is met");
+        c.t_exit = round_ratio_to_f32(&t.0, &t.1);
+        c.exit_edge = k as u32;
+    }
+    c
+}
+
+/// Whether two closed polygons share a point: their boundaries meet, or a vertex of one is in
+/// the other.
+pub fn overlap(a: &[[f32; 2]], b: &[[f32; 2]]) -> bool {
+    (0..a.len()).any(|i| (0..b.len()).any(|j| common_part(&edge(a, i), &edge(b, j)).is_some()))
+        || contains(b, a[0][0], a[0][1])
+        || contains(a, b[0][0], b[0][1])
+}
+
+/// Whether a ring (no closing repeat) is a valid simple polygon, in O(n²): three vertices or
+/// more, no zero-length edge, consecutive edges meeting only at their shared vertex, others
+/// not at all.
+pub fn simple(ring: &[[f32; 2]]) -> bool {
+    let n = ring.len();
+    if n < 3 {
+        return false;
+    }
+    for i in 0..n {
+        if ring[i] == ring[(i + 1) % n] {
+            return false;
+        }
+        for j in i + 1..n {
+            let part = common_part(&edge(ring, i), &edge(ring, j));
+            let consecutive = j == i + 1 || (i == 0 && j == n - 1);
+            match part {
+                None => {}
+                Some(p) if consecutive => {
+                    if p.kind == rectcast::Contact::Overlap {
+                        return false;
+                    }
+                }
+                Some(_) => return false,
+            }
+        }
+    }
+    true
+}
+
+/// A random ring of 3 to 7 vertices on the degenerate generators' coordinates (grids, repeats,
+/// now and then any float), simple or not.
+pub fn random_ring(rng: &mut SplitMix64, scale: f32) -> Vec<[f32; 2]> {
+    let n = 3 + rng.below(5) as usize;
+    (0..n)
+        .map(|_| [coordinate(rng, scale), coordinate(rng, scale)])
+        .collect()
+}
+
+/// A random simple polygon: star-shaped around a point, vertices at increasing angles, on a
+/// grid now and then (collinear edges, vertices on grid lines), or a random ring that happens
+/// to be simple.
+pub fn random_simple_ring(rng: &mut SplitMix64, scale: f32) -> Vec<[f32; 2]> {
+    loop {
+        let ring = if rng.below(2) == 0 {
+            random_ring(rng, scale)
+        } else {
+            let n = 3 + rng.below(10) as usize;
+            let (cx, cy) = (coordinate(rng, scale), coordinate(rng, scale));
+            let cx = if cx.abs() > 8.0 * scale { 0.0 } else { cx };
+            let cy = if cy.abs() > 8.0 * scale { 0.0 } else { cy };
+            let mut angles: Vec<f64> = (0..n).map(|_| rng.range(0.0, 6.283) as f64).collect();
+            angles.sort_by(f64::total_cmp);
+            angles
+                .iter()
+                .map(|&a| {
+                    let r = (1 + rng.below(4)) as f64 * scale as f64;
+                    let (x, y) = (cx as f64 + r * a.cos(), cy as f64 + r * a.sin());
+                    if rng.below(2) == 0 {
+                        [(x / scale as f64).round() as f32 * scale, (y / scale as f64).round() as f32 * scale]
+                    } else {
+                        [x as f32, y as f32]
+                    }
+                })
+                .collect()
+        };
+        let valid = ring
+            .iter()
+            .all(|v| v.iter().all(|c| c.is_finite() && c.abs() <= rectcast::MAX_ABS_COORDINATE));
+        if valid && simple(&ring) {
+            return ring;
+        }
+    }
+}
