@@ -7,7 +7,7 @@ use rectcast::cpu::grid::CellSpan;
 use rectcast::gpu::Emulation;
 use rectcast::gpu::shader::{self, GridAxis, GridParams, Params, QueryParams, ShapeParams};
 use rectcast::{
-    Circle, CircleContact, Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment,
+    Circle, CircleContact, EdgeContact, Filter, PolygonEdge, FirstHit, Hit, PairIndex, PairResult, Rect, Segment,
     SegmentContact,
 };
 
@@ -31,7 +31,7 @@ struct Kernel {
     entry_points: &'static [&'static str],
 }
 
-fn kernels() -> [Kernel; 7] {
+fn kernels() -> [Kernel; 8] {
     [
         Kernel {
             file: "segment_rect.wgsl",
@@ -62,6 +62,12 @@ fn kernels() -> [Kernel; 7] {
             source: shader::SEGMENT_CIRCLE_WGSL,
             constants: shader::segment_circle_constants(Emulation::Native),
             entry_points: &["circle_pairs_dense"],
+        },
+        Kernel {
+            file: "segment_polygon.wgsl",
+            source: shader::SEGMENT_POLYGON_WGSL,
+            constants: shader::segment_polygon_constants(Emulation::Native),
+            entry_points: &["wall_pairs_dense", "polygon_edges_dense"],
         },
         Kernel {
             file: "queries.wgsl",
@@ -131,6 +137,7 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
             "pairs.wgsl",
             "queries.wgsl",
             "segment_circle.wgsl",
+            "segment_polygon.wgsl",
             "segment_rect.wgsl",
             "segment_segment.wgsl"
         ]
@@ -160,6 +167,16 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
             "{file}"
         );
     }
+    // Polygons build on segment × segment.
+    assert_eq!(
+        kernel("segment_polygon.wgsl").source,
+        format!(
+            "{library}\n{}\n{}\n{}",
+            read("exact.wgsl"),
+            read("segment_segment.wgsl"),
+            read("segment_polygon.wgsl")
+        )
+    );
     // The grid's kernels call the queries' helpers.
     assert_eq!(
         kernel("grid.wgsl").source,
@@ -248,7 +265,28 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
     let grid = specialised(&kernel("grid.wgsl"));
     let walls = specialised(&kernel("segment_segment.wgsl"));
     let circles = specialised(&kernel("segment_circle.wgsl"));
-    let cases: [(&naga::Module, &str, usize, Members); 18] = [
+    let polygons = specialised(&kernel("segment_polygon.wgsl"));
+    let cases: [(&naga::Module, &str, usize, Members); 20] = [
+        (
+            &polygons,
+            "PolygonEdge",
+            size_of::<PolygonEdge>(),
+            vec![
+                ("edge", offset_of!(PolygonEdge, edge)),
+                ("polygon", offset_of!(PolygonEdge, polygon)),
+            ],
+        ),
+        (
+            &polygons,
+            "EdgeContact",
+            size_of::<EdgeContact>(),
+            vec![
+                ("t_enter", offset_of!(EdgeContact, t_enter)),
+                ("t_exit", offset_of!(EdgeContact, t_exit)),
+                ("contact", offset_of!(EdgeContact, contact)),
+                ("ends", offset_of!(EdgeContact, ends)),
+            ],
+        ),
         (
             &circles,
             "Circle",
@@ -587,6 +625,17 @@ fn cpu_mirror_meets_walls_like_the_shader() {
         "segment_segment_ratios",
         "segment_segment",
         20,
+    );
+}
+
+#[test]
+fn cpu_mirror_places_polygon_edges_like_the_shader() {
+    assert_same_decisions(
+        "segment_polygon.rs",
+        shader::SEGMENT_POLYGON_WGSL,
+        "apart",
+        "edge_box",
+        30,
     );
 }
 

@@ -310,13 +310,19 @@ pub fn polygon_contact(
         entry_edge: NO_EDGE,
         exit_edge: NO_EDGE,
     };
-    if !start_in {
-        let k = extreme_edge(query, edges, contacts, Extreme::Entry);
+    // An end out with no edge met cannot come from exact per-edge results; from a broken GPU
+    // it leaves that end's t and edge as for an end in, rather than failing.
+    let entry = (!start_in)
+        .then(|| extreme_edge(query, edges, contacts, Extreme::Entry))
+        .flatten();
+    if let Some(k) = entry {
         result.entry_edge = k as u32;
         result.t_enter = contacts[k].t_enter;
     }
-    if !end_in {
-        let k = extreme_edge(query, edges, contacts, Extreme::Exit);
+    let exit = (!end_in)
+        .then(|| extreme_edge(query, edges, contacts, Extreme::Exit))
+        .flatten();
+    if let Some(k) = exit {
         result.exit_edge = k as u32;
         result.t_exit = contacts[k].t_exit;
     }
@@ -333,13 +339,13 @@ enum Extreme {
 
 /// The hit edge with the smallest t_enter (or largest t_exit), exactly: rounded values that
 /// tie are told apart by their exact ratios, and an exact tie (a vertex) goes to the lower
-/// index. At least one edge hits.
+/// index; `None` when no edge hits.
 fn extreme_edge(
     query: &Segment,
     edges: &[PolygonEdge],
     contacts: &[EdgeContact],
     extreme: Extreme,
-) -> usize {
+) -> Option<usize> {
     let t = |c: &EdgeContact| match extreme {
         Extreme::Entry => c.t_enter,
         Extreme::Exit => -c.t_exit,
@@ -356,7 +362,7 @@ fn extreme_edge(
             keep => keep,
         };
     }
-    best.expect("an edge hits")
+    best
 }
 
 /// Whether edge k's exact t (enter or exit) is strictly before edge b's, in `extreme`'s order.
