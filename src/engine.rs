@@ -682,7 +682,9 @@ impl Engine {
         segments: &[Segment],
         shapes: &[S],
     ) -> Result<Vec<ShapeHit<S::Contact>>> {
-        hits_of(shapes.len(), |each| self.shape_chunks(segments, shapes, each))
+        hits_of(shapes.len(), |each| {
+            self.shape_chunks(segments, shapes, each)
+        })
     }
 
     /// Each segment's first hit among the shapes: the smallest `t_enter`, the lowest shape
@@ -858,11 +860,16 @@ impl Engine {
                     edge_contacts.resize(chunk.len() * edges.len(), EdgeContact::MISS);
                     let host = gpu.shape_host::<PolygonEdge>()?;
                     host.pairs_dense(chunk, &edges, &mut edge_contacts)?;
-                    for (q, (query, row)) in chunk.iter().zip(out.chunks_exact_mut(polygons.len())).enumerate() {
+                    for (q, (query, row)) in chunk
+                        .iter()
+                        .zip(out.chunks_exact_mut(polygons.len()))
+                        .enumerate()
+                    {
                         let contacts = &edge_contacts[q * edges.len()..(q + 1) * edges.len()];
                         for (p, result) in row.iter_mut().enumerate() {
                             let range = offsets[p] as usize..offsets[p + 1] as usize;
-                            *result = polygon_contact(query, &edges[range.clone()], &contacts[range]);
+                            *result =
+                                polygon_contact(query, &edges[range.clone()], &contacts[range]);
                         }
                     }
                     Ok(())

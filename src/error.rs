@@ -141,7 +141,11 @@ pub enum Problem {
     NotSimple { edge: u32, other: u32 },
     /// A polygon's range of the flat vertex array (`offsets[i]..offsets[i + 1]`) is not in
     /// order or not within the array.
-    BadOffsets { start: u32, end: u32, vertices: usize },
+    BadOffsets {
+        start: u32,
+        end: u32,
+        vertices: usize,
+    },
 }
 
 /// A value outside the contract's domain: which array, which element, which field, and why.

@@ -55,55 +55,151 @@ fn a_segment_through_the_square_enters_and_leaves_by_its_edges() {
         (0.25, 0.75),
         (3, 1),
     );
-    expect(s(-2.0, 1.0, 2.0, 1.0), &SQUARE, Kind::Enter, (0.5, 1.0), (3, NO_EDGE));
-    expect(s(2.0, 1.0, 6.0, 1.0), &SQUARE, Kind::Exit, (0.0, 0.5), (NO_EDGE, 1));
-    expect(s(1.0, 1.0, 3.0, 3.0), &SQUARE, Kind::Inside, (0.0, 1.0), (NO_EDGE, NO_EDGE));
-    expect(s(5.0, 1.0, 6.0, 3.0), &SQUARE, Kind::Miss, (0.0, 0.0), (NO_EDGE, NO_EDGE));
+    expect(
+        s(-2.0, 1.0, 2.0, 1.0),
+        &SQUARE,
+        Kind::Enter,
+        (0.5, 1.0),
+        (3, NO_EDGE),
+    );
+    expect(
+        s(2.0, 1.0, 6.0, 1.0),
+        &SQUARE,
+        Kind::Exit,
+        (0.0, 0.5),
+        (NO_EDGE, 1),
+    );
+    expect(
+        s(1.0, 1.0, 3.0, 3.0),
+        &SQUARE,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
+    expect(
+        s(5.0, 1.0, 6.0, 3.0),
+        &SQUARE,
+        Kind::Miss,
+        (0.0, 0.0),
+        (NO_EDGE, NO_EDGE),
+    );
 }
 
 #[test]
 fn a_segment_inside_the_polygon_hits_though_it_meets_no_edge() {
-    expect(s(1.0, 1.0, 2.0, 2.0), &SQUARE, Kind::Inside, (0.0, 1.0), (NO_EDGE, NO_EDGE));
+    expect(
+        s(1.0, 1.0, 2.0, 2.0),
+        &SQUARE,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
 }
 
 #[test]
 fn a_segment_along_an_edge_crosses_from_where_it_meets_it() {
-    expect(s(-1.0, 0.0, 5.0, 0.0), &SQUARE, Kind::Cross, (1.0 / 6.0, 5.0 / 6.0), (0, 0));
+    expect(
+        s(-1.0, 0.0, 5.0, 0.0),
+        &SQUARE,
+        Kind::Cross,
+        (1.0 / 6.0, 5.0 / 6.0),
+        (0, 0),
+    );
 }
 
 #[test]
 fn a_segment_through_a_vertex_names_the_lower_of_its_two_edges() {
     // Through (0, 0), edges 3 and 0, and out through (4, 4), edges 1 and 2.
-    expect(s(-1.0, -1.0, 5.0, 5.0), &SQUARE, Kind::Cross, (1.0 / 6.0, 5.0 / 6.0), (0, 1));
+    expect(
+        s(-1.0, -1.0, 5.0, 5.0),
+        &SQUARE,
+        Kind::Cross,
+        (1.0 / 6.0, 5.0 / 6.0),
+        (0, 1),
+    );
 }
 
 #[test]
 fn grazing_a_vertex_from_outside_crosses_at_one_t() {
     // Through the corner (0, 4), on edges 2 and 3, outside before and after it.
-    expect(s(-1.0, 3.0, 1.0, 5.0), &SQUARE, Kind::Cross, (0.5, 0.5), (2, 2));
+    expect(
+        s(-1.0, 3.0, 1.0, 5.0),
+        &SQUARE,
+        Kind::Cross,
+        (0.5, 0.5),
+        (2, 2),
+    );
 }
 
 #[test]
 fn ends_on_the_boundary_are_in() {
-    expect(s(0.0, 2.0, -1.0, 2.0), &SQUARE, Kind::Exit, (0.0, 0.0), (NO_EDGE, 3));
-    expect(s(-1.0, 2.0, 0.0, 2.0), &SQUARE, Kind::Enter, (1.0, 1.0), (3, NO_EDGE));
-    expect(s(0.0, 0.0, 4.0, 4.0), &SQUARE, Kind::Inside, (0.0, 1.0), (NO_EDGE, NO_EDGE));
+    expect(
+        s(0.0, 2.0, -1.0, 2.0),
+        &SQUARE,
+        Kind::Exit,
+        (0.0, 0.0),
+        (NO_EDGE, 3),
+    );
+    expect(
+        s(-1.0, 2.0, 0.0, 2.0),
+        &SQUARE,
+        Kind::Enter,
+        (1.0, 1.0),
+        (3, NO_EDGE),
+    );
+    expect(
+        s(0.0, 0.0, 4.0, 4.0),
+        &SQUARE,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
 }
 
 #[test]
 fn a_point_query_is_inside_on_a_vertex_and_misses_beside_it() {
-    expect(s(4.0, 4.0, 4.0, 4.0), &SQUARE, Kind::Inside, (0.0, 1.0), (NO_EDGE, NO_EDGE));
-    expect(s(2.0, 2.0, 2.0, 2.0), &SQUARE, Kind::Inside, (0.0, 1.0), (NO_EDGE, NO_EDGE));
+    expect(
+        s(4.0, 4.0, 4.0, 4.0),
+        &SQUARE,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
+    expect(
+        s(2.0, 2.0, 2.0, 2.0),
+        &SQUARE,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
     let beside = 4f32.next_up();
-    expect(s(beside, 4.0, beside, 4.0), &SQUARE, Kind::Miss, (0.0, 0.0), (NO_EDGE, NO_EDGE));
+    expect(
+        s(beside, 4.0, beside, 4.0),
+        &SQUARE,
+        Kind::Miss,
+        (0.0, 0.0),
+        (NO_EDGE, NO_EDGE),
+    );
 }
 
 #[test]
 fn a_concave_polygons_query_with_both_ends_in_is_inside_across_the_notch() {
     // From one arm of the U to the other, over the notch: outside between t = 0.25 and 0.75.
-    expect(s(0.5, 3.0, 3.5, 3.0), &U, Kind::Inside, (0.0, 1.0), (NO_EDGE, NO_EDGE));
+    expect(
+        s(0.5, 3.0, 3.5, 3.0),
+        &U,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
     // From outside, through both arms: enters at the left, leaves at the right.
-    expect(s(-1.0, 2.0, 5.0, 2.0), &U, Kind::Cross, (1.0 / 6.0, 5.0 / 6.0), (7, 1));
+    expect(
+        s(-1.0, 2.0, 5.0, 2.0),
+        &U,
+        Kind::Cross,
+        (1.0 / 6.0, 5.0 / 6.0),
+        (7, 1),
+    );
 }
 
 #[test]
@@ -111,11 +207,29 @@ fn a_ray_through_a_vertex_counts_that_vertex_once() {
     // The ray from (1, 2) towards +x passes through the vertex (4, 2) of this diamond-like
     // pentagon; the point is inside.
     let ring = [[0.0, 0.0], [3.0, 0.0], [4.0, 2.0], [3.0, 4.0], [0.0, 4.0]];
-    expect(s(1.0, 2.0, 1.0, 2.0), &ring, Kind::Inside, (0.0, 1.0), (NO_EDGE, NO_EDGE));
+    expect(
+        s(1.0, 2.0, 1.0, 2.0),
+        &ring,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
     // And from outside, at the vertex's height, beyond it.
-    expect(s(5.0, 2.0, 5.0, 2.0), &ring, Kind::Miss, (0.0, 0.0), (NO_EDGE, NO_EDGE));
+    expect(
+        s(5.0, 2.0, 5.0, 2.0),
+        &ring,
+        Kind::Miss,
+        (0.0, 0.0),
+        (NO_EDGE, NO_EDGE),
+    );
     // A ray along a horizontal edge: the point left of the top edge's line.
-    expect(s(-1.0, 4.0, -1.0, 4.0), &ring, Kind::Miss, (0.0, 0.0), (NO_EDGE, NO_EDGE));
+    expect(
+        s(-1.0, 4.0, -1.0, 4.0),
+        &ring,
+        Kind::Miss,
+        (0.0, 0.0),
+        (NO_EDGE, NO_EDGE),
+    );
 }
 
 #[test]
@@ -126,10 +240,22 @@ fn edges_met_within_half_an_ulp_of_each_other_are_ordered_exactly() {
     // rounds to 0.5: both t are 0.5, and only the exact order names edge 2 the entry.
     let right = 1f32 + f32::EPSILON;
     let sliver = [[1.0, -1.0], [right, 1.0], [1.0, 1.0]];
-    expect(s(0.0, 0.0, 2.0, 0.0), &sliver, Kind::Cross, (0.5, 0.5), (2, 0));
+    expect(
+        s(0.0, 0.0, 2.0, 0.0),
+        &sliver,
+        Kind::Cross,
+        (0.5, 0.5),
+        (2, 0),
+    );
     // Backwards the entry, at t = 0.5 - 2^-25, is a float of its own.
     let before_half = 0.5f32.next_down();
-    expect(s(2.0, 0.0, 0.0, 0.0), &sliver, Kind::Cross, (before_half, 0.5), (0, 2));
+    expect(
+        s(2.0, 0.0, 0.0, 0.0),
+        &sliver,
+        Kind::Cross,
+        (before_half, 0.5),
+        (0, 2),
+    );
 }
 
 #[test]
@@ -180,15 +306,27 @@ fn scaling_and_translating_by_powers_of_two_keep_every_byte() {
             continue;
         }
         let base = segment_polygon(&query, &ring);
-        for (scale, shift) in [(2f32.powi(40), 0.0f32), (2f64.powi(-60) as f32, 0.0), (1.0, 64.0)] {
+        for (scale, shift) in [
+            (2f32.powi(40), 0.0f32),
+            (2f64.powi(-60) as f32, 0.0),
+            (1.0, 64.0),
+        ] {
             let map = |v: f32| v * scale + shift;
             let ring2: Vec<[f32; 2]> = ring.iter().map(|&[x, y]| [map(x), map(y)]).collect();
             let q2 = s(map(query.x0), map(query.y0), map(query.x1), map(query.y1));
-            let exact = ring.iter().flatten().chain(&[query.x0, query.y0, query.x1, query.y1]).all(|&v| (map(v) - shift) / scale == v);
+            let exact = ring
+                .iter()
+                .flatten()
+                .chain(&[query.x0, query.y0, query.x1, query.y1])
+                .all(|&v| (map(v) - shift) / scale == v);
             if !exact {
                 continue;
             }
-            assert_eq!(segment_polygon(&q2, &ring2), base, "×{scale} +{shift}: {query:?} {ring:?}");
+            assert_eq!(
+                segment_polygon(&q2, &ring2),
+                base,
+                "×{scale} +{shift}: {query:?} {ring:?}"
+            );
         }
     }
 }
@@ -199,7 +337,11 @@ fn the_validator_accepts_exactly_the_simple_rings() {
     let (mut accepted, mut rejected) = (0, 0);
     for _ in 0..4000 {
         let ring = random_ring(&mut rng, 1.0);
-        if ring.iter().flatten().any(|v| !v.is_finite() || v.abs() > rectcast::MAX_ABS_COORDINATE) {
+        if ring
+            .iter()
+            .flatten()
+            .any(|v| !v.is_finite() || v.abs() > rectcast::MAX_ABS_COORDINATE)
+        {
             continue;
         }
         // No closing repeat: the validator would drop it.
@@ -211,7 +353,10 @@ fn the_validator_accepts_exactly_the_simple_rings() {
         assert_eq!(got.is_ok(), simple, "ring {ring:?}: {got:?}");
         if simple { accepted += 1 } else { rejected += 1 }
     }
-    assert!(accepted > 200 && rejected > 200, "{accepted} accepted, {rejected} rejected");
+    assert!(
+        accepted > 200 && rejected > 200,
+        "{accepted} accepted, {rejected} rejected"
+    );
 }
 
 #[test]
@@ -219,8 +364,14 @@ fn invalid_polygons_are_errors_naming_the_polygon() {
     let ok = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
     let err = |rings: &[&[[f32; 2]]]| Polygons::from_rings(rings.iter().copied()).unwrap_err();
     let e = err(&[&ok, &[[0.0, 0.0], [1.0, 1.0]]]);
-    assert_eq!((e.array, e.index, e.problem), (InputArray::Polygons, 1, Problem::TooFewVertices(2)));
-    assert_eq!(e.to_string(), "polygon 1: ring has 2 vertices, fewer than 3");
+    assert_eq!(
+        (e.array, e.index, e.problem),
+        (InputArray::Polygons, 1, Problem::TooFewVertices(2))
+    );
+    assert_eq!(
+        e.to_string(),
+        "polygon 1: ring has 2 vertices, fewer than 3"
+    );
     let bowtie = [[0.0, 0.0], [2.0, 2.0], [2.0, 0.0], [0.0, 2.0]];
     let e = err(&[&ok, &ok, &bowtie]);
     assert_eq!(e.index, 2);
@@ -230,7 +381,10 @@ fn invalid_polygons_are_errors_naming_the_polygon() {
     let repeated = [[0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
     let e = err(&[&repeated]);
     assert_eq!(e.problem, Problem::RepeatedVertex(2));
-    assert_eq!(e.to_string(), "polygon 0: ring repeats vertex 1 at vertex 2: a zero-length edge");
+    assert_eq!(
+        e.to_string(),
+        "polygon 0: ring repeats vertex 1 at vertex 2: a zero-length edge"
+    );
     let nan = [[0.0, 0.0], [f32::NAN, 0.0], [0.0, 1.0]];
     let e = err(&[&nan]);
     assert_eq!((e.field, e.index), ("x", 0));
@@ -242,12 +396,17 @@ fn invalid_polygons_are_errors_naming_the_polygon() {
     // The flat form's offsets.
     let e = Polygons::new(ok.to_vec(), vec![0, 3, 2]).unwrap_err();
     assert_eq!((e.index, e.field), (1, "offsets"));
-    assert_eq!(Polygons::new(ok.to_vec(), vec![0, 3]).unwrap().ring(0), &ok[..]);
+    assert_eq!(
+        Polygons::new(ok.to_vec(), vec![0, 3]).unwrap().ring(0),
+        &ok[..]
+    );
 }
 
 fn scene(seed: u64, polygons: usize, queries: usize) -> (Polygons, Vec<Segment>) {
     let mut rng = SplitMix64::new(seed);
-    let rings: Vec<Vec<[f32; 2]>> = (0..polygons).map(|_| random_simple_ring(&mut rng, 1.0)).collect();
+    let rings: Vec<Vec<[f32; 2]>> = (0..polygons)
+        .map(|_| random_simple_ring(&mut rng, 1.0))
+        .collect();
     let segments = (0..queries)
         .map(|_| random_segment(&mut rng, 1.0))
         .filter(valid)
@@ -258,12 +417,22 @@ fn scene(seed: u64, polygons: usize, queries: usize) -> (Polygons, Vec<Segment>)
 fn oracle_pairs(segments: &[Segment], polygons: &Polygons) -> Vec<PolygonContact> {
     segments
         .iter()
-        .flat_map(|q| polygons.rings().map(move |ring| polygons::segment_polygon(q, ring)))
+        .flat_map(|q| {
+            polygons
+                .rings()
+                .map(move |ring| polygons::segment_polygon(q, ring))
+        })
         .collect()
 }
 
 #[track_caller]
-fn assert_same_pairs(what: &str, got: &[PolygonContact], want: &[PolygonContact], segments: &[Segment], polygons: &Polygons) {
+fn assert_same_pairs(
+    what: &str,
+    got: &[PolygonContact],
+    want: &[PolygonContact],
+    segments: &[Segment],
+    polygons: &Polygons,
+) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
     if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
         let (q, p) = (i / polygons.len(), i % polygons.len());
@@ -282,10 +451,20 @@ fn the_cpu_backend_matches_the_oracle_pair_by_pair() {
     let (polygons, segments) = scene(0xc9, 40, 300);
     let want = oracle_pairs(&segments, &polygons);
     for threads in [1, 2] {
-        let options = rectcast::CpuOptions { threads, ..Default::default() };
-        let mut engine = rectcast::Engine::with_cpu_options(rectcast::Backend::Cpu, options).unwrap();
+        let options = rectcast::CpuOptions {
+            threads,
+            ..Default::default()
+        };
+        let mut engine =
+            rectcast::Engine::with_cpu_options(rectcast::Backend::Cpu, options).unwrap();
         let got = engine.polygon_pairs(&segments, &polygons).unwrap();
-        assert_same_pairs(&format!("cpu, {threads} threads"), &got, &want, &segments, &polygons);
+        assert_same_pairs(
+            &format!("cpu, {threads} threads"),
+            &got,
+            &want,
+            &segments,
+            &polygons,
+        );
     }
 }
 
@@ -305,7 +484,13 @@ fn the_gpu_matches_the_oracle_pair_by_pair() {
             return;
         };
         let got = gpu.polygon_pairs(&segments, &polygons).unwrap();
-        assert_same_pairs(&format!("gpu {emulation:?}"), &got, &want, &segments, &polygons);
+        assert_same_pairs(
+            &format!("gpu {emulation:?}"),
+            &got,
+            &want,
+            &segments,
+            &polygons,
+        );
     }
 }
 
@@ -320,15 +505,25 @@ fn queries_over_polygons_agree_with_the_pairs() {
         .filter(|&i| pairs[i].hit())
         .map(|i| ((i / m) as u32, (i % m) as u32))
         .collect();
-    assert_eq!(hits.iter().map(|h| (h.segment, h.shape)).collect::<Vec<_>>(), want);
+    assert_eq!(
+        hits.iter()
+            .map(|h| (h.segment, h.shape))
+            .collect::<Vec<_>>(),
+        want
+    );
     let counts = engine.polygon_counts(&segments, &polygons).unwrap();
     for (q, &n) in counts.per_segment.iter().enumerate() {
-        assert_eq!(n as usize, pairs[q * m..(q + 1) * m].iter().filter(|c| c.hit()).count());
+        assert_eq!(
+            n as usize,
+            pairs[q * m..(q + 1) * m].iter().filter(|c| c.hit()).count()
+        );
     }
     let first = engine.polygon_first_hits(&segments, &polygons).unwrap();
     for (q, f) in first.iter().enumerate() {
         let row = &pairs[q * m..(q + 1) * m];
-        let best = (0..m).filter(|&p| row[p].hit()).min_by(|&a, &b| row[a].t_enter.total_cmp(&row[b].t_enter).then(a.cmp(&b)));
+        let best = (0..m)
+            .filter(|&p| row[p].hit())
+            .min_by(|&a, &b| row[a].t_enter.total_cmp(&row[b].t_enter).then(a.cmp(&b)));
         assert_eq!(f.map(|h| h.shape as usize), best, "query {q}");
     }
     assert!(hits.len() > 100, "{} hits", hits.len());
@@ -343,8 +538,14 @@ fn polygons_overlap_exactly_touching_and_containment_included() {
     let a = Polygons::from_rings([&square]).unwrap();
     let b = Polygons::from_rings([&inner, &corner, &apart]).unwrap();
     let mut engine = common::cpu_engine();
-    assert_eq!(engine.polygon_overlaps(&a, &b).unwrap(), vec![true, true, false]);
-    assert_eq!(engine.polygon_overlaps(&b, &a).unwrap(), vec![true, true, false]);
+    assert_eq!(
+        engine.polygon_overlaps(&a, &b).unwrap(),
+        vec![true, true, false]
+    );
+    assert_eq!(
+        engine.polygon_overlaps(&b, &a).unwrap(),
+        vec![true, true, false]
+    );
     assert!(rectcast::polygons_overlap(&square, &inner));
     assert!(rectcast::polygons_overlap(&inner, &square));
 }
@@ -354,7 +555,10 @@ fn polygon_overlaps_match_the_oracle_on_both_backends() {
     let mut rng = SplitMix64::new(0x0e1);
     let rings: Vec<Vec<[f32; 2]>> = (0..30).map(|_| random_simple_ring(&mut rng, 1.0)).collect();
     let (a, b) = rings.split_at(14);
-    let (pa, pb) = (Polygons::from_rings(a).unwrap(), Polygons::from_rings(b).unwrap());
+    let (pa, pb) = (
+        Polygons::from_rings(a).unwrap(),
+        Polygons::from_rings(b).unwrap(),
+    );
     let want: Vec<bool> = a
         .iter()
         .flat_map(|ra| b.iter().map(move |rb| polygons::overlap(ra, rb)))
@@ -362,17 +566,26 @@ fn polygon_overlaps_match_the_oracle_on_both_backends() {
     let check = |what: &str, got: Vec<bool>| {
         if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
             let (x, y) = (i / b.len(), i % b.len());
-            panic!("{what}: first difference at {i}: {:?} and {:?}: got {}", a[x], b[y], got[i]);
+            panic!(
+                "{what}: first difference at {i}: {:?} and {:?}: got {}",
+                a[x], b[y], got[i]
+            );
         }
     };
-    check("cpu", common::cpu_engine().polygon_overlaps(&pa, &pb).unwrap());
+    check(
+        "cpu",
+        common::cpu_engine().polygon_overlaps(&pa, &pb).unwrap(),
+    );
     for (i, ra) in a.iter().enumerate() {
         for (j, rb) in b.iter().enumerate() {
             assert_eq!(rectcast::polygons_overlap(ra, rb), want[i * b.len() + j]);
         }
     }
     assert!(want.iter().any(|&o| o) && want.iter().any(|&o| !o));
-    if let Some(mut gpu) = common::gpu_engine("polygon_overlaps_match_the_oracle_on_both_backends", GpuLimits::default()) {
+    if let Some(mut gpu) = common::gpu_engine(
+        "polygon_overlaps_match_the_oracle_on_both_backends",
+        GpuLimits::default(),
+    ) {
         check("gpu", gpu.polygon_overlaps(&pa, &pb).unwrap());
     }
 }

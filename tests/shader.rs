@@ -7,8 +7,8 @@ use rectcast::cpu::grid::CellSpan;
 use rectcast::gpu::Emulation;
 use rectcast::gpu::shader::{self, GridAxis, GridParams, Params, QueryParams, ShapeParams};
 use rectcast::{
-    Circle, CircleContact, EdgeContact, Filter, PolygonEdge, FirstHit, Hit, PairIndex, PairResult, Rect, Segment,
-    SegmentContact,
+    Circle, CircleContact, EdgeContact, Filter, FirstHit, Hit, PairIndex, PairResult, PolygonEdge,
+    Rect, Segment, SegmentContact,
 };
 
 fn parse(source: &str, name: &str) -> (naga::Module, naga::valid::ModuleInfo) {

@@ -13,6 +13,7 @@ mod formats;
 mod job;
 mod options;
 mod output;
+mod polygons;
 mod records;
 mod table;
 
@@ -22,7 +23,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use commands::queries::{Query, QueryArgs};
-use commands::{bench, clip, demo, generate, info, queries, render};
+use commands::{bench, clip, demo, generate, info, overlaps, queries, render};
 use options::{Outcome, SimdArg};
 
 #[derive(Parser)]
@@ -53,6 +54,9 @@ enum Command {
     Hits(QueryArgs),
     /// Hits per rect (damage per enemy): one `rect,hits` row per rect.
     Count(QueryArgs),
+    /// Polygon × polygon: every polygon of --polygons against every one of --other, closed
+    /// (touching and containment overlap); one `polygon,other` row per overlapping pair.
+    Overlaps(overlaps::OverlapsArgs),
     /// Each segment clipped to one rect (--rect) or to its own rect (--rects: row i for segment
     /// i): `segment,kind,x0,y0,x1,y1`, coordinates empty on a miss.
     Clip(clip::ClipArgs),
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
         Command::FirstHit(args) => queries::run(args, Query::FirstHit),
         Command::Hits(args) => queries::run(args, Query::Hits),
         Command::Count(args) => queries::run(args, Query::Count),
+        Command::Overlaps(args) => overlaps::run(args),
         Command::Clip(args) => clip::run(args),
         Command::Gen(args) => generate::run(args),
         Command::Info => info::run(),

@@ -13,7 +13,9 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use rectcast::{CircleContact, Clipped, FirstHit, PairResult, SegmentContact, ShapeHit};
+use rectcast::{
+    CircleContact, Clipped, FirstHit, PairResult, PolygonContact, SegmentContact, ShapeHit,
+};
 
 use crate::formats::{Format, Writer};
 use crate::records;
@@ -36,6 +38,14 @@ pub enum Table {
     CircleFirstHit,
     /// `count --circles`.
     CircleCount,
+    /// `pairs` and `hits` with `--polygons`: segment × polygon.
+    Polygons,
+    /// `first-hit --polygons`.
+    PolygonFirstHit,
+    /// `count --polygons`.
+    PolygonCount,
+    /// `overlaps`: polygon × polygon.
+    Overlaps,
     FirstHit,
     Count,
     Clip,
@@ -75,6 +85,37 @@ const CIRCLES: [Column; 6] = [
     column("kind", ColumnType::Category),
     column("t_enter", ColumnType::F32),
     column("t_exit", ColumnType::F32),
+];
+
+const POLYGONS: [Column; 8] = [
+    column("segment", ColumnType::U64),
+    column("polygon", ColumnType::U64),
+    column("hit", ColumnType::Bool),
+    column("kind", ColumnType::Category),
+    column("t_enter", ColumnType::F32),
+    column("t_exit", ColumnType::F32),
+    column("entry_edge", ColumnType::Index),
+    column("exit_edge", ColumnType::Index),
+];
+
+const POLYGON_FIRST_HIT: [Column; 7] = [
+    column("segment", ColumnType::U64),
+    column("polygon", ColumnType::Index),
+    column("kind", ColumnType::Category),
+    column("t_enter", ColumnType::F32),
+    column("t_exit", ColumnType::F32),
+    column("entry_edge", ColumnType::Index),
+    column("exit_edge", ColumnType::Index),
+];
+
+const POLYGON_COUNT: [Column; 2] = [
+    column("polygon", ColumnType::U64),
+    column("hits", ColumnType::U64),
+];
+
+const OVERLAPS: [Column; 2] = [
+    column("polygon", ColumnType::U64),
+    column("other", ColumnType::U64),
 ];
 
 const WALL_FIRST_HIT: [Column; 5] = [
@@ -137,6 +178,10 @@ impl Table {
             Table::Circles => &CIRCLES,
             Table::CircleFirstHit => &CIRCLE_FIRST_HIT,
             Table::CircleCount => &CIRCLE_COUNT,
+            Table::Polygons => &POLYGONS,
+            Table::PolygonFirstHit => &POLYGON_FIRST_HIT,
+            Table::PolygonCount => &POLYGON_COUNT,
+            Table::Overlaps => &OVERLAPS,
             Table::FirstHit => &FIRST_HIT,
             Table::Count => &COUNT,
             Table::Clip => &CLIP,
@@ -178,6 +223,20 @@ impl ShapeCells for CircleContact {
             Cell::F32(t(self.t_exit)),
         ]
     }
+}
+
+/// A polygon contact's cells after its indices: kind, t (absent on a miss), and the entry and
+/// exit edges (absent where there is none).
+fn polygon_cells(c: &PolygonContact) -> [Cell; 5] {
+    let t = |t| c.hit().then_some(t);
+    let edge = |e: u32| (e != rectcast::NO_EDGE).then_some(e as u64);
+    [
+        kind_cell(c.kind()),
+        Cell::F32(t(c.t_enter)),
+        Cell::F32(t(c.t_exit)),
+        Cell::Index(edge(c.entry_edge)),
+        Cell::Index(edge(c.exit_edge)),
+    ]
 }
 
 /// A kind's cell: its code and name.
@@ -389,6 +448,53 @@ impl Sink {
                 t_exit,
             ]
         }))
+    }
+
+    /// Rows of segment × polygon pairs (`pairs` or `hits` with `--polygons`).
+    pub fn polygon_pairs<'a>(
+        &mut self,
+        rows: impl IntoIterator<Item = (u64, u64, &'a PolygonContact)>,
+    ) -> Result<(), String> {
+        self.write(rows.into_iter().map(|(segment, polygon, c)| {
+            let [kind, t_enter, t_exit, entry, exit] = polygon_cells(c);
+            [
+                Cell::U64(segment),
+                Cell::U64(polygon),
+                Cell::Bool(c.hit()),
+                kind,
+                t_enter,
+                t_exit,
+                entry,
+                exit,
+            ]
+        }))
+    }
+
+    /// First-hit rows over polygons: one per segment, the polygon absent on a miss.
+    pub fn polygon_first_hits(
+        &mut self,
+        ids: &[u64],
+        polygon_ids: &[u64],
+        first: &[Option<ShapeHit<PolygonContact>>],
+    ) -> Result<(), String> {
+        self.write(ids.iter().zip(first).map(|(&segment, f)| {
+            let contact = f.map_or(PolygonContact::MISS, |hit| hit.contact);
+            let [kind, t_enter, t_exit, entry, exit] = polygon_cells(&contact);
+            [
+                Cell::U64(segment),
+                Cell::Index(f.map(|hit| polygon_ids[hit.shape as usize])),
+                kind,
+                t_enter,
+                t_exit,
+                entry,
+                exit,
+            ]
+        }))
+    }
+
+    /// Overlap rows: one per overlapping pair of polygons.
+    pub fn overlaps(&mut self, pairs: impl IntoIterator<Item = (u64, u64)>) -> Result<(), String> {
+        self.write(pairs.into_iter().map(|(a, b)| [Cell::U64(a), Cell::U64(b)]))
     }
 
     pub fn first_hits(

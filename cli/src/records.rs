@@ -70,6 +70,17 @@ pub const CIRCLES: RecordKind<Circle> = RecordKind {
     check: validate::check_circle,
 };
 
+const VERTEX_NAMES: [&str; 2] = ["x", "y"];
+
+/// The vertices of polygons in the flat form (`--polygons` with `--polygon-offsets`): their
+/// values are checked with their polygon (`polygons.rs`).
+pub const VERTICES: RecordKind<[f32; 2]> = RecordKind {
+    names: &VERTEX_NAMES,
+    columns: &floats(VERTEX_NAMES),
+    make: |[x, y, _, _]| [x, y],
+    check: |_, _| Ok(()),
+};
+
 /// Skipped invalid records: how many, and where the first few were.
 #[derive(Debug, Default)]
 pub struct Skipped {
@@ -79,6 +90,14 @@ pub struct Skipped {
 
 impl Skipped {
     const SHOWN: usize = 5;
+
+    /// One more skipped, `problem` saying where and why.
+    pub fn add(&mut self, problem: String) {
+        self.count += 1;
+        if self.first.len() < Skipped::SHOWN {
+            self.first.push(problem);
+        }
+    }
 
     /// The end-of-job report, or None when nothing was skipped.
     pub fn report(&self, path: &Path) -> Option<String> {

@@ -1123,3 +1123,229 @@ fn pairs_with_circles_writes_segment_x_circle_rows_as_the_library_decides() {
         .collect();
     assert_eq!(String::from_utf8(o.stdout).unwrap(), want);
 }
+
+/// The rows `pairs --polygons` writes for a pair, as the library decides it.
+fn polygon_row(segment: usize, polygon: usize, c: &rectcast::PolygonContact) -> String {
+    let t = |t: f32| {
+        if c.hit() {
+            t.to_string()
+        } else {
+            String::new()
+        }
+    };
+    let edge = |e: u32| {
+        if e == rectcast::NO_EDGE {
+            String::new()
+        } else {
+            e.to_string()
+        }
+    };
+    format!(
+        "{segment},{polygon},{},{},{},{},{},{}",
+        c.hit(),
+        c.kind().name(),
+        t(c.t_enter),
+        t(c.t_exit),
+        edge(c.entry_edge),
+        edge(c.exit_edge)
+    )
+}
+
+#[test]
+fn pairs_with_polygons_from_wkt_geojson_and_the_flat_form_write_the_same_rows() {
+    let dir = Dir::new();
+    let segments = rectcast::scene::random_batch(91, 30, 1, 10.0).0;
+    let rings: Vec<Vec<[f32; 2]>> = vec![
+        vec![[1.0, 1.0], [6.0, 1.0], [6.0, 6.0], [1.0, 6.0]],
+        vec![[5.0, 5.0], [9.0, 5.0], [9.0, 9.0], [7.0, 6.5], [5.0, 9.0]],
+        vec![[0.5, 7.0], [3.0, 9.5], [0.5, 9.5]],
+    ];
+    let mut text = String::from("x0,y0,x1,y1\n");
+    for g in &segments {
+        text += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
+    }
+    let s = dir.file("s.csv", &text);
+    let coords = |ring: &Vec<[f32; 2]>, sep: &str, pair: &dyn Fn(f32, f32) -> String| {
+        let mut closed = ring.clone();
+        closed.push(ring[0]);
+        closed
+            .iter()
+            .map(|&[x, y]| pair(x, y))
+            .collect::<Vec<_>>()
+            .join(sep)
+    };
+    let wkt: String = rings
+        .iter()
+        .map(|r| {
+            format!(
+                "POLYGON (({}))\n",
+                coords(r, ", ", &|x, y| format!("{x} {y}"))
+            )
+        })
+        .collect();
+    let geojson = format!(
+        r#"{{"type": "FeatureCollection", "features": [{}]}}"#,
+        rings
+            .iter()
+            .map(|r| format!(
+                r#"{{"type": "Feature", "properties": {{}}, "geometry": {{"type": "Polygon", "coordinates": [[{}]]}}}}"#,
+                coords(r, ", ", &|x, y| format!("[{x}, {y}]"))
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut flat = String::from("x,y\n");
+    let mut offsets = vec![0i64];
+    for r in &rings {
+        for [x, y] in r {
+            flat += &format!("{x},{y}\n");
+        }
+        offsets.push(offsets.last().unwrap() + r.len() as i64);
+    }
+    let dict = format!(
+        "{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}",
+        offsets.len()
+    );
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = (10 + dict.len() + 1).next_multiple_of(64) - 10;
+    npy.extend_from_slice(&(padded as u16).to_le_bytes());
+    npy.extend_from_slice(format!("{dict:<width$}\n", width = padded - 1).as_bytes());
+    npy.extend(offsets.iter().flat_map(|o| o.to_le_bytes()));
+    let offsets_file = dir.path("o.npy");
+    std::fs::write(&offsets_file, &npy).unwrap();
+    let inputs = [
+        (dir.file("p.wkt", &wkt), None),
+        (dir.file("p.geojson", &geojson), None),
+        (dir.file("v.csv", &flat), Some(&offsets_file)),
+    ];
+    let polygons = rectcast::Polygons::from_rings(&rings).unwrap();
+    let want = common_cpu().polygon_pairs(&segments, &polygons).unwrap();
+    let mut expected =
+        String::from("segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge\n");
+    for (i, c) in want.iter().enumerate() {
+        expected += &polygon_row(i / rings.len(), i % rings.len(), c);
+        expected += "\n";
+    }
+    assert!(want.iter().filter(|c| c.hit()).count() > 10);
+    for backend in backends() {
+        for (file, offsets) in &inputs {
+            let mut args = vec![
+                "pairs",
+                "--segments",
+                s.to_str().unwrap(),
+                "--polygons",
+                file.to_str().unwrap(),
+                "--backend",
+                backend,
+            ];
+            if let Some(o) = offsets {
+                args.extend(["--polygon-offsets", o.to_str().unwrap()]);
+            }
+            let o = rectcast(&args);
+            assert!(o.status.success(), "{}", stderr(&o));
+            assert_eq!(
+                String::from_utf8(o.stdout).unwrap(),
+                expected,
+                "{file:?} on {backend}"
+            );
+        }
+    }
+}
+
+fn common_cpu() -> rectcast::Engine {
+    rectcast::Engine::new(rectcast::Backend::Cpu).unwrap()
+}
+
+#[test]
+fn a_polygon_that_is_not_simple_names_its_line_and_leaves_no_output() {
+    let dir = Dir::new();
+    let s = dir.file("s.csv", "x0,y0,x1,y1\n0,0,1,1\n");
+    let p = dir.file(
+        "p.wkt",
+        "POLYGON ((0 0, 4 0, 4 4, 0 4, 0 0))\n\n  POLYGON ((0 0, 2 2, 2 0, 0 2, 0 0))\n",
+    );
+    let out = dir.path("o.csv");
+    let run = |p: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "hits",
+            "--segments",
+            s.to_str().unwrap(),
+            "--polygons",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        rectcast(&args)
+    };
+    let o = run(&p, &[]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("p.wkt:3:3: polygon 1: ring is not simple: edges 0 and 2 meet"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    // Skipped, it is counted, and polygon ids stay those of the file.
+    let o = run(&p, &["--skip-invalid"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("skipped 1"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge\n0,0,true,inside,0,1,,\n"
+    );
+    std::fs::remove_file(&out).unwrap();
+    // Holes and other geometries are errors too.
+    let holes = dir.file(
+        "h.wkt",
+        "POLYGON ((0 0, 9 0, 9 9, 0 9, 0 0), (1 1, 2 1, 2 2, 1 1))\n",
+    );
+    let o = run(&holes, &[]);
+    assert!(
+        stderr(&o).contains("h.wkt:1:1: polygon 0: a POLYGON of 2 rings: holes are not supported"),
+        "{}",
+        stderr(&o)
+    );
+    let line = dir.file(
+        "l.geojson",
+        r#"{"type": "LineString", "coordinates": [[0, 0], [1, 1]]}"#,
+    );
+    let o = run(&line, &[]);
+    assert!(
+        stderr(&o).contains("a LineString, not a Polygon"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn overlaps_lists_the_overlapping_pairs_of_polygons() {
+    let dir = Dir::new();
+    let a = dir.file(
+        "a.wkt",
+        "POLYGON ((0 0, 4 0, 4 4, 0 4, 0 0))\nPOLYGON ((10 10, 12 10, 11 12, 10 10))\n",
+    );
+    let b = dir.file(
+        "b.wkt",
+        "POLYGON ((1 1, 2 1, 2 2, 1 1))\nPOLYGON ((4 4, 6 4, 6 6, 4 4))\nPOLYGON ((12 10, 14 10, 14 12, 12 10))\nPOLYGON ((20 20, 21 20, 21 21, 20 20))\n",
+    );
+    for backend in backends() {
+        let o = rectcast(&[
+            "overlaps",
+            "--polygons",
+            a.to_str().unwrap(),
+            "--other",
+            b.to_str().unwrap(),
+            "--backend",
+            backend,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        // Containment (0, 0), a shared corner (0, 1) and (1, 2); apart (x, 3).
+        assert_eq!(
+            String::from_utf8(o.stdout).unwrap(),
+            "polygon,other\n0,0\n0,1\n1,2\n",
+            "{backend}"
+        );
+    }
+}

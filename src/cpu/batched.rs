@@ -20,11 +20,11 @@ use rayon::prelude::*;
 use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use super::segment_circle::{CircleContact, CircleKind};
-use super::segment_rect::AXIS_Y;
-use super::segment_rect::{pair_flags, pair_times, segment_rect};
 use super::segment_polygon::{
     EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_contact,
 };
+use super::segment_rect::AXIS_Y;
+use super::segment_rect::{pair_flags, pair_times, segment_rect};
 use super::segment_segment::{SegmentContact, segment_segment};
 use crate::query::{Batch, Counts};
 use crate::shape::Shape;
@@ -909,8 +909,7 @@ fn parallel_apart(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
 pub fn edge_filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
     let b = &edge.polygon;
     let apart = |v0: f32, v1: f32, lo: f32, hi: f32| (v0 < lo && v1 < lo) || (v0 > hi && v1 > hi);
-    if apart(query.x0, query.x1, b.min_x, b.max_x) || apart(query.y0, query.y1, b.min_y, b.max_y)
-    {
+    if apart(query.x0, query.x1, b.min_x, b.max_x) || apart(query.y0, query.y1, b.min_y, b.max_y) {
         return Some(EdgeContact::MISS);
     }
     let e = &edge.edge;
@@ -928,8 +927,7 @@ pub fn edge_filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact>
         let shift = edge_ends::END_SHIFT * k as u32;
         let straddles = (e.y0 > y) != (e.y1 > y);
         if lo_x <= x && x <= hi_x && lo_y <= y && y <= hi_y {
-            let orientation =
-                robust::orient2d(coord(e.x0, e.y0), coord(e.x1, e.y1), coord(x, y));
+            let orientation = robust::orient2d(coord(e.x0, e.y0), coord(e.x1, e.y1), coord(x, y));
             if orientation == 0.0 {
                 ends |= edge_ends::START_ON << shift;
             } else if straddles && (e.y1 > y) != (orientation < 0.0) {

@@ -15,8 +15,8 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::exact::{
-    Big, BigPoint, LIMBS, big_from_f32, big_is_negative, big_is_zero, big_mul, big_sub,
-    difference, double_compare, double_mul,
+    Big, BigPoint, LIMBS, big_from_f32, big_is_negative, big_is_zero, big_mul, big_sub, difference,
+    double_compare, double_mul,
 };
 use super::segment_rect::order_key;
 use super::segment_segment::{SegmentContact, segment_segment, segment_segment_ratios};

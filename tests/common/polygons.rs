@@ -177,16 +177,20 @@ pub fn random_simple_ring(rng: &mut SplitMix64, scale: f32) -> Vec<[f32; 2]> {
                     let r = (1 + rng.below(4)) as f64 * scale as f64;
                     let (x, y) = (cx as f64 + r * a.cos(), cy as f64 + r * a.sin());
                     if rng.below(2) == 0 {
-                        [(x / scale as f64).round() as f32 * scale, (y / scale as f64).round() as f32 * scale]
+                        [
+                            (x / scale as f64).round() as f32 * scale,
+                            (y / scale as f64).round() as f32 * scale,
+                        ]
                     } else {
                         [x as f32, y as f32]
                     }
                 })
                 .collect()
         };
-        let valid = ring
-            .iter()
-            .all(|v| v.iter().all(|c| c.is_finite() && c.abs() <= rectcast::MAX_ABS_COORDINATE));
+        let valid = ring.iter().all(|v| {
+            v.iter()
+                .all(|c| c.is_finite() && c.abs() <= rectcast::MAX_ABS_COORDINATE)
+        });
         if valid && simple(&ring) {
             return ring;
         }

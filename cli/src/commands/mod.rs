@@ -5,5 +5,6 @@ pub mod clip;
 pub mod demo;
 pub mod generate;
 pub mod info;
+pub mod overlaps;
 pub mod queries;
 pub mod render;

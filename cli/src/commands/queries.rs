@@ -1,5 +1,5 @@
-//! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect (or, with `--walls`
-//! or `--circles`, every wall or circle), as streaming jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
+//! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect (or, with `--walls`,
+//! `--circles` or `--polygons`, every wall, circle or polygon), as streaming jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
 //! engine while this thread writes the rows of the chunk before and reads the chunk after, so
 //! reading, the engine's work and writing overlap, and memory stays bounded (three chunks)
 //! whatever the input size.
@@ -18,6 +18,7 @@ use crate::job::{
 };
 use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
+use crate::polygons::PolygonFile;
 use crate::records::{self, Records};
 
 /// Results per chunk for dense `pairs`.
@@ -42,6 +43,7 @@ struct Done {
 
 type WallHit = rectcast::ShapeHit<rectcast::SegmentContact>;
 type CircleHit = rectcast::ShapeHit<rectcast::CircleContact>;
+type PolygonHit = rectcast::ShapeHit<rectcast::PolygonContact>;
 
 enum Out {
     Pairs(Vec<rectcast::PairResult>),
@@ -55,6 +57,9 @@ enum Out {
     CirclePairs(Vec<rectcast::CircleContact>),
     CircleHits(Vec<CircleHit>),
     CircleFirstHits(Vec<Option<CircleHit>>),
+    PolygonPairs(Vec<rectcast::PolygonContact>),
+    PolygonHits(Vec<PolygonHit>),
+    PolygonFirstHits(Vec<Option<PolygonHit>>),
 }
 
 /// What the segments run against.
@@ -63,13 +68,15 @@ enum Against {
     Rects,
     Walls,
     Circles,
+    Polygons,
 }
 
-/// What a query runs against, held in memory: rects, walls or circles.
+/// What a query runs against, held in memory: rects, walls, circles or polygons.
 struct Held {
     rects: Vec<rectcast::Rect>,
     walls: Vec<rectcast::Segment>,
     circles: Vec<rectcast::Circle>,
+    polygons: rectcast::Polygons,
 }
 
 /// Runs `query` on one chunk.
@@ -81,6 +88,7 @@ fn run_chunk(
     job: Job,
 ) -> Result<Done, String> {
     let (rects, walls, circles) = (&held.rects[..], &held.walls[..], &held.circles[..]);
+    let polygons = &held.polygons;
     let Job {
         chunk,
         ids,
@@ -126,6 +134,18 @@ fn run_chunk(
         (Against::Circles, Query::Count) => {
             Out::Counts(engine.shape_counts(&chunk, circles).map_err(e)?.per_rect)
         }
+        (Against::Polygons, Query::Pairs) => {
+            Out::PolygonPairs(engine.polygon_pairs(&chunk, polygons).map_err(e)?)
+        }
+        (Against::Polygons, Query::Hits) => {
+            Out::PolygonHits(engine.polygon_hits(&chunk, polygons).map_err(e)?)
+        }
+        (Against::Polygons, Query::FirstHit) => {
+            Out::PolygonFirstHits(engine.polygon_first_hits(&chunk, polygons).map_err(e)?)
+        }
+        (Against::Polygons, Query::Count) => {
+            Out::Counts(engine.polygon_counts(&chunk, polygons).map_err(e)?.per_rect)
+        }
     };
     Ok(Done {
         chunk,
@@ -144,7 +164,7 @@ pub struct QueryArgs {
     #[arg(long)]
     segments: PathBuf,
     /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory.
-    #[arg(long, required_unless_present_any = ["walls", "circles"])]
+    #[arg(long, required_unless_present_any = ["walls", "circles", "polygons"])]
     rects: Option<PathBuf>,
     /// Walls (segments, in the segments' formats) instead of rects: segment × segment. Rows
     /// (segment, wall, hit, contact, t_enter, t_exit) for pairs and hits, (segment, wall,
@@ -156,6 +176,16 @@ pub struct QueryArgs {
     /// Held in memory.
     #[arg(long, conflicts_with_all = ["rects", "walls"])]
     circles: Option<PathBuf>,
+    /// Polygons (simple, closed: boundary and interior) instead of rects: segment × polygon.
+    /// `.wkt` (one POLYGON a line), `.geojson`/`.json` (Polygon features), or vertices (.npy
+    /// float32 [V, 2], CSV x,y, .f32) with --polygon-offsets. Rows add `entry_edge` and
+    /// `exit_edge` (edge k runs from vertex k to k + 1). Held in memory.
+    #[arg(long, conflicts_with_all = ["rects", "walls", "circles"])]
+    polygons: Option<PathBuf>,
+    /// The flat form's offsets: an .npy of P + 1 integers from 0 to V; polygon i is vertices
+    /// offsets[i]..offsets[i + 1].
+    #[arg(long, requires = "polygons")]
+    polygon_offsets: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// first-hit, hits and count: find each segment's candidate rects through a grid over the
@@ -183,10 +213,11 @@ pub enum Query {
 /// `pairs`, `first-hit`, `hits`, `count`: every segment against every rect.
 pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let job = args.job;
-    let against = match (&args.walls, &args.circles) {
-        (Some(_), _) => Against::Walls,
-        (None, Some(_)) => Against::Circles,
-        (None, None) => Against::Rects,
+    let against = match (&args.walls, &args.circles, &args.polygons) {
+        (Some(_), _, _) => Against::Walls,
+        (None, Some(_), _) => Against::Circles,
+        (None, None, Some(_)) => Against::Polygons,
+        (None, None, None) => Against::Rects,
     };
     let table = match (against, query) {
         (Against::Rects, Query::Pairs | Query::Hits) => Table::Pairs,
@@ -198,20 +229,26 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         (Against::Circles, Query::Pairs | Query::Hits) => Table::Circles,
         (Against::Circles, Query::FirstHit) => Table::CircleFirstHit,
         (Against::Circles, Query::Count) => Table::CircleCount,
+        (Against::Polygons, Query::Pairs | Query::Hits) => Table::Polygons,
+        (Against::Polygons, Query::FirstHit) => Table::PolygonFirstHit,
+        (Against::Polygons, Query::Count) => Table::PolygonCount,
     };
     if against != Against::Rects && args.broad_phase != BroadPhaseArg::Auto {
         return Err(
-            "--broad-phase: the grid serves rects only so far; walls and circles are culled by their boxes"
+            "--broad-phase: the grid serves rects only so far; walls, circles and polygons are culled by their boxes"
                 .into(),
         );
     }
     Sink::check(args.out.as_deref(), table)?;
     // Rects, walls or circles: held in memory, with their record ids.
-    let held_path = match (&args.walls, &args.circles, &args.rects) {
-        (Some(walls), _, _) => walls,
-        (None, Some(circles), _) => circles,
-        (None, None, Some(rects)) => rects,
-        (None, None, None) => return Err("give --rects (or --walls, or --circles)".into()),
+    let held_path = match (&args.walls, &args.circles, &args.polygons, &args.rects) {
+        (Some(walls), _, _, _) => walls,
+        (None, Some(circles), _, _) => circles,
+        (None, None, Some(polygons), _) => polygons,
+        (None, None, None, Some(rects)) => rects,
+        (None, None, None, None) => {
+            return Err("give --rects (or --walls, --circles or --polygons)".into());
+        }
     };
     one_stdin(&[&args.segments, held_path])?;
     let open = |path: &PathBuf| Records::open(path, &records::RECTS, job.skip_invalid);
@@ -232,10 +269,20 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         Some(file) => file.read_all().map_err(text)?,
         None => Default::default(),
     };
+    let polygon_file = args
+        .polygons
+        .as_ref()
+        .map(|path| PolygonFile::read(path, args.polygon_offsets.as_deref(), job.skip_invalid))
+        .transpose()?;
+    let (polygons, polygon_ids) = match &polygon_file {
+        Some(file) => (file.polygons.clone(), file.ids.clone()),
+        None => Default::default(),
+    };
     // The ids of the second column: rects', walls' or circles'.
     let rect_ids = match against {
         Against::Walls => wall_ids,
         Against::Circles => circle_ids,
+        Against::Polygons => polygon_ids,
         Against::Rects => rect_ids,
     };
     let to = destination(args.out.as_deref(), &[&args.segments], || {
@@ -252,11 +299,15 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         && query != Query::Pairs
         && broad_phase.uses_grid(usize::MAX, rects.len(), false);
     let mut sink = Sink::create(to, table)?;
-    let m = rects.len().max(walls.len()).max(circles.len());
+    let m = rects
+        .len()
+        .max(walls.len())
+        .max(circles.len())
+        .max(polygons.len());
     // Dense pairs, and the shapes' queries (their dense pairs reduced), a chunk of pairs at a
-    // time; the rects' queries a chunk of segments.
+    // time (a polygon's pairs counted per edge); the rects' queries a chunk of segments.
     let chunk_len = if query == Query::Pairs || against != Against::Rects {
-        (PAIRS_PER_CHUNK / m.max(1)).max(1)
+        (PAIRS_PER_CHUNK / m.max(polygons.edge_count()).max(1)).max(1)
     } else {
         SEGMENTS_PER_CHUNK
     };
@@ -282,6 +333,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         rects,
         walls,
         circles,
+        polygons,
     };
     std::thread::scope(|scope| -> Outcome {
         // Made here, so that an early return drops this thread's ends and the worker stops.
@@ -378,6 +430,22 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
                         &h.contact,
                     )
                 }))?,
+                Out::PolygonPairs(contacts) => sink.polygon_pairs(
+                    contacts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (finished.ids[i / m], rect_ids[i % m], c)),
+                )?,
+                Out::PolygonHits(hits) => sink.polygon_pairs(hits.iter().map(|h| {
+                    (
+                        finished.ids[h.segment as usize],
+                        rect_ids[h.shape as usize],
+                        &h.contact,
+                    )
+                }))?,
+                Out::PolygonFirstHits(first) => {
+                    sink.polygon_first_hits(&finished.ids, &rect_ids, first)?
+                }
                 Out::WallFirstHits(first) => {
                     sink.shape_first_hits(&finished.ids, &rect_ids, first)?
                 }
@@ -421,6 +489,9 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     }
     if let Some(file) = &circle_file {
         report(file);
+    }
+    if let Some(file) = &polygon_file {
+        file.report();
     }
     report(&segments);
     Ok(())
