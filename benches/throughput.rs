@@ -6,7 +6,8 @@
 //! - `gpu end-to-end`: upload, kernel, readback; `gpu kernel`: the kernel's own time from
 //!   timestamp queries, where the adapter has them;
 //! - `parry2d`: the peer, `Aabb::clip_line_parameters` restricted to t in [0, 1], in the plain
-//!   loop a user would write (first hit: the smallest t, the lowest rect on a tie).
+//!   loop a user would write (first hit: the smallest t, the lowest rect on a tie); for
+//!   polygons `geo`'s exact `intersects`.
 //!
 //! A backend that cannot open is reported and skipped: benches measure, tests judge.
 //! `cargo bench --bench throughput`; `rectcast bench` prints the same table on any machine.
@@ -294,5 +295,101 @@ fn circles(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, first_hit, all_pairs, walls, circles);
+/// Segment × polygon (`Engine::polygon_pairs`) against geo's exact `Line::intersects(&Polygon)`
+/// in the plain loop (f64, as geo users hold coordinates): every query against every polygon of
+/// a random scene (star-shaped polygons of 8 to 16 vertices, radius 10 to 60, about half
+/// concave). geo answers a boolean; rectcast the kind, both t and both edges, exactly.
+fn polygons(c: &mut Criterion) {
+    use geo::Intersects;
+    let (queries, _) = scene::random_batch(2026, 2_048, 1, 1000.0);
+    let polygons = scene::random_polygons(2029, 256, 1000.0, (10.0, 60.0), (8, 16));
+    let mut group = c.benchmark_group("polygons/random 2048x256");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(
+        (queries.len() * polygons.len()) as u64,
+    ));
+    group.bench_function("scalar reference", |b| {
+        b.iter(|| {
+            for q in &queries {
+                for ring in polygons.rings() {
+                    std::hint::black_box(rectcast::segment_polygon(q, ring));
+                }
+            }
+        })
+    });
+    for mut engine in cpu_engines() {
+        group.bench_function(engine.chosen().to_string(), |b| {
+            b.iter(|| {
+                engine
+                    .polygon_pairs(&queries, &polygons)
+                    .expect("polygon pairs")
+            })
+        });
+    }
+    let geo_polygons = geo_polygons(&polygons);
+    let lines: Vec<geo::Line<f64>> = queries
+        .iter()
+        .map(|q| {
+            geo::Line::new(
+                geo::coord! { x: q.x0 as f64, y: q.y0 as f64 },
+                geo::coord! { x: q.x1 as f64, y: q.y1 as f64 },
+            )
+        })
+        .collect();
+    group.bench_function("geo", |b| {
+        b.iter(|| {
+            let mut hits = 0usize;
+            for line in &lines {
+                for polygon in &geo_polygons {
+                    hits += line.intersects(polygon) as usize;
+                }
+            }
+            hits
+        })
+    });
+    group.finish();
+}
+
+fn geo_polygons(polygons: &rectcast::Polygons) -> Vec<geo::Polygon<f64>> {
+    polygons
+        .rings()
+        .map(|ring| {
+            let coords: Vec<(f64, f64)> = ring.iter().map(|&[x, y]| (x as f64, y as f64)).collect();
+            geo::Polygon::new(geo::LineString::from(coords), vec![])
+        })
+        .collect()
+}
+
+/// Polygon × polygon (`Engine::polygon_overlaps`) against geo's exact
+/// `Polygon::intersects(&Polygon)`: every polygon against every polygon of two random scenes.
+fn overlaps(c: &mut Criterion) {
+    use geo::Intersects;
+    let a = scene::random_polygons(2030, 512, 1000.0, (10.0, 60.0), (8, 16));
+    let b = scene::random_polygons(2031, 512, 1000.0, (10.0, 60.0), (8, 16));
+    let mut group = c.benchmark_group("overlaps/random 512x512");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements((a.len() * b.len()) as u64));
+    for mut engine in cpu_engines() {
+        group.bench_function(engine.chosen().to_string(), |bench| {
+            bench.iter(|| engine.polygon_overlaps(&a, &b).expect("overlaps"))
+        });
+    }
+    let (ga, gb) = (geo_polygons(&a), geo_polygons(&b));
+    group.bench_function("geo", |bench| {
+        bench.iter(|| {
+            let mut hits = 0usize;
+            for p in &ga {
+                for q in &gb {
+                    hits += p.intersects(q) as usize;
+                }
+            }
+            hits
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches, first_hit, all_pairs, walls, circles, polygons, overlaps
+);
 criterion_main!(benches);

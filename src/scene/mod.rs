@@ -3,7 +3,7 @@
 
 pub mod adversarial;
 
-use crate::types::{Circle, Rect, Segment};
+use crate::types::{Circle, Polygons, Rect, Segment};
 
 /// SplitMix64: a tiny, well-known seeded generator; scenes must be reproducible from a seed.
 #[derive(Clone, Debug)]
@@ -79,6 +79,39 @@ pub fn random_circles(seed: u64, count: usize, size: f32, radii: (f32, f32)) -> 
             )
         })
         .collect()
+}
+
+/// Random simple polygons in a `size` × `size` square: star-shaped around a uniform center,
+/// `vertices.0..=vertices.1` vertices at increasing angles, each at a radius in `radii`, so
+/// about half are concave. A ring that rounding to f32 made not simple is drawn again.
+pub fn random_polygons(
+    seed: u64,
+    count: usize,
+    size: f32,
+    radii: (f32, f32),
+    vertices: (usize, usize),
+) -> Polygons {
+    let mut rng = SplitMix64::new(seed);
+    let mut rings = Vec::with_capacity(count);
+    while rings.len() < count {
+        let n = vertices.0 + rng.below((vertices.1 - vertices.0 + 1) as u64) as usize;
+        let (cx, cy) = (rng.range(0.0, size), rng.range(0.0, size));
+        let mut angles: Vec<f32> = (0..n)
+            .map(|_| rng.range(0.0, std::f32::consts::TAU))
+            .collect();
+        angles.sort_by(f32::total_cmp);
+        let ring: Vec<[f32; 2]> = angles
+            .iter()
+            .map(|&a| {
+                let r = rng.range(radii.0, radii.1);
+                [cx + r * a.cos(), cy + r * a.sin()]
+            })
+            .collect();
+        if Polygons::from_rings([&ring]).is_ok() {
+            rings.push(ring);
+        }
+    }
+    Polygons::from_rings(&rings).expect("each ring was checked")
 }
 
 /// Uniform random segments and rects in a `size` × `size` square, with a share of
