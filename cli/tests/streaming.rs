@@ -707,6 +707,49 @@ fn render_draws_circles_and_walls_with_their_hits() {
 }
 
 #[test]
+fn render_draws_polygons_as_their_rings_with_their_hits() {
+    let dir = tempfile::tempdir().unwrap();
+    let segments = dir.path().join("s.csv");
+    // Across both arms of a U; past it.
+    std::fs::write(&segments, "x0,y0,x1,y1\n-50,60,150,60\n-50,180,250,180\n").unwrap();
+    let polygons = dir.path().join("u.wkt");
+    std::fs::write(
+        &polygons,
+        "POLYGON ((0 0, 100 0, 100 100, 70 100, 70 30, 30 30, 30 100, 0 100, 0 0))\n",
+    )
+    .unwrap();
+    let out = dir.path().join("u.png");
+    ok(&[
+        "render",
+        "--segments",
+        s(&segments),
+        "--polygons",
+        s(&polygons),
+        "--out",
+        s(&out),
+        "--size",
+        "400x400",
+        "--view",
+        "-100,-100,300,300",
+        "--backend",
+        "cpu",
+    ]);
+    let png = tiny_skia::Pixmap::load_png(&out).unwrap();
+    let at = |x: i32, y: i32| pixel(&png, (x + 100) as u32, (y + 100) as u32);
+    let [r, g, b] = at(15, 85); // in the left arm, away from the segment: the fill
+    assert!(b > r + 20 && b > 200 && g > r, "polygon fill {:?}", [r, g, b]);
+    assert_eq!(at(50, 85), [255, 255, 255], "the notch is not the polygon");
+    let [r, g, b] = at(15, 60); // the segment in the left arm: red
+    assert!(r > 180 && g < 80 && b < 100, "inside part {:?}", [r, g, b]);
+    let [r, g, b] = at(0, 60); // where it enters, on edge 7: green
+    assert!(g > 120 && r < 80 && b < 120, "entry {:?}", [r, g, b]);
+    let [r, g, b] = at(100, 60); // where it leaves, on edge 1: purple
+    assert!(r > 90 && b > 140 && g < 90, "exit {:?}", [r, g, b]);
+    let [r, g, b] = at(100, 180); // the miss: grey
+    assert!(r == g && g == b && (120..200).contains(&r), "miss {:?}", [r, g, b]);
+}
+
+#[test]
 fn clip_of_per_segment_rects_with_fewer_rects_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let (segments, _) = generate(dir.path(), "random", 10, 2, "f32");

@@ -76,6 +76,7 @@ pub fn run(args: DemoArgs) -> Outcome {
                 rects: &rects,
                 walls: &[],
                 circles: &[],
+                polygons: &rectcast::Polygons::default(),
             },
             RenderQuery::FirstHit,
             (1920, 1080),

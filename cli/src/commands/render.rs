@@ -1,5 +1,5 @@
 //! `rectcast render`: a picture of what the engine decided for a scene, drawn with tiny-skia
-//! (pure Rust). Rects and circles are filled blue, walls are dark lines; a segment that hits
+//! (pure Rust). Rects, circles and polygons are filled blue, walls are dark lines; a segment that hits
 //! nothing is grey, one that hits is orange; the part of it inside a shape (or along a wall) is
 //! red, its entry point (or the point where it meets a wall) green and its exit point purple.
 //! With `first-hit` only each segment's first hit among all the shapes (the smallest t_enter)
@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use rectcast::{Batch, Circle, CircleKind, Contact, Engine, Rect, Segment};
+use rectcast::{Batch, Circle, CircleKind, Contact, Engine, Polygons, Rect, Segment};
 use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
 
 use crate::options::{BackendArg, Outcome, engine};
@@ -22,7 +22,7 @@ pub struct RenderArgs {
     #[arg(long)]
     segments: PathBuf,
     /// Rects (.csv, .npy or .f32), read whole.
-    #[arg(long, required_unless_present_any = ["walls", "circles"])]
+    #[arg(long, required_unless_present_any = ["walls", "circles", "polygons"])]
     rects: Option<PathBuf>,
     /// Walls (segments, in the segments' formats), read whole: drawn with rects and circles.
     #[arg(long)]
@@ -30,6 +30,12 @@ pub struct RenderArgs {
     /// Circles (columns cx,cy,r; .npy [N, 3]; .f32 of 3 values), read whole.
     #[arg(long)]
     circles: Option<PathBuf>,
+    /// Polygons (.wkt, .geojson, or vertices with --polygon-offsets), read whole.
+    #[arg(long)]
+    polygons: Option<PathBuf>,
+    /// The flat form's offsets for --polygons.
+    #[arg(long, requires = "polygons")]
+    polygon_offsets: Option<PathBuf>,
     /// The PNG to write.
     #[arg(long)]
     out: PathBuf,
@@ -88,6 +94,13 @@ pub fn run(args: RenderArgs) -> Outcome {
     let rects = read(args.rects.as_ref(), &records::RECTS)?;
     let walls = read(args.walls.as_ref(), &records::SEGMENTS)?;
     let circles = read(args.circles.as_ref(), &records::CIRCLES)?;
+    let polygons = match &args.polygons {
+        Some(path) => {
+            crate::polygons::PolygonFile::read(path, args.polygon_offsets.as_deref(), false)?
+                .polygons
+        }
+        None => Polygons::default(),
+    };
     let mut engine = engine(args.backend.into())?;
     render(
         &mut engine,
@@ -96,6 +109,7 @@ pub fn run(args: RenderArgs) -> Outcome {
             rects: &rects,
             walls: &walls,
             circles: &circles,
+            polygons: &polygons,
         },
         args.query,
         args.size,
@@ -128,6 +142,7 @@ pub struct Scene<'a> {
     pub rects: &'a [Rect],
     pub walls: &'a [Segment],
     pub circles: &'a [Circle],
+    pub polygons: &'a Polygons,
 }
 
 /// A hit to draw: the part of a segment in a shape (or along a wall), and which of its ends
@@ -197,7 +212,8 @@ fn scene_view(scene: &Scene) -> [f32; 4] {
                 .circles
                 .iter()
                 .flat_map(|c| [(c.cx - c.r, c.cy - c.r), (c.cx + c.r, c.cy + c.r)]),
-        );
+        )
+        .chain(scene.polygons.vertices().iter().map(|&[x, y]| (x, y)));
     for (x, y) in points {
         b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
     }
@@ -271,7 +287,7 @@ fn legend(pixmap: &mut Pixmap, query: RenderQuery) {
     let scale = if pixmap.width() >= 800 { 2.0 } else { 1.0 };
     let row = 11.0 * scale;
     let entries: [(&str, [u8; 4]); 7] = [
-        ("rect, circle", RECT_EDGE),
+        ("rect, circle, polygon", RECT_EDGE),
         ("wall", WALL),
         ("segment, no hit", MISS),
         ("segment, hits", HIT),
@@ -285,7 +301,7 @@ fn legend(pixmap: &mut Pixmap, query: RenderQuery) {
         ("entry", ENTRY),
         ("exit", EXIT),
     ];
-    let (w, h) = (170.0 * scale, row * entries.len() as f32 + 6.0 * scale);
+    let (w, h) = (200.0 * scale, row * entries.len() as f32 + 6.0 * scale);
     let top = pixmap.height() as f32 - h - 4.0;
     if let Some(r) = tiny_skia::Rect::from_xywh(4.0, top, w, h) {
         pixmap.fill_rect(r, &paint([255, 255, 255, 220]), Transform::identity(), None);
@@ -307,7 +323,8 @@ fn legend(pixmap: &mut Pixmap, query: RenderQuery) {
 }
 
 /// The hits to draw, as `engine` decides them: every hit, or each segment's first among all the
-/// shapes (the smallest t_enter; on a tie rects, then walls, then circles, lowest index first).
+/// shapes (the smallest t_enter; on a tie rects, then walls, circles and polygons, lowest index
+/// first).
 fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<Part>, String> {
     let e = |e: rectcast::Error| e.to_string();
     let mut parts = Vec::new();
@@ -379,6 +396,25 @@ fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<P
                 }),
         );
     }
+    if !scene.polygons.is_empty() {
+        let contacts = engine
+            .polygon_pairs(scene.segments, scene.polygons)
+            .map_err(e)?;
+        let m = scene.polygons.len();
+        parts.extend(
+            contacts
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.hit())
+                .map(|(i, c)| Part {
+                    segment: i / m,
+                    t_enter: c.t_enter,
+                    t_exit: c.t_exit,
+                    entry: c.entry_edge != rectcast::NO_EDGE,
+                    exit: c.exit_edge != rectcast::NO_EDGE,
+                }),
+        );
+    }
     if query == RenderQuery::FirstHit {
         // Each segment's first part: the smallest t_enter, the earliest listed on a tie.
         let mut first: Vec<Option<Part>> = vec![None; scene.segments.len()];
@@ -434,6 +470,34 @@ pub fn render(
                 &path,
                 &paint(RECT_FILL),
                 FillRule::Winding,
+                Transform::identity(),
+                None,
+            );
+            pixmap.stroke_path(
+                &path,
+                &paint(RECT_EDGE),
+                &Stroke::default(),
+                Transform::identity(),
+                None,
+            );
+        }
+    }
+    for ring in scene.polygons.rings() {
+        let mut path = PathBuilder::new();
+        for (k, &[x, y]) in ring.iter().enumerate() {
+            let (x, y) = v.at(x, y);
+            if k == 0 {
+                path.move_to(x, y);
+            } else {
+                path.line_to(x, y);
+            }
+        }
+        path.close();
+        if let Some(path) = path.finish() {
+            pixmap.fill_path(
+                &path,
+                &paint(RECT_FILL),
+                FillRule::EvenOdd,
                 Transform::identity(),
                 None,
             );
