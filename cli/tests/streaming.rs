@@ -737,7 +737,11 @@ fn render_draws_polygons_as_their_rings_with_their_hits() {
     let png = tiny_skia::Pixmap::load_png(&out).unwrap();
     let at = |x: i32, y: i32| pixel(&png, (x + 100) as u32, (y + 100) as u32);
     let [r, g, b] = at(15, 85); // in the left arm, away from the segment: the fill
-    assert!(b > r + 20 && b > 200 && g > r, "polygon fill {:?}", [r, g, b]);
+    assert!(
+        b > r + 20 && b > 200 && g > r,
+        "polygon fill {:?}",
+        [r, g, b]
+    );
     assert_eq!(at(50, 85), [255, 255, 255], "the notch is not the polygon");
     let [r, g, b] = at(15, 60); // the segment in the left arm: red
     assert!(r > 180 && g < 80 && b < 100, "inside part {:?}", [r, g, b]);
@@ -746,7 +750,11 @@ fn render_draws_polygons_as_their_rings_with_their_hits() {
     let [r, g, b] = at(100, 60); // where it leaves, on edge 1: purple
     assert!(r > 90 && b > 140 && g < 90, "exit {:?}", [r, g, b]);
     let [r, g, b] = at(100, 180); // the miss: grey
-    assert!(r == g && g == b && (120..200).contains(&r), "miss {:?}", [r, g, b]);
+    assert!(
+        r == g && g == b && (120..200).contains(&r),
+        "miss {:?}",
+        [r, g, b]
+    );
 }
 
 #[test]

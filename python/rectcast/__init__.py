@@ -39,6 +39,8 @@ __all__ = [
     "wall_pairs",
     "circle_pairs",
     "CIRCLE_COLUMNS",
+    "polygon_pairs",
+    "overlaps",
     "CIRCLE_KIND_NAMES",
     "hits",
     "counts",
@@ -108,6 +110,25 @@ def _from_arrow(data, columns, name):
     return out
 
 
+def _polygons(polygons, name):
+    """Polygons as the flat form the Rust module takes: vertices float32 (V, 2), offsets
+    int64 (P + 1). From ``(vertices, offsets)``, or from a sequence of rings."""
+    if isinstance(polygons, tuple) and len(polygons) == 2 and np.ndim(polygons[1]) == 1:
+        vertices, offsets = polygons
+        vertices = np.ascontiguousarray(vertices, dtype=np.float32)
+        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    else:
+        rings = [np.asarray(ring, dtype=np.float32) for ring in polygons]
+        for i, ring in enumerate(rings):
+            if ring.ndim != 2 or ring.shape[1] != 2:
+                raise ValueError(f"{name} {i}: expected a ring of shape (n, 2), found {ring.shape}")
+        vertices = np.concatenate(rings) if rings else np.zeros((0, 2), np.float32)
+        offsets = np.concatenate([[0], np.cumsum([len(r) for r in rings])]).astype(np.int64)
+    if vertices.ndim != 2 or vertices.shape[1] != 2:
+        raise ValueError(f"{name}: vertices: expected shape (V, 2), found {vertices.shape}")
+    return vertices, offsets
+
+
 def _table(packed, to: str, kinds=None):
     """The packed rows from the Rust module as a numpy structured array (a view of its bytes,
     no copy), or an Arrow batch (``kinds``: the names of the ``kind`` codes)."""
@@ -139,7 +160,7 @@ def _arrow(rows: np.ndarray, kind_names):
             array = sides.take(pa.array(values))
         elif values.dtype == np.float32:
             array = pa.array(values, mask=np.isnan(values))
-        elif field == "rect" and values.dtype == np.int64:
+        elif field in ("rect", "polygon", "entry_edge", "exit_edge") and values.dtype == np.int64:
             array = pa.array(values.astype(np.uint64), mask=values < 0)
         else:
             array = pa.array(values)
@@ -172,39 +193,50 @@ class Engine:
             _records(rects, RECT_COLUMNS, "rects", copy),
         )
 
-    def _shapes(self, query, segments, rects, walls, circles, to, copy):
-        """A query against walls or circles, when one was given (else None)."""
-        given = [name for name, v in (("rects", rects), ("walls", walls), ("circles", circles)) if v is not None]
+    def _shapes(self, query, segments, rects, walls, circles, to, copy, polygons=None):
+        """A query against walls, circles or polygons, when one was given (else None)."""
+        given = [
+            name
+            for name, v in (("rects", rects), ("walls", walls), ("circles", circles), ("polygons", polygons))
+            if v is not None
+        ]
         if len(given) != 1:
-            raise TypeError(f"{query}: give one of rects, walls, circles; found {given or 'none'}")
+            raise TypeError(f"{query}: give one of rects, walls, circles, polygons; found {given or 'none'}")
         if rects is not None:
             return None
         s = _records(segments, SEGMENT_COLUMNS, "segments", copy)
         if walls is not None:
             w = _records(walls, SEGMENT_COLUMNS, "walls", copy)
             return _table(self._engine.shape_query(query, "walls", s, w), to)
+        if polygons is not None:
+            vertices, offsets = _polygons(polygons, "polygons")
+            return _table(self._engine.polygon_query(query, s, vertices, offsets), to)
         c = _records(circles, CIRCLE_COLUMNS, "circles", copy)
         return _table(self._engine.shape_query(query, "circles", s, c), to, CIRCLE_KIND_NAMES)
 
-    def pairs(self, segments, rects=None, *, walls=None, circles=None, to: str = "numpy", copy: bool = False):
+    def pairs(
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool = False
+    ):
         """Every segment against every rect, one row per pair, segment-major.
 
         Fields: segment, rect (uint64), hit (bool), kind (uint8), t_enter, t_exit (float32, NaN
         on a miss), entry, exit (uint8 side bits). With ``walls=`` or ``circles=`` instead of
         rects: ``wall_pairs`` and ``circle_pairs``."""
-        shapes = self._shapes("pairs", segments, rects, walls, circles, to, copy)
+        shapes = self._shapes("pairs", segments, rects, walls, circles, to, copy, polygons)
         if shapes is not None:
             return shapes
         s, r = self._inputs(segments, rects, copy)
         return _table(self._engine.pairs(s, r), to)
 
-    def first_hit(self, segments, rects=None, *, walls=None, circles=None, to: str = "numpy", copy: bool = False):
+    def first_hit(
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool = False
+    ):
         """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
 
         One row per segment; ``rect`` is -1 (null in Arrow) and ``kind`` 0 on a miss. With
         ``walls=`` or ``circles=``: fields segment, wall or circle (int64, -1 on a miss),
         contact or kind, t_enter, t_exit."""
-        shapes = self._shapes("first_hit", segments, rects, walls, circles, to, copy)
+        shapes = self._shapes("first_hit", segments, rects, walls, circles, to, copy, polygons)
         if shapes is not None:
             return shapes
         s, r = self._inputs(segments, rects, copy)
@@ -223,24 +255,45 @@ class Engine:
         miss)."""
         return self.pairs(segments, circles=circles, to=to, copy=copy)
 
+    def polygon_pairs(self, segments, polygons, *, to: str = "numpy", copy: bool = False):
+        """Every segment against every polygon (simple, closed: boundary and interior),
+        segment-major. ``polygons``: a sequence of rings (each (n, 2), a closing repeat of the
+        first vertex allowed), or the flat form ``(vertices, offsets)``: float32 (V, 2) and
+        P + 1 integers from 0 to V. Fields: segment, polygon (uint64), hit (bool), kind (uint8,
+        a ``KIND_NAMES`` code), t_enter, t_exit (float32, NaN on a miss), entry_edge, exit_edge
+        (int64, edge k runs from vertex k to k + 1; -1 where there is none). A polygon that is
+        not simple raises ``ValueError`` naming it."""
+        return self.pairs(segments, polygons=polygons, to=to, copy=copy)
+
+    def overlaps(self, polygons, other, *, to: str = "numpy"):
+        """Polygon × polygon: the overlapping pairs (closed: touching and containment count),
+        fields polygon and other (uint64), in order. Both in ``polygon_pairs``' forms."""
+        a = _polygons(polygons, "polygons")
+        b = _polygons(other, "other")
+        return _table(self._engine.overlaps(*a, *b), to)
+
     def first_hit_rects(self, segments, rects, *, copy: bool = False) -> np.ndarray:
         """Each segment's first-hit rect alone, ``first_hit``'s ``rect`` column: an int64 array,
         -1 on a miss. On a GPU only 4 bytes a segment come back."""
         s, r = self._inputs(segments, rects, copy)
         return self._engine.first_hit_rects(s, r)
 
-    def hits(self, segments, rects=None, *, walls=None, circles=None, to: str = "numpy", copy: bool = False):
+    def hits(
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool = False
+    ):
         """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
-        shapes = self._shapes("hits", segments, rects, walls, circles, to, copy)
+        shapes = self._shapes("hits", segments, rects, walls, circles, to, copy, polygons)
         if shapes is not None:
             return shapes
         s, r = self._inputs(segments, rects, copy)
         return _table(self._engine.hits(s, r), to)
 
-    def counts(self, segments, rects=None, *, walls=None, circles=None, to: str = "numpy", copy: bool = False):
+    def counts(
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool = False
+    ):
         """Hits per rect: one row (rect, hits) per rect; (wall, hits) or (circle, hits) with
         ``walls=`` or ``circles=``."""
-        shapes = self._shapes("counts", segments, rects, walls, circles, to, copy)
+        shapes = self._shapes("counts", segments, rects, walls, circles, to, copy, polygons)
         if shapes is not None:
             return shapes
         s, r = self._inputs(segments, rects, copy)
@@ -293,6 +346,16 @@ def wall_pairs(segments, walls, **options):
 def circle_pairs(segments, circles, **options):
     """``default_engine().circle_pairs(...)``."""
     return default_engine().circle_pairs(segments, circles, **options)
+
+
+def polygon_pairs(segments, polygons, **options):
+    """``Engine.polygon_pairs`` on the default engine."""
+    return default_engine().polygon_pairs(segments, polygons, **options)
+
+
+def overlaps(polygons, other, **options):
+    """``Engine.overlaps`` on the default engine."""
+    return default_engine().overlaps(polygons, other, **options)
 
 
 def first_hit_rects(segments, rects, **options):

@@ -6,13 +6,14 @@
 
 use std::sync::Mutex;
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use rectcast::{
     Backend, Batch, Circle, CircleContact, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error,
-    FirstHit, Kind, PairResult, Rect, Segment, SegmentContact, ShapeContact, Sides,
+    FirstHit, Kind, NO_EDGE, PairResult, PolygonContact, Polygons, Rect, Segment, SegmentContact,
+    ShapeContact, Sides,
 };
 
 /// A library error as a Python exception: bad input is a `ValueError` (it names the array,
@@ -234,6 +235,112 @@ where
         "counts" => {
             let counts = engine.run(py, |e| e.shape_counts(segments, shapes))?;
             let fields = [(S::COLUMN, Ty::U64), ("hits", Ty::U64)];
+            rows(py, &fields, &counts.per_rect, |i, hits, row| {
+                row.u64(i as u64).u64(*hits);
+            })
+        }
+        other => Err(PyValueError::new_err(format!(
+            "query: expected pairs, hits, first_hit or counts, found {other:?}"
+        ))),
+    }
+}
+
+/// Polygons from the flat form: vertices (V, 2) float32 and offsets (P + 1) int64, checked
+/// (a `ValueError` names the first bad polygon).
+fn polygons(
+    vertices: &PyReadonlyArray2<'_, f32>,
+    offsets: &PyReadonlyArray1<'_, i64>,
+    name: &str,
+) -> PyResult<Polygons> {
+    let vertices: &[[f32; 2]] = records(vertices, name)?;
+    let offsets = offsets.as_slice().map_err(|_| {
+        PyValueError::new_err(format!("{name}: offsets: expected a contiguous array"))
+    })?;
+    let offsets: Vec<u32> = offsets
+        .iter()
+        .enumerate()
+        .map(|(i, &o)| {
+            u32::try_from(o).map_err(|_| {
+                PyValueError::new_err(format!("{name}: offset {i} is {o}, not in 0..2^32"))
+            })
+        })
+        .collect::<PyResult<_>>()?;
+    if offsets.first() != Some(&0) || offsets.last().map(|&o| o as usize) != Some(vertices.len()) {
+        return Err(PyValueError::new_err(format!(
+            "{name}: offsets must run from 0 to the {} vertices",
+            vertices.len()
+        )));
+    }
+    Polygons::new(vertices.to_vec(), offsets).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The rows of a query over polygons: the CLI's `.npy` rows with `--polygons`. pairs and hits
+/// (segment, polygon, hit, kind, t_enter, t_exit, entry_edge, exit_edge: -1 where none),
+/// first_hit (segment, polygon or -1, kind, t_enter, t_exit, entry_edge, exit_edge), counts
+/// (polygon, hits).
+fn polygon_rows<'py>(
+    py: Python<'py>,
+    engine: &PyEngine,
+    query: &str,
+    segments: &[Segment],
+    polygons: &Polygons,
+) -> PyResult<Packed<'py>> {
+    let t = |c: &PolygonContact, t: f32| if c.hit() { t } else { f32::NAN };
+    let edge = |e: u32| if e == NO_EDGE { -1 } else { i64::from(e) };
+    let contact = |row: &mut Row<'_>, c: &PolygonContact| {
+        row.u8(c.kind as u8)
+            .f32(t(c, c.t_enter))
+            .f32(t(c, c.t_exit))
+            .i64(edge(c.entry_edge))
+            .i64(edge(c.exit_edge));
+    };
+    let pair = [
+        ("segment", Ty::U64),
+        ("polygon", Ty::U64),
+        ("hit", Ty::Bool),
+        ("kind", Ty::U8),
+        ("t_enter", Ty::F32),
+        ("t_exit", Ty::F32),
+        ("entry_edge", Ty::I64),
+        ("exit_edge", Ty::I64),
+    ];
+    match query {
+        "pairs" => {
+            let contacts = engine.run(py, |e| e.polygon_pairs(segments, polygons))?;
+            let m = polygons.len().max(1);
+            rows(py, &pair, &contacts, |i, c, row| {
+                row.u64((i / m) as u64)
+                    .u64((i % m) as u64)
+                    .u8(c.hit() as u8);
+                contact(row, c);
+            })
+        }
+        "hits" => {
+            let hits = engine.run(py, |e| e.polygon_hits(segments, polygons))?;
+            rows(py, &pair, &hits, |_, h, row| {
+                row.u64(u64::from(h.segment)).u64(u64::from(h.shape)).u8(1);
+                contact(row, &h.contact);
+            })
+        }
+        "first_hit" => {
+            let first = engine.run(py, |e| e.polygon_first_hits(segments, polygons))?;
+            let fields = [
+                ("segment", Ty::U64),
+                ("polygon", Ty::I64),
+                ("kind", Ty::U8),
+                ("t_enter", Ty::F32),
+                ("t_exit", Ty::F32),
+                ("entry_edge", Ty::I64),
+                ("exit_edge", Ty::I64),
+            ];
+            rows(py, &fields, &first, |i, f, row| {
+                row.u64(i as u64).i64(f.map_or(-1, |h| i64::from(h.shape)));
+                contact(row, &f.map_or(PolygonContact::MISS, |h| h.contact));
+            })
+        }
+        "counts" => {
+            let counts = engine.run(py, |e| e.polygon_counts(segments, polygons))?;
+            let fields = [("polygon", Ty::U64), ("hits", Ty::U64)];
             rows(py, &fields, &counts.per_rect, |i, hits, row| {
                 row.u64(i as u64).u64(*hits);
             })
@@ -480,6 +587,46 @@ impl PyEngine {
                 "shape: expected walls or circles, found {other:?}"
             ))),
         }
+    }
+
+    /// A query (`pairs`, `hits`, `first_hit`, `counts`) of segments against polygons in the
+    /// flat form.
+    fn polygon_query<'py>(
+        &self,
+        py: Python<'py>,
+        query: &str,
+        segments: PyReadonlyArray2<'py, f32>,
+        vertices: PyReadonlyArray2<'py, f32>,
+        offsets: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Packed<'py>> {
+        let s: &[Segment] = records(&segments, "segments")?;
+        let p = polygons(&vertices, &offsets, "polygons")?;
+        polygon_rows(py, self, query, s, &p)
+    }
+
+    /// Polygon × polygon: the overlapping pairs (polygon, other) of `a` × `b`, in order.
+    fn overlaps<'py>(
+        &self,
+        py: Python<'py>,
+        vertices: PyReadonlyArray2<'py, f32>,
+        offsets: PyReadonlyArray1<'py, i64>,
+        other_vertices: PyReadonlyArray2<'py, f32>,
+        other_offsets: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Packed<'py>> {
+        let a = polygons(&vertices, &offsets, "polygons")?;
+        let b = polygons(&other_vertices, &other_offsets, "other")?;
+        let overlap = self.run(py, |e| e.polygon_overlaps(&a, &b))?;
+        let m = b.len().max(1);
+        let pairs: Vec<(u64, u64)> = overlap
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| **o)
+            .map(|(i, _)| ((i / m) as u64, (i % m) as u64))
+            .collect();
+        let fields = [("polygon", Ty::U64), ("other", Ty::U64)];
+        rows(py, &fields, &pairs, |_, &(a, b), row| {
+            row.u64(a).u64(b);
+        })
     }
 
     /// Only the hitting pairs, in (segment, rect) order.

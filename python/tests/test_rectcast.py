@@ -135,6 +135,70 @@ def test_shape_queries_equal_the_cli_npy_byte_for_byte(scene, engine, query, sha
         getattr(engine, method)(queries, shapes, **{shape: shapes})
 
 
+def _star_polygons(rng, count, lo, hi):
+    """Star-shaped rings (simple by construction): (vertices float32, offsets int64)."""
+    rings = []
+    for _ in range(count):
+        # Angles a step apart, jittered by half a step: every gap below pi, so each edge stays
+        # in its wedge around the center and the ring is simple.
+        n = int(rng.integers(4, 12))
+        angles = (np.arange(n) + rng.uniform(0, 0.5, n)) * (2 * np.pi / n)
+        radii = rng.uniform((hi - lo) / 60, (hi - lo) / 12, n)
+        cx, cy = rng.uniform(lo, hi, 2)
+        rings.append(np.column_stack([cx + radii * np.cos(angles), cy + radii * np.sin(angles)]))
+    vertices = np.concatenate(rings).astype(np.float32)
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in rings])]).astype(np.int64)
+    return vertices, offsets
+
+
+@pytest.mark.parametrize("query", ["pairs", "first-hit", "hits", "count"])
+def test_polygon_queries_equal_the_cli_npy_byte_for_byte(scene, engine, query):
+    segments, _, folder = scene
+    rng = np.random.default_rng(9)
+    lo, hi = segments[:, :2].min(), segments[:, :2].max()
+    vertices, offsets = _star_polygons(rng, 60, lo, hi)
+    queries = segments[:300]
+    np.save(folder / "queries.npy", queries)
+    np.save(folder / "vertices.npy", vertices)
+    np.save(folder / "offsets.npy", offsets)
+    out = folder / f"polygons-{query}.npy"
+    cli(query, "--backend", "cpu", "--segments", folder / "queries.npy",
+        "--polygons", folder / "vertices.npy", "--polygon-offsets", folder / "offsets.npy",
+        "--out", out)
+    method = {"first-hit": "first_hit", "count": "counts"}.get(query, query)
+    got = getattr(engine, method)(queries, polygons=(vertices, offsets))
+    assert_same_bytes(got, np.load(out), f"{query} --polygons")
+    if query == "pairs":
+        assert got["hit"].any() and not got["hit"].all()
+        rings = [vertices[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+        assert_same_bytes(engine.polygon_pairs(queries, rings), got, "rings")
+
+
+def test_polygons_give_the_contracts_kinds_edges_and_errors(engine):
+    # docs/semantics.md, "Segment x polygon": the square [0, 4]^2, edge 0 along y = 0.
+    square = [[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]]
+    segments = np.array([[-2, 1, 6, 1], [1, 1, 2, 2], [5, 5, 6, 6]], dtype=np.float32)
+    got = engine.polygon_pairs(segments, [square])
+    assert [rectcast.KIND_NAMES[k] for k in got["kind"]] == ["cross", "inside", "miss"]
+    assert got["t_enter"][:2].tolist() == [0.25, 0.0]
+    assert got["entry_edge"].tolist() == [3, -1, -1]
+    assert got["exit_edge"].tolist() == [1, -1, -1]
+    arrow = rectcast.polygon_pairs(segments, [square], to="arrow")
+    assert arrow.column("entry_edge").to_pylist() == [3, None, None]
+    bowtie = [[0, 0], [2, 2], [2, 0], [0, 2]]
+    with pytest.raises(ValueError, match="polygon 1: ring is not simple: edges 0 and 2 meet"):
+        engine.polygon_pairs(segments, [square, bowtie])
+    with pytest.raises(ValueError, match=r"expected a ring of shape \(n, 2\)"):
+        engine.polygon_pairs(segments, [np.zeros(6)])
+    with pytest.raises(ValueError, match="offsets must run from 0"):
+        engine.polygon_pairs(segments, (np.zeros((3, 2), np.float32), np.array([0, 2])))
+    inner = [[1, 1], [2, 1], [2, 2]]
+    far = [[10, 10], [11, 10], [11, 11]]
+    pairs = engine.overlaps([square, far], [inner, far, [[4, 4], [5, 4], [5, 5]]])
+    assert pairs.dtype.names == ("polygon", "other")
+    assert pairs.tolist() == [(0, 0), (0, 2), (1, 1)]
+
+
 def test_clip_results_equal_the_cli_npy_byte_for_byte(scene, engine):
     segments, rects, folder = scene
     out = folder / "clip.npy"
