@@ -136,11 +136,8 @@ pub fn simple(ring: &[[f32; 2]]) -> bool {
             let consecutive = j == i + 1 || (i == 0 && j == n - 1);
             match part {
                 None => {}
-                Some(p) if consecutive => {
-                    if p.kind == rectcast::Contact::Overlap {
-                        return false;
-                    }
-                }
+                Some(p) if consecutive && p.kind == rectcast::Contact::Overlap => return false,
+                Some(_) if consecutive => {}
                 Some(_) => return false,
             }
         }
@@ -169,7 +166,9 @@ pub fn random_simple_ring(rng: &mut SplitMix64, scale: f32) -> Vec<[f32; 2]> {
             let (cx, cy) = (coordinate(rng, scale), coordinate(rng, scale));
             let cx = if cx.abs() > 8.0 * scale { 0.0 } else { cx };
             let cy = if cy.abs() > 8.0 * scale { 0.0 } else { cy };
-            let mut angles: Vec<f64> = (0..n).map(|_| rng.range(0.0, 6.283) as f64).collect();
+            let mut angles: Vec<f64> = (0..n)
+                .map(|_| rng.range(0.0, std::f32::consts::TAU) as f64)
+                .collect();
             angles.sort_by(f64::total_cmp);
             angles
                 .iter()

@@ -86,6 +86,8 @@ enum BenchQuery {
     Walls,
     /// Segment × circle: every segment against every circle (`Engine::circle_pairs`).
     Circles,
+    /// Segment × polygon: every segment against every polygon (`Engine::polygon_pairs`).
+    Polygons,
     FirstHit,
     Frames,
     /// First hit, hits and counts with the broad phase (a grid) against the brute force.
@@ -112,8 +114,8 @@ pub fn run(args: BenchArgs) -> Outcome {
             iterations,
             (backend, limits),
         ),
-        BenchQuery::Walls | BenchQuery::Circles => bench_shapes(
-            query == BenchQuery::Circles,
+        BenchQuery::Walls | BenchQuery::Circles | BenchQuery::Polygons => bench_shapes(
+            query,
             segments.unwrap_or(512),
             rects.unwrap_or(256),
             iterations,
@@ -334,11 +336,12 @@ fn bench(
     )
 }
 
-/// Every segment against every wall or circle of a random scene (long segments at every slope on
-/// a 1000 x 1000 square; walls are such segments, circles of radius 5 to 40 on the same square):
-/// the scalar function, the CPU engine and the GPU's exact kernel.
+/// Every segment against every wall, circle or polygon of a random scene (long segments at
+/// every slope on a 1000 x 1000 square; walls are such segments, circles of radius 5 to 40 and
+/// star-shaped polygons of 8 to 16 vertices and radius 10 to 60 on the same square): the scalar
+/// function, the CPU engine and the GPU's exact kernel.
 fn bench_shapes(
-    circles: bool,
+    query: BenchQuery,
     segment_count: usize,
     shape_count: usize,
     iterations: usize,
@@ -347,29 +350,31 @@ fn bench_shapes(
     let (segments, _) = scene::random_batch(7, segment_count, 1, 1000.0);
     let (walls, _) = scene::random_batch(8, shape_count, 1, 1000.0);
     let disks = scene::random_circles(9, shape_count, 1000.0, (5.0, 40.0));
+    let polygons = scene::random_polygons(10, shape_count, 1000.0, (10.0, 60.0), (8, 16));
     let pairs = segments.len() * shape_count;
-    let what = if circles { "circles" } else { "walls" };
+    let (what, name) = match query {
+        BenchQuery::Circles => ("circles", "rectcast::segment_circle"),
+        BenchQuery::Polygons => ("polygons", "rectcast::segment_polygon"),
+        _ => ("walls", "rectcast::segment_segment"),
+    };
     println!(
         "{what}, random scene, {} segments x {shape_count} {what} = {pairs} pairs, {iterations} iterations",
         segments.len()
     );
     let reference = || {
         for s in &segments {
-            if circles {
-                for c in &disks {
+            match query {
+                BenchQuery::Circles => disks.iter().for_each(|c| {
                     std::hint::black_box(rectcast::segment_circle(s, c));
-                }
-            } else {
-                for w in &walls {
+                }),
+                BenchQuery::Polygons => polygons.rings().for_each(|ring| {
+                    std::hint::black_box(rectcast::segment_polygon(s, ring));
+                }),
+                _ => walls.iter().for_each(|w| {
                     std::hint::black_box(rectcast::segment_segment(s, w));
-                }
+                }),
             }
         }
-    };
-    let name = if circles {
-        "rectcast::segment_circle"
-    } else {
-        "rectcast::segment_segment"
     };
     bench_table(
         pairs as f64,
@@ -377,10 +382,10 @@ fn bench_shapes(
         backends,
         (name, reference),
         |engine| {
-            let done = if circles {
-                engine.circle_pairs(&segments, &disks).map(|r| r.len())
-            } else {
-                engine.wall_pairs(&segments, &walls).map(|r| r.len())
+            let done = match query {
+                BenchQuery::Circles => engine.circle_pairs(&segments, &disks).map(|r| r.len()),
+                BenchQuery::Polygons => engine.polygon_pairs(&segments, &polygons).map(|r| r.len()),
+                _ => engine.wall_pairs(&segments, &walls).map(|r| r.len()),
             };
             done.map(|_| ()).map_err(|e| e.to_string())
         },
