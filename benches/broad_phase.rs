@@ -11,6 +11,8 @@
 //! - `parry2d BVH`: the peer a Rust user picks instead: `Bvh::from_leaves` (binned SAH) and
 //!   `Bvh::cast_ray` (best first) per segment, with rayon over the segments, build included.
 //!
+//! And the same for circles (`circles`): a grid over the circles' boxes, built per call.
+//!
 //! The brute force is left out above 10^10 pairs (seconds per iteration); `rectcast bench
 //! --query broad-phase` times it once there. `cargo bench --bench broad_phase`.
 
@@ -163,5 +165,86 @@ fn clustered(c: &mut Criterion) {
     scene_group(c, "clustered", scene::clustered(2026, 262_144, 32_768));
 }
 
-criterion_group!(benches, bullet_hell, uniform_random, clustered);
+/// The game case with round enemies: 100,000 bullets against 10,000 circles (the bullet-hell
+/// hitboxes' inscribed disks), each bullet's first hit (`Engine::shape_first_hits`, exact),
+/// with the grid over the circles' boxes built in each call, against the brute force (every
+/// circle's box culled sixteen at a time) and parry2d's BVH of balls (`Bvh::cast_ray` with
+/// `Ball::cast_local_ray`, build included, rayon over the bullets).
+fn circles(c: &mut Criterion) {
+    use parry2d::shape::Ball;
+    let (segments, rects) = scene::bullet_hell(2026, 100_000, 10_000);
+    let disks: Vec<rectcast::Circle> = rects
+        .iter()
+        .map(|r| {
+            let (w, h) = (r.max_x - r.min_x, r.max_y - r.min_y);
+            rectcast::Circle::new(r.min_x + w / 2.0, r.min_y + h / 2.0, w.min(h) / 2.0)
+        })
+        .collect();
+    let mut group = c.benchmark_group("circles, bullet-hell 100000x10000");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements((segments.len() * disks.len()) as u64));
+    let mut first = Vec::new();
+    for broad_phase in [BroadPhase::Off, BroadPhase::On] {
+        let mut engine = cpu(0, broad_phase);
+        let name = match broad_phase {
+            BroadPhase::Off => format!("brute force, {}", engine.chosen()),
+            _ => format!("broad phase + build, {}", engine.chosen()),
+        };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                first = engine
+                    .shape_first_hits(&segments, &disks)
+                    .expect("first hits")
+            })
+        });
+    }
+    let balls: Vec<(Ball, Aabb)> = disks
+        .iter()
+        .map(|d| {
+            let aabb = Aabb::new(
+                Vector::new(d.cx - d.r, d.cy - d.r),
+                Vector::new(d.cx + d.r, d.cy + d.r),
+            );
+            (Ball::new(d.r), aabb)
+        })
+        .collect();
+    let mut parry_out = vec![(0u32, 0.0f32); segments.len()];
+    group.bench_function(
+        format!(
+            "parry2d BVH of balls, build + cast_ray, {} threads",
+            rayon::current_num_threads()
+        ),
+        |b| {
+            b.iter(|| {
+                let aabbs: Vec<Aabb> = balls.iter().map(|(_, a)| *a).collect();
+                let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &aabbs);
+                segments
+                    .par_iter()
+                    .zip(parry_out.par_iter_mut())
+                    .with_min_len(1024)
+                    .for_each(|(s, out)| {
+                        let dir = Vector::new(s.x1 - s.x0, s.y1 - s.y0);
+                        *out = bvh
+                            .cast_ray(
+                                &Ray::new(Vector::new(s.x0, s.y0), dir),
+                                1.0,
+                                |leaf, best| {
+                                    let d = &disks[leaf as usize];
+                                    let local =
+                                        Ray::new(Vector::new(s.x0 - d.cx, s.y0 - d.cy), dir);
+                                    balls[leaf as usize].0.cast_local_ray(&local, best, true)
+                                },
+                            )
+                            .unwrap_or((u32::MAX, f32::INFINITY));
+                    })
+            })
+        },
+    );
+    group.finish();
+    let ours = first.iter().filter(|h| h.is_some()).count();
+    let theirs = parry_out.iter().filter(|h| h.0 != u32::MAX).count();
+    eprintln!("circles: bullets that hit: rectcast {ours}, parry2d {theirs}");
+}
+
+criterion_group!(benches, bullet_hell, uniform_random, clustered, circles);
 criterion_main!(benches);

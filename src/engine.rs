@@ -1,7 +1,7 @@
 //! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
 
 use crate::broad_phase::{BroadPhase, RectSet};
-use crate::cpu::batched::{CpuKernel, CpuOptions};
+use crate::cpu::batched::{CpuKernel, CpuOptions, polygon_filtered};
 use crate::cpu::grid::Grid;
 use crate::cpu::segment_circle::CircleContact;
 use crate::cpu::segment_polygon::{
@@ -107,6 +107,36 @@ fn counts_of<C: ShapeContact>(
         }
     })?;
     Ok(counts)
+}
+
+/// Each segment's first hit from listed hits (in (segment, shape) order, a chunk at a time):
+/// the smallest `t_enter`, the lowest shape on a tie.
+fn first_of_listed<C: ShapeContact>(first: &mut [Option<ShapeHit<C>>], hits: &[ShapeHit<C>]) {
+    for hit in hits {
+        let slot = &mut first[hit.segment as usize];
+        if slot.is_none_or(|b| hit.contact.t_enter() < b.contact.t_enter()) {
+            *slot = Some(*hit);
+        }
+    }
+}
+
+/// Hits per segment and per shape from listed hits.
+fn count_listed<C>(counts: &mut Counts, hits: &[ShapeHit<C>]) {
+    for hit in hits {
+        counts.per_segment[hit.segment as usize] += 1;
+        counts.per_rect[hit.shape as usize] += 1;
+    }
+}
+
+/// Segment and shape indices must fit in u32.
+fn check_indices(segments: usize, shapes: usize) -> Result<()> {
+    if segments > u32::MAX as usize || shapes > u32::MAX as usize {
+        return Err(Error::TooManyPairs {
+            segments,
+            rects: shapes,
+        });
+    }
+    Ok(())
 }
 
 /// Checks every segment and every shape, before any work.
@@ -682,6 +712,10 @@ impl Engine {
         segments: &[Segment],
         shapes: &[S],
     ) -> Result<Vec<ShapeHit<S::Contact>>> {
+        let mut hits = Vec::new();
+        if self.listed_shape_hits(segments, shapes, |chunk| hits.extend_from_slice(chunk))? {
+            return Ok(hits);
+        }
         hits_of(shapes.len(), |each| {
             self.shape_chunks(segments, shapes, each)
         })
@@ -697,6 +731,10 @@ impl Engine {
         segments: &[Segment],
         shapes: &[S],
     ) -> Result<Vec<Option<ShapeHit<S::Contact>>>> {
+        let mut first = vec![None; segments.len()];
+        if self.listed_shape_hits(segments, shapes, |chunk| first_of_listed(&mut first, chunk))? {
+            return Ok(first);
+        }
         first_hits_of(segments.len(), shapes.len(), |each| {
             self.shape_chunks(segments, shapes, each)
         })
@@ -707,9 +745,62 @@ impl Engine {
     /// # Errors
     /// As [`Engine::shape_pairs`].
     pub fn shape_counts<S: Shape>(&mut self, segments: &[Segment], shapes: &[S]) -> Result<Counts> {
+        let mut counts = Counts {
+            per_segment: vec![0; segments.len()],
+            per_rect: vec![0; shapes.len()],
+        };
+        if self.listed_shape_hits(segments, shapes, |chunk| count_listed(&mut counts, chunk))? {
+            return Ok(counts);
+        }
         counts_of(segments.len(), shapes.len(), |each| {
             self.shape_chunks(segments, shapes, each)
         })
+    }
+
+    /// [`Engine::listed_hits`] over shapes: inputs checked first.
+    fn listed_shape_hits<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+        each: impl FnMut(&[ShapeHit<S::Contact>]),
+    ) -> Result<bool> {
+        check_shapes(segments, shapes)?;
+        check_indices(segments.len(), shapes.len())?;
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let contact = |q: &Segment, k: usize| {
+            let shape = &shapes[k];
+            S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
+        };
+        Ok(self.listed_hits(segments, &bounds, contact, each))
+    }
+
+    /// On the CPU, the hitting pairs a chunk at a time (`each`), never the dense pairs: each
+    /// segment's candidates through the broad phase where the setting picks it (a grid over the
+    /// shapes' boxes, built for the call), else the box cull; `contact` answers a candidate.
+    /// `false` on the GPU, which runs the dense pairs and reduces them on the host.
+    fn listed_hits<C: ShapeContact>(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        contact: impl Fn(&Segment, usize) -> C + Sync,
+        each: impl FnMut(&[ShapeHit<C>]),
+    ) -> bool {
+        let use_grid = self
+            .broad_phase
+            .uses_grid(segments.len(), bounds.len(), false);
+        let Inner::Cpu { kernel, .. } = &mut self.inner else {
+            return false;
+        };
+        self.last_fallback = None;
+        let mut grid = std::mem::take(&mut self.own_grid);
+        if use_grid && !bounds.is_empty() {
+            grid.build(bounds);
+        }
+        let listed = (use_grid && !bounds.is_empty()).then_some(&grid);
+        kernel.shape_hit_chunks(segments, bounds, listed, contact, each);
+        self.used_grid = listed.is_some();
+        self.own_grid = grid;
+        true
     }
 
     /// Every query segment against every polygon, segment × polygon (docs/semantics.md):
@@ -747,6 +838,10 @@ impl Engine {
         segments: &[Segment],
         polygons: &Polygons,
     ) -> Result<Vec<ShapeHit<PolygonContact>>> {
+        let mut hits = Vec::new();
+        if self.listed_polygon_hits(segments, polygons, |chunk| hits.extend_from_slice(chunk))? {
+            return Ok(hits);
+        }
         hits_of(polygons.len(), |each| {
             self.polygon_chunks(segments, polygons, each)
         })
@@ -761,6 +856,12 @@ impl Engine {
         segments: &[Segment],
         polygons: &Polygons,
     ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
+        let mut first = vec![None; segments.len()];
+        if self.listed_polygon_hits(segments, polygons, |chunk| {
+            first_of_listed(&mut first, chunk)
+        })? {
+            return Ok(first);
+        }
         first_hits_of(segments.len(), polygons.len(), |each| {
             self.polygon_chunks(segments, polygons, each)
         })
@@ -771,9 +872,35 @@ impl Engine {
     /// # Errors
     /// As [`Engine::polygon_pairs`].
     pub fn polygon_counts(&mut self, segments: &[Segment], polygons: &Polygons) -> Result<Counts> {
+        let mut counts = Counts {
+            per_segment: vec![0; segments.len()],
+            per_rect: vec![0; polygons.len()],
+        };
+        if self.listed_polygon_hits(segments, polygons, |chunk| count_listed(&mut counts, chunk))? {
+            return Ok(counts);
+        }
         counts_of(segments.len(), polygons.len(), |each| {
             self.polygon_chunks(segments, polygons, each)
         })
+    }
+
+    /// [`Engine::listed_hits`] over polygons: segments checked first.
+    fn listed_polygon_hits(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+        each: impl FnMut(&[ShapeHit<PolygonContact>]),
+    ) -> Result<bool> {
+        validate::check_inputs(segments, &[])?;
+        check_indices(segments.len(), polygons.edge_count())?;
+        let edges = polygon_edges(polygons);
+        let offsets = polygons.offsets();
+        let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
+        let contact = |q: &Segment, k: usize| {
+            let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
+            polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
+        };
+        Ok(self.listed_hits(segments, &bounds, contact, each))
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed

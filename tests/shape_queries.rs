@@ -167,3 +167,104 @@ fn a_tie_goes_to_the_lowest_shape_and_a_point_inside_comes_first() {
         .unwrap_err();
     assert_eq!(e.to_string(), "circle 0: r is -1, below 0");
 }
+
+/// Walls, circles and polygons around the clustered scene's rects: most segments far from most
+/// shapes, many near a few.
+fn clustered_shapes(seed: u64) -> (Vec<Segment>, Vec<Segment>, Vec<Circle>, rectcast::Polygons) {
+    let (segments, rects) = rectcast::scene::clustered(seed, 3000, 1500);
+    let walls = rects
+        .iter()
+        .map(|r| Segment::new(r.min_x, r.min_y, r.max_x, r.max_y))
+        .collect();
+    let disks = rects
+        .iter()
+        .map(|r| {
+            let (w, h) = (r.max_x - r.min_x, r.max_y - r.min_y);
+            Circle::new(r.min_x + w / 2.0, r.min_y + h / 2.0, w.min(h) / 2.0)
+        })
+        .collect();
+    // A triangle and a concave quadrilateral in each rect, sharing corners with it.
+    let rings: Vec<Vec<[f32; 2]>> = rects
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mid = (
+                r.min_x + (r.max_x - r.min_x) / 2.0,
+                r.min_y + (r.max_y - r.min_y) / 4.0,
+            );
+            if i % 2 == 0 {
+                vec![[r.min_x, r.min_y], [r.max_x, r.min_y], [r.min_x, r.max_y]]
+            } else {
+                vec![
+                    [r.min_x, r.min_y],
+                    [mid.0, mid.1],
+                    [r.max_x, r.min_y],
+                    [mid.0, r.max_y],
+                ]
+            }
+        })
+        .filter(|ring| rectcast::Polygons::from_rings([ring]).is_ok())
+        .collect();
+    let polygons = rectcast::Polygons::from_rings(&rings).expect("valid rings");
+    (segments, walls, disks, polygons)
+}
+
+/// Hits, first hits and counts with the broad phase on against the same queries with it off,
+/// element by element.
+fn same_with_and_without_the_grid<C: ShapeContact>(
+    what: &str,
+    mut query: impl FnMut(&mut Engine) -> (Vec<ShapeHit<C>>, Vec<Option<ShapeHit<C>>>, rectcast::Counts),
+) {
+    let mut off = common::cpu_engine();
+    off.set_broad_phase(rectcast::BroadPhase::Off);
+    let mut on = common::cpu_engine();
+    on.set_broad_phase(rectcast::BroadPhase::On);
+    let (hits, first, counts) = query(&mut off);
+    assert!(!off.used_broad_phase());
+    assert!(hits.len() > 200, "{what}: {} hits", hits.len());
+    let (grid_hits, grid_first, grid_counts) = query(&mut on);
+    assert!(on.used_broad_phase(), "{what}: the grid was not used");
+    assert_same(&format!("{what} hits"), &hits, &grid_hits);
+    assert_same(&format!("{what} first hits"), &first, &grid_first);
+    assert_same(
+        &format!("{what} counts"),
+        &counts.per_segment,
+        &grid_counts.per_segment,
+    );
+    assert_same(
+        &format!("{what} counts"),
+        &counts.per_rect,
+        &grid_counts.per_rect,
+    );
+}
+
+#[test]
+fn the_broad_phase_over_shapes_finds_what_the_brute_force_finds() {
+    let (segments, walls, disks, polygons) = clustered_shapes(47);
+    same_with_and_without_the_grid("walls", |e| {
+        (
+            e.shape_hits(&segments, &walls).unwrap(),
+            e.shape_first_hits(&segments, &walls).unwrap(),
+            e.shape_counts(&segments, &walls).unwrap(),
+        )
+    });
+    same_with_and_without_the_grid("circles", |e| {
+        (
+            e.shape_hits(&segments, &disks).unwrap(),
+            e.shape_first_hits(&segments, &disks).unwrap(),
+            e.shape_counts(&segments, &disks).unwrap(),
+        )
+    });
+    same_with_and_without_the_grid("polygons", |e| {
+        (
+            e.polygon_hits(&segments, &polygons).unwrap(),
+            e.polygon_first_hits(&segments, &polygons).unwrap(),
+            e.polygon_counts(&segments, &polygons).unwrap(),
+        )
+    });
+    // And the brute force is the dense pairs reduced.
+    let mut engine = common::cpu_engine();
+    engine.set_broad_phase(rectcast::BroadPhase::On);
+    check(&mut engine, "circles, grid", &segments[..400], &disks);
+    assert!(engine.used_broad_phase());
+}

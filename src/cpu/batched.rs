@@ -27,7 +27,7 @@ use super::segment_rect::AXIS_Y;
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
 use super::segment_segment::{SegmentContact, segment_segment};
 use crate::query::{Batch, Counts};
-use crate::shape::Shape;
+use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Circle, Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
 
 /// Rects per block: one AVX-512 register, two AVX2 ones.
@@ -748,13 +748,7 @@ impl CpuKernel {
                 let query = &queries[first + i];
                 for_each_candidate(simd, query, blocks, |k| {
                     let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
-                    contacts.clear();
-                    contacts.extend(
-                        edges
-                            .iter()
-                            .map(|e| edge_filtered(query, e).expect("always certain")),
-                    );
-                    row[k] = polygon_contact(query, edges, &contacts);
+                    row[k] = polygon_filtered(query, edges, &mut contacts);
                 });
             }
         };
@@ -768,6 +762,83 @@ impl CpuKernel {
                 .enumerate()
                 .for_each(|(c, part)| rows(c * chunk, part))
         });
+    }
+
+    /// The hitting pairs of `segments` against shapes whose closed boxes are `bounds`, a chunk
+    /// of segments at a time, in (segment, shape) order: `each(the chunk's hits)`, segment
+    /// indices counted from the first segment of the call. Each segment's candidates come from
+    /// `grid` (a grid over `bounds`) where its walk pays, else from the SIMD box cull, and each
+    /// goes through `contact`. Memory follows the hits of a chunk, never segments × shapes.
+    pub(crate) fn shape_hit_chunks<C: ShapeContact>(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        grid: Option<&Grid>,
+        contact: impl Fn(&Segment, usize) -> C + Sync,
+        mut each: impl FnMut(&[ShapeHit<C>]),
+    ) {
+        fill_blocks(bounds, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let rows = |first: usize, part: &[Segment]| {
+            let mut hits = Vec::new();
+            let mut row: Vec<(u32, C)> = Vec::new();
+            for (i, s) in part.iter().enumerate() {
+                row.clear();
+                let mut consider = |k: usize| {
+                    let c = contact(s, k);
+                    if c.hit() {
+                        row.push((k as u32, c));
+                    }
+                };
+                match grid.map(|g| (g, walk_of(g, s))) {
+                    Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, bounds.len()) => {
+                        let no_ceiling = std::cell::Cell::new(u32::MAX);
+                        visit_cells(grid, s, &walk, &no_ceiling, |step| {
+                            if let Step::Rect(k) = step {
+                                consider(k as usize);
+                            }
+                            Next::Entry
+                        });
+                        // The walk goes in t order; the rows go in shape order.
+                        row.sort_unstable_by_key(|&(k, _)| k);
+                    }
+                    _ => for_each_candidate(simd, s, blocks, consider),
+                }
+                let segment = (first + i) as u32;
+                hits.extend(row.iter().map(|&(shape, contact)| ShapeHit {
+                    segment,
+                    shape,
+                    contact,
+                }));
+            }
+            hits
+        };
+        let per_segment = grid.map_or(bounds.len(), |g| {
+            (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, bounds.len().max(1))
+        });
+        let chunk = chunk_len(segments.len(), per_segment, self.threads);
+        // A few tasks per thread in each call of `each`.
+        let call = chunk * self.threads * 8;
+        let mut buffer = Vec::new();
+        for (c, calls) in segments.chunks(call.max(1)).enumerate() {
+            let first = c * call;
+            let parts: Vec<Vec<ShapeHit<C>>> = if self.threads == 1 {
+                vec![rows(first, calls)]
+            } else {
+                Self::install(&self.pool, || {
+                    calls
+                        .par_chunks(chunk)
+                        .enumerate()
+                        .map(|(k, part)| rows(first + k * chunk, part))
+                        .collect()
+                })
+            };
+            buffer.clear();
+            for part in parts {
+                buffer.extend(part);
+            }
+            each(&buffer);
+        }
     }
 
     /// [`crate::Engine::pair_list`]: indices in range, `results` one per pair.
@@ -900,6 +971,22 @@ fn parallel_apart(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
         exact_sub(f(wall.y0), f(query.y0))?,
     );
     (exact_cross(wx, wy, dx, dy)? != 0.0).then_some(SegmentContact::MISS)
+}
+
+/// [`crate::segment_polygon`]'s answer for one polygon (its edges, in order), through
+/// [`edge_filtered`]; `contacts` is scratch space.
+pub(crate) fn polygon_filtered(
+    query: &Segment,
+    edges: &[PolygonEdge],
+    contacts: &mut Vec<EdgeContact>,
+) -> PolygonContact {
+    contacts.clear();
+    contacts.extend(
+        edges
+            .iter()
+            .map(|e| edge_filtered(query, e).expect("always certain")),
+    );
+    polygon_contact(query, edges, contacts)
 }
 
 /// [`crate::polygon_edge`]'s answer, always certain: the ends' orientations are exact signs of
