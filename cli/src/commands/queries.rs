@@ -188,8 +188,9 @@ pub struct QueryArgs {
     polygon_offsets: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
-    /// first-hit, hits and count: find each segment's candidate rects through a grid over the
-    /// rects (built once per job), or test every rect (`off`). The output is the same bytes.
+    /// first-hit, hits and count: find each segment's candidates through a grid over the rects
+    /// (built once per job) or, for walls, circles and polygons on the CPU, over their boxes
+    /// (built per chunk); or test every one (`off`). The output is the same bytes.
     #[arg(long, value_enum, default_value = "auto")]
     broad_phase: BroadPhaseArg,
     /// Output: .npy (structured rows, `np.load`) or CSV (any other name); stdout (CSV) when
@@ -233,12 +234,6 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         (Against::Polygons, Query::FirstHit) => Table::PolygonFirstHit,
         (Against::Polygons, Query::Count) => Table::PolygonCount,
     };
-    if against != Against::Rects && args.broad_phase != BroadPhaseArg::Auto {
-        return Err(
-            "--broad-phase: the grid serves rects only so far; walls, circles and polygons are culled by their boxes"
-                .into(),
-        );
-    }
     Sink::check(args.out.as_deref(), table)?;
     // Rects, walls or circles: held in memory, with their record ids.
     let held_path = match (&args.walls, &args.circles, &args.polygons, &args.rects) {
@@ -304,9 +299,10 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         .max(walls.len())
         .max(circles.len())
         .max(polygons.len());
-    // Dense pairs, and the shapes' queries (their dense pairs reduced), a chunk of pairs at a
-    // time (a polygon's pairs counted per edge); the rects' queries a chunk of segments.
-    let chunk_len = if query == Query::Pairs || against != Against::Rects {
+    // Dense pairs a chunk of pairs at a time (a polygon's pairs counted per edge); the other
+    // queries a chunk of segments (their memory follows the hits; on a GPU the engine runs a
+    // shape's dense pairs in bounded chunks itself).
+    let chunk_len = if query == Query::Pairs {
         (PAIRS_PER_CHUNK / m.max(polygons.edge_count()).max(1)).max(1)
     } else {
         SEGMENTS_PER_CHUNK
