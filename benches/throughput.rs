@@ -221,6 +221,10 @@ fn walls(c: &mut Criterion) {
         group.bench_function(engine.chosen().to_string(), |b| {
             b.iter(|| engine.wall_pairs(&queries, &walls).expect("wall pairs"))
         });
+        // What parry's loop gives (hits, nothing written per pair): the counts.
+        group.bench_function(format!("counts, {}", engine.chosen()), |b| {
+            b.iter(|| engine.shape_counts(&queries, &walls).expect("counts"))
+        });
     }
     let point = |x: f32, y: f32| Vector::new(x, y);
     group.bench_function("parry2d", |b| {
@@ -274,6 +278,9 @@ fn circles(c: &mut Criterion) {
                     .expect("circle pairs")
             })
         });
+        group.bench_function(format!("counts, {}", engine.chosen()), |b| {
+            b.iter(|| engine.shape_counts(&queries, &circles).expect("counts"))
+        });
     }
     let balls: Vec<(Ball, Vector)> = circles
         .iter()
@@ -324,6 +331,9 @@ fn polygons(c: &mut Criterion) {
                     .polygon_pairs(&queries, &polygons)
                     .expect("polygon pairs")
             })
+        });
+        group.bench_function(format!("counts, {}", engine.chosen()), |b| {
+            b.iter(|| engine.polygon_counts(&queries, &polygons).expect("counts"))
         });
     }
     let geo_polygons = geo_polygons(&polygons);

@@ -953,7 +953,11 @@ fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
             broad_phase,
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
-        assert_eq!(String::from_utf8(o.stdout).unwrap(), expected, "--broad-phase {broad_phase}");
+        assert_eq!(
+            String::from_utf8(o.stdout).unwrap(),
+            expected,
+            "--broad-phase {broad_phase}"
+        );
     }
 }
 

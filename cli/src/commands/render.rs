@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use rectcast::{Batch, Circle, CircleKind, Contact, Engine, Polygons, Rect, Segment};
+use rectcast::{Batch, Circle, CircleKind, Contact, Engine, Polygons, Rect, Segment, ShapeContact};
 use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
 
 use crate::options::{BackendArg, Outcome, engine};
@@ -356,64 +356,35 @@ fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<P
     }
     if !scene.walls.is_empty() {
         let contacts = engine.wall_pairs(scene.segments, scene.walls).map_err(e)?;
-        let m = scene.walls.len();
-        parts.extend(
-            contacts
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.hit())
-                .map(|(i, c)| Part {
-                    segment: i / m,
-                    t_enter: c.t_enter,
-                    t_exit: c.t_exit,
-                    entry: true,
-                    exit: c.contact() == Contact::Overlap,
-                }),
-        );
+        parts.extend(shape_parts(&contacts, scene.walls.len(), |c| {
+            (true, c.contact() == Contact::Overlap)
+        }));
     }
     if !scene.circles.is_empty() {
         let contacts = engine
             .circle_pairs(scene.segments, scene.circles)
             .map_err(e)?;
-        let m = scene.circles.len();
-        parts.extend(
-            contacts
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.hit())
-                .map(|(i, c)| {
-                    let kind = c.kind();
-                    Part {
-                        segment: i / m,
-                        t_enter: c.t_enter,
-                        t_exit: c.t_exit,
-                        entry: matches!(
-                            kind,
-                            CircleKind::Enter | CircleKind::Cross | CircleKind::Tangent
-                        ),
-                        exit: matches!(kind, CircleKind::Exit | CircleKind::Cross),
-                    }
-                }),
-        );
+        parts.extend(shape_parts(&contacts, scene.circles.len(), |c| {
+            let kind = c.kind();
+            (
+                matches!(
+                    kind,
+                    CircleKind::Enter | CircleKind::Cross | CircleKind::Tangent
+                ),
+                matches!(kind, CircleKind::Exit | CircleKind::Cross),
+            )
+        }));
     }
     if !scene.polygons.is_empty() {
         let contacts = engine
             .polygon_pairs(scene.segments, scene.polygons)
             .map_err(e)?;
-        let m = scene.polygons.len();
-        parts.extend(
-            contacts
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.hit())
-                .map(|(i, c)| Part {
-                    segment: i / m,
-                    t_enter: c.t_enter,
-                    t_exit: c.t_exit,
-                    entry: c.entry_edge != rectcast::NO_EDGE,
-                    exit: c.exit_edge != rectcast::NO_EDGE,
-                }),
-        );
+        parts.extend(shape_parts(&contacts, scene.polygons.len(), |c| {
+            (
+                c.entry_edge != rectcast::NO_EDGE,
+                c.exit_edge != rectcast::NO_EDGE,
+            )
+        }));
     }
     if query == RenderQuery::FirstHit {
         // Each segment's first part: the smallest t_enter, the earliest listed on a tie.
@@ -427,6 +398,29 @@ fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<P
         return Ok(first.into_iter().flatten().collect());
     }
     Ok(parts)
+}
+
+/// The parts of a shape's dense pairs (`m` shapes a segment) that hit; `ends` says which ends
+/// to mark (an entry or a contact, an exit).
+fn shape_parts<C: ShapeContact>(
+    contacts: &[C],
+    m: usize,
+    ends: impl Fn(&C) -> (bool, bool),
+) -> impl Iterator<Item = Part> {
+    contacts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.hit())
+        .map(move |(i, c)| {
+            let (entry, exit) = ends(c);
+            Part {
+                segment: i / m,
+                t_enter: c.t_enter(),
+                t_exit: c.t_exit(),
+                entry,
+                exit,
+            }
+        })
 }
 
 /// Draws the scene as `engine` decides it and writes a PNG to `out` (atomically).
