@@ -109,17 +109,6 @@ fn counts_of<C: ShapeContact>(
     Ok(counts)
 }
 
-/// Each segment's first hit from listed hits (in (segment, shape) order, a chunk at a time):
-/// the smallest `t_enter`, the lowest shape on a tie.
-fn first_of_listed<C: ShapeContact>(first: &mut [Option<ShapeHit<C>>], hits: &[ShapeHit<C>]) {
-    for hit in hits {
-        let slot = &mut first[hit.segment as usize];
-        if slot.is_none_or(|b| hit.contact.t_enter() < b.contact.t_enter()) {
-            *slot = Some(*hit);
-        }
-    }
-}
-
 /// Hits per segment and per shape from listed hits.
 fn count_listed<C>(counts: &mut Counts, hits: &[ShapeHit<C>]) {
     for hit in hits {
@@ -732,7 +721,14 @@ impl Engine {
         shapes: &[S],
     ) -> Result<Vec<Option<ShapeHit<S::Contact>>>> {
         let mut first = vec![None; segments.len()];
-        if self.listed_shape_hits(segments, shapes, |chunk| first_of_listed(&mut first, chunk))? {
+        check_shapes(segments, shapes)?;
+        check_indices(segments.len(), shapes.len())?;
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let contact = |q: &Segment, k: usize| {
+            let shape = &shapes[k];
+            S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
+        };
+        if self.listed_first_hits(segments, &bounds, contact, &mut first) {
             return Ok(first);
         }
         first_hits_of(segments.len(), shapes.len(), |each| {
@@ -774,6 +770,44 @@ impl Engine {
         Ok(self.listed_hits(segments, &bounds, contact, each))
     }
 
+    /// [`Engine::listed_hits`] for first hits, the grid's walk stopping early.
+    fn listed_first_hits<C: ShapeContact>(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        contact: impl Fn(&Segment, usize) -> C + Sync,
+        first: &mut [Option<ShapeHit<C>>],
+    ) -> bool {
+        self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
+            kernel.shape_first_hits_listed(segments, bounds, grid, contact, first)
+        })
+    }
+
+    /// On the CPU, runs `run` with the grid over `bounds` when the broad-phase setting picks
+    /// it (built for the call, in the engine's own grid's memory), else `None`; `false` on the
+    /// GPU.
+    fn with_shape_grid(
+        &mut self,
+        segments: usize,
+        bounds: &[Rect],
+        run: impl FnOnce(&mut CpuKernel, Option<&Grid>),
+    ) -> bool {
+        let use_grid =
+            self.broad_phase.uses_grid(segments, bounds.len(), false) && !bounds.is_empty();
+        let Inner::Cpu { kernel, .. } = &mut self.inner else {
+            return false;
+        };
+        self.last_fallback = None;
+        let mut grid = std::mem::take(&mut self.own_grid);
+        if use_grid {
+            grid.build(bounds);
+        }
+        run(kernel, use_grid.then_some(&grid));
+        self.used_grid = use_grid;
+        self.own_grid = grid;
+        true
+    }
+
     /// On the CPU, the hitting pairs a chunk at a time (`each`), never the dense pairs: each
     /// segment's candidates through the broad phase where the setting picks it (a grid over the
     /// shapes' boxes, built for the call), else the box cull; `contact` answers a candidate.
@@ -785,22 +819,9 @@ impl Engine {
         contact: impl Fn(&Segment, usize) -> C + Sync,
         each: impl FnMut(&[ShapeHit<C>]),
     ) -> bool {
-        let use_grid = self
-            .broad_phase
-            .uses_grid(segments.len(), bounds.len(), false);
-        let Inner::Cpu { kernel, .. } = &mut self.inner else {
-            return false;
-        };
-        self.last_fallback = None;
-        let mut grid = std::mem::take(&mut self.own_grid);
-        if use_grid && !bounds.is_empty() {
-            grid.build(bounds);
-        }
-        let listed = (use_grid && !bounds.is_empty()).then_some(&grid);
-        kernel.shape_hit_chunks(segments, bounds, listed, contact, each);
-        self.used_grid = listed.is_some();
-        self.own_grid = grid;
-        true
+        self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
+            kernel.shape_hit_chunks(segments, bounds, grid, contact, each)
+        })
     }
 
     /// Every query segment against every polygon, segment × polygon (docs/semantics.md):
@@ -857,9 +878,16 @@ impl Engine {
         polygons: &Polygons,
     ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
         let mut first = vec![None; segments.len()];
-        if self.listed_polygon_hits(segments, polygons, |chunk| {
-            first_of_listed(&mut first, chunk)
-        })? {
+        validate::check_inputs(segments, &[])?;
+        check_indices(segments.len(), polygons.edge_count())?;
+        let edges = polygon_edges(polygons);
+        let offsets = polygons.offsets();
+        let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
+        let contact = |q: &Segment, k: usize| {
+            let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
+            polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
+        };
+        if self.listed_first_hits(segments, &bounds, contact, &mut first) {
             return Ok(first);
         }
         first_hits_of(segments.len(), polygons.len(), |each| {

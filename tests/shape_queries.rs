@@ -262,6 +262,24 @@ fn the_broad_phase_over_shapes_finds_what_the_brute_force_finds() {
             e.polygon_counts(&segments, &polygons).unwrap(),
         )
     });
+    // Long segments across many shapes: the first-hit walk stops at row boundaries.
+    let (long, _) = rectcast::scene::random_batch(48, 2500, 1, 1000.0);
+    let far_disks = rectcast::scene::random_circles(49, 1500, 1000.0, (5.0, 40.0));
+    same_with_and_without_the_grid("circles, long segments", |e| {
+        (
+            e.shape_hits(&long, &far_disks).unwrap(),
+            e.shape_first_hits(&long, &far_disks).unwrap(),
+            e.shape_counts(&long, &far_disks).unwrap(),
+        )
+    });
+    let far_polygons = rectcast::scene::random_polygons(50, 1200, 1000.0, (5.0, 30.0), (3, 9));
+    same_with_and_without_the_grid("polygons, long segments", |e| {
+        (
+            e.polygon_hits(&long, &far_polygons).unwrap(),
+            e.polygon_first_hits(&long, &far_polygons).unwrap(),
+            e.polygon_counts(&long, &far_polygons).unwrap(),
+        )
+    });
     // And the brute force is the dense pairs reduced.
     let mut engine = common::cpu_engine();
     engine.set_broad_phase(rectcast::BroadPhase::On);

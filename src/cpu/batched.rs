@@ -841,6 +841,78 @@ impl CpuKernel {
         }
     }
 
+    /// Each segment's first hit among shapes whose closed boxes are `bounds` (the smallest
+    /// `t_enter`, the lowest shape on a tie), `first` one per segment: as
+    /// [`CpuKernel::shape_hit_chunks`], but the grid's walk stops at the first row boundary
+    /// the best hit so far is certainly before (every shape not visited yet meets the segment
+    /// only past that boundary, so its rounded t cannot be smaller, nor tie).
+    pub(crate) fn shape_first_hits_listed<C: ShapeContact>(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        grid: Option<&Grid>,
+        contact: impl Fn(&Segment, usize) -> C + Sync,
+        first: &mut [Option<ShapeHit<C>>],
+    ) {
+        fill_blocks(bounds, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
+            for (i, slot) in part.iter_mut().enumerate() {
+                let s = &segments[start + i];
+                let best = std::cell::Cell::new(None::<(u32, C)>);
+                let consider = |k: usize| {
+                    let c = contact(s, k);
+                    let k = k as u32;
+                    let better = best.get().is_none_or(|(bk, bc)| {
+                        c.t_enter() < bc.t_enter() || (c.t_enter() == bc.t_enter() && k < bk)
+                    });
+                    if c.hit() && better {
+                        best.set(Some((k, c)));
+                    }
+                };
+                match grid.map(|g| (g, walk_of(g, s))) {
+                    Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, bounds.len()) => {
+                        let no_ceiling = std::cell::Cell::new(u32::MAX);
+                        visit_cells(grid, s, &walk, &no_ceiling, |step| match step {
+                            Step::Rect(k) => {
+                                consider(k as usize);
+                                Next::Entry
+                            }
+                            Step::Row(bound) => {
+                                let done = best
+                                    .get()
+                                    .is_some_and(|(_, c)| c.t_enter() < row_t_below(s, bound));
+                                if done { Next::Stop } else { Next::Entry }
+                            }
+                        });
+                    }
+                    _ => for_each_candidate(simd, s, blocks, consider),
+                }
+                let best = best.get();
+                let segment = (start + i) as u32;
+                *slot = best.map(|(shape, contact)| ShapeHit {
+                    segment,
+                    shape,
+                    contact,
+                });
+            }
+        };
+        if self.threads == 1 {
+            rows(0, first);
+            return;
+        }
+        let per_segment = grid.map_or(bounds.len(), |g| {
+            (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, bounds.len().max(1))
+        });
+        let chunk = chunk_len(segments.len(), per_segment, self.threads);
+        Self::install(&self.pool, || {
+            first
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(c, part)| rows(c * chunk, part))
+        });
+    }
+
     /// [`crate::Engine::pair_list`]: indices in range, `results` one per pair.
     pub(crate) fn pairs_list(
         &self,
@@ -971,6 +1043,17 @@ fn parallel_apart(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
         exact_sub(f(wall.y0), f(query.y0))?,
     );
     (exact_cross(wx, wy, dx, dy)? != 0.0).then_some(SegmentContact::MISS)
+}
+
+/// An f32 at or below the correctly rounded t at which `s` crosses the line y = `bound` (which
+/// it does, at some t > 0): the quotient in f64 is within 3 · 2^-53 of the exact one (two
+/// differences of f32 values and a division), so lowering it by 2^-50 and rounding down is
+/// safe, and rounding to nearest is monotone.
+fn row_t_below(s: &Segment, bound: f32) -> f32 {
+    let (y0, y1) = (s.y0 as f64, s.y1 as f64);
+    let t = (bound as f64 - y0) / (y1 - y0) * (1.0 - 2f64.powi(-50));
+    let f = t as f32;
+    if f as f64 > t { f.next_down() } else { f }
 }
 
 /// [`crate::segment_polygon`]'s answer for one polygon (its edges, in order), through
