@@ -284,5 +284,18 @@ fn the_broad_phase_over_shapes_finds_what_the_brute_force_finds() {
     let mut engine = common::cpu_engine();
     engine.set_broad_phase(rectcast::BroadPhase::On);
     check(&mut engine, "circles, grid", &segments[..400], &disks);
+    check(
+        &mut engine,
+        "circles, long segments, grid",
+        &long[..600],
+        &far_disks,
+    );
+    engine.set_broad_phase(rectcast::BroadPhase::Off);
+    check(
+        &mut engine,
+        "circles, long segments, box cull",
+        &long[..600],
+        &far_disks,
+    );
     assert!(engine.used_broad_phase());
 }

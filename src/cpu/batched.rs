@@ -861,6 +861,14 @@ impl CpuKernel {
                 let s = &segments[start + i];
                 let best = std::cell::Cell::new(None::<(u32, C)>);
                 let consider = |k: usize| {
+                    // A shape lies in its box: one whose box the segment enters after the best
+                    // hit cannot come first, nor tie (best-first pruning, exact).
+                    if best
+                        .get()
+                        .is_some_and(|(_, bc)| box_t_below(s, &bounds[k]) > bc.t_enter())
+                    {
+                        return;
+                    }
                     let c = contact(s, k);
                     let k = k as u32;
                     let better = best.get().is_none_or(|(bk, bc)| {
@@ -1052,6 +1060,29 @@ fn parallel_apart(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
 fn row_t_below(s: &Segment, bound: f32) -> f32 {
     let (y0, y1) = (s.y0 as f64, s.y1 as f64);
     let t = (bound as f64 - y0) / (y1 - y0) * (1.0 - 2f64.powi(-50));
+    let f = t as f32;
+    if f as f64 > t { f.next_down() } else { f }
+}
+
+/// An f32 at or below the correctly rounded t at which `s` first meets box `b` (0 when it
+/// starts in it): each axis's entering t in f64 is within 3 · 2^-53 of the exact one, lowered
+/// by 2^-50 and rounded down. Every point of the box on the segment is at that t or later.
+fn box_t_below(s: &Segment, b: &Rect) -> f32 {
+    let entering = |p0: f32, p1: f32, lo: f32, hi: f32| {
+        let d = p1 as f64 - p0 as f64;
+        if d > 0.0 {
+            (lo as f64 - p0 as f64) / d
+        } else if d < 0.0 {
+            (hi as f64 - p0 as f64) / d
+        } else {
+            f64::NEG_INFINITY
+        }
+    };
+    let t = entering(s.x0, s.x1, b.min_x, b.max_x).max(entering(s.y0, s.y1, b.min_y, b.max_y));
+    if t <= 0.0 {
+        return 0.0;
+    }
+    let t = t * (1.0 - 2f64.powi(-50));
     let f = t as f32;
     if f as f64 > t { f.next_down() } else { f }
 }
