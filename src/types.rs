@@ -391,6 +391,22 @@ impl Polygons {
     /// # Errors
     /// The first bad polygon, named by its index ([`crate::InputArray::Polygons`]).
     pub fn new(vertices: Vec<[f32; 2]>, offsets: Vec<u32>) -> Result<Self, crate::InputError> {
+        let (first, last) = (
+            offsets.first().copied().unwrap_or(0),
+            offsets.last().copied().unwrap_or(0),
+        );
+        if first != 0 || last as usize != vertices.len() {
+            return Err(crate::InputError {
+                array: crate::InputArray::Polygons,
+                index: 0,
+                field: "offsets",
+                problem: crate::Problem::BadOffsets {
+                    start: first,
+                    end: last,
+                    vertices: vertices.len(),
+                },
+            });
+        }
         let count = offsets.len().saturating_sub(1);
         let ranges = (0..count).map(|i| (offsets[i], offsets[i + 1]));
         let mut checked = Polygons::default();

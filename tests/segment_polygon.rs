@@ -394,12 +394,24 @@ fn invalid_polygons_are_errors_naming_the_polygon() {
     let p = Polygons::from_rings([&closed[..]]).unwrap();
     assert_eq!(p.ring(0), &ok[..]);
     // The flat form's offsets.
-    let e = Polygons::new(ok.to_vec(), vec![0, 3, 2]).unwrap_err();
+    let e = Polygons::new(ok.to_vec(), vec![0, 3, 2, 3]).unwrap_err();
     assert_eq!((e.index, e.field), (1, "offsets"));
     assert_eq!(
         Polygons::new(ok.to_vec(), vec![0, 3]).unwrap().ring(0),
         &ok[..]
     );
+    // Offsets that leave vertices out, or start past 0.
+    for offsets in [vec![0, 2], vec![1, 3], vec![]] {
+        let e = Polygons::new(ok.to_vec(), offsets.clone()).unwrap_err();
+        assert_eq!(e.field, "offsets", "{offsets:?}");
+    }
+    assert!(Polygons::new(vec![], vec![]).unwrap().is_empty());
+    // The scalar functions take any slice without panicking.
+    let q = s(0.0, 0.0, 1.0, 1.0);
+    assert_eq!(segment_polygon(&q, &[]), PolygonContact::MISS);
+    assert!(!rectcast::polygons_overlap(&[], &ok));
+    let _ = segment_polygon(&q, &[[0.0, 0.0]]);
+    let _ = segment_polygon(&q, &[[0.0, 0.0], [1.0, 1.0]]);
 }
 
 fn scene(seed: u64, polygons: usize, queries: usize) -> (Polygons, Vec<Segment>) {

@@ -254,13 +254,18 @@ impl PolygonContact {
     }
 }
 
-/// Where `query` meets the closed polygon `ring` (a valid ring: see [`Polygons`]).
+/// Where `query` meets the closed polygon `ring` (a valid ring: see [`Polygons`]; an empty
+/// one is missed, and other rings that [`Polygons`] would refuse get the same rules, which
+/// mean nothing for them).
 ///
 /// Degenerate cases: a query on the boundary hits (`Cross`, or `Inside` when both ends are on
 /// it); a concave polygon's query with both ends in is `Inside` even where it leaves the
 /// polygon between them (t_enter 0, t_exit 1); a zero-length query is a point, `Inside` with t
 /// from 0 to 1 when in the polygon; a query through a vertex names the lower of its two edges.
 pub fn segment_polygon(query: &Segment, ring: &[[f32; 2]]) -> PolygonContact {
+    if ring.is_empty() {
+        return PolygonContact::MISS;
+    }
     let mut polygon = Rect::new(ring[0][0], ring[0][1], ring[0][0], ring[0][1]);
     for &[x, y] in ring {
         polygon = Rect::new(
@@ -383,6 +388,9 @@ fn before(query: &Segment, edges: &[PolygonEdge], k: usize, b: usize, extreme: E
 /// `a` meets `b` (its boundary, or lies inside it), or `b` lies inside `a` (its first vertex
 /// does).
 pub fn polygons_overlap(a: &[[f32; 2]], b: &[[f32; 2]]) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
     let n = a.len();
     (0..n).any(|k| {
         let ([x0, y0], [x1, y1]) = (a[k], a[(k + 1) % n]);
