@@ -115,8 +115,6 @@ def _polygons(polygons, name):
     int64 (P + 1). From ``(vertices, offsets)``, or from a sequence of rings."""
     if isinstance(polygons, tuple) and len(polygons) == 2 and np.ndim(polygons[1]) == 1:
         vertices, offsets = polygons
-        vertices = np.ascontiguousarray(vertices, dtype=np.float32)
-        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     else:
         rings = [np.asarray(ring, dtype=np.float32) for ring in polygons]
         for i, ring in enumerate(rings):
@@ -124,6 +122,10 @@ def _polygons(polygons, name):
                 raise ValueError(f"{name} {i}: expected a ring of shape (n, 2), found {ring.shape}")
         vertices = np.concatenate(rings) if rings else np.zeros((0, 2), np.float32)
         offsets = np.concatenate([[0], np.cumsum([len(r) for r in rings])]).astype(np.int64)
+    # C order and aligned, copying only where needed (arrays a Dask worker unpickled may
+    # be neither).
+    vertices = np.require(vertices, dtype=np.float32, requirements=["C", "A"])
+    offsets = np.require(offsets, dtype=np.int64, requirements=["C", "A"])
     if vertices.ndim != 2 or vertices.shape[1] != 2:
         raise ValueError(f"{name}: vertices: expected shape (V, 2), found {vertices.shape}")
     return vertices, offsets

@@ -1,8 +1,8 @@
 """The queries over a Dask DataFrame of segments, partition by partition, on every worker.
 
 The segments are a ``dask.dataframe.DataFrame`` with float32 columns ``x0, y0, x1, y1`` (others
-are ignored), for example ``dd.read_parquet("trajectories/")``; the rects are one numpy array
-(or Arrow table) held in memory, sent to each worker once. ``segment`` in the results is the
+are ignored), for example ``dd.read_parquet("trajectories/")``; the rects (or walls, circles
+or polygons, as keywords) are held in memory and sent to each worker once. ``segment`` in the results is the
 row's position in the whole DataFrame, counted over the partitions in order, so the rows equal
 those of the single-process call on the concatenated segments, whatever the partitioning.
 
@@ -59,30 +59,56 @@ def _frame(rows: np.ndarray, offset: int) -> pd.DataFrame:
     return frame
 
 
+def _shapes(rects, walls, circles, polygons) -> dict:
+    """The one shape argument given, as the keyword the engine takes, in the form sent to the
+    workers (numpy arrays; polygons as (vertices, offsets))."""
+    given = {
+        name: value
+        for name, value in (("rects", rects), ("walls", walls), ("circles", circles), ("polygons", polygons))
+        if value is not None
+    }
+    if len(given) != 1:
+        raise TypeError(f"give one of rects, walls, circles, polygons; found {list(given) or 'none'}")
+    (name, value), = given.items()
+    if name == "polygons":
+        return {name: rectcast._polygons(value, "polygons")}
+    columns = rectcast.CIRCLE_COLUMNS if name == "circles" else (
+        rectcast.RECT_COLUMNS if name == "rects" else rectcast.SEGMENT_COLUMNS
+    )
+    return {name: rectcast._records(value, columns, name, copy=False)}
+
+
+def _call(engine: rectcast.Engine, query: str, segments: np.ndarray, shapes) -> np.ndarray:
+    """`query` of `segments` against `shapes`: a rects array (the per-partition functions'
+    positional form) or a dict from `_shapes`."""
+    if isinstance(shapes, dict):
+        return getattr(engine, query)(segments, **shapes)
+    return getattr(engine, query)(segments, shapes)
+
+
 def first_hit_frame(frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1):
     """First hits of one batch of segments as a pandas DataFrame; ``segment`` counts from
-    ``offset``."""
-    rows = _engine(backend, threads).first_hit(_segments(frame), rects)
+    ``offset``. ``rects``: a rects array, or ``{"walls" | "circles" | "polygons": ...}``."""
+    rows = _call(_engine(backend, threads), "first_hit", _segments(frame), rects)
     return _frame(rows, offset)
 
 
 def hits_frame(frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1):
     """Hitting pairs of one batch of segments as a pandas DataFrame; ``segment`` counts from
-    ``offset``."""
-    rows = _engine(backend, threads).hits(_segments(frame), rects)
+    ``offset``. ``rects`` as for ``first_hit_frame``."""
+    rows = _call(_engine(backend, threads), "hits", _segments(frame), rects)
     return _frame(rows, offset)
 
 
 def counts_array(frame: pd.DataFrame, rects, backend: str = "auto", threads: int = 1) -> np.ndarray:
-    """Hits per rect of one batch of segments (uint64, one per rect)."""
-    return _engine(backend, threads).counts(_segments(frame), rects)["hits"]
+    """Hits per rect (or shape) of one batch of segments (uint64, one per shape)."""
+    return _call(_engine(backend, threads), "counts", _segments(frame), rects)["hits"]
 
 
-def _meta(query: str) -> pd.DataFrame:
+def _meta(query: str, shapes: dict) -> pd.DataFrame:
     """The empty result of `query`: the columns and dtypes of every partition's result."""
     nothing = np.zeros((0, 4), np.float32)
-    rows = getattr(rectcast.Engine("cpu", 1), query)(nothing, nothing)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(_call(rectcast.Engine("cpu", 1), query, nothing, shapes))
 
 
 def _offsets(ddf) -> list:
@@ -91,41 +117,43 @@ def _offsets(ddf) -> list:
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))[:-1]]).tolist()
 
 
-def _per_partition(ddf, rects, query, frame_function, backend, threads):
+def _per_partition(ddf, shapes, query, frame_function, backend, threads):
     import dask
 
-    rects = rectcast._records(rects, rectcast.RECT_COLUMNS, "rects", copy=False)
-    shared = dask.delayed(rects, pure=True)  # one key: each worker fetches the rects once
+    shared = dask.delayed(shapes, pure=True)  # one key: each worker fetches the shapes once
     offsets = _offsets(ddf)
 
-    def run(frame, rects, partition_info=None):
+    def run(frame, shapes, partition_info=None):
         offset = offsets[partition_info["number"]] if partition_info else 0
-        return frame_function(frame, rects, offset, backend, threads)
+        return frame_function(frame, shapes, offset, backend, threads)
 
-    return ddf.map_partitions(run, shared, meta=_meta(query), align_dataframes=False)
-
-
-def first_hit(ddf, rects, backend: str = "auto", threads: int = 1):
-    """Each segment's first hit, as a lazy Dask DataFrame (one row per segment, in order)."""
-    return _per_partition(ddf, rects, "first_hit", first_hit_frame, backend, threads)
+    return ddf.map_partitions(run, shared, meta=_meta(query, shapes), align_dataframes=False)
 
 
-def hits(ddf, rects, backend: str = "auto", threads: int = 1):
-    """The hitting pairs in (segment, rect) order, as a lazy Dask DataFrame."""
-    return _per_partition(ddf, rects, "hits", hits_frame, backend, threads)
+def first_hit(ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1):
+    """Each segment's first hit, as a lazy Dask DataFrame (one row per segment, in order).
+    Against rects, or walls, circles or polygons (``rectcast.first_hit``'s forms)."""
+    shapes = _shapes(rects, walls, circles, polygons)
+    return _per_partition(ddf, shapes, "first_hit", first_hit_frame, backend, threads)
 
 
-def counts(ddf, rects, backend: str = "auto", threads: int = 1) -> np.ndarray:
-    """Hits per rect over the whole DataFrame, summed across partitions (computed now): a
-    structured array (rect, hits) like ``rectcast.counts``."""
+def hits(ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1):
+    """The hitting pairs in (segment, shape) order, as a lazy Dask DataFrame."""
+    shapes = _shapes(rects, walls, circles, polygons)
+    return _per_partition(ddf, shapes, "hits", hits_frame, backend, threads)
+
+
+def counts(ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1) -> np.ndarray:
+    """Hits per rect (or shape) over the whole DataFrame, summed across partitions (computed
+    now): a structured array (rect, hits) like ``rectcast.counts``."""
     import dask
 
-    rects = rectcast._records(rects, rectcast.RECT_COLUMNS, "rects", copy=False)
-    shared = dask.delayed(rects, pure=True)
+    shapes = _shapes(rects, walls, circles, polygons)
+    shared = dask.delayed(shapes, pure=True)
     parts = [dask.delayed(counts_array)(p, shared, backend, threads) for p in ddf.to_delayed()]
     total = dask.delayed(lambda arrays: np.sum(arrays, axis=0, dtype=np.uint64))(parts)
-    # The table of no segments: every rect, with its fields, and no hits yet.
-    out = rectcast.Engine("cpu", 1).counts(np.zeros((0, 4), np.float32), rects)
+    # The table of no segments: every shape, with its fields, and no hits yet.
+    out = _call(rectcast.Engine("cpu", 1), "counts", np.zeros((0, 4), np.float32), shapes)
     if parts:
         out["hits"] = total.compute()
     return out

@@ -75,6 +75,28 @@ def test_a_cluster_job_over_parquet_equals_the_single_process_call(client, tmp_p
     assert len(loaded) == 2 and any(loaded.values()), loaded
 
 
+def test_a_cluster_job_over_polygons_and_circles_equals_the_single_process_call(client, tmp_path):
+    segments, rects = scene(6, 20_000, 200)
+    ddf = dataset(tmp_path / "segments", segments, files=5)
+    engine = rectcast.Engine("cpu")
+    # A triangle in each rect, and the rects' inscribed circles.
+    rings = [[[r[0], r[1]], [r[2], r[1]], [r[0], r[3]]] for r in rects.tolist()]
+    circles = np.column_stack([
+        (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2,
+        np.minimum(rects[:, 2] - rects[:, 0], rects[:, 3] - rects[:, 1]) / 2,
+    ]).astype(np.float32)
+    for name, shapes in (("polygons", rings), ("circles", circles)):
+        first = rectcast.dask.first_hit(ddf, backend="cpu", **{name: shapes}).compute()
+        assert_same_rows(first, engine.first_hit(segments, **{name: shapes}), f"first_hit {name}")
+        hits = rectcast.dask.hits(ddf, backend="cpu", **{name: shapes}).compute()
+        assert len(hits) > 500, name
+        assert_same_rows(hits, engine.hits(segments, **{name: shapes}), f"hits {name}")
+        counts = rectcast.dask.counts(ddf, backend="cpu", **{name: shapes})
+        assert counts.tobytes() == engine.counts(segments, **{name: shapes}).tobytes(), name
+    with pytest.raises(TypeError, match="give one of rects, walls, circles, polygons"):
+        rectcast.dask.hits(ddf, rects, circles=circles)
+
+
 def test_a_worker_killed_mid_job_loses_and_repeats_nothing(client, tmp_path):
     # Long segments across the field: each partition takes a while, so the job is still running
     # when one of the two workers dies; Dask reruns its tasks on the other.
