@@ -1,8 +1,9 @@
 //! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
 
 use crate::broad_phase::{BroadPhase, RectSet};
-use crate::cpu::batched::{CpuKernel, CpuOptions, polygon_filtered};
+use crate::cpu::batched::{CpuKernel, CpuOptions, Simd, polygon_filtered};
 use crate::cpu::grid::Grid;
+use crate::cpu::lanes::LaneFilter;
 use crate::cpu::segment_circle::CircleContact;
 use crate::cpu::segment_polygon::{
     EdgeContact, PolygonContact, PolygonEdge, polygon_contact, polygon_edges,
@@ -728,7 +729,8 @@ impl Engine {
             let shape = &shapes[k];
             S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
         };
-        if self.listed_first_hits(segments, &bounds, contact, &mut first) {
+        let filter = |simd| LaneFilter::of(simd, shapes);
+        if self.listed_first_hits(segments, &bounds, filter, contact, &mut first) {
             return Ok(first);
         }
         first_hits_of(segments.len(), shapes.len(), |each| {
@@ -745,7 +747,15 @@ impl Engine {
             per_segment: vec![0; segments.len()],
             per_rect: vec![0; shapes.len()],
         };
-        if self.listed_shape_hits(segments, shapes, |chunk| count_listed(&mut counts, chunk))? {
+        check_shapes(segments, shapes)?;
+        check_indices(segments.len(), shapes.len())?;
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let hit = |q: &Segment, k: usize| S::hit(q, &shapes[k]);
+        let listed = self.with_shape_grid(segments.len(), &bounds, |kernel, grid| {
+            let filter = LaneFilter::of(kernel.simd(), shapes);
+            kernel.shape_counts_listed(segments, &bounds, grid, filter.as_ref(), hit, &mut counts)
+        });
+        if listed {
             return Ok(counts);
         }
         counts_of(segments.len(), shapes.len(), |each| {
@@ -767,7 +777,8 @@ impl Engine {
             let shape = &shapes[k];
             S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
         };
-        Ok(self.listed_hits(segments, &bounds, contact, each))
+        let filter = |simd| LaneFilter::of(simd, shapes);
+        Ok(self.listed_hits(segments, &bounds, filter, contact, each))
     }
 
     /// [`Engine::listed_hits`] for first hits, the grid's walk stopping early.
@@ -775,11 +786,13 @@ impl Engine {
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
+        filter: impl FnOnce(Simd) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         first: &mut [Option<ShapeHit<C>>],
     ) -> bool {
         self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
-            kernel.shape_first_hits_listed(segments, bounds, grid, contact, first)
+            let filter = filter(kernel.simd());
+            kernel.shape_first_hits_listed(segments, bounds, grid, filter.as_ref(), contact, first)
         })
     }
 
@@ -810,17 +823,20 @@ impl Engine {
 
     /// On the CPU, the hitting pairs a chunk at a time (`each`), never the dense pairs: each
     /// segment's candidates through the broad phase where the setting picks it (a grid over the
-    /// shapes' boxes, built for the call), else the box cull; `contact` answers a candidate.
+    /// shapes' boxes, built for the call), else the box cull; then the shapes' lane filter
+    /// (`filter`, made for the kernel's SIMD level), and `contact` answers a candidate left.
     /// `false` on the GPU, which runs the dense pairs and reduces them on the host.
     fn listed_hits<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
+        filter: impl FnOnce(Simd) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         each: impl FnMut(&[ShapeHit<C>]),
     ) -> bool {
         self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
-            kernel.shape_hit_chunks(segments, bounds, grid, contact, each)
+            let filter = filter(kernel.simd());
+            kernel.shape_hit_chunks(segments, bounds, grid, filter.as_ref(), contact, each)
         })
     }
 
@@ -887,7 +903,7 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        if self.listed_first_hits(segments, &bounds, contact, &mut first) {
+        if self.listed_first_hits(segments, &bounds, |_| None, contact, &mut first) {
             return Ok(first);
         }
         first_hits_of(segments.len(), polygons.len(), |each| {
@@ -928,7 +944,7 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        Ok(self.listed_hits(segments, &bounds, contact, each))
+        Ok(self.listed_hits(segments, &bounds, |_| None, contact, each))
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed

@@ -7,7 +7,10 @@
 
 use bytemuck::Pod;
 
-use crate::cpu::batched::{circle_filtered, contact_filtered, edge_filtered};
+use crate::cpu::batched::{
+    circle_filtered, circle_hit_lanes, contact_filtered, edge_filtered, wall_hit, wall_hit_lanes,
+};
+use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::cpu::segment_circle::{CircleContact, segment_circle};
 use crate::cpu::segment_polygon::{EdgeContact, PolygonContact, PolygonEdge, polygon_edge};
 use crate::cpu::segment_segment::{SegmentContact, segment_segment};
@@ -110,6 +113,34 @@ pub trait Shape: Pod + Send + Sync + 'static {
     /// can tell: the CPU batch path's filter.
     fn filtered(query: &Segment, shape: &Self) -> Option<Self::Contact>;
 
+    /// Whether the segment meets the shape, exactly: [`Shape::exact`]'s hit, which a shape may
+    /// decide for less than the whole contact (the CPU's counts ask only this).
+    fn hit(query: &Segment, shape: &Self) -> bool {
+        Self::filtered(query, shape)
+            .unwrap_or_else(|| Self::exact(query, shape))
+            .hit()
+    }
+
+    /// Whether the shape has a lane filter of its own ([`Shape::hit_lanes`]); without one the
+    /// CPU batch path sends every candidate of the box cull to [`Shape::filtered`].
+    const HIT_LANES: bool = false;
+
+    /// What the lane filter reads of the shape: up to four values.
+    fn lane_values(&self) -> [f32; 4] {
+        [0.0; 4]
+    }
+
+    /// The hit alone, for one query and eight shapes ([`HitLanes`], from
+    /// [`Shape::lane_values`]): the lanes where floating point certifies a hit, and those only
+    /// the exact path can tell; the others miss, certainly. The CPU batch path's second cull
+    /// (`cpu::lanes`), compiled once per SIMD level: write it over the lanes without branches,
+    /// so that it vectorises.
+    #[inline(always)]
+    fn hit_lanes(query: &Segment, shapes: &HitLanes) -> LaneVerdicts {
+        let _ = (query, shapes);
+        LaneVerdicts::UNSURE
+    }
+
     /// A closed box that holds the shape: a segment whose box misses it misses the shape, and
     /// the CPU batch path culls such pairs sixteen at a time before any other work.
     fn bounds(&self) -> Rect;
@@ -155,6 +186,22 @@ impl Shape for Segment {
         contact_filtered(query, wall)
     }
 
+    /// Exact orientation signs alone, no t.
+    fn hit(query: &Segment, wall: &Segment) -> bool {
+        wall_hit(query, wall)
+    }
+
+    const HIT_LANES: bool = true;
+
+    fn lane_values(&self) -> [f32; 4] {
+        [self.x0, self.y0, self.x1, self.y1]
+    }
+
+    #[inline(always)]
+    fn hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
+        wall_hit_lanes(query, walls)
+    }
+
     fn bounds(&self) -> Rect {
         Rect::new(
             self.x0.min(self.x1),
@@ -190,6 +237,18 @@ impl Shape for Circle {
 
     fn filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
         circle_filtered(query, circle)
+    }
+
+    const HIT_LANES: bool = true;
+
+    /// Center and radius (the filter squares it in f64, exactly: 24 bits squared).
+    fn lane_values(&self) -> [f32; 4] {
+        [self.cx, self.cy, self.r, 0.0]
+    }
+
+    #[inline(always)]
+    fn hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
+        circle_hit_lanes(query, circles)
     }
 
     /// `cx ± r` and `cy ± r`, each rounded outward: the f64 difference is within 2^-53 of

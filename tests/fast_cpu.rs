@@ -250,6 +250,130 @@ fn wall_and_circle_pairs_equal_the_scalar_functions_bit_for_bit() {
     }
 }
 
+/// Hits, first hits and counts over `shapes` from the scalar function of every pair.
+fn shape_reference<S: rectcast::Shape>(
+    segments: &[Segment],
+    shapes: &[S],
+) -> (
+    Vec<rectcast::ShapeHit<S::Contact>>,
+    Vec<Option<u32>>,
+    Counts,
+) {
+    use rectcast::ShapeContact;
+    let mut hits = Vec::new();
+    let mut first = vec![None; segments.len()];
+    let mut counts = Counts {
+        per_segment: vec![0; segments.len()],
+        per_rect: vec![0; shapes.len()],
+    };
+    for (i, s) in segments.iter().enumerate() {
+        let mut best: Option<(f32, u32)> = None;
+        for (k, shape) in shapes.iter().enumerate() {
+            let contact = S::exact(s, shape);
+            if !contact.hit() {
+                continue;
+            }
+            hits.push(rectcast::ShapeHit {
+                segment: i as u32,
+                shape: k as u32,
+                contact,
+            });
+            counts.per_segment[i] += 1;
+            counts.per_rect[k] += 1;
+            if best.is_none_or(|(t, _)| contact.t_enter() < t) {
+                best = Some((contact.t_enter(), k as u32));
+            }
+        }
+        first[i] = best.map(|(_, k)| k);
+    }
+    (hits, first, counts)
+}
+
+/// Every query over `shapes` on `engine` against [`shape_reference`], element by element.
+fn check_shape_queries<S: rectcast::Shape>(
+    what: &str,
+    engine: &mut Engine,
+    segments: &[Segment],
+    shapes: &[S],
+) {
+    let (hits, first, counts) = shape_reference(segments, shapes);
+    let got = engine.shape_hits(segments, shapes).expect("hits");
+    if let Some(i) = (0..hits.len().max(got.len())).find(|&i| hits.get(i) != got.get(i)) {
+        panic!(
+            "{what}: hits differ at {i}: expected {:?}, got {:?}",
+            hits.get(i),
+            got.get(i)
+        );
+    }
+    let got: Vec<Option<u32>> = engine
+        .shape_first_hits(segments, shapes)
+        .expect("first hits")
+        .iter()
+        .map(|h| h.map(|h| h.shape))
+        .collect();
+    if let Some(i) = (0..first.len()).find(|&i| first[i] != got[i]) {
+        panic!(
+            "{what}: first hit of segment {i} ({:?}): expected {:?}, got {:?}",
+            segments[i], first[i], got[i]
+        );
+    }
+    let got = engine.shape_counts(segments, shapes).expect("counts");
+    if let Some(i) = (0..segments.len()).find(|&i| counts.per_segment[i] != got.per_segment[i]) {
+        panic!(
+            "{what}: hits of segment {i} ({:?}): expected {}, got {}",
+            segments[i], counts.per_segment[i], got.per_segment[i]
+        );
+    }
+    if let Some(k) = (0..shapes.len()).find(|&k| counts.per_rect[k] != got.per_rect[k]) {
+        panic!(
+            "{what}: hits of shape {k}: expected {}, got {}",
+            counts.per_rect[k], got.per_rect[k]
+        );
+    }
+}
+
+#[test]
+fn wall_and_circle_queries_equal_the_scalar_functions_at_every_simd_level() {
+    // The box cull, then the lane filter compiled for each SIMD level, then the scalar
+    // functions for the pairs it cannot tell; with the broad phase's grid and without.
+    let mut rng = rectcast::scene::SplitMix64::new(62);
+    let mut batches = vec![
+        (
+            "random",
+            scene::random_batch(63, 300, 1, 1000.0).0,
+            scene::random_batch(64, 181, 1, 1000.0).0,
+        ),
+        (
+            "tie grid",
+            tie_grid(65).0,
+            tie_grid(66).0.into_iter().take(90).collect(),
+        ),
+    ];
+    let tiny: Vec<Segment> = tie_grid(67)
+        .0
+        .iter()
+        .map(|s| Segment::new(s.x0 * 1e-40, s.y0 * 1e-40, s.x1 * 1e-40, s.y1 * 1e-40))
+        .collect();
+    batches.push(("tie grid at 1e-40", tiny.clone(), tiny[..70].to_vec()));
+    for (name, segments, walls) in &batches {
+        let circles: Vec<rectcast::Circle> = walls
+            .iter()
+            .map(|w| {
+                let r = ((w.x1 - w.x0).abs() + (w.y1 - w.y0).abs()) * rng.range(0.0, 0.6);
+                rectcast::Circle::new(w.x0, w.y0, r)
+            })
+            .collect();
+        for mut engine in engines() {
+            for broad_phase in [rectcast::BroadPhase::Off, rectcast::BroadPhase::On] {
+                engine.set_broad_phase(broad_phase);
+                let what = format!("{name} on {}, broad phase {broad_phase:?}", engine.chosen());
+                check_shape_queries(&format!("walls, {what}"), &mut engine, segments, walls);
+                check_shape_queries(&format!("circles, {what}"), &mut engine, segments, &circles);
+            }
+        }
+    }
+}
+
 #[test]
 fn pair_lists_and_clipping_equal_the_scalar_reference() {
     for scene in scenes() {

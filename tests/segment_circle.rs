@@ -628,3 +628,54 @@ fn the_longest_searches_stay_within_the_gpus_loop_budget() {
     let got = gpu.circle_pairs(&queries, &circles).expect("gpu");
     assert_same_contacts("far estimates", &queries, &circles, &want, &got);
 }
+
+#[test]
+fn the_lane_filter_certifies_only_the_references_hits() {
+    use rectcast::Shape;
+    use rectcast::cpu::lanes::HitLanes;
+    let mut rng = SplitMix64::new(37);
+    let (mut decided, mut total, mut hits_decided) = (0usize, 0usize, 0usize);
+    for i in 0..40_000 {
+        let scale = [1.0, 1e-40, 3e18, 0.001][i % 4];
+        let query = if i % 2 == 0 {
+            let mut v = || rng.range(-100.0, 100.0) * scale;
+            s(v(), v(), v(), v())
+        } else {
+            random_segment(&mut rng, scale)
+        };
+        // Half uniform (the filter's case), half the degenerate generator's.
+        let circles: Vec<Circle> = (0..8)
+            .map(|_| {
+                if i % 2 == 0 {
+                    let mut v = || rng.range(-100.0, 100.0) * scale;
+                    c(v(), v(), v().abs() / 4.0)
+                } else {
+                    random_circle(&mut rng, scale, &query)
+                }
+            })
+            .collect();
+        if !valid(&query) || !circles.iter().all(valid_circle) {
+            continue;
+        }
+        let verdicts = Circle::hit_lanes(&query, &HitLanes::of(&circles));
+        for (lane, circle) in circles.iter().enumerate() {
+            total += 1;
+            assert!(
+                !(verdicts.hit[lane] && verdicts.unsure[lane]),
+                "case {i} lane {lane}: both verdicts"
+            );
+            if verdicts.unsure[lane] {
+                continue;
+            }
+            decided += 1;
+            hits_decided += verdicts.hit[lane] as usize;
+            assert_eq!(
+                verdicts.hit[lane],
+                segment_circle(&query, circle).hit(),
+                "case {i} lane {lane}: query {query:?} circle {circle:?}"
+            );
+        }
+    }
+    assert!(decided * 10 > total * 8, "{decided} of {total} decided");
+    assert!(hits_decided > 10_000, "{hits_decided} hits decided");
+}

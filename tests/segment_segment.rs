@@ -539,3 +539,77 @@ fn crossings_whose_t_sits_on_a_rounding_boundary_are_left_to_the_exact_path() {
     let got = contact_filtered(&s(0.0, 0.0, 2.0, 2.0), &s(0.0, 2.0, 2.0, 0.0));
     assert_eq!(got.map(|c| c.contact()), Some(Contact::Cross));
 }
+
+/// The lane filter's verdicts for `query` against `walls` (up to eight), as plain code (the
+/// engines run it compiled for each SIMD level: tests/fast_cpu.rs).
+fn lane_verdicts(query: &Segment, walls: &[Segment]) -> rectcast::cpu::lanes::LaneVerdicts {
+    use rectcast::Shape;
+    use rectcast::cpu::lanes::HitLanes;
+    Segment::hit_lanes(query, &HitLanes::of(walls))
+}
+
+#[test]
+fn the_lane_filter_certifies_only_the_references_hits() {
+    let mut rng = SplitMix64::new(23);
+    let (mut decided, mut total, mut hits_decided) = (0usize, 0usize, 0usize);
+    for i in 0..40_000 {
+        let scale = [1.0, 1e-40, 3e18, 0.001][i % 4];
+        let query = random_segment(&mut rng, scale);
+        // Half uniform (the filter's case), half the degenerate generator's.
+        let walls: Vec<Segment> = (0..8)
+            .map(|_| {
+                if i % 2 == 0 {
+                    let mut v = || rng.range(-100.0, 100.0) * scale;
+                    s(v(), v(), v(), v())
+                } else {
+                    random_segment(&mut rng, scale)
+                }
+            })
+            .collect();
+        if !valid(&query) || !walls.iter().all(valid) {
+            continue;
+        }
+        let verdicts = lane_verdicts(&query, &walls);
+        for (lane, wall) in walls.iter().enumerate() {
+            total += 1;
+            let want = segment_segment(&query, wall).hit();
+            assert_eq!(
+                rectcast::cpu::batched::wall_hit(&query, wall),
+                want,
+                "wall_hit, case {i}: query {query:?} wall {wall:?}"
+            );
+            assert!(
+                !(verdicts.hit[lane] && verdicts.unsure[lane]),
+                "case {i} lane {lane}: both verdicts"
+            );
+            if verdicts.unsure[lane] {
+                continue;
+            }
+            decided += 1;
+            hits_decided += verdicts.hit[lane] as usize;
+            assert_eq!(
+                verdicts.hit[lane], want,
+                "case {i} lane {lane}: query {query:?} wall {wall:?}"
+            );
+        }
+    }
+    assert!(decided * 10 > total * 8, "{decided} of {total} decided");
+    assert!(hits_decided > 10_000, "{hits_decided} hits decided");
+}
+
+#[test]
+fn an_end_on_the_other_line_or_collinear_walls_are_left_to_the_exact_path() {
+    // An end on the query's line, collinear overlap, a point wall: none certain.
+    let query = s(0.0, 0.0, 4.0, 0.0);
+    let walls = [
+        s(2.0, 0.0, 2.0, 3.0),
+        s(1.0, 0.0, 6.0, 0.0),
+        s(3.0, 0.0, 3.0, 0.0),
+    ];
+    let verdicts = lane_verdicts(&query, &walls);
+    assert_eq!(verdicts.unsure[..3], [true; 3]);
+    // A proper crossing and a wall wholly on one side are certain.
+    let verdicts = lane_verdicts(&query, &[s(1.0, -1.0, 2.0, 1.0), s(1.0, 1.0, 3.0, 2.0)]);
+    assert_eq!((verdicts.hit[0], verdicts.unsure[0]), (true, false));
+    assert_eq!((verdicts.hit[1], verdicts.unsure[1]), (false, false));
+}

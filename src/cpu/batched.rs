@@ -18,6 +18,7 @@
 use rayon::prelude::*;
 
 use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
+use super::lanes::{Candidates, HIT_LANES, HitLanes, LaneFilter, LaneVerdicts, ValueBlock};
 use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use super::segment_circle::{CircleContact, CircleKind};
 use super::segment_polygon::{
@@ -194,7 +195,7 @@ fn masks_portable(b: &SegmentBox, blocks: &[RectBlock], out: &mut [BlockMask; SP
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{BlockMask, RectBlock, SPAN, SegmentBox};
+    use super::{BlockMask, Candidates, LANES, RectBlock, SPAN, SegmentBox, ValueBlock};
     use std::arch::x86_64::*;
 
     /// AVX-512: four compares per block, chained through a mask register. `_CMP_LE_OQ` is
@@ -231,6 +232,73 @@ mod x86 {
             n += (k != 0) as usize;
         }
         n
+    }
+
+    /// The box cull of [`masks_avx512`], each block's kept lanes (their shape indices, and
+    /// their values when given) compressed into `out` at once: sixteen lanes are stored past
+    /// the candidates kept so far, and the next block's overwrite those not kept.
+    ///
+    /// # Safety
+    /// `out` has room for `out.len + (blocks.len() + 1) * LANES` candidates, values included
+    /// when `values` is given (one value block per block).
+    #[target_feature(enable = "avx512f,popcnt")]
+    pub(super) unsafe fn collect_avx512(
+        b: &SegmentBox,
+        blocks: &[RectBlock],
+        values: Option<&[ValueBlock]>,
+        out: &mut Candidates,
+    ) {
+        debug_assert!(out.shapes.len() >= out.len + (blocks.len() + 1) * LANES);
+        debug_assert!(values.is_none_or(|v| v.len() == blocks.len() && out.keeps_values()));
+        let s_min_x = _mm512_set1_ps(b.min_x);
+        let s_max_x = _mm512_set1_ps(b.max_x);
+        let s_min_y = _mm512_set1_ps(b.min_y);
+        let s_max_y = _mm512_set1_ps(b.max_y);
+        let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let shapes = out.shapes.as_mut_ptr();
+        let [v0, v1, v2, v3] = &mut out.values;
+        let arrays = [
+            v0.as_mut_ptr(),
+            v1.as_mut_ptr(),
+            v2.as_mut_ptr(),
+            v3.as_mut_ptr(),
+        ];
+        let mut n = out.len;
+        for (i, block) in blocks.iter().enumerate() {
+            // SAFETY: each array holds 16 f32, one unaligned 512-bit load.
+            let (min_x, max_x, min_y, max_y) = unsafe {
+                (
+                    _mm512_loadu_ps(block.min_x.as_ptr()),
+                    _mm512_loadu_ps(block.max_x.as_ptr()),
+                    _mm512_loadu_ps(block.min_y.as_ptr()),
+                    _mm512_loadu_ps(block.max_y.as_ptr()),
+                )
+            };
+            let k = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(s_min_x, max_x);
+            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, min_x, s_max_x);
+            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, s_min_y, max_y);
+            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, min_y, s_max_y);
+            if k == 0 {
+                continue;
+            }
+            let index = _mm512_add_epi32(lanes, _mm512_set1_epi32((i * LANES) as i32));
+            // SAFETY: n + 16 is within the room the caller ensured (n grows by at most 16 a
+            // block).
+            unsafe {
+                _mm512_storeu_si512(shapes.add(n).cast(), _mm512_maskz_compress_epi32(k, index))
+            };
+            if let Some(values) = values {
+                for (array, value) in arrays.iter().zip(&values[i].values) {
+                    // SAFETY: as above; each value array has the same room.
+                    unsafe {
+                        let v = _mm512_loadu_ps(value.as_ptr());
+                        _mm512_storeu_ps(array.add(n), _mm512_maskz_compress_ps(k, v));
+                    }
+                }
+            }
+            n += k.count_ones() as usize;
+        }
+        out.len = n;
     }
 
     /// AVX2: each block as two 8-lane halves, compared, and-ed and moved to a bit mask.
@@ -311,6 +379,68 @@ fn candidates_until(
             }
         }
     }
+}
+
+/// Appends every candidate of `s` among the shapes of `blocks` (their boxes) to `out`: from
+/// `grid` (a grid over the same boxes) where its walk pays for `s`, in the walk's order (then
+/// `true`), else from the SIMD box cull, in ascending order.
+#[inline(always)]
+fn shape_candidates(
+    simd: Simd,
+    blocks: &[RectBlock],
+    grid: Option<&Grid>,
+    s: &Segment,
+    filter: Option<&LaneFilter>,
+    out: &mut Candidates,
+) -> bool {
+    let shapes = blocks.len() * LANES;
+    match grid.map(|g| (g, walk_of(g, s))) {
+        Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, shapes) => {
+            let no_ceiling = std::cell::Cell::new(u32::MAX);
+            visit_cells(grid, s, &walk, &no_ceiling, |step| {
+                if let Step::Rect(k) = step {
+                    out.push(k as usize, filter);
+                }
+                Next::Entry
+            });
+            true
+        }
+        _ => {
+            collect_candidates(simd, s, blocks, filter, out);
+            false
+        }
+    }
+}
+
+/// Appends the shapes whose boxes meet `s`'s box (the box cull over `blocks`) to `out`, in
+/// ascending order, with their lane values when there is a filter. AVX-512 compresses each
+/// block's kept lanes straight into the buffer; the other levels append them one by one.
+#[inline(always)]
+fn collect_candidates(
+    simd: Simd,
+    s: &Segment,
+    blocks: &[RectBlock],
+    filter: Option<&LaneFilter>,
+    out: &mut Candidates,
+) {
+    match simd {
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => {
+            out.ensure_room(out.len + (blocks.len() + 1) * LANES);
+            let values = filter.map(|f| &f.blocks[..]);
+            // SAFETY: AVX-512 is only used where it is supported (checked in
+            // `CpuKernel::new`); the room is ensured above.
+            unsafe { x86::collect_avx512(&SegmentBox::of(s), blocks, values, out) }
+        }
+        _ => for_each_candidate(simd, s, blocks, |k| out.push(k, filter)),
+    }
+}
+
+/// About how many shapes a segment is tested against, as [`work_per_segment`].
+fn shape_work(bounds: &[Rect], grid: Option<&Grid>) -> usize {
+    grid.map_or(bounds.len(), |g| {
+        (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, bounds.len().max(1))
+    })
 }
 
 fn filter_at(filters: Option<&[Filter]>, i: usize) -> Filter {
@@ -685,8 +815,9 @@ impl CpuKernel {
 
     /// [`crate::Engine::shape_pairs`]: inputs valid, `out` one per (query, shape),
     /// query-major. The shapes' boxes ([`Shape::bounds`]) are culled sixteen at a time as the
-    /// rect path culls rects; each pair left goes through [`Shape::filtered`], the scalar
-    /// reference where that cannot certify. Rows spread over the threads.
+    /// rect path culls rects, and the pairs left go through the shape's lane filter
+    /// ([`Shape::hit_lanes`]); each pair it does not rule out goes through [`Shape::filtered`],
+    /// the scalar reference where that cannot certify. Rows spread over the threads.
     pub(crate) fn shape_pairs_dense<S: Shape>(
         &mut self,
         queries: &[Segment],
@@ -699,11 +830,15 @@ impl CpuKernel {
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         fill_blocks(&bounds, &mut self.blocks);
         let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let filter = LaneFilter::of(simd, shapes);
+        let filter = filter.as_ref();
         let rows = |first: usize, rows: &mut [S::Contact]| {
+            let mut candidates = Candidates::new(blocks.len(), filter);
             for (i, row) in rows.chunks_exact_mut(shapes.len()).enumerate() {
                 row.fill(S::MISS);
                 let query = &queries[first + i];
-                for_each_candidate(simd, query, blocks, |k| {
+                collect_candidates(simd, query, blocks, filter, &mut candidates);
+                candidates.sieve(query, filter, |k, _| {
                     let shape = &shapes[k];
                     row[k] = S::filtered(query, shape).unwrap_or_else(|| S::exact(query, shape));
                 });
@@ -767,13 +902,15 @@ impl CpuKernel {
     /// The hitting pairs of `segments` against shapes whose closed boxes are `bounds`, a chunk
     /// of segments at a time, in (segment, shape) order: `each(the chunk's hits)`, segment
     /// indices counted from the first segment of the call. Each segment's candidates come from
-    /// `grid` (a grid over `bounds`) where its walk pays, else from the SIMD box cull, and each
-    /// goes through `contact`. Memory follows the hits of a chunk, never segments × shapes.
+    /// `grid` (a grid over `bounds`) where its walk pays, else from the SIMD box cull, go
+    /// through `filter` (the shapes' lane filter, when they have one), and each one left goes
+    /// through `contact`. Memory follows the hits of a chunk, never segments × shapes.
     pub(crate) fn shape_hit_chunks<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
         grid: Option<&Grid>,
+        filter: Option<&LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         mut each: impl FnMut(&[ShapeHit<C>]),
     ) {
@@ -782,27 +919,19 @@ impl CpuKernel {
         let rows = |first: usize, part: &[Segment]| {
             let mut hits = Vec::new();
             let mut row: Vec<(u32, C)> = Vec::new();
+            let mut candidates = Candidates::new(blocks.len(), filter);
             for (i, s) in part.iter().enumerate() {
                 row.clear();
-                let mut consider = |k: usize| {
+                let walked = shape_candidates(simd, blocks, grid, s, filter, &mut candidates);
+                candidates.sieve(s, filter, |k, _| {
                     let c = contact(s, k);
                     if c.hit() {
                         row.push((k as u32, c));
                     }
-                };
-                match grid.map(|g| (g, walk_of(g, s))) {
-                    Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, bounds.len()) => {
-                        let no_ceiling = std::cell::Cell::new(u32::MAX);
-                        visit_cells(grid, s, &walk, &no_ceiling, |step| {
-                            if let Step::Rect(k) = step {
-                                consider(k as usize);
-                            }
-                            Next::Entry
-                        });
-                        // The walk goes in t order; the rows go in shape order.
-                        row.sort_unstable_by_key(|&(k, _)| k);
-                    }
-                    _ => for_each_candidate(simd, s, blocks, consider),
+                });
+                if walked {
+                    // The walk goes in t order; the rows go in shape order.
+                    row.sort_unstable_by_key(|&(k, _)| k);
                 }
                 let segment = (first + i) as u32;
                 hits.extend(row.iter().map(|&(shape, contact)| ShapeHit {
@@ -813,10 +942,7 @@ impl CpuKernel {
             }
             hits
         };
-        let per_segment = grid.map_or(bounds.len(), |g| {
-            (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, bounds.len().max(1))
-        });
-        let chunk = chunk_len(segments.len(), per_segment, self.threads);
+        let chunk = chunk_len(segments.len(), shape_work(bounds, grid), self.threads);
         // A few tasks per thread in each call of `each`.
         let call = chunk * self.threads * 8;
         let mut buffer = Vec::new();
@@ -841,37 +967,91 @@ impl CpuKernel {
         }
     }
 
+    /// Hits per segment and per shape (`counts`, sized and zeroed) of `segments` against
+    /// shapes whose closed boxes are `bounds`: the candidates of [`CpuKernel::shape_hit_chunks`]
+    /// through `filter`; a pair it certifies is counted as it stands, and only the pairs it
+    /// cannot tell go through `hit`. Nothing is listed.
+    pub(crate) fn shape_counts_listed(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        grid: Option<&Grid>,
+        filter: Option<&LaneFilter>,
+        hit: impl Fn(&Segment, usize) -> bool + Sync,
+        counts: &mut Counts,
+    ) {
+        fill_blocks(bounds, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
+            let mut candidates = Candidates::new(blocks.len(), filter);
+            for (i, hits) in per_segment.iter_mut().enumerate() {
+                let s = &segments[first + i];
+                shape_candidates(simd, blocks, grid, s, filter, &mut candidates);
+                *hits += candidates.count(s, filter, per_shape, |k| hit(s, k));
+            }
+        };
+        if self.threads == 1 {
+            count_in(0, &mut counts.per_segment, &mut counts.per_rect);
+            return;
+        }
+        let shape_count = bounds.len();
+        let chunk = chunk_len(segments.len(), shape_work(bounds, grid), self.threads);
+        let per_segment = &mut counts.per_segment;
+        let per_shape = Self::install(&self.pool, || {
+            per_segment
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .fold(
+                    || vec![0u64; shape_count],
+                    |mut per_shape, (c, per_segment)| {
+                        count_in(c * chunk, per_segment, &mut per_shape);
+                        per_shape
+                    },
+                )
+                .reduce_with(|mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
+                    a
+                })
+        });
+        if let Some(per_shape) = per_shape {
+            counts.per_rect.copy_from_slice(&per_shape);
+        }
+    }
+
     /// Each segment's first hit among shapes whose closed boxes are `bounds` (the smallest
     /// `t_enter`, the lowest shape on a tie), `first` one per segment: as
     /// [`CpuKernel::shape_hit_chunks`], but the grid's walk stops at the first row boundary
     /// the best hit so far is certainly before (every shape not visited yet meets the segment
-    /// only past that boundary, so its rounded t cannot be smaller, nor tie).
+    /// only past that boundary, so its rounded t cannot be smaller, nor tie), and a candidate
+    /// whose box the segment enters after the best hit is skipped. The best is the smallest
+    /// (t, shape) of the candidates answered, whatever their order, so the lane filter's
+    /// batches of eight change only how soon the pruning starts.
     pub(crate) fn shape_first_hits_listed<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
         grid: Option<&Grid>,
+        filter: Option<&LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         first: &mut [Option<ShapeHit<C>>],
     ) {
         fill_blocks(bounds, &mut self.blocks);
         let (simd, blocks) = (self.simd, &self.blocks[..]);
         let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
+            let mut candidates = Candidates::new(blocks.len(), filter);
             for (i, slot) in part.iter_mut().enumerate() {
                 let s = &segments[start + i];
                 let best = std::cell::Cell::new(None::<(u32, C)>);
-                let consider = |k: usize| {
+                let visit = |k: usize, _: bool| {
                     // A shape lies in its box: one whose box the segment enters after the best
                     // hit cannot come first, nor tie (best-first pruning, exact).
-                    if best
-                        .get()
-                        .is_some_and(|(_, bc)| box_t_below(s, &bounds[k]) > bc.t_enter())
-                    {
+                    let now = best.get();
+                    if now.is_some_and(|(_, bc)| box_t_below(s, &bounds[k]) > bc.t_enter()) {
                         return;
                     }
                     let c = contact(s, k);
                     let k = k as u32;
-                    let better = best.get().is_none_or(|(bk, bc)| {
+                    let better = now.is_none_or(|(bk, bc)| {
                         c.t_enter() < bc.t_enter() || (c.t_enter() == bc.t_enter() && k < bk)
                     });
                     if c.hit() && better {
@@ -883,10 +1063,12 @@ impl CpuKernel {
                         let no_ceiling = std::cell::Cell::new(u32::MAX);
                         visit_cells(grid, s, &walk, &no_ceiling, |step| match step {
                             Step::Rect(k) => {
-                                consider(k as usize);
+                                candidates.push(k as usize, filter);
                                 Next::Entry
                             }
                             Step::Row(bound) => {
+                                // Every candidate before this boundary answered first.
+                                candidates.sieve(s, filter, visit);
                                 let done = best
                                     .get()
                                     .is_some_and(|(_, c)| c.t_enter() < row_t_below(s, bound));
@@ -894,11 +1076,11 @@ impl CpuKernel {
                             }
                         });
                     }
-                    _ => for_each_candidate(simd, s, blocks, consider),
+                    _ => collect_candidates(simd, s, blocks, filter, &mut candidates),
                 }
-                let best = best.get();
+                candidates.sieve(s, filter, visit);
                 let segment = (start + i) as u32;
-                *slot = best.map(|(shape, contact)| ShapeHit {
+                *slot = best.get().map(|(shape, contact)| ShapeHit {
                     segment,
                     shape,
                     contact,
@@ -909,10 +1091,7 @@ impl CpuKernel {
             rows(0, first);
             return;
         }
-        let per_segment = grid.map_or(bounds.len(), |g| {
-            (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, bounds.len().max(1))
-        });
-        let chunk = chunk_len(segments.len(), per_segment, self.threads);
+        let chunk = chunk_len(segments.len(), shape_work(bounds, grid), self.threads);
         Self::install(&self.pool, || {
             first
                 .par_chunks_mut(chunk)
@@ -1210,6 +1389,66 @@ pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContac
     })
 }
 
+/// [`segment_segment`]'s hit alone, exact and without t: the boxes meet, and neither segment
+/// has both ends strictly on one side of the other's line, the four orientations being exact
+/// signs of f32 points in f64 (`robust`). When all four are zero the segments lie on one line
+/// (or are points on it), and their boxes meeting is their meeting; when some but not all are
+/// zero, the ends on a line are the common point.
+pub fn wall_hit(query: &Segment, wall: &Segment) -> bool {
+    if query.x0.max(query.x1) < wall.x0.min(wall.x1)
+        || wall.x0.max(wall.x1) < query.x0.min(query.x1)
+        || query.y0.max(query.y1) < wall.y0.min(wall.y1)
+        || wall.y0.max(wall.y1) < query.y0.min(query.y1)
+    {
+        return false;
+    }
+    let point = |x: f32, y: f32| robust::Coord {
+        x: x as f64,
+        y: y as f64,
+    };
+    let (p0, p1) = (point(query.x0, query.y0), point(query.x1, query.y1));
+    let (q0, q1) = (point(wall.x0, wall.y0), point(wall.x1, wall.y1));
+    let one_side = |a: f64, b: f64| (a > 0.0 && b > 0.0) || (a < 0.0 && b < 0.0);
+    !one_side(robust::orient2d(p0, p1, q0), robust::orient2d(p0, p1, q1))
+        && !one_side(robust::orient2d(q0, q1, p0), robust::orient2d(q0, q1, p1))
+}
+
+/// [`contact_filtered`]'s hit alone, for eight walls ([`Shape::hit_lanes`]; lanes x0, y0, x1,
+/// y1): the four cross products that place each segment's ends against the other's line, each
+/// certain past Shewchuk's bound (inputs exact in f64, differences rounded once). A certain
+/// miss: both ends of one segment strictly on one side of the other's line. A certain hit: both
+/// pairs of ends strictly apart, a proper crossing. Anything else (an end on a line, parallels,
+/// a point) is left to the exact path.
+#[inline(always)]
+pub fn wall_hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
+    let [x0, y0, x1, y1] = &walls.values;
+    let (px, py) = (query.x0 as f64, query.y0 as f64);
+    let (rx, ry) = (query.x1 as f64, query.y1 as f64);
+    let (dx, dy) = (rx - px, ry - py);
+    // Certainly positive, certainly negative: u × v past its bound.
+    let sign = |ux: f64, uy: f64, vx: f64, vy: f64| {
+        let (l, r) = (ux * vy, uy * vx);
+        let (value, bound) = (l - r, CROSS_ERROR * (l.abs() + r.abs()));
+        (value > bound, value < -bound)
+    };
+    let mut hit = [false; HIT_LANES];
+    let mut unsure = [false; HIT_LANES];
+    for lane in 0..HIT_LANES {
+        let (ax, ay, bx, by) = (x0[lane], y0[lane], x1[lane], y1[lane]);
+        let (ex, ey) = (bx - ax, by - ay);
+        // The wall's ends against the query's line, the query's ends against the wall's.
+        let (p1, n1) = sign(dx, dy, ax - px, ay - py);
+        let (p2, n2) = sign(dx, dy, bx - px, by - py);
+        let (p3, n3) = sign(ex, ey, px - ax, py - ay);
+        let (p4, n4) = sign(ex, ey, rx - ax, ry - ay);
+        let miss = (p1 & p2) | (n1 & n2) | (p3 & p4) | (n3 & n4);
+        let cross = ((p1 & n2) | (n1 & p2)) & ((p3 & n4) | (n3 & p4));
+        hit[lane] = cross;
+        unsure[lane] = !(miss | cross);
+    }
+    LaneVerdicts { hit, unsure }
+}
+
 /// Half an ulp of 1.0 in f64: the unit of the circle filter's error bounds.
 const HALF_ULP: f64 = f64::EPSILON / 2.0;
 
@@ -1383,6 +1622,52 @@ pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact
         t_exit: t[1],
         kind: kind.code(),
     })
+}
+
+/// [`circle_filtered`]'s hit alone, for eight circles ([`Shape::hit_lanes`]; lanes cx, cy, r), with the same f64 values and error bounds: an end certainly in the disk is a hit; both
+/// ends certainly out, a point, or the line certainly apart from the disk, or its nearest point
+/// certainly past an end, a miss; both ends out, the nearest point certainly between them and
+/// certainly within R, a hit. Tangents and ends on the circle are left to the exact path.
+#[inline(always)]
+pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
+    let [cx, cy, r, _] = &circles.values;
+    let (x0, y0) = (query.x0 as f64, query.y0 as f64);
+    let (x1, y1) = (query.x1 as f64, query.y1 as f64);
+    let (dx, dy) = (x1 - x0, y1 - y0);
+    let dd = dx * dx + dy * dy;
+    // f64 subtraction of f32 values is 0 only for equal ones.
+    let point = dx == 0.0 && dy == 0.0;
+    let mut hit = [false; HIT_LANES];
+    let mut unsure = [false; HIT_LANES];
+    for lane in 0..HIT_LANES {
+        let rr = r[lane] * r[lane];
+        let (fx, fy) = (x0 - cx[lane], y0 - cy[lane]);
+        let (gx, gy) = (x1 - cx[lane], y1 - cy[lane]);
+        // q(0) and q(1), each |·|² − R² within 8u of its terms' magnitudes.
+        let (ff, gg) = (fx * fx + fy * fy, gx * gx + gy * gy);
+        let (start_bound, end_bound) = (8.0 * HALF_ULP * (ff + rr), 8.0 * HALF_ULP * (gg + rr));
+        let start_in = ff - rr < -start_bound;
+        let both_out = (ff - rr > start_bound) & (gg - rr > end_bound);
+        let end_in = gg - rr < -end_bound;
+        // The discriminant from |f × d| within its bound, and where the vertex lies.
+        let cross = fx * dy - fy * dx;
+        let cross_bound = 8.0 * HALF_ULP * ((fx * dy).abs() + (fy * dx).abs());
+        let far = (cross.abs() - cross_bound).max(0.0);
+        let near = cross.abs() + cross_bound;
+        let apart = far * far > rr * dd * (1.0 + 16.0 * HALF_ULP);
+        let fd = fx * dx + fy * dy;
+        let fd_bound = 8.0 * HALF_ULP * ((fx * dx).abs() + (fy * dy).abs());
+        let gd = gx * dx + gy * dy;
+        let gd_bound = 8.0 * HALF_ULP * ((gx * dx).abs() + (gy * dy).abs());
+        let (ahead, not_ahead) = (fd > fd_bound, fd < -fd_bound);
+        let (behind, not_behind) = (gd < -gd_bound, gd > gd_bound);
+        let within = near * near * (1.0 + 16.0 * HALF_ULP) < rr * dd * (1.0 - 16.0 * HALF_ULP);
+        let miss = both_out & (point | apart | ahead | behind);
+        let crossed = both_out & !point & not_ahead & not_behind & within;
+        hit[lane] = start_in | end_in | crossed;
+        unsure[lane] = !(miss | hit[lane]);
+    }
+    LaneVerdicts { hit, unsure }
 }
 
 #[cfg(test)]
