@@ -250,15 +250,14 @@ fn wall_and_circle_pairs_equal_the_scalar_functions_bit_for_bit() {
     }
 }
 
+/// Hits, each segment's first-hit shape, and counts.
+type ShapeAnswers<C> = (Vec<rectcast::ShapeHit<C>>, Vec<Option<u32>>, Counts);
+
 /// Hits, first hits and counts over `shapes` from the scalar function of every pair.
 fn shape_reference<S: rectcast::Shape>(
     segments: &[Segment],
     shapes: &[S],
-) -> (
-    Vec<rectcast::ShapeHit<S::Contact>>,
-    Vec<Option<u32>>,
-    Counts,
-) {
+) -> ShapeAnswers<S::Contact> {
     use rectcast::ShapeContact;
     let mut hits = Vec::new();
     let mut first = vec![None; segments.len()];

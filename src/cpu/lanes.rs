@@ -142,7 +142,7 @@ fn filter_all<S: Shape>(query: &Segment, candidates: &Candidates, verdicts: &mut
         };
         let v = S::hit_lanes(query, &lanes);
         for (lane, out) in out.iter_mut().enumerate() {
-            *out = v.hit[lane] as u8 * HIT | v.unsure[lane] as u8 * UNSURE;
+            *out = (v.hit[lane] as u8 * HIT) | (v.unsure[lane] as u8 * UNSURE);
         }
     }
 }
