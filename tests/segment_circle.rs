@@ -636,7 +636,10 @@ fn the_lane_filter_certifies_only_the_references_hits() {
     let mut rng = SplitMix64::new(37);
     let (mut decided, mut total, mut hits_decided) = (0usize, 0usize, 0usize);
     for i in 0..40_000 {
-        let scale = [1.0, 1e-40, 3e18, 0.001][i % 4];
+        // Subnormal scales (1e-40, and 1e-21 whose products go subnormal) are left to the
+        // exact path almost always: there the verdicts must be right, not many.
+        let scale = [1.0, 1e-40, 3e18, 0.001, 1e-21][i % 5];
+        let normal = scale == 1.0 || scale == 3e18 || scale == 0.001;
         let query = if i % 2 == 0 {
             let mut v = || rng.range(-100.0, 100.0) * scale;
             s(v(), v(), v(), v())
@@ -659,7 +662,7 @@ fn the_lane_filter_certifies_only_the_references_hits() {
         }
         let verdicts = Circle::hit_lanes(&query, &HitLanes::of(&circles));
         for (lane, circle) in circles.iter().enumerate() {
-            total += 1;
+            total += normal as usize;
             assert!(
                 !(verdicts.hit[lane] && verdicts.unsure[lane]),
                 "case {i} lane {lane}: both verdicts"
@@ -667,7 +670,7 @@ fn the_lane_filter_certifies_only_the_references_hits() {
             if verdicts.unsure[lane] {
                 continue;
             }
-            decided += 1;
+            decided += normal as usize;
             hits_decided += verdicts.hit[lane] as usize;
             assert_eq!(
                 verdicts.hit[lane],
@@ -676,6 +679,9 @@ fn the_lane_filter_certifies_only_the_references_hits() {
             );
         }
     }
-    assert!(decided * 10 > total * 8, "{decided} of {total} decided");
+    assert!(
+        decided * 10 > total * 8,
+        "{decided} of {total} decided at normal scales"
+    );
     assert!(hits_decided > 10_000, "{hits_decided} hits decided");
 }

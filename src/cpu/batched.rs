@@ -1432,24 +1432,40 @@ pub fn wall_hit(query: &Segment, wall: &Segment) -> bool {
         && !one_side(robust::orient2d(q0, q1, p0), robust::orient2d(q0, q1, p1))
 }
 
+/// Shewchuk's bound for a 2 × 2 determinant of differences of exact inputs, in f32:
+/// `(3 + 16u)·u·(|l| + |r|)`, u = 2^-24.
+const CROSS_ERROR_F32: f32 = (3.0 + 16.0 * (f32::EPSILON / 2.0)) * (f32::EPSILON / 2.0);
+
+/// What gradual underflow can add to that bound in f32: a product that goes subnormal is off
+/// by at most 2^-150 absolute (differences and sums that go subnormal are exact), so two
+/// products and their difference by well under 2^-120.
+const UNDERFLOW_F32: f32 = 1.0 / (1u128 << 120) as f32;
+
+/// Whether `u × v` (two differences of f32 inputs, each rounded once) is certainly positive,
+/// and whether certainly negative, in f32: past Shewchuk's bound plus [`UNDERFLOW_F32`].
+#[inline(always)]
+pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
+    let (l, r) = (ux * vy, uy * vx);
+    let value = l - r;
+    let bound = CROSS_ERROR_F32 * (l.abs() + r.abs()) + UNDERFLOW_F32;
+    (value > bound, value < -bound)
+}
+
 /// [`contact_filtered`]'s hit alone, for eight walls ([`Shape::hit_lanes`]; lanes x0, y0, x1,
-/// y1): the four cross products that place each segment's ends against the other's line, each
-/// certain past Shewchuk's bound (inputs exact in f64, differences rounded once). A certain
-/// miss: both ends of one segment strictly on one side of the other's line. A certain hit: both
-/// pairs of ends strictly apart, a proper crossing. Anything else (an end on a line, parallels,
-/// a point) is left to the exact path.
+/// y1), in f32: the four cross products that place each segment's ends against the other's
+/// line, each certain past Shewchuk's bound for f32 plus [`UNDERFLOW_F32`] (inputs exact,
+/// differences rounded once; |v| ≤ 2^62 keeps every product below 2^126 and every sum below
+/// 2^127, so nothing overflows). A certain miss: both ends of one segment strictly on one side
+/// of the other's line. A certain hit: both pairs of ends strictly apart, a proper crossing.
+/// Anything else (an end on a line, parallels, a point, products lost to underflow) is left to
+/// the exact path. f32 rather than f64: half the vector width for the same verdicts, but for
+/// the few pairs whose orientations f32 cannot certify.
 #[inline(always)]
 pub fn wall_hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
     let [x0, y0, x1, y1] = &walls.values;
-    let (px, py) = (query.x0 as f64, query.y0 as f64);
-    let (rx, ry) = (query.x1 as f64, query.y1 as f64);
+    let (px, py, rx, ry) = (query.x0, query.y0, query.x1, query.y1);
     let (dx, dy) = (rx - px, ry - py);
-    // Certainly positive, certainly negative: u × v past its bound.
-    let sign = |ux: f64, uy: f64, vx: f64, vy: f64| {
-        let (l, r) = (ux * vy, uy * vx);
-        let (value, bound) = (l - r, CROSS_ERROR * (l.abs() + r.abs()));
-        (value > bound, value < -bound)
-    };
+    let sign = certain_cross_f32;
     let mut hit = [false; HIT_LANES];
     let mut unsure = [false; HIT_LANES];
     for lane in 0..HIT_LANES {
@@ -1659,9 +1675,10 @@ pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
     let mut hit = [false; HIT_LANES];
     let mut unsure = [false; HIT_LANES];
     for lane in 0..HIT_LANES {
-        let rr = r[lane] * r[lane];
-        let (fx, fy) = (x0 - cx[lane], y0 - cy[lane]);
-        let (gx, gy) = (x1 - cx[lane], y1 - cy[lane]);
+        let (cx, cy, r) = (cx[lane] as f64, cy[lane] as f64, r[lane] as f64);
+        let rr = r * r;
+        let (fx, fy) = (x0 - cx, y0 - cy);
+        let (gx, gy) = (x1 - cx, y1 - cy);
         // q(0) and q(1), each |·|² − R² within 8u of its terms' magnitudes.
         let (ff, gg) = (fx * fx + fy * fy, gx * gx + gy * gy);
         let (start_bound, end_bound) = (8.0 * HALF_ULP * (ff + rr), 8.0 * HALF_ULP * (gg + rr));

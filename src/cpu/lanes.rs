@@ -11,9 +11,10 @@
 //! [`Shape::filtered`] and [`Shape::exact`] as before. So every answer is still the scalar
 //! function's.
 //!
-//! The filters compute in f64 from f32 inputs, as the scalar filters do, and assume the IEEE
-//! default environment (no flush-to-zero): within the valid domain (|v| ≤ 2^62) no f64
-//! intermediate overflows or goes subnormal.
+//! The filters compute from the f32 inputs in f32 (walls: Shewchuk's orientation bound for
+//! f32, with an absolute allowance for gradual underflow) or f64 (circles, as the scalar
+//! filter), and assume the IEEE default environment (no flush-to-zero, which Rust never sets):
+//! within the valid domain (|v| ≤ 2^62) no intermediate overflows.
 
 use super::batched::{LANES, Simd};
 use crate::shape::Shape;
@@ -23,11 +24,12 @@ use crate::types::Segment;
 pub const HIT_LANES: usize = 8;
 
 /// Eight shapes' values ([`Shape::lane_values`]) for one call of [`Shape::hit_lanes`], one
-/// array per value (struct of arrays, so each value is one vector).
+/// array per value (struct of arrays, so each value is one vector). The filter chooses its
+/// precision: walls compute in f32, circles in f64.
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
+#[repr(C, align(32))]
 pub struct HitLanes {
-    pub values: [[f64; HIT_LANES]; 4],
+    pub values: [[f32; HIT_LANES]; 4],
 }
 
 impl HitLanes {
@@ -40,7 +42,7 @@ impl HitLanes {
         let mut lanes = Self::ZERO;
         for (lane, shape) in shapes.iter().take(HIT_LANES).enumerate() {
             for (array, value) in lanes.values.iter_mut().zip(shape.lane_values()) {
-                array[lane] = value as f64;
+                array[lane] = value;
             }
         }
         lanes
@@ -132,14 +134,10 @@ fn filter_all<S: Shape>(query: &Segment, candidates: &Candidates, verdicts: &mut
         .enumerate()
     {
         let at = c * HIT_LANES;
-        let lanes = HitLanes {
-            values: std::array::from_fn(|f| {
-                let values: &[f32; HIT_LANES] = candidates.values[f][at..at + HIT_LANES]
-                    .try_into()
-                    .expect("eight lanes");
-                values.map(f64::from)
-            }),
-        };
+        let mut lanes = HitLanes::ZERO;
+        for (lane, values) in lanes.values.iter_mut().zip(&candidates.values) {
+            lane.copy_from_slice(&values[at..at + HIT_LANES]);
+        }
         let v = S::hit_lanes(query, &lanes);
         for (lane, out) in out.iter_mut().enumerate() {
             *out = (v.hit[lane] as u8 * HIT) | (v.unsure[lane] as u8 * UNSURE);
