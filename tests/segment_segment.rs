@@ -633,8 +633,9 @@ fn an_orientation_whose_products_underflow_is_never_certain_of_the_wrong_sign() 
     let check = |a: (f32, f32), b: (f32, f32), c: (f32, f32)| {
         let (pos, neg) = certain_cross_f32(b.0 - a.0, b.1 - a.1, c.0 - a.0, c.1 - a.1);
         let exact = robust::orient2d(coord(a.0, a.1), coord(b.0, b.1), coord(c.0, c.1));
+        let wrong = (pos && exact <= 0.0) || (neg && exact >= 0.0);
         assert!(
-            !(pos && exact <= 0.0) && !(neg && exact >= 0.0),
+            !wrong,
             "a {a:?} b {b:?} c {c:?}: certain {pos}/{neg}, exact {exact:e}"
         );
     };
