@@ -729,7 +729,7 @@ impl Engine {
             let shape = &shapes[k];
             S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
         };
-        let filter = |simd| LaneFilter::of(simd, shapes);
+        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         if self.listed_first_hits(segments, &bounds, filter, contact, &mut first) {
             return Ok(first);
         }
@@ -752,8 +752,8 @@ impl Engine {
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let hit = |q: &Segment, k: usize| S::hit(q, &shapes[k]);
         let listed = self.with_shape_grid(segments.len(), &bounds, |kernel, grid| {
-            let filter = LaneFilter::of(kernel.simd(), shapes);
-            kernel.shape_counts_listed(segments, &bounds, grid, filter.as_ref(), hit, &mut counts)
+            let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
+            kernel.shape_counts_listed(segments, &bounds, grid, filter, hit, &mut counts)
         });
         if listed {
             return Ok(counts);
@@ -777,7 +777,7 @@ impl Engine {
             let shape = &shapes[k];
             S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
         };
-        let filter = |simd| LaneFilter::of(simd, shapes);
+        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         Ok(self.listed_hits(segments, &bounds, filter, contact, each))
     }
 
@@ -786,13 +786,12 @@ impl Engine {
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
-        filter: impl FnOnce(Simd) -> Option<LaneFilter>,
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         first: &mut [Option<ShapeHit<C>>],
     ) -> bool {
         self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
-            let filter = filter(kernel.simd());
-            kernel.shape_first_hits_listed(segments, bounds, grid, filter.as_ref(), contact, first)
+            kernel.shape_first_hits_listed(segments, bounds, grid, filter, contact, first)
         })
     }
 
@@ -830,13 +829,12 @@ impl Engine {
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
-        filter: impl FnOnce(Simd) -> Option<LaneFilter>,
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         each: impl FnMut(&[ShapeHit<C>]),
     ) -> bool {
         self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
-            let filter = filter(kernel.simd());
-            kernel.shape_hit_chunks(segments, bounds, grid, filter.as_ref(), contact, each)
+            kernel.shape_hit_chunks(segments, bounds, grid, filter, contact, each)
         })
     }
 
@@ -903,7 +901,7 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        if self.listed_first_hits(segments, &bounds, |_| None, contact, &mut first) {
+        if self.listed_first_hits(segments, &bounds, |_, _| None, contact, &mut first) {
             return Ok(first);
         }
         first_hits_of(segments.len(), polygons.len(), |each| {
@@ -944,7 +942,7 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        Ok(self.listed_hits(segments, &bounds, |_| None, contact, each))
+        Ok(self.listed_hits(segments, &bounds, |_, _| None, contact, each))
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed

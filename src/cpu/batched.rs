@@ -195,7 +195,9 @@ fn masks_portable(b: &SegmentBox, blocks: &[RectBlock], out: &mut [BlockMask; SP
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{BlockMask, Candidates, LANES, RectBlock, SPAN, SegmentBox, ValueBlock};
+    use super::{
+        BlockMask, Candidates, LANES, RectBlock, SPAN, SegmentBox, ShapeLayout, ValueBlock,
+    };
     use std::arch::x86_64::*;
 
     /// AVX-512: four compares per block, chained through a mask register. `_CMP_LE_OQ` is
@@ -234,27 +236,43 @@ mod x86 {
         n
     }
 
-    /// The box cull of [`masks_avx512`], each block's kept lanes (their shape indices, and
-    /// their values when given) compressed into `out` at once: sixteen lanes are stored past
-    /// the candidates kept so far, and the next block's overwrite those not kept.
+    /// The box cull of [`masks_avx512`] in two levels (each block's own box, sixteen blocks at
+    /// a time, then the boxes of the blocks kept), each block's kept lanes (their shape
+    /// indices, and their values when given) compressed into `out` at once: sixteen lanes are
+    /// stored past the candidates kept so far, and the next block's overwrite those not kept.
     ///
     /// # Safety
-    /// `out` has room for `out.len + (blocks.len() + 1) * LANES` candidates, values included
-    /// when `values` is given (one value block per block).
+    /// `out` has room for `out.len + (layout.blocks.len() + 1) * LANES` candidates, values
+    /// included when `values` is given (one value block per block, in the layout's order).
     #[target_feature(enable = "avx512f,popcnt")]
     pub(super) unsafe fn collect_avx512(
         b: &SegmentBox,
-        blocks: &[RectBlock],
+        layout: &ShapeLayout,
         values: Option<&[ValueBlock]>,
         out: &mut Candidates,
     ) {
-        debug_assert!(out.shapes.len() >= out.len + (blocks.len() + 1) * LANES);
-        debug_assert!(values.is_none_or(|v| v.len() == blocks.len() && out.keeps_values()));
+        debug_assert!(out.shapes.len() >= out.len + (layout.blocks.len() + 1) * LANES);
+        debug_assert!(values.is_none_or(|v| v.len() == layout.blocks.len() && out.keeps_values()));
         let s_min_x = _mm512_set1_ps(b.min_x);
         let s_max_x = _mm512_set1_ps(b.max_x);
         let s_min_y = _mm512_set1_ps(b.min_y);
         let s_max_y = _mm512_set1_ps(b.max_y);
-        let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        // SAFETY: each array holds 16 f32, one unaligned 512-bit load.
+        let overlaps = |block: &RectBlock| unsafe {
+            let k =
+                _mm512_cmp_ps_mask::<_CMP_LE_OQ>(s_min_x, _mm512_loadu_ps(block.max_x.as_ptr()));
+            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(
+                k,
+                _mm512_loadu_ps(block.min_x.as_ptr()),
+                s_max_x,
+            );
+            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(
+                k,
+                s_min_y,
+                _mm512_loadu_ps(block.max_y.as_ptr()),
+            );
+            _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, _mm512_loadu_ps(block.min_y.as_ptr()), s_max_y)
+        };
         let shapes = out.shapes.as_mut_ptr();
         let [v0, v1, v2, v3] = &mut out.values;
         let arrays = [
@@ -264,39 +282,35 @@ mod x86 {
             v3.as_mut_ptr(),
         ];
         let mut n = out.len;
-        for (i, block) in blocks.iter().enumerate() {
-            // SAFETY: each array holds 16 f32, one unaligned 512-bit load.
-            let (min_x, max_x, min_y, max_y) = unsafe {
-                (
-                    _mm512_loadu_ps(block.min_x.as_ptr()),
-                    _mm512_loadu_ps(block.max_x.as_ptr()),
-                    _mm512_loadu_ps(block.min_y.as_ptr()),
-                    _mm512_loadu_ps(block.max_y.as_ptr()),
-                )
-            };
-            let k = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(s_min_x, max_x);
-            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, min_x, s_max_x);
-            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, s_min_y, max_y);
-            let k = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, min_y, s_max_y);
-            if k == 0 {
-                continue;
-            }
-            let index = _mm512_add_epi32(lanes, _mm512_set1_epi32((i * LANES) as i32));
-            // SAFETY: n + 16 is within the room the caller ensured (n grows by at most 16 a
-            // block).
-            unsafe {
-                _mm512_storeu_si512(shapes.add(n).cast(), _mm512_maskz_compress_epi32(k, index))
-            };
-            if let Some(values) = values {
-                for (array, value) in arrays.iter().zip(&values[i].values) {
-                    // SAFETY: as above; each value array has the same room.
-                    unsafe {
-                        let v = _mm512_loadu_ps(value.as_ptr());
-                        _mm512_storeu_ps(array.add(n), _mm512_maskz_compress_ps(k, v));
+        for (g, group) in layout.groups.iter().enumerate() {
+            let mut blocks = overlaps(group) as u32;
+            while blocks != 0 {
+                let i = g * LANES + blocks.trailing_zeros() as usize;
+                blocks &= blocks - 1;
+                let k = overlaps(&layout.blocks[i]);
+                if k == 0 {
+                    continue;
+                }
+                // SAFETY: n + 16 is within the room the caller ensured (n grows by at most 16
+                // a block, once per block); 16 u32 per index array.
+                unsafe {
+                    let index = _mm512_loadu_si512(layout.shapes[i].as_ptr().cast());
+                    _mm512_storeu_si512(
+                        shapes.add(n).cast(),
+                        _mm512_maskz_compress_epi32(k, index),
+                    );
+                }
+                if let Some(values) = values {
+                    for (array, value) in arrays.iter().zip(&values[i].values) {
+                        // SAFETY: as above; each value array has the same room.
+                        unsafe {
+                            let v = _mm512_loadu_ps(value.as_ptr());
+                            _mm512_storeu_ps(array.add(n), _mm512_maskz_compress_ps(k, v));
+                        }
                     }
                 }
+                n += k.count_ones() as usize;
             }
-            n += k.count_ones() as usize;
         }
         out.len = n;
     }
@@ -381,19 +395,19 @@ fn candidates_until(
     }
 }
 
-/// Appends every candidate of `s` among the shapes of `blocks` (their boxes) to `out`: from
-/// `grid` (a grid over the same boxes) where its walk pays for `s`, in the walk's order (then
-/// `true`), else from the SIMD box cull, in ascending order.
+/// Appends every candidate of `s` among the shapes of `layout` to `out`: from `grid` (a grid
+/// over the same boxes) where its walk pays for `s`, in the walk's order, else from the SIMD
+/// box cull, in the layout's order.
 #[inline(always)]
 fn shape_candidates(
     simd: Simd,
-    blocks: &[RectBlock],
+    layout: &ShapeLayout,
     grid: Option<&Grid>,
     s: &Segment,
     filter: Option<&LaneFilter>,
     out: &mut Candidates,
-) -> bool {
-    let shapes = blocks.len() * LANES;
+) {
+    let shapes = layout.order.len();
     match grid.map(|g| (g, walk_of(g, s))) {
         Some((grid, walk))
             if !prefers_brute_force(grid, s, &walk, brute_force_cost(shapes, filter)) =>
@@ -405,12 +419,8 @@ fn shape_candidates(
                 }
                 Next::Entry
             });
-            true
         }
-        _ => {
-            collect_candidates(simd, s, blocks, filter, out);
-            false
-        }
+        _ => collect_candidates(simd, s, layout, filter, out),
     }
 }
 
@@ -424,27 +434,148 @@ fn brute_force_cost(shapes: usize, filter: Option<&LaneFilter>) -> usize {
     if filter.is_some() { shapes / 8 } else { shapes }
 }
 
-/// Appends the shapes whose boxes meet `s`'s box (the box cull over `blocks`) to `out`, in
-/// ascending order, with their lane values when there is a filter. AVX-512 compresses each
-/// block's kept lanes straight into the buffer; the other levels append them one by one.
+/// Appends the shapes whose boxes meet `s`'s box to `out`, in the layout's order, with their
+/// lane values when there is a filter: the box cull tests each block's box first (sixteen
+/// blocks at a time), then the boxes of the blocks it keeps. AVX-512 compresses each block's
+/// kept lanes straight into the buffer; the other levels append them one by one.
 #[inline(always)]
 fn collect_candidates(
     simd: Simd,
     s: &Segment,
-    blocks: &[RectBlock],
+    layout: &ShapeLayout,
     filter: Option<&LaneFilter>,
     out: &mut Candidates,
 ) {
+    let b = SegmentBox::of(s);
     match simd {
         #[cfg(target_arch = "x86_64")]
         Simd::Avx512 => {
-            out.ensure_room(out.len + (blocks.len() + 1) * LANES);
+            out.ensure_room(out.len + (layout.blocks.len() + 1) * LANES);
             let values = filter.map(|f| &f.blocks[..]);
             // SAFETY: AVX-512 is only used where it is supported (checked in
             // `CpuKernel::new`); the room is ensured above.
-            unsafe { x86::collect_avx512(&SegmentBox::of(s), blocks, values, out) }
+            unsafe { x86::collect_avx512(&b, layout, values, out) }
         }
-        _ => for_each_candidate(simd, s, blocks, |k| out.push(k, filter)),
+        _ => {
+            let mut groups = [BlockMask::default(); SPAN];
+            let mut lanes = [BlockMask::default(); SPAN];
+            for (span_index, span) in layout.groups.chunks(SPAN).enumerate() {
+                let n = block_masks(simd, &b, span, &mut groups);
+                for m in &groups[..n] {
+                    let first = (span_index * SPAN + m.block as usize) * LANES;
+                    let mut bits = m.mask;
+                    while bits != 0 {
+                        let block = first + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        let kept = &layout.blocks[block..block + 1];
+                        if block_masks(simd, &b, kept, &mut lanes) == 0 {
+                            continue;
+                        }
+                        let mut lane_bits = lanes[0].mask;
+                        while lane_bits != 0 {
+                            let lane = lane_bits.trailing_zeros() as usize;
+                            out.push(layout.shapes[block][lane] as usize, filter);
+                            lane_bits &= lane_bits - 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The shapes' boxes as the shapes' box cull reads them: in blocks of sixteen, in the order of
+/// a Morton curve over the boxes' centres (so that a block's shapes lie near one another), each
+/// lane's shape index beside them, and each block's own box (the box of its sixteen) in
+/// `groups`, blocks of sixteen of those, which the cull tests first. Small shapes scattered
+/// over a field (circles) then cost the cull a fraction of their blocks.
+pub(crate) struct ShapeLayout {
+    pub(crate) blocks: Vec<RectBlock>,
+    pub(crate) shapes: Vec<[u32; LANES]>,
+    pub(crate) groups: Vec<RectBlock>,
+    /// The shapes in layout order: place p holds shape `order[p]`.
+    pub(crate) order: Vec<u32>,
+}
+
+impl ShapeLayout {
+    pub(crate) fn new(bounds: &[Rect]) -> Self {
+        let center = |b: &Rect| {
+            (
+                (b.min_x as f64 + b.max_x as f64) / 2.0,
+                (b.min_y as f64 + b.max_y as f64) / 2.0,
+            )
+        };
+        let (mut lo, mut hi) = (
+            (f64::INFINITY, f64::INFINITY),
+            (f64::NEG_INFINITY, f64::NEG_INFINITY),
+        );
+        for b in bounds {
+            let (x, y) = center(b);
+            lo = (lo.0.min(x), lo.1.min(y));
+            hi = (hi.0.max(x), hi.1.max(y));
+        }
+        let quantize = |v: f64, lo: f64, hi: f64| {
+            if hi > lo {
+                ((v - lo) / (hi - lo) * 65535.0) as u32
+            } else {
+                0
+            }
+        };
+        // Sixteen bits spread to the even bit positions.
+        let spread = |v: u32| {
+            let mut x = v & 0xFFFF;
+            x = (x | (x << 8)) & 0x00FF_00FF;
+            x = (x | (x << 4)) & 0x0F0F_0F0F;
+            x = (x | (x << 2)) & 0x3333_3333;
+            (x | (x << 1)) & 0x5555_5555
+        };
+        let mut keyed: Vec<(u32, u32)> = bounds
+            .iter()
+            .enumerate()
+            .map(|(k, b)| {
+                let (x, y) = center(b);
+                let key = spread(quantize(x, lo.0, hi.0)) | spread(quantize(y, lo.1, hi.1)) << 1;
+                (key, k as u32)
+            })
+            .collect();
+        keyed.sort_unstable();
+        let order: Vec<u32> = keyed.into_iter().map(|(_, k)| k).collect();
+        let sorted: Vec<Rect> = order.iter().map(|&k| bounds[k as usize]).collect();
+        let mut blocks = Vec::new();
+        fill_blocks(&sorted, &mut blocks);
+        let mut shapes = vec![[u32::MAX; LANES]; blocks.len()];
+        for (place, &k) in order.iter().enumerate() {
+            shapes[place / LANES][place % LANES] = k;
+        }
+        let unions: Vec<Rect> = sorted
+            .chunks(LANES)
+            .map(|chunk| {
+                chunk.iter().fold(
+                    Rect::new(
+                        f32::INFINITY,
+                        f32::INFINITY,
+                        f32::NEG_INFINITY,
+                        f32::NEG_INFINITY,
+                    ),
+                    |u, b| {
+                        Rect::new(
+                            u.min_x.min(b.min_x),
+                            u.min_y.min(b.min_y),
+                            u.max_x.max(b.max_x),
+                            u.max_y.max(b.max_y),
+                        )
+                    },
+                )
+            })
+            .collect();
+        let mut groups = Vec::new();
+        fill_blocks(&unions, &mut groups);
+        Self {
+            blocks,
+            shapes,
+            groups,
+            order,
+        }
     }
 }
 
@@ -840,16 +971,16 @@ impl CpuKernel {
             return;
         }
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
-        fill_blocks(&bounds, &mut self.blocks);
-        let (simd, blocks) = (self.simd, &self.blocks[..]);
-        let filter = LaneFilter::of(simd, shapes);
-        let filter = filter.as_ref();
+        let layout = ShapeLayout::new(&bounds);
+        let simd = self.simd;
+        let filter = LaneFilter::of(simd, shapes, &layout.order);
+        let (layout, filter) = (&layout, filter.as_ref());
         let rows = |first: usize, rows: &mut [S::Contact]| {
-            let mut candidates = Candidates::new(blocks.len(), filter);
+            let mut candidates = Candidates::new(layout.blocks.len(), filter);
             for (i, row) in rows.chunks_exact_mut(shapes.len()).enumerate() {
                 row.fill(S::MISS);
                 let query = &queries[first + i];
-                collect_candidates(simd, query, blocks, filter, &mut candidates);
+                collect_candidates(simd, query, layout, filter, &mut candidates);
                 candidates.sieve(query, filter, |k, _| {
                     let shape = &shapes[k];
                     row[k] = S::filtered(query, shape).unwrap_or_else(|| S::exact(query, shape));
@@ -922,29 +1053,29 @@ impl CpuKernel {
         segments: &[Segment],
         bounds: &[Rect],
         grid: Option<&Grid>,
-        filter: Option<&LaneFilter>,
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         mut each: impl FnMut(&[ShapeHit<C>]),
     ) {
-        fill_blocks(bounds, &mut self.blocks);
-        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let layout = ShapeLayout::new(bounds);
+        let simd = self.simd;
+        let filter = filter(simd, &layout.order);
+        let (layout, filter) = (&layout, filter.as_ref());
         let rows = |first: usize, part: &[Segment]| {
             let mut hits = Vec::new();
             let mut row: Vec<(u32, C)> = Vec::new();
-            let mut candidates = Candidates::new(blocks.len(), filter);
+            let mut candidates = Candidates::new(layout.blocks.len(), filter);
             for (i, s) in part.iter().enumerate() {
                 row.clear();
-                let walked = shape_candidates(simd, blocks, grid, s, filter, &mut candidates);
+                shape_candidates(simd, layout, grid, s, filter, &mut candidates);
                 candidates.sieve(s, filter, |k, _| {
                     let c = contact(s, k);
                     if c.hit() {
                         row.push((k as u32, c));
                     }
                 });
-                if walked {
-                    // The walk goes in t order; the rows go in shape order.
-                    row.sort_unstable_by_key(|&(k, _)| k);
-                }
+                // The candidates come in the walk's or the layout's order; rows in shape order.
+                row.sort_unstable_by_key(|&(k, _)| k);
                 let segment = (first + i) as u32;
                 hits.extend(row.iter().map(|&(shape, contact)| ShapeHit {
                     segment,
@@ -988,17 +1119,19 @@ impl CpuKernel {
         segments: &[Segment],
         bounds: &[Rect],
         grid: Option<&Grid>,
-        filter: Option<&LaneFilter>,
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         hit: impl Fn(&Segment, usize) -> bool + Sync,
         counts: &mut Counts,
     ) {
-        fill_blocks(bounds, &mut self.blocks);
-        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let layout = ShapeLayout::new(bounds);
+        let simd = self.simd;
+        let filter = filter(simd, &layout.order);
+        let (layout, filter) = (&layout, filter.as_ref());
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
-            let mut candidates = Candidates::new(blocks.len(), filter);
+            let mut candidates = Candidates::new(layout.blocks.len(), filter);
             for (i, hits) in per_segment.iter_mut().enumerate() {
                 let s = &segments[first + i];
-                shape_candidates(simd, blocks, grid, s, filter, &mut candidates);
+                shape_candidates(simd, layout, grid, s, filter, &mut candidates);
                 *hits += candidates.count(s, filter, per_shape, |k| hit(s, k));
             }
         };
@@ -1043,14 +1176,16 @@ impl CpuKernel {
         segments: &[Segment],
         bounds: &[Rect],
         grid: Option<&Grid>,
-        filter: Option<&LaneFilter>,
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         first: &mut [Option<ShapeHit<C>>],
     ) {
-        fill_blocks(bounds, &mut self.blocks);
-        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let layout = ShapeLayout::new(bounds);
+        let simd = self.simd;
+        let filter = filter(simd, &layout.order);
+        let (layout, filter) = (&layout, filter.as_ref());
         let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
-            let mut candidates = Candidates::new(blocks.len(), filter);
+            let mut candidates = Candidates::new(layout.blocks.len(), filter);
             for (i, slot) in part.iter_mut().enumerate() {
                 let s = &segments[start + i];
                 let best = std::cell::Cell::new(None::<(u32, C)>);
@@ -1095,7 +1230,7 @@ impl CpuKernel {
                             }
                         });
                     }
-                    _ => collect_candidates(simd, s, blocks, filter, &mut candidates),
+                    _ => collect_candidates(simd, s, layout, filter, &mut candidates),
                 }
                 candidates.sieve(s, filter, visit);
                 let segment = (start + i) as u32;

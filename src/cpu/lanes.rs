@@ -83,14 +83,18 @@ pub struct ValueBlock {
 
 /// A shape's lane filter, compiled for one SIMD level, and the values it reads of each shape.
 pub(crate) struct LaneFilter {
+    /// The values in the box cull's layout order.
     pub(crate) blocks: Vec<ValueBlock>,
+    /// Shape k's place in that order.
+    place: Vec<u32>,
     run: unsafe fn(&Segment, &Candidates, &mut [u8]),
 }
 
 impl LaneFilter {
-    /// The filter of `S` over `shapes` on `simd` (a level this CPU runs); `None` for a shape
-    /// without one ([`Shape::HIT_LANES`]).
-    pub(crate) fn of<S: Shape>(simd: Simd, shapes: &[S]) -> Option<Self> {
+    /// The filter of `S` over `shapes` on `simd` (a level this CPU runs), their values laid out
+    /// in `order` (the box cull's: place p holds shape `order[p]`); `None` for a shape without
+    /// one ([`Shape::HIT_LANES`]).
+    pub(crate) fn of<S: Shape>(simd: Simd, shapes: &[S], order: &[u32]) -> Option<Self> {
         if !S::HIT_LANES {
             return None;
         }
@@ -107,19 +111,23 @@ impl LaneFilter {
             };
             shapes.len().div_ceil(LANES)
         ];
-        for (k, shape) in shapes.iter().enumerate() {
-            for (array, value) in blocks[k / LANES].values.iter_mut().zip(shape.lane_values()) {
-                array[k % LANES] = value;
+        let mut place = vec![0; shapes.len()];
+        for (p, &k) in order.iter().enumerate() {
+            let values = shapes[k as usize].lane_values();
+            for (array, value) in blocks[p / LANES].values.iter_mut().zip(values) {
+                array[p % LANES] = value;
             }
+            place[k as usize] = p as u32;
         }
-        Some(Self { blocks, run })
+        Some(Self { blocks, place, run })
     }
 
     /// Shape `k`'s values.
     #[inline(always)]
     fn values(&self, k: usize) -> [f32; 4] {
-        let block = &self.blocks[k / LANES];
-        block.values.map(|array| array[k % LANES])
+        let p = self.place[k] as usize;
+        let block = &self.blocks[p / LANES];
+        block.values.map(|array| array[p % LANES])
     }
 }
 
