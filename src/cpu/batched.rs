@@ -1577,7 +1577,7 @@ const CROSS_ERROR_F32: f32 = (3.0 + 16.0 * (f32::EPSILON / 2.0)) * (f32::EPSILON
 const UNDERFLOW_F32: f32 = 1.0 / (1u128 << 120) as f32;
 
 /// Whether `u × v` (two differences of f32 inputs, each rounded once) is certainly positive,
-/// and whether certainly negative, in f32: past Shewchuk's bound plus [`UNDERFLOW_F32`].
+/// and whether certainly negative, in f32: past Shewchuk's bound plus `UNDERFLOW_F32`.
 #[inline(always)]
 pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
     let (l, r) = (ux * vy, uy * vx);
@@ -1588,7 +1588,7 @@ pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
 
 /// [`contact_filtered`]'s hit alone, for eight walls ([`Shape::hit_lanes`]; lanes x0, y0, x1,
 /// y1), in f32: the four cross products that place each segment's ends against the other's
-/// line, each certain past Shewchuk's bound for f32 plus [`UNDERFLOW_F32`] (inputs exact,
+/// line, each certain past Shewchuk's bound for f32 plus `UNDERFLOW_F32` (inputs exact,
 /// differences rounded once; |v| ≤ 2^62 keeps every product below 2^126 and every sum below
 /// 2^127, so nothing overflows). A certain miss: both ends of one segment strictly on one side
 /// of the other's line. A certain hit: both pairs of ends strictly apart, a proper crossing.
