@@ -894,12 +894,24 @@ impl CpuKernel {
             count_in(0, &mut counts.per_segment, &mut counts.per_rect);
             return;
         }
-        let rect_count = batch.rects.len();
         let chunk = chunk_len(
             batch.segments.len(),
             work_per_segment(batch, grid),
             self.threads,
         );
+        self.counts_in_parallel(chunk, counts, count_in);
+    }
+
+    /// Runs `count_in(first segment, its chunk of per-segment counts, per-rect counts)` over
+    /// chunks of `chunk` segments on the pool, each task with per-rect counts of its own, and
+    /// adds those up into `counts.per_rect`.
+    fn counts_in_parallel(
+        &self,
+        chunk: usize,
+        counts: &mut Counts,
+        count_in: impl Fn(usize, &mut [u32], &mut [u64]) + Sync,
+    ) {
+        let rect_count = counts.per_rect.len();
         let per_segment = &mut counts.per_segment;
         let per_rect = Self::install(&self.pool, || {
             per_segment
@@ -1139,28 +1151,8 @@ impl CpuKernel {
             count_in(0, &mut counts.per_segment, &mut counts.per_rect);
             return;
         }
-        let shape_count = bounds.len();
         let chunk = chunk_len(segments.len(), shape_work(bounds, grid), self.threads);
-        let per_segment = &mut counts.per_segment;
-        let per_shape = Self::install(&self.pool, || {
-            per_segment
-                .par_chunks_mut(chunk)
-                .enumerate()
-                .fold(
-                    || vec![0u64; shape_count],
-                    |mut per_shape, (c, per_segment)| {
-                        count_in(c * chunk, per_segment, &mut per_shape);
-                        per_shape
-                    },
-                )
-                .reduce_with(|mut a, b| {
-                    a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
-                    a
-                })
-        });
-        if let Some(per_shape) = per_shape {
-            counts.per_rect.copy_from_slice(&per_shape);
-        }
+        self.counts_in_parallel(chunk, counts, count_in);
     }
 
     /// Each segment's first hit among shapes whose closed boxes are `bounds` (the smallest
