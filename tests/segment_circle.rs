@@ -634,7 +634,7 @@ fn the_lane_filter_certifies_only_the_references_hits() {
     use rectcast::Shape;
     use rectcast::cpu::lanes::HitLanes;
     let mut rng = SplitMix64::new(37);
-    let (mut decided, mut total, mut hits_decided) = (0usize, 0usize, 0usize);
+    let mut tally = common::lanes::LaneTally::default();
     for i in 0..40_000 {
         // Subnormal scales (1e-40, and 1e-21 whose products go subnormal) are left to the
         // exact path almost always: there the verdicts must be right, not many.
@@ -661,27 +661,16 @@ fn the_lane_filter_certifies_only_the_references_hits() {
             continue;
         }
         let verdicts = Circle::hit_lanes(&query, &HitLanes::of(&circles));
-        for (lane, circle) in circles.iter().enumerate() {
-            total += normal as usize;
-            assert!(
-                !(verdicts.hit[lane] && verdicts.unsure[lane]),
-                "case {i} lane {lane}: both verdicts"
-            );
-            if verdicts.unsure[lane] {
-                continue;
-            }
-            decided += normal as usize;
-            hits_decided += verdicts.hit[lane] as usize;
-            assert_eq!(
-                verdicts.hit[lane],
-                segment_circle(&query, circle).hit(),
-                "case {i} lane {lane}: query {query:?} circle {circle:?}"
-            );
-        }
+        let want: Vec<bool> = circles
+            .iter()
+            .map(|circle| segment_circle(&query, circle).hit())
+            .collect();
+        tally.check(&verdicts, &want, normal, |lane| {
+            format!(
+                "case {i} lane {lane}: query {query:?} circle {:?}",
+                circles[lane]
+            )
+        });
     }
-    assert!(
-        decided * 10 > total * 8,
-        "{decided} of {total} decided at normal scales"
-    );
-    assert!(hits_decided > 10_000, "{hits_decided} hits decided");
+    tally.assert_enough();
 }

@@ -577,13 +577,17 @@ impl ShapeLayout {
             order,
         }
     }
-}
 
-/// About how many shapes a segment is tested against, as [`work_per_segment`].
-fn shape_work(bounds: &[Rect], grid: Option<&Grid>) -> usize {
-    grid.map_or(bounds.len(), |g| {
-        (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, bounds.len().max(1))
-    })
+    /// The layout of `bounds`, and the lane filter `filter` makes for `simd` in its order.
+    fn with_filter(
+        simd: Simd,
+        bounds: &[Rect],
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
+    ) -> (Self, Option<LaneFilter>) {
+        let layout = Self::new(bounds);
+        let filter = filter(simd, &layout.order);
+        (layout, filter)
+    }
 }
 
 fn filter_at(filters: Option<&[Filter]>, i: usize) -> Filter {
@@ -737,15 +741,12 @@ fn chunk_len(segments: usize, rects: usize, threads: usize) -> usize {
     by_count.max(by_work).max(1)
 }
 
-/// About how many rects a segment is tested against: all of them, or with a grid the mean
-/// entries of a cell times a few cells.
-fn work_per_segment(batch: &Batch, grid: Option<&Grid>) -> usize {
-    match grid {
-        Some(g) => {
-            (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, batch.rects.len().max(1))
-        }
-        None => batch.rects.len(),
-    }
+/// About how many of `boxes` a segment is tested against: all of them, or with a grid (over
+/// them) the mean entries of a cell times a few cells.
+fn work_per_segment(boxes: &[Rect], grid: Option<&Grid>) -> usize {
+    grid.map_or(boxes.len(), |g| {
+        (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, boxes.len().max(1))
+    })
 }
 
 impl Default for CpuKernel {
@@ -826,7 +827,7 @@ impl CpuKernel {
         }
         let chunk = chunk_len(
             batch.segments.len(),
-            work_per_segment(batch, grid),
+            work_per_segment(batch.rects, grid),
             self.threads,
         );
         Self::install(&self.pool, || {
@@ -864,7 +865,7 @@ impl CpuKernel {
             hits_in(0..n, &mut found);
             return found;
         }
-        let chunk = chunk_len(n, work_per_segment(batch, grid), self.threads);
+        let chunk = chunk_len(n, work_per_segment(batch.rects, grid), self.threads);
         let parts: Vec<Vec<Hit>> = Self::install(&self.pool, || {
             (0..n.div_ceil(chunk))
                 .into_par_iter()
@@ -896,7 +897,7 @@ impl CpuKernel {
         }
         let chunk = chunk_len(
             batch.segments.len(),
-            work_per_segment(batch, grid),
+            work_per_segment(batch.rects, grid),
             self.threads,
         );
         self.counts_in_parallel(chunk, counts, count_in);
@@ -983,9 +984,10 @@ impl CpuKernel {
             return;
         }
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
-        let layout = ShapeLayout::new(&bounds);
         let simd = self.simd;
-        let filter = LaneFilter::of(simd, shapes, &layout.order);
+        let (layout, filter) = ShapeLayout::with_filter(simd, &bounds, |simd, order| {
+            LaneFilter::of(simd, shapes, order)
+        });
         let (layout, filter) = (&layout, filter.as_ref());
         let rows = |first: usize, rows: &mut [S::Contact]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
@@ -1069,9 +1071,8 @@ impl CpuKernel {
         contact: impl Fn(&Segment, usize) -> C + Sync,
         mut each: impl FnMut(&[ShapeHit<C>]),
     ) {
-        let layout = ShapeLayout::new(bounds);
         let simd = self.simd;
-        let filter = filter(simd, &layout.order);
+        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, filter);
         let (layout, filter) = (&layout, filter.as_ref());
         let rows = |first: usize, part: &[Segment]| {
             let mut hits = Vec::new();
@@ -1097,7 +1098,7 @@ impl CpuKernel {
             }
             hits
         };
-        let chunk = chunk_len(segments.len(), shape_work(bounds, grid), self.threads);
+        let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
         // A few tasks per thread in each call of `each`.
         let call = chunk * self.threads * 8;
         let mut buffer = Vec::new();
@@ -1135,9 +1136,8 @@ impl CpuKernel {
         hit: impl Fn(&Segment, usize) -> bool + Sync,
         counts: &mut Counts,
     ) {
-        let layout = ShapeLayout::new(bounds);
         let simd = self.simd;
-        let filter = filter(simd, &layout.order);
+        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, filter);
         let (layout, filter) = (&layout, filter.as_ref());
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
@@ -1151,7 +1151,7 @@ impl CpuKernel {
             count_in(0, &mut counts.per_segment, &mut counts.per_rect);
             return;
         }
-        let chunk = chunk_len(segments.len(), shape_work(bounds, grid), self.threads);
+        let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
         self.counts_in_parallel(chunk, counts, count_in);
     }
 
@@ -1172,9 +1172,8 @@ impl CpuKernel {
         contact: impl Fn(&Segment, usize) -> C + Sync,
         first: &mut [Option<ShapeHit<C>>],
     ) {
-        let layout = ShapeLayout::new(bounds);
         let simd = self.simd;
-        let filter = filter(simd, &layout.order);
+        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, filter);
         let (layout, filter) = (&layout, filter.as_ref());
         let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
@@ -1237,7 +1236,7 @@ impl CpuKernel {
             rows(0, first);
             return;
         }
-        let chunk = chunk_len(segments.len(), shape_work(bounds, grid), self.threads);
+        let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
         Self::install(&self.pool, || {
             first
                 .par_chunks_mut(chunk)

@@ -12,6 +12,7 @@ pub mod cases;
 pub mod circles;
 pub mod degenerate;
 pub mod exact;
+pub mod lanes;
 pub mod oracle;
 pub mod polygons;
 pub mod scenes;
