@@ -130,7 +130,7 @@ pub trait Shape: Pod + Send + Sync + 'static {
         [0.0; 4]
     }
 
-    /// The hit alone, for one query and eight shapes ([`HitLanes`], from
+    /// The hit alone, for one query and sixteen shapes ([`HitLanes`], from
     /// [`Shape::lane_values`]): the lanes where floating point certifies a hit, and those only
     /// the exact path can tell; the others miss, certainly. The CPU batch path's second cull
     /// (`cpu::lanes`), compiled once per SIMD level: write it over the lanes without branches,

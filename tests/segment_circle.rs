@@ -647,7 +647,7 @@ fn the_lane_filter_certifies_only_the_references_hits() {
             random_segment(&mut rng, scale)
         };
         // Half uniform (the filter's case), half the degenerate generator's.
-        let circles: Vec<Circle> = (0..8)
+        let circles: Vec<Circle> = (0..rectcast::cpu::lanes::HIT_LANES)
             .map(|_| {
                 if i % 2 == 0 {
                     let mut v = || rng.range(-100.0, 100.0) * scale;

@@ -540,7 +540,7 @@ fn crossings_whose_t_sits_on_a_rounding_boundary_are_left_to_the_exact_path() {
     assert_eq!(got.map(|c| c.contact()), Some(Contact::Cross));
 }
 
-/// The lane filter's verdicts for `query` against `walls` (up to eight), as plain code (the
+/// The lane filter's verdicts for `query` against `walls` (up to sixteen), as plain code (the
 /// engines run it compiled for each SIMD level: tests/fast_cpu.rs).
 fn lane_verdicts(query: &Segment, walls: &[Segment]) -> rectcast::cpu::lanes::LaneVerdicts {
     use rectcast::Shape;
@@ -559,7 +559,7 @@ fn the_lane_filter_certifies_only_the_references_hits() {
         let normal = scale == 1.0 || scale == 3e18 || scale == 0.001;
         let query = random_segment(&mut rng, scale);
         // Half uniform (the filter's case), half the degenerate generator's.
-        let walls: Vec<Segment> = (0..8)
+        let walls: Vec<Segment> = (0..rectcast::cpu::lanes::HIT_LANES)
             .map(|_| {
                 if i % 2 == 0 {
                     let mut v = || rng.range(-100.0, 100.0) * scale;

@@ -18,7 +18,7 @@
 use rayon::prelude::*;
 
 use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
-use super::lanes::{Candidates, HIT_LANES, HitLanes, LaneFilter, LaneVerdicts, ValueBlock};
+use super::lanes::{Candidates, HIT_LANES, HitLanes, LaneFilter, LaneVerdicts};
 use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use super::segment_circle::{CircleContact, CircleKind};
 use super::segment_polygon::{
@@ -196,7 +196,8 @@ fn masks_portable(b: &SegmentBox, blocks: &[RectBlock], out: &mut [BlockMask; SP
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{
-        BlockMask, Candidates, LANES, RectBlock, SPAN, SegmentBox, ShapeLayout, ValueBlock,
+        BlockMask, Candidates, DenseBlocks, HitLanes, LANES, RectBlock, SPAN, SegmentBox,
+        ShapeLayout,
     };
     use std::arch::x86_64::*;
 
@@ -248,8 +249,9 @@ mod x86 {
     pub(super) unsafe fn collect_avx512(
         b: &SegmentBox,
         layout: &ShapeLayout,
-        values: Option<&[ValueBlock]>,
+        values: Option<&[HitLanes]>,
         out: &mut Candidates,
+        mut dense: impl DenseBlocks,
     ) {
         debug_assert!(out.shapes.len() >= out.len + (layout.blocks.len() + 1) * LANES);
         debug_assert!(values.is_none_or(|v| v.len() == layout.blocks.len() && out.keeps_values()));
@@ -288,7 +290,7 @@ mod x86 {
                 let i = g * LANES + blocks.trailing_zeros() as usize;
                 blocks &= blocks - 1;
                 let k = overlaps(&layout.blocks[i]);
-                if k == 0 {
+                if k == 0 || dense.take(i, k) {
                     continue;
                 }
                 // SAFETY: n + 16 is within the room the caller ensured (n grows by at most 16
@@ -406,6 +408,7 @@ fn shape_candidates(
     s: &Segment,
     filter: Option<&LaneFilter>,
     out: &mut Candidates,
+    dense: impl DenseBlocks,
 ) {
     let shapes = layout.order.len();
     match grid.map(|g| (g, walk_of(g, s))) {
@@ -420,9 +423,76 @@ fn shape_candidates(
                 Next::Entry
             });
         }
-        _ => collect_candidates(simd, s, layout, filter, out),
+        _ => collect_candidates(simd, s, layout, filter, out, dense),
     }
 }
+
+/// What the box cull does with a block that has lanes kept: [`DenseBlocks::take`] may answer
+/// it in place (true: nothing appended), else its kept lanes are appended to the candidates.
+/// A trait rather than a closure so that it is inlined into each SIMD level's cull, and
+/// compiled with its instructions.
+trait DenseBlocks {
+    fn take(&mut self, block: usize, kept: u16) -> bool;
+}
+
+impl<D: DenseBlocks> DenseBlocks for &mut D {
+    #[inline(always)]
+    fn take(&mut self, block: usize, kept: u16) -> bool {
+        (**self).take(block, kept)
+    }
+}
+
+/// Every kept lane appended.
+struct AppendAll;
+
+impl DenseBlocks for AppendAll {
+    #[inline(always)]
+    fn take(&mut self, _block: usize, _kept: u16) -> bool {
+        false
+    }
+}
+
+/// Counts' blocks with [`DENSE_LANES`] or more lanes kept: through the lane filter as they lie
+/// ([`LaneFilter::block_verdicts`]), certain hits added to `per_place` (by place in the
+/// layout) sixteen lanes at once, and the unsure lanes through `hit`.
+struct CountInPlace<'a, H: Fn(usize) -> bool> {
+    filter: &'a LaneFilter,
+    layout: &'a ShapeLayout,
+    query: &'a Segment,
+    per_place: &'a mut [u32],
+    per_shape: &'a mut [u64],
+    hit: H,
+    hits: u32,
+}
+
+impl<H: Fn(usize) -> bool> DenseBlocks for CountInPlace<'_, H> {
+    #[inline(always)]
+    fn take(&mut self, block: usize, kept: u16) -> bool {
+        if kept.count_ones() < DENSE_LANES {
+            return false;
+        }
+        let verdicts = self.filter.block_verdicts(self.query, block, kept);
+        self.hits += verdicts.hit.count_ones();
+        let counts = &mut self.per_place[block * LANES..][..LANES];
+        for (lane, count) in counts.iter_mut().enumerate() {
+            *count += (verdicts.hit >> lane & 1) as u32;
+        }
+        let mut unsure = verdicts.unsure;
+        while unsure != 0 {
+            let k = self.layout.shapes[block][unsure.trailing_zeros() as usize] as usize;
+            unsure &= unsure - 1;
+            if (self.hit)(k) {
+                self.per_shape[k] += 1;
+                self.hits += 1;
+            }
+        }
+        true
+    }
+}
+
+/// Kept lanes from which counts answer a block in place ([`CountInPlace`]) rather than
+/// appending them to the candidates.
+const DENSE_LANES: u32 = 9;
 
 /// How many rects' worth of the grid's work the brute force over `shapes` costs a segment, for
 /// [`prefers_brute_force`]: all of them, but an eighth with a lane filter, whose box cull and
@@ -437,7 +507,9 @@ fn brute_force_cost(shapes: usize, filter: Option<&LaneFilter>) -> usize {
 /// Appends the shapes whose boxes meet `s`'s box to `out`, in the layout's order, with their
 /// lane values when there is a filter: the box cull tests each block's box first (sixteen
 /// blocks at a time), then the boxes of the blocks it keeps. AVX-512 compresses each block's
-/// kept lanes straight into the buffer; the other levels append them one by one.
+/// kept lanes straight into the buffer; the other levels append them one by one. A block
+/// with lanes kept goes first to `dense(block, kept lanes)`, which may answer it in place
+/// (true: nothing appended).
 #[inline(always)]
 fn collect_candidates(
     simd: Simd,
@@ -445,6 +517,7 @@ fn collect_candidates(
     layout: &ShapeLayout,
     filter: Option<&LaneFilter>,
     out: &mut Candidates,
+    mut dense: impl DenseBlocks,
 ) {
     let b = SegmentBox::of(s);
     match simd {
@@ -454,7 +527,7 @@ fn collect_candidates(
             let values = filter.map(|f| &f.blocks[..]);
             // SAFETY: AVX-512 is only used where it is supported (checked in
             // `CpuKernel::new`); the room is ensured above.
-            unsafe { x86::collect_avx512(&b, layout, values, out) }
+            unsafe { x86::collect_avx512(&b, layout, values, out, dense) }
         }
         _ => {
             let mut groups = [BlockMask::default(); SPAN];
@@ -468,7 +541,9 @@ fn collect_candidates(
                         let block = first + bits.trailing_zeros() as usize;
                         bits &= bits - 1;
                         let kept = &layout.blocks[block..block + 1];
-                        if block_masks(simd, &b, kept, &mut lanes) == 0 {
+                        if block_masks(simd, &b, kept, &mut lanes) == 0
+                            || dense.take(block, lanes[0].mask as u16)
+                        {
                             continue;
                         }
                         let mut lane_bits = lanes[0].mask;
@@ -994,7 +1069,7 @@ impl CpuKernel {
             for (i, row) in rows.chunks_exact_mut(shapes.len()).enumerate() {
                 row.fill(S::MISS);
                 let query = &queries[first + i];
-                collect_candidates(simd, query, layout, filter, &mut candidates);
+                collect_candidates(simd, query, layout, filter, &mut candidates, AppendAll);
                 candidates.sieve(query, filter, |k, _| {
                     let shape = &shapes[k];
                     row[k] = S::filtered(query, shape).unwrap_or_else(|| S::exact(query, shape));
@@ -1080,7 +1155,7 @@ impl CpuKernel {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
             for (i, s) in part.iter().enumerate() {
                 row.clear();
-                shape_candidates(simd, layout, grid, s, filter, &mut candidates);
+                shape_candidates(simd, layout, grid, s, filter, &mut candidates, AppendAll);
                 candidates.sieve(s, filter, |k, _| {
                     let c = contact(s, k);
                     if c.hit() {
@@ -1141,10 +1216,41 @@ impl CpuKernel {
         let (layout, filter) = (&layout, filter.as_ref());
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            // Certain hits of the blocks answered in place, by place in the layout.
+            let mut per_place = vec![0u32; layout.blocks.len() * LANES];
             for (i, hits) in per_segment.iter_mut().enumerate() {
                 let s = &segments[first + i];
-                shape_candidates(simd, layout, grid, s, filter, &mut candidates);
-                *hits += candidates.count(s, filter, per_shape, |k| hit(s, k));
+                let in_place = match filter {
+                    Some(filter) => {
+                        let mut dense = CountInPlace {
+                            filter,
+                            layout,
+                            query: s,
+                            per_place: &mut per_place,
+                            per_shape,
+                            hit: |k| hit(s, k),
+                            hits: 0,
+                        };
+                        shape_candidates(
+                            simd,
+                            layout,
+                            grid,
+                            s,
+                            Some(filter),
+                            &mut candidates,
+                            &mut dense,
+                        );
+                        dense.hits
+                    }
+                    None => {
+                        shape_candidates(simd, layout, grid, s, None, &mut candidates, AppendAll);
+                        0
+                    }
+                };
+                *hits += in_place + candidates.count(s, filter, per_shape, |k| hit(s, k));
+            }
+            for (&k, &count) in layout.order.iter().zip(&per_place) {
+                per_shape[k as usize] += count as u64;
             }
         };
         if self.threads == 1 {
@@ -1162,7 +1268,7 @@ impl CpuKernel {
     /// only past that boundary, so its rounded t cannot be smaller, nor tie), and a candidate
     /// whose box the segment enters after the best hit is skipped. The best is the smallest
     /// (t, shape) of the candidates answered, whatever their order, so the lane filter's
-    /// batches of eight change only how soon the pruning starts.
+    /// batches of sixteen change only how soon the pruning starts.
     pub(crate) fn shape_first_hits_listed<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
@@ -1221,7 +1327,7 @@ impl CpuKernel {
                             }
                         });
                     }
-                    _ => collect_candidates(simd, s, layout, filter, &mut candidates),
+                    _ => collect_candidates(simd, s, layout, filter, &mut candidates, AppendAll),
                 }
                 candidates.sieve(s, filter, visit);
                 let segment = (start + i) as u32;
@@ -1577,7 +1683,7 @@ pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
     (value > bound, value < -bound)
 }
 
-/// [`contact_filtered`]'s hit alone, for eight walls ([`Shape::hit_lanes`]; lanes x0, y0, x1,
+/// [`contact_filtered`]'s hit alone, for sixteen walls ([`Shape::hit_lanes`]; lanes x0, y0, x1,
 /// y1), in f32: the four cross products that place each segment's ends against the other's
 /// line, each certain past Shewchuk's bound for f32 plus `UNDERFLOW_F32` (inputs exact,
 /// differences rounded once; |v| ≤ 2^62 keeps every product below 2^126 and every sum below
@@ -1785,7 +1891,7 @@ pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact
     })
 }
 
-/// [`circle_filtered`]'s hit alone, for eight circles ([`Shape::hit_lanes`]; lanes cx, cy, r), with the same f64 values and error bounds: an end certainly in the disk is a hit; both
+/// [`circle_filtered`]'s hit alone, for sixteen circles ([`Shape::hit_lanes`]; lanes cx, cy, r), with the same f64 values and error bounds: an end certainly in the disk is a hit; both
 /// ends certainly out, a point, or the line certainly apart from the disk, or its nearest point
 /// certainly past an end, a miss; both ends out, the nearest point certainly between them and
 /// certainly within R, a hit. Tangents and ends on the circle are left to the exact path.

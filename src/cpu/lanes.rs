@@ -1,9 +1,9 @@
-//! The CPU batch path's second cull for shapes: the hit alone, eight (query, shape) pairs at a
+//! The CPU batch path's second cull for shapes: the hit alone, sixteen (query, shape) pairs at a
 //! time, where floating point certifies it ([`Shape::hit_lanes`]).
 //!
 //! The box cull ([`super::batched`]) keeps every shape whose box meets the query's; for long
 //! segments against walls that is nearly half of all pairs, and most of them miss. Each kept
-//! candidate's values are copied into a lane of [`HitLanes`]; eight at a time go through the
+//! candidate's values are copied into a lane of [`HitLanes`]; sixteen at a time go through the
 //! shape's lane filter, compiled for the kernel's SIMD level, which sorts each into a certain
 //! hit, a certain miss, or "only the exact path can tell". Certain misses go no further: a
 //! query that needs only the hit (counts) never computes a t, and one that needs the contact
@@ -20,14 +20,15 @@ use super::batched::{LANES, Simd};
 use crate::shape::Shape;
 use crate::types::Segment;
 
-/// Pairs per call of a lane filter.
-pub const HIT_LANES: usize = 8;
+/// Pairs per call of a lane filter: one box-cull block.
+pub const HIT_LANES: usize = LANES;
 
-/// Eight shapes' values ([`Shape::lane_values`]) for one call of [`Shape::hit_lanes`], one
+/// Sixteen shapes' values ([`Shape::lane_values`]) for one call of [`Shape::hit_lanes`], one
 /// array per value (struct of arrays, so each value is one vector). The filter chooses its
-/// precision: walls compute in f32, circles in f64.
+/// precision: walls compute in f32, circles in f64. The lane filter keeps its shapes' values
+/// in these blocks, beside the box cull's blocks of the same sixteen shapes.
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
+#[repr(C, align(64))]
 pub struct HitLanes {
     pub values: [[f32; HIT_LANES]; 4],
 }
@@ -37,15 +38,19 @@ impl HitLanes {
         values: [[0.0; HIT_LANES]; 4],
     };
 
-    /// Lanes holding `shapes` (at most eight; the others zero).
+    /// Lanes holding `shapes` (at most sixteen; the others zero).
     pub fn of<S: Shape>(shapes: &[S]) -> Self {
         let mut lanes = Self::ZERO;
         for (lane, shape) in shapes.iter().take(HIT_LANES).enumerate() {
-            for (array, value) in lanes.values.iter_mut().zip(shape.lane_values()) {
-                array[lane] = value;
-            }
+            lanes.set(lane, shape.lane_values());
         }
         lanes
+    }
+
+    fn set(&mut self, lane: usize, values: [f32; 4]) {
+        for (array, value) in self.values.iter_mut().zip(values) {
+            array[lane] = value;
+        }
     }
 }
 
@@ -65,29 +70,69 @@ impl LaneVerdicts {
     };
 }
 
-/// A candidate's verdict in [`Candidates`]: a certain miss.
-const MISS: u8 = 0;
-/// A certain hit.
-const HIT: u8 = 1;
-/// Only the exact path can tell.
-const UNSURE: u8 = 2;
+/// One batch's verdicts as bit masks (bit l for lane l), lanes not asked about cleared.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Masks {
+    pub(crate) hit: u16,
+    pub(crate) unsure: u16,
+}
 
-/// Sixteen shapes' lane values ([`Shape::lane_values`]), one array per value: beside the box
-/// cull's block of the same sixteen shapes, so that the box cull hands on the values of the
-/// shapes it keeps.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-pub struct ValueBlock {
-    pub values: [[f32; LANES]; 4],
+/// How a SIMD level turns sixteen bools into a bit mask (the filters compute bools, which the
+/// compiler keeps in mask or vector registers; a plain shift-and-or loop over them becomes a
+/// reduction, several times the cost of the filter's own compares).
+trait Level {
+    fn mask(lanes: &[bool; HIT_LANES]) -> u16;
+}
+
+/// Any target: the plain loop (SSE2's byte sign mask on x86-64, its baseline).
+struct Baseline;
+
+impl Level for Baseline {
+    #[inline(always)]
+    fn mask(lanes: &[bool; HIT_LANES]) -> u16 {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: SSE2 is part of x86-64; 16 bools are 16 bytes, each 0 or 1.
+        unsafe {
+            use std::arch::x86_64::*;
+            let v = _mm_loadu_si128(lanes.as_ptr().cast());
+            _mm_movemask_epi8(_mm_slli_epi16::<7>(v)) as u16
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        lanes
+            .iter()
+            .enumerate()
+            .fold(0, |m, (lane, &b)| m | (b as u16) << lane)
+    }
+}
+
+/// The verdicts of `S`'s filter for `query` against `lanes`, as masks: only `live` lanes.
+#[inline(always)]
+fn masks_of<S: Shape, L: Level>(query: &Segment, lanes: &HitLanes, live: u16) -> Masks {
+    let v = S::hit_lanes(query, lanes);
+    Masks {
+        hit: L::mask(&v.hit) & live,
+        unsure: L::mask(&v.unsure) & live,
+    }
+}
+
+/// The lanes below `n` (of sixteen).
+#[inline(always)]
+fn live_below(n: usize) -> u16 {
+    if n >= HIT_LANES {
+        u16::MAX
+    } else {
+        (1u16 << n) - 1
+    }
 }
 
 /// A shape's lane filter, compiled for one SIMD level, and the values it reads of each shape.
 pub(crate) struct LaneFilter {
-    /// The values in the box cull's layout order.
-    pub(crate) blocks: Vec<ValueBlock>,
+    /// The values in the box cull's layout order, a block per box-cull block.
+    pub(crate) blocks: Vec<HitLanes>,
     /// Shape k's place in that order.
     place: Vec<u32>,
-    run: unsafe fn(&Segment, &Candidates, &mut [u8]),
+    run: unsafe fn(&Segment, &Candidates, &mut [Masks]),
+    run_block: unsafe fn(&Segment, &HitLanes, u16) -> Masks,
 }
 
 impl LaneFilter {
@@ -98,28 +143,36 @@ impl LaneFilter {
         if !S::HIT_LANES {
             return None;
         }
-        let run: unsafe fn(&Segment, &Candidates, &mut [u8]) = match simd {
+        type Run = unsafe fn(&Segment, &Candidates, &mut [Masks]);
+        type RunBlock = unsafe fn(&Segment, &HitLanes, u16) -> Masks;
+        let (run, run_block): (Run, RunBlock) = match simd {
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => x86::avx512::<S>,
+            Simd::Avx512 => (x86::avx512::<S>, x86::avx512_block::<S>),
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => x86::avx2::<S>,
-            _ => portable::<S>,
+            Simd::Avx2 => (x86::avx2::<S>, x86::avx2_block::<S>),
+            _ => (portable::<S>, portable_block::<S>),
         };
-        let mut blocks = vec![
-            ValueBlock {
-                values: [[0.0; LANES]; 4]
-            };
-            shapes.len().div_ceil(LANES)
-        ];
+        let mut blocks = vec![HitLanes::ZERO; shapes.len().div_ceil(LANES)];
         let mut place = vec![0; shapes.len()];
         for (p, &k) in order.iter().enumerate() {
-            let values = shapes[k as usize].lane_values();
-            for (array, value) in blocks[p / LANES].values.iter_mut().zip(values) {
-                array[p % LANES] = value;
-            }
+            blocks[p / LANES].set(p % LANES, shapes[k as usize].lane_values());
             place[k as usize] = p as u32;
         }
-        Some(Self { blocks, place, run })
+        Some(Self {
+            blocks,
+            place,
+            run,
+            run_block,
+        })
+    }
+
+    /// The verdicts for `query` against the shapes of layout block `block`, read in place,
+    /// for the lanes of `live` (the box cull's, for a block where most lanes pass it: cheaper
+    /// than compressing them into [`Candidates`] first).
+    #[inline(always)]
+    pub(crate) fn block_verdicts(&self, query: &Segment, block: usize, live: u16) -> Masks {
+        // SAFETY: as in `Candidates::filter`.
+        unsafe { (self.run_block)(query, &self.blocks[block], live) }
     }
 
     /// Shape `k`'s values.
@@ -131,48 +184,70 @@ impl LaneFilter {
     }
 }
 
-/// Every batch of eight candidates through `S`'s filter: `verdicts[i]` for candidate i
-/// ([`HIT`], [`UNSURE`] or [`MISS`]; lanes past the last candidate read the buffer's slack and
-/// are ignored).
+/// Every batch of sixteen candidates through `S`'s filter: `masks[c]` for candidates
+/// 16c..16c + 16 (lanes past the last candidate read the buffer's slack and are cleared).
 #[inline(always)]
-fn filter_all<S: Shape>(query: &Segment, candidates: &Candidates, verdicts: &mut [u8]) {
-    let batches = candidates.len.div_ceil(HIT_LANES);
-    for (c, out) in verdicts[..batches * HIT_LANES]
-        .chunks_exact_mut(HIT_LANES)
-        .enumerate()
-    {
+fn filter_all<S: Shape, L: Level>(query: &Segment, candidates: &Candidates, masks: &mut [Masks]) {
+    let len = candidates.len;
+    for (c, out) in masks[..len.div_ceil(HIT_LANES)].iter_mut().enumerate() {
         let at = c * HIT_LANES;
         let mut lanes = HitLanes::ZERO;
         for (lane, values) in lanes.values.iter_mut().zip(&candidates.values) {
             lane.copy_from_slice(&values[at..at + HIT_LANES]);
         }
-        let v = S::hit_lanes(query, &lanes);
-        for (lane, out) in out.iter_mut().enumerate() {
-            *out = (v.hit[lane] as u8 * HIT) | (v.unsure[lane] as u8 * UNSURE);
-        }
+        *out = masks_of::<S, L>(query, &lanes, live_below(len - at));
     }
 }
 
-fn portable<S: Shape>(query: &Segment, candidates: &Candidates, verdicts: &mut [u8]) {
-    filter_all::<S>(query, candidates, verdicts)
+fn portable<S: Shape>(query: &Segment, candidates: &Candidates, masks: &mut [Masks]) {
+    filter_all::<S, Baseline>(query, candidates, masks)
+}
+
+fn portable_block<S: Shape>(query: &Segment, lanes: &HitLanes, live: u16) -> Masks {
+    masks_of::<S, Baseline>(query, lanes, live)
 }
 
 /// The same filter compiled with each level's instructions (the filters are
 /// `#[inline(always)]`, so their bodies take these functions' target features).
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Candidates, filter_all};
+    use super::{Baseline, Candidates, HIT_LANES, HitLanes, Level, Masks, filter_all, masks_of};
     use crate::shape::Shape;
     use crate::types::Segment;
+    use std::arch::x86_64::*;
+
+    /// AVX-512F: the bools widened to sixteen dwords and tested into a mask register.
+    struct Avx512;
+
+    impl Level for Avx512 {
+        #[inline(always)]
+        fn mask(lanes: &[bool; HIT_LANES]) -> u16 {
+            // SAFETY: only inlined into `avx512` below; 16 bools are 16 bytes.
+            unsafe {
+                let v = _mm512_cvtepu8_epi32(_mm_loadu_si128(lanes.as_ptr().cast()));
+                _mm512_test_epi32_mask(v, v)
+            }
+        }
+    }
 
     #[target_feature(enable = "avx512f")]
-    pub(super) fn avx512<S: Shape>(query: &Segment, c: &Candidates, verdicts: &mut [u8]) {
-        filter_all::<S>(query, c, verdicts)
+    pub(super) fn avx512<S: Shape>(query: &Segment, c: &Candidates, masks: &mut [Masks]) {
+        filter_all::<S, Avx512>(query, c, masks)
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn avx512_block<S: Shape>(query: &Segment, lanes: &HitLanes, live: u16) -> Masks {
+        masks_of::<S, Avx512>(query, lanes, live)
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn avx2<S: Shape>(query: &Segment, c: &Candidates, verdicts: &mut [u8]) {
-        filter_all::<S>(query, c, verdicts)
+    pub(super) fn avx2<S: Shape>(query: &Segment, c: &Candidates, masks: &mut [Masks]) {
+        filter_all::<S, Baseline>(query, c, masks)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn avx2_block<S: Shape>(query: &Segment, lanes: &HitLanes, live: u16) -> Masks {
+        masks_of::<S, Baseline>(query, lanes, live)
     }
 }
 
@@ -184,7 +259,8 @@ pub(crate) struct Candidates {
     pub(crate) shapes: Vec<u32>,
     pub(crate) values: [Vec<f32>; 4],
     pub(crate) len: usize,
-    verdicts: Vec<u8>,
+    /// The filter's verdicts, a batch of sixteen candidates each (with a filter only).
+    masks: Vec<Masks>,
 }
 
 impl Candidates {
@@ -197,7 +273,7 @@ impl Candidates {
             shapes: vec![0; room],
             values: std::array::from_fn(|_| vec![0.0; values]),
             len: 0,
-            verdicts: vec![MISS; values],
+            masks: vec![Masks::default(); values / HIT_LANES],
         }
     }
 
@@ -229,13 +305,13 @@ impl Candidates {
         self.shapes.resize(room, 0);
         if self.keeps_values() {
             self.values.iter_mut().for_each(|v| v.resize(room, 0.0));
-            self.verdicts.resize(room, MISS);
+            self.masks.resize(room / HIT_LANES, Masks::default());
         }
     }
 
     /// Whether it was made for a filter (and so keeps the candidates' values).
     pub(crate) fn keeps_values(&self) -> bool {
-        !self.verdicts.is_empty()
+        !self.masks.is_empty()
     }
 
     /// Hands every candidate that `filter` does not rule out to `visit(shape, certain_hit)`,
@@ -247,24 +323,27 @@ impl Candidates {
         filter: Option<&LaneFilter>,
         mut visit: impl FnMut(usize, bool),
     ) {
-        let len = self.len;
-        if let Some(filter) = filter {
-            self.filter(query, filter);
-            for (&k, &verdict) in self.shapes[..len].iter().zip(&self.verdicts) {
-                if verdict != MISS {
-                    visit(k as usize, verdict == HIT);
-                }
-            }
-        } else {
+        let len = std::mem::take(&mut self.len);
+        let Some(filter) = filter else {
             self.shapes[..len]
                 .iter()
                 .for_each(|&k| visit(k as usize, false));
+            return;
+        };
+        self.filter(query, filter, len);
+        let masks = &self.masks[..len.div_ceil(HIT_LANES)];
+        for (batch, m) in self.shapes.chunks_exact(HIT_LANES).zip(masks) {
+            let mut kept = m.hit | m.unsure;
+            while kept != 0 {
+                let lane = kept.trailing_zeros() as usize;
+                kept &= kept - 1;
+                visit(batch[lane] as usize, m.hit >> lane & 1 == 1);
+            }
         }
-        self.len = 0;
     }
 
     /// Counts the candidates that hit into `per_shape` and returns how many: the filter's
-    /// certain hits without a branch, `hit(shape)` for the unsure ones (every one without a
+    /// certain hits as they stand, `hit(shape)` for the unsure ones (every one without a
     /// filter). Empties the buffer.
     #[inline]
     pub(crate) fn count(
@@ -285,28 +364,38 @@ impl Candidates {
             }
             return hits;
         };
-        self.len = len;
-        self.filter(query, filter);
-        self.len = 0;
-        for (&k, &verdict) in self.shapes[..len].iter().zip(&self.verdicts) {
-            let certain = (verdict & HIT) as u32;
-            per_shape[k as usize] += certain as u64;
-            hits += certain;
-            if verdict == UNSURE && hit(k as usize) {
-                per_shape[k as usize] += 1;
-                hits += 1;
+        self.filter(query, filter, len);
+        let masks = &self.masks[..len.div_ceil(HIT_LANES)];
+        for (batch, m) in self.shapes.chunks_exact(HIT_LANES).zip(masks) {
+            hits += m.hit.count_ones();
+            let mut certain = m.hit;
+            while certain != 0 {
+                per_shape[batch[certain.trailing_zeros() as usize] as usize] += 1;
+                certain &= certain - 1;
+            }
+            let mut unsure = m.unsure;
+            while unsure != 0 {
+                let k = batch[unsure.trailing_zeros() as usize] as usize;
+                unsure &= unsure - 1;
+                if hit(k) {
+                    per_shape[k] += 1;
+                    hits += 1;
+                }
             }
         }
         hits
     }
 
-    /// Every candidate's verdict into `self.verdicts`.
+    /// The verdicts of the first `len` candidates into `self.masks`, a pair per batch of
+    /// sixteen.
     #[inline]
-    fn filter(&mut self, query: &Segment, filter: &LaneFilter) {
-        let mut verdicts = std::mem::take(&mut self.verdicts);
+    fn filter(&mut self, query: &Segment, filter: &LaneFilter, len: usize) {
+        let mut masks = std::mem::take(&mut self.masks);
+        self.len = len;
         // SAFETY: `run` was compiled for a SIMD level this CPU runs (`LaneFilter::of` takes
         // the kernel's level, checked when the kernel was made).
-        unsafe { (filter.run)(query, self, &mut verdicts) };
-        self.verdicts = verdicts;
+        unsafe { (filter.run)(query, self, &mut masks) };
+        self.len = 0;
+        self.masks = masks;
     }
 }

@@ -14,7 +14,7 @@ pub struct LaneTally {
 }
 
 impl LaneTally {
-    /// Checks eight verdicts against `want` (the scalar function's hit per lane): never both
+    /// Checks a filter call's verdicts against `want` (the scalar function's hit per lane): never both
     /// verdicts, and every certified one the hit. `normal`: whether these pairs count toward
     /// the decided share; `what(lane)` names a pair on failure.
     #[track_caller]
