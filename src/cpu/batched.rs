@@ -196,8 +196,8 @@ fn masks_portable(b: &SegmentBox, blocks: &[RectBlock], out: &mut [BlockMask; SP
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{
-        BlockMask, Candidates, DenseBlocks, HitLanes, LANES, RectBlock, SPAN, SegmentBox,
-        ShapeLayout,
+        BlockMask, Candidates, DenseBlocks, HitLanes, LANES, LaneFilter, RectBlock, SPAN,
+        SegmentBox, ShapeLayout,
     };
     use std::arch::x86_64::*;
 
@@ -315,6 +315,18 @@ mod x86 {
             }
         }
         out.len = n;
+    }
+
+    /// [`super::collect_lanes`] compiled for AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn collect_avx2(
+        b: &SegmentBox,
+        layout: &ShapeLayout,
+        filter: Option<&LaneFilter>,
+        out: &mut Candidates,
+        dense: impl DenseBlocks,
+    ) {
+        super::collect_lanes(b, layout, filter, out, dense)
     }
 
     /// AVX2: each block as two 8-lane halves, compared, and-ed and moved to a bit mask.
@@ -453,13 +465,13 @@ impl DenseBlocks for AppendAll {
 }
 
 /// Counts' blocks with [`DENSE_LANES`] or more lanes kept: through the lane filter as they lie
-/// ([`LaneFilter::block_verdicts`]), certain hits added to `per_place` (by place in the
+/// ([`LaneFilter::count_block`]), certain hits added to `per_place` (by place in the
 /// layout) sixteen lanes at once, and the unsure lanes through `hit`.
 struct CountInPlace<'a, H: Fn(usize) -> bool> {
     filter: &'a LaneFilter,
     layout: &'a ShapeLayout,
     query: &'a Segment,
-    per_place: &'a mut [u32],
+    per_place: &'a mut [[u32; LANES]],
     per_shape: &'a mut [u64],
     hit: H,
     hits: u32,
@@ -471,12 +483,9 @@ impl<H: Fn(usize) -> bool> DenseBlocks for CountInPlace<'_, H> {
         if kept.count_ones() < DENSE_LANES {
             return false;
         }
-        let verdicts = self.filter.block_verdicts(self.query, block, kept);
+        let counts = &mut self.per_place[block];
+        let verdicts = self.filter.count_block(self.query, block, kept, counts);
         self.hits += verdicts.hit.count_ones();
-        let counts = &mut self.per_place[block * LANES..][..LANES];
-        for (lane, count) in counts.iter_mut().enumerate() {
-            *count += (verdicts.hit >> lane & 1) as u32;
-        }
         let mut unsure = verdicts.unsure;
         while unsure != 0 {
             let k = self.layout.shapes[block][unsure.trailing_zeros() as usize] as usize;
@@ -517,7 +526,7 @@ fn collect_candidates(
     layout: &ShapeLayout,
     filter: Option<&LaneFilter>,
     out: &mut Candidates,
-    mut dense: impl DenseBlocks,
+    dense: impl DenseBlocks,
 ) {
     let b = SegmentBox::of(s);
     match simd {
@@ -529,31 +538,53 @@ fn collect_candidates(
             // `CpuKernel::new`); the room is ensured above.
             unsafe { x86::collect_avx512(&b, layout, values, out, dense) }
         }
-        _ => {
-            let mut groups = [BlockMask::default(); SPAN];
-            let mut lanes = [BlockMask::default(); SPAN];
-            for (span_index, span) in layout.groups.chunks(SPAN).enumerate() {
-                let n = block_masks(simd, &b, span, &mut groups);
-                for m in &groups[..n] {
-                    let first = (span_index * SPAN + m.block as usize) * LANES;
-                    let mut bits = m.mask;
-                    while bits != 0 {
-                        let block = first + bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        let kept = &layout.blocks[block..block + 1];
-                        if block_masks(simd, &b, kept, &mut lanes) == 0
-                            || dense.take(block, lanes[0].mask as u16)
-                        {
-                            continue;
-                        }
-                        let mut lane_bits = lanes[0].mask;
-                        while lane_bits != 0 {
-                            let lane = lane_bits.trailing_zeros() as usize;
-                            out.push(layout.shapes[block][lane] as usize, filter);
-                            lane_bits &= lane_bits - 1;
-                        }
-                    }
-                }
+        // SAFETY: AVX2 is only used where it is supported (checked in `CpuKernel::new`).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { x86::collect_avx2(&b, layout, filter, out, dense) },
+        _ => collect_lanes(&b, layout, filter, out, dense),
+    }
+}
+
+/// The lanes of `block` whose boxes meet `b`, as a bit mask: written over the lanes, so that
+/// it vectorises for the level it is compiled for.
+#[inline(always)]
+fn lanes_overlapping(b: &SegmentBox, block: &RectBlock) -> u16 {
+    let overlap: [bool; LANES] = std::array::from_fn(|lane| {
+        (b.min_x <= block.max_x[lane])
+            & (block.min_x[lane] <= b.max_x)
+            & (b.min_y <= block.max_y[lane])
+            & (block.min_y[lane] <= b.max_y)
+    });
+    super::lanes::mask_of(&overlap)
+}
+
+/// [`collect_candidates`] on the levels without AVX-512: each block's box first, then the
+/// boxes of the blocks kept, whose kept lanes are appended one by one (with their values,
+/// read from the filter's block beside the box-cull block).
+#[inline(always)]
+fn collect_lanes(
+    b: &SegmentBox,
+    layout: &ShapeLayout,
+    filter: Option<&LaneFilter>,
+    out: &mut Candidates,
+    mut dense: impl DenseBlocks,
+) {
+    for (g, group) in layout.groups.iter().enumerate() {
+        let mut blocks = lanes_overlapping(b, group);
+        while blocks != 0 {
+            let block = g * LANES + blocks.trailing_zeros() as usize;
+            blocks &= blocks - 1;
+            let kept = lanes_overlapping(b, &layout.blocks[block]);
+            if kept == 0 || dense.take(block, kept) {
+                continue;
+            }
+            let values = filter.map(|f| &f.blocks[block]);
+            out.ensure_room(out.len + LANES);
+            let mut lanes = kept;
+            while lanes != 0 {
+                let lane = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                out.push_lane(layout.shapes[block][lane], values, lane);
             }
         }
     }
@@ -589,13 +620,8 @@ impl ShapeLayout {
             lo = (lo.0.min(x), lo.1.min(y));
             hi = (hi.0.max(x), hi.1.max(y));
         }
-        let quantize = |v: f64, lo: f64, hi: f64| {
-            if hi > lo {
-                ((v - lo) / (hi - lo) * 65535.0) as u32
-            } else {
-                0
-            }
-        };
+        let scale = |lo: f64, hi: f64| if hi > lo { 65535.0 / (hi - lo) } else { 0.0 };
+        let (scale_x, scale_y) = (scale(lo.0, hi.0), scale(lo.1, hi.1));
         // Sixteen bits spread to the even bit positions.
         let spread = |v: u32| {
             let mut x = v & 0xFFFF;
@@ -604,17 +630,20 @@ impl ShapeLayout {
             x = (x | (x << 2)) & 0x3333_3333;
             (x | (x << 1)) & 0x5555_5555
         };
-        let mut keyed: Vec<(u32, u32)> = bounds
+        // The Morton key above the shape's index: one u64 sort (ties by index).
+        let mut keyed: Vec<u64> = bounds
             .iter()
             .enumerate()
             .map(|(k, b)| {
                 let (x, y) = center(b);
-                let key = spread(quantize(x, lo.0, hi.0)) | spread(quantize(y, lo.1, hi.1)) << 1;
-                (key, k as u32)
+                let qx = ((x - lo.0) * scale_x) as u32;
+                let qy = ((y - lo.1) * scale_y) as u32;
+                let key = spread(qx) | spread(qy) << 1;
+                (key as u64) << 32 | k as u64
             })
             .collect();
         keyed.sort_unstable();
-        let order: Vec<u32> = keyed.into_iter().map(|(_, k)| k).collect();
+        let order: Vec<u32> = keyed.into_iter().map(|key| key as u32).collect();
         let sorted: Vec<Rect> = order.iter().map(|&k| bounds[k as usize]).collect();
         let mut blocks = Vec::new();
         fill_blocks(&sorted, &mut blocks);
@@ -1217,7 +1246,7 @@ impl CpuKernel {
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
             // Certain hits of the blocks answered in place, by place in the layout.
-            let mut per_place = vec![0u32; layout.blocks.len() * LANES];
+            let mut per_place = vec![[0u32; LANES]; layout.blocks.len()];
             for (i, hits) in per_segment.iter_mut().enumerate() {
                 let s = &segments[first + i];
                 let in_place = match filter {
@@ -1249,7 +1278,7 @@ impl CpuKernel {
                 };
                 *hits += in_place + candidates.count(s, filter, per_shape, |k| hit(s, k));
             }
-            for (&k, &count) in layout.order.iter().zip(&per_place) {
+            for (&k, &count) in layout.order.iter().zip(per_place.iter().flatten()) {
                 per_shape[k as usize] += count as u64;
             }
         };

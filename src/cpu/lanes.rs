@@ -82,6 +82,14 @@ pub(crate) struct Masks {
 /// reduction, several times the cost of the filter's own compares).
 trait Level {
     fn mask(lanes: &[bool; HIT_LANES]) -> u16;
+
+    /// Adds one to each count whose lane is in `mask`.
+    #[inline(always)]
+    fn add_lanes(counts: &mut [u32; HIT_LANES], mask: u16) {
+        for (lane, count) in counts.iter_mut().enumerate() {
+            *count += (mask >> lane & 1) as u32;
+        }
+    }
 }
 
 /// Any target: the plain loop (SSE2's byte sign mask on x86-64, its baseline).
@@ -103,6 +111,12 @@ impl Level for Baseline {
             .enumerate()
             .fold(0, |m, (lane, &b)| m | (b as u16) << lane)
     }
+}
+
+/// Sixteen bools as a bit mask, for code compiled at any level (the box cull's lanes).
+#[inline(always)]
+pub(crate) fn mask_of(lanes: &[bool; HIT_LANES]) -> u16 {
+    Baseline::mask(lanes)
 }
 
 /// The verdicts of `S`'s filter for `query` against `lanes`, as masks: only `live` lanes.
@@ -132,7 +146,7 @@ pub(crate) struct LaneFilter {
     /// Shape k's place in that order.
     place: Vec<u32>,
     run: unsafe fn(&Segment, &Candidates, &mut [Masks]),
-    run_block: unsafe fn(&Segment, &HitLanes, u16) -> Masks,
+    count_block: unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks,
 }
 
 impl LaneFilter {
@@ -144,13 +158,13 @@ impl LaneFilter {
             return None;
         }
         type Run = unsafe fn(&Segment, &Candidates, &mut [Masks]);
-        type RunBlock = unsafe fn(&Segment, &HitLanes, u16) -> Masks;
-        let (run, run_block): (Run, RunBlock) = match simd {
+        type CountBlock = unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks;
+        let (run, count_block): (Run, CountBlock) = match simd {
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => (x86::avx512::<S>, x86::avx512_block::<S>),
+            Simd::Avx512 => (x86::avx512::<S>, x86::avx512_count::<S>),
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => (x86::avx2::<S>, x86::avx2_block::<S>),
-            _ => (portable::<S>, portable_block::<S>),
+            Simd::Avx2 => (x86::avx2::<S>, x86::avx2_count::<S>),
+            _ => (portable::<S>, portable_count::<S>),
         };
         let mut blocks = vec![HitLanes::ZERO; shapes.len().div_ceil(LANES)];
         let mut place = vec![0; shapes.len()];
@@ -162,17 +176,24 @@ impl LaneFilter {
             blocks,
             place,
             run,
-            run_block,
+            count_block,
         })
     }
 
     /// The verdicts for `query` against the shapes of layout block `block`, read in place,
     /// for the lanes of `live` (the box cull's, for a block where most lanes pass it: cheaper
-    /// than compressing them into [`Candidates`] first).
+    /// than compressing them into [`Candidates`] first); one added to `counts[lane]` for each
+    /// certain hit.
     #[inline(always)]
-    pub(crate) fn block_verdicts(&self, query: &Segment, block: usize, live: u16) -> Masks {
+    pub(crate) fn count_block(
+        &self,
+        query: &Segment,
+        block: usize,
+        live: u16,
+        counts: &mut [u32; HIT_LANES],
+    ) -> Masks {
         // SAFETY: as in `Candidates::filter`.
-        unsafe { (self.run_block)(query, &self.blocks[block], live) }
+        unsafe { (self.count_block)(query, &self.blocks[block], live, counts) }
     }
 
     /// Shape `k`'s values.
@@ -203,15 +224,33 @@ fn portable<S: Shape>(query: &Segment, candidates: &Candidates, masks: &mut [Mas
     filter_all::<S, Baseline>(query, candidates, masks)
 }
 
-fn portable_block<S: Shape>(query: &Segment, lanes: &HitLanes, live: u16) -> Masks {
-    masks_of::<S, Baseline>(query, lanes, live)
+/// [`LaneFilter::count_block`] on level `L`.
+#[inline(always)]
+fn count_block<S: Shape, L: Level>(
+    query: &Segment,
+    lanes: &HitLanes,
+    live: u16,
+    counts: &mut [u32; HIT_LANES],
+) -> Masks {
+    let masks = masks_of::<S, L>(query, lanes, live);
+    L::add_lanes(counts, masks.hit);
+    masks
+}
+
+fn portable_count<S: Shape>(
+    query: &Segment,
+    lanes: &HitLanes,
+    live: u16,
+    counts: &mut [u32; HIT_LANES],
+) -> Masks {
+    count_block::<S, Baseline>(query, lanes, live, counts)
 }
 
 /// The same filter compiled with each level's instructions (the filters are
 /// `#[inline(always)]`, so their bodies take these functions' target features).
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Baseline, Candidates, HIT_LANES, HitLanes, Level, Masks, filter_all, masks_of};
+    use super::{Baseline, Candidates, HIT_LANES, HitLanes, Level, Masks, count_block, filter_all};
     use crate::shape::Shape;
     use crate::types::Segment;
     use std::arch::x86_64::*;
@@ -228,6 +267,16 @@ mod x86 {
                 _mm512_test_epi32_mask(v, v)
             }
         }
+
+        #[inline(always)]
+        fn add_lanes(counts: &mut [u32; HIT_LANES], mask: u16) {
+            // SAFETY: as above; 16 u32 are one 512-bit load and store.
+            unsafe {
+                let c = _mm512_loadu_si512(counts.as_ptr().cast());
+                let c = _mm512_mask_add_epi32(c, mask, c, _mm512_set1_epi32(1));
+                _mm512_storeu_si512(counts.as_mut_ptr().cast(), c);
+            }
+        }
     }
 
     #[target_feature(enable = "avx512f")]
@@ -236,8 +285,13 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx512f")]
-    pub(super) fn avx512_block<S: Shape>(query: &Segment, lanes: &HitLanes, live: u16) -> Masks {
-        masks_of::<S, Avx512>(query, lanes, live)
+    pub(super) fn avx512_count<S: Shape>(
+        query: &Segment,
+        lanes: &HitLanes,
+        live: u16,
+        counts: &mut [u32; HIT_LANES],
+    ) -> Masks {
+        count_block::<S, Avx512>(query, lanes, live, counts)
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -246,8 +300,13 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn avx2_block<S: Shape>(query: &Segment, lanes: &HitLanes, live: u16) -> Masks {
-        masks_of::<S, Baseline>(query, lanes, live)
+    pub(super) fn avx2_count<S: Shape>(
+        query: &Segment,
+        lanes: &HitLanes,
+        live: u16,
+        counts: &mut [u32; HIT_LANES],
+    ) -> Masks {
+        count_block::<S, Baseline>(query, lanes, live, counts)
     }
 }
 
@@ -286,6 +345,20 @@ impl Candidates {
         if let Some(filter) = filter {
             for (array, value) in self.values.iter_mut().zip(filter.values(k)) {
                 array[at] = value;
+            }
+        }
+        self.len += 1;
+    }
+
+    /// Appends shape `k`, lane `lane` of a block of values (given the filter); room for it
+    /// ensured.
+    #[inline(always)]
+    pub(crate) fn push_lane(&mut self, k: u32, values: Option<&HitLanes>, lane: usize) {
+        let at = self.len;
+        self.shapes[at] = k;
+        if let Some(values) = values {
+            for (array, value) in self.values.iter_mut().zip(&values.values) {
+                array[at] = value[lane];
             }
         }
         self.len += 1;
