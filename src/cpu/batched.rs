@@ -517,7 +517,7 @@ fn brute_force_cost(shapes: usize, filter: Option<&LaneFilter>) -> usize {
 /// lane values when there is a filter: the box cull tests each block's box first (sixteen
 /// blocks at a time), then the boxes of the blocks it keeps. AVX-512 compresses each block's
 /// kept lanes straight into the buffer; the other levels append them one by one. A block
-/// with lanes kept goes first to `dense(block, kept lanes)`, which may answer it in place
+/// with lanes kept goes first to `dense.take(block, kept lanes)`, which may answer it in place
 /// (true: nothing appended).
 #[inline(always)]
 fn collect_candidates(
