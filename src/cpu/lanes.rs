@@ -261,7 +261,8 @@ mod x86 {
     impl Level for Avx512 {
         #[inline(always)]
         fn mask(lanes: &[bool; HIT_LANES]) -> u16 {
-            // SAFETY: only inlined into `avx512` below; 16 bools are 16 bytes.
+            // SAFETY: only inlined into `avx512` and `avx512_count` below (AVX-512F); 16 bools
+            // are 16 bytes.
             unsafe {
                 let v = _mm512_cvtepu8_epi32(_mm_loadu_si128(lanes.as_ptr().cast()));
                 _mm512_test_epi32_mask(v, v)
