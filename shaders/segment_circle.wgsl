@@ -296,7 +296,9 @@ fn circle_pairs_dense(
     }
     let query = queries[i / shape_params.shape_count];
     let j = i % shape_params.shape_count;
-    if (boxes_apart(query, bounds[j])) {
+    // The disk lies in its box: a segment that misses the box misses the disk.
+    let b = bounds[j];
+    if (boxes_apart(query, b) || line_misses_box(query, b)) {
         contacts[i] = CircleContact(0.0, 0.0, KIND_MISS);
         return;
     }

@@ -33,6 +33,14 @@ struct SegmentRatios {
 @group(0) @binding(3) var<storage, read_write> contacts: array<SegmentContact>;
 @group(0) @binding(4) var<storage, read> bounds: array<Rect>;
 
+// Whether one segment lies strictly on one side of the other's line, certainly: the pair misses,
+// and the exact path is skipped. Four certified orientations (compare_crossings, whose bound
+// holds on any GPU); false is no answer.
+fn walls_apart(query: Segment, wall: Segment) -> bool {
+    let wall_side = same_certain_side(compare_crossings(query, wall.x0, wall.y0, false), compare_crossings(query, wall.x1, wall.y1, false));
+    return wall_side || same_certain_side(compare_crossings(wall, query.x0, query.y0, false), compare_crossings(wall, query.x1, query.y1, false));
+}
+
 // Every call of a Big function is inlined in full by a GPU compiler, and big_mul is long: so
 // it appears at two call sites, each in a loop over its operands. (lavapipe took 24 s to
 // compile the form with a call per product, 8 s with four call sites.)
@@ -148,6 +156,9 @@ fn segment_segment_ratios(query: Segment, wall: Segment) -> SegmentRatios {
 }
 
 fn segment_segment(query: Segment, wall: Segment) -> SegmentContact {
+    if (walls_apart(query, wall)) {
+        return SegmentContact(0.0, 0.0, CONTACT_MISS);
+    }
     let ratios = segment_segment_ratios(query, wall);
     if (ratios.contact == CONTACT_MISS) {
         return SegmentContact(0.0, 0.0, CONTACT_MISS);

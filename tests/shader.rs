@@ -622,7 +622,7 @@ fn cpu_mirror_meets_walls_like_the_shader() {
     assert_same_decisions(
         "segment_segment.rs",
         shader::SEGMENT_SEGMENT_WGSL,
-        "segment_segment_ratios",
+        "walls_apart",
         "segment_segment",
         20,
     );

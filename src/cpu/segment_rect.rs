@@ -107,6 +107,26 @@ pub(crate) fn compare_crossings(s: &Segment, bx: f32, by: f32, flip: bool) -> i3
     select_i32(sign, -sign, flip && sign != UNCERTAIN)
 }
 
+/// Two certified signs of [`compare_crossings`] that agree: the points lie strictly on one side
+/// of the line. An uncertain sign decides nothing.
+#[inline(always)]
+pub(crate) fn same_certain_side(a: i32, b: i32) -> bool {
+    a == b && a != UNCERTAIN
+}
+
+/// Whether the line through segment `s` misses the closed box `b`: its four corners lie strictly
+/// on one side of it, certainly ([`compare_crossings`], whose bound holds on any GPU). `false`
+/// is no answer. With the boxes overlapping, this is the last separating axis between a segment
+/// and a box; the shapes' kernels skip their exact path on it (a circle lies inside its box,
+/// [`crate::Shape::bounds`]).
+#[inline(always)]
+pub fn line_misses_box(s: &Segment, b: &Rect) -> bool {
+    let side = compare_crossings(s, b.min_x, b.min_y, false);
+    same_certain_side(side, compare_crossings(s, b.max_x, b.min_y, false))
+        && same_certain_side(side, compare_crossings(s, b.min_x, b.max_y, false))
+        && same_certain_side(side, compare_crossings(s, b.max_x, b.max_y, false))
+}
+
 /// `crossing_time` could not give the exact t: the values are too far apart in magnitude for its
 /// 64-bit integers. The caller rounds exactly another way (the CPU inline, in
 /// [`round_exactly`]; the GPU sends the pair to the host). Never a valid t, which is in [0, 1].

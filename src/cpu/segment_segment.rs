@@ -2,9 +2,11 @@
 //! segment), decided exactly and with correctly rounded t (docs/semantics.md, "Segment ×
 //! segment").
 //!
-//! Everything is computed on exact integers ([`super::exact`]): each f32 is an integer multiple
-//! of 2^-149, so `v · 2^149` is an integer below 2^212 for the valid domain (|v| ≤ 2^62);
-//! differences stay below 2^213, products of two differences (the cross and dot products) below
+//! A pair whose segments lie certainly apart ([`walls_apart`]: four orientations in f32, each
+//! with its error bound) misses at once. Everything else is computed on exact integers
+//! ([`super::exact`]): each f32 is an integer multiple of 2^-149, so `v · 2^149` is an integer
+//! below 2^212 for the valid domain (|v| ≤ 2^62); differences stay below 2^213, products of two
+//! differences (the cross and dot products) below
 //! 2^427, within a `Big` (448 bits).
 //!
 //! The CPU mirror of `shaders/segment_segment.wgsl`: the same functions under the same names,
@@ -17,6 +19,7 @@ use super::exact::{
     Big, BigPoint, LIMBS, big_add, big_from_f32, big_is_negative, big_is_zero, big_lt, big_mul,
     big_neg, big_sub, difference, ratio_to_f32,
 };
+use super::segment_rect::{compare_crossings, same_certain_side};
 use crate::types::Segment;
 
 /// How a query segment meets a wall (closed segments both).
@@ -101,6 +104,22 @@ pub(crate) struct SegmentRatios {
     pub(crate) enter_den: Big,
     pub(crate) exit_num: Big,
     pub(crate) exit_den: Big,
+}
+
+/// Whether one segment lies strictly on one side of the other's line, certainly: the pair
+/// misses, and the exact path is skipped. Four certified orientations ([`compare_crossings`],
+/// whose bound holds on any GPU); `false` is no answer.
+#[inline(always)]
+pub fn walls_apart(query: &Segment, wall: &Segment) -> bool {
+    let wall_side = same_certain_side(
+        compare_crossings(query, wall.x0, wall.y0, false),
+        compare_crossings(query, wall.x1, wall.y1, false),
+    );
+    wall_side
+        || same_certain_side(
+            compare_crossings(wall, query.x0, query.y0, false),
+            compare_crossings(wall, query.x1, query.y1, false),
+        )
 }
 
 /// [`segment_segment`] before its t are rounded.
@@ -254,6 +273,9 @@ pub(crate) fn segment_segment_ratios(query: &Segment, wall: &Segment) -> Segment
 ///
 /// Inputs are valid (finite, |v| ≤ 2^62); -0.0 equals 0.0.
 pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
+    if walls_apart(query, wall) {
+        return SegmentContact::MISS;
+    }
     let ratios = segment_segment_ratios(query, wall);
     if ratios.contact == Contact::Miss {
         return SegmentContact::MISS;
