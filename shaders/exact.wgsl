@@ -332,3 +332,15 @@ struct ShapeParams {
 fn boxes_apart(s: Segment, b: Rect) -> bool {
     return max(s.x0, s.x1) < b.min_x || b.max_x < min(s.x0, s.x1) || max(s.y0, s.y1) < b.min_y || b.max_y < min(s.y0, s.y1);
 }
+
+// The counts entry points' outputs (wall_counts, circle_counts): hits per query and per shape
+// of the tile, zeroed by the host before each dispatch. Atomic adds: a sum is the same in any
+// order, so the counts are bytes the host can compare.
+@group(0) @binding(5) var<storage, read_write> query_hits: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> shape_hits: array<atomic<u32>>;
+
+// One hitting pair (query q, shape j of the tile), counted.
+fn count_hit(q: u32, j: u32) {
+    atomicAdd(&query_hits[q], 1u);
+    atomicAdd(&shape_hits[j], 1u);
+}

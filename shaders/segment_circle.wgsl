@@ -44,6 +44,12 @@ struct CircleContact {
 // Every call of a Big function is inlined in full by a GPU compiler: products appear at one call
 // site each, in loops over their operands (as in shaders/segment_segment.wgsl).
 fn segment_circle(query: Segment, circle: Circle) -> CircleContact {
+    return circle_meeting(query, circle, true);
+}
+
+// segment_circle, with its t when times holds; without them (both 0: the hit and the kind
+// alone, what counts ask) the roots' search is skipped.
+fn circle_meeting(query: Segment, circle: Circle, times: bool) -> CircleContact {
     let miss = CircleContact(0.0, 0.0, KIND_MISS);
     let values = array<f32, 7>(query.x0, query.y0, query.x1, query.y1, circle.cx, circle.cy, circle.r);
     var exact: array<Big, 7>;
@@ -101,9 +107,15 @@ fn segment_circle(query: Segment, circle: Circle) -> CircleContact {
             return miss;
         }
         if (discriminant == 0) {
-            let t = ratio_to_f32(ahead, dd);
+            var t = 0.0;
+            if (times) {
+                t = ratio_to_f32(ahead, dd);
+            }
             return CircleContact(t, t, KIND_TANGENT);
         }
+    }
+    if (!times) {
+        return CircleContact(0.0, 0.0, kind);
     }
     // The roots still needed: the entering one unless the start is in, the leaving one unless
     // the end is.
@@ -303,4 +315,28 @@ fn circle_pairs_dense(
         return;
     }
     contacts[i] = segment_circle(query, circles[j]);
+}
+
+// Hits per query and per circle of the tile, exactly, without t (pair i as in
+// circle_pairs_dense): the counts.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn circle_counts(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let i = (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+    if (i >= shape_params.pair_count) {
+        return;
+    }
+    let q = i / shape_params.shape_count;
+    let j = i % shape_params.shape_count;
+    let query = queries[q];
+    let b = bounds[j];
+    if (boxes_apart(query, b) || line_misses_box(query, b)) {
+        return;
+    }
+    if (circle_meeting(query, circles[j], false).kind != KIND_MISS) {
+        count_hit(q, j);
+    }
 }

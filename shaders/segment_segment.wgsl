@@ -11,6 +11,11 @@ override CONTACT_CROSS: u32;
 override CONTACT_TOUCH: u32;
 override CONTACT_OVERLAP: u32;
 
+// wall_verdict's certain answers (its third is UNCERTAIN): values private to the kernel, like
+// UNCERTAIN, never exchanged with the host.
+const WALLS_APART: i32 = 0;
+const WALLS_CROSS: i32 = 1;
+
 struct SegmentContact {
     t_enter: f32,
     t_exit: f32,
@@ -33,12 +38,22 @@ struct SegmentRatios {
 @group(0) @binding(3) var<storage, read_write> contacts: array<SegmentContact>;
 @group(0) @binding(4) var<storage, read> bounds: array<Rect>;
 
-// Whether one segment lies strictly on one side of the other's line, certainly: the pair misses,
-// and the exact path is skipped. Four certified orientations (compare_crossings, whose bound
-// holds on any GPU); false is no answer.
-fn walls_apart(query: Segment, wall: Segment) -> bool {
-    let wall_side = same_certain_side(compare_crossings(query, wall.x0, wall.y0, false), compare_crossings(query, wall.x1, wall.y1, false));
-    return wall_side || same_certain_side(compare_crossings(wall, query.x0, query.y0, false), compare_crossings(wall, query.x1, query.y1, false));
+// The pair's hit from four certified orientations (compare_crossings, whose bound holds on any
+// GPU): WALLS_APART when one segment lies strictly on one side of the other's line, WALLS_CROSS
+// when each segment's ends lie strictly on both sides of the other's line (a proper crossing),
+// UNCERTAIN otherwise: an end on or near the other line, left to the exact integers.
+fn wall_verdict(query: Segment, wall: Segment) -> i32 {
+    let wall_start = compare_crossings(query, wall.x0, wall.y0, false);
+    let wall_end = compare_crossings(query, wall.x1, wall.y1, false);
+    let query_start = compare_crossings(wall, query.x0, query.y0, false);
+    let query_end = compare_crossings(wall, query.x1, query.y1, false);
+    if (same_certain_side(wall_start, wall_end) || same_certain_side(query_start, query_end)) {
+        return WALLS_APART;
+    }
+    if (wall_start != UNCERTAIN && wall_end != UNCERTAIN && query_start != UNCERTAIN && query_end != UNCERTAIN) {
+        return WALLS_CROSS;
+    }
+    return UNCERTAIN;
 }
 
 // Every call of a Big function is inlined in full by a GPU compiler, and big_mul is long: so
@@ -156,7 +171,7 @@ fn segment_segment_ratios(query: Segment, wall: Segment) -> SegmentRatios {
 }
 
 fn segment_segment(query: Segment, wall: Segment) -> SegmentContact {
-    if (walls_apart(query, wall)) {
+    if (wall_verdict(query, wall) == WALLS_APART) {
         return SegmentContact(0.0, 0.0, CONTACT_MISS);
     }
     let ratios = segment_segment_ratios(query, wall);
@@ -170,6 +185,15 @@ fn segment_segment(query: Segment, wall: Segment) -> SegmentContact {
         t[k] = ratio_to_f32(nums[k], dens[k]);
     }
     return SegmentContact(t[0], t[1], ratios.contact);
+}
+
+// Whether query meets wall, exactly, without t: what counts ask.
+fn segment_segment_hit(query: Segment, wall: Segment) -> bool {
+    let verdict = wall_verdict(query, wall);
+    if (verdict != UNCERTAIN) {
+        return verdict == WALLS_CROSS;
+    }
+    return segment_segment_ratios(query, wall).contact != CONTACT_MISS;
 }
 
 // Every query against every wall, query-major: pair i is query i / shape_count, wall
@@ -191,4 +215,27 @@ fn wall_pairs_dense(
         return;
     }
     contacts[i] = segment_segment(query, walls[j]);
+}
+
+// Hits per query and per wall of the tile, exactly, without t (pair i as in wall_pairs_dense):
+// the counts.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn wall_counts(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let i = (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+    if (i >= shape_params.pair_count) {
+        return;
+    }
+    let q = i / shape_params.shape_count;
+    let j = i % shape_params.shape_count;
+    let query = queries[q];
+    if (boxes_apart(query, bounds[j])) {
+        return;
+    }
+    if (segment_segment_hit(query, walls[j])) {
+        count_hit(q, j);
+    }
 }

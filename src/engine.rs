@@ -751,16 +751,32 @@ impl Engine {
         check_indices(segments.len(), shapes.len())?;
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let hit = |q: &Segment, k: usize| S::hit(q, &shapes[k]);
+        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let listed = self.with_shape_grid(segments.len(), &bounds, |kernel, grid| {
-            let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
             kernel.shape_counts_listed(segments, &bounds, grid, filter, hit, &mut counts)
         });
         if listed {
             return Ok(counts);
         }
-        counts_of(segments.len(), shapes.len(), |each| {
-            self.shape_chunks(segments, shapes, each)
-        })
+        // On the GPU: the kernel's counts entry point, summed there (the CPU, without a grid,
+        // if the GPU times out).
+        self.run(|on| {
+            counts.per_segment.fill(0);
+            counts.per_rect.fill(0);
+            match on {
+                On::Gpu(gpu) => gpu.shape_host::<S>()?.counts(
+                    segments,
+                    shapes,
+                    &mut counts.per_segment,
+                    &mut counts.per_rect,
+                ),
+                On::Cpu(kernel) => {
+                    kernel.shape_counts_listed(segments, &bounds, None, filter, hit, &mut counts);
+                    Ok(())
+                }
+            }
+        })?;
+        Ok(counts)
     }
 
     /// [`Engine::listed_hits`] over shapes: inputs checked first.

@@ -165,6 +165,10 @@ pub struct ShapeKernel {
     pub source: &'static str,
     /// The dense entry point over queries × shapes.
     pub entry: &'static str,
+    /// The counts entry point, if the kernel has one: each pair's hit without its t, summed per
+    /// query and per shape on the GPU (bindings 5 and 6 of `shaders/exact.wgsl`). Without one,
+    /// the GPU's counts reduce the dense pairs.
+    pub counts: Option<&'static str>,
 }
 
 /// A wall: segment × segment (docs/semantics.md, "Segment × segment").
@@ -176,6 +180,7 @@ impl Shape for Segment {
         file: "segment_segment.wgsl",
         source: shader::SEGMENT_SEGMENT_WGSL,
         entry: "wall_pairs_dense",
+        counts: Some("wall_counts"),
     };
 
     fn exact(query: &Segment, wall: &Segment) -> SegmentContact {
@@ -229,6 +234,7 @@ impl Shape for Circle {
         file: "segment_circle.wgsl",
         source: shader::SEGMENT_CIRCLE_WGSL,
         entry: "circle_pairs_dense",
+        counts: Some("circle_counts"),
     };
 
     fn exact(query: &Segment, circle: &Circle) -> CircleContact {
@@ -287,6 +293,7 @@ impl Shape for PolygonEdge {
         file: "segment_polygon.wgsl",
         source: shader::SEGMENT_POLYGON_WGSL,
         entry: "polygon_edges_dense",
+        counts: None,
     };
 
     fn exact(query: &Segment, edge: &PolygonEdge) -> EdgeContact {

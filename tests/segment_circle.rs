@@ -674,3 +674,68 @@ fn the_lane_filter_certifies_only_the_references_hits() {
     }
     tally.assert_enough();
 }
+
+/// The seeded scenes of the GPU test, and 1e-21, where products are subnormal.
+const COUNT_SCENES: [(u64, f32); 5] = [(1, 1.0), (2, 1e-40), (3, 3e18), (4, 0.001), (5, 1e-21)];
+
+#[test]
+fn the_box_filter_and_the_hit_alone_give_the_oracles_hit() {
+    use rectcast::Shape;
+    use rectcast::cpu::segment_circle::circle_meeting;
+    use rectcast::cpu::segment_rect::line_misses_box;
+    for (seed, scale) in COUNT_SCENES {
+        let (queries, circles) = batch(seed, 100, 80, scale);
+        let (mut certified, mut misses) = (0usize, 0usize);
+        for q in &queries {
+            for disk in &circles {
+                let want = common::circles::segment_circle(q, disk);
+                let at = format!("scale {scale}: query {q:?}, circle {disk:?}, oracle {want:?}");
+                if line_misses_box(q, &disk.bounds()) {
+                    assert!(
+                        !want.hit(),
+                        "certified clear of the box, but it meets: {at}"
+                    );
+                    certified += 1;
+                }
+                misses += usize::from(!want.hit());
+                let alone = circle_meeting(q, disk, false);
+                assert_eq!(alone.kind, want.kind, "the kind alone: {at}");
+            }
+        }
+        eprintln!("scale {scale}: {certified} of {misses} misses certified by the box's corners");
+        if scale != 1e-21 && scale != 1e-40 {
+            assert!(certified > misses / 4, "scale {scale}");
+        }
+    }
+}
+
+#[test]
+fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
+    let tiny = rectcast::GpuLimits {
+        max_binding_bytes: Some(4096),
+        max_workgroups_per_dimension: Some(4),
+        ..rectcast::GpuLimits::default()
+    };
+    for (limits, what) in [
+        (rectcast::GpuLimits::default(), "default"),
+        (tiny, "tiny limits"),
+    ] {
+        let Some(mut gpu) = common::gpu_engine("circle_counts", limits) else {
+            return;
+        };
+        for (seed, scale) in COUNT_SCENES {
+            // Over tiny limits, more circles than one binding holds: circle tiles.
+            let m = if what == "tiny limits" { 400 } else { 80 };
+            let (queries, circles) = batch(seed, 100, m, scale);
+            let hits: Vec<bool> = oracle(&queries, &circles).iter().map(|c| c.hit()).collect();
+            let got = gpu.shape_counts(&queries, &circles).expect("gpu counts");
+            common::assert_counts_of_pairs(
+                &format!("{what}, scale {scale}"),
+                &hits,
+                circles.len(),
+                &got,
+                |s, k| format!("query {s} {:?}, circle {k} {:?}", queries[s], circles[k]),
+            );
+        }
+    }
+}

@@ -654,3 +654,85 @@ fn an_orientation_whose_products_underflow_is_never_certain_of_the_wrong_sign() 
         check(a, b, c);
     }
 }
+
+/// The seeded scenes of the GPU test, and two more scales: 1e-21, where products are
+/// subnormal, and 1 again with another seed.
+const COUNT_SCENES: [(u64, f32); 6] = [
+    (1, 1.0),
+    (2, 1e-40),
+    (3, 3e18),
+    (4, 0.001),
+    (5, 1e-21),
+    (6, 1.0),
+];
+
+#[test]
+fn the_orientation_filter_and_the_hit_alone_give_the_oracles_hit() {
+    use rectcast::cpu::segment_segment::{
+        WALLS_APART, WALLS_CROSS, segment_segment_hit, wall_verdict,
+    };
+    for (seed, scale) in COUNT_SCENES {
+        let (queries, walls) = (batch(seed, 120, scale), batch(seed + 100, 90, scale));
+        let (mut apart, mut cross, mut pairs) = (0usize, 0usize, 0usize);
+        for q in &queries {
+            for w in &walls {
+                let want = common::segments::segment_segment(q, w);
+                let verdict = wall_verdict(q, w);
+                let at = format!("scale {scale}: query {q:?}, wall {w:?}, oracle {want:?}");
+                if verdict == WALLS_APART {
+                    assert!(!want.hit(), "certified apart, but they meet: {at}");
+                    apart += 1;
+                } else if verdict == WALLS_CROSS {
+                    assert_eq!(want.contact(), Contact::Cross, "certified crossing: {at}");
+                    cross += 1;
+                }
+                assert_eq!(segment_segment_hit(q, w), want.hit(), "the hit alone: {at}");
+                pairs += 1;
+            }
+        }
+        eprintln!("scale {scale}: {apart} apart and {cross} crossing of {pairs} pairs certified");
+        // Subnormal products leave most pairs to the integers; elsewhere the filter decides
+        // most of them, both ways.
+        if scale != 1e-21 && scale != 1e-40 {
+            assert!(apart > pairs / 3 && cross > pairs / 50, "scale {scale}");
+        }
+    }
+}
+
+#[test]
+fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
+    let tiny = rectcast::GpuLimits {
+        max_binding_bytes: Some(4096),
+        max_workgroups_per_dimension: Some(4),
+        ..rectcast::GpuLimits::default()
+    };
+    for (limits, what) in [
+        (rectcast::GpuLimits::default(), "default"),
+        (tiny, "tiny limits"),
+    ] {
+        let Some(mut gpu) = common::gpu_engine("wall_counts", limits) else {
+            return;
+        };
+        for (seed, scale) in COUNT_SCENES {
+            // Over tiny limits, more walls than one binding holds: wall tiles.
+            let m = if what == "tiny limits" { 300 } else { 90 };
+            let (queries, walls) = (batch(seed, 120, scale), batch(seed + 100, m, scale));
+            let hits: Vec<bool> = queries
+                .iter()
+                .flat_map(|q| {
+                    walls
+                        .iter()
+                        .map(move |w| common::segments::segment_segment(q, w).hit())
+                })
+                .collect();
+            let got = gpu.shape_counts(&queries, &walls).expect("gpu counts");
+            common::assert_counts_of_pairs(
+                &format!("{what}, scale {scale}"),
+                &hits,
+                walls.len(),
+                &got,
+                |s, k| format!("query {s} {:?}, wall {k} {:?}", queries[s], walls[k]),
+            );
+        }
+    }
+}

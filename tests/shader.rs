@@ -55,19 +55,19 @@ fn kernels() -> [Kernel; 8] {
             file: "segment_segment.wgsl",
             source: shader::SEGMENT_SEGMENT_WGSL,
             constants: shader::segment_segment_constants(Emulation::Native),
-            entry_points: &["wall_pairs_dense"],
+            entry_points: &["wall_pairs_dense", "wall_counts"],
         },
         Kernel {
             file: "segment_circle.wgsl",
             source: shader::SEGMENT_CIRCLE_WGSL,
             constants: shader::segment_circle_constants(Emulation::Native),
-            entry_points: &["circle_pairs_dense"],
+            entry_points: &["circle_pairs_dense", "circle_counts"],
         },
         Kernel {
             file: "segment_polygon.wgsl",
             source: shader::SEGMENT_POLYGON_WGSL,
             constants: shader::segment_polygon_constants(Emulation::Native),
-            entry_points: &["wall_pairs_dense", "polygon_edges_dense"],
+            entry_points: &["wall_pairs_dense", "wall_counts", "polygon_edges_dense"],
         },
         Kernel {
             file: "queries.wgsl",
@@ -622,8 +622,8 @@ fn cpu_mirror_meets_walls_like_the_shader() {
     assert_same_decisions(
         "segment_segment.rs",
         shader::SEGMENT_SEGMENT_WGSL,
-        "walls_apart",
-        "segment_segment",
+        "wall_verdict",
+        "segment_segment_hit",
         20,
     );
 }

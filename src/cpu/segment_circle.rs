@@ -149,6 +149,12 @@ const PHASE_ROUND: u32 = 4;
 ///
 /// Inputs are valid (finite, |v| ≤ 2^62, r ≥ 0); -0.0 equals 0.0.
 pub fn segment_circle(query: &Segment, circle: &Circle) -> CircleContact {
+    circle_meeting(query, circle, true)
+}
+
+/// [`segment_circle`], with its t when `times` holds; without them (both 0: the hit and the
+/// kind alone, what counts ask) the roots' search is skipped.
+pub fn circle_meeting(query: &Segment, circle: &Circle, times: bool) -> CircleContact {
     let miss = CircleContact::MISS;
     let values = [
         query.x0, query.y0, query.x1, query.y1, circle.cx, circle.cy, circle.r,
@@ -217,9 +223,15 @@ pub fn segment_circle(query: &Segment, circle: &Circle) -> CircleContact {
             return miss;
         }
         if discriminant == 0 {
-            let t = ratio_to_f32(&ahead, &dd);
+            let mut t = 0.0;
+            if times {
+                t = ratio_to_f32(&ahead, &dd);
+            }
             return circle_contact(t, t, CircleKind::Tangent);
         }
+    }
+    if !times {
+        return circle_contact(0.0, 0.0, kind);
     }
     // The roots still needed: the entering one unless the start is in, the leaving one
     // unless the end is.

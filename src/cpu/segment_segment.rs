@@ -2,7 +2,7 @@
 //! segment), decided exactly and with correctly rounded t (docs/semantics.md, "Segment ×
 //! segment").
 //!
-//! A pair whose segments lie certainly apart ([`walls_apart`]: four orientations in f32, each
+//! A pair whose segments lie certainly apart ([`wall_verdict`]: four orientations in f32, each
 //! with its error bound) misses at once. Everything else is computed on exact integers
 //! ([`super::exact`]): each f32 is an integer multiple of 2^-149, so `v · 2^149` is an integer
 //! below 2^212 for the valid domain (|v| ≤ 2^62); differences stay below 2^213, products of two
@@ -19,7 +19,7 @@ use super::exact::{
     Big, BigPoint, LIMBS, big_add, big_from_f32, big_is_negative, big_is_zero, big_lt, big_mul,
     big_neg, big_sub, difference, ratio_to_f32,
 };
-use super::segment_rect::{compare_crossings, same_certain_side};
+use super::segment_rect::{UNCERTAIN, compare_crossings, same_certain_side};
 use crate::types::Segment;
 
 /// How a query segment meets a wall (closed segments both).
@@ -106,20 +106,33 @@ pub(crate) struct SegmentRatios {
     pub(crate) exit_den: Big,
 }
 
-/// Whether one segment lies strictly on one side of the other's line, certainly: the pair
-/// misses, and the exact path is skipped. Four certified orientations ([`compare_crossings`],
-/// whose bound holds on any GPU); `false` is no answer.
+/// [`wall_verdict`]: one segment lies strictly on one side of the other's line.
+pub const WALLS_APART: i32 = 0;
+/// [`wall_verdict`]: each segment's ends lie strictly on both sides of the other's line.
+pub const WALLS_CROSS: i32 = 1;
+
+/// The pair's hit from four certified orientations ([`compare_crossings`], whose bound holds on
+/// any GPU): [`WALLS_APART`] when one segment lies strictly on one side of the other's line,
+/// [`WALLS_CROSS`] when each segment's ends lie strictly on both sides of the other's line (a
+/// proper crossing), `UNCERTAIN` (another value) otherwise: an end on or near the other line,
+/// left to the exact integers.
 #[inline(always)]
-pub fn walls_apart(query: &Segment, wall: &Segment) -> bool {
-    let wall_side = same_certain_side(
-        compare_crossings(query, wall.x0, wall.y0, false),
-        compare_crossings(query, wall.x1, wall.y1, false),
-    );
-    wall_side
-        || same_certain_side(
-            compare_crossings(wall, query.x0, query.y0, false),
-            compare_crossings(wall, query.x1, query.y1, false),
-        )
+pub fn wall_verdict(query: &Segment, wall: &Segment) -> i32 {
+    let wall_start = compare_crossings(query, wall.x0, wall.y0, false);
+    let wall_end = compare_crossings(query, wall.x1, wall.y1, false);
+    let query_start = compare_crossings(wall, query.x0, query.y0, false);
+    let query_end = compare_crossings(wall, query.x1, query.y1, false);
+    if same_certain_side(wall_start, wall_end) || same_certain_side(query_start, query_end) {
+        return WALLS_APART;
+    }
+    if wall_start != UNCERTAIN
+        && wall_end != UNCERTAIN
+        && query_start != UNCERTAIN
+        && query_end != UNCERTAIN
+    {
+        return WALLS_CROSS;
+    }
+    UNCERTAIN
 }
 
 /// [`segment_segment`] before its t are rounded.
@@ -273,7 +286,7 @@ pub(crate) fn segment_segment_ratios(query: &Segment, wall: &Segment) -> Segment
 ///
 /// Inputs are valid (finite, |v| ≤ 2^62); -0.0 equals 0.0.
 pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
-    if walls_apart(query, wall) {
+    if wall_verdict(query, wall) == WALLS_APART {
         return SegmentContact::MISS;
     }
     let ratios = segment_segment_ratios(query, wall);
@@ -287,6 +300,16 @@ pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
         t[k] = ratio_to_f32(&nums[k], &dens[k]);
     }
     contact_at(t[0], t[1], ratios.contact)
+}
+
+/// Whether `query` meets `wall`, exactly, without t: [`segment_segment`]'s hit, what counts
+/// ask (the GPU's `wall_counts`).
+pub fn segment_segment_hit(query: &Segment, wall: &Segment) -> bool {
+    let verdict = wall_verdict(query, wall);
+    if verdict != UNCERTAIN {
+        return verdict == WALLS_CROSS;
+    }
+    segment_segment_ratios(query, wall).contact != Contact::Miss
 }
 
 fn contact_at(t_enter: f32, t_exit: f32, contact: Contact) -> SegmentContact {

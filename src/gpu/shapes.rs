@@ -29,6 +29,9 @@ pub struct GpuShapePairs<S: Shape> {
     max_workgroups_per_dimension: u32,
     layout: wgpu::BindGroupLayout,
     dense: wgpu::ComputePipeline,
+    /// The counts entry point ([`ShapeKernel::counts`](crate::ShapeKernel::counts)), its
+    /// layout and its buffers, where the shape has one.
+    counts: Option<CountsKernel>,
     params: wgpu::Buffer,
     queries: Growable,
     shapes: Growable,
@@ -43,6 +46,20 @@ pub struct GpuShapePairs<S: Shape> {
     shape: std::marker::PhantomData<S>,
 }
 
+/// A shape's counts entry point: hits per query and per shape of a tile, summed on the GPU
+/// (bindings 5 and 6 of `shaders/exact.wgsl`), so that a call reads back one number per query
+/// and per shape instead of every pair's contact.
+struct CountsKernel {
+    layout: wgpu::BindGroupLayout,
+    pipeline: wgpu::ComputePipeline,
+    query_hits: Growable,
+    shape_hits: Growable,
+    staging: Growable,
+    bind_group: Option<wgpu::BindGroup>,
+    /// Whether it has run once (see [`FIRST_DISPATCH_ALLOWANCE`]; its own compilation).
+    dispatched: bool,
+}
+
 impl<S: Shape> GpuShapePairs<S> {
     /// Compiles the pipeline. Buffers are created on first use.
     ///
@@ -51,7 +68,7 @@ impl<S: Shape> GpuShapePairs<S> {
     pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
         let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
         let device = context.device.clone();
-        let (layout, dense, params) = context.scoped(|| {
+        let (layout, dense, params, counts) = context.scoped(|| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(S::KERNEL.file),
                 source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
@@ -86,7 +103,49 @@ impl<S: Shape> GpuShapePairs<S> {
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
-            Ok((layout, dense, params))
+            let counts = S::KERNEL.counts.map(|entry_point| {
+                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("rectcast.shapes.counts_layout"),
+                    entries: &[
+                        uniform_entry(0),
+                        storage_entry(1, true),
+                        storage_entry(2, true),
+                        storage_entry(4, true),
+                        storage_entry(5, false),
+                        storage_entry(6, false),
+                    ],
+                });
+                let pipeline_layout =
+                    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                        label: Some("rectcast.shapes.counts_pipeline_layout"),
+                        bind_group_layouts: &[Some(&layout)],
+                        immediate_size: 0,
+                    });
+                let pipeline = compute_pipeline(
+                    &device,
+                    &pipeline_layout,
+                    &module,
+                    entry_point,
+                    entry_point,
+                    &constants,
+                );
+                let counter = wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST;
+                CountsKernel {
+                    layout,
+                    pipeline,
+                    query_hits: Growable::new("rectcast.shapes.query_hits", counter),
+                    shape_hits: Growable::new("rectcast.shapes.shape_hits", counter),
+                    staging: Growable::new(
+                        "rectcast.shapes.counts_staging",
+                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    ),
+                    bind_group: None,
+                    dispatched: false,
+                }
+            });
+            Ok((layout, dense, params, counts))
         })?;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         Ok(Self {
@@ -98,6 +157,7 @@ impl<S: Shape> GpuShapePairs<S> {
             max_workgroups_per_dimension,
             layout,
             dense,
+            counts,
             params,
             queries: Growable::new("rectcast.shapes.queries", storage),
             shapes: Growable::new("rectcast.shapes.shapes", storage),
@@ -132,30 +192,9 @@ impl<S: Shape> GpuShapePairs<S> {
             if self.reserve(chunk.segments.len(), chunk.rects.len(), pairs)? {
                 uploaded = (0..0, 0..0);
             }
+            self.upload(&chunk, queries, shapes, &mut uploaded);
             let context = self.context.clone();
             let queue = &context.queue;
-            // Upload a tile only when it changed: with all shapes in one tile they go up once.
-            if uploaded.0 != chunk.segments {
-                queue.write_buffer(
-                    self.queries.get(),
-                    0,
-                    bytemuck::cast_slice(&queries[chunk.segments.clone()]),
-                );
-            }
-            if uploaded.1 != chunk.rects {
-                let tile = &shapes[chunk.rects.clone()];
-                queue.write_buffer(self.shapes.get(), 0, bytemuck::cast_slice(tile));
-                let bounds: Vec<Rect> = tile.iter().map(S::bounds).collect();
-                queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(&bounds));
-            }
-            uploaded = (chunk.segments.clone(), chunk.rects.clone());
-            let params = ShapeParams {
-                query_count: chunk.segments.len() as u32,
-                shape_count: chunk.rects.len() as u32,
-                pair_count: pairs as u32,
-                ..ShapeParams::default()
-            };
-            queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
             let bytes = (pairs * size_of::<S::Contact>()) as u64;
             let submission = context.scoped(|| {
                 let device = &context.device;
@@ -205,6 +244,175 @@ impl<S: Shape> GpuShapePairs<S> {
         Ok(())
     }
 
+    /// Hits per query and per shape, added into `per_query` and `per_shape` (as long as
+    /// `queries` and `shapes`), exactly: the shape's counts entry point, which decides each
+    /// pair's hit without its t and sums on the GPU. Inputs are valid. Without a counts entry
+    /// point ([`ShapeKernel::counts`](crate::ShapeKernel::counts) `None`) the dense pairs are
+    /// counted instead.
+    pub(crate) fn counts(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+        per_query: &mut [u32],
+        per_shape: &mut [u64],
+    ) -> Result<()> {
+        if queries.is_empty() || shapes.is_empty() {
+            return Ok(());
+        }
+        if self.counts.is_none() {
+            let m = shapes.len();
+            let mut contacts = vec![S::MISS; queries.len() * m];
+            self.pairs_dense(queries, shapes, &mut contacts)?;
+            for (i, contact) in contacts.iter().enumerate() {
+                if crate::shape::ShapeContact::hit(contact) {
+                    per_query[i / m] += 1;
+                    per_shape[i % m] += 1;
+                }
+            }
+            return Ok(());
+        }
+        let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
+        for chunk in chunks::plan_dense(queries.len(), shapes.len(), self.caps) {
+            let pairs = chunk.pair_count();
+            let (n, m) = (chunk.segments.len(), chunk.rects.len());
+            let mut stale = self.reserve(n, m, 0)?;
+            stale |= self.reserve_counts(n, m)?;
+            if stale {
+                // An input buffer was replaced: its contents are gone.
+                uploaded = (0..0, 0..0);
+            }
+            self.upload(&chunk, queries, shapes, &mut uploaded);
+            let context = self.context.clone();
+            let queue = &context.queue;
+            let kernel = self.counts.as_mut().expect("checked above");
+            let (query_bytes, shape_bytes) = ((n * 4) as u64, (m * 4) as u64);
+            let submission = context.scoped(|| {
+                let device = &context.device;
+                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("rectcast.shapes.counts_encoder"),
+                });
+                encoder.clear_buffer(kernel.query_hits.get(), 0, Some(query_bytes));
+                encoder.clear_buffer(kernel.shape_hits.get(), 0, Some(shape_bytes));
+                {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("rectcast.shapes.counts_pass"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(&kernel.pipeline);
+                    pass.set_bind_group(0, kernel.bind_group.as_ref(), &[]);
+                    let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+                let staging = kernel.staging.get();
+                encoder.copy_buffer_to_buffer(kernel.query_hits.get(), 0, staging, 0, query_bytes);
+                encoder.copy_buffer_to_buffer(
+                    kernel.shape_hits.get(),
+                    0,
+                    staging,
+                    query_bytes,
+                    shape_bytes,
+                );
+                Ok(queue.submit([encoder.finish()]))
+            })?;
+            let mut limit = self.wait.for_pairs(pairs as u64);
+            if !kernel.dispatched {
+                limit += FIRST_DISPATCH_ALLOWANCE;
+            }
+            let wait = Wait {
+                step: S::KERNEL.counts.unwrap_or(S::KERNEL.entry),
+                limit,
+            };
+            read_back(
+                &context,
+                kernel.staging.get(),
+                submission,
+                query_bytes + shape_bytes,
+                wait,
+                |mapped| {
+                    let hits: &[u32] = bytemuck::cast_slice(mapped);
+                    let (query_hits, shape_hits) = hits.split_at(n);
+                    for (total, &h) in per_query[chunk.segments.clone()].iter_mut().zip(query_hits)
+                    {
+                        *total += h;
+                    }
+                    for (total, &h) in per_shape[chunk.rects.clone()].iter_mut().zip(shape_hits) {
+                        *total += h as u64;
+                    }
+                },
+            )?;
+            kernel.dispatched = true;
+        }
+        Ok(())
+    }
+
+    /// Uploads a chunk's tiles (each only when it changed: with all shapes in one tile they go
+    /// up once) and its parameters.
+    fn upload(
+        &mut self,
+        chunk: &chunks::DenseChunk,
+        queries: &[Segment],
+        shapes: &[S],
+        uploaded: &mut (Range<usize>, Range<usize>),
+    ) {
+        let queue = &self.context.queue;
+        if uploaded.0 != chunk.segments {
+            queue.write_buffer(
+                self.queries.get(),
+                0,
+                bytemuck::cast_slice(&queries[chunk.segments.clone()]),
+            );
+        }
+        if uploaded.1 != chunk.rects {
+            let tile = &shapes[chunk.rects.clone()];
+            queue.write_buffer(self.shapes.get(), 0, bytemuck::cast_slice(tile));
+            let bounds: Vec<Rect> = tile.iter().map(S::bounds).collect();
+            queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(&bounds));
+        }
+        *uploaded = (chunk.segments.clone(), chunk.rects.clone());
+        let params = ShapeParams {
+            query_count: chunk.segments.len() as u32,
+            shape_count: chunk.rects.len() as u32,
+            pair_count: chunk.pair_count() as u32,
+            ..ShapeParams::default()
+        };
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+    }
+
+    /// Grows the counts' buffers to hold a tile of `queries` × `shapes`, rebuilding their
+    /// bind group if any buffer (of the counts or the shared inputs) was replaced.
+    fn reserve_counts(&mut self, queries: usize, shapes: usize) -> Result<bool> {
+        let context = self.context.clone();
+        let device = &context.device;
+        let cap = self.max_binding_bytes;
+        let Some(kernel) = self.counts.as_mut() else {
+            return Ok(false);
+        };
+        context.scoped(|| {
+            let (query_bytes, shape_bytes) = ((queries * 4) as u64, (shapes * 4) as u64);
+            let mut stale = kernel.bind_group.is_none();
+            stale |= kernel.query_hits.reserve(device, query_bytes, cap);
+            stale |= kernel.shape_hits.reserve(device, shape_bytes, cap);
+            kernel
+                .staging
+                .reserve(device, query_bytes + shape_bytes, u64::MAX);
+            if stale {
+                kernel.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("rectcast.shapes.counts_bind_group"),
+                    layout: &kernel.layout,
+                    entries: &[
+                        entry(0, &self.params),
+                        entry(1, self.queries.get()),
+                        entry(2, self.shapes.get()),
+                        entry(4, self.bounds.get()),
+                        entry(5, kernel.query_hits.get()),
+                        entry(6, kernel.shape_hits.get()),
+                    ],
+                }));
+            }
+            Ok(stale)
+        })
+    }
+
     /// Grows the buffers to hold the given counts, rebuilding the bind group if any buffer was
     /// replaced; true when one was (its contents are gone).
     fn reserve(&mut self, queries: usize, shapes: usize, pairs: usize) -> Result<bool> {
@@ -227,6 +435,10 @@ impl<S: Shape> GpuShapePairs<S> {
                 .contacts
                 .reserve(device, (pairs * size_of::<S::Contact>()) as u64, cap);
             if stale {
+                // The counts' bind group names the inputs too.
+                if let Some(counts) = self.counts.as_mut() {
+                    counts.bind_group = None;
+                }
                 self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("rectcast.shapes.bind_group"),
                     layout: &self.layout,

@@ -103,3 +103,53 @@ pub fn dense_inputs<'a>(
 ) -> impl Fn(usize) -> (Segment, Rect) + 'a {
     move |i| (segments[i / rects.len()], rects[i % rects.len()])
 }
+
+/// Checks `got` (a query's counts) against the counts of the oracle's dense pairs `hits`
+/// (query-major over `shapes` shapes), element by element; a failure names the first differing
+/// segment or shape and its pairs' inputs through `describe(segment, shape)`.
+#[track_caller]
+pub fn assert_counts_of_pairs(
+    what: &str,
+    hits: &[bool],
+    shapes: usize,
+    got: &rectcast::Counts,
+    describe: impl Fn(usize, usize) -> String,
+) {
+    let segments = hits.len() / shapes;
+    let mut per_segment = vec![0u32; segments];
+    let mut per_shape = vec![0u64; shapes];
+    for (i, _) in hits.iter().enumerate().filter(|(_, hit)| **hit) {
+        per_segment[i / shapes] += 1;
+        per_shape[i % shapes] += 1;
+    }
+    assert_eq!(
+        got.per_segment.len(),
+        segments,
+        "{what}: per-segment length"
+    );
+    assert_eq!(got.per_rect.len(), shapes, "{what}: per-shape length");
+    if let Some(s) = (0..segments).find(|&s| per_segment[s] != got.per_segment[s]) {
+        let hitting: Vec<String> = (0..shapes)
+            .filter(|&k| hits[s * shapes + k])
+            .map(|k| describe(s, k))
+            .collect();
+        panic!(
+            "{what}: first difference at segment {s}: want {} hits, got {}; the oracle's hits:\n  {}",
+            per_segment[s],
+            got.per_segment[s],
+            hitting.join("\n  ")
+        );
+    }
+    if let Some(k) = (0..shapes).find(|&k| per_shape[k] != got.per_rect[k]) {
+        let hitting: Vec<String> = (0..segments)
+            .filter(|&s| hits[s * shapes + k])
+            .map(|s| describe(s, k))
+            .collect();
+        panic!(
+            "{what}: first difference at shape {k}: want {} hits, got {}; the oracle's hits:\n  {}",
+            per_shape[k],
+            got.per_rect[k],
+            hitting.join("\n  ")
+        );
+    }
+}

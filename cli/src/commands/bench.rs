@@ -88,6 +88,10 @@ enum BenchQuery {
     Circles,
     /// Segment × polygon: every segment against every polygon (`Engine::polygon_pairs`).
     Polygons,
+    /// Segment × segment, hits per segment and per wall (`Engine::shape_counts`).
+    WallCounts,
+    /// Segment × circle, hits per segment and per circle (`Engine::shape_counts`).
+    CircleCounts,
     FirstHit,
     Frames,
     /// First hit, hits and counts with the broad phase (a grid) against the brute force.
@@ -114,7 +118,11 @@ pub fn run(args: BenchArgs) -> Outcome {
             iterations,
             (backend, limits),
         ),
-        BenchQuery::Walls | BenchQuery::Circles | BenchQuery::Polygons => bench_shapes(
+        BenchQuery::Walls
+        | BenchQuery::Circles
+        | BenchQuery::Polygons
+        | BenchQuery::WallCounts
+        | BenchQuery::CircleCounts => bench_shapes(
             query,
             segments.unwrap_or(512),
             rects.unwrap_or(256),
@@ -339,7 +347,8 @@ fn bench(
 /// Every segment against every wall, circle or polygon of a random scene (long segments at
 /// every slope on a 1000 x 1000 square; walls are such segments, circles of radius 5 to 40 and
 /// star-shaped polygons of 8 to 16 vertices and radius 10 to 60 on the same square): the scalar
-/// function, the CPU engine and the GPU's exact kernel.
+/// function, the CPU engine and the GPU's kernel; the dense pairs, or for walls and circles the
+/// counts.
 fn bench_shapes(
     query: BenchQuery,
     segment_count: usize,
@@ -353,18 +362,20 @@ fn bench_shapes(
     let polygons = scene::random_polygons(10, shape_count, 1000.0, (10.0, 60.0), (8, 16));
     let pairs = segments.len() * shape_count;
     let (what, name) = match query {
-        BenchQuery::Circles => ("circles", "rectcast::segment_circle"),
+        BenchQuery::Circles | BenchQuery::CircleCounts => ("circles", "rectcast::segment_circle"),
         BenchQuery::Polygons => ("polygons", "rectcast::segment_polygon"),
         _ => ("walls", "rectcast::segment_segment"),
     };
+    let counts = matches!(query, BenchQuery::WallCounts | BenchQuery::CircleCounts);
     println!(
-        "{what}, random scene, {} segments x {shape_count} {what} = {pairs} pairs, {iterations} iterations",
+        "{what}{}, random scene, {} segments x {shape_count} {what} = {pairs} pairs, {iterations} iterations",
+        if counts { " (counts)" } else { "" },
         segments.len()
     );
     let reference = || {
         for s in &segments {
             match query {
-                BenchQuery::Circles => disks.iter().for_each(|c| {
+                BenchQuery::Circles | BenchQuery::CircleCounts => disks.iter().for_each(|c| {
                     std::hint::black_box(rectcast::segment_circle(s, c));
                 }),
                 BenchQuery::Polygons => polygons.rings().for_each(|ring| {
@@ -383,6 +394,12 @@ fn bench_shapes(
         (name, reference),
         |engine| {
             let done = match query {
+                BenchQuery::WallCounts => engine
+                    .shape_counts(&segments, &walls)
+                    .map(|c| c.per_rect.len()),
+                BenchQuery::CircleCounts => engine
+                    .shape_counts(&segments, &disks)
+                    .map(|c| c.per_rect.len()),
                 BenchQuery::Circles => engine.circle_pairs(&segments, &disks).map(|r| r.len()),
                 BenchQuery::Polygons => engine.polygon_pairs(&segments, &polygons).map(|r| r.len()),
                 _ => engine.wall_pairs(&segments, &walls).map(|r| r.len()),
