@@ -316,14 +316,19 @@ fn double_shl(a: Double, shift: u32) -> Double {
     return out;
 }
 
+// Invocations per workgroup of the shapes' kernels (the host's).
+override WORKGROUP_SIZE: u32;
+
 // The uniform block of every shape's dense kernel (segment_segment.wgsl, segment_circle.wgsl).
 struct ShapeParams {
     query_count: u32,
     shape_count: u32,
     pair_count: u32,
-    // Pads the block to 16 bytes.
-    padding: u32,
+    // The most workgroups a dispatch may have in x (the host's limit): list_dispatch's rows.
+    row_workgroups: u32,
 }
+
+@group(0) @binding(0) var<uniform> shape_params: ShapeParams;
 
 // Whether segment s's box and a shape's box (Shape::bounds, from the host) are apart: the pair
 // then misses, and the exact path is skipped. Plain comparisons, sound on any GPU (flushing
@@ -343,4 +348,48 @@ fn boxes_apart(s: Segment, b: Rect) -> bool {
 fn count_hit(q: u32, j: u32) {
     atomicAdd(&query_hits[q], 1u);
     atomicAdd(&shape_hits[j], 1u);
+}
+
+// The dense kernels' two passes (wall_pairs_dense, circle_pairs_dense, then their *_listed
+// twins): the first answers every pair it can at once and lists the others here, in any order;
+// the second runs the exact path over the list, so that its invocations all do the same work
+// instead of idling beside a neighbour on the exact path. Each pair's contact still lands at
+// its own index: the order of the list changes no byte.
+struct PairList {
+    // How many pairs are listed (zeroed by the host before the first pass).
+    count: atomic<u32>,
+    // The second pass's workgroups (list_dispatch writes them): an indirect dispatch.
+    x: u32,
+    y: u32,
+    z: u32,
+}
+@group(0) @binding(7) var<storage, read_write> pair_list: PairList;
+@group(0) @binding(8) var<storage, read_write> listed_pairs: array<u32>;
+
+// Pair i goes to the second pass.
+fn list_pair(i: u32) {
+    listed_pairs[atomicAdd(&pair_list.count, 1u)] = i;
+}
+
+// The second pass's workgroups, rows of at most row_workgroups: one invocation writes them.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn list_dispatch(@builtin(local_invocation_index) local_index: u32) {
+    if (local_index != 0u) {
+        return;
+    }
+    let groups = (atomicLoad(&pair_list.count) + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    let x = max(min(groups, shape_params.row_workgroups), 1u);
+    pair_list.x = x;
+    pair_list.y = (groups + x - 1u) / x;
+    pair_list.z = 1u;
+}
+
+// The listed pair the second pass's invocation takes, or the pair count (past every pair) when
+// it has none.
+fn listed_pair(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, local_index: u32) -> u32 {
+    let k = (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+    if (k >= atomicLoad(&pair_list.count)) {
+        return shape_params.pair_count;
+    }
+    return listed_pairs[k];
 }

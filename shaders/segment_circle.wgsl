@@ -5,7 +5,6 @@
 // Compiled after shaders/segment_rect.wgsl (its Segment) and shaders/exact.wgsl (Big, Double). CPU
 // mirror: src/cpu/segment_circle.rs, same function names, same branches.
 
-override WORKGROUP_SIZE: u32;
 override KIND_MISS: u32;
 override KIND_INSIDE: u32;
 override KIND_ENTER: u32;
@@ -35,7 +34,6 @@ struct CircleContact {
     kind: u32,
 }
 
-@group(0) @binding(0) var<uniform> shape_params: ShapeParams;
 @group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> circles: array<Circle>;
 @group(0) @binding(3) var<storage, read_write> contacts: array<CircleContact>;
@@ -295,7 +293,9 @@ fn farthest(guess: f32) -> f32 {
 }
 
 // Every query against every circle, query-major: pair i is query i / shape_count, circle
-// i % shape_count. The dispatch may be two-dimensional: rows of workgroups.
+// i % shape_count. The dispatch may be two-dimensional: rows of workgroups. The first of two
+// passes: a miss the box certifies is written here, every other pair listed for
+// circle_pairs_listed (shaders/exact.wgsl, PairList).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn circle_pairs_dense(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
@@ -314,7 +314,21 @@ fn circle_pairs_dense(
         contacts[i] = CircleContact(0.0, 0.0, KIND_MISS);
         return;
     }
-    contacts[i] = segment_circle(query, circles[j]);
+    list_pair(i);
+}
+
+// The second pass over the pairs circle_pairs_dense listed: each one's contact, exactly.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn circle_pairs_listed(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let i = listed_pair(workgroup_id, num_workgroups, local_index);
+    if (i >= shape_params.pair_count) {
+        return;
+    }
+    contacts[i] = segment_circle(queries[i / shape_params.shape_count], circles[i % shape_params.shape_count]);
 }
 
 // Hits per query and per circle of the tile, exactly, without t (pair i as in

@@ -5,7 +5,6 @@
 // Compiled after shaders/segment_rect.wgsl (its Segment) and shaders/exact.wgsl (Big). CPU mirror:
 // src/cpu/segment_segment.rs, same function names, same branches.
 
-override WORKGROUP_SIZE: u32;
 override CONTACT_MISS: u32;
 override CONTACT_CROSS: u32;
 override CONTACT_TOUCH: u32;
@@ -32,7 +31,6 @@ struct SegmentRatios {
     exit_den: Big,
 }
 
-@group(0) @binding(0) var<uniform> shape_params: ShapeParams;
 @group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> walls: array<Segment>;
 @group(0) @binding(3) var<storage, read_write> contacts: array<SegmentContact>;
@@ -197,7 +195,9 @@ fn segment_segment_hit(query: Segment, wall: Segment) -> bool {
 }
 
 // Every query against every wall, query-major: pair i is query i / shape_count, wall
-// i % shape_count. The dispatch may be two-dimensional: rows of workgroups.
+// i % shape_count. The dispatch may be two-dimensional: rows of workgroups. The first of two
+// passes: a miss the boxes or the orientations certify is written here, every other pair
+// listed for wall_pairs_listed (shaders/exact.wgsl, PairList).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn wall_pairs_dense(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
@@ -210,11 +210,25 @@ fn wall_pairs_dense(
     }
     let query = queries[i / shape_params.shape_count];
     let j = i % shape_params.shape_count;
-    if (boxes_apart(query, bounds[j])) {
+    if (boxes_apart(query, bounds[j]) || wall_verdict(query, walls[j]) == WALLS_APART) {
         contacts[i] = SegmentContact(0.0, 0.0, CONTACT_MISS);
         return;
     }
-    contacts[i] = segment_segment(query, walls[j]);
+    list_pair(i);
+}
+
+// The second pass over the pairs wall_pairs_dense listed: each one's contact, exactly.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn wall_pairs_listed(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let i = listed_pair(workgroup_id, num_workgroups, local_index);
+    if (i >= shape_params.pair_count) {
+        return;
+    }
+    contacts[i] = segment_segment(queries[i / shape_params.shape_count], walls[i % shape_params.shape_count]);
 }
 
 // Hits per query and per wall of the tile, exactly, without t (pair i as in wall_pairs_dense):

@@ -165,6 +165,11 @@ pub struct ShapeKernel {
     pub source: &'static str,
     /// The dense entry point over queries × shapes.
     pub entry: &'static str,
+    /// The dense entry point's second pass, if the kernel has one: the dense entry point then
+    /// answers only the pairs it can at once and lists the others (`list_pair`,
+    /// `shaders/exact.wgsl`), and this one takes the list, so that the exact path's invocations
+    /// run side by side. Without one, the dense entry point answers every pair itself.
+    pub listed: Option<&'static str>,
     /// The counts entry point, if the kernel has one: each pair's hit without its t, summed per
     /// query and per shape on the GPU (bindings 5 and 6 of `shaders/exact.wgsl`). Without one,
     /// the GPU's counts reduce the dense pairs.
@@ -180,6 +185,7 @@ impl Shape for Segment {
         file: "segment_segment.wgsl",
         source: shader::SEGMENT_SEGMENT_WGSL,
         entry: "wall_pairs_dense",
+        listed: Some("wall_pairs_listed"),
         counts: Some("wall_counts"),
     };
 
@@ -234,6 +240,7 @@ impl Shape for Circle {
         file: "segment_circle.wgsl",
         source: shader::SEGMENT_CIRCLE_WGSL,
         entry: "circle_pairs_dense",
+        listed: Some("circle_pairs_listed"),
         counts: Some("circle_counts"),
     };
 
@@ -293,6 +300,7 @@ impl Shape for PolygonEdge {
         file: "segment_polygon.wgsl",
         source: shader::SEGMENT_POLYGON_WGSL,
         entry: "polygon_edges_dense",
+        listed: None,
         counts: None,
     };
 

@@ -48,26 +48,42 @@ fn kernels() -> [Kernel; 8] {
         Kernel {
             file: "exact.wgsl",
             source: shader::EXACT_WGSL,
-            constants: shader::segment_rect_constants(Emulation::Native),
-            entry_points: &[],
+            constants: shader::exact_constants(Emulation::Native),
+            entry_points: &["list_dispatch"],
         },
         Kernel {
             file: "segment_segment.wgsl",
             source: shader::SEGMENT_SEGMENT_WGSL,
             constants: shader::segment_segment_constants(Emulation::Native),
-            entry_points: &["wall_pairs_dense", "wall_counts"],
+            entry_points: &[
+                "list_dispatch",
+                "wall_pairs_dense",
+                "wall_pairs_listed",
+                "wall_counts",
+            ],
         },
         Kernel {
             file: "segment_circle.wgsl",
             source: shader::SEGMENT_CIRCLE_WGSL,
             constants: shader::segment_circle_constants(Emulation::Native),
-            entry_points: &["circle_pairs_dense", "circle_counts"],
+            entry_points: &[
+                "list_dispatch",
+                "circle_pairs_dense",
+                "circle_pairs_listed",
+                "circle_counts",
+            ],
         },
         Kernel {
             file: "segment_polygon.wgsl",
             source: shader::SEGMENT_POLYGON_WGSL,
             constants: shader::segment_polygon_constants(Emulation::Native),
-            entry_points: &["wall_pairs_dense", "wall_counts", "polygon_edges_dense"],
+            entry_points: &[
+                "list_dispatch",
+                "wall_pairs_dense",
+                "wall_pairs_listed",
+                "wall_counts",
+                "polygon_edges_dense",
+            ],
         },
         Kernel {
             file: "queries.wgsl",
@@ -315,7 +331,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
                 ("query_count", offset_of!(ShapeParams, query_count)),
                 ("shape_count", offset_of!(ShapeParams, shape_count)),
                 ("pair_count", offset_of!(ShapeParams, pair_count)),
-                ("padding", offset_of!(ShapeParams, padding)),
+                ("row_workgroups", offset_of!(ShapeParams, row_workgroups)),
             ],
         ),
         (
@@ -336,7 +352,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
                 ("query_count", offset_of!(ShapeParams, query_count)),
                 ("shape_count", offset_of!(ShapeParams, shape_count)),
                 ("pair_count", offset_of!(ShapeParams, pair_count)),
-                ("padding", offset_of!(ShapeParams, padding)),
+                ("row_workgroups", offset_of!(ShapeParams, row_workgroups)),
             ],
         ),
         (

@@ -126,12 +126,18 @@ pub fn pairs_constants(emulation: Emulation) -> Constants {
     constants
 }
 
+/// The overridable constants of [`EXACT_WGSL`] (what every shape's kernel builds on).
+pub fn exact_constants(emulation: Emulation) -> Constants {
+    let mut constants = segment_rect_constants(emulation);
+    constants.push(("WORKGROUP_SIZE", WORKGROUP_SIZE as f64));
+    constants
+}
+
 /// The overridable constants of [`SEGMENT_SEGMENT_WGSL`].
 pub fn segment_segment_constants(emulation: Emulation) -> Constants {
     use crate::cpu::segment_segment::Contact;
-    let mut constants = segment_rect_constants(emulation);
+    let mut constants = exact_constants(emulation);
     constants.extend([
-        ("WORKGROUP_SIZE", WORKGROUP_SIZE as f64),
         ("CONTACT_MISS", Contact::Miss.code() as f64),
         ("CONTACT_CROSS", Contact::Cross.code() as f64),
         ("CONTACT_TOUCH", Contact::Touch.code() as f64),
@@ -155,9 +161,8 @@ pub fn segment_polygon_constants(emulation: Emulation) -> Constants {
 /// The overridable constants of [`SEGMENT_CIRCLE_WGSL`].
 pub fn segment_circle_constants(emulation: Emulation) -> Constants {
     use crate::cpu::segment_circle::{CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS};
-    let mut constants = segment_rect_constants(emulation);
+    let mut constants = exact_constants(emulation);
     constants.extend([
-        ("WORKGROUP_SIZE", WORKGROUP_SIZE as f64),
         ("KIND_MISS", CircleKind::Miss.code() as f64),
         ("KIND_INSIDE", CircleKind::Inside.code() as f64),
         ("KIND_ENTER", CircleKind::Enter.code() as f64),
@@ -238,8 +243,9 @@ pub struct ShapeParams {
     pub query_count: u32,
     pub shape_count: u32,
     pub pair_count: u32,
-    /// Pads the block to 16 bytes.
-    pub padding: u32,
+    /// The most workgroups a dispatch may have in x: the rows of the dense kernels' second
+    /// pass, whose size only the GPU knows (`list_dispatch`).
+    pub row_workgroups: u32,
 }
 
 /// The uniform block of `pairs.wgsl`. Mirrors WGSL `Params`.

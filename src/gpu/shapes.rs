@@ -29,6 +29,16 @@ pub struct GpuShapePairs<S: Shape> {
     max_workgroups_per_dimension: u32,
     layout: wgpu::BindGroupLayout,
     dense: wgpu::ComputePipeline,
+    /// The dense kernel's second pass ([`ShapeKernel::listed`](crate::ShapeKernel::listed)):
+    /// `list_dispatch`, which sizes it, and the pass itself.
+    listed: Option<(wgpu::ComputePipeline, wgpu::ComputePipeline)>,
+    /// The list's header (`PairList`: its length, then the second pass's indirect dispatch)
+    /// and the listed pairs.
+    pair_list: wgpu::Buffer,
+    listed_pairs: Growable,
+    /// The second pass's dispatch, copied out of the list's header: a buffer a dispatch reads
+    /// as its size may not be bound to it.
+    list_dispatch_args: wgpu::Buffer,
     /// The counts entry point ([`ShapeKernel::counts`](crate::ShapeKernel::counts)), its
     /// layout and its buffers, where the shape has one.
     counts: Option<CountsKernel>,
@@ -68,7 +78,7 @@ impl<S: Shape> GpuShapePairs<S> {
     pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
         let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
         let device = context.device.clone();
-        let (layout, dense, params, counts) = context.scoped(|| {
+        let (layout, dense, params, counts, listed, lists) = context.scoped(|| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(S::KERNEL.file),
                 source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
@@ -81,6 +91,8 @@ impl<S: Shape> GpuShapePairs<S> {
                     storage_entry(2, true),
                     storage_entry(3, false),
                     storage_entry(4, true),
+                    storage_entry(7, false),
+                    storage_entry(8, false),
                 ],
             });
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -145,8 +157,30 @@ impl<S: Shape> GpuShapePairs<S> {
                     dispatched: false,
                 }
             });
-            Ok((layout, dense, params, counts))
+            let listed = S::KERNEL.listed.map(|entry_point| {
+                let pipeline = |entry: &str| {
+                    compute_pipeline(&device, &pipeline_layout, &module, entry, entry, &constants)
+                };
+                (pipeline("list_dispatch"), pipeline(entry_point))
+            });
+            let pair_list = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rectcast.shapes.pair_list"),
+                size: 16,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let list_dispatch_args = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rectcast.shapes.list_dispatch_args"),
+                size: 12,
+                usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let lists = (pair_list, list_dispatch_args);
+            Ok((layout, dense, params, counts, listed, lists))
         })?;
+        let (pair_list, list_dispatch_args) = lists;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         Ok(Self {
             // A contact is no larger than a rect pair's result, a shape than a rect: the same
@@ -157,6 +191,10 @@ impl<S: Shape> GpuShapePairs<S> {
             max_workgroups_per_dimension,
             layout,
             dense,
+            listed,
+            pair_list,
+            listed_pairs: Growable::new("rectcast.shapes.listed_pairs", storage),
+            list_dispatch_args,
             counts,
             params,
             queries: Growable::new("rectcast.shapes.queries", storage),
@@ -202,6 +240,9 @@ impl<S: Shape> GpuShapePairs<S> {
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("rectcast.shapes.encoder"),
                 });
+                if self.listed.is_some() {
+                    encoder.clear_buffer(&self.pair_list, 0, None);
+                }
                 {
                     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some("rectcast.shapes.pass"),
@@ -211,6 +252,31 @@ impl<S: Shape> GpuShapePairs<S> {
                     pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
                     let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
                     pass.dispatch_workgroups(x, y, 1);
+                }
+                if let Some((list_dispatch, listed)) = &self.listed {
+                    // Sized on the GPU from the list's length, then run over the list.
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("rectcast.shapes.list_dispatch_pass"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(list_dispatch);
+                    pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+                    pass.dispatch_workgroups(1, 1, 1);
+                    drop(pass);
+                    encoder.copy_buffer_to_buffer(
+                        &self.pair_list,
+                        4,
+                        &self.list_dispatch_args,
+                        0,
+                        12,
+                    );
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("rectcast.shapes.listed_pass"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(listed);
+                    pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+                    pass.dispatch_workgroups_indirect(&self.list_dispatch_args, 0);
                 }
                 encoder.copy_buffer_to_buffer(self.contacts.get(), 0, self.staging.get(), 0, bytes);
                 Ok(queue.submit([encoder.finish()]))
@@ -373,7 +439,7 @@ impl<S: Shape> GpuShapePairs<S> {
             query_count: chunk.segments.len() as u32,
             shape_count: chunk.rects.len() as u32,
             pair_count: chunk.pair_count() as u32,
-            ..ShapeParams::default()
+            row_workgroups: self.max_workgroups_per_dimension,
         };
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
     }
@@ -434,6 +500,7 @@ impl<S: Shape> GpuShapePairs<S> {
             stale |= self
                 .contacts
                 .reserve(device, (pairs * size_of::<S::Contact>()) as u64, cap);
+            stale |= self.listed_pairs.reserve(device, (pairs * 4) as u64, cap);
             if stale {
                 // The counts' bind group names the inputs too.
                 if let Some(counts) = self.counts.as_mut() {
@@ -448,6 +515,8 @@ impl<S: Shape> GpuShapePairs<S> {
                         entry(2, self.shapes.get()),
                         entry(3, self.contacts.get()),
                         entry(4, self.bounds.get()),
+                        entry(7, &self.pair_list),
+                        entry(8, self.listed_pairs.get()),
                     ],
                 }));
             }
