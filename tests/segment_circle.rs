@@ -739,3 +739,27 @@ fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
         }
     }
 }
+
+#[test]
+fn a_second_pass_longer_than_a_row_of_workgroups_runs_whole() {
+    // Every query crosses every circle: no pair is answered in the first pass, and each
+    // dispatch of 341 pairs lists all of them for the second, six workgroups in rows of four.
+    let limits = rectcast::GpuLimits {
+        max_binding_bytes: Some(4096),
+        max_workgroups_per_dimension: Some(4),
+        ..rectcast::GpuLimits::default()
+    };
+    let Some(mut gpu) = common::gpu_engine("second_pass_rows", limits) else {
+        return;
+    };
+    let queries: Vec<Segment> = (0..60)
+        .map(|k| s(-10.0, k as f32 * 0.1, 110.0, 3.0 - k as f32 * 0.05))
+        .collect();
+    let circles: Vec<Circle> = (0..50)
+        .map(|k| c(k as f32 * 2.0, 1.5, 9.0 + k as f32 * 0.01))
+        .collect();
+    let want = oracle(&queries, &circles);
+    assert!(want.iter().all(|c| c.kind() == CircleKind::Cross));
+    let got = gpu.circle_pairs(&queries, &circles).expect("gpu");
+    assert_same_contacts("all crossing", &queries, &circles, &want, &got);
+}

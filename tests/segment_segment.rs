@@ -736,3 +736,29 @@ fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
         }
     }
 }
+
+#[test]
+fn a_second_pass_longer_than_a_row_of_workgroups_runs_whole() {
+    // Every query crosses every wall: no pair is answered in the first pass, and each dispatch
+    // of 341 pairs lists all of them for the second, six workgroups in rows of four.
+    let limits = rectcast::GpuLimits {
+        max_binding_bytes: Some(4096),
+        max_workgroups_per_dimension: Some(4),
+        ..rectcast::GpuLimits::default()
+    };
+    let Some(mut gpu) = common::gpu_engine("second_pass_rows", limits) else {
+        return;
+    };
+    let queries: Vec<Segment> = (0..60)
+        .map(|k| s(-1.0, k as f32 + 0.5, 100.0, k as f32 * 1.01 + 0.25))
+        .collect();
+    let walls: Vec<Segment> = (0..50)
+        .map(|k| s(k as f32 * 1.5 + 0.3, -2.0, k as f32 * 1.5 + 0.7, 200.0))
+        .collect();
+    let want = common::cpu_engine()
+        .wall_pairs(&queries, &walls)
+        .expect("cpu");
+    assert!(want.iter().all(|c| c.contact() == Contact::Cross));
+    let got = gpu.wall_pairs(&queries, &walls).expect("gpu");
+    assert_same_contacts("all crossing", &queries, &walls, &want, &got);
+}
