@@ -107,7 +107,7 @@ pub(crate) fn compare_crossings(s: &Segment, bx: f32, by: f32, flip: bool) -> i3
     select_i32(sign, -sign, flip && sign != UNCERTAIN)
 }
 
-/// Two certified signs of [`compare_crossings`] that agree: the points lie strictly on one side
+/// Two certified signs of `compare_crossings` that agree: the points lie strictly on one side
 /// of the line. An uncertain sign decides nothing.
 #[inline(always)]
 pub(crate) fn same_certain_side(a: i32, b: i32) -> bool {
@@ -115,7 +115,7 @@ pub(crate) fn same_certain_side(a: i32, b: i32) -> bool {
 }
 
 /// Whether the line through segment `s` misses the closed box `b`: its four corners lie strictly
-/// on one side of it, certainly ([`compare_crossings`], whose bound holds on any GPU). `false`
+/// on one side of it, certainly (`compare_crossings`, whose bound holds on any GPU). `false`
 /// is no answer. With the boxes overlapping, this is the last separating axis between a segment
 /// and a box; the shapes' kernels skip their exact path on it (a circle lies inside its box,
 /// [`crate::Shape::bounds`]).

@@ -111,7 +111,7 @@ pub const WALLS_APART: i32 = 0;
 /// [`wall_verdict`]: each segment's ends lie strictly on both sides of the other's line.
 pub const WALLS_CROSS: i32 = 1;
 
-/// The pair's hit from four certified orientations ([`compare_crossings`], whose bound holds on
+/// The pair's hit from four certified orientations (`compare_crossings`, whose bound holds on
 /// any GPU): [`WALLS_APART`] when one segment lies strictly on one side of the other's line,
 /// [`WALLS_CROSS`] when each segment's ends lie strictly on both sides of the other's line (a
 /// proper crossing), `UNCERTAIN` (another value) otherwise: an end on or near the other line,

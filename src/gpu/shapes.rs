@@ -1,7 +1,10 @@
 //! Host side of the shapes' kernels ([`Shape`]: `shaders/segment_segment.wgsl`,
-//! `shaders/segment_circle.wgsl`): every query segment against every shape, in chunks the
-//! device can take, with buffers kept between calls. One chunk at a time for now: the exact
-//! integer kernel, not the transfers, is what these queries cost.
+//! `shaders/segment_circle.wgsl`, `shaders/segment_polygon.wgsl`): every query segment against
+//! every shape, in chunks the device can take, with buffers kept between calls. The dense
+//! pairs run in two passes where the kernel has a second ([`ShapeKernel::listed`](crate::ShapeKernel::listed): the pairs
+//! the first could not answer, listed, under an indirect dispatch sized on the GPU); counts
+//! run their own entry point and read back one number per query and per shape. One chunk at
+//! a time for now: the exact integer kernel, not the transfers, is what these queries cost.
 
 use std::ops::Range;
 
