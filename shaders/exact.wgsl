@@ -350,6 +350,12 @@ fn count_hit(q: u32, j: u32) {
     atomicAdd(&shape_hits[j], 1u);
 }
 
+// The invocation's place in a dispatch of rows of workgroups (chunks::workgroup_grid on the
+// host): every shape entry point's pair, or list entry, index.
+fn invocation_index(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, local_index: u32) -> u32 {
+    return (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+}
+
 // The dense kernels' two passes (wall_pairs_dense, circle_pairs_dense, then their *_listed
 // twins): the first answers every pair it can at once and lists the others here, in any order;
 // the second runs the exact path over the list, so that its invocations all do the same work
@@ -387,7 +393,7 @@ fn list_dispatch(@builtin(local_invocation_index) local_index: u32) {
 // The listed pair the second pass's invocation takes, or the pair count (past every pair) when
 // it has none.
 fn listed_pair(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, local_index: u32) -> u32 {
-    let k = (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+    let k = invocation_index(workgroup_id, num_workgroups, local_index);
     if (k >= atomicLoad(&pair_list.count)) {
         return shape_params.pair_count;
     }

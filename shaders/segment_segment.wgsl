@@ -204,7 +204,7 @@ fn wall_pairs_dense(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    let i = (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+    let i = invocation_index(workgroup_id, num_workgroups, local_index);
     if (i >= shape_params.pair_count) {
         return;
     }
@@ -239,7 +239,7 @@ fn wall_counts(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    let i = (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
+    let i = invocation_index(workgroup_id, num_workgroups, local_index);
     if (i >= shape_params.pair_count) {
         return;
     }

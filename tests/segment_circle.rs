@@ -503,11 +503,7 @@ fn the_gpu_gives_the_oracles_bytes_on_seeded_scenes() {
 fn circle_batches_over_tiny_limits_are_chunked_invisibly() {
     // 4 KiB bindings: 256 segments, 341 circles or contacts per dispatch; 4 workgroups per
     // dimension, so dispatches are 2D; more circles than one binding holds: circle tiles.
-    let limits = rectcast::GpuLimits {
-        max_binding_bytes: Some(4096),
-        max_workgroups_per_dimension: Some(4),
-        ..rectcast::GpuLimits::default()
-    };
+    let limits = common::tiny_limits();
     let Some(mut gpu) = common::gpu_engine("circle_batches_over_tiny_limits", limits) else {
         return;
     };
@@ -711,11 +707,7 @@ fn the_box_filter_and_the_hit_alone_give_the_oracles_hit() {
 
 #[test]
 fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
-    let tiny = rectcast::GpuLimits {
-        max_binding_bytes: Some(4096),
-        max_workgroups_per_dimension: Some(4),
-        ..rectcast::GpuLimits::default()
-    };
+    let tiny = common::tiny_limits();
     for (limits, what) in [
         (rectcast::GpuLimits::default(), "default"),
         (tiny, "tiny limits"),
@@ -744,11 +736,7 @@ fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
 fn a_second_pass_longer_than_a_row_of_workgroups_runs_whole() {
     // Every query crosses every circle: no pair is answered in the first pass, and each
     // dispatch of 341 pairs lists all of them for the second, six workgroups in rows of four.
-    let limits = rectcast::GpuLimits {
-        max_binding_bytes: Some(4096),
-        max_workgroups_per_dimension: Some(4),
-        ..rectcast::GpuLimits::default()
-    };
+    let limits = common::tiny_limits();
     let Some(mut gpu) = common::gpu_engine("second_pass_rows", limits) else {
         return;
     };

@@ -450,11 +450,7 @@ fn the_gpu_gives_the_cpus_bytes_on_seeded_scenes() {
 fn wall_batches_over_tiny_limits_are_chunked_invisibly() {
     // 4 KiB bindings: 256 segments or walls and 341 contacts per dispatch; 4 workgroups per
     // dimension, so dispatches are 2D; more walls than one binding holds: wall tiles.
-    let limits = rectcast::GpuLimits {
-        max_binding_bytes: Some(4096),
-        max_workgroups_per_dimension: Some(4),
-        ..rectcast::GpuLimits::default()
-    };
+    let limits = common::tiny_limits();
     let Some(mut gpu) = common::gpu_engine("wall_batches_over_tiny_limits", limits) else {
         return;
     };
@@ -701,11 +697,7 @@ fn the_orientation_filter_and_the_hit_alone_give_the_oracles_hit() {
 
 #[test]
 fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
-    let tiny = rectcast::GpuLimits {
-        max_binding_bytes: Some(4096),
-        max_workgroups_per_dimension: Some(4),
-        ..rectcast::GpuLimits::default()
-    };
+    let tiny = common::tiny_limits();
     for (limits, what) in [
         (rectcast::GpuLimits::default(), "default"),
         (tiny, "tiny limits"),
@@ -741,11 +733,7 @@ fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
 fn a_second_pass_longer_than_a_row_of_workgroups_runs_whole() {
     // Every query crosses every wall: no pair is answered in the first pass, and each dispatch
     // of 341 pairs lists all of them for the second, six workgroups in rows of four.
-    let limits = rectcast::GpuLimits {
-        max_binding_bytes: Some(4096),
-        max_workgroups_per_dimension: Some(4),
-        ..rectcast::GpuLimits::default()
-    };
+    let limits = common::tiny_limits();
     let Some(mut gpu) = common::gpu_engine("second_pass_rows", limits) else {
         return;
     };

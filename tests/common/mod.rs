@@ -153,3 +153,13 @@ pub fn assert_counts_of_pairs(
         );
     }
 }
+
+/// 4 KiB bindings and 4 workgroups per dimension: every batch of a test is cut into many
+/// chunks and tiles, each dispatched in rows of workgroups.
+pub fn tiny_limits() -> GpuLimits {
+    GpuLimits {
+        max_binding_bytes: Some(4096),
+        max_workgroups_per_dimension: Some(4),
+        ..GpuLimits::default()
+    }
+}
