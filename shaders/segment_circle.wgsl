@@ -34,6 +34,14 @@ struct CircleContact {
     kind: u32,
 }
 
+// What shaders/shape_queries.wgsl reduces: this kernel's contact, and whether one hits
+// (CircleContact::hit on the host).
+alias Contact = CircleContact;
+
+fn contact_hit(c: Contact) -> bool {
+    return c.kind != KIND_MISS;
+}
+
 @group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> circles: array<Circle>;
 @group(0) @binding(3) var<storage, read_write> contacts: array<CircleContact>;

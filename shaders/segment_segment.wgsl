@@ -31,6 +31,14 @@ struct SegmentRatios {
     exit_den: Big,
 }
 
+// What shaders/shape_queries.wgsl reduces: this kernel's contact, and whether one hits
+// (SegmentContact::hit on the host).
+alias Contact = SegmentContact;
+
+fn contact_hit(c: Contact) -> bool {
+    return c.contact != CONTACT_MISS;
+}
+
 @group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> walls: array<Segment>;
 @group(0) @binding(3) var<storage, read_write> contacts: array<SegmentContact>;

@@ -9,6 +9,7 @@ use crate::cpu::segment_polygon::{
     EdgeContact, PolygonContact, PolygonEdge, polygon_contact, polygon_edges,
 };
 use crate::cpu::segment_segment::SegmentContact;
+use crate::cpu::shape_queries;
 use crate::error::{Error, Result};
 use crate::gpu::{
     GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuShapePairs, GridQuery, WaitLimit,
@@ -49,14 +50,12 @@ fn hits_of<C: ShapeContact>(
 ) -> Result<Vec<ShapeHit<C>>> {
     let mut hits = Vec::new();
     chunks(&mut |first, contacts| {
-        for (i, contact) in contacts.iter().enumerate() {
-            if contact.hit() {
-                hits.push(ShapeHit {
-                    segment: (first + i / m) as u32,
-                    shape: (i % m) as u32,
-                    contact: *contact,
-                });
-            }
+        for (i, contact) in shape_queries::shape_hit_list(contacts) {
+            hits.push(ShapeHit {
+                segment: (first + i / m) as u32,
+                shape: (i % m) as u32,
+                contact,
+            });
         }
     })?;
     Ok(hits)
@@ -71,17 +70,12 @@ fn first_hits_of<C: ShapeContact>(
     let mut first = vec![None; n];
     chunks(&mut |start, contacts| {
         for (k, row) in contacts.chunks_exact(m).enumerate() {
-            let mut best: Option<ShapeHit<C>> = None;
-            for (shape, contact) in row.iter().enumerate() {
-                if contact.hit() && best.is_none_or(|b| contact.t_enter() < b.contact.t_enter()) {
-                    best = Some(ShapeHit {
-                        segment: (start + k) as u32,
-                        shape: shape as u32,
-                        contact: *contact,
-                    });
-                }
-            }
-            first[start + k] = best;
+            first[start + k] =
+                shape_queries::shape_first_hits(row).map(|(shape, contact)| ShapeHit {
+                    segment: (start + k) as u32,
+                    shape,
+                    contact,
+                });
         }
     })?;
     Ok(first)
@@ -706,6 +700,25 @@ impl Engine {
         if self.listed_shape_hits(segments, shapes, |chunk| hits.extend_from_slice(chunk))? {
             return Ok(hits);
         }
+        if S::KERNEL.reduces {
+            // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
+            let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+            let contact = |q: &Segment, k: usize| {
+                let shape = &shapes[k];
+                S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
+            };
+            let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
+            return self.run(|on| match on {
+                On::Gpu(gpu) => gpu.shape_host::<S>()?.hits(segments, shapes),
+                On::Cpu(kernel) => {
+                    let mut hits = Vec::new();
+                    kernel.shape_hit_chunks(segments, &bounds, None, filter, contact, |chunk| {
+                        hits.extend_from_slice(chunk)
+                    });
+                    Ok(hits)
+                }
+            });
+        }
         hits_of(shapes.len(), |each| {
             self.shape_chunks(segments, shapes, each)
         })
@@ -731,6 +744,24 @@ impl Engine {
         };
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         if self.listed_first_hits(segments, &bounds, filter, contact, &mut first) {
+            return Ok(first);
+        }
+        if S::KERNEL.reduces {
+            // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
+            self.run(|on| {
+                first.fill(None);
+                match on {
+                    On::Gpu(gpu) => gpu
+                        .shape_host::<S>()?
+                        .first_hits(segments, shapes, &mut first),
+                    On::Cpu(kernel) => {
+                        kernel.shape_first_hits_listed(
+                            segments, &bounds, None, filter, contact, &mut first,
+                        );
+                        Ok(())
+                    }
+                }
+            })?;
             return Ok(first);
         }
         first_hits_of(segments.len(), shapes.len(), |each| {

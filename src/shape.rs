@@ -174,6 +174,11 @@ pub struct ShapeKernel {
     /// query and per shape on the GPU (bindings 5 and 6 of `shaders/exact.wgsl`). Without one,
     /// the GPU's counts reduce the dense pairs.
     pub counts: Option<&'static str>,
+    /// Whether the source ends with `shaders/shape_queries.wgsl`, which reduces a tile's dense
+    /// pairs on the GPU to each query's first hit (`shape_first_hits`) or to the hits alone
+    /// (`shape_hit_list`). It reads the kernel's contacts through the kernel file's `Contact` alias
+    /// and `contact_hit`. Without it, the host reduces the dense pairs it reads back.
+    pub reduces: bool,
 }
 
 /// A wall: segment × segment (docs/semantics.md, "Segment × segment").
@@ -187,6 +192,7 @@ impl Shape for Segment {
         entry: "wall_pairs_dense",
         listed: Some("wall_pairs_listed"),
         counts: Some("wall_counts"),
+        reduces: true,
     };
 
     fn exact(query: &Segment, wall: &Segment) -> SegmentContact {
@@ -242,6 +248,7 @@ impl Shape for Circle {
         entry: "circle_pairs_dense",
         listed: Some("circle_pairs_listed"),
         counts: Some("circle_counts"),
+        reduces: true,
     };
 
     fn exact(query: &Segment, circle: &Circle) -> CircleContact {
@@ -302,6 +309,7 @@ impl Shape for PolygonEdge {
         entry: "polygon_edges_dense",
         listed: None,
         counts: None,
+        reduces: false,
     };
 
     fn exact(query: &Segment, edge: &PolygonEdge) -> EdgeContact {

@@ -733,6 +733,33 @@ fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
 }
 
 #[test]
+fn the_gpus_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
+    let tiny = common::tiny_limits();
+    for (limits, what) in [
+        (rectcast::GpuLimits::default(), "default"),
+        (tiny, "tiny limits"),
+    ] {
+        let Some(mut gpu) = common::gpu_engine("circle_queries", limits) else {
+            return;
+        };
+        for (seed, scale) in COUNT_SCENES {
+            // Over tiny limits, more circles than one binding holds: circle tiles.
+            let m = if what == "tiny limits" { 400 } else { 80 };
+            let (queries, circles) = batch(seed, 100, m, scale);
+            common::assert_queries_of_pairs(
+                &format!("{what}, scale {scale}"),
+                &oracle(&queries, &circles),
+                circles.len(),
+                &gpu.shape_hits(&queries, &circles).expect("gpu hits"),
+                &gpu.shape_first_hits(&queries, &circles)
+                    .expect("gpu first hits"),
+                |s, k| format!("query {s} {:?}, circle {k} {:?}", queries[s], circles[k]),
+            );
+        }
+    }
+}
+
+#[test]
 fn a_second_pass_longer_than_a_row_of_workgroups_runs_whole() {
     // Every query crosses every circle: no pair is answered in the first pass, and each
     // dispatch of 341 pairs lists all of them for the second, six workgroups in rows of four.

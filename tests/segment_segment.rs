@@ -730,6 +730,41 @@ fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
 }
 
 #[test]
+fn the_gpus_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
+    let tiny = common::tiny_limits();
+    for (limits, what) in [
+        (rectcast::GpuLimits::default(), "default"),
+        (tiny, "tiny limits"),
+    ] {
+        let Some(mut gpu) = common::gpu_engine("wall_queries", limits) else {
+            return;
+        };
+        for (seed, scale) in COUNT_SCENES {
+            // Over tiny limits, more walls than one binding holds: wall tiles.
+            let m = if what == "tiny limits" { 300 } else { 90 };
+            let (queries, walls) = (batch(seed, 120, scale), batch(seed + 100, m, scale));
+            let pairs: Vec<SegmentContact> = queries
+                .iter()
+                .flat_map(|q| {
+                    walls
+                        .iter()
+                        .map(move |w| common::segments::segment_segment(q, w))
+                })
+                .collect();
+            common::assert_queries_of_pairs(
+                &format!("{what}, scale {scale}"),
+                &pairs,
+                walls.len(),
+                &gpu.shape_hits(&queries, &walls).expect("gpu hits"),
+                &gpu.shape_first_hits(&queries, &walls)
+                    .expect("gpu first hits"),
+                |s, k| format!("query {s} {:?}, wall {k} {:?}", queries[s], walls[k]),
+            );
+        }
+    }
+}
+
+#[test]
 fn a_second_pass_longer_than_a_row_of_workgroups_runs_whole() {
     // Every query crosses every wall: no pair is answered in the first pass, and each dispatch
     // of 341 pairs lists all of them for the second, six workgroups in rows of four.

@@ -31,7 +31,7 @@ struct Kernel {
     entry_points: &'static [&'static str],
 }
 
-fn kernels() -> [Kernel; 8] {
+fn kernels() -> [Kernel; 9] {
     [
         Kernel {
             file: "segment_rect.wgsl",
@@ -60,6 +60,22 @@ fn kernels() -> [Kernel; 8] {
                 "wall_pairs_dense",
                 "wall_pairs_listed",
                 "wall_counts",
+                "shape_first_hits",
+                "shape_hit_list",
+            ],
+        },
+        Kernel {
+            // The first kernel that reduces its contacts with it.
+            file: "shape_queries.wgsl",
+            source: shader::SEGMENT_SEGMENT_WGSL,
+            constants: shader::segment_segment_constants(Emulation::Native),
+            entry_points: &[
+                "list_dispatch",
+                "wall_pairs_dense",
+                "wall_pairs_listed",
+                "wall_counts",
+                "shape_first_hits",
+                "shape_hit_list",
             ],
         },
         Kernel {
@@ -71,6 +87,8 @@ fn kernels() -> [Kernel; 8] {
                 "circle_pairs_dense",
                 "circle_pairs_listed",
                 "circle_counts",
+                "shape_first_hits",
+                "shape_hit_list",
             ],
         },
         Kernel {
@@ -155,7 +173,8 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
             "segment_circle.wgsl",
             "segment_polygon.wgsl",
             "segment_rect.wgsl",
-            "segment_segment.wgsl"
+            "segment_segment.wgsl",
+            "shape_queries.wgsl"
         ]
     );
 }
@@ -175,11 +194,16 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
             "{file}"
         );
     }
-    // The shapes' kernels build on the exact integers.
+    // The shapes' kernels build on the exact integers, and their contacts are reduced after.
     for file in ["segment_segment.wgsl", "segment_circle.wgsl"] {
         assert_eq!(
             kernel(file).source,
-            format!("{library}\n{}\n{}", read("exact.wgsl"), read(file)),
+            format!(
+                "{library}\n{}\n{}\n{}",
+                read("exact.wgsl"),
+                read(file),
+                read("shape_queries.wgsl")
+            ),
             "{file}"
         );
     }
@@ -664,6 +688,13 @@ fn cpu_mirror_meets_circles_like_the_shader() {
         "root_side",
         60,
     );
+}
+
+#[test]
+fn cpu_mirror_orders_shape_hits_like_the_shader() {
+    for wgsl in [shader::SEGMENT_SEGMENT_WGSL, shader::SEGMENT_CIRCLE_WGSL] {
+        assert_same_decisions("shape_queries.rs", wgsl, "comes_first", "comes_first", 7);
+    }
 }
 
 /// The value of a WGSL `const` of a kernel, read from naga's module.

@@ -168,6 +168,50 @@ fn a_tie_goes_to_the_lowest_shape_and_a_point_inside_comes_first() {
     assert_eq!(e.to_string(), "circle 0: r is -1, below 0");
 }
 
+#[test]
+fn on_the_gpu_a_tie_goes_to_the_lowest_shape_across_invocations_and_tiles() {
+    // 600 circles off the segments' lines but for three equal ones entered first (shapes 2,
+    // 65 and 300) and one entered later (shape 1). The GPU takes a query's shapes 64 at a time
+    // per workgroup: shape 65 is its invocation 1's, shape 2 its invocation 2's, so the
+    // workgroup meets the tie in the wrong order. Over tiny limits shape 300 is in another tile.
+    let segments: Vec<Segment> = (0..5)
+        .map(|k| Segment::new(0.0, k as f32, 10.0, k as f32))
+        .collect();
+    let mut disks: Vec<Circle> = (0..600)
+        .map(|k| Circle::new(k as f32, 100.0, 1.0))
+        .collect();
+    for k in [2, 65, 300] {
+        disks[k] = Circle::new(5.0, 2.0, 3.0);
+    }
+    disks[1] = Circle::new(8.0, 2.0, 3.0);
+    let want = common::cpu_engine()
+        .shape_first_hits(&segments, &disks)
+        .expect("cpu");
+    assert_eq!(want[2].expect("a hit").shape, 2);
+    assert_eq!(want[2].expect("a hit").contact.t_enter, 0.2);
+    for (limits, what) in [
+        (rectcast::GpuLimits::default(), "default limits"),
+        (common::tiny_limits(), "tiny limits"),
+    ] {
+        let Some(mut gpu) = common::gpu_engine("gpu_ties", limits) else {
+            return;
+        };
+        assert_same(
+            what,
+            &want,
+            &gpu.shape_first_hits(&segments, &disks).expect("gpu"),
+        );
+        let hits = gpu.shape_hits(&segments, &disks).expect("gpu hits");
+        assert_same(
+            what,
+            &common::cpu_engine()
+                .shape_hits(&segments, &disks)
+                .expect("cpu"),
+            &hits,
+        );
+    }
+}
+
 /// Walls, circles and polygons around the clustered scene's rects: most segments far from most
 /// shapes, many near a few.
 fn clustered_shapes(seed: u64) -> (Vec<Segment>, Vec<Segment>, Vec<Circle>, rectcast::Polygons) {

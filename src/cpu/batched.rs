@@ -27,6 +27,7 @@ use super::segment_polygon::{
 use super::segment_rect::AXIS_Y;
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
 use super::segment_segment::{SegmentContact, segment_segment};
+use super::shape_queries::{NO_SHAPE, comes_first};
 use crate::query::{Batch, Counts};
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Circle, Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
@@ -1324,10 +1325,8 @@ impl CpuKernel {
                     }
                     let c = contact(s, k);
                     let k = k as u32;
-                    let better = now.is_none_or(|(bk, bc)| {
-                        c.t_enter() < bc.t_enter() || (c.t_enter() == bc.t_enter() && k < bk)
-                    });
-                    if c.hit() && better {
+                    let (best_shape, best_contact) = now.unwrap_or((NO_SHAPE, c));
+                    if comes_first(&c, k, &best_contact, best_shape) {
                         best.set(Some((k, c)));
                     }
                 };

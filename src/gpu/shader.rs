@@ -50,28 +50,34 @@ pub const EXACT_WGSL: &str = concat!(
 
 /// Segment × segment (`shaders/segment_segment.wgsl`: the per-pair function on exact integers
 /// and the dense kernel over queries × walls), after the per-pair function of rects (its
-/// `Segment`, `mul_wide`) and the exact integers (`shaders/exact.wgsl`).
+/// `Segment`, `mul_wide`) and the exact integers (`shaders/exact.wgsl`), and before the queries
+/// reduced from its contacts (`shaders/shape_queries.wgsl`).
 pub const SEGMENT_SEGMENT_WGSL: &str = concat!(
     include_str!("../../shaders/segment_rect.wgsl"),
     "\n",
     include_str!("../../shaders/exact.wgsl"),
     "\n",
-    include_str!("../../shaders/segment_segment.wgsl")
+    include_str!("../../shaders/segment_segment.wgsl"),
+    "\n",
+    include_str!("../../shaders/shape_queries.wgsl")
 );
 
 /// Segment × circle (`shaders/segment_circle.wgsl`: the per-pair function on exact integers
-/// and the dense kernel over queries × circles), after the same two files.
+/// and the dense kernel over queries × circles), between the same files as segment × segment.
 pub const SEGMENT_CIRCLE_WGSL: &str = concat!(
     include_str!("../../shaders/segment_rect.wgsl"),
     "\n",
     include_str!("../../shaders/exact.wgsl"),
     "\n",
-    include_str!("../../shaders/segment_circle.wgsl")
+    include_str!("../../shaders/segment_circle.wgsl"),
+    "\n",
+    include_str!("../../shaders/shape_queries.wgsl")
 );
 
 /// Segment × polygon, one edge at a time (`shaders/segment_polygon.wgsl`: the per-edge
 /// function and the dense kernel over queries × polygon edges), after segment × segment (its
-/// `segment_segment` and bindings 0, 1 and 4) and what that builds on.
+/// `segment_segment` and bindings 0, 1 and 4) and what that builds on. Polygons gather their
+/// edges on the host, so the queries over shapes' contacts are not part of it.
 pub const SEGMENT_POLYGON_WGSL: &str = concat!(
     include_str!("../../shaders/segment_rect.wgsl"),
     "\n",
@@ -133,8 +139,8 @@ pub fn exact_constants(emulation: Emulation) -> Constants {
     constants
 }
 
-/// The overridable constants of [`SEGMENT_SEGMENT_WGSL`].
-pub fn segment_segment_constants(emulation: Emulation) -> Constants {
+/// The overridable constants of `shaders/segment_segment.wgsl` and what it builds on.
+fn wall_constants(emulation: Emulation) -> Constants {
     use crate::cpu::segment_segment::Contact;
     let mut constants = exact_constants(emulation);
     constants.extend([
@@ -146,10 +152,21 @@ pub fn segment_segment_constants(emulation: Emulation) -> Constants {
     constants
 }
 
+/// `constants` with those of `shaders/shape_queries.wgsl`.
+fn with_shape_queries(mut constants: Constants) -> Constants {
+    constants.push(("NO_SHAPE", crate::cpu::shape_queries::NO_SHAPE as f64));
+    constants
+}
+
+/// The overridable constants of [`SEGMENT_SEGMENT_WGSL`].
+pub fn segment_segment_constants(emulation: Emulation) -> Constants {
+    with_shape_queries(wall_constants(emulation))
+}
+
 /// The overridable constants of [`SEGMENT_POLYGON_WGSL`].
 pub fn segment_polygon_constants(emulation: Emulation) -> Constants {
     use crate::cpu::segment_polygon::edge_ends;
-    let mut constants = segment_segment_constants(emulation);
+    let mut constants = wall_constants(emulation);
     constants.extend([
         ("EDGE_START_ON", edge_ends::START_ON as f64),
         ("EDGE_START_RAY", edge_ends::START_RAY as f64),
@@ -173,7 +190,7 @@ pub fn segment_circle_constants(emulation: Emulation) -> Constants {
         ("HALF_BITS", HALF_BITS as f64),
         ("SEARCH_STEPS", SEARCH_STEPS as f64),
     ]);
-    constants
+    with_shape_queries(constants)
 }
 
 /// The overridable constants of [`QUERIES_WGSL`], for a pipeline running `query` (a

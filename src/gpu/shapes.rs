@@ -3,8 +3,11 @@
 //! every shape, in chunks the device can take, with buffers kept between calls. The dense
 //! pairs run in two passes where the kernel has a second ([`ShapeKernel::listed`](crate::ShapeKernel::listed): the pairs
 //! the first could not answer, listed, under an indirect dispatch sized on the GPU); counts
-//! run their own entry point and read back one number per query and per shape. One chunk at
-//! a time for now: the exact integer kernel, not the transfers, is what these queries cost.
+//! run their own entry point and read back one number per query and per shape; first hits and
+//! hits reduce the dense pairs on the GPU (`shaders/shape_queries.wgsl`,
+//! [`ShapeKernel::reduces`](crate::ShapeKernel::reduces)) and read back one result per query,
+//! or the hits alone. One chunk at a time for now: the exact integer kernel, not the
+//! transfers, is what these queries cost.
 
 use std::ops::Range;
 
@@ -14,9 +17,10 @@ use super::buffers::{
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
 use super::limits::{GpuLimits, WaitLimit};
-use super::shader::ShapeParams;
+use super::shader::{ShapeParams, WORKGROUP_SIZE};
+use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
 use crate::error::Result;
-use crate::shape::Shape;
+use crate::shape::{Shape, ShapeHit};
 use crate::types::{Rect, Segment};
 
 /// What the first dispatch may take on top of its wait: a software driver (lavapipe) compiles a
@@ -45,6 +49,8 @@ pub struct GpuShapePairs<S: Shape> {
     /// The counts entry point ([`ShapeKernel::counts`](crate::ShapeKernel::counts)), its
     /// layout and its buffers, where the shape has one.
     counts: Option<CountsKernel>,
+    /// The first hits and hits reduced from the dense pairs, where the kernel has them.
+    reductions: Option<Reductions>,
     params: wgpu::Buffer,
     queries: Growable,
     shapes: Growable,
@@ -73,6 +79,28 @@ struct CountsKernel {
     dispatched: bool,
 }
 
+/// The queries reduced on the GPU from a tile's dense pairs (`shaders/shape_queries.wgsl`):
+/// their pipelines, one layout, and their outputs.
+struct Reductions {
+    layout: wgpu::BindGroupLayout,
+    first_hits: wgpu::ComputePipeline,
+    hits: wgpu::ComputePipeline,
+    /// Each query's first shape in the tile (`NO_SHAPE` for none) and that pair's contact.
+    first_shapes: Growable,
+    first_contacts: Growable,
+    /// How many pairs of the tile hit (zeroed before each dispatch), then each one's pair
+    /// index and contact, in no set order.
+    hit_count: wgpu::Buffer,
+    hit_pairs: Growable,
+    hit_contacts: Growable,
+    staging: Growable,
+    bind_group: Option<wgpu::BindGroup>,
+}
+
+/// The entry points of `shaders/shape_queries.wgsl`.
+const FIRST_HITS_ENTRY: &str = "shape_first_hits";
+const HITS_ENTRY: &str = "shape_hit_list";
+
 impl<S: Shape> GpuShapePairs<S> {
     /// Compiles the pipeline. Buffers are created on first use.
     ///
@@ -81,7 +109,7 @@ impl<S: Shape> GpuShapePairs<S> {
     pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
         let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
         let device = context.device.clone();
-        let (layout, dense, params, counts, listed, lists) = context.scoped(|| {
+        let (layout, dense, params, counts, listed, lists, reductions) = context.scoped(|| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(S::KERNEL.file),
                 source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
@@ -181,7 +209,51 @@ impl<S: Shape> GpuShapePairs<S> {
                 mapped_at_creation: false,
             });
             let lists = (pair_list, list_dispatch_args);
-            Ok((layout, dense, params, counts, listed, lists))
+            let reductions = S::KERNEL.reduces.then(|| {
+                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("rectcast.shapes.reductions_layout"),
+                    entries: &[
+                        uniform_entry(0),
+                        storage_entry(3, false),
+                        storage_entry(9, false),
+                        storage_entry(10, false),
+                        storage_entry(11, false),
+                        storage_entry(12, false),
+                        storage_entry(13, false),
+                    ],
+                });
+                let pipeline_layout =
+                    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                        label: Some("rectcast.shapes.reductions_pipeline_layout"),
+                        bind_group_layouts: &[Some(&layout)],
+                        immediate_size: 0,
+                    });
+                let pipeline = |entry: &str| {
+                    compute_pipeline(&device, &pipeline_layout, &module, entry, entry, &constants)
+                };
+                let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+                Reductions {
+                    first_hits: pipeline(FIRST_HITS_ENTRY),
+                    hits: pipeline(HITS_ENTRY),
+                    layout,
+                    first_shapes: Growable::new("rectcast.shapes.first_shapes", output),
+                    first_contacts: Growable::new("rectcast.shapes.first_contacts", output),
+                    hit_count: device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("rectcast.shapes.hit_count"),
+                        size: 16,
+                        usage: output | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    }),
+                    hit_pairs: Growable::new("rectcast.shapes.hit_pairs", output),
+                    hit_contacts: Growable::new("rectcast.shapes.hit_contacts", output),
+                    staging: Growable::new(
+                        "rectcast.shapes.reductions_staging",
+                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    ),
+                    bind_group: None,
+                }
+            });
+            Ok((layout, dense, params, counts, listed, lists, reductions))
         })?;
         let (pair_list, list_dispatch_args) = lists;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
@@ -199,6 +271,7 @@ impl<S: Shape> GpuShapePairs<S> {
             listed_pairs: Growable::new("rectcast.shapes.listed_pairs", storage),
             list_dispatch_args,
             counts,
+            reductions,
             params,
             queries: Growable::new("rectcast.shapes.queries", storage),
             shapes: Growable::new("rectcast.shapes.shapes", storage),
@@ -243,55 +316,11 @@ impl<S: Shape> GpuShapePairs<S> {
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("rectcast.shapes.encoder"),
                 });
-                if self.listed.is_some() {
-                    encoder.clear_buffer(&self.pair_list, 0, None);
-                }
-                {
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("rectcast.shapes.pass"),
-                        timestamp_writes: None,
-                    });
-                    pass.set_pipeline(&self.dense);
-                    pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
-                    let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
-                    pass.dispatch_workgroups(x, y, 1);
-                }
-                if let Some((list_dispatch, listed)) = &self.listed {
-                    // Sized on the GPU from the list's length, then run over the list.
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("rectcast.shapes.list_dispatch_pass"),
-                        timestamp_writes: None,
-                    });
-                    pass.set_pipeline(list_dispatch);
-                    pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
-                    pass.dispatch_workgroups(1, 1, 1);
-                    drop(pass);
-                    encoder.copy_buffer_to_buffer(
-                        &self.pair_list,
-                        4,
-                        &self.list_dispatch_args,
-                        0,
-                        12,
-                    );
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("rectcast.shapes.listed_pass"),
-                        timestamp_writes: None,
-                    });
-                    pass.set_pipeline(listed);
-                    pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
-                    pass.dispatch_workgroups_indirect(&self.list_dispatch_args, 0);
-                }
+                self.encode_dense(&mut encoder, pairs);
                 encoder.copy_buffer_to_buffer(self.contacts.get(), 0, self.staging.get(), 0, bytes);
                 Ok(queue.submit([encoder.finish()]))
             })?;
-            let mut limit = self.wait.for_pairs(pairs as u64);
-            if !self.dispatched {
-                limit += FIRST_DISPATCH_ALLOWANCE;
-            }
-            let wait = Wait {
-                step: S::KERNEL.entry,
-                limit,
-            };
+            let wait = self.wait_for(pairs, S::KERNEL.entry);
             let tile = chunk.rects.len();
             read_back(
                 &context,
@@ -311,6 +340,296 @@ impl<S: Shape> GpuShapePairs<S> {
             self.dispatched = true;
         }
         Ok(())
+    }
+
+    /// Records the dense pairs of the uploaded tile (`pairs` of them) into `contacts`: the
+    /// dense entry point, then its second pass where the kernel has one.
+    fn encode_dense(&self, encoder: &mut wgpu::CommandEncoder, pairs: usize) {
+        if self.listed.is_some() {
+            encoder.clear_buffer(&self.pair_list, 0, None);
+        }
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("rectcast.shapes.pass"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.dense);
+            pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+            let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        if let Some((list_dispatch, listed)) = &self.listed {
+            // Sized on the GPU from the list's length, then run over the list.
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("rectcast.shapes.list_dispatch_pass"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(list_dispatch);
+            pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+            drop(pass);
+            encoder.copy_buffer_to_buffer(&self.pair_list, 4, &self.list_dispatch_args, 0, 12);
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("rectcast.shapes.listed_pass"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(listed);
+            pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+            pass.dispatch_workgroups_indirect(&self.list_dispatch_args, 0);
+        }
+    }
+
+    /// Each query's first hit among the shapes (the smallest `t_enter`, the lowest index on a
+    /// tie: [`comes_first`]), into `first` (as long as `queries`, every entry `None` on entry).
+    /// Each tile's dense pairs are reduced on the GPU (`shape_first_hits`), which sends back
+    /// one shape and contact per query; the host keeps the first over the tiles. Inputs are
+    /// valid and the kernel reduces ([`ShapeKernel::reduces`](crate::ShapeKernel::reduces)).
+    pub(crate) fn first_hits(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+        first: &mut [Option<ShapeHit<S::Contact>>],
+    ) -> Result<()> {
+        let contact_size = size_of::<S::Contact>();
+        let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
+        for chunk in chunks::plan_dense(queries.len(), shapes.len(), self.caps) {
+            let pairs = chunk.pair_count();
+            let n = chunk.segments.len();
+            let mut stale = self.reserve(n, chunk.rects.len(), pairs)?;
+            stale |= self.reserve_reductions(n, 0)?;
+            if stale {
+                uploaded = (0..0, 0..0);
+            }
+            self.upload(&chunk, queries, shapes, &mut uploaded);
+            let context = self.context.clone();
+            let (shape_bytes, contact_bytes) = ((n * 4) as u64, (n * contact_size) as u64);
+            let reductions = self.reductions.as_ref().expect("the kernel reduces");
+            let submission = context.scoped(|| {
+                let mut encoder =
+                    context
+                        .device
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                            label: Some("rectcast.shapes.first_hits_encoder"),
+                        });
+                self.encode_dense(&mut encoder, pairs);
+                {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("rectcast.shapes.first_hits_pass"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(&reductions.first_hits);
+                    pass.set_bind_group(0, reductions.bind_group.as_ref(), &[]);
+                    // A workgroup per query.
+                    let (x, y) = chunks::workgroup_grid(
+                        n * WORKGROUP_SIZE as usize,
+                        self.max_workgroups_per_dimension,
+                    );
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+                let staging = reductions.staging.get();
+                let (shapes_out, contacts_out) = (
+                    reductions.first_shapes.get(),
+                    reductions.first_contacts.get(),
+                );
+                encoder.copy_buffer_to_buffer(shapes_out, 0, staging, 0, shape_bytes);
+                encoder.copy_buffer_to_buffer(contacts_out, 0, staging, shape_bytes, contact_bytes);
+                Ok(context.queue.submit([encoder.finish()]))
+            })?;
+            let wait = self.wait_for(pairs, FIRST_HITS_ENTRY);
+            read_back(
+                &context,
+                reductions.staging.get(),
+                submission,
+                shape_bytes + contact_bytes,
+                wait,
+                |mapped| {
+                    let (shape_bytes, contact_bytes) = mapped.split_at(shape_bytes as usize);
+                    let tile_shapes: &[u32] = bytemuck::cast_slice(shape_bytes);
+                    let contacts: &[S::Contact] = bytemuck::cast_slice(contact_bytes);
+                    for (k, (&j, contact)) in tile_shapes.iter().zip(contacts).enumerate() {
+                        if j == NO_SHAPE {
+                            continue;
+                        }
+                        let shape = (chunk.rects.start + j as usize) as u32;
+                        let slot = &mut first[chunk.segments.start + k];
+                        let (best_shape, best) =
+                            slot.map_or((NO_SHAPE, *contact), |b| (b.shape, b.contact));
+                        if comes_first(contact, shape, &best, best_shape) {
+                            *slot = Some(ShapeHit {
+                                segment: (chunk.segments.start + k) as u32,
+                                shape,
+                                contact: *contact,
+                            });
+                        }
+                    }
+                },
+            )?;
+            self.dispatched = true;
+        }
+        Ok(())
+    }
+
+    /// Every hitting (query, shape) pair, in (query, shape) order. Each tile's dense pairs are
+    /// reduced on the GPU (`shape_hit_list` appends the hits), which sends back how many, then the
+    /// hits alone. Inputs are valid and the kernel reduces ([`ShapeKernel::reduces`](crate::ShapeKernel::reduces)).
+    pub(crate) fn hits(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+    ) -> Result<Vec<ShapeHit<S::Contact>>> {
+        let contact_size = size_of::<S::Contact>();
+        let mut hits = Vec::new();
+        let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
+        for chunk in chunks::plan_dense(queries.len(), shapes.len(), self.caps) {
+            let pairs = chunk.pair_count();
+            let tile = chunk.rects.len();
+            let mut stale = self.reserve(chunk.segments.len(), tile, pairs)?;
+            stale |= self.reserve_reductions(0, pairs)?;
+            if stale {
+                uploaded = (0..0, 0..0);
+            }
+            self.upload(&chunk, queries, shapes, &mut uploaded);
+            let context = self.context.clone();
+            let reductions = self.reductions.as_ref().expect("the kernel reduces");
+            let staging = reductions.staging.get();
+            let submission = context.scoped(|| {
+                let mut encoder =
+                    context
+                        .device
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                            label: Some("rectcast.shapes.hits_encoder"),
+                        });
+                self.encode_dense(&mut encoder, pairs);
+                encoder.clear_buffer(&reductions.hit_count, 0, None);
+                {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("rectcast.shapes.hits_pass"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(&reductions.hits);
+                    pass.set_bind_group(0, reductions.bind_group.as_ref(), &[]);
+                    let (x, y) = chunks::workgroup_grid(pairs, self.max_workgroups_per_dimension);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+                encoder.copy_buffer_to_buffer(&reductions.hit_count, 0, staging, 0, 4);
+                Ok(context.queue.submit([encoder.finish()]))
+            })?;
+            let mut count = 0usize;
+            let wait = self.wait_for(pairs, HITS_ENTRY);
+            read_back(&context, staging, submission, 4, wait, |mapped| {
+                count = bytemuck::pod_read_unaligned::<u32>(mapped) as usize;
+            })?;
+            self.dispatched = true;
+            if count == 0 {
+                continue;
+            }
+            // The hits alone: their pair indices, then their contacts.
+            let (pair_bytes, contact_bytes) = ((count * 4) as u64, (count * contact_size) as u64);
+            let submission = context.scoped(|| {
+                let mut encoder =
+                    context
+                        .device
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                            label: Some("rectcast.shapes.hits_copy_encoder"),
+                        });
+                encoder.copy_buffer_to_buffer(
+                    reductions.hit_pairs.get(),
+                    0,
+                    staging,
+                    0,
+                    pair_bytes,
+                );
+                encoder.copy_buffer_to_buffer(
+                    reductions.hit_contacts.get(),
+                    0,
+                    staging,
+                    pair_bytes,
+                    contact_bytes,
+                );
+                Ok(context.queue.submit([encoder.finish()]))
+            })?;
+            let wait = self.wait_for(count, HITS_ENTRY);
+            read_back(
+                &context,
+                staging,
+                submission,
+                pair_bytes + contact_bytes,
+                wait,
+                |mapped| {
+                    let (pair_bytes, contact_bytes) = mapped.split_at(pair_bytes as usize);
+                    let indices: &[u32] = bytemuck::cast_slice(pair_bytes);
+                    let contacts: &[S::Contact] = bytemuck::cast_slice(contact_bytes);
+                    hits.extend(indices.iter().zip(contacts).map(|(&i, &contact)| {
+                        let i = i as usize;
+                        ShapeHit {
+                            segment: (chunk.segments.start + i / tile) as u32,
+                            shape: (chunk.rects.start + i % tile) as u32,
+                            contact,
+                        }
+                    }));
+                },
+            )?;
+        }
+        // Appended in no set order, and by tile: (segment, shape) is each hit's own key.
+        hits.sort_unstable_by_key(|h| (h.segment, h.shape));
+        Ok(hits)
+    }
+
+    /// How long a submission over `pairs` may take: the wait limit, plus the first dispatch's
+    /// compilation allowance until the dense kernel has run once.
+    fn wait_for(&self, pairs: usize, step: &'static str) -> Wait {
+        let mut limit = self.wait.for_pairs(pairs as u64);
+        if !self.dispatched {
+            limit += FIRST_DISPATCH_ALLOWANCE;
+        }
+        Wait { step, limit }
+    }
+
+    /// Grows the reductions' outputs to hold `queries` first hits and `pairs` hits, rebuilding
+    /// their bind group if any buffer (theirs or the contacts they read) was replaced.
+    fn reserve_reductions(&mut self, queries: usize, pairs: usize) -> Result<bool> {
+        let context = self.context.clone();
+        let device = &context.device;
+        let cap = self.max_binding_bytes;
+        let contact_size = size_of::<S::Contact>();
+        let Some(reductions) = self.reductions.as_mut() else {
+            return Ok(false);
+        };
+        context.scoped(|| {
+            let mut stale = reductions.bind_group.is_none();
+            stale |= reductions
+                .first_shapes
+                .reserve(device, (queries * 4) as u64, cap);
+            stale |=
+                reductions
+                    .first_contacts
+                    .reserve(device, (queries * contact_size) as u64, cap);
+            stale |= reductions
+                .hit_pairs
+                .reserve(device, (pairs * 4) as u64, cap);
+            stale |= reductions
+                .hit_contacts
+                .reserve(device, (pairs * contact_size) as u64, cap);
+            let out = (queries * (4 + contact_size)).max(pairs * (4 + contact_size));
+            reductions.staging.reserve(device, out as u64, u64::MAX);
+            if stale {
+                reductions.bind_group =
+                    Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("rectcast.shapes.reductions_bind_group"),
+                        layout: &reductions.layout,
+                        entries: &[
+                            entry(0, &self.params),
+                            entry(3, self.contacts.get()),
+                            entry(9, reductions.first_shapes.get()),
+                            entry(10, reductions.first_contacts.get()),
+                            entry(11, &reductions.hit_count),
+                            entry(12, reductions.hit_pairs.get()),
+                            entry(13, reductions.hit_contacts.get()),
+                        ],
+                    }));
+            }
+            Ok(stale)
+        })
     }
 
     /// Hits per query and per shape, added into `per_query` and `per_shape` (as long as
@@ -508,6 +827,9 @@ impl<S: Shape> GpuShapePairs<S> {
                 // The counts' bind group names the inputs too.
                 if let Some(counts) = self.counts.as_mut() {
                     counts.bind_group = None;
+                }
+                if let Some(reductions) = self.reductions.as_mut() {
+                    reductions.bind_group = None;
                 }
                 self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("rectcast.shapes.bind_group"),

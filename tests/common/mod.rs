@@ -163,3 +163,82 @@ pub fn tiny_limits() -> GpuLimits {
         ..GpuLimits::default()
     }
 }
+
+/// The hits and first hits of the dense pairs `pairs` (query-major over `shapes` shapes), as
+/// the contract states them (docs/semantics.md, "Queries over shapes"): every hitting pair in
+/// (segment, shape) order; each segment's hit with the smallest `t_enter`, the lowest shape on
+/// a tie, `None` on a miss. Written from the contract, not from the library's reductions.
+pub fn queries_of_pairs<C: rectcast::ShapeContact>(
+    pairs: &[C],
+    shapes: usize,
+) -> (
+    Vec<rectcast::ShapeHit<C>>,
+    Vec<Option<rectcast::ShapeHit<C>>>,
+) {
+    let segments = pairs.len() / shapes.max(1);
+    let mut hits = Vec::new();
+    let mut first: Vec<Option<rectcast::ShapeHit<C>>> = vec![None; segments];
+    for (i, c) in pairs.iter().enumerate().filter(|(_, c)| c.hit()) {
+        let hit = rectcast::ShapeHit {
+            segment: (i / shapes) as u32,
+            shape: (i % shapes) as u32,
+            contact: *c,
+        };
+        hits.push(hit);
+        // Pairs come in shape order: a later one replaces only with a smaller t.
+        let slot = &mut first[i / shapes];
+        if slot.is_none_or(|best| c.t_enter() < best.contact.t_enter()) {
+            *slot = Some(hit);
+        }
+    }
+    (hits, first)
+}
+
+/// Checks a query's hits and first hits against those of the oracle's dense pairs
+/// ([`queries_of_pairs`]), element by element; a failure names the first differing entry and
+/// the inputs of its pairs through `describe(segment, shape)`.
+#[track_caller]
+pub fn assert_queries_of_pairs<C: rectcast::ShapeContact>(
+    what: &str,
+    pairs: &[C],
+    shapes: usize,
+    got_hits: &[rectcast::ShapeHit<C>],
+    got_first: &[Option<rectcast::ShapeHit<C>>],
+    describe: impl Fn(usize, usize) -> String,
+) {
+    let (hits, first) = queries_of_pairs(pairs, shapes);
+    if let Some(i) = (0..hits.len().max(got_hits.len())).find(|&i| hits.get(i) != got_hits.get(i)) {
+        let inputs = [hits.get(i), got_hits.get(i)]
+            .into_iter()
+            .flatten()
+            .map(|h| describe(h.segment as usize, h.shape as usize))
+            .collect::<Vec<_>>();
+        panic!(
+            "{what}: hits differ first at {i}: want {:?}, got {:?} ({} vs {} hits)\n  {}",
+            hits.get(i),
+            got_hits.get(i),
+            hits.len(),
+            got_hits.len(),
+            inputs.join("\n  ")
+        );
+    }
+    assert_eq!(got_first.len(), first.len(), "{what}: first hits' length");
+    if let Some(s) = (0..first.len()).find(|&s| first[s] != got_first[s]) {
+        let hitting: Vec<String> = (0..shapes)
+            .filter(|&k| pairs[s * shapes + k].hit())
+            .map(|k| {
+                format!(
+                    "{} t_enter {}",
+                    describe(s, k),
+                    pairs[s * shapes + k].t_enter()
+                )
+            })
+            .collect();
+        panic!(
+            "{what}: first hits differ at segment {s}: want {:?}, got {:?}; the oracle's hits:\n  {}",
+            first[s],
+            got_first[s],
+            hitting.join("\n  ")
+        );
+    }
+}
