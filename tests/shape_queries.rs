@@ -26,41 +26,6 @@ fn circles(seed: u64, n: usize) -> Vec<Circle> {
         .collect()
 }
 
-/// The reductions of the dense pairs, the way the contract states them.
-fn expected<S: Shape>(
-    pairs: &[S::Contact],
-    segments: usize,
-    m: usize,
-) -> (
-    Vec<ShapeHit<S::Contact>>,
-    Vec<Option<ShapeHit<S::Contact>>>,
-    Vec<u32>,
-    Vec<u64>,
-) {
-    let mut hits = Vec::new();
-    let mut first: Vec<Option<ShapeHit<S::Contact>>> = vec![None; segments];
-    let (mut per_segment, mut per_shape) = (vec![0u32; segments], vec![0u64; m]);
-    for (i, c) in pairs.iter().enumerate() {
-        if !c.hit() {
-            continue;
-        }
-        let hit = ShapeHit {
-            segment: (i / m) as u32,
-            shape: (i % m) as u32,
-            contact: *c,
-        };
-        hits.push(hit);
-        per_segment[i / m] += 1;
-        per_shape[i % m] += 1;
-        // Pairs come in shape order: a later one replaces only with a smaller t.
-        let slot = &mut first[i / m];
-        if slot.is_none() || c.t_enter() < slot.unwrap().contact.t_enter() {
-            *slot = Some(hit);
-        }
-    }
-    (hits, first, per_segment, per_shape)
-}
-
 #[track_caller]
 fn assert_same<T: PartialEq + std::fmt::Debug>(what: &str, want: &[T], got: &[T]) {
     if let Some(i) = (0..want.len().max(got.len())).find(|&i| want.get(i) != got.get(i)) {
@@ -76,7 +41,13 @@ fn assert_same<T: PartialEq + std::fmt::Debug>(what: &str, want: &[T], got: &[T]
 
 fn check<S: Shape>(engine: &mut Engine, what: &str, segments: &[Segment], shapes: &[S]) {
     let pairs = engine.shape_pairs(segments, shapes).expect("pairs");
-    let (hits, first, per_segment, per_shape) = expected::<S>(&pairs, segments.len(), shapes.len());
+    // The reductions of the dense pairs, the way the contract states them.
+    let (hits, first) = common::queries_of_pairs(&pairs, shapes.len());
+    let (mut per_segment, mut per_shape) = (vec![0u32; segments.len()], vec![0u64; shapes.len()]);
+    for hit in &hits {
+        per_segment[hit.segment as usize] += 1;
+        per_shape[hit.shape as usize] += 1;
+    }
     assert!(hits.len() > 50, "{what}: {} hits", hits.len());
     assert_same(
         what,

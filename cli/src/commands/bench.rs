@@ -92,6 +92,14 @@ enum BenchQuery {
     WallCounts,
     /// Segment × circle, hits per segment and per circle (`Engine::shape_counts`).
     CircleCounts,
+    /// Segment × segment, each segment's first hit (`Engine::shape_first_hits`).
+    WallFirstHits,
+    /// Segment × circle, each segment's first hit (`Engine::shape_first_hits`).
+    CircleFirstHits,
+    /// Segment × segment, the hitting pairs (`Engine::shape_hits`).
+    WallHits,
+    /// Segment × circle, the hitting pairs (`Engine::shape_hits`).
+    CircleHits,
     FirstHit,
     Frames,
     /// First hit, hits and counts with the broad phase (a grid) against the brute force.
@@ -122,7 +130,11 @@ pub fn run(args: BenchArgs) -> Outcome {
         | BenchQuery::Circles
         | BenchQuery::Polygons
         | BenchQuery::WallCounts
-        | BenchQuery::CircleCounts => bench_shapes(
+        | BenchQuery::CircleCounts
+        | BenchQuery::WallFirstHits
+        | BenchQuery::CircleFirstHits
+        | BenchQuery::WallHits
+        | BenchQuery::CircleHits => bench_shapes(
             query,
             segments.unwrap_or(512),
             rects.unwrap_or(256),
@@ -348,7 +360,7 @@ fn bench(
 /// every slope on a 1000 x 1000 square; walls are such segments, circles of radius 5 to 40 and
 /// star-shaped polygons of 8 to 16 vertices and radius 10 to 60 on the same square): the scalar
 /// function, the CPU engine and the GPU's kernel; the dense pairs, or for walls and circles the
-/// counts.
+/// counts, the first hits or the hits.
 fn bench_shapes(
     query: BenchQuery,
     segment_count: usize,
@@ -361,21 +373,27 @@ fn bench_shapes(
     let disks = scene::random_circles(9, shape_count, 1000.0, (5.0, 40.0));
     let polygons = scene::random_polygons(10, shape_count, 1000.0, (10.0, 60.0), (8, 16));
     let pairs = segments.len() * shape_count;
+    use BenchQuery::{CircleCounts, CircleFirstHits, CircleHits, Circles};
+    let circles = matches!(query, Circles | CircleCounts | CircleFirstHits | CircleHits);
     let (what, name) = match query {
-        BenchQuery::Circles | BenchQuery::CircleCounts => ("circles", "rectcast::segment_circle"),
+        _ if circles => ("circles", "rectcast::segment_circle"),
         BenchQuery::Polygons => ("polygons", "rectcast::segment_polygon"),
         _ => ("walls", "rectcast::segment_segment"),
     };
-    let counts = matches!(query, BenchQuery::WallCounts | BenchQuery::CircleCounts);
+    let reduced = match query {
+        BenchQuery::WallCounts | CircleCounts => " (counts)",
+        BenchQuery::WallFirstHits | CircleFirstHits => " (first hits)",
+        BenchQuery::WallHits | CircleHits => " (hits)",
+        _ => "",
+    };
     println!(
-        "{what}{}, random scene, {} segments x {shape_count} {what} = {pairs} pairs, {iterations} iterations",
-        if counts { " (counts)" } else { "" },
+        "{what}{reduced}, random scene, {} segments x {shape_count} {what} = {pairs} pairs, {iterations} iterations",
         segments.len()
     );
     let reference = || {
         for s in &segments {
             match query {
-                BenchQuery::Circles | BenchQuery::CircleCounts => disks.iter().for_each(|c| {
+                _ if circles => disks.iter().for_each(|c| {
                     std::hint::black_box(rectcast::segment_circle(s, c));
                 }),
                 BenchQuery::Polygons => polygons.rings().for_each(|ring| {
@@ -397,10 +415,16 @@ fn bench_shapes(
                 BenchQuery::WallCounts => engine
                     .shape_counts(&segments, &walls)
                     .map(|c| c.per_rect.len()),
-                BenchQuery::CircleCounts => engine
+                CircleCounts => engine
                     .shape_counts(&segments, &disks)
                     .map(|c| c.per_rect.len()),
-                BenchQuery::Circles => engine.circle_pairs(&segments, &disks).map(|r| r.len()),
+                BenchQuery::WallFirstHits => {
+                    engine.shape_first_hits(&segments, &walls).map(|f| f.len())
+                }
+                CircleFirstHits => engine.shape_first_hits(&segments, &disks).map(|f| f.len()),
+                BenchQuery::WallHits => engine.shape_hits(&segments, &walls).map(|h| h.len()),
+                CircleHits => engine.shape_hits(&segments, &disks).map(|h| h.len()),
+                Circles => engine.circle_pairs(&segments, &disks).map(|r| r.len()),
                 BenchQuery::Polygons => engine.polygon_pairs(&segments, &polygons).map(|r| r.len()),
                 _ => engine.wall_pairs(&segments, &walls).map(|r| r.len()),
             };
