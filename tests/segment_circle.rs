@@ -706,34 +706,7 @@ fn the_box_filter_and_the_hit_alone_give_the_oracles_hit() {
 }
 
 #[test]
-fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
-    let tiny = common::tiny_limits();
-    for (limits, what) in [
-        (rectcast::GpuLimits::default(), "default"),
-        (tiny, "tiny limits"),
-    ] {
-        let Some(mut gpu) = common::gpu_engine("circle_counts", limits) else {
-            return;
-        };
-        for (seed, scale) in COUNT_SCENES {
-            // Over tiny limits, more circles than one binding holds: circle tiles.
-            let m = if what == "tiny limits" { 400 } else { 80 };
-            let (queries, circles) = batch(seed, 100, m, scale);
-            let hits: Vec<bool> = oracle(&queries, &circles).iter().map(|c| c.hit()).collect();
-            let got = gpu.shape_counts(&queries, &circles).expect("gpu counts");
-            common::assert_counts_of_pairs(
-                &format!("{what}, scale {scale}"),
-                &hits,
-                circles.len(),
-                &got,
-                |s, k| format!("query {s} {:?}, circle {k} {:?}", queries[s], circles[k]),
-            );
-        }
-    }
-}
-
-#[test]
-fn the_gpus_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
+fn the_gpus_counts_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
     let tiny = common::tiny_limits();
     for (limits, what) in [
         (rectcast::GpuLimits::default(), "default"),
@@ -746,14 +719,22 @@ fn the_gpus_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_l
             // Over tiny limits, more circles than one binding holds: circle tiles.
             let m = if what == "tiny limits" { 400 } else { 80 };
             let (queries, circles) = batch(seed, 100, m, scale);
+            let pairs = oracle(&queries, &circles);
+            let what = format!("{what}, scale {scale}");
+            let describe = |s: usize, k: usize| {
+                format!("query {s} {:?}, circle {k} {:?}", queries[s], circles[k])
+            };
+            let hits: Vec<bool> = pairs.iter().map(|c| c.hit()).collect();
+            let got = gpu.shape_counts(&queries, &circles).expect("gpu counts");
+            common::assert_counts_of_pairs(&what, &hits, circles.len(), &got, describe);
             common::assert_queries_of_pairs(
-                &format!("{what}, scale {scale}"),
-                &oracle(&queries, &circles),
+                &what,
+                &pairs,
                 circles.len(),
                 &gpu.shape_hits(&queries, &circles).expect("gpu hits"),
                 &gpu.shape_first_hits(&queries, &circles)
                     .expect("gpu first hits"),
-                |s, k| format!("query {s} {:?}, circle {k} {:?}", queries[s], circles[k]),
+                describe,
             );
         }
     }

@@ -696,41 +696,7 @@ fn the_orientation_filter_and_the_hit_alone_give_the_oracles_hit() {
 }
 
 #[test]
-fn the_gpus_counts_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
-    let tiny = common::tiny_limits();
-    for (limits, what) in [
-        (rectcast::GpuLimits::default(), "default"),
-        (tiny, "tiny limits"),
-    ] {
-        let Some(mut gpu) = common::gpu_engine("wall_counts", limits) else {
-            return;
-        };
-        for (seed, scale) in COUNT_SCENES {
-            // Over tiny limits, more walls than one binding holds: wall tiles.
-            let m = if what == "tiny limits" { 300 } else { 90 };
-            let (queries, walls) = (batch(seed, 120, scale), batch(seed + 100, m, scale));
-            let hits: Vec<bool> = queries
-                .iter()
-                .flat_map(|q| {
-                    walls
-                        .iter()
-                        .map(move |w| common::segments::segment_segment(q, w).hit())
-                })
-                .collect();
-            let got = gpu.shape_counts(&queries, &walls).expect("gpu counts");
-            common::assert_counts_of_pairs(
-                &format!("{what}, scale {scale}"),
-                &hits,
-                walls.len(),
-                &got,
-                |s, k| format!("query {s} {:?}, wall {k} {:?}", queries[s], walls[k]),
-            );
-        }
-    }
-}
-
-#[test]
-fn the_gpus_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
+fn the_gpus_counts_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
     let tiny = common::tiny_limits();
     for (limits, what) in [
         (rectcast::GpuLimits::default(), "default"),
@@ -751,14 +717,20 @@ fn the_gpus_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_l
                         .map(move |w| common::segments::segment_segment(q, w))
                 })
                 .collect();
+            let what = format!("{what}, scale {scale}");
+            let describe =
+                |s: usize, k: usize| format!("query {s} {:?}, wall {k} {:?}", queries[s], walls[k]);
+            let hits: Vec<bool> = pairs.iter().map(|c| c.hit()).collect();
+            let got = gpu.shape_counts(&queries, &walls).expect("gpu counts");
+            common::assert_counts_of_pairs(&what, &hits, walls.len(), &got, describe);
             common::assert_queries_of_pairs(
-                &format!("{what}, scale {scale}"),
+                &what,
                 &pairs,
                 walls.len(),
                 &gpu.shape_hits(&queries, &walls).expect("gpu hits"),
                 &gpu.shape_first_hits(&queries, &walls)
                     .expect("gpu first hits"),
-                |s, k| format!("query {s} {:?}, wall {k} {:?}", queries[s], walls[k]),
+                describe,
             );
         }
     }

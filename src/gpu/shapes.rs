@@ -101,6 +101,24 @@ struct Reductions {
 const FIRST_HITS_ENTRY: &str = "shape_first_hits";
 const HITS_ENTRY: &str = "shape_hit_list";
 
+/// A bind group layout of `entries`, and the pipeline layout of that one group.
+fn layouts(
+    device: &wgpu::Device,
+    label: &'static str,
+    entries: &[wgpu::BindGroupLayoutEntry],
+) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries,
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    (layout, pipeline_layout)
+}
+
 impl<S: Shape> GpuShapePairs<S> {
     /// Compiles the pipeline. Buffers are created on first use.
     ///
@@ -114,9 +132,10 @@ impl<S: Shape> GpuShapePairs<S> {
                 label: Some(S::KERNEL.file),
                 source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
             });
-            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("rectcast.shapes.layout"),
-                entries: &[
+            let (layout, pipeline_layout) = layouts(
+                &device,
+                "rectcast.shapes.layout",
+                &[
                     uniform_entry(0),
                     storage_entry(1, true),
                     storage_entry(2, true),
@@ -125,12 +144,7 @@ impl<S: Shape> GpuShapePairs<S> {
                     storage_entry(7, false),
                     storage_entry(8, false),
                 ],
-            });
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("rectcast.shapes.pipeline_layout"),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
+            );
             let constants = S::constants(context.emulation());
             let dense = compute_pipeline(
                 &device,
@@ -147,9 +161,10 @@ impl<S: Shape> GpuShapePairs<S> {
                 mapped_at_creation: false,
             });
             let counts = S::KERNEL.counts.map(|entry_point| {
-                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some("rectcast.shapes.counts_layout"),
-                    entries: &[
+                let (layout, pipeline_layout) = layouts(
+                    &device,
+                    "rectcast.shapes.counts_layout",
+                    &[
                         uniform_entry(0),
                         storage_entry(1, true),
                         storage_entry(2, true),
@@ -157,13 +172,7 @@ impl<S: Shape> GpuShapePairs<S> {
                         storage_entry(5, false),
                         storage_entry(6, false),
                     ],
-                });
-                let pipeline_layout =
-                    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                        label: Some("rectcast.shapes.counts_pipeline_layout"),
-                        bind_group_layouts: &[Some(&layout)],
-                        immediate_size: 0,
-                    });
+                );
                 let pipeline = compute_pipeline(
                     &device,
                     &pipeline_layout,
@@ -210,9 +219,10 @@ impl<S: Shape> GpuShapePairs<S> {
             });
             let lists = (pair_list, list_dispatch_args);
             let reductions = S::KERNEL.reduces.then(|| {
-                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some("rectcast.shapes.reductions_layout"),
-                    entries: &[
+                let (layout, pipeline_layout) = layouts(
+                    &device,
+                    "rectcast.shapes.reductions_layout",
+                    &[
                         uniform_entry(0),
                         storage_entry(3, false),
                         storage_entry(9, false),
@@ -221,13 +231,7 @@ impl<S: Shape> GpuShapePairs<S> {
                         storage_entry(12, false),
                         storage_entry(13, false),
                     ],
-                });
-                let pipeline_layout =
-                    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                        label: Some("rectcast.shapes.reductions_pipeline_layout"),
-                        bind_group_layouts: &[Some(&layout)],
-                        immediate_size: 0,
-                    });
+                );
                 let pipeline = |entry: &str| {
                     compute_pipeline(&device, &pipeline_layout, &module, entry, entry, &constants)
                 };
