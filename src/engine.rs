@@ -871,7 +871,8 @@ impl Engine {
     /// segment's candidates through the broad phase where the setting picks it (a grid over the
     /// shapes' boxes, built for the call), else the box cull; then the shapes' lane filter
     /// (`filter`, made for the kernel's SIMD level), and `contact` answers a candidate left.
-    /// `false` on the GPU, which runs the dense pairs and reduces them on the host.
+    /// `false` on the GPU, which reduces the dense pairs (on the GPU where the kernel
+    /// [`reduces`](crate::ShapeKernel::reduces), else on the host).
     fn listed_hits<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
