@@ -112,6 +112,15 @@ fn count_listed<C>(counts: &mut Counts, hits: &[ShapeHit<C>]) {
     }
 }
 
+/// A candidate pair's contact on the CPU: the shape's float filter where it certifies the
+/// answer, else its exact function.
+fn contact_of<S: Shape>(shapes: &[S]) -> impl Fn(&Segment, usize) -> S::Contact + Sync + Copy + '_ {
+    move |q: &Segment, k: usize| {
+        let shape = &shapes[k];
+        S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
+    }
+}
+
 /// Segment and shape indices must fit in u32.
 fn check_indices(segments: usize, shapes: usize) -> Result<()> {
     if segments > u32::MAX as usize || shapes > u32::MAX as usize {
@@ -696,18 +705,19 @@ impl Engine {
         segments: &[Segment],
         shapes: &[S],
     ) -> Result<Vec<ShapeHit<S::Contact>>> {
+        check_shapes(segments, shapes)?;
+        check_indices(segments.len(), shapes.len())?;
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let contact = contact_of(shapes);
+        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let mut hits = Vec::new();
-        if self.listed_shape_hits(segments, shapes, |chunk| hits.extend_from_slice(chunk))? {
+        if self.listed_hits(segments, &bounds, filter, contact, |chunk| {
+            hits.extend_from_slice(chunk)
+        }) {
             return Ok(hits);
         }
         if S::KERNEL.reduces {
             // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
-            let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
-            let contact = |q: &Segment, k: usize| {
-                let shape = &shapes[k];
-                S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
-            };
-            let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
             return self.run(|on| match on {
                 On::Gpu(gpu) => gpu.shape_host::<S>()?.hits(segments, shapes),
                 On::Cpu(kernel) => {
@@ -738,10 +748,7 @@ impl Engine {
         check_shapes(segments, shapes)?;
         check_indices(segments.len(), shapes.len())?;
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
-        let contact = |q: &Segment, k: usize| {
-            let shape = &shapes[k];
-            S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
-        };
+        let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         if self.listed_first_hits(segments, &bounds, filter, contact, &mut first) {
             return Ok(first);
@@ -808,24 +815,6 @@ impl Engine {
             }
         })?;
         Ok(counts)
-    }
-
-    /// [`Engine::listed_hits`] over shapes: inputs checked first.
-    fn listed_shape_hits<S: Shape>(
-        &mut self,
-        segments: &[Segment],
-        shapes: &[S],
-        each: impl FnMut(&[ShapeHit<S::Contact>]),
-    ) -> Result<bool> {
-        check_shapes(segments, shapes)?;
-        check_indices(segments.len(), shapes.len())?;
-        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
-        let contact = |q: &Segment, k: usize| {
-            let shape = &shapes[k];
-            S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
-        };
-        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
-        Ok(self.listed_hits(segments, &bounds, filter, contact, each))
     }
 
     /// [`Engine::listed_hits`] for first hits, the grid's walk stopping early.

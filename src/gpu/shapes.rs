@@ -101,6 +101,16 @@ struct Reductions {
 const FIRST_HITS_ENTRY: &str = "shape_first_hits";
 const HITS_ENTRY: &str = "shape_hit_list";
 
+/// How long a submission over `pairs` may take: `wait`'s limit, plus the first dispatch's
+/// compilation allowance until the kernel has `dispatched` once.
+fn wait_for(wait: WaitLimit, pairs: usize, step: &'static str, dispatched: bool) -> Wait {
+    let mut limit = wait.for_pairs(pairs as u64);
+    if !dispatched {
+        limit += FIRST_DISPATCH_ALLOWANCE;
+    }
+    Wait { step, limit }
+}
+
 /// A bind group layout of `entries`, and the pipeline layout of that one group.
 fn layouts(
     device: &wgpu::Device,
@@ -324,7 +334,7 @@ impl<S: Shape> GpuShapePairs<S> {
                 encoder.copy_buffer_to_buffer(self.contacts.get(), 0, self.staging.get(), 0, bytes);
                 Ok(queue.submit([encoder.finish()]))
             })?;
-            let wait = self.wait_for(pairs, S::KERNEL.entry);
+            let wait = wait_for(self.wait, pairs, S::KERNEL.entry, self.dispatched);
             let tile = chunk.rects.len();
             read_back(
                 &context,
@@ -439,7 +449,7 @@ impl<S: Shape> GpuShapePairs<S> {
                 encoder.copy_buffer_to_buffer(contacts_out, 0, staging, shape_bytes, contact_bytes);
                 Ok(context.queue.submit([encoder.finish()]))
             })?;
-            let wait = self.wait_for(pairs, FIRST_HITS_ENTRY);
+            let wait = wait_for(self.wait, pairs, FIRST_HITS_ENTRY, self.dispatched);
             read_back(
                 &context,
                 reductions.staging.get(),
@@ -519,7 +529,7 @@ impl<S: Shape> GpuShapePairs<S> {
                 Ok(context.queue.submit([encoder.finish()]))
             })?;
             let mut count = 0usize;
-            let wait = self.wait_for(pairs, HITS_ENTRY);
+            let wait = wait_for(self.wait, pairs, HITS_ENTRY, self.dispatched);
             read_back(&context, staging, submission, 4, wait, |mapped| {
                 count = bytemuck::pod_read_unaligned::<u32>(mapped) as usize;
             })?;
@@ -552,7 +562,7 @@ impl<S: Shape> GpuShapePairs<S> {
                 );
                 Ok(context.queue.submit([encoder.finish()]))
             })?;
-            let wait = self.wait_for(count, HITS_ENTRY);
+            let wait = wait_for(self.wait, count, HITS_ENTRY, self.dispatched);
             read_back(
                 &context,
                 staging,
@@ -577,16 +587,6 @@ impl<S: Shape> GpuShapePairs<S> {
         // Appended in no set order, and by tile: (segment, shape) is each hit's own key.
         hits.sort_unstable_by_key(|h| (h.segment, h.shape));
         Ok(hits)
-    }
-
-    /// How long a submission over `pairs` may take: the wait limit, plus the first dispatch's
-    /// compilation allowance until the dense kernel has run once.
-    fn wait_for(&self, pairs: usize, step: &'static str) -> Wait {
-        let mut limit = self.wait.for_pairs(pairs as u64);
-        if !self.dispatched {
-            limit += FIRST_DISPATCH_ALLOWANCE;
-        }
-        Wait { step, limit }
     }
 
     /// Grows the reductions' outputs to hold `queries` first hits and `pairs` hits, rebuilding
@@ -706,14 +706,8 @@ impl<S: Shape> GpuShapePairs<S> {
                 );
                 Ok(queue.submit([encoder.finish()]))
             })?;
-            let mut limit = self.wait.for_pairs(pairs as u64);
-            if !kernel.dispatched {
-                limit += FIRST_DISPATCH_ALLOWANCE;
-            }
-            let wait = Wait {
-                step: S::KERNEL.counts.unwrap_or(S::KERNEL.entry),
-                limit,
-            };
+            let step = S::KERNEL.counts.unwrap_or(S::KERNEL.entry);
+            let wait = wait_for(self.wait, pairs, step, kernel.dispatched);
             read_back(
                 &context,
                 kernel.staging.get(),
