@@ -208,6 +208,9 @@ struct GpuHost {
     kernel_time: Option<Duration>,
     /// Where the last call's host time went.
     call: Option<GpuCall>,
+    /// The process the device was opened in: a forked child has none of its driver's
+    /// threads, and must not touch it.
+    pid: u32,
 }
 
 impl GpuHost {
@@ -356,6 +359,7 @@ impl Engine {
                 fallback: None,
                 kernel_time: None,
                 call: None,
+                pid: std::process::id(),
             })),
             kernel_time: None,
             gpu_call: None,
@@ -413,6 +417,18 @@ impl Engine {
             Inner::Gpu(host) => {
                 host.kernel_time = None;
                 host.call = None;
+                if host.pid != std::process::id() {
+                    let e = Error::Forked {
+                        opened_in: host.pid,
+                    };
+                    return match &mut host.fallback {
+                        Some(kernel) => {
+                            self.last_fallback = Some(format!("{e}; this call ran on the CPU"));
+                            call(On::Cpu(kernel))
+                        }
+                        None => Err(e),
+                    };
+                }
                 let outcome = call(On::Gpu(host));
                 self.kernel_time = host.kernel_time;
                 self.gpu_call = host.call;

@@ -40,6 +40,14 @@ pub enum Error {
         step: &'static str,
         waited: std::time::Duration,
     },
+    /// A GPU engine used in a forked child of the process that opened its device: the driver's
+    /// threads and state are not there. An engine with a CPU fallback (`Backend::Auto`) runs
+    /// the call on the CPU instead.
+    #[error(
+        "this engine's GPU device was opened in process {opened_in}, before a fork; a forked \
+         child cannot use it: make a new engine in the child, or start it with spawn"
+    )]
+    Forked { opened_in: u32 },
     /// The CPU backend's options cannot be met (a SIMD level this CPU lacks, threads that do
     /// not start).
     #[error("CPU backend: {0}")]

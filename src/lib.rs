@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
 mod broad_phase;
+#[cfg(test)]
+mod changed_inputs;
 pub mod cpu;
 mod engine;
 mod error;

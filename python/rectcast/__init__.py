@@ -22,9 +22,40 @@ and the field; GPU failures raise ``RuntimeError``.
 
 from __future__ import annotations
 
+import os
+import tempfile
+import threading
+
 import numpy as np
 
-from . import _rectcast
+
+def _quiet_drivers():
+    """Mesa's Vulkan drivers print "error: XDG_RUNTIME_DIR is invalid or not set" on every
+    adapter list when the variable is unset (headless machines, cron, containers, CI), although
+    nothing is wrong. As the CLI does: give them a private runtime folder of this user's
+    (``$TMPDIR/rectcast-runtime-UID``, mode 0700), at import, before any thread of ours runs.
+    Where it cannot be had safely, the noise stays."""
+    if os.path.isabs(os.environ.get("XDG_RUNTIME_DIR", "")) or not hasattr(os, "geteuid"):
+        return
+    uid = os.geteuid()
+    path = os.path.join(tempfile.gettempdir(), f"rectcast-runtime-{uid}")
+    try:
+        os.mkdir(path, 0o700)
+    except OSError:
+        pass
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    import stat
+
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == uid and st.st_mode & 0o077 == 0:
+        os.environ["XDG_RUNTIME_DIR"] = path
+
+
+_quiet_drivers()
+
+from . import _rectcast  # noqa: E402
 
 __all__ = [
     "Engine",
@@ -320,13 +351,18 @@ class Engine:
 
 
 _default = None
+_default_lock = threading.Lock()
 
 
 def default_engine() -> Engine:
-    """The engine the module-level functions use: ``Engine("auto")``, made on first use."""
+    """The engine the module-level functions use: ``Engine("auto")``, made once, on first use
+    (threads that ask at the same time wait for the one being made). Threads may share it:
+    their calls take turns on it."""
     global _default
     if _default is None:
-        _default = Engine()
+        with _default_lock:
+            if _default is None:
+                _default = Engine()
     return _default
 
 

@@ -10,11 +10,29 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntyped
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
+use rectcast::cpu::workers::Workers;
 use rectcast::{
     Backend, Batch, Circle, CircleContact, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error,
     FirstHit, Kind, NO_EDGE, PairResult, PolygonContact, Polygons, Rect, Segment, SegmentContact,
     ShapeContact, Sides,
 };
+
+/// Runs `f`, a panic turned into a `RuntimeError` (PyO3's own `PanicException` is not an
+/// `Exception`, so `except Exception` misses it, and it does not pickle across Dask's or
+/// multiprocessing's workers). The library returns errors rather than panic; this is the
+/// net under that promise.
+fn unpanicked<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".to_owned());
+        Err(PyRuntimeError::new_err(format!(
+            "rectcast: internal error (a bug; please report it): {message}"
+        )))
+    })
+}
 
 /// A library error as a Python exception: bad input is a `ValueError` (it names the array,
 /// the row and the field), anything else (GPU failures) a `RuntimeError`.
@@ -398,19 +416,26 @@ where
     // Blocks of rows on every core, the GIL released: packing is a memory-bound pass, and it
     // is most of what the Python layer adds to the library's call.
     const BLOCK: usize = 1 << 14;
+    // On the library's pool, never rayon's global one, which a forked child cannot use.
     py.detach(|| {
-        bytes
-            .par_chunks_mut((BLOCK * size).max(1))
-            .zip(items.par_chunks(BLOCK))
-            .enumerate()
-            .for_each(|(b, (block, items))| {
-                for (k, (row, item)) in block.chunks_exact_mut(size).zip(items).enumerate() {
-                    let mut row = Row { bytes: row, at: 0 };
-                    write(b * BLOCK + k, item, &mut row);
-                    debug_assert_eq!(row.at, size, "a row that does not fill its fields");
-                }
+        unpanicked(|| {
+            Workers::shared().install(|| {
+                bytes
+                    .par_chunks_mut((BLOCK * size).max(1))
+                    .zip(items.par_chunks(BLOCK))
+                    .enumerate()
+                    .for_each(|(b, (block, items))| {
+                        for (k, (row, item)) in block.chunks_exact_mut(size).zip(items).enumerate()
+                        {
+                            let mut row = Row { bytes: row, at: 0 };
+                            write(b * BLOCK + k, item, &mut row);
+                            debug_assert_eq!(row.at, size, "a row that does not fill its fields");
+                        }
+                    });
             });
-    });
+            Ok(())
+        })
+    })?;
     let descr = fields
         .iter()
         .map(|(name, ty)| (*name, ty.descr()))
@@ -419,25 +444,38 @@ where
 }
 
 /// An engine on one backend, kept across calls (its buffers are reused).
+///
+/// Threads may share one: calls take turns on the engine. No lock is ever waited for with
+/// the GIL held, since the thread holding it may be waiting for the GIL to return.
 #[pyclass(name = "Engine", module = "rectcast._rectcast")]
 struct PyEngine {
     engine: Mutex<Engine>,
     /// First hits, kept between calls: a fresh one would cost its page faults every call.
+    /// A call takes it out, and puts it back when done (a call that finds it out makes its
+    /// own).
     first_hits: Mutex<Vec<FirstHit>>,
 }
 
 impl PyEngine {
-    /// Runs `work` on the engine with the GIL released.
+    /// Runs `work` on the engine with the GIL released (its lock taken only then), a panic
+    /// as a `RuntimeError`.
     fn run<T: Send>(
         &self,
         py: Python<'_>,
         work: impl FnOnce(&mut Engine) -> rectcast::Result<T> + Send,
     ) -> PyResult<T> {
         py.detach(|| {
-            let mut engine = self.engine.lock().unwrap_or_else(|p| p.into_inner());
-            work(&mut engine)
+            unpanicked(|| {
+                let mut engine = self.engine.lock().unwrap_or_else(|p| p.into_inner());
+                work(&mut engine).map_err(raise)
+            })
         })
-        .map_err(raise)
+    }
+
+    /// The kept first-hits buffer, taken out (empty when another call has it), with the GIL
+    /// released.
+    fn take_first_hits(&self, py: Python<'_>) -> Vec<FirstHit> {
+        py.detach(|| std::mem::take(&mut *self.first_hits.lock().unwrap_or_else(|p| p.into_inner())))
     }
 }
 
@@ -471,9 +509,8 @@ impl PyEngine {
 
     /// What the engine runs on, and why.
     #[getter]
-    fn chosen(&self) -> String {
-        let engine = self.engine.lock().unwrap_or_else(|p| p.into_inner());
-        engine.chosen().to_string()
+    fn chosen(&self, py: Python<'_>) -> PyResult<String> {
+        self.run(py, |e| Ok(e.chosen().to_string()))
     }
 
     /// Seconds the library's own first hit takes on these arrays, nothing converted: what the
@@ -532,21 +569,25 @@ impl PyEngine {
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
         let (s, r) = inputs(&segments, &rects)?;
-        let mut first = self.first_hits.lock().unwrap_or_else(|p| p.into_inner());
+        let mut first = self.take_first_hits(py);
         first.resize(s.len(), FirstHit::NONE);
         let out: &mut [FirstHit] = &mut first;
-        self.run(py, |e| e.first_hit_into(&Batch::new(s, r), out))?;
+        let done = self.run(py, |e| e.first_hit_into(&Batch::new(s, r), out));
         let fields = [("segment", Ty::U64), ("rect", Ty::I64)];
-        rows(
-            py,
-            &[&fields[..], &RESULT].concat(),
-            &first,
-            |i, f: &FirstHit, row| {
-                row.u64(i as u64)
-                    .i64(f.rect().map_or(-1, i64::from))
-                    .result(&f.result);
-            },
-        )
+        let packed = done.and_then(|()| {
+            rows(
+                py,
+                &[&fields[..], &RESULT].concat(),
+                &first,
+                |i, f: &FirstHit, row| {
+                    row.u64(i as u64)
+                        .i64(f.rect().map_or(-1, i64::from))
+                        .result(&f.result);
+                },
+            )
+        });
+        py.detach(|| *self.first_hits.lock().unwrap_or_else(|p| p.into_inner()) = first);
+        packed
     }
 
     /// Each segment's first-hit rect alone (ties: the lowest rect), -1 on a miss: a GPU reads

@@ -17,6 +17,8 @@
 
 use rayon::prelude::*;
 
+use super::workers::Workers;
+
 use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use super::lanes::{Candidates, HIT_LANES, HitLanes, LaneFilter, LaneVerdicts};
 use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
@@ -103,12 +105,15 @@ pub struct RectBlock {
 }
 
 impl RectBlock {
-    /// min = +inf, max = -inf: no finite box overlaps it.
+    /// Every value NaN: the box cull's comparisons are ordered (`<=`, `_CMP_LE_OQ`), so no box
+    /// overlaps it, whatever the segment's values. With ±infinity instead, a segment whose
+    /// values changed to infinities after validation overlapped the padding lanes past the
+    /// last rect, and their indices ran past the rects.
     const EMPTY: Self = Self {
-        min_x: [f32::INFINITY; LANES],
-        max_x: [f32::NEG_INFINITY; LANES],
-        min_y: [f32::INFINITY; LANES],
-        max_y: [f32::NEG_INFINITY; LANES],
+        min_x: [f32::NAN; LANES],
+        max_x: [f32::NAN; LANES],
+        min_y: [f32::NAN; LANES],
+        max_y: [f32::NAN; LANES],
     };
 }
 
@@ -820,7 +825,8 @@ pub struct CpuOptions {
 pub struct CpuKernel {
     simd: Simd,
     threads: usize,
-    pool: Option<rayon::ThreadPool>,
+    /// Its own workers, or `None` for the process's shared pool ([`Workers::shared`]).
+    pool: Option<Workers>,
     blocks: Vec<RectBlock>,
 }
 
@@ -855,11 +861,11 @@ fn work_per_segment(boxes: &[Rect], grid: Option<&Grid>) -> usize {
 }
 
 impl Default for CpuKernel {
-    /// The best SIMD level here, one thread per core (rayon's global pool).
+    /// The best SIMD level here, one thread per core (the process's shared pool).
     fn default() -> Self {
         Self {
             simd: Simd::detect(),
-            threads: rayon::current_num_threads(),
+            threads: Workers::shared().threads(),
             pool: None,
             blocks: Vec::new(),
         }
@@ -885,11 +891,7 @@ impl CpuKernel {
             0 => (Self::default().threads, None),
             1 => (1, None),
             n => {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .thread_name(|i| format!("rectcast-cpu-{i}"))
-                    .build()
-                    .map_err(|e| format!("cannot start {n} CPU threads: {e}"))?;
+                let pool = Workers::new(n)?;
                 (n, Some(pool))
             }
         };
@@ -909,11 +911,12 @@ impl CpuKernel {
         self.threads
     }
 
-    /// Runs `f` on this kernel's pool (the global one when it has none of its own).
-    fn install<R: Send>(pool: &Option<rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
+    /// Runs `f` on this kernel's pool (the process's shared one when it has none of its
+    /// own), never on rayon's global pool, which a forked child cannot use.
+    fn install<R: Send>(pool: &Option<Workers>, f: impl FnOnce() -> R + Send) -> R {
         match pool {
             Some(pool) => pool.install(f),
-            None => f(),
+            None => Workers::shared().install(f),
         }
     }
 

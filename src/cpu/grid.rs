@@ -354,6 +354,11 @@ pub fn visit_cells(
     let max_x = order_key(key_max(s.x0, s.x1));
     let min_y = order_key(key_min(s.y0, s.y1));
     let max_y = order_key(key_max(s.y0, s.y1));
+    // Never for valid values; values changed after validation (NaN) may give inverted ranges,
+    // whose walk is skipped rather than run out of the grid.
+    if walk.row_min > walk.row_max || walk.col_min > walk.col_max {
+        return;
+    }
     let mut prev = (0, 0);
     for step in 0..=(walk.row_max - walk.row_min) {
         let row = walk_row(walk, step);
@@ -369,6 +374,9 @@ pub fn visit_cells(
             }
         }
         let range = row_columns(grid, s, walk, row, step == 0, prev);
+        if range.0 > range.1 || range.1 >= grid.cols {
+            return;
+        }
         for col_step in 0..=(range.1 - range.0) {
             let col = walk_col(walk, range, col_step);
             let cell = (row * grid.cols + col) as usize;
@@ -467,8 +475,9 @@ impl Grid {
         for r in rects {
             let span = rect_span(self, r);
             self.spans.push(span);
-            total +=
-                (span.col_max - span.col_min + 1) as u64 * (span.row_max - span.row_min + 1) as u64;
+            // Empty when min > max (a rect changed after validation).
+            total += (span.col_max + 1).saturating_sub(span.col_min) as u64
+                * (span.row_max + 1).saturating_sub(span.row_min) as u64;
         }
         total
     }
@@ -537,12 +546,14 @@ fn size_for(rects: &[Rect]) -> (u32, u32, [f64; 4]) {
     let (width, height) = (b[1] - b[0], b[3] - b[2]);
     // One rect per cell on average, at the finest.
     let density = (width.max(f64::MIN_POSITIVE) * height.max(f64::MIN_POSITIVE) / m).sqrt();
+    // `!(extent > 0.0)` and `max(1)`: rects changed after validation (infinite, NaN) make
+    // a one-cell axis, never none.
     let cells = |extent: f64, mean: f64| -> u32 {
-        if extent <= 0.0 {
+        if !(extent > 0.0) {
             return 1;
         }
         let cell = (mean * CELL_PER_EXTENT).max(density.min(extent));
-        (extent / cell).ceil().clamp(1.0, MAX_CELLS_PER_AXIS as f64) as u32
+        ((extent / cell).ceil().clamp(1.0, MAX_CELLS_PER_AXIS as f64) as u32).max(1)
     };
     (cells(width, sum_w / m), cells(height, sum_h / m), b)
 }

@@ -14,3 +14,4 @@ pub mod segment_polygon;
 pub mod segment_rect;
 pub mod segment_segment;
 pub mod shape_queries;
+pub mod workers;

@@ -18,7 +18,12 @@ const U: f64 = f64::EPSILON / 2.0;
 /// The f32 nearest to an exact value x (ties to even) that lies in [lo, hi], given `approx`
 /// with |approx − x| <= err, and `side(m)`, the exact order of x against m. A zero is +0.0.
 fn round_to_f32(lo: f32, hi: f32, approx: f64, err: f64, side: impl Fn(f64) -> Ordering) -> f32 {
-    let candidate = (approx as f32).clamp(lo, hi);
+    // Never for valid inputs; for values changed after validation, an unspecified answer
+    // rather than a panic.
+    if !(lo <= hi) {
+        return lo;
+    }
+    let candidate = (approx as f32).max(lo).min(hi);
     let (below, above) = midpoints(candidate);
     if approx - err > below && approx + err < above {
         return candidate + 0.0;

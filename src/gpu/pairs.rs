@@ -803,13 +803,15 @@ impl ReadBack<'_> {
             return self.expand_run(range.start, out, decide);
         }
         use rayon::prelude::*;
-        out.par_chunks_mut(EXPAND_PER_THREAD)
-            .enumerate()
-            .map(|(k, run)| self.expand_run(range.start + k * EXPAND_PER_THREAD, run, decide))
-            .reduce(Decided::default, |mut a, b| {
-                a += b;
-                a
-            })
+        crate::cpu::workers::Workers::shared().install(|| {
+            out.par_chunks_mut(EXPAND_PER_THREAD)
+                .enumerate()
+                .map(|(k, run)| self.expand_run(range.start + k * EXPAND_PER_THREAD, run, decide))
+                .reduce(Decided::default, |mut a, b| {
+                    a += b;
+                    a
+                })
+        })
     }
 
     /// [`expand`](Self::expand) on one thread, for pairs `first..first + out.len()`.
