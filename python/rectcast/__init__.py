@@ -8,16 +8,27 @@ back as a numpy structured array with the fields of the CLI's ``.npy`` output, o
 Inputs (``segments``: x0, y0, x1, y1; ``rects``: min_x, min_y, max_x, max_y) may be:
 
 - a numpy float32 array of shape (N, 4), C order: read in place, no copy (unless its buffer is
-  not aligned to 4 bytes, as a deserialized one may be: then it is copied to one that is);
-- any other numeric array of that shape (float64, Fortran order…) with ``copy=True``: converted
-  to float32 in C order first, a documented copy (values that float32 cannot hold exactly are
-  rounded, which changes the question asked);
-- Arrow data (a ``pyarrow.Table`` or ``RecordBatch``, a polars DataFrame, anything with the
-  Arrow PyCapsule interface) with float32 columns named as above, in any order, other columns
-  ignored: the four columns are copied side by side.
+  not aligned to 4 bytes, as a deserialized one may be: then it is copied to one that is). This
+  is the fast path: nothing is converted or copied, so its cost is the library's call alone;
+- any other real numeric array of that shape (float64, integers, Fortran order as
+  ``df.to_numpy()`` gives): copied to float32 in C order first (about one pass over the data),
+  exactly. A value float32 cannot hold exactly (0.1 as a float64, say) raises ``ValueError``
+  naming its row and column, since the answer would be about another number;
+  ``rounding="nearest"`` rounds such values instead and warns (``RoundingWarning``) with their
+  count. ``copy=False`` refuses any copy;
+- a pandas DataFrame, or Arrow data (a ``pyarrow.Table`` or ``RecordBatch``, a polars
+  DataFrame, anything with the Arrow PyCapsule interface), with numeric columns named as above,
+  in any order, other columns ignored: the four columns are copied side by side, by the same
+  exact rule.
 
 Invalid values (NaN, infinities, beyond ±2^62, min > max) raise ``ValueError`` naming the row
-and the field; GPU failures raise ``RuntimeError``.
+and the field; GPU failures raise ``RuntimeError``, and so does an internal error (a bug).
+Inputs must not change while a call reads them (another thread writing into the array): the
+answer is then unspecified, though never a crash.
+
+Threads may share an engine (and the module functions' default engine): their calls take
+turns on it. After ``os.fork`` (``multiprocessing``'s default on Linux) a child's calls work; a
+GPU engine made before the fork is refused there (an ``"auto"`` one runs on the CPU).
 """
 
 from __future__ import annotations
@@ -77,6 +88,8 @@ __all__ = [
     "counts",
     "clip",
     "default_engine",
+    "RoundingWarning",
+    "ROUNDINGS",
 ]
 
 SEGMENT_COLUMNS = ("x0", "y0", "x1", "y1")
@@ -93,51 +106,120 @@ CIRCLE_KIND_NAMES = tuple(_rectcast.circle_kind_names())
 SIDE_NAMES = tuple(_rectcast.side_names())
 
 
-def _records(data, columns, name, copy):
-    """``data`` as a float32 (N, len(columns)) C-order array, in place when it already is one."""
-    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
-        return _from_arrow(data, columns, name)
+#: The singular of each input's name, as the library's errors say it ("segment 2: x1 ...").
+_ROW = {"segments": "segment", "rects": "rect", "rect": "rect", "walls": "wall", "circles": "circle", "other": "other"}
+
+#: What ``rounding=`` takes: ``"exact"`` refuses a value float32 cannot hold, ``"nearest"``
+#: rounds it (to nearest, ties to even) and warns with the count.
+ROUNDINGS = ("exact", "nearest")
+
+
+class RoundingWarning(UserWarning):
+    """Input values were rounded to float32 (``rounding="nearest"``): the question asked is
+    about the rounded values. The message gives the count."""
+
+
+def _check_rounding(rounding):
+    if rounding not in ROUNDINGS:
+        raise ValueError(f'rounding: expected "exact" or "nearest", found {rounding!r}')
+
+
+def _real(values, name, where=""):
+    """Refuses what is not real numbers (complex, bool, strings, objects)."""
+    kind = values.dtype.kind
+    if kind == "c":
+        raise TypeError(f"{name}{where}: expected real numbers, found {values.dtype} (complex); "
+                        "pass the real part (np.real) if that is what you mean")
+    if kind not in "fiu":
+        raise TypeError(f"{name}{where}: expected real numbers, found {values.dtype}")
+
+
+def _to_float32(values, name, columns, rounding, column_offset=0):
+    """``values`` (2-D, real numbers) as float32 in C order, exactly: a value float32 cannot
+    hold raises ``ValueError`` naming its row and column, unless ``rounding="nearest"``, which
+    rounds it and warns (``RoundingWarning``) with the count."""
+    out = np.ascontiguousarray(values, dtype=np.float32)
+    if values.dtype == np.float32 or (values.dtype.kind == "f" and values.dtype.itemsize < 4) or (
+        values.dtype.kind in "iu" and values.dtype.itemsize <= 2
+    ):
+        return out  # float16 and 8- or 16-bit integers: float32 holds every value
+    wide = out.astype(np.float64)
+    if values.dtype.kind == "f":
+        same = (wide == values) | (np.isnan(wide) & np.isnan(values))
+    else:
+        fits = np.abs(wide) < 2.0**63
+        same = fits & (np.where(fits, wide, 0).astype(np.int64) == values.astype(np.int64))
+        if values.dtype.kind == "u":
+            same &= values <= np.iinfo(np.int64).max
+    if same.all():
+        return out
+    inexact = np.argwhere(~same)
+    if rounding == "nearest":
+        import warnings
+
+        warnings.warn(f"{name}: {len(inexact)} values rounded to float32", RoundingWarning, stacklevel=4)
+        return out
+    row, col = (int(i) for i in inexact[0])
+    raise ValueError(
+        f"{_ROW.get(name, name)} {row}: {columns[col + column_offset]} is {values[row, col].item()!r} ({values.dtype}), "
+        f"which float32 cannot hold exactly ({len(inexact)} such values in {name}); pass "
+        f'rounding="nearest" to round them to the nearest float32'
+    )
+
+
+def _is_pandas(data):
+    return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
+
+
+def _records(data, columns, name, copy=None, rounding="exact"):
+    """``data`` as a float32 (N, len(columns)) C-order array: in place when it already is
+    one (the zero-copy path), else converted exactly (``_to_float32``). ``copy=False`` refuses
+    any conversion instead."""
+    _check_rounding(rounding)
+    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__") or _is_pandas(data):
+        return _from_arrow(data, columns, name, rounding)
     if not isinstance(data, np.ndarray):
         raise TypeError(
-            f"{name}: expected a numpy array of shape (N, {len(columns)}) or Arrow data, "
-            f"found {type(data).__name__}"
+            f"{name}: expected a numpy array of shape (N, {len(columns)}) or Arrow data "
+            f"(a pyarrow table, pandas or polars DataFrame), found {type(data).__name__}"
         )
     if data.ndim != 2 or data.shape[1] != len(columns):
-        raise ValueError(f"{name}: expected shape (N, {len(columns)}), found {data.shape}")
+        raise ValueError(f"{name}: expected shape (N, {len(columns)}) ({', '.join(columns)}), found {data.shape}")
     if data.dtype == np.float32 and data.flags.c_contiguous:
         # Read in place; only an unaligned buffer (as a deserialized one may be) is copied,
         # since Rust reads f32 values at aligned addresses.
         return data if data.flags.aligned else np.require(data, requirements=["C", "A"])
-    if not copy:
+    _real(data, name)
+    if copy is False:
         raise TypeError(
-            f"{name}: expected float32 in C order, found {data.dtype}"
-            f"{'' if data.flags.c_contiguous else ', not C-contiguous'}; "
-            "pass copy=True to convert (a copy, and float32 rounding)"
+            f"{name}: copy=False, but {data.dtype}"
+            f"{'' if data.flags.c_contiguous else ' not in C order'} needs a copy to float32 in C order"
         )
-    if not np.issubdtype(data.dtype, np.number):
-        raise TypeError(f"{name}: expected numbers, found {data.dtype}")
-    return np.ascontiguousarray(data, dtype=np.float32)
+    return _to_float32(data, name, columns, rounding)
 
 
-def _from_arrow(data, columns, name):
+def _from_arrow(data, columns, name, rounding="exact"):
+    """The named columns of Arrow data (a pyarrow table or batch, a pandas or polars
+    DataFrame: anything with the Arrow PyCapsule interface), side by side as float32."""
     import pyarrow as pa
 
     table = pa.table(data)
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise ValueError(
-            f"{name}: no column {missing[0]}: expected float32 columns {','.join(columns)} "
-            f"(in any order; others are ignored), found {','.join(table.column_names)}"
+            f"{name}: no column {missing[0]}: expected numeric columns {','.join(columns)} "
+            f"(in any order; others are ignored), found {','.join(map(str, table.column_names))}"
         )
-    out = np.empty((table.num_rows, 4), dtype=np.float32)
+    out = np.empty((table.num_rows, len(columns)), dtype=np.float32)
     for i, column in enumerate(columns):
         values = table.column(column)
-        if values.type != pa.float32():
-            raise TypeError(f"{name}: column {column} is {values.type}, expected float")
         if values.null_count:
             row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
-            raise ValueError(f"{name} {row}: {column} is null")
-        out[:, i] = values.to_numpy()
+            raise ValueError(f"{_ROW.get(name, name)} {row}: {column} is null")
+        if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):
+            raise TypeError(f"{name}: column {column} is {values.type}, expected numbers")
+        array = values.to_numpy().reshape(-1, 1)
+        out[:, i] = _to_float32(array, name, columns, rounding, column_offset=i)[:, 0]
     return out
 
 
@@ -210,7 +292,9 @@ class Engine:
     """
 
     def __init__(self, backend: str = "auto", threads: int = 0):
-        self._engine = _rectcast.Engine(backend, threads)
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+            raise ValueError(f"threads: expected a whole number >= 0 (0: one per core), found {threads!r}")
+        self._engine = _rectcast.Engine(backend, int(threads))
 
     @property
     def chosen(self) -> str:
@@ -220,13 +304,13 @@ class Engine:
     def __repr__(self) -> str:
         return f"rectcast.Engine({self.chosen!r})"
 
-    def _inputs(self, segments, rects, copy):
+    def _inputs(self, segments, rects, copy, rounding):
         return (
-            _records(segments, SEGMENT_COLUMNS, "segments", copy),
-            _records(rects, RECT_COLUMNS, "rects", copy),
+            _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding),
+            _records(rects, RECT_COLUMNS, "rects", copy, rounding),
         )
 
-    def _shapes(self, query, segments, rects, walls, circles, to, copy, polygons=None):
+    def _shapes(self, query, segments, rects, walls, circles, to, copy, rounding, polygons=None):
         """A query against walls, circles or polygons, when one was given (else None)."""
         given = [
             name
@@ -237,58 +321,58 @@ class Engine:
             raise TypeError(f"{query}: give one of rects, walls, circles, polygons; found {given or 'none'}")
         if rects is not None:
             return None
-        s = _records(segments, SEGMENT_COLUMNS, "segments", copy)
+        s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
         if walls is not None:
-            w = _records(walls, SEGMENT_COLUMNS, "walls", copy)
+            w = _records(walls, SEGMENT_COLUMNS, "walls", copy, rounding)
             return _table(self._engine.shape_query(query, "walls", s, w), to)
         if polygons is not None:
             vertices, offsets = _polygons(polygons, "polygons")
             return _table(self._engine.polygon_query(query, s, vertices, offsets), to)
-        c = _records(circles, CIRCLE_COLUMNS, "circles", copy)
+        c = _records(circles, CIRCLE_COLUMNS, "circles", copy, rounding)
         return _table(self._engine.shape_query(query, "circles", s, c), to, CIRCLE_KIND_NAMES)
 
     def pairs(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool = False
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"
     ):
         """Every segment against every rect, one row per pair, segment-major.
 
         Fields: segment, rect (uint64), hit (bool), kind (uint8), t_enter, t_exit (float32, NaN
         on a miss), entry, exit (uint8 side bits). With ``walls=`` or ``circles=`` instead of
         rects: ``wall_pairs`` and ``circle_pairs``."""
-        shapes = self._shapes("pairs", segments, rects, walls, circles, to, copy, polygons)
+        shapes = self._shapes("pairs", segments, rects, walls, circles, to, copy, rounding, polygons)
         if shapes is not None:
             return shapes
-        s, r = self._inputs(segments, rects, copy)
+        s, r = self._inputs(segments, rects, copy, rounding)
         return _table(self._engine.pairs(s, r), to)
 
     def first_hit(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool = False
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"
     ):
         """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
 
         One row per segment; ``rect`` is -1 (null in Arrow) and ``kind`` 0 on a miss. With
         ``walls=`` or ``circles=``: fields segment, wall or circle (int64, -1 on a miss),
         contact or kind, t_enter, t_exit."""
-        shapes = self._shapes("first_hit", segments, rects, walls, circles, to, copy, polygons)
+        shapes = self._shapes("first_hit", segments, rects, walls, circles, to, copy, rounding, polygons)
         if shapes is not None:
             return shapes
-        s, r = self._inputs(segments, rects, copy)
+        s, r = self._inputs(segments, rects, copy, rounding)
         return _table(self._engine.first_hit(s, r), to)
 
-    def wall_pairs(self, segments, walls, *, to: str = "numpy", copy: bool = False):
+    def wall_pairs(self, segments, walls, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"):
         """Segment x segment: every segment against every wall (both x0, y0, x1, y1), one row
         per pair, segment-major. Fields: segment, wall (uint64), hit (bool), contact (uint8, a
         ``CONTACT_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a miss)."""
-        return self.pairs(segments, walls=walls, to=to, copy=copy)
+        return self.pairs(segments, walls=walls, to=to, copy=copy, rounding=rounding)
 
-    def circle_pairs(self, segments, circles, *, to: str = "numpy", copy: bool = False):
+    def circle_pairs(self, segments, circles, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"):
         """Segment x circle: every segment against every closed disk (cx, cy, r, r >= 0), one
         row per pair, segment-major. Fields: segment, circle (uint64), hit (bool), kind (uint8,
         a ``CIRCLE_KIND_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a
         miss)."""
-        return self.pairs(segments, circles=circles, to=to, copy=copy)
+        return self.pairs(segments, circles=circles, to=to, copy=copy, rounding=rounding)
 
-    def polygon_pairs(self, segments, polygons, *, to: str = "numpy", copy: bool = False):
+    def polygon_pairs(self, segments, polygons, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"):
         """Every segment against every polygon (simple, closed: boundary and interior),
         segment-major. ``polygons``: a sequence of rings (each (n, 2), a closing repeat of the
         first vertex allowed), or the flat form ``(vertices, offsets)``: float32 (V, 2) and
@@ -296,7 +380,7 @@ class Engine:
         a ``KIND_NAMES`` code), t_enter, t_exit (float32, NaN on a miss), entry_edge, exit_edge
         (int64, edge k runs from vertex k to k + 1; -1 where there is none). A polygon that is
         not simple raises ``ValueError`` naming it."""
-        return self.pairs(segments, polygons=polygons, to=to, copy=copy)
+        return self.pairs(segments, polygons=polygons, to=to, copy=copy, rounding=rounding)
 
     def overlaps(self, polygons, other, *, to: str = "numpy"):
         """Polygon × polygon: the overlapping pairs (closed: touching and containment count),
@@ -305,43 +389,48 @@ class Engine:
         b = _polygons(other, "other")
         return _table(self._engine.overlaps(*a, *b), to)
 
-    def first_hit_rects(self, segments, rects, *, copy: bool = False) -> np.ndarray:
+    def first_hit_rects(self, segments, rects, *, copy: bool | None = None, rounding: str = "exact") -> np.ndarray:
         """Each segment's first-hit rect alone, ``first_hit``'s ``rect`` column: an int64 array,
         -1 on a miss. On a GPU only 4 bytes a segment come back."""
-        s, r = self._inputs(segments, rects, copy)
+        s, r = self._inputs(segments, rects, copy, rounding)
         return self._engine.first_hit_rects(s, r)
 
     def hits(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool = False
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"
     ):
         """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
-        shapes = self._shapes("hits", segments, rects, walls, circles, to, copy, polygons)
+        shapes = self._shapes("hits", segments, rects, walls, circles, to, copy, rounding, polygons)
         if shapes is not None:
             return shapes
-        s, r = self._inputs(segments, rects, copy)
+        s, r = self._inputs(segments, rects, copy, rounding)
         return _table(self._engine.hits(s, r), to)
 
     def counts(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool = False
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"
     ):
         """Hits per rect: one row (rect, hits) per rect; (wall, hits) or (circle, hits) with
         ``walls=`` or ``circles=``."""
-        shapes = self._shapes("counts", segments, rects, walls, circles, to, copy, polygons)
+        shapes = self._shapes("counts", segments, rects, walls, circles, to, copy, rounding, polygons)
         if shapes is not None:
             return shapes
-        s, r = self._inputs(segments, rects, copy)
+        s, r = self._inputs(segments, rects, copy, rounding)
         return _table(self._engine.counts(s, r), to)
 
-    def clip(self, segments, rect=None, *, rects=None, to: str = "numpy", copy: bool = False):
+    def clip(self, segments, rect=None, *, rects=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"):
         """Each segment clipped to ``rect`` (min_x, min_y, max_x, max_y), or to its own row of
         ``rects``. Fields: segment, kind, x0, y0, x1, y1 (NaN on a miss)."""
         if (rect is None) == (rects is None):
             raise TypeError("clip: give rect or rects")
-        s = _records(segments, SEGMENT_COLUMNS, "segments", copy)
+        s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
         if rect is not None:
-            one = np.asarray(rect, dtype=np.float32).reshape(1, 4)
-            return _table(self._engine.clip(s, np.ascontiguousarray(one), False), to)
-        r = _records(rects, RECT_COLUMNS, "rects", copy)
+            one = np.asarray(rect)
+            if one.shape != (4,):
+                raise ValueError(
+                    f"rect: expected 4 values ({', '.join(RECT_COLUMNS)}), found shape {one.shape}"
+                )
+            one = _records(one.reshape(1, 4), RECT_COLUMNS, "rect", copy, rounding)
+            return _table(self._engine.clip(s, one, False), to)
+        r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
         if len(r) != len(s):
             raise ValueError(
                 f"rects: clipping to one rect per segment needs as many rects as segments: "

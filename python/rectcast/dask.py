@@ -1,7 +1,8 @@
 """The queries over a Dask DataFrame of segments, partition by partition, on every worker.
 
-The segments are a ``dask.dataframe.DataFrame`` with float32 columns ``x0, y0, x1, y1`` (others
-are ignored), for example ``dd.read_parquet("trajectories/")``; the rects (or walls, circles
+The segments are a ``dask.dataframe.DataFrame`` with numeric columns ``x0, y0, x1, y1`` (others
+are ignored; float32 as it is, other numbers converted exactly or refused, as ``rectcast``'s
+``rounding=`` says: the columns are checked when the graph is made, the values in the workers), for example ``dd.read_parquet("trajectories/")``; the rects (or walls, circles
 or polygons, as keywords) are held in memory and sent to each worker once. ``segment`` in the results is the
 row's position in the whole DataFrame, counted over the partitions in order, so the rows equal
 those of the single-process call on the concatenated segments, whatever the partitioning.
@@ -39,18 +40,26 @@ def _engine(backend: str, threads: int) -> rectcast.Engine:
     return engines[key]
 
 
-def _segments(frame: pd.DataFrame) -> np.ndarray:
-    """A partition's segment columns, side by side as float32 (N, 4), C order."""
-    missing = [c for c in rectcast.SEGMENT_COLUMNS if c not in frame.columns]
+def _check_columns(columns, dtypes) -> None:
+    """The segment columns are there and numeric: checked on the Dask DataFrame's metadata,
+    before the graph runs, so a mistake fails at the call rather than inside a worker."""
+    columns = list(map(str, columns))
+    missing = [c for c in rectcast.SEGMENT_COLUMNS if c not in columns]
     if missing:
         raise ValueError(
             f"segments: no column {missing[0]}: expected columns {','.join(rectcast.SEGMENT_COLUMNS)} "
-            f"(in any order; others are ignored), found {','.join(map(str, frame.columns))}"
+            f"(in any order; others are ignored), found {','.join(columns)}"
         )
-    values = frame[list(rectcast.SEGMENT_COLUMNS)].to_numpy()
-    if values.dtype != np.float32:
-        raise TypeError(f"segments: expected float32 columns, found {values.dtype}")
-    return np.ascontiguousarray(values)
+    for c in rectcast.SEGMENT_COLUMNS:
+        if not pd.api.types.is_numeric_dtype(dtypes[c]) or pd.api.types.is_bool_dtype(dtypes[c]):
+            raise TypeError(f"segments: column {c} is {dtypes[c]}, expected numbers")
+
+
+def _segments(frame: pd.DataFrame, rounding: str = "exact") -> np.ndarray:
+    """A partition's segment columns, side by side as float32 (N, 4), C order: float32 as it
+    is, other numbers converted exactly (``rectcast``'s ``rounding=`` rule)."""
+    _check_columns(frame.columns, frame.dtypes)
+    return rectcast._records(frame, rectcast.SEGMENT_COLUMNS, "segments", None, rounding)
 
 
 def _frame(rows: np.ndarray, offset: int) -> pd.DataFrame:
@@ -59,7 +68,7 @@ def _frame(rows: np.ndarray, offset: int) -> pd.DataFrame:
     return frame
 
 
-def _shapes(rects, walls, circles, polygons) -> dict:
+def _shapes(rects, walls, circles, polygons, rounding="exact") -> dict:
     """The one shape argument given, as the keyword the engine takes, in the form sent to the
     workers (numpy arrays; polygons as (vertices, offsets))."""
     given = {
@@ -75,7 +84,7 @@ def _shapes(rects, walls, circles, polygons) -> dict:
     columns = rectcast.CIRCLE_COLUMNS if name == "circles" else (
         rectcast.RECT_COLUMNS if name == "rects" else rectcast.SEGMENT_COLUMNS
     )
-    return {name: rectcast._records(value, columns, name, copy=False)}
+    return {name: rectcast._records(value, columns, name, None, rounding)}
 
 
 def _call(engine: rectcast.Engine, query: str, segments: np.ndarray, shapes) -> np.ndarray:
@@ -86,23 +95,29 @@ def _call(engine: rectcast.Engine, query: str, segments: np.ndarray, shapes) -> 
     return getattr(engine, query)(segments, shapes)
 
 
-def first_hit_frame(frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1):
+def first_hit_frame(
+    frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1, rounding: str = "exact"
+):
     """First hits of one batch of segments as a pandas DataFrame; ``segment`` counts from
     ``offset``. ``rects``: a rects array, or ``{"walls" | "circles" | "polygons": ...}``."""
-    rows = _call(_engine(backend, threads), "first_hit", _segments(frame), rects)
+    rows = _call(_engine(backend, threads), "first_hit", _segments(frame, rounding), rects)
     return _frame(rows, offset)
 
 
-def hits_frame(frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1):
+def hits_frame(
+    frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1, rounding: str = "exact"
+):
     """Hitting pairs of one batch of segments as a pandas DataFrame; ``segment`` counts from
     ``offset``. ``rects`` as for ``first_hit_frame``."""
-    rows = _call(_engine(backend, threads), "hits", _segments(frame), rects)
+    rows = _call(_engine(backend, threads), "hits", _segments(frame, rounding), rects)
     return _frame(rows, offset)
 
 
-def counts_array(frame: pd.DataFrame, rects, backend: str = "auto", threads: int = 1) -> np.ndarray:
+def counts_array(
+    frame: pd.DataFrame, rects, backend: str = "auto", threads: int = 1, rounding: str = "exact"
+) -> np.ndarray:
     """Hits per rect (or shape) of one batch of segments (uint64, one per shape)."""
-    return _call(_engine(backend, threads), "counts", _segments(frame), rects)["hits"]
+    return _call(_engine(backend, threads), "counts", _segments(frame, rounding), rects)["hits"]
 
 
 def _meta(query: str, shapes: dict) -> pd.DataFrame:
@@ -117,7 +132,7 @@ def _offsets(ddf) -> list:
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))[:-1]]).tolist()
 
 
-def _per_partition(ddf, shapes, query, frame_function, backend, threads):
+def _per_partition(ddf, shapes, query, frame_function, backend, threads, rounding):
     import dask
 
     shared = dask.delayed(shapes, pure=True)  # one key: each worker fetches the shapes once
@@ -125,32 +140,44 @@ def _per_partition(ddf, shapes, query, frame_function, backend, threads):
 
     def run(frame, shapes, partition_info=None):
         offset = offsets[partition_info["number"]] if partition_info else 0
-        return frame_function(frame, shapes, offset, backend, threads)
+        return frame_function(frame, shapes, offset, backend, threads, rounding)
 
     return ddf.map_partitions(run, shared, meta=_meta(query, shapes), align_dataframes=False)
 
 
-def first_hit(ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1):
+def first_hit(
+    ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1,
+    rounding: str = "exact",
+):
     """Each segment's first hit, as a lazy Dask DataFrame (one row per segment, in order).
     Against rects, or walls, circles or polygons (``rectcast.first_hit``'s forms)."""
-    shapes = _shapes(rects, walls, circles, polygons)
-    return _per_partition(ddf, shapes, "first_hit", first_hit_frame, backend, threads)
+    _check_columns(ddf.columns, ddf.dtypes)
+    shapes = _shapes(rects, walls, circles, polygons, rounding)
+    return _per_partition(ddf, shapes, "first_hit", first_hit_frame, backend, threads, rounding)
 
 
-def hits(ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1):
+def hits(
+    ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1,
+    rounding: str = "exact",
+):
     """The hitting pairs in (segment, shape) order, as a lazy Dask DataFrame."""
-    shapes = _shapes(rects, walls, circles, polygons)
-    return _per_partition(ddf, shapes, "hits", hits_frame, backend, threads)
+    _check_columns(ddf.columns, ddf.dtypes)
+    shapes = _shapes(rects, walls, circles, polygons, rounding)
+    return _per_partition(ddf, shapes, "hits", hits_frame, backend, threads, rounding)
 
 
-def counts(ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1) -> np.ndarray:
+def counts(
+    ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1,
+    rounding: str = "exact",
+) -> np.ndarray:
     """Hits per rect (or shape) over the whole DataFrame, summed across partitions (computed
     now): a structured array (rect, hits) like ``rectcast.counts``."""
     import dask
 
-    shapes = _shapes(rects, walls, circles, polygons)
+    _check_columns(ddf.columns, ddf.dtypes)
+    shapes = _shapes(rects, walls, circles, polygons, rounding)
     shared = dask.delayed(shapes, pure=True)
-    parts = [dask.delayed(counts_array)(p, shared, backend, threads) for p in ddf.to_delayed()]
+    parts = [dask.delayed(counts_array)(p, shared, backend, threads, rounding) for p in ddf.to_delayed()]
     total = dask.delayed(lambda arrays: np.sum(arrays, axis=0, dtype=np.uint64))(parts)
     # The table of no segments: every shape, with its fields, and no hits yet.
     out = _call(rectcast.Engine("cpu", 1), "counts", np.zeros((0, 4), np.float32), shapes)

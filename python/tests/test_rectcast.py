@@ -285,13 +285,14 @@ def test_arrow_inputs_find_columns_by_name_among_others(scene, engine):
     assert_same_bytes(engine.first_hit(reader, rects), got, "a stream of batches")
 
 
-def test_other_dtypes_and_orders_need_an_explicit_copy(scene, engine):
+def test_other_dtypes_and_orders_are_converted_exactly_unless_copy_is_refused(scene, engine):
     segments, rects, _ = scene
     want = engine.first_hit(segments, rects)
     for other in (segments.astype(np.float64), np.asfortranarray(segments)):
-        with pytest.raises(TypeError, match="copy=True"):
-            engine.first_hit(other, rects)
+        assert_same_bytes(engine.first_hit(other, rects), want, "converted input")
         assert_same_bytes(engine.first_hit(other, rects, copy=True), want, "copied input")
+        with pytest.raises(TypeError, match="copy=False"):
+            engine.first_hit(other, rects, copy=False)
 
 
 @pytest.mark.parametrize(
@@ -315,11 +316,11 @@ def test_wrong_types_and_nulls_are_errors_not_crashes(engine):
     rects = np.zeros((1, 4), np.float32)
     with pytest.raises(TypeError, match="segments: expected a numpy array"):
         engine.first_hit([[0, 0, 1, 1]], rects)
-    with pytest.raises(TypeError, match="expected numbers"):
-        engine.first_hit(np.array([["a", "b", "c", "d"]]), rects, copy=True)
+    with pytest.raises(TypeError, match="expected real numbers"):
+        engine.first_hit(np.array([["a", "b", "c", "d"]]), rects)
     nulls = pa.table({"x0": pa.array([0.0, None], pa.float32()), "y0": pa.array([0.0, 0.0], pa.float32()),
                       "x1": pa.array([1.0, 1.0], pa.float32()), "y1": pa.array([1.0, 1.0], pa.float32())})
-    with pytest.raises(ValueError, match="segments 1: x0 is null"):
+    with pytest.raises(ValueError, match="segment 1: x0 is null"):
         engine.first_hit(nulls, rects)
     with pytest.raises(ValueError, match="no column y1"):
         engine.first_hit(pa.table({"x0": [0.0], "y0": [0.0], "x1": [1.0]}), rects)

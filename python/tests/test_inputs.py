@@ -1,0 +1,139 @@
+"""What users pass, as they have it: float64 (pandas', polars' and Arrow's default), integers,
+Fortran order, pandas DataFrames. Converted exactly (the same bytes as the float32 call), or
+refused naming the value float32 cannot hold; ``rounding="nearest"`` rounds and says how many.
+And the arguments that used to give unhelpful errors."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import rectcast
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return rectcast.Engine("cpu")
+
+
+@pytest.fixture(scope="module")
+def scene():
+    """Coordinates on a grid of quarters: every one exact in float32, float64 and int-free."""
+    rng = np.random.default_rng(3)
+    segments = (rng.integers(-400, 400, (2000, 4)) / 4).astype(np.float32)
+    corners = (rng.integers(-400, 400, (60, 2)) / 4).astype(np.float32)
+    rects = np.hstack([corners, corners + 7.5]).astype(np.float32)
+    return segments, rects
+
+
+def same(got, want, what):
+    assert got.dtype == want.dtype, what
+    if got.tobytes() != want.tobytes():
+        i = int(np.flatnonzero(got.view(np.void) != want.view(np.void))[0])
+        pytest.fail(f"{what}: first difference at row {i}: {got[i]} vs {want[i]}")
+
+
+def test_float64_fortran_order_and_pandas_frames_give_the_float32_bytes(engine, scene):
+    segments, rects = scene
+    want = engine.first_hit(segments, rects)
+    frame = pd.DataFrame(segments.astype(np.float64), columns=list(rectcast.SEGMENT_COLUMNS))
+    frame.insert(0, "id", np.arange(len(frame)))  # other columns are ignored
+    for what, data in [
+        ("float64", segments.astype(np.float64)),
+        ("Fortran order", np.asfortranarray(segments)),
+        ("pandas float64 frame", frame),
+        ("frame.to_numpy() (Fortran, float64)", frame[list(rectcast.SEGMENT_COLUMNS)].to_numpy()),
+        ("Arrow float64 table", pa.table(frame)),
+    ]:
+        same(engine.first_hit(data, rects), want, what)
+    same(engine.first_hit(segments, rects.astype(np.float64)), want, "float64 rects")
+
+
+def test_integers_convert_when_float32_holds_them(engine):
+    rects = np.array([[0, 0, 10, 10]], np.int64)
+    got = engine.first_hit(np.array([[-5, 2, 15, 8]], np.int32), rects)
+    assert got["rect"][0] == 0 and got["t_enter"][0] == np.float32(0.25)
+    with pytest.raises(ValueError, match=r"segment 0: x1 is 16777217 \(int64\)"):
+        engine.first_hit(np.array([[0, 0, 2**24 + 1, 0]], np.int64), rects)
+
+
+def test_a_float64_value_float32_cannot_hold_is_named_or_rounded_with_a_count(engine):
+    segments = np.array([[0.5, 0.5, 9.5, 9.5], [0.1, 0.5, 9.5, 0.2]], np.float64)
+    rects = np.array([[0, 0, 10, 10]], np.float32)
+    with pytest.raises(ValueError, match=r"segment 1: x0 is 0\.1 \(float64\).*2 such values.*rounding=\"nearest\""):
+        engine.first_hit(segments, rects)
+    with pytest.warns(rectcast.RoundingWarning, match="segments: 2 values rounded to float32"):
+        got = engine.first_hit(segments, rects, rounding="nearest")
+    same(got, engine.first_hit(segments.astype(np.float32), rects), "rounded")
+    frame = pd.DataFrame(segments, columns=list(rectcast.SEGMENT_COLUMNS))
+    with pytest.raises(ValueError, match=r"segment 1: x0 is 0\.1"):
+        engine.first_hit(frame, rects)
+    with pytest.raises(ValueError, match='rounding: expected "exact" or "nearest"'):
+        engine.first_hit(segments, rects, rounding="up")
+
+
+def test_float32_exact_inputs_warn_nothing_and_copy_nothing(engine, scene):
+    segments, rects = scene
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        engine.first_hit(segments.astype(np.float64), rects)
+    assert rectcast._records(segments, rectcast.SEGMENT_COLUMNS, "segments") is segments
+
+
+def test_complex_strings_and_booleans_are_refused_not_truncated(engine):
+    rects = np.array([[0, 0, 10, 10]], np.float32)
+    with pytest.raises(TypeError, match="complex"):
+        engine.first_hit(np.array([[0, 0, 1, 1j]], np.complex64), rects)
+    with pytest.raises(TypeError, match="complex"):
+        engine.first_hit(np.array([[0, 0, 1, 1j]], np.complex64), rects, copy=True)
+    with pytest.raises(TypeError, match="expected real numbers, found bool"):
+        engine.first_hit(np.ones((1, 4), bool), rects)
+    with pytest.raises(TypeError, match="column x0 is (large_)?string"):
+        engine.first_hit(pd.DataFrame({"x0": ["a"], "y0": [0.0], "x1": [1.0], "y1": [1.0]}), rects)
+
+
+def test_clip_to_a_rect_of_the_wrong_length_and_negative_threads_say_what(engine):
+    segments = np.zeros((1, 4), np.float32)
+    with pytest.raises(ValueError, match=r"rect: expected 4 values \(min_x, min_y, max_x, max_y\), found shape \(3,\)"):
+        engine.clip(segments, (0, 0, 1))
+    got = engine.clip(np.array([[-1, 0.5, 2, 0.5]]), (0, 0, 1, 1))  # float64 and a tuple
+    assert (got["x0"][0], got["x1"][0]) == (0, 1)
+    with pytest.raises(ValueError, match="threads: expected a whole number >= 0"):
+        rectcast.Engine("cpu", threads=-1)
+
+
+def test_dask_float64_columns_work_and_bad_columns_fail_when_the_graph_is_made():
+    dd = pytest.importorskip("dask.dataframe")
+    import rectcast.dask
+
+    rng = np.random.default_rng(5)
+    segments = (rng.integers(-400, 400, (3000, 4)) / 4).astype(np.float64)
+    rects = np.array([[0, 0, 50, 50], [-20, -20, -10, -10]], np.float64)
+    frame = pd.DataFrame(segments, columns=list(rectcast.SEGMENT_COLUMNS))
+    parts = dd.from_pandas(frame, npartitions=3)
+    got = rectcast.dask.first_hit(parts, rects, backend="cpu").compute(scheduler="sync")
+    want = rectcast.Engine("cpu").first_hit(segments.astype(np.float32), rects.astype(np.float32))
+    assert (got["rect"].to_numpy() == want["rect"]).all()
+    bad = dd.from_pandas(frame.assign(x0=frame["x0"].astype(str)), npartitions=3)
+    with pytest.raises(TypeError, match="column x0 is (object|string|str)"):
+        rectcast.dask.first_hit(bad, rects)  # no .compute(): refused before the graph runs
+    inexact = dd.from_pandas(frame + 0.1, npartitions=3)
+    with pytest.raises(ValueError, match="float32 cannot hold exactly"):
+        rectcast.dask.first_hit(inexact, rects, backend="cpu").compute(scheduler="sync")
+
+
+def test_an_auto_engine_prints_no_driver_noise_without_xdg_runtime_dir():
+    """Mesa's "XDG_RUNTIME_DIR is invalid or not set", 4 times per engine, is gone."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import rectcast; rectcast.Engine('auto'); rectcast.Engine('auto').chosen"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", f"noise on stderr: {done.stderr!r}"
