@@ -15,6 +15,7 @@ mod options;
 mod output;
 mod polygons;
 mod records;
+mod signals;
 mod table;
 
 use std::path::Path;
@@ -79,6 +80,8 @@ fn main() -> ExitCode {
     restore_sigpipe();
     let cli = Cli::parse();
     quiet_drivers();
+    // After quiet_drivers, which sets a variable while no other thread exists.
+    signals::install();
     options::set_cpu_options(rectcast::CpuOptions {
         threads: cli.threads,
         simd: cli.simd.level(),

@@ -270,7 +270,17 @@ pub fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    builder.tempfile_in(dir)
+    let temp = builder.tempfile_in(dir)?;
+    crate::signals::remove_on_signal(temp.path());
+    Ok(temp)
+}
+
+/// Moves a temporary file from [`temp_beside`] into place at `path`.
+pub fn persist(temp: tempfile::TempPath, path: &Path) -> Result<(), String> {
+    let temporary = temp.to_path_buf();
+    let moved = temp.persist(path).map_err(|e| io_error(path, e.error));
+    crate::signals::forget(&temporary);
+    moved
 }
 
 fn io_error(path: &Path, e: impl std::fmt::Display) -> String {
@@ -296,6 +306,14 @@ enum Target {
     Held(File),
     /// The temporary file to move into place.
     File(PathBuf, tempfile::TempPath),
+    /// The table, uncompressed in an unnamed temporary file, to gzip into the temporary file
+    /// beside the path (opened) and move into place.
+    Gzip {
+        table: File,
+        path: PathBuf,
+        out: File,
+        temp: tempfile::TempPath,
+    },
 }
 
 /// Where a command's table goes: its writer, and what to do with it at the end.
@@ -310,8 +328,8 @@ impl Sink {
     /// Whether `out` can hold `table`: checked before any work.
     pub fn check(out: Option<&Path>, table: Table) -> Result<(), String> {
         match out {
-            Some(path) => Format::of(path)
-                .holds(table.columns())
+            Some(path) => Format::of_output(path)
+                .and_then(|(format, _)| format.holds(table.columns()))
                 .map_err(|e| io_error(path, e)),
             None => Ok(()),
         }
@@ -334,11 +352,28 @@ impl Sink {
                 return Ok(Self::new(table, writer, Target::Held(copy)));
             }
         };
-        let format = Format::of(path);
+        let (format, gzip) = Format::of_output(path).map_err(|e| io_error(path, e))?;
         format.holds(columns).map_err(|e| io_error(path, e))?;
         let (file, temp) = temp_beside(path)
             .map_err(|e| io_error(path, e))?
             .into_parts();
+        if gzip {
+            // The table is written whole first (NPY rewrites its header at the end), then
+            // compressed into place.
+            let held = |e| io_error(path, format!("a temporary file for the table: {e}"));
+            let table_file = tempfile::tempfile().map_err(held)?;
+            let copy = table_file.try_clone().map_err(held)?;
+            let writer = format
+                .writer(table_file, columns)
+                .map_err(|e| io_error(path, e))?;
+            let target = Target::Gzip {
+                table: copy,
+                path: path.to_owned(),
+                out: file,
+                temp,
+            };
+            return Ok(Self::new(table, writer, target));
+        }
         let writer = format
             .writer(file, columns)
             .map_err(|e| io_error(path, e))?;
@@ -362,7 +397,7 @@ impl Sink {
         match &self.target {
             Target::Stdout => stdout_error(e),
             Target::Held(_) => format!("a temporary file for the output: {e}"),
-            Target::File(path, _) => io_error(path, e),
+            Target::File(path, _) | Target::Gzip { path, .. } => io_error(path, e),
         }
     }
 
@@ -564,7 +599,23 @@ impl Sink {
             }
             Target::File(path, temp) => {
                 finished.map_err(|e| io_error(&path, e))?;
-                temp.persist(&path).map_err(|e| io_error(&path, e.error))
+                persist(temp, &path)
+            }
+            Target::Gzip {
+                mut table,
+                path,
+                out,
+                temp,
+            } => {
+                let compressed = finished.and_then(|()| {
+                    table.seek(SeekFrom::Start(0))?;
+                    let buffered = std::io::BufWriter::with_capacity(crate::formats::BUFFER, out);
+                    let mut gz = flate2::write::GzEncoder::new(buffered, flate2::Compression::fast());
+                    std::io::copy(&mut table, &mut gz)?;
+                    gz.finish()?.into_inner().map(drop).map_err(|e| e.into_error())
+                });
+                compressed.map_err(|e| io_error(&path, e))?;
+                persist(temp, &path)
             }
         }
     }

@@ -539,6 +539,5 @@ pub fn render(
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
     let mut temp = crate::output::temp_beside(out).map_err(|e| fail(&e))?;
     std::io::Write::write_all(&mut temp, &png).map_err(|e| fail(&e))?;
-    temp.persist(out).map_err(|e| fail(&e.error))?;
-    Ok(())
+    crate::output::persist(temp.into_temp_path(), out)
 }

@@ -140,7 +140,29 @@ impl Read for Counted {
     }
 }
 
+/// Compressed extensions this build neither reads nor writes: an output named so is refused
+/// rather than written uncompressed under that name.
+const OTHER_COMPRESSIONS: [&str; 8] = ["zst", "bz2", "xz", "lz4", "zip", "br", "7z", "lzma"];
+
 impl Format {
+    /// The format of an output file, and whether it is gzip-compressed: `.csv.gz`, `.npy.gz`
+    /// and `.f32.gz` are written compressed, as they are read. Parquet compresses its own
+    /// columns, so `.parquet.gz` is refused, as is any other compression.
+    pub fn of_output(path: &Path) -> Result<(Self, bool), String> {
+        match extension(path).as_deref() {
+            Some("gz") => match Format::of(&path.with_extension("")) {
+                Format::Parquet => Err(
+                    "Parquet compresses its own columns: write .parquet, not .parquet.gz".into(),
+                ),
+                inner => Ok((inner, true)),
+            },
+            Some(other) if OTHER_COMPRESSIONS.contains(&other) => Err(format!(
+                ".{other} output is not written: gzip (.gz) is the compression read and written"
+            )),
+            _ => Ok((Format::of(path), false)),
+        }
+    }
+
     /// `.npy`, `.f32` and `.parquet` by extension (any case); everything else is CSV.
     pub fn of(path: &Path) -> Self {
         match extension(path).as_deref() {
