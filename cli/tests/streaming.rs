@@ -745,6 +745,14 @@ fn render_draws_polygons_as_their_rings_with_their_hits() {
     assert_eq!(at(50, 85), [255, 255, 255], "the notch is not the polygon");
     let [r, g, b] = at(15, 60); // the segment in the left arm: red
     assert!(r > 180 && g < 80 && b < 100, "inside part {:?}", [r, g, b]);
+    let [r, g, b] = at(85, 60); // and in the right arm: red
+    assert!(r > 180 && g < 80 && b < 100, "inside part {:?}", [r, g, b]);
+    let [r, g, b] = at(50, 60); // across the notch, outside the polygon: orange, not red
+    assert!(
+        r > 200 && (100..190).contains(&g) && b < 80,
+        "the stretch across the notch {:?}",
+        [r, g, b]
+    );
     let [r, g, b] = at(0, 60); // where it enters, on edge 7: green
     assert!(g > 120 && r < 80 && b < 120, "entry {:?}", [r, g, b]);
     let [r, g, b] = at(100, 60); // where it leaves, on edge 1: purple

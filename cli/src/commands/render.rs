@@ -1,7 +1,9 @@
 //! `rectcast render`: a picture of what the engine decided for a scene, drawn with tiny-skia
 //! (pure Rust). Rects, circles and polygons are filled blue, walls are dark lines; a segment that hits
 //! nothing is grey, one that hits is orange; the part of it inside a shape (or along a wall) is
-//! red, its entry point (or the point where it meets a wall) green and its exit point purple.
+//! red (for a polygon, each stretch inside it: a segment may leave a polygon that is not convex
+//! and enter it again), its entry point (or the point where it meets a wall) green and its exit
+//! point purple.
 //! With `first-hit` only each segment's first hit among all the shapes (the smallest t_enter)
 //! is drawn so; with `pairs` every hit.
 //! The scene's y axis points down, as on a game's screen; a legend sits in the bottom-left
@@ -154,6 +156,72 @@ struct Part {
     t_exit: f32,
     entry: bool,
     exit: bool,
+    /// The polygon hit, whose inside stretches between t_enter and t_exit are drawn (a
+    /// segment may leave and enter again a polygon that is not convex).
+    polygon: Option<usize>,
+}
+
+/// The stretches of `s` between `t0` and `t1` that lie in the closed polygon `ring`, for the
+/// picture alone (f64, with a drawing tolerance; the engine's t_enter and t_exit are exact).
+/// The segment's line crosses the ring's edges at breakpoints; a stretch between two is in
+/// the polygon when its midpoint is (inside, or on an edge).
+fn inside_stretches(s: &Segment, ring: &[[f32; 2]], t0: f32, t1: f32) -> Vec<(f32, f32)> {
+    let (ax, ay) = (s.x0 as f64, s.y0 as f64);
+    let (dx, dy) = (s.x1 as f64 - ax, s.y1 as f64 - ay);
+    let mut ts = vec![t0 as f64, t1 as f64];
+    let edges = || {
+        ring.iter()
+            .zip(ring.iter().cycle().skip(1))
+            .map(|(&[x0, y0], &[x1, y1])| (x0 as f64, y0 as f64, x1 as f64, y1 as f64))
+    };
+    for (ex, ey, fx, fy) in edges() {
+        let (gx, gy) = (fx - ex, fy - ey);
+        let denominator = dx * gy - dy * gx;
+        if denominator != 0.0 {
+            let t = ((ex - ax) * gy - (ey - ay) * gx) / denominator;
+            if t > t0 as f64 && t < t1 as f64 {
+                ts.push(t);
+            }
+        }
+    }
+    ts.sort_by(f64::total_cmp);
+    let scale = edges()
+        .map(|(x, y, _, _)| x.abs().max(y.abs()))
+        .fold(ax.abs().max(ay.abs()), f64::max)
+        .max(1.0);
+    let contains = |(px, py): (f64, f64)| {
+        let mut inside = false;
+        for (ex, ey, fx, fy) in edges() {
+            let (gx, gy) = (fx - ex, fy - ey);
+            let length = gx.hypot(gy);
+            let along = ((px - ex) * gx + (py - ey) * gy) / (length * length);
+            let off = ((px - ex) * gy - (py - ey) * gx).abs() / length;
+            if (0.0..=1.0).contains(&along) && off <= 1e-9 * scale {
+                return true; // on the boundary: in the closed polygon
+            }
+            if (ey > py) != (fy > py) && px < ex + (py - ey) / (fy - ey) * gx {
+                inside = !inside;
+            }
+        }
+        inside
+    };
+    let mut stretches: Vec<(f32, f32)> = Vec::new();
+    for pair in ts.windows(2) {
+        let mid = (pair[0] + pair[1]) / 2.0;
+        if !contains((ax + mid * dx, ay + mid * dy)) {
+            continue;
+        }
+        let (a, b) = (pair[0] as f32, pair[1] as f32);
+        match stretches.last_mut() {
+            Some(last) if last.1 == a => last.1 = b,
+            _ => stretches.push((a, b)),
+        }
+    }
+    // A point-sized contact (a vertex touch) has no stretch between breakpoints.
+    if stretches.is_empty() {
+        stretches.push((t0, t1));
+    }
+    stretches
 }
 
 fn paint(rgba: [u8; 4]) -> Paint<'static> {
@@ -352,6 +420,7 @@ fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<P
             t_exit: r.t_exit,
             entry: !r.entry_sides().is_empty(),
             exit: !r.exit_sides().is_empty(),
+            polygon: None,
         }));
     }
     if !scene.walls.is_empty() {
@@ -379,12 +448,20 @@ fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<P
         let contacts = engine
             .polygon_pairs(scene.segments, scene.polygons)
             .map_err(e)?;
-        parts.extend(shape_parts(&contacts, scene.polygons.len(), |c| {
-            (
-                c.entry_edge != rectcast::NO_EDGE,
-                c.exit_edge != rectcast::NO_EDGE,
-            )
-        }));
+        let m = scene.polygons.len();
+        parts.extend(
+            shape_parts(&contacts, m, |c| {
+                (
+                    c.entry_edge != rectcast::NO_EDGE,
+                    c.exit_edge != rectcast::NO_EDGE,
+                )
+            })
+            .zip(contacts.iter().enumerate().filter(|(_, c)| c.hit()))
+            .map(|(part, (i, _))| Part {
+                polygon: Some(i % m),
+                ..part
+            }),
+        );
     }
     if query == RenderQuery::FirstHit {
         // Each segment's first part: the smallest t_enter, the earliest listed on a tie.
@@ -419,6 +496,7 @@ fn shape_parts<C: ShapeContact>(
                 t_exit: c.t_exit(),
                 entry,
                 exit,
+                polygon: None,
             }
         })
 }
@@ -517,14 +595,13 @@ pub fn render(
     }
     for p in &parts {
         let s = &scene.segments[p.segment];
-        line(
-            &mut pixmap,
-            &v,
-            point(s, p.t_enter),
-            point(s, p.t_exit),
-            4.0,
-            INSIDE,
-        );
+        let stretches = match p.polygon {
+            Some(k) => inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit),
+            None => vec![(p.t_enter, p.t_exit)],
+        };
+        for (t0, t1) in stretches {
+            line(&mut pixmap, &v, point(s, t0), point(s, t1), 4.0, INSIDE);
+        }
         if p.entry {
             let (x, y) = point(s, p.t_enter);
             dot(&mut pixmap, v.at(x, y), 4.0, ENTRY);
