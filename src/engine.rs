@@ -1,6 +1,7 @@
 //! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
 
 use crate::broad_phase::{BroadPhase, RectSet};
+use crate::cancel::Cancel;
 use crate::cpu::batched::{CpuKernel, CpuOptions, Simd, polygon_filtered};
 use crate::cpu::grid::Grid;
 use crate::cpu::lanes::LaneFilter;
@@ -276,6 +277,8 @@ pub struct Engine {
     used_grid: bool,
     /// The grid built for batches without a [`RectSet`], its memory kept between calls.
     own_grid: Grid,
+    /// Checked before, during (between chunks) and after each call.
+    cancel: Option<Cancel>,
 }
 
 impl Engine {
@@ -315,6 +318,7 @@ impl Engine {
             broad_phase: BroadPhase::default(),
             used_grid: false,
             own_grid: Grid::default(),
+            cancel: None,
         }
     }
 
@@ -367,6 +371,7 @@ impl Engine {
             broad_phase: BroadPhase::default(),
             used_grid: false,
             own_grid: Grid::default(),
+            cancel: None,
         })
     }
 
@@ -383,7 +388,8 @@ impl Engine {
         Ok(self.falling_back_to(kernel))
     }
 
-    fn falling_back_to(mut self, kernel: CpuKernel) -> Self {
+    fn falling_back_to(mut self, mut kernel: CpuKernel) -> Self {
+        kernel.set_cancel(self.cancel.clone());
         if let Inner::Gpu(host) = &mut self.inner {
             host.fallback = Some(kernel);
         }
@@ -409,9 +415,40 @@ impl Engine {
         }
     }
 
+    /// Calls check `cancel` from now on (`None`: never): set, a call stops at its next chunk
+    /// and returns [`Error::Cancelled`] (see [`Cancel`]).
+    pub fn set_cancel(&mut self, cancel: Option<Cancel>) {
+        match &mut self.inner {
+            Inner::Gpu(host) => {
+                if let Some(kernel) = &mut host.fallback {
+                    kernel.set_cancel(cancel.clone());
+                }
+            }
+            Inner::Cpu { kernel, .. } => kernel.set_cancel(cancel.clone()),
+        }
+        self.cancel = cancel;
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+    }
+
+    /// [`run_uncancelled`](Self::run_uncancelled), checking the cancel token before and after
+    /// (the CPU checks it between chunks too): a cancelled call's results are discarded.
+    fn run<T>(&mut self, call: impl FnMut(On) -> Result<T>) -> Result<T> {
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let outcome = self.run_uncancelled(call);
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        outcome
+    }
+
     /// Runs one call where the engine runs; on the GPU with a fallback, a timeout or a lost
     /// device runs it again on the CPU (`call` must then write every output afresh).
-    fn run<T>(&mut self, mut call: impl FnMut(On) -> Result<T>) -> Result<T> {
+    fn run_uncancelled<T>(&mut self, mut call: impl FnMut(On) -> Result<T>) -> Result<T> {
         self.last_fallback = None;
         match &mut self.inner {
             Inner::Gpu(host) => {
@@ -729,7 +766,7 @@ impl Engine {
         let mut hits = Vec::new();
         if self.listed_hits(segments, &bounds, filter, contact, |chunk| {
             hits.extend_from_slice(chunk)
-        }) {
+        })? {
             return Ok(hits);
         }
         if S::KERNEL.reduces {
@@ -766,7 +803,7 @@ impl Engine {
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
-        if self.listed_first_hits(segments, &bounds, filter, contact, &mut first) {
+        if self.listed_first_hits(segments, &bounds, filter, contact, &mut first)? {
             return Ok(first);
         }
         if S::KERNEL.reduces {
@@ -808,7 +845,7 @@ impl Engine {
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let listed = self.with_shape_grid(segments.len(), &bounds, |kernel, grid| {
             kernel.shape_counts_listed(segments, &bounds, grid, filter, hit, &mut counts)
-        });
+        })?;
         if listed {
             return Ok(counts);
         }
@@ -841,7 +878,7 @@ impl Engine {
         filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         first: &mut [Option<ShapeHit<C>>],
-    ) -> bool {
+    ) -> Result<bool> {
         self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
             kernel.shape_first_hits_listed(segments, bounds, grid, filter, contact, first)
         })
@@ -855,11 +892,14 @@ impl Engine {
         segments: usize,
         bounds: &[Rect],
         run: impl FnOnce(&mut CpuKernel, Option<&Grid>),
-    ) -> bool {
+    ) -> Result<bool> {
         let use_grid =
             self.broad_phase.uses_grid(segments, bounds.len(), false) && !bounds.is_empty();
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
         let Inner::Cpu { kernel, .. } = &mut self.inner else {
-            return false;
+            return Ok(false);
         };
         self.last_fallback = None;
         let mut grid = std::mem::take(&mut self.own_grid);
@@ -869,7 +909,10 @@ impl Engine {
         run(kernel, use_grid.then_some(&grid));
         self.used_grid = use_grid;
         self.own_grid = grid;
-        true
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        Ok(true)
     }
 
     /// On the CPU, the hitting pairs a chunk at a time (`each`), never the dense pairs: each
@@ -885,7 +928,7 @@ impl Engine {
         filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         each: impl FnMut(&[ShapeHit<C>]),
-    ) -> bool {
+    ) -> Result<bool> {
         self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
             kernel.shape_hit_chunks(segments, bounds, grid, filter, contact, each)
         })
@@ -954,7 +997,7 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        if self.listed_first_hits(segments, &bounds, |_, _| None, contact, &mut first) {
+        if self.listed_first_hits(segments, &bounds, |_, _| None, contact, &mut first)? {
             return Ok(first);
         }
         first_hits_of(segments.len(), polygons.len(), |each| {
@@ -995,7 +1038,7 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        Ok(self.listed_hits(segments, &bounds, |_, _| None, contact, each))
+        self.listed_hits(segments, &bounds, |_, _| None, contact, each)
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed

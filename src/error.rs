@@ -40,6 +40,10 @@ pub enum Error {
         step: &'static str,
         waited: std::time::Duration,
     },
+    /// The call was cancelled through the engine's [`crate::Cancel`]; its outputs are
+    /// unspecified.
+    #[error("the call was cancelled")]
+    Cancelled,
     /// A GPU engine used in a forked child of the process that opened its device: the driver's
     /// threads and state are not there. An engine with a CPU fallback (`Backend::Auto`) runs
     /// the call on the CPU instead.

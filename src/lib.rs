@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod broad_phase;
+mod cancel;
 #[cfg(test)]
 mod changed_inputs;
 pub mod cpu;
@@ -14,6 +15,7 @@ mod types;
 pub mod validate;
 
 pub use broad_phase::{AUTO_MIN_RECTS, AUTO_MIN_SEGMENTS, BroadPhase, RectSet};
+pub use cancel::Cancel;
 pub use cpu::batched::{CpuOptions, Simd};
 pub use cpu::segment_circle::{CircleContact, CircleKind, segment_circle};
 pub use cpu::segment_polygon::{

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 use rectcast::cpu::workers::Workers;
 use rectcast::{
-    Backend, Batch, Circle, CircleContact, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error,
+    Backend, Batch, Cancel, Circle, CircleContact, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error,
     FirstHit, Kind, NO_EDGE, PairResult, PolygonContact, Polygons, Rect, Segment, SegmentContact,
     ShapeContact, Sides,
 };
@@ -206,7 +206,7 @@ where
     ];
     match query {
         "pairs" => {
-            let contacts = engine.run(py, |e| e.shape_pairs(segments, shapes))?;
+            let contacts = engine.run(py, segments.len() * shapes.len(), |e| e.shape_pairs(segments, shapes))?;
             let m = shapes.len().max(1);
             rows(py, &pair, &contacts, |i, c, row| {
                 row.u64((i / m) as u64)
@@ -218,7 +218,7 @@ where
             })
         }
         "hits" => {
-            let hits = engine.run(py, |e| e.shape_hits(segments, shapes))?;
+            let hits = engine.run(py, segments.len() * shapes.len(), |e| e.shape_hits(segments, shapes))?;
             rows(py, &pair, &hits, |_, h, row| {
                 let c = &h.contact;
                 row.u64(u64::from(h.segment))
@@ -230,7 +230,7 @@ where
             })
         }
         "first_hit" => {
-            let first = engine.run(py, |e| e.shape_first_hits(segments, shapes))?;
+            let first = engine.run(py, segments.len() * shapes.len(), |e| e.shape_first_hits(segments, shapes))?;
             let fields = [
                 ("segment", Ty::U64),
                 (S::COLUMN, Ty::I64),
@@ -251,7 +251,7 @@ where
             })
         }
         "counts" => {
-            let counts = engine.run(py, |e| e.shape_counts(segments, shapes))?;
+            let counts = engine.run(py, segments.len() * shapes.len(), |e| e.shape_counts(segments, shapes))?;
             let fields = [(S::COLUMN, Ty::U64), ("hits", Ty::U64)];
             rows(py, &fields, &counts.per_rect, |i, hits, row| {
                 row.u64(i as u64).u64(*hits);
@@ -324,7 +324,7 @@ fn polygon_rows<'py>(
     ];
     match query {
         "pairs" => {
-            let contacts = engine.run(py, |e| e.polygon_pairs(segments, polygons))?;
+            let contacts = engine.run(py, segments.len() * polygons.edge_count(), |e| e.polygon_pairs(segments, polygons))?;
             let m = polygons.len().max(1);
             rows(py, &pair, &contacts, |i, c, row| {
                 row.u64((i / m) as u64)
@@ -334,14 +334,14 @@ fn polygon_rows<'py>(
             })
         }
         "hits" => {
-            let hits = engine.run(py, |e| e.polygon_hits(segments, polygons))?;
+            let hits = engine.run(py, segments.len() * polygons.edge_count(), |e| e.polygon_hits(segments, polygons))?;
             rows(py, &pair, &hits, |_, h, row| {
                 row.u64(u64::from(h.segment)).u64(u64::from(h.shape)).u8(1);
                 contact(row, &h.contact);
             })
         }
         "first_hit" => {
-            let first = engine.run(py, |e| e.polygon_first_hits(segments, polygons))?;
+            let first = engine.run(py, segments.len() * polygons.edge_count(), |e| e.polygon_first_hits(segments, polygons))?;
             let fields = [
                 ("segment", Ty::U64),
                 ("polygon", Ty::I64),
@@ -357,7 +357,7 @@ fn polygon_rows<'py>(
             })
         }
         "counts" => {
-            let counts = engine.run(py, |e| e.polygon_counts(segments, polygons))?;
+            let counts = engine.run(py, segments.len() * polygons.edge_count(), |e| e.polygon_counts(segments, polygons))?;
             let fields = [("polygon", Ty::U64), ("hits", Ty::U64)];
             rows(py, &fields, &counts.per_rect, |i, hits, row| {
                 row.u64(i as u64).u64(*hits);
@@ -458,17 +458,54 @@ struct PyEngine {
 
 impl PyEngine {
     /// Runs `work` on the engine with the GIL released (its lock taken only then), a panic
-    /// as a `RuntimeError`.
+    /// as a `RuntimeError`. A call of `pairs` pairs or more (long enough to be worth
+    /// interrupting) runs on a helper thread while this one checks Python's signals every
+    /// 20 ms: Ctrl-C cancels the engine's call (it stops at its next chunk) and raises
+    /// `KeyboardInterrupt` here.
     fn run<T: Send>(
         &self,
         py: Python<'_>,
+        pairs: usize,
         work: impl FnOnce(&mut Engine) -> rectcast::Result<T> + Send,
     ) -> PyResult<T> {
-        py.detach(|| {
+        /// Below this many pairs a call takes milliseconds: no helper thread.
+        const INTERRUPTIBLE: usize = 1 << 22;
+        let on_engine = |cancel: Option<&Cancel>| {
             unpanicked(|| {
                 let mut engine = self.engine.lock().unwrap_or_else(|p| p.into_inner());
-                work(&mut engine).map_err(raise)
+                engine.set_cancel(cancel.cloned());
+                let outcome = work(&mut engine);
+                engine.set_cancel(None);
+                outcome.map_err(raise)
             })
+        };
+        if pairs < INTERRUPTIBLE {
+            return py.detach(|| on_engine(None));
+        }
+        let cancel = Cancel::new();
+        std::thread::scope(|scope| {
+            let call = scope.spawn(|| on_engine(Some(&cancel)));
+            loop {
+                let finished = py.detach(|| {
+                    for _ in 0..20 {
+                        if call.is_finished() {
+                            return true;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    call.is_finished()
+                });
+                if finished {
+                    break;
+                }
+                if let Err(interrupt) = py.check_signals() {
+                    cancel.cancel();
+                    let _ = py.detach(|| call.join());
+                    return Err(interrupt);
+                }
+            }
+            py.detach(|| call.join())
+                .unwrap_or_else(|_| Err(PyRuntimeError::new_err("rectcast: the call's thread panicked")))
         })
     }
 
@@ -510,7 +547,7 @@ impl PyEngine {
     /// What the engine runs on, and why.
     #[getter]
     fn chosen(&self, py: Python<'_>) -> PyResult<String> {
-        self.run(py, |e| Ok(e.chosen().to_string()))
+        self.run(py, 0, |e| Ok(e.chosen().to_string()))
     }
 
     /// Seconds the library's own first hit takes on these arrays, nothing converted: what the
@@ -525,7 +562,7 @@ impl PyEngine {
     ) -> PyResult<f64> {
         let (s, r) = inputs(&segments, &rects)?;
         let mut out = vec![FirstHit::NONE; s.len()];
-        self.run(py, |e| {
+        self.run(py, s.len() * r.len(), |e| {
             let batch = Batch::new(s, r);
             let start = std::time::Instant::now();
             if into {
@@ -545,7 +582,7 @@ impl PyEngine {
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
         let (s, r) = inputs(&segments, &rects)?;
-        let results = self.run(py, |e| e.pairs(s, r))?;
+        let results = self.run(py, s.len() * r.len(), |e| e.pairs(s, r))?;
         let m = r.len().max(1);
         let fields = [("segment", Ty::U64), ("rect", Ty::U64), ("hit", Ty::Bool)];
         rows(
@@ -572,7 +609,7 @@ impl PyEngine {
         let mut first = self.take_first_hits(py);
         first.resize(s.len(), FirstHit::NONE);
         let out: &mut [FirstHit] = &mut first;
-        let done = self.run(py, |e| e.first_hit_into(&Batch::new(s, r), out));
+        let done = self.run(py, s.len() * r.len(), |e| e.first_hit_into(&Batch::new(s, r), out));
         let fields = [("segment", Ty::U64), ("rect", Ty::I64)];
         let packed = done.and_then(|()| {
             rows(
@@ -599,7 +636,7 @@ impl PyEngine {
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let (s, r) = inputs(&segments, &rects)?;
-        let first = self.run(py, |e| e.first_hit_rects(&Batch::new(s, r)))?;
+        let first = self.run(py, s.len() * r.len(), |e| e.first_hit_rects(&Batch::new(s, r)))?;
         let rects: Vec<i64> = first
             .iter()
             .map(|&rect| match rect {
@@ -656,7 +693,7 @@ impl PyEngine {
     ) -> PyResult<Packed<'py>> {
         let a = polygons(&vertices, &offsets, "polygons")?;
         let b = polygons(&other_vertices, &other_offsets, "other")?;
-        let overlap = self.run(py, |e| e.polygon_overlaps(&a, &b))?;
+        let overlap = self.run(py, a.len() * b.len(), |e| e.polygon_overlaps(&a, &b))?;
         let m = b.len().max(1);
         let pairs: Vec<(u64, u64)> = overlap
             .iter()
@@ -678,7 +715,7 @@ impl PyEngine {
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
         let (s, r) = inputs(&segments, &rects)?;
-        let hits = self.run(py, |e| e.hits(&Batch::new(s, r)))?;
+        let hits = self.run(py, s.len() * r.len(), |e| e.hits(&Batch::new(s, r)))?;
         rows(py, &PAIR, &hits, |_, h, row| {
             row.u64(u64::from(h.segment))
                 .u64(u64::from(h.rect))
@@ -695,7 +732,7 @@ impl PyEngine {
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
         let (s, r) = inputs(&segments, &rects)?;
-        let counts = self.run(py, |e| e.counts(&Batch::new(s, r)))?;
+        let counts = self.run(py, s.len() * r.len(), |e| e.counts(&Batch::new(s, r)))?;
         let fields = [("rect", Ty::U64), ("hits", Ty::U64)];
         rows(py, &fields, &counts.per_rect, |i, hits, row| {
             row.u64(i as u64).u64(*hits);
@@ -723,7 +760,7 @@ impl PyEngine {
                 )));
             }
         };
-        let clipped = self.run(py, |e| e.clip(s, to))?;
+        let clipped = self.run(py, s.len(), |e| e.clip(s, to))?;
         let fields = [
             ("segment", Ty::U64),
             ("kind", Ty::U8),

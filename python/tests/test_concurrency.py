@@ -206,3 +206,37 @@ def test_writing_into_the_segments_during_a_call_never_panics():
         """
     )
     assert all(o in ("rows", "ValueError", "RuntimeError") for o in out.split()), out
+
+
+@pytest.mark.parametrize("query", ["counts", "first_hit"])
+def test_ctrl_c_during_a_long_call_raises_keyboard_interrupt_at_the_next_chunk(query):
+    """SIGINT during a call of a few seconds: KeyboardInterrupt comes while the call runs (the
+    engine stops at its next chunk), not after it returns, and the engine still answers."""
+    out = run_scenario(
+        f"""
+        import signal, time
+        big = rng.uniform(-100, 100, (1_000_000, 4)).astype(np.float32)
+        engine = rectcast.Engine("cpu")
+        start = time.perf_counter()
+        want = getattr(engine, {query!r})(big, R)
+        whole = time.perf_counter() - start
+        def interrupt():
+            time.sleep(whole / 10)
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Thread(target=interrupt).start()
+        start = time.perf_counter()
+        try:
+            getattr(engine, {query!r})(big, R)
+            print("finished", whole)
+        except KeyboardInterrupt:
+            print("interrupted", time.perf_counter() - start, whole)
+        again = getattr(engine, {query!r})(big, R)
+        print(again.tobytes() == want.tobytes())
+        """
+    )
+    lines = out.split("\n")
+    words = lines[0].split()
+    assert words[0] == "interrupted", f"the call ran to its end ({words[1]} s) despite SIGINT"
+    stopped, whole = float(words[1]), float(words[2])
+    assert stopped < whole / 2, f"interrupted after {stopped:.2f} s of a {whole:.2f} s call"
+    assert lines[1] == "True", "the engine's next call differs"

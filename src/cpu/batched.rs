@@ -18,6 +18,7 @@
 use rayon::prelude::*;
 
 use super::workers::Workers;
+use crate::cancel::Cancel;
 
 use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use super::lanes::{Candidates, HIT_LANES, HitLanes, LaneFilter, LaneVerdicts};
@@ -828,6 +829,8 @@ pub struct CpuKernel {
     /// Its own workers, or `None` for the process's shared pool ([`Workers::shared`]).
     pool: Option<Workers>,
     blocks: Vec<RectBlock>,
+    /// Set: chunks not started yet are skipped (the engine then discards the call's results).
+    cancel: Option<Cancel>,
 }
 
 impl std::fmt::Debug for CpuKernel {
@@ -847,9 +850,10 @@ impl std::fmt::Display for CpuKernel {
 fn chunk_len(segments: usize, rects: usize, threads: usize) -> usize {
     let tasks = threads * 8;
     let by_count = segments.div_ceil(tasks.max(1));
-    // At least about 64k pairs per task.
+    // At least about 64k pairs per task, and at most 64k segments: a call is cancelled
+    // between chunks (`Cancel`), so none is long.
     let by_work = (1 << 16) / rects.max(1);
-    by_count.max(by_work).max(1)
+    by_count.min(1 << 16).max(by_work).max(1)
 }
 
 /// About how many of `boxes` a segment is tested against: all of them, or with a grid (over
@@ -868,6 +872,7 @@ impl Default for CpuKernel {
             threads: Workers::shared().threads(),
             pool: None,
             blocks: Vec::new(),
+            cancel: None,
         }
     }
 }
@@ -900,6 +905,7 @@ impl CpuKernel {
             threads,
             pool,
             blocks: Vec::new(),
+            cancel: None,
         })
     }
 
@@ -909,6 +915,45 @@ impl CpuKernel {
 
     pub fn threads(&self) -> usize {
         self.threads
+    }
+
+    /// Calls check `cancel` between chunks from now on (`None`: never).
+    pub(crate) fn set_cancel(&mut self, cancel: Option<Cancel>) {
+        self.cancel = cancel;
+    }
+
+    /// Whether this call was cancelled: its chunks not started yet are skipped.
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+    }
+
+    /// Runs `each(first segment, its part of out)` over consecutive parts of `out`, `chunk`
+    /// segments of `per` items each a part: on the pool, or in order on this thread with one
+    /// thread. A part not started once the call is cancelled is skipped.
+    fn chunked<T: Send>(
+        &self,
+        out: &mut [T],
+        chunk: usize,
+        per: usize,
+        each: impl Fn(usize, &mut [T]) + Sync,
+    ) {
+        let size = (chunk * per).max(1);
+        if self.threads == 1 {
+            for (c, part) in out.chunks_mut(size).enumerate() {
+                if self.cancelled() {
+                    return;
+                }
+                each(c * chunk, part);
+            }
+            return;
+        }
+        Self::install(&self.pool, || {
+            out.par_chunks_mut(size).enumerate().for_each(|(c, part)| {
+                if !self.cancelled() {
+                    each(c * chunk, part);
+                }
+            })
+        });
     }
 
     /// Runs `f` on this kernel's pool (the process's shared one when it has none of its
@@ -927,23 +972,15 @@ impl CpuKernel {
         let (simd, blocks) = (self.simd, &self.blocks[..]);
         // Segments in input order: sorting them by start cell (for the cells' sake in cache)
         // measured slower on bullet-hell scenes, whose gather and scatter cost more.
-        if self.threads == 1 {
-            for (segment, out) in out.iter_mut().enumerate() {
-                *out = first_hit_of(simd, blocks, grid, batch, segment);
-            }
-            return;
-        }
         let chunk = chunk_len(
             batch.segments.len(),
             work_per_segment(batch.rects, grid),
             self.threads,
         );
-        Self::install(&self.pool, || {
-            out.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
-                for (i, out) in out.iter_mut().enumerate() {
-                    *out = first_hit_of(simd, blocks, grid, batch, c * chunk + i);
-                }
-            })
+        self.chunked(out, chunk, 1, |first, out| {
+            for (i, out) in out.iter_mut().enumerate() {
+                *out = first_hit_of(simd, blocks, grid, batch, first + i);
+            }
         });
     }
 
@@ -968,18 +1005,25 @@ impl CpuKernel {
             }
         };
         let n = batch.segments.len();
+        let chunk = chunk_len(n, work_per_segment(batch.rects, grid), self.threads);
         if self.threads == 1 {
             let mut found = Vec::new();
-            hits_in(0..n, &mut found);
+            for first in (0..n).step_by(chunk) {
+                if self.cancelled() {
+                    break;
+                }
+                hits_in(first..(first + chunk).min(n), &mut found);
+            }
             return found;
         }
-        let chunk = chunk_len(n, work_per_segment(batch.rects, grid), self.threads);
         let parts: Vec<Vec<Hit>> = Self::install(&self.pool, || {
             (0..n.div_ceil(chunk))
                 .into_par_iter()
                 .map(|c| {
                     let mut found = Vec::new();
-                    hits_in(c * chunk..((c + 1) * chunk).min(n), &mut found);
+                    if !self.cancelled() {
+                        hits_in(c * chunk..((c + 1) * chunk).min(n), &mut found);
+                    }
                     found
                 })
                 .collect()
@@ -999,27 +1043,33 @@ impl CpuKernel {
                 });
             }
         };
-        if self.threads == 1 {
-            count_in(0, &mut counts.per_segment, &mut counts.per_rect);
-            return;
-        }
         let chunk = chunk_len(
             batch.segments.len(),
             work_per_segment(batch.rects, grid),
             self.threads,
         );
-        self.counts_in_parallel(chunk, counts, count_in);
+        self.counts_in_chunks(chunk, counts, count_in);
     }
 
     /// Runs `count_in(first segment, its chunk of per-segment counts, per-rect counts)` over
     /// chunks of `chunk` segments on the pool, each task with per-rect counts of its own, and
-    /// adds those up into `counts.per_rect`.
-    fn counts_in_parallel(
+    /// adds those up into `counts.per_rect` (in order, into `counts.per_rect` itself, with one
+    /// thread). Chunks not started once the call is cancelled are skipped.
+    fn counts_in_chunks(
         &self,
         chunk: usize,
         counts: &mut Counts,
         count_in: impl Fn(usize, &mut [u32], &mut [u64]) + Sync,
     ) {
+        if self.threads == 1 {
+            for (c, per_segment) in counts.per_segment.chunks_mut(chunk.max(1)).enumerate() {
+                if self.cancelled() {
+                    return;
+                }
+                count_in(c * chunk, per_segment, &mut counts.per_rect);
+            }
+            return;
+        }
         let rect_count = counts.per_rect.len();
         let per_segment = &mut counts.per_segment;
         let per_rect = Self::install(&self.pool, || {
@@ -1029,7 +1079,9 @@ impl CpuKernel {
                 .fold(
                     || vec![0u64; rect_count],
                     |mut per_rect, (c, per_segment)| {
-                        count_in(c * chunk, per_segment, &mut per_rect);
+                        if !self.cancelled() {
+                            count_in(c * chunk, per_segment, &mut per_rect);
+                        }
                         per_rect
                     },
                 )
@@ -1064,17 +1116,8 @@ impl CpuKernel {
                 });
             }
         };
-        if self.threads == 1 {
-            rows(0, results);
-            return;
-        }
         let chunk = chunk_len(segments.len(), rects.len(), self.threads);
-        Self::install(&self.pool, || {
-            results
-                .par_chunks_mut(chunk * rects.len())
-                .enumerate()
-                .for_each(|(c, part)| rows(c * chunk, part))
-        });
+        self.chunked(results, chunk, rects.len(), rows);
     }
 
     /// [`crate::Engine::shape_pairs`]: inputs valid, `out` one per (query, shape),
@@ -1109,16 +1152,8 @@ impl CpuKernel {
                 });
             }
         };
-        if self.threads == 1 {
-            rows(0, out);
-            return;
-        }
         let chunk = chunk_len(queries.len(), shapes.len(), self.threads);
-        Self::install(&self.pool, || {
-            out.par_chunks_mut(chunk * shapes.len())
-                .enumerate()
-                .for_each(|(c, part)| rows(c * chunk, part))
-        });
+        self.chunked(out, chunk, shapes.len(), rows);
     }
 
     /// [`crate::Engine::polygon_pairs`]: every query against every polygon, `out` query-major.
@@ -1152,16 +1187,8 @@ impl CpuKernel {
                 });
             }
         };
-        if self.threads == 1 {
-            rows(0, out);
-            return;
-        }
         let chunk = chunk_len(queries.len(), edges.len(), self.threads);
-        Self::install(&self.pool, || {
-            out.par_chunks_mut(chunk * polygons)
-                .enumerate()
-                .for_each(|(c, part)| rows(c * chunk, part))
-        });
+        self.chunked(out, chunk, polygons, rows);
     }
 
     /// The hitting pairs of `segments` against shapes whose closed boxes are `bounds`, a chunk
@@ -1211,6 +1238,9 @@ impl CpuKernel {
         let call = chunk * self.threads * 8;
         let mut buffer = Vec::new();
         for (c, calls) in segments.chunks(call.max(1)).enumerate() {
+            if self.cancelled() {
+                return;
+            }
             let first = c * call;
             let parts: Vec<Vec<ShapeHit<C>>> = if self.threads == 1 {
                 vec![rows(first, calls)]
@@ -1286,12 +1316,8 @@ impl CpuKernel {
                 per_shape[k as usize] += count as u64;
             }
         };
-        if self.threads == 1 {
-            count_in(0, &mut counts.per_segment, &mut counts.per_rect);
-            return;
-        }
         let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
-        self.counts_in_parallel(chunk, counts, count_in);
+        self.counts_in_chunks(chunk, counts, count_in);
     }
 
     /// Each segment's first hit among shapes whose closed boxes are `bounds` (the smallest
@@ -1369,17 +1395,8 @@ impl CpuKernel {
                 });
             }
         };
-        if self.threads == 1 {
-            rows(0, first);
-            return;
-        }
         let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
-        Self::install(&self.pool, || {
-            first
-                .par_chunks_mut(chunk)
-                .enumerate()
-                .for_each(|(c, part)| rows(c * chunk, part))
-        });
+        self.chunked(first, chunk, 1, rows);
     }
 
     /// [`crate::Engine::pair_list`]: indices in range, `results` one per pair.

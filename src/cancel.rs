@@ -1,0 +1,34 @@
+//! Cancelling a call from another thread: a Python program's Ctrl-C, a game dropping a frame's
+//! late query, a server whose client went away.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A flag shared between an [`crate::Engine`] ([`crate::Engine::set_cancel`]) and whoever may
+/// cancel its calls. Once set, the engine's call in progress stops at its next chunk (on the
+/// CPU, at most 65,536 segments' work; on the GPU, when its submission comes back) and returns
+/// [`crate::Error::Cancelled`], and so does every later call until [`Cancel::reset`]. A
+/// cancelled call's outputs are unspecified (an `_into` call may have written part of its
+/// buffer); the engine stays usable.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Cancels the call in progress and those after it, from any thread.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Lets calls run again.
+    pub fn reset(&self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,119 @@
+//! `Engine::set_cancel`: a cancelled engine answers every query with `Error::Cancelled` and
+//! runs again after `Cancel::reset`, with the uncancelled answers; a long call cancelled from
+//! another thread stops between its chunks instead of running to its end.
+
+use std::time::{Duration, Instant};
+
+use rectcast::{
+    Backend, Batch, BroadPhase, Cancel, Circle, CpuOptions, Engine, Error, Polygons, Rect,
+    Segment,
+};
+
+fn scene(n: usize, m: usize) -> (Vec<Segment>, Vec<Rect>) {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % 10_000) as f32 / 10.0
+    };
+    let segments = (0..n)
+        .map(|_| Segment::new(next(), next(), next(), next()))
+        .collect();
+    let rects = (0..m)
+        .map(|_| {
+            let (x, y) = (next(), next());
+            Rect::new(x, y, x + 8.0, y + 8.0)
+        })
+        .collect();
+    (segments, rects)
+}
+
+fn engine(threads: usize) -> Engine {
+    let options = CpuOptions {
+        threads,
+        simd: None,
+    };
+    Engine::with_cpu_options(Backend::Cpu, options).unwrap()
+}
+
+#[test]
+fn a_cancelled_engine_answers_every_query_cancelled_and_runs_again_after_reset() {
+    let (s, r) = scene(3_000, 200);
+    let walls: Vec<Segment> = s[..100].to_vec();
+    let circles: Vec<Circle> = r.iter().map(|b| Circle::new(b.min_x, b.min_y, 5.0)).collect();
+    let squares = Polygons::new(
+        r.iter()
+            .flat_map(|b| [[b.min_x, b.min_y], [b.max_x, b.min_y], [b.max_x, b.max_y], [b.min_x, b.max_y]])
+            .collect(),
+        (0..=r.len() as u32).map(|i| 4 * i).collect(),
+    )
+    .unwrap();
+    for threads in [1, 2] {
+        let mut uncancelled = engine(threads);
+        let mut e = engine(threads);
+        let cancel = Cancel::new();
+        e.set_cancel(Some(cancel.clone()));
+        cancel.cancel();
+        let batch = Batch::new(&s, &r);
+        let cancelled = |what: &str, outcome: Result<(), Error>| {
+            assert!(
+                matches!(outcome, Err(Error::Cancelled)),
+                "{threads} threads: {what}: {outcome:?}, not Cancelled"
+            );
+        };
+        cancelled("pairs", e.pairs(&s, &r).map(drop));
+        cancelled("first_hit", e.first_hit(&batch).map(drop));
+        cancelled("hits", e.hits(&batch).map(drop));
+        cancelled("counts", e.counts(&batch).map(drop));
+        for broad_phase in [BroadPhase::On, BroadPhase::Off] {
+            e.set_broad_phase(broad_phase);
+            cancelled("wall hits", e.shape_hits(&s, &walls).map(drop));
+            cancelled("circle first hits", e.shape_first_hits(&s, &circles).map(drop));
+            cancelled("circle counts", e.shape_counts(&s, &circles).map(drop));
+            cancelled("polygon hits", e.polygon_hits(&s, &squares).map(drop));
+            cancelled("polygon first hits", e.polygon_first_hits(&s, &squares).map(drop));
+        }
+        cancel.reset();
+        e.set_broad_phase(BroadPhase::Auto);
+        assert_eq!(e.first_hit(&batch).unwrap(), uncancelled.first_hit(&batch).unwrap());
+        assert_eq!(e.counts(&batch).unwrap(), uncancelled.counts(&batch).unwrap());
+        assert_eq!(
+            e.shape_hits(&s, &circles).unwrap(),
+            uncancelled.shape_hits(&s, &circles).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_long_call_cancelled_from_another_thread_stops_between_chunks() {
+    // Brute force over every pair: about a second's work on one thread here.
+    let (s, r) = scene(100_000, 1_000);
+    for threads in [1, 2] {
+        let mut e = engine(threads);
+        e.set_broad_phase(BroadPhase::Off);
+        let batch = Batch::new(&s, &r);
+        let start = Instant::now();
+        e.counts(&batch).unwrap();
+        let whole = start.elapsed();
+        let cancel = Cancel::new();
+        e.set_cancel(Some(cancel.clone()));
+        let canceller = {
+            let cancel = cancel.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(whole / 20);
+                cancel.cancel();
+            })
+        };
+        let start = Instant::now();
+        let outcome = e.counts(&batch);
+        let stopped = start.elapsed();
+        canceller.join().unwrap();
+        assert!(matches!(outcome, Err(Error::Cancelled)), "{threads} threads: {outcome:?}");
+        // Chunks are at most an eighth of the 100,000 segments: far less than the whole call.
+        assert!(
+            stopped < whole / 2 + Duration::from_millis(50),
+            "{threads} threads: cancelled after {stopped:?}, the whole call takes {whole:?}"
+        );
+    }
+}
