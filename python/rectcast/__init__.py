@@ -33,6 +33,7 @@ GPU engine made before the fork is refused there (an ``"auto"`` one runs on the 
 
 from __future__ import annotations
 
+import inspect
 import os
 import tempfile
 import threading
@@ -90,6 +91,7 @@ __all__ = [
     "default_engine",
     "RoundingWarning",
     "ROUNDINGS",
+    "OUTPUTS",
 ]
 
 SEGMENT_COLUMNS = ("x0", "y0", "x1", "y1")
@@ -244,16 +246,94 @@ def _polygons(polygons, name):
     return vertices, offsets
 
 
-def _table(packed, to: str, kinds=None):
+#: What ``to=`` takes.
+OUTPUTS = ("numpy", "arrow", "pandas")
+
+#: Index columns that are -1 where there is none (null in Arrow, <NA> in pandas).
+_MAYBE_INDEX = ("rect", "wall", "circle", "polygon", "entry_edge", "exit_edge")
+
+
+def _check_output(to, ids):
+    """``to`` and ``ids`` checked before any work."""
+    if to not in OUTPUTS:
+        raise ValueError(f'to: expected "numpy", "arrow" or "pandas", found {to!r}')
+    if ids is not None and to == "numpy":
+        raise TypeError('ids: a numpy result\'s fields are fixed; pass to="pandas" or to="arrow"')
+
+
+def _ids(ids, segments, count):
+    """The id columns to carry into the rows, by segment: ``{name: values}`` (``None``: none).
+    ``ids`` names columns of the segments (a pandas DataFrame or Arrow data), or is a
+    sequence of one id per segment (the column ``id``)."""
+    if ids is None:
+        return None
+    if isinstance(ids, str) or (isinstance(ids, (list, tuple)) and ids and all(isinstance(i, str) for i in ids)):
+        names = [ids] if isinstance(ids, str) else list(ids)
+        if _is_pandas(segments):
+            available = list(map(str, segments.columns))
+            column = lambda name: segments[name].to_numpy()  # noqa: E731
+        elif hasattr(segments, "__arrow_c_stream__") or hasattr(segments, "__arrow_c_array__"):
+            import pyarrow as pa
+
+            table = pa.table(segments)
+            available = table.column_names
+            column = lambda name: table.column(name).to_numpy()  # noqa: E731
+        else:
+            raise TypeError("ids: column names need segments as a pandas DataFrame or Arrow data")
+        for name in names:
+            if name not in available:
+                raise ValueError(f"ids: no column {name} among the segments' {','.join(available)}")
+        return {name: column(name) for name in names}
+    values = np.asarray(ids)
+    if values.ndim != 1 or len(values) != count:
+        raise ValueError(f"ids: expected one id per segment ({count}), found shape {values.shape}")
+    return {"id": values}
+
+
+def _table(packed, to: str, kinds=None, ids=None):
     """The packed rows from the Rust module as a numpy structured array (a view of its bytes,
-    no copy), or an Arrow batch (``kinds``: the names of the ``kind`` codes)."""
+    no copy), an Arrow batch or a pandas DataFrame (``kinds``: the names of the ``kind``
+    codes), with ``ids`` (from ``_ids``) joined on the ``segment`` column."""
     data, descr = packed
     rows = data.view(np.dtype(list(descr)))
+    kinds = KIND_NAMES if kinds is None else kinds
+    if ids and "segment" not in rows.dtype.names:
+        raise ValueError(f"ids: these rows ({', '.join(rows.dtype.names)}) have no segment to join on")
     if to == "numpy":
         return rows
     if to == "arrow":
-        return _arrow(rows, KIND_NAMES if kinds is None else kinds)
-    raise ValueError(f'to: expected "numpy" or "arrow", found {to!r}')
+        batch = _arrow(rows, kinds)
+        for i, (name, values) in enumerate((ids or {}).items()):
+            import pyarrow as pa
+
+            batch = batch.add_column(i, name, pa.array(np.take(values, rows["segment"])))
+        return batch
+    frame = _pandas(rows, kinds)
+    for i, (name, values) in enumerate((ids or {}).items()):
+        frame.insert(i, name, np.take(values, rows["segment"]))
+    return frame
+
+
+def _pandas(rows: np.ndarray, kind_names):
+    """The rows as a pandas DataFrame: kind, contact and sides categorical (NaN where there is
+    none), indices nullable (``<NA>`` on a miss), t NaN on a miss."""
+    import pandas as pd
+
+    columns = {}
+    for field in rows.dtype.names:
+        values = rows[field]
+        if field in ("kind", "contact"):
+            names = CONTACT_NAMES if field == "contact" else kind_names
+            columns[field] = pd.Categorical.from_codes(values.astype(np.int16), categories=list(names))
+        elif field in ("entry", "exit"):
+            codes = values.astype(np.int16)
+            codes[codes == 0] = -1
+            columns[field] = pd.Categorical.from_codes(codes, categories=list(SIDE_NAMES))
+        elif field in _MAYBE_INDEX and values.dtype == np.int64:
+            columns[field] = pd.arrays.IntegerArray(np.ascontiguousarray(values), values < 0)
+        else:
+            columns[field] = np.ascontiguousarray(values)
+    return pd.DataFrame(columns)
 
 
 def _arrow(rows: np.ndarray, kind_names):
@@ -289,6 +369,18 @@ class Engine:
     ``backend``: ``"auto"`` (a hardware GPU when one opens, else the CPU; ``chosen`` says
     which and why), ``"gpu"`` (fail without one) or ``"cpu"``. ``threads``: the CPU backend's
     worker threads, 0 for one per core.
+
+    Every query takes, besides its inputs:
+
+    - ``to``: ``"numpy"`` (a structured array, the CLI's ``.npy`` rows, no copy), ``"arrow"``
+      (a ``pyarrow.RecordBatch``, the CLI's Parquet columns) or ``"pandas"`` (a DataFrame:
+      ``kind``, ``contact``, ``entry`` and ``exit`` categorical, indices nullable);
+    - ``ids``: with ``to="pandas"`` or ``"arrow"``, the user's id columns carried into the rows
+      by ``segment``: a column name (or names) of the segments' DataFrame or Arrow table, or
+      one id per segment (a column ``id``);
+    - ``copy`` and ``rounding``: how inputs other than float32 in C order are converted (the
+      module's docstring): ``copy=False`` refuses any copy, ``rounding="nearest"`` rounds
+      values float32 cannot hold instead of refusing them.
     """
 
     def __init__(self, backend: str = "auto", threads: int = 0):
@@ -304,14 +396,9 @@ class Engine:
     def __repr__(self) -> str:
         return f"rectcast.Engine({self.chosen!r})"
 
-    def _inputs(self, segments, rects, copy, rounding):
-        return (
-            _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding),
-            _records(rects, RECT_COLUMNS, "rects", copy, rounding),
-        )
-
-    def _shapes(self, query, segments, rects, walls, circles, to, copy, rounding, polygons=None):
-        """A query against walls, circles or polygons, when one was given (else None)."""
+    def _query(self, query, segments, rects, walls, circles, polygons, to, copy, rounding, ids):
+        """``query`` against the one shape argument given, its rows as ``to`` asks."""
+        _check_output(to, ids)
         given = [
             name
             for name, v in (("rects", rects), ("walls", walls), ("circles", circles), ("polygons", polygons))
@@ -319,60 +406,73 @@ class Engine:
         ]
         if len(given) != 1:
             raise TypeError(f"{query}: give one of rects, walls, circles, polygons; found {given or 'none'}")
-        if rects is not None:
-            return None
         s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
+        joined = _ids(ids, segments, len(s))
+        if rects is not None:
+            r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
+            return _table(getattr(self._engine, query)(s, r), to, ids=joined)
         if walls is not None:
             w = _records(walls, SEGMENT_COLUMNS, "walls", copy, rounding)
-            return _table(self._engine.shape_query(query, "walls", s, w), to)
+            return _table(self._engine.shape_query(query, "walls", s, w), to, ids=joined)
         if polygons is not None:
             vertices, offsets = _polygons(polygons, "polygons")
-            return _table(self._engine.polygon_query(query, s, vertices, offsets), to)
+            return _table(self._engine.polygon_query(query, s, vertices, offsets), to, ids=joined)
         c = _records(circles, CIRCLE_COLUMNS, "circles", copy, rounding)
-        return _table(self._engine.shape_query(query, "circles", s, c), to, CIRCLE_KIND_NAMES)
+        return _table(self._engine.shape_query(query, "circles", s, c), to, CIRCLE_KIND_NAMES, joined)
 
     def pairs(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy",
+        copy: bool | None = None, rounding: str = "exact", ids=None,
     ):
         """Every segment against every rect, one row per pair, segment-major.
 
-        Fields: segment, rect (uint64), hit (bool), kind (uint8), t_enter, t_exit (float32, NaN
-        on a miss), entry, exit (uint8 side bits). With ``walls=`` or ``circles=`` instead of
-        rects: ``wall_pairs`` and ``circle_pairs``."""
-        shapes = self._shapes("pairs", segments, rects, walls, circles, to, copy, rounding, polygons)
-        if shapes is not None:
-            return shapes
-        s, r = self._inputs(segments, rects, copy, rounding)
-        return _table(self._engine.pairs(s, r), to)
+        Fields: segment, rect (uint64), hit (bool), kind (uint8, a ``KIND_NAMES`` code),
+        t_enter, t_exit (float32, NaN on a miss), entry, exit (uint8 side bits, names in
+        ``SIDE_NAMES``). With ``walls=``, ``circles=`` or ``polygons=`` instead of rects:
+        ``wall_pairs``, ``circle_pairs`` and ``polygon_pairs``."""
+        return self._query("pairs", segments, rects, walls, circles, polygons, to, copy, rounding, ids)
 
     def first_hit(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy",
+        copy: bool | None = None, rounding: str = "exact", ids=None,
     ):
         """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
 
-        One row per segment; ``rect`` is -1 (null in Arrow) and ``kind`` 0 on a miss. With
-        ``walls=`` or ``circles=``: fields segment, wall or circle (int64, -1 on a miss),
-        contact or kind, t_enter, t_exit."""
-        shapes = self._shapes("first_hit", segments, rects, walls, circles, to, copy, rounding, polygons)
-        if shapes is not None:
-            return shapes
-        s, r = self._inputs(segments, rects, copy, rounding)
-        return _table(self._engine.first_hit(s, r), to)
+        One row per segment: segment, rect (int64, -1 on a miss), kind (0 on a miss),
+        t_enter, t_exit (NaN on a miss), entry, exit. With ``walls=`` or ``circles=``: fields
+        segment, wall or circle (-1 on a miss), contact or kind, t_enter, t_exit; with
+        ``polygons=``: segment, polygon, kind, t_enter, t_exit, entry_edge, exit_edge."""
+        return self._query("first_hit", segments, rects, walls, circles, polygons, to, copy, rounding, ids)
 
-    def wall_pairs(self, segments, walls, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"):
+    def hits(
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy",
+        copy: bool | None = None, rounding: str = "exact", ids=None,
+    ):
+        """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
+        return self._query("hits", segments, rects, walls, circles, polygons, to, copy, rounding, ids)
+
+    def counts(
+        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy",
+        copy: bool | None = None, rounding: str = "exact",
+    ):
+        """Hits per rect: one row (rect, hits) per rect; (wall, hits), (circle, hits) or
+        (polygon, hits) with ``walls=``, ``circles=`` or ``polygons=``."""
+        return self._query("counts", segments, rects, walls, circles, polygons, to, copy, rounding, None)
+
+    def wall_pairs(self, segments, walls, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None):
         """Segment x segment: every segment against every wall (both x0, y0, x1, y1), one row
         per pair, segment-major. Fields: segment, wall (uint64), hit (bool), contact (uint8, a
         ``CONTACT_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a miss)."""
-        return self.pairs(segments, walls=walls, to=to, copy=copy, rounding=rounding)
+        return self.pairs(segments, walls=walls, to=to, copy=copy, rounding=rounding, ids=ids)
 
-    def circle_pairs(self, segments, circles, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"):
+    def circle_pairs(self, segments, circles, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None):
         """Segment x circle: every segment against every closed disk (cx, cy, r, r >= 0), one
         row per pair, segment-major. Fields: segment, circle (uint64), hit (bool), kind (uint8,
         a ``CIRCLE_KIND_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a
         miss)."""
-        return self.pairs(segments, circles=circles, to=to, copy=copy, rounding=rounding)
+        return self.pairs(segments, circles=circles, to=to, copy=copy, rounding=rounding, ids=ids)
 
-    def polygon_pairs(self, segments, polygons, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"):
+    def polygon_pairs(self, segments, polygons, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None):
         """Every segment against every polygon (simple, closed: boundary and interior),
         segment-major. ``polygons``: a sequence of rings (each (n, 2), a closing repeat of the
         first vertex allowed), or the flat form ``(vertices, offsets)``: float32 (V, 2) and
@@ -380,11 +480,12 @@ class Engine:
         a ``KIND_NAMES`` code), t_enter, t_exit (float32, NaN on a miss), entry_edge, exit_edge
         (int64, edge k runs from vertex k to k + 1; -1 where there is none). A polygon that is
         not simple raises ``ValueError`` naming it."""
-        return self.pairs(segments, polygons=polygons, to=to, copy=copy, rounding=rounding)
+        return self.pairs(segments, polygons=polygons, to=to, copy=copy, rounding=rounding, ids=ids)
 
     def overlaps(self, polygons, other, *, to: str = "numpy"):
         """Polygon × polygon: the overlapping pairs (closed: touching and containment count),
         fields polygon and other (uint64), in order. Both in ``polygon_pairs``' forms."""
+        _check_output(to, None)
         a = _polygons(polygons, "polygons")
         b = _polygons(other, "other")
         return _table(self._engine.overlaps(*a, *b), to)
@@ -392,36 +493,21 @@ class Engine:
     def first_hit_rects(self, segments, rects, *, copy: bool | None = None, rounding: str = "exact") -> np.ndarray:
         """Each segment's first-hit rect alone, ``first_hit``'s ``rect`` column: an int64 array,
         -1 on a miss. On a GPU only 4 bytes a segment come back."""
-        s, r = self._inputs(segments, rects, copy, rounding)
+        s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
+        r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
         return self._engine.first_hit_rects(s, r)
 
-    def hits(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"
+    def clip(
+        self, segments, rect=None, *, rects=None, to: str = "numpy", copy: bool | None = None,
+        rounding: str = "exact", ids=None,
     ):
-        """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
-        shapes = self._shapes("hits", segments, rects, walls, circles, to, copy, rounding, polygons)
-        if shapes is not None:
-            return shapes
-        s, r = self._inputs(segments, rects, copy, rounding)
-        return _table(self._engine.hits(s, r), to)
-
-    def counts(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"
-    ):
-        """Hits per rect: one row (rect, hits) per rect; (wall, hits) or (circle, hits) with
-        ``walls=`` or ``circles=``."""
-        shapes = self._shapes("counts", segments, rects, walls, circles, to, copy, rounding, polygons)
-        if shapes is not None:
-            return shapes
-        s, r = self._inputs(segments, rects, copy, rounding)
-        return _table(self._engine.counts(s, r), to)
-
-    def clip(self, segments, rect=None, *, rects=None, to: str = "numpy", copy: bool | None = None, rounding: str = "exact"):
-        """Each segment clipped to ``rect`` (min_x, min_y, max_x, max_y), or to its own row of
-        ``rects``. Fields: segment, kind, x0, y0, x1, y1 (NaN on a miss)."""
+        """Each segment clipped to ``rect`` (4 values: min_x, min_y, max_x, max_y), or to its
+        own row of ``rects``. Fields: segment, kind, x0, y0, x1, y1 (NaN on a miss)."""
+        _check_output(to, ids)
         if (rect is None) == (rects is None):
             raise TypeError("clip: give rect or rects")
         s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
+        joined = _ids(ids, segments, len(s))
         if rect is not None:
             one = np.asarray(rect)
             if one.shape != (4,):
@@ -429,14 +515,14 @@ class Engine:
                     f"rect: expected 4 values ({', '.join(RECT_COLUMNS)}), found shape {one.shape}"
                 )
             one = _records(one.reshape(1, 4), RECT_COLUMNS, "rect", copy, rounding)
-            return _table(self._engine.clip(s, one, False), to)
+            return _table(self._engine.clip(s, one, False), to, ids=joined)
         r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
         if len(r) != len(s):
             raise ValueError(
                 f"rects: clipping to one rect per segment needs as many rects as segments: "
                 f"{len(s)} segments, {len(r)} rects"
             )
-        return _table(self._engine.clip(s, r, True), to)
+        return _table(self._engine.clip(s, r, True), to, ids=joined)
 
 
 _default = None
@@ -455,51 +541,32 @@ def default_engine() -> Engine:
     return _default
 
 
-def pairs(segments, rects=None, **options):
-    """``default_engine().pairs(...)``."""
-    return default_engine().pairs(segments, rects, **options)
+def _on_the_default_engine(name):
+    """The module-level ``name``: ``Engine.name`` on ``default_engine()``, with its signature
+    and docstring (``help(rectcast.first_hit)`` shows them)."""
+    method = getattr(Engine, name)
+
+    def function(*args, **options):
+        return getattr(default_engine(), name)(*args, **options)
+
+    signature = inspect.signature(method)
+    function.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = __name__
+    function.__doc__ = (
+        f"{method.__doc__}\n\n        Runs on the default engine, ``default_engine()``: ``Engine(\"auto\")``, "
+        "made once and shared by every thread."
+    )
+    return function
 
 
-def first_hit(segments, rects=None, **options):
-    """``default_engine().first_hit(...)``."""
-    return default_engine().first_hit(segments, rects, **options)
-
-
-def wall_pairs(segments, walls, **options):
-    """``default_engine().wall_pairs(...)``."""
-    return default_engine().wall_pairs(segments, walls, **options)
-
-
-def circle_pairs(segments, circles, **options):
-    """``default_engine().circle_pairs(...)``."""
-    return default_engine().circle_pairs(segments, circles, **options)
-
-
-def polygon_pairs(segments, polygons, **options):
-    """``Engine.polygon_pairs`` on the default engine."""
-    return default_engine().polygon_pairs(segments, polygons, **options)
-
-
-def overlaps(polygons, other, **options):
-    """``Engine.overlaps`` on the default engine."""
-    return default_engine().overlaps(polygons, other, **options)
-
-
-def first_hit_rects(segments, rects, **options):
-    """``default_engine().first_hit_rects(...)``."""
-    return default_engine().first_hit_rects(segments, rects, **options)
-
-
-def hits(segments, rects=None, **options):
-    """``default_engine().hits(...)``."""
-    return default_engine().hits(segments, rects, **options)
-
-
-def counts(segments, rects=None, **options):
-    """``default_engine().counts(...)``."""
-    return default_engine().counts(segments, rects, **options)
-
-
-def clip(segments, rect=None, **options):
-    """``default_engine().clip(...)``."""
-    return default_engine().clip(segments, rect, **options)
+pairs = _on_the_default_engine("pairs")
+first_hit = _on_the_default_engine("first_hit")
+first_hit_rects = _on_the_default_engine("first_hit_rects")
+hits = _on_the_default_engine("hits")
+counts = _on_the_default_engine("counts")
+wall_pairs = _on_the_default_engine("wall_pairs")
+circle_pairs = _on_the_default_engine("circle_pairs")
+polygon_pairs = _on_the_default_engine("polygon_pairs")
+overlaps = _on_the_default_engine("overlaps")
+clip = _on_the_default_engine("clip")

@@ -137,3 +137,89 @@ def test_an_auto_engine_prints_no_driver_noise_without_xdg_runtime_dir():
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "", f"noise on stderr: {done.stderr!r}"
+
+
+def test_pandas_out_has_categorical_kinds_and_sides_nullable_indices_and_the_users_ids(engine, scene):
+    segments, rects = scene
+    frame = pd.DataFrame(segments.astype(np.float64), columns=list(rectcast.SEGMENT_COLUMNS))
+    frame.insert(0, "track", [f"t{i}" for i in range(len(frame))])
+    frame.insert(1, "frame_no", np.arange(len(frame)) * 10)
+    got = engine.first_hit(frame, rects, to="pandas", ids=["track", "frame_no"])
+    want = engine.first_hit(segments, rects)
+    assert list(got.columns[:3]) == ["track", "frame_no", "segment"]
+    assert (got["track"] == np.array([f"t{i}" for i in want["segment"]])).all()
+    assert (got["frame_no"].to_numpy() == want["segment"] * 10).all()
+    assert got["kind"].dtype == "category" and list(got["kind"].cat.categories) == list(rectcast.KIND_NAMES)
+    assert (got["kind"].cat.codes.to_numpy() == want["kind"]).all()
+    miss = want["rect"] < 0
+    assert miss.any() and (~miss).any()
+    assert got["rect"].isna().to_numpy().tolist() == miss.tolist()
+    assert (got["rect"][~miss].to_numpy(dtype=np.int64) == want["rect"][~miss]).all()
+    no_entry = want["entry"] == 0
+    assert got["entry"].isna().to_numpy().tolist() == no_entry.tolist()
+    names = np.array(rectcast.SIDE_NAMES, dtype=object)[want["entry"][~no_entry]]
+    assert (got["entry"][~no_entry].astype(str).to_numpy() == names).all()
+    np.testing.assert_array_equal(got["t_enter"].to_numpy(), want["t_enter"])
+    hits = engine.hits(segments, rects, to="arrow", ids=np.arange(len(segments)) + 1000)
+    assert hits.column("id").to_pylist() == (hits.column("segment").to_numpy() + 1000).tolist()
+    walls = engine.hits(segments, walls=segments[:50], to="pandas")
+    assert list(walls["contact"].cat.categories) == list(rectcast.CONTACT_NAMES)
+
+
+def test_ids_and_to_are_checked_before_any_work(engine, scene):
+    segments, rects = scene
+    with pytest.raises(ValueError, match='to: expected "numpy", "arrow" or "pandas"'):
+        engine.first_hit(segments, rects, to="polars")
+    with pytest.raises(TypeError, match='ids: .*to="pandas"'):
+        engine.first_hit(segments, rects, ids=np.arange(len(segments)))
+    with pytest.raises(ValueError, match=r"ids: expected one id per segment \(2000\)"):
+        engine.first_hit(segments, rects, to="pandas", ids=[1, 2, 3])
+    frame = pd.DataFrame(segments, columns=list(rectcast.SEGMENT_COLUMNS))
+    with pytest.raises(ValueError, match="ids: no column track"):
+        engine.first_hit(frame, rects, to="pandas", ids="track")
+
+
+def test_module_functions_show_the_engines_signature_and_docstring():
+    import inspect
+
+    for name in ["pairs", "first_hit", "first_hit_rects", "hits", "counts", "clip", "overlaps",
+                 "wall_pairs", "circle_pairs", "polygon_pairs"]:
+        function, method = getattr(rectcast, name), getattr(rectcast.Engine, name)
+        assert method.__doc__ in function.__doc__, name
+        assert "default engine" in function.__doc__, name
+        assert list(inspect.signature(function).parameters) == list(inspect.signature(method).parameters)[1:], name
+
+
+def test_the_stubs_name_every_parameter_of_the_functions_and_methods():
+    """The typed stubs (__init__.pyi) are held to the code: every public function and Engine
+    method has a stub (each overload) with the same parameters."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    stub = ast.parse((Path(rectcast.__file__).parent / "__init__.pyi").read_text())
+
+    def stubbed(body):
+        found = {}
+        for node in body:
+            if isinstance(node, ast.FunctionDef):
+                a = node.args
+                found.setdefault(node.name, []).append([x.arg for x in a.posonlyargs + a.args + a.kwonlyargs])
+        return found
+
+    functions = stubbed(stub.body)
+    engine_class = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Engine")
+    methods = stubbed(engine_class.body)
+    for name in rectcast.__all__:
+        value = getattr(rectcast, name)
+        if inspect.isfunction(value):
+            want = list(inspect.signature(value).parameters)
+            assert name in functions, f"no stub for {name}"
+            for params in functions[name]:
+                assert params == want, f"{name}: stub {params} vs {want}"
+    for name, method in vars(rectcast.Engine).items():
+        if inspect.isfunction(method) and not name.startswith("_"):
+            want = list(inspect.signature(method).parameters)
+            assert name in methods, f"no stub for Engine.{name}"
+            for params in methods[name]:
+                assert params == want, f"Engine.{name}: stub {params} vs {want}"
