@@ -94,8 +94,12 @@ impl indicatif::TermLike for LineTerm {
         eprintln!("{line}");
         Ok(())
     }
+    /// indicatif writes the bar's last line without a newline (on a terminal the cursor stays
+    /// there for the next redraw); here every redraw is a whole line.
     fn write_str(&self, s: &str) -> std::io::Result<()> {
-        eprint!("{s}");
+        if !s.is_empty() {
+            eprintln!("{s}");
+        }
         Ok(())
     }
     fn clear_line(&self) -> std::io::Result<()> {

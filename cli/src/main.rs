@@ -147,3 +147,25 @@ fn quiet_drivers() {
 
 #[cfg(not(unix))]
 fn quiet_drivers() {}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_option_of_every_command_has_help_text() {
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        let commands = std::iter::once(&cli).chain(cli.get_subcommands());
+        for command in commands {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id != "help" && id != "version" && arg.get_help().is_none() {
+                    missing.push(format!("{} --{id}", command.get_name()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "options without help text: {missing:?}");
+    }
+}

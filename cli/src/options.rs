@@ -28,10 +28,14 @@ impl SimdArg {
     }
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BackendArg {
+    /// A hardware GPU when one opens, else the CPU (a software GPU such as lavapipe is slower
+    /// than the CPU backend).
     Auto,
+    /// Whatever GPU adapter opens, lavapipe included; an error without one.
     Gpu,
+    /// The CPU backend (SIMD, every core).
     Cpu,
 }
 

@@ -263,6 +263,13 @@ pub fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    if !dir.is_dir() {
+        // Said so, rather than as the hidden temporary path that could not be made in it.
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("no folder {} to write it in", dir.display()),
+        ));
+    }
     let mut builder = tempfile::Builder::new();
     builder.prefix(".rectcast-");
     #[cfg(unix)]

@@ -555,6 +555,13 @@ fn progress_goes_to_stderr_only() {
         "{}",
         stderr(&shown)
     );
+    // Each redraw is a line of its own, the last one ended too: the next output (a shell
+    // prompt, an error) starts on a line of its own.
+    assert!(
+        stderr(&shown).ends_with('\n'),
+        "the progress bar's last line has no newline: {:?}",
+        stderr(&shown)
+    );
 }
 
 #[test]

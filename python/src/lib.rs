@@ -443,6 +443,9 @@ where
     Ok((bytes.into_pyarray(py), descr))
 }
 
+/// The largest first-hits buffer an engine keeps between calls.
+const KEPT_FIRST_HITS_BYTES: usize = 16 << 20;
+
 /// An engine on one backend, kept across calls (its buffers are reused).
 ///
 /// Threads may share one: calls take turns on the engine. No lock is ever waited for with
@@ -623,7 +626,11 @@ impl PyEngine {
                 },
             )
         });
-        py.detach(|| *self.first_hits.lock().unwrap_or_else(|p| p.into_inner()) = first);
+        // Kept for the next call up to 16 MiB (a million segments' worth); a larger one goes
+        // back to the allocator rather than sit in an idle engine.
+        if first.capacity() * size_of::<FirstHit>() <= KEPT_FIRST_HITS_BYTES {
+            py.detach(|| *self.first_hits.lock().unwrap_or_else(|p| p.into_inner()) = first);
+        }
         packed
     }
 

@@ -11,10 +11,13 @@ use crate::options::{BackendArg, Outcome, cpu_options, engine};
 
 #[derive(Args)]
 pub struct BenchArgs {
+    /// What to measure.
     #[arg(long, value_enum, default_value = "pairs")]
     query: BenchQuery,
+    /// Segments in the generated scene (default: the query's own, printed in its title).
     #[arg(long)]
     segments: Option<usize>,
+    /// Rects (or walls, circles, polygons) in the generated scene (default: the query's own).
     #[arg(long)]
     rects: Option<usize>,
     /// Timed repetitions per backend (after one warm-up).
@@ -152,12 +155,20 @@ pub fn run(args: BenchArgs) -> Outcome {
             segments.unwrap_or(1 << 20),
             rects.unwrap_or(100_000),
             iterations,
+            &backend,
         ),
-        BenchQuery::Frames => bench_frames(
-            segments.unwrap_or(10_000),
-            rects.unwrap_or(1000),
-            iterations,
-        ),
+        BenchQuery::Frames => {
+            if !backend.is_empty() && !backend.contains(&BackendArg::Gpu) {
+                return Err(
+                    "--query frames measures the GPU's per-frame API: --backend cpu or auto does not apply (give --backend gpu, or none)".into(),
+                );
+            }
+            bench_frames(
+                segments.unwrap_or(10_000),
+                rects.unwrap_or(1000),
+                iterations,
+            )
+        }
     }
 }
 
@@ -585,6 +596,7 @@ fn bench_broad_phase(
     segment_count: usize,
     rect_count: usize,
     iterations: usize,
+    backends: &[BackendArg],
 ) -> Outcome {
     use rectcast::{BroadPhase, CpuOptions, FirstHit, RectSet};
     let (segments, rects) = which.generate(2026, segment_count, rect_count);
@@ -710,8 +722,15 @@ fn bench_broad_phase(
     if !same(&grid_first) {
         differ.push("CPU");
     }
-    // The GPU, where one opens: its grid built there (kept for the prepared set).
-    match Engine::new(Backend::Gpu) {
+    // The GPU, where one opens and unless --backend leaves it out: its grid built there
+    // (kept for the prepared set).
+    let gpu_wanted = backends.is_empty() || backends.contains(&BackendArg::Gpu);
+    let gpu = if gpu_wanted {
+        Engine::new(Backend::Gpu).map_err(|e| e.to_string())
+    } else {
+        Err("not asked for: --backend leaves it out".to_string())
+    };
+    match gpu {
         Ok(mut gpu) => {
             gpu.set_broad_phase(BroadPhase::On);
             let name = gpu.chosen().to_string();

@@ -33,6 +33,8 @@ pub struct ClipArgs {
     /// (columns min_x,min_y,max_x,max_y), .npy or .f32.
     #[arg(long)]
     rects: Option<PathBuf>,
+    /// Where the engine runs: a hardware GPU when one opens, else the CPU (`auto`); the GPU
+    /// whatever it is, lavapipe included (`gpu`); or the CPU (`cpu`).
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// Output: .npy (structured rows), .f32 (the clipped segment, NaN on a miss) or CSV

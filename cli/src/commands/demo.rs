@@ -13,6 +13,8 @@ use crate::options::{BackendArg, Outcome, engine};
 
 #[derive(Args)]
 pub struct DemoArgs {
+    /// Where the engine runs: a hardware GPU when one opens, else the CPU (`auto`); the GPU
+    /// whatever it is, lavapipe included (`gpu`); or the CPU (`cpu`).
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// Also draw the frame (first hits) to this PNG.

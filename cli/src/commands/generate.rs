@@ -15,17 +15,22 @@ const CHUNK: usize = 1 << 20;
 
 #[derive(Args)]
 pub struct GenArgs {
+    /// The kind of scene.
     #[arg(long, value_enum, default_value = "bullet-hell")]
     kind: SceneKind,
+    /// How many segments to write.
     #[arg(long)]
     segments: u64,
+    /// How many rects to write.
     #[arg(long)]
     rects: u64,
+    /// The folder to write segments.EXT and rects.EXT into (made if missing).
     #[arg(long)]
     out_dir: PathBuf,
     /// The files' format.
     #[arg(long, default_value = "csv", value_parser = ["csv", "npy", "f32"])]
     format: String,
+    /// The generator's seed: the same seed writes the same files.
     #[arg(long, default_value_t = 2026)]
     seed: u64,
 }

@@ -27,6 +27,8 @@ pub struct OverlapsArgs {
     /// The flat form's offsets for --other.
     #[arg(long)]
     other_offsets: Option<PathBuf>,
+    /// Where the engine runs: a hardware GPU when one opens, else the CPU (`auto`); the GPU
+    /// whatever it is, lavapipe included (`gpu`); or the CPU (`cpu`).
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// Output: .npy (structured rows) or CSV (any other name); stdout (CSV) when absent.

@@ -157,6 +157,7 @@ fn run_chunk(
 
 /// The inputs and output of a query over every segment and every rect.
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("targets").required(true).args(["rects", "walls", "circles", "polygons"])))]
 pub struct QueryArgs {
     /// Segments: .csv (columns x0,y0,x1,y1 found by name, in any order; others ignored), .npy
     /// (float32, shape [N, 4]) or .f32 (raw little-endian, 4 per record); .gz of any; `-` for
@@ -164,7 +165,7 @@ pub struct QueryArgs {
     #[arg(long)]
     segments: PathBuf,
     /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory.
-    #[arg(long, required_unless_present_any = ["walls", "circles", "polygons"])]
+    #[arg(long)]
     rects: Option<PathBuf>,
     /// Walls (segments, in the segments' formats) instead of rects: segment × segment. Rows
     /// (segment, wall, hit, contact, t_enter, t_exit) for pairs and hits, (segment, wall,
@@ -186,13 +187,16 @@ pub struct QueryArgs {
     /// offsets[i]..offsets[i + 1].
     #[arg(long, requires = "polygons")]
     polygon_offsets: Option<PathBuf>,
+    /// Where the engine runs: a hardware GPU when one opens, else the CPU (`auto`); the GPU
+    /// whatever it is, lavapipe included (`gpu`); or the CPU (`cpu`).
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// first-hit, hits and count: find each segment's candidates through a grid over the rects
     /// (built once per job) or, for walls, circles and polygons on the CPU, over their boxes
-    /// (built per chunk); or test every one (`off`). The output is the same bytes.
-    #[arg(long, value_enum, default_value = "auto")]
-    broad_phase: BroadPhaseArg,
+    /// (built per chunk); or test every one (`off`). The output is the same bytes. Default:
+    /// auto. Not for pairs, which are every pair.
+    #[arg(long, value_enum)]
+    broad_phase: Option<BroadPhaseArg>,
     /// Output: .npy (structured rows, `np.load`) or CSV (any other name); stdout (CSV) when
     /// absent. Written as the job goes to a temporary file, moved into place only on success:
     /// the streaming path for huge jobs. Stdout gets rows only once the input is known good
@@ -214,6 +218,11 @@ pub enum Query {
 /// `pairs`, `first-hit`, `hits`, `count`: every segment against every rect.
 pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let job = args.job;
+    if query == Query::Pairs && args.broad_phase.is_some() {
+        return Err(
+            "--broad-phase applies to first-hit, hits and count: pairs are every pair, so there are no candidates to find".into(),
+        );
+    }
     let against = match (&args.walls, &args.circles, &args.polygons) {
         (Some(_), _, _) => Against::Walls,
         (None, Some(_), _) => Against::Circles,
@@ -286,7 +295,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let mut segments =
         Records::open(&args.segments, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
     let mut engine = engine(args.backend.into())?;
-    let broad_phase = BroadPhase::from(args.broad_phase);
+    let broad_phase = BroadPhase::from(args.broad_phase.unwrap_or(BroadPhaseArg::Auto));
     engine.set_broad_phase(broad_phase);
     // The grid is built once for the whole job, not once per chunk (a GPU lists its cells
     // once too, and keeps them). Segments stream in, so `Auto` goes by the rects alone.

@@ -19,12 +19,13 @@ use crate::options::{BackendArg, Outcome, engine};
 use crate::records::{self, Records};
 
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("targets").required(true).multiple(true).args(["rects", "walls", "circles", "polygons"])))]
 pub struct RenderArgs {
     /// Segments (.csv, .npy or .f32, .gz of any, `-` for stdin), read whole.
     #[arg(long)]
     segments: PathBuf,
     /// Rects (.csv, .npy or .f32), read whole.
-    #[arg(long, required_unless_present_any = ["walls", "circles", "polygons"])]
+    #[arg(long)]
     rects: Option<PathBuf>,
     /// Walls (segments, in the segments' formats), read whole: drawn with rects and circles.
     #[arg(long)]
@@ -41,6 +42,7 @@ pub struct RenderArgs {
     /// The PNG to write.
     #[arg(long)]
     out: PathBuf,
+    /// What to draw: each segment's first hit, or every hitting pair.
     #[arg(long, value_enum, default_value = "first-hit")]
     query: RenderQuery,
     /// The image size, WIDTHxHEIGHT.
@@ -53,6 +55,8 @@ pub struct RenderArgs {
         allow_hyphen_values = true
     )]
     view: Option<String>,
+    /// Where the engine runs: a hardware GPU when one opens, else the CPU (`auto`); the GPU
+    /// whatever it is, lavapipe included (`gpu`); or the CPU (`cpu`).
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
 }

@@ -75,20 +75,34 @@ fn find_columns(
     Ok(at)
 }
 
+/// A CSV error at its line (and column), said once: the csv crate's own message repeats
+/// the place ("record 2 (line: 3, byte: 40)"), so the message is ours.
 fn csv_error(path: &Path, e: &csv::Error) -> FileError {
-    let (line, column) = match e.kind() {
+    let line = e.position().map_or(0, |p| p.line());
+    let (line, column, message) = match e.kind() {
         // Point at the first missing field, or the first extra one.
         csv::ErrorKind::UnequalLengths {
             pos,
             expected_len,
             len,
         } => (
-            pos.as_ref().map_or(0, |p| p.line()),
+            pos.as_ref().map_or(line, |p| p.line()),
             (*len).min(*expected_len) as usize + 1,
+            format!("found record with {len} fields, but the header has {expected_len}"),
         ),
-        _ => (e.position().map_or(0, |p| p.line()), 0),
+        csv::ErrorKind::Utf8 { pos, err } => {
+            let hint = if path == Path::new(super::STDIN) {
+                "; stdin is read as CSV: for .npy or .f32 input give the file's name, not `-`"
+            } else {
+                "; is it a binary file named .csv? .npy and .f32 are read by their extension"
+            };
+            let line = pos.as_ref().map_or(line, |p| p.line());
+            (line, err.field() + 1, format!("not UTF-8 text{hint}"))
+        }
+        csv::ErrorKind::Io(io) => (line, 0, io.to_string()),
+        _ => (line, 0, e.to_string()),
     };
-    FileError::new(path, Place::Line { line, column }, e.to_string())
+    FileError::new(path, Place::Line { line, column }, message)
 }
 
 impl RecordSource for CsvSource {
