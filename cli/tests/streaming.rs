@@ -588,6 +588,20 @@ fn pixel(png: &tiny_skia::Pixmap, x: u32, y: u32) -> [u8; 3] {
     [p.red(), p.green(), p.blue()]
 }
 
+/// The pixel of scene point (x, y) in a 400 x 400 render of `--view -100,-100,300,300`: the
+/// plot area inside render's margins (64 px left, 12 right, 44 above for the legend, 36
+/// below) is 324 x 320, so the view's 400 units take 320 px (0.8 a unit), centred: x from
+/// pixel 66, y from pixel 44 (down, with --y-down) or up from pixel 364.
+fn at_400(png: &tiny_skia::Pixmap, x: i32, y: i32, y_down: bool) -> [u8; 3] {
+    let px = 66.0 + (x + 100) as f32 * 0.8;
+    let py = if y_down {
+        44.0 + (y + 100) as f32 * 0.8
+    } else {
+        364.0 - (y + 100) as f32 * 0.8
+    };
+    pixel(png, px.round() as u32, py.round() as u32)
+}
+
 #[test]
 fn render_draws_rects_hits_misses_and_the_inside_part_where_they_are() {
     let dir = tempfile::tempdir().unwrap();
@@ -605,7 +619,7 @@ fn render_draws_rects_hits_misses_and_the_inside_part_where_they_are() {
     )
     .unwrap();
     let out = dir.path().join("scene.png");
-    // The view maps scene (x, y) to pixel (x + 100, y + 100).
+    // Screen coordinates (--y-down); `at` finds a scene point's pixel.
     ok(&[
         "render",
         "--segments",
@@ -618,12 +632,13 @@ fn render_draws_rects_hits_misses_and_the_inside_part_where_they_are() {
         "400x400",
         "--view",
         "-100,-100,300,300",
+        "--y-down",
         "--backend",
         "cpu",
     ]);
     let png = tiny_skia::Pixmap::load_png(&out).unwrap();
     assert_eq!((png.width(), png.height()), (400, 400));
-    let at = |x: i32, y: i32| pixel(&png, (x + 100) as u32, (y + 100) as u32);
+    let at = |x: i32, y: i32| at_400(&png, x, y, true);
     let [r, g, b] = at(50, 20); // inside the rect, away from every segment: its fill
     assert!(b > r + 20 && b > 200 && g > r, "rect fill {:?}", [r, g, b]);
     assert_eq!(at(260, 200), [255, 255, 255], "background"); // empty space
@@ -667,7 +682,7 @@ fn render_draws_circles_and_walls_with_their_hits() {
     let walls = dir.path().join("w.csv");
     std::fs::write(&walls, "x0,y0,x1,y1\n200,0,200,100\n").unwrap();
     let out = dir.path().join("shapes.png");
-    // The view maps scene (x, y) to pixel (x + 100, y + 100).
+    // Screen coordinates (--y-down); `at` finds a scene point's pixel.
     ok(&[
         "render",
         "--segments",
@@ -682,13 +697,14 @@ fn render_draws_circles_and_walls_with_their_hits() {
         "400x400",
         "--view",
         "-100,-100,300,300",
+        "--y-down",
         "--backend",
         "cpu",
         "--query",
         "pairs",
     ]);
     let png = tiny_skia::Pixmap::load_png(&out).unwrap();
-    let at = |x: i32, y: i32| pixel(&png, (x + 100) as u32, (y + 100) as u32);
+    let at = |x: i32, y: i32| at_400(&png, x, y, true);
     let [r, g, b] = at(50, 70); // inside the circle, away from the segment: its fill
     assert!(
         b > r + 20 && b > 200 && g > r,
@@ -738,11 +754,12 @@ fn render_draws_polygons_as_their_rings_with_their_hits() {
         "400x400",
         "--view",
         "-100,-100,300,300",
+        "--y-down",
         "--backend",
         "cpu",
     ]);
     let png = tiny_skia::Pixmap::load_png(&out).unwrap();
-    let at = |x: i32, y: i32| pixel(&png, (x + 100) as u32, (y + 100) as u32);
+    let at = |x: i32, y: i32| at_400(&png, x, y, true);
     let [r, g, b] = at(15, 85); // in the left arm, away from the segment: the fill
     assert!(
         b > r + 20 && b > 200 && g > r,
@@ -949,4 +966,83 @@ fn an_invalid_record_in_a_later_chunk_stops_the_pipelined_job_and_leaves_no_outp
         );
         assert!(!out.exists(), "{query}: left {}", out.display());
     }
+}
+
+#[test]
+fn render_draws_data_y_up_by_default_and_screen_y_down_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let segments = dir.path().join("s.csv");
+    std::fs::write(&segments, "x0,y0,x1,y1\n-50,250,-40,250\n").unwrap();
+    let rects = dir.path().join("r.csv");
+    // A rect high in the scene (y 200..280).
+    std::fs::write(&rects, "min_x,min_y,max_x,max_y\n0,200,100,280\n").unwrap();
+    for y_down in [false, true] {
+        let out = dir.path().join(format!("up-{y_down}.png"));
+        let mut args = vec![
+            "render", "--segments", s(&segments), "--rects", s(&rects), "--out", s(&out),
+            "--size", "400x400", "--view", "-100,-100,300,300", "--backend", "cpu",
+        ];
+        if y_down {
+            args.push("--y-down");
+        }
+        ok(&args);
+        let png = tiny_skia::Pixmap::load_png(&out).unwrap();
+        let [r, g, b] = at_400(&png, 50, 240, y_down);
+        assert!(b > r + 20 && b > 200, "y_down {y_down}: the rect's fill {:?}", [r, g, b]);
+        // In pixels: y up puts the rect in the image's top half, y down in its bottom half.
+        let top_half = if y_down { 330 } else { 90 };
+        let [r, g, b] = pixel(&png, 106, top_half);
+        assert!(b > r + 20 && b > 200, "y_down {y_down}: pixel row {top_half} {:?}", [r, g, b]);
+    }
+}
+
+#[test]
+fn render_refuses_an_empty_view_and_formats_it_does_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let segments = dir.path().join("s.csv");
+    std::fs::write(&segments, "x0,y0,x1,y1\n0,0,1,1\n").unwrap();
+    let rects = dir.path().join("r.csv");
+    std::fs::write(&rects, "min_x,min_y,max_x,max_y\n0,0,1,1\n").unwrap();
+    let png = dir.path().join("r.png");
+    let args = ["render", "--segments", s(&segments), "--rects", s(&rects)];
+    let o = rectcast(&[&args[..], &["--out", s(&png), "--view", "5,5,5,5"]].concat());
+    assert!(!o.status.success() && stderr(&o).contains("--view: expected min_x < max_x"), "{}", stderr(&o));
+    let jpg = dir.path().join("r.jpg");
+    let o = rectcast(&[&args[..], &["--out", s(&jpg)]].concat());
+    assert!(!o.status.success() && stderr(&o).contains("render writes PNG: name the file .png (found .jpg)"), "{}", stderr(&o));
+    assert!(!png.exists() && !jpg.exists(), "an image was written");
+}
+
+#[test]
+fn render_of_many_segments_is_a_density_image_with_hits_apart_from_misses() {
+    let dir = tempfile::tempdir().unwrap();
+    // 30,000 horizontal segments across x -100..300 at y 0..100 (above: a band of misses,
+    // y 150..250), and one rect over x 0..100, y 0..100: inside it the hits' ramp shows, left
+    // and right of it (and in the band of misses) the grey one.
+    let mut text = String::from("x0,y0,x1,y1\n");
+    for i in 0..30_000 {
+        let y = if i % 2 == 0 { (i % 1000) as f32 / 10.0 } else { 150.0 + (i % 1000) as f32 / 10.0 };
+        text += &format!("-90,{y},290,{y}\n");
+    }
+    let segments = dir.path().join("s.csv");
+    std::fs::write(&segments, text).unwrap();
+    let rects = dir.path().join("r.csv");
+    std::fs::write(&rects, "min_x,min_y,max_x,max_y\n0,0,100,100\n").unwrap();
+    let out = dir.path().join("dense.png");
+    ok(&[
+        "render", "--segments", s(&segments), "--rects", s(&rects), "--out", s(&out),
+        "--size", "400x400", "--view", "-100,-100,300,300", "--backend", "cpu",
+    ]);
+    let png = tiny_skia::Pixmap::load_png(&out).unwrap();
+    let at = |x, y| at_400(&png, x, y, false);
+    let [r, g, b] = at(50, 50); // inside the rect: the hits' ramp (orange to dark red)
+    assert!(r > 150 && b < 140 && r > g + 40, "inside the rect {:?}", [r, g, b]);
+    for (x, y) in [(200, 50), (50, 200)] {
+        let [r, g, b] = at(x, y); // past the rect, and the band of misses: grey
+        assert!(r == g && g == b && r < 230, "({x}, {y}): {:?}", [r, g, b]);
+    }
+    assert_eq!(at(50, -50), [255, 255, 255], "where no segment passes");
+    // The frame just left of the plot area (pixel column 63) is drawn: the axes.
+    let [r, g, b] = pixel(&png, 63, 200);
+    assert!(r < 100 && g < 100 && b < 100, "the frame {:?}", [r, g, b]);
 }

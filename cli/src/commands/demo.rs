@@ -8,7 +8,7 @@ use clap::Args;
 use rectcast::{Kind, PairResult, scene};
 
 use super::bench::ms;
-use super::render::{RenderQuery, Scene, render};
+use super::render::{Look, RenderQuery, Scene, Style, render};
 use crate::options::{BackendArg, Outcome, engine};
 
 #[derive(Args)]
@@ -83,6 +83,11 @@ pub fn run(args: DemoArgs) -> Outcome {
             RenderQuery::FirstHit,
             (1920, 1080),
             Some([0.0, 0.0, 1920.0, 1080.0]),
+            // A game's frame: screen coordinates, y down.
+            Look {
+                y_down: true,
+                style: Style::Lines,
+            },
             &path,
         )?;
         println!("drawn to {}", path.display());

@@ -1,19 +1,27 @@
 //! `rectcast render`: a picture of what the engine decided for a scene, drawn with tiny-skia
-//! (pure Rust). Rects, circles and polygons are filled blue, walls are dark lines; a segment that hits
-//! nothing is grey, one that hits is orange; the part of it inside a shape (or along a wall) is
-//! red (for a polygon, each stretch inside it: a segment may leave a polygon that is not convex
-//! and enter it again), its entry point (or the point where it meets a wall) green and its exit
-//! point purple.
-//! With `first-hit` only each segment's first hit among all the shapes (the smallest t_enter)
-//! is drawn so; with `pairs` every hit.
-//! The scene's y axis points down, as on a game's screen; a legend sits in the bottom-left
-//! corner.
+//! (pure Rust). Rects, circles and polygons are filled blue, walls are dark lines; a segment
+//! that hits nothing is grey, one that hits is orange; the part of it inside a shape (or
+//! along a wall) is red (for a polygon, each stretch inside it: a segment may leave a polygon
+//! that is not convex and enter it again), its entry point (or the point where it meets a
+//! wall) green and its exit point purple. With `first-hit` only each segment's first hit
+//! among all the shapes (the smallest t_enter) is drawn so; with `pairs` every hit.
+//!
+//! Above [`DENSITY_ABOVE`] segments (or with `--style density`) the segments are a density
+//! image instead: how many lines cross each pixel, hitting ones on an orange-red ramp and the
+//! others on a grey one, each on a log scale; the legend says so.
+//!
+//! y grows upwards, as data is plotted, unless `--y-down` (screen coordinates: the demo's
+//! frame). The plot area has a frame with ticks and their values (the axes' scale); the
+//! legend sits in a band above it, off the data (`canvas`).
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use rectcast::{Batch, Circle, CircleKind, Contact, Engine, Polygons, Rect, Segment, ShapeContact};
-use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
+use tiny_skia::{Color, FillRule, PathBuilder, Pixmap, Stroke, Transform};
+
+mod canvas;
+use canvas::{Density, View, dot, line, paint};
 
 use crate::options::{BackendArg, Outcome, engine};
 use crate::records::{self, Records};
@@ -39,7 +47,7 @@ pub struct RenderArgs {
     /// The flat form's offsets for --polygons.
     #[arg(long, requires = "polygons")]
     polygon_offsets: Option<PathBuf>,
-    /// The PNG to write.
+    /// The PNG to write (named .png).
     #[arg(long)]
     out: PathBuf,
     /// What to draw: each segment's first hit, or every hitting pair.
@@ -55,6 +63,15 @@ pub struct RenderArgs {
         allow_hyphen_values = true
     )]
     view: Option<String>,
+    /// Screen coordinates: y grows downwards (a game's frame, the demo's). By default y grows
+    /// upwards, as data is plotted (a WKT "U" stands upright).
+    #[arg(long)]
+    y_down: bool,
+    /// How segments are drawn: one line each (`lines`, with their hits' parts and ends), or a
+    /// density image, hits and misses on two colour ramps (`density`); `auto` draws lines up
+    /// to 20,000 segments.
+    #[arg(long, value_enum, default_value = "auto")]
+    style: Style,
     /// Where the engine runs: a hardware GPU when one opens, else the CPU (`auto`); the GPU
     /// whatever it is, lavapipe included (`gpu`); or the CPU (`cpu`).
     #[arg(long, value_enum, default_value = "auto")]
@@ -74,16 +91,56 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
     }
 }
 
+/// How segments are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Style {
+    /// Lines up to [`DENSITY_ABOVE`] segments, a density image above.
+    Auto,
+    /// One line per segment.
+    Lines,
+    /// A density image.
+    Density,
+}
+
+/// Above this many segments `--style auto` draws a density image: one line each would cover
+/// the picture.
+pub const DENSITY_ABOVE: usize = 20_000;
+
+/// What a picture looks like: how y points and how segments are drawn.
+#[derive(Clone, Copy, Debug)]
+pub struct Look {
+    pub y_down: bool,
+    pub style: Style,
+}
+
+/// `--view`: four numbers, min below max on both axes.
+fn parse_view(text: &str) -> Result<[f32; 4], String> {
+    let r = records::parse_rect_arg(text).map_err(|e| e.replace("--rect", "--view"))?;
+    if !(r.min_x < r.max_x && r.min_y < r.max_y) {
+        return Err(format!(
+            "--view: expected min_x < max_x and min_y < max_y (a region with an area), found {text}"
+        ));
+    }
+    Ok([r.min_x, r.min_y, r.max_x, r.max_y])
+}
+
+/// `--out` must name a PNG: the format follows the name, and no other is written.
+fn check_out(out: &Path) -> Result<(), String> {
+    let extension = out.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    match extension.as_deref() {
+        Some("png") => Ok(()),
+        other => Err(format!(
+            "{}: render writes PNG: name the file .png (found {})",
+            out.display(),
+            other.map_or("no extension".to_string(), |e| format!(".{e}"))
+        )),
+    }
+}
+
 /// `rectcast render`: reads both files whole, runs the query, draws.
 pub fn run(args: RenderArgs) -> Outcome {
-    let view = args
-        .view
-        .map(|v| {
-            records::parse_rect_arg(&v)
-                .map(|r| [r.min_x, r.min_y, r.max_x, r.max_y])
-                .map_err(|e| e.replace("--rect", "--view"))
-        })
-        .transpose()?;
+    check_out(&args.out)?;
+    let view = args.view.as_deref().map(parse_view).transpose()?;
     fn read<T>(
         path: Option<&PathBuf>,
         kind: &'static records::RecordKind<T>,
@@ -120,6 +177,10 @@ pub fn run(args: RenderArgs) -> Outcome {
         args.query,
         args.size,
         view,
+        Look {
+            y_down: args.y_down,
+            style: args.style,
+        },
         &args.out,
     )
 }
@@ -228,38 +289,6 @@ fn inside_stretches(s: &Segment, ring: &[[f32; 2]], t0: f32, t1: f32) -> Vec<(f3
     stretches
 }
 
-fn paint(rgba: [u8; 4]) -> Paint<'static> {
-    let mut p = Paint::default();
-    p.set_color(Color::from_rgba8(rgba[0], rgba[1], rgba[2], rgba[3]));
-    p.anti_alias = true;
-    p
-}
-
-/// Scene coordinates to pixels: a uniform scale that fits `view` in the image, centred.
-struct View {
-    scale: f32,
-    dx: f32,
-    dy: f32,
-}
-
-impl View {
-    fn fit(view: [f32; 4], width: u32, height: u32) -> Self {
-        let (w, h) = (
-            (view[2] - view[0]).max(1e-30),
-            (view[3] - view[1]).max(1e-30),
-        );
-        let scale = (width as f32 / w).min(height as f32 / h);
-        Self {
-            scale,
-            dx: (width as f32 - w * scale) / 2.0 - view[0] * scale,
-            dy: (height as f32 - h * scale) / 2.0 - view[1] * scale,
-        }
-    }
-    fn at(&self, x: f32, y: f32) -> (f32, f32) {
-        (x * self.scale + self.dx, y * self.scale + self.dy)
-    }
-}
-
 /// The bounding box of the scene with a 5 % margin.
 fn scene_view(scene: &Scene) -> [f32; 4] {
     let mut b = [
@@ -296,102 +325,9 @@ fn scene_view(scene: &Scene) -> [f32; 4] {
     [b[0] - margin, b[1] - margin, b[2] + margin, b[3] + margin]
 }
 
-fn line(pixmap: &mut Pixmap, v: &View, a: (f32, f32), b: (f32, f32), width: f32, rgba: [u8; 4]) {
-    let (a, b) = (v.at(a.0, a.1), v.at(b.0, b.1));
-    let mut pb = PathBuilder::new();
-    pb.move_to(a.0, a.1);
-    // A zero-length segment (a point) still shows: a round cap draws a dot.
-    pb.line_to(b.0 + if a == b { 0.01 } else { 0.0 }, b.1);
-    if let Some(path) = pb.finish() {
-        let stroke = Stroke {
-            width,
-            line_cap: tiny_skia::LineCap::Round,
-            ..Stroke::default()
-        };
-        pixmap.stroke_path(&path, &paint(rgba), &stroke, Transform::identity(), None);
-    }
-}
-
-fn dot(pixmap: &mut Pixmap, at: (f32, f32), radius: f32, rgba: [u8; 4]) {
-    if let Some(path) = PathBuilder::from_circle(at.0, at.1, radius) {
-        pixmap.fill_path(
-            &path,
-            &paint(rgba),
-            FillRule::Winding,
-            Transform::identity(),
-            None,
-        );
-    }
-}
-
 /// The point at parameter t of segment s.
 fn point(s: &Segment, t: f32) -> (f32, f32) {
     (s.x0 + t * (s.x1 - s.x0), s.y0 + t * (s.y1 - s.y0))
-}
-
-/// 8 x 8 bitmap text, `scale` pixels per font pixel.
-fn text(pixmap: &mut Pixmap, x: f32, y: f32, scale: f32, s: &str, rgba: [u8; 4]) {
-    let p = paint(rgba);
-    for (i, c) in s.chars().enumerate() {
-        let glyph = font8x8::legacy::BASIC_LEGACY
-            .get(c as usize)
-            .copied()
-            .unwrap_or([0; 8]);
-        for (row, bits) in glyph.iter().enumerate() {
-            for col in 0..8 {
-                if bits & (1 << col) != 0 {
-                    let r = tiny_skia::Rect::from_xywh(
-                        x + (i as f32 * 8.0 + col as f32) * scale,
-                        y + row as f32 * scale,
-                        scale,
-                        scale,
-                    );
-                    if let Some(r) = r {
-                        pixmap.fill_rect(r, &p, Transform::identity(), None);
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn legend(pixmap: &mut Pixmap, query: RenderQuery) {
-    let scale = if pixmap.width() >= 800 { 2.0 } else { 1.0 };
-    let row = 11.0 * scale;
-    let entries: [(&str, [u8; 4]); 7] = [
-        ("rect, circle, polygon", RECT_EDGE),
-        ("wall", WALL),
-        ("segment, no hit", MISS),
-        ("segment, hits", HIT),
-        (
-            match query {
-                RenderQuery::FirstHit => "in its first shape",
-                RenderQuery::Pairs => "in a shape",
-            },
-            INSIDE,
-        ),
-        ("entry", ENTRY),
-        ("exit", EXIT),
-    ];
-    let (w, h) = (200.0 * scale, row * entries.len() as f32 + 6.0 * scale);
-    let top = pixmap.height() as f32 - h - 4.0;
-    if let Some(r) = tiny_skia::Rect::from_xywh(4.0, top, w, h) {
-        pixmap.fill_rect(r, &paint([255, 255, 255, 220]), Transform::identity(), None);
-    }
-    for (i, (label, rgba)) in entries.iter().enumerate() {
-        let y = top + 3.0 * scale + i as f32 * row;
-        if let Some(r) = tiny_skia::Rect::from_xywh(8.0, y, 14.0 * scale, 8.0 * scale) {
-            pixmap.fill_rect(r, &paint(*rgba), Transform::identity(), None);
-        }
-        text(
-            pixmap,
-            8.0 + 18.0 * scale,
-            y,
-            scale,
-            label,
-            [20, 20, 20, 255],
-        );
-    }
 }
 
 /// The hits to draw, as `engine` decides them: every hit, or each segment's first among all the
@@ -512,6 +448,7 @@ pub fn render(
     query: RenderQuery,
     (width, height): (u32, u32),
     view: Option<[f32; 4]>,
+    look: Look,
     out: &Path,
 ) -> Result<(), String> {
     let parts = parts(engine, scene, query)?;
@@ -523,39 +460,29 @@ pub fn render(
         BACKGROUND[2],
         BACKGROUND[3],
     ));
-    let v = View::fit(view.unwrap_or_else(|| scene_view(scene)), width, height);
+    let v = View::fit(view.unwrap_or_else(|| scene_view(scene)), width, height, look.y_down);
+    // The plot area only: shapes and segments outside it are cut at its frame.
+    let mask = {
+        let [x, y, w, h] = v.plot;
+        let mut mask = tiny_skia::Mask::new(width, height)
+            .ok_or_else(|| format!("cannot make a {width} x {height} mask"))?;
+        if let Some(r) = tiny_skia::Rect::from_xywh(x, y, w, h) {
+            mask.fill_path(&PathBuilder::from_rect(r), FillRule::Winding, false, Transform::identity());
+        }
+        mask
+    };
     for r in scene.rects {
-        let (a, b) = (v.at(r.min_x, r.min_y), v.at(r.max_x, r.max_y));
-        let (w, h) = ((b.0 - a.0).max(1.0), (b.1 - a.1).max(1.0));
-        if let Some(rect) = tiny_skia::Rect::from_xywh(a.0, a.1, w, h) {
-            pixmap.fill_rect(rect, &paint(RECT_FILL), Transform::identity(), None);
+        if let Some(rect) = v.rect((r.min_x, r.min_y), (r.max_x, r.max_y)) {
+            pixmap.fill_rect(rect, &paint(RECT_FILL), Transform::identity(), Some(&mask));
             let path = PathBuilder::from_rect(rect);
-            pixmap.stroke_path(
-                &path,
-                &paint(RECT_EDGE),
-                &Stroke::default(),
-                Transform::identity(),
-                None,
-            );
+            pixmap.stroke_path(&path, &paint(RECT_EDGE), &Stroke::default(), Transform::identity(), Some(&mask));
         }
     }
     for c in scene.circles {
         let (x, y) = v.at(c.cx, c.cy);
         if let Some(path) = PathBuilder::from_circle(x, y, (c.r * v.scale).max(0.5)) {
-            pixmap.fill_path(
-                &path,
-                &paint(RECT_FILL),
-                FillRule::Winding,
-                Transform::identity(),
-                None,
-            );
-            pixmap.stroke_path(
-                &path,
-                &paint(RECT_EDGE),
-                &Stroke::default(),
-                Transform::identity(),
-                None,
-            );
+            pixmap.fill_path(&path, &paint(RECT_FILL), FillRule::Winding, Transform::identity(), Some(&mask));
+            pixmap.stroke_path(&path, &paint(RECT_EDGE), &Stroke::default(), Transform::identity(), Some(&mask));
         }
     }
     for ring in scene.polygons.rings() {
@@ -570,55 +497,131 @@ pub fn render(
         }
         path.close();
         if let Some(path) = path.finish() {
-            pixmap.fill_path(
-                &path,
-                &paint(RECT_FILL),
-                FillRule::EvenOdd,
-                Transform::identity(),
-                None,
-            );
-            pixmap.stroke_path(
-                &path,
-                &paint(RECT_EDGE),
-                &Stroke::default(),
-                Transform::identity(),
-                None,
-            );
+            pixmap.fill_path(&path, &paint(RECT_FILL), FillRule::EvenOdd, Transform::identity(), Some(&mask));
+            pixmap.stroke_path(&path, &paint(RECT_EDGE), &Stroke::default(), Transform::identity(), Some(&mask));
         }
     }
     for w in scene.walls {
         line(&mut pixmap, &v, (w.x0, w.y0), (w.x1, w.y1), 3.0, WALL);
     }
-    let mut hitting = vec![false; scene.segments.len()];
-    for p in &parts {
-        hitting[p.segment] = true;
-    }
-    for (s, hit) in scene.segments.iter().zip(&hitting) {
-        let color = if *hit { HIT } else { MISS };
-        line(&mut pixmap, &v, (s.x0, s.y0), (s.x1, s.y1), 2.0, color);
-    }
-    for p in &parts {
-        let s = &scene.segments[p.segment];
-        let stretches = match p.polygon {
-            Some(k) => inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit),
-            None => vec![(p.t_enter, p.t_exit)],
+    let dense = match look.style {
+        Style::Auto => scene.segments.len() > DENSITY_ABOVE,
+        Style::Lines => false,
+        Style::Density => true,
+    };
+    let shapes_entry = ("rect, circle, polygon".to_string(), RECT_EDGE);
+    let wall_entry = ("wall".to_string(), WALL);
+    let entries = if dense {
+        // Every segment whole, then the parts inside the shapes they hit (the red lines of
+        // the line style): where those cross a pixel, the hits' ramp shows.
+        let mut density = Density::new(&pixmap);
+        for s in scene.segments {
+            density.add(&v, (s.x0, s.y0), (s.x1, s.y1), false);
+        }
+        for p in &parts {
+            let s = &scene.segments[p.segment];
+            match p.polygon {
+                Some(k) => {
+                    for (t0, t1) in inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit) {
+                        density.add(&v, point(s, t0), point(s, t1), true);
+                    }
+                }
+                None => density.add(&v, point(s, p.t_enter), point(s, p.t_exit), true),
+            }
+        }
+        density.paint(&mut pixmap);
+        let [miss_light, miss_dark] = canvas::ramp_ends(false);
+        let [hit_light, hit_dark] = canvas::ramp_ends(true);
+        let n = scene.segments.len();
+        let inside = match query {
+            RenderQuery::FirstHit => "in its first shape",
+            RenderQuery::Pairs => "in a shape",
         };
-        for (t0, t1) in stretches {
-            line(&mut pixmap, &v, point(s, t0), point(s, t1), 4.0, INSIDE);
+        vec![
+            shapes_entry,
+            wall_entry,
+            (format!("density of {n} segments (log):"), [255, 255, 255, 0]),
+            ("outside, few".to_string(), miss_light),
+            ("many".to_string(), miss_dark),
+            (format!("{inside}, few"), hit_light),
+            ("many".to_string(), hit_dark),
+        ]
+    } else {
+        let mut hitting = vec![false; scene.segments.len()];
+        for p in &parts {
+            hitting[p.segment] = true;
         }
-        if p.entry {
-            let (x, y) = point(s, p.t_enter);
-            dot(&mut pixmap, v.at(x, y), 4.0, ENTRY);
+        for (s, hit) in scene.segments.iter().zip(&hitting) {
+            let color = if *hit { HIT } else { MISS };
+            line(&mut pixmap, &v, (s.x0, s.y0), (s.x1, s.y1), 2.0, color);
         }
-        if p.exit {
-            let (x, y) = point(s, p.t_exit);
-            dot(&mut pixmap, v.at(x, y), 4.0, EXIT);
+        for p in &parts {
+            let s = &scene.segments[p.segment];
+            let stretches = match p.polygon {
+                Some(k) => inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit),
+                None => vec![(p.t_enter, p.t_exit)],
+            };
+            for (t0, t1) in stretches {
+                line(&mut pixmap, &v, point(s, t0), point(s, t1), 4.0, INSIDE);
+            }
+            if p.entry {
+                let (x, y) = point(s, p.t_enter);
+                dot(&mut pixmap, v.at(x, y), 4.0, ENTRY);
+            }
+            if p.exit {
+                let (x, y) = point(s, p.t_exit);
+                dot(&mut pixmap, v.at(x, y), 4.0, EXIT);
+            }
+        }
+        let inside = match query {
+            RenderQuery::FirstHit => "in its first shape",
+            RenderQuery::Pairs => "in a shape",
+        };
+        vec![
+            shapes_entry,
+            wall_entry,
+            ("segment, no hit".to_string(), MISS),
+            ("segment, hits".to_string(), HIT),
+            (inside.to_string(), INSIDE),
+            ("entry".to_string(), ENTRY),
+            ("exit".to_string(), EXIT),
+        ]
+    };
+    if dense {
+        // The rects' edges over the density, faint, so the shapes stay visible under it.
+        let [r, g, b, _] = RECT_EDGE;
+        let edge = paint([r, g, b, 70]);
+        for r in scene.rects {
+            if let Some(rect) = v.rect((r.min_x, r.min_y), (r.max_x, r.max_y)) {
+                let path = PathBuilder::from_rect(rect);
+                pixmap.stroke_path(&path, &edge, &Stroke::default(), Transform::identity(), Some(&mask));
+            }
         }
     }
-    legend(&mut pixmap, query);
+    // Lines near the frame were drawn past it: the margins are cleared again.
+    clear_margins(&mut pixmap, &v);
+    canvas::axes(&mut pixmap, &v);
+    canvas::legend(&mut pixmap, &entries);
     let png = pixmap.encode_png().map_err(|e| e.to_string())?;
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
     let mut temp = crate::output::temp_beside(out).map_err(|e| fail(&e))?;
     std::io::Write::write_all(&mut temp, &png).map_err(|e| fail(&e))?;
     crate::output::persist(temp.into_temp_path(), out)
+}
+
+/// Paints the background over everything outside the plot area.
+fn clear_margins(pixmap: &mut Pixmap, v: &View) {
+    let [x, y, w, h] = v.plot;
+    let (width, height) = (pixmap.width() as f32, pixmap.height() as f32);
+    let background = paint(BACKGROUND);
+    for (rx, ry, rw, rh) in [
+        (0.0, 0.0, width, y),
+        (0.0, y + h, width, height - y - h),
+        (0.0, y, x, h),
+        (x + w, y, width - x - w, h),
+    ] {
+        if let Some(r) = tiny_skia::Rect::from_xywh(rx, ry, rw, rh) {
+            pixmap.fill_rect(r, &background, Transform::identity(), None);
+        }
+    }
 }
