@@ -582,17 +582,18 @@ fn gen_is_deterministic_per_seed_and_writes_each_kind() {
     }
 }
 
-/// RGB of a pixel of a PNG written by rectcast (opaque: the background is white).
-fn pixel(png: &tiny_skia::Pixmap, x: u32, y: u32) -> [u8; 3] {
+/// RGB of a pixel of a PNG written by rectcast (opaque: the background is white), as i32: a
+/// u8 sum such as `r + 20` would wrap, and pass for white.
+fn pixel(png: &tiny_skia::Pixmap, x: u32, y: u32) -> [i32; 3] {
     let p = png.pixel(x, y).unwrap();
-    [p.red(), p.green(), p.blue()]
+    [p.red(), p.green(), p.blue()].map(i32::from)
 }
 
 /// The pixel of scene point (x, y) in a 400 x 400 render of `--view -100,-100,300,300`: the
 /// plot area inside render's margins (64 px left, 12 right, 44 above for the legend, 36
 /// below) is 324 x 320, so the view's 400 units take 320 px (0.8 a unit), centred: x from
 /// pixel 66, y from pixel 44 (down, with --y-down) or up from pixel 364.
-fn at_400(png: &tiny_skia::Pixmap, x: i32, y: i32, y_down: bool) -> [u8; 3] {
+fn at_400(png: &tiny_skia::Pixmap, x: i32, y: i32, y_down: bool) -> [i32; 3] {
     let px = 66.0 + (x + 100) as f32 * 0.8;
     let py = if y_down {
         44.0 + (y + 100) as f32 * 0.8
