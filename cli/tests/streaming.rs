@@ -992,7 +992,7 @@ fn render_draws_data_y_up_by_default_and_screen_y_down_when_asked() {
         assert!(b > r + 20 && b > 200, "y_down {y_down}: the rect's fill {:?}", [r, g, b]);
         // In pixels: y up puts the rect in the image's top half, y down in its bottom half.
         let top_half = if y_down { 330 } else { 90 };
-        let [r, g, b] = pixel(&png, 106, top_half);
+        let [r, g, b] = pixel(&png, 186, top_half);
         assert!(b > r + 20 && b > 200, "y_down {y_down}: pixel row {top_half} {:?}", [r, g, b]);
     }
 }
