@@ -114,3 +114,39 @@ fn bench_keeps_to_the_backends_asked_for() {
     let o = rectcast(&["bench", "--query", "frames", "--backend", "cpu"]);
     failed_saying(&o, &["--query frames measures the GPU", "does not apply"]);
 }
+
+/// An NPY file of float64 rows (numpy's `<f8`), written as numpy does.
+fn npy_f64(path: &std::path::Path, rows: &[[f64; 4]]) {
+    let dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, 4), }}", rows.len());
+    let padding = (10 + dict.len() + 1).next_multiple_of(64) - (10 + dict.len() + 1);
+    let text = format!("{dict}{}\n", " ".repeat(padding));
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(text.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(text.as_bytes());
+    for row in rows {
+        for v in row {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn npy_float64_inputs_convert_exactly_or_name_the_value_float32_cannot_hold() {
+    let scene = Scene::new();
+    let exact = scene.dir.path().join("s8.npy");
+    npy_f64(&exact, &[[0.0, 0.0, 5.0, 5.0], [1.0, 1.0, 2.0, 2.0]]);
+    let from_f64 = rectcast(&["first-hit", "--segments", exact.to_str().unwrap(), "--rects", &scene.path("r.csv")]);
+    let from_csv = rectcast(&["first-hit", "--segments", &scene.path("s.csv"), "--rects", &scene.path("r.csv")]);
+    assert!(from_f64.status.success(), "{}", stderr(&from_f64));
+    assert_eq!(from_f64.stdout, from_csv.stdout);
+    let inexact = scene.dir.path().join("bad8.npy");
+    npy_f64(&inexact, &[[0.0, 0.0, 5.0, 5.0], [1.0, 0.1, 2.0, 2.0]]);
+    let o = rectcast(&["first-hit", "--segments", inexact.to_str().unwrap(), "--rects", &scene.path("r.csv")]);
+    failed_saying(&o, &["bad8.npy: row 1", "value 1 is 0.1 (float64), which float32 cannot hold exactly"]);
+    let skipped = rectcast(&[
+        "first-hit", "--segments", inexact.to_str().unwrap(), "--rects", &scene.path("r.csv"), "--skip-invalid",
+    ]);
+    assert!(skipped.status.success(), "{}", stderr(&skipped));
+    assert_eq!(String::from_utf8_lossy(&skipped.stdout).lines().count(), 2, "the header and row 0");
+}

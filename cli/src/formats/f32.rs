@@ -20,6 +20,8 @@ pub struct BinarySource {
     records: Option<u64>,
     row: u64,
     header: u64,
+    /// Whether each value is a float64 (NPY `<f8`), converted exactly to f32 or refused.
+    wide: bool,
 }
 
 impl BinarySource {
@@ -53,7 +55,21 @@ impl BinarySource {
             records,
             row: 0,
             header,
+            wide: false,
         })
+    }
+
+    /// Values are float64 (NPY `<f8`): each one converts to f32 where f32 holds it exactly,
+    /// else its record is invalid (named, and skipped with `--skip-invalid`).
+    pub fn float64(mut self) -> Self {
+        self.wide = true;
+        self
+    }
+
+    /// The record count, once the size was checked against another.
+    pub fn with_records(mut self, records: u64) -> Self {
+        self.records = Some(records);
+        self
     }
 }
 
@@ -80,8 +96,9 @@ impl RecordSource for BinarySource {
                 }
             }
         }
-        let mut record = [0u8; 16];
-        let bytes = &mut record[..4 * self.width];
+        let size = if self.wide { 8 } else { 4 };
+        let mut record = [0u8; 32];
+        let bytes = &mut record[..size * self.width];
         if let Err(e) = self.reader.read_exact(bytes) {
             let message = match (e.kind(), self.records) {
                 (std::io::ErrorKind::UnexpectedEof, None) => {
@@ -97,10 +114,27 @@ impl RecordSource for BinarySource {
             };
             return Err(FileError::new(&self.path, place, message));
         }
+        self.row += 1;
+        if self.wide {
+            let mut values = [0f32; 4];
+            for (i, value) in values.iter_mut().enumerate().take(self.width) {
+                let wide = f64::from_le_bytes(record[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+                *value = wide as f32;
+                if *value as f64 != wide && !wide.is_nan() {
+                    return Ok(Some(Raw::Invalid(FileError::new(
+                        &self.path,
+                        place,
+                        format!(
+                            "value {i} is {wide} (float64), which float32 cannot hold exactly: the answer would be about another number; round the file to float32 (a.astype(np.float32)) if that is the question"
+                        ),
+                    ))));
+                }
+            }
+            return Ok(Some(Raw::Values(values, place)));
+        }
         let values: [f32; 4] = std::array::from_fn(|i| {
             f32::from_le_bytes(record[4 * i..4 * i + 4].try_into().expect("4 bytes"))
         });
-        self.row += 1;
         Ok(Some(Raw::Values(values, place)))
     }
 
@@ -110,8 +144,8 @@ impl RecordSource for BinarySource {
         out: &mut Vec<[f32; 4]>,
         max: usize,
     ) -> Result<Option<usize>, FileError> {
-        // In bulk only where a record is an array's element, four values.
-        let (Some(records), 4) = (self.records, self.width) else {
+        // In bulk only where a record is an array's element, four float32 values.
+        let (Some(records), 4, false) = (self.records, self.width, self.wide) else {
             return Ok(None);
         };
         let n = (records - self.row).min(max as u64) as usize;

@@ -111,7 +111,8 @@ pub fn open(path: &Path, data: Data, width: usize) -> Result<BinarySource, FileE
     let (size, mut reader) = super::f32::sized(path, data)?;
     let header =
         read_header(&mut reader).map_err(|message| FileError::new(path, Place::File, message))?;
-    if header.descr != "<f4"
+    let wide = header.descr == "<f8";
+    if !(header.descr == "<f4" || wide)
         || header.fortran_order
         || header.shape.len() != 2
         || header.shape[1] != width as u64
@@ -120,19 +121,25 @@ pub fn open(path: &Path, data: Data, width: usize) -> Result<BinarySource, FileE
             path,
             Place::File,
             format!(
-                "expected float32 ('<f4') of shape (N, {width}) in C order, found descr {:?}, shape {:?}, fortran_order {}",
+                "expected float32 ('<f4', or float64 '<f8' whose values float32 holds exactly) of shape (N, {width}) in C order, found descr {:?}, shape {:?}, fortran_order {}",
                 header.descr, header.shape, header.fortran_order
             ),
         ));
     }
-    BinarySource::new(
+    // The size check counts 4 bytes a value: a float64 file holds twice that.
+    let source = BinarySource::new(
         path,
         reader,
         width,
         header.length,
-        Some(header.shape[0]),
+        Some(header.shape[0] * if wide { 2 } else { 1 }),
         size,
-    )
+    )?;
+    Ok(if wide {
+        source.float64().with_records(header.shape[0])
+    } else {
+        source
+    })
 }
 
 /// A column's numpy type: packed, little-endian.
