@@ -1047,3 +1047,46 @@ fn render_of_many_segments_is_a_density_image_with_hits_apart_from_misses() {
     let [r, g, b] = pixel(&png, 63, 200);
     assert!(r < 100 && g < 100 && b < 100, "the frame {:?}", [r, g, b]);
 }
+
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_float64_columns_convert_exactly_or_name_the_value() {
+    use arrow_array::{Float64Array, RecordBatch};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rows: &[[f64; 4]], to: &Path| {
+        let names = ["x0", "y0", "x1", "y1"];
+        let schema = Arc::new(arrow_schema::Schema::new(
+            names
+                .iter()
+                .map(|n| arrow_schema::Field::new(*n, arrow_schema::DataType::Float64, false))
+                .collect::<Vec<_>>(),
+        ));
+        let columns = (0..4)
+            .map(|c| Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r[c]))) as arrow_array::ArrayRef)
+            .collect();
+        let file = std::fs::File::create(to).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, schema.clone(), None).unwrap();
+        w.write(&RecordBatch::try_new(schema, columns).unwrap()).unwrap();
+        w.close().unwrap();
+    };
+    let rects = dir.path().join("r.csv");
+    std::fs::write(&rects, "min_x,min_y,max_x,max_y\n0,0,10,10\n").unwrap();
+    let exact = dir.path().join("s.parquet");
+    write(&[[-5.0, 2.0, 15.0, 8.0], [2.0, 2.0, 3.0, 3.0]], &exact);
+    let o = ok(&["first-hit", "--segments", s(&exact), "--rects", s(&rects)]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "segment,rect,kind,t_enter,t_exit,entry,exit\n0,0,cross,0.25,0.75,min_x,max_x\n1,0,inside,0,1,,\n"
+    );
+    let inexact = dir.path().join("bad.parquet");
+    write(&[[-5.0, 2.0, 15.0, 8.0], [2.0, 0.1, 3.0, 3.0]], &inexact);
+    let o = rectcast(&["first-hit", "--segments", s(&inexact), "--rects", s(&rects)]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("bad.parquet: row 1, y0: y0 is 0.1 (float64), which float32 cannot hold exactly"),
+        "{}",
+        stderr(&o)
+    );
+}

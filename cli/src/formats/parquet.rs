@@ -1,7 +1,9 @@
 //! Parquet (Apache Arrow), with the cargo feature `parquet`.
 //!
 //! Records: float32 columns named like the CSV headers (`x0,y0,x1,y1`, `min_x,min_y,max_x,max_y`;
-//! other columns are ignored), read in batches, streamed. A null value is an invalid record.
+//! other columns are ignored), read in batches, streamed; float64 columns (pandas' default)
+//! converted exactly, a value float32 cannot hold making its record invalid, as a null value
+//! does.
 //! Tables: the CSV table's columns, typed: indices `uint64`, t and coordinates `float32`, `kind`
 //! and sides as strings, `hit` boolean; what CSV leaves empty is null. One record batch per
 //! batch of rows.
@@ -11,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Float32Builder, StringBuilder, UInt64Builder};
-use arrow_array::{Array, ArrayRef, Float32Array, RecordBatch};
+use arrow_array::{Array, ArrayRef, Float32Array, Float64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
@@ -22,13 +24,49 @@ use crate::table::{Cell, Column, ColumnType, FileError, Place, Raw, RecordSource
 /// Rows per batch read.
 const BATCH: usize = 1 << 16;
 
+/// One column of a batch: float32 as stored, or float64 converted on the way.
+enum Values {
+    F32(Float32Array),
+    F64(Float64Array),
+}
+
+impl Values {
+    fn len(&self) -> usize {
+        match self {
+            Values::F32(a) => a.len(),
+            Values::F64(a) => a.len(),
+        }
+    }
+    fn is_null(&self, i: usize) -> bool {
+        match self {
+            Values::F32(a) => a.is_null(i),
+            Values::F64(a) => a.is_null(i),
+        }
+    }
+    /// Row i's value as f32, or the float64 f32 cannot hold exactly.
+    fn value(&self, i: usize) -> Result<f32, f64> {
+        match self {
+            Values::F32(a) => Ok(a.value(i)),
+            Values::F64(a) => {
+                let wide = a.value(i);
+                let narrow = wide as f32;
+                if narrow as f64 == wide || wide.is_nan() {
+                    Ok(narrow)
+                } else {
+                    Err(wide)
+                }
+            }
+        }
+    }
+}
+
 /// Reads the named float32 columns of a Parquet file (four, or three for circles), batch by
 /// batch.
 pub struct ParquetSource {
     path: PathBuf,
     columns: &'static [&'static str],
     reader: ParquetRecordBatchReader,
-    batch: Option<Vec<Float32Array>>,
+    batch: Option<Vec<Values>>,
     at: usize,
     row: u64,
     rows: u64,
@@ -54,10 +92,10 @@ impl ParquetSource {
         let schema = builder.schema().clone();
         for &name in columns {
             match schema.field_with_name(name) {
-                Ok(f) if f.data_type() == &DataType::Float32 => {}
+                Ok(f) if matches!(f.data_type(), DataType::Float32 | DataType::Float64) => {}
                 Ok(f) => {
                     return Err(whole(&format!(
-                        "column {name} is {}, expected float32",
+                        "column {name} is {}, expected float32 (or float64 whose values float32 holds exactly)",
                         f.data_type()
                     )));
                 }
@@ -107,7 +145,22 @@ impl RecordSource for ParquetSource {
                         format!("{} is null", self.columns[c]),
                     ))));
                 }
-                let values = std::array::from_fn(|c| batch.get(c).map_or(0.0, |b| b.value(i)));
+                let mut values = [0f32; 4];
+                for (c, column) in batch.iter().enumerate() {
+                    match column.value(i) {
+                        Ok(v) => values[c] = v,
+                        Err(wide) => {
+                            let name = self.columns[c];
+                            return Ok(Some(Raw::Invalid(FileError::new(
+                                &self.path,
+                                Place::Row { row, field: name },
+                                format!(
+                                    "{name} is {wide} (float64), which float32 cannot hold exactly: the answer would be about another number"
+                                ),
+                            ))));
+                        }
+                    }
+                }
                 let place = Place::Row {
                     row,
                     field: "record",
@@ -119,12 +172,18 @@ impl RecordSource for ParquetSource {
             };
             let next = next.map_err(|e| FileError::new(&self.path, Place::File, e.to_string()))?;
             let column = |name: &str| {
-                next.column_by_name(name)
-                    .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
-                    .cloned()
-                    .ok_or_else(|| {
-                        FileError::new(&self.path, Place::File, format!("no float32 column {name}"))
-                    })
+                let c = next.column_by_name(name);
+                let narrow = c.and_then(|c| c.as_any().downcast_ref::<Float32Array>());
+                let wide = c.and_then(|c| c.as_any().downcast_ref::<Float64Array>());
+                match (narrow, wide) {
+                    (Some(a), _) => Ok(Values::F32(a.clone())),
+                    (None, Some(a)) => Ok(Values::F64(a.clone())),
+                    (None, None) => Err(FileError::new(
+                        &self.path,
+                        Place::File,
+                        format!("no float32 or float64 column {name}"),
+                    )),
+                }
             };
             let columns: Result<Vec<_>, _> = self.columns.iter().map(|name| column(name)).collect();
             self.batch = Some(columns?);
