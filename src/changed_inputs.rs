@@ -5,9 +5,7 @@
 //! (`validate::SKIP_FOR_TEST`) and hand every CPU query values validation would refuse.
 
 use crate::validate::SKIP_FOR_TEST;
-use crate::{
-    Batch, BroadPhase, Circle, ClipTo, CpuOptions, Engine, Polygons, Rect, Segment, Simd,
-};
+use crate::{Batch, BroadPhase, Circle, ClipTo, CpuOptions, Engine, Polygons, Rect, Segment, Simd};
 
 /// Values a writer might leave in a cell: beyond the domain, infinite, not a number.
 const WILD: [f32; 7] = [
@@ -103,7 +101,10 @@ fn run_every_query(engine: &mut Engine, s: &[Segment], r: &[Rect], c: &[Circle],
     if let Some(rect) = r.first() {
         let _ = engine.clip(s, ClipTo::Rect(*rect));
     }
-    let _ = engine.clip(&s[..r.len().min(s.len())], ClipTo::PerSegment(&r[..r.len().min(s.len())]));
+    let _ = engine.clip(
+        &s[..r.len().min(s.len())],
+        ClipTo::PerSegment(&r[..r.len().min(s.len())]),
+    );
     let walls = &s[..s.len() / 2];
     let _ = engine.shape_pairs(s, walls);
     let _ = engine.shape_hits(s, walls);

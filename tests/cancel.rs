@@ -5,8 +5,7 @@
 use std::time::{Duration, Instant};
 
 use rectcast::{
-    Backend, Batch, BroadPhase, Cancel, Circle, CpuOptions, Engine, Error, Polygons, Rect,
-    Segment,
+    Backend, Batch, BroadPhase, Cancel, Circle, CpuOptions, Engine, Error, Polygons, Rect, Segment,
 };
 
 fn scene(n: usize, m: usize) -> (Vec<Segment>, Vec<Rect>) {
@@ -41,10 +40,20 @@ fn engine(threads: usize) -> Engine {
 fn a_cancelled_engine_answers_every_query_cancelled_and_runs_again_after_reset() {
     let (s, r) = scene(3_000, 200);
     let walls: Vec<Segment> = s[..100].to_vec();
-    let circles: Vec<Circle> = r.iter().map(|b| Circle::new(b.min_x, b.min_y, 5.0)).collect();
+    let circles: Vec<Circle> = r
+        .iter()
+        .map(|b| Circle::new(b.min_x, b.min_y, 5.0))
+        .collect();
     let squares = Polygons::new(
         r.iter()
-            .flat_map(|b| [[b.min_x, b.min_y], [b.max_x, b.min_y], [b.max_x, b.max_y], [b.min_x, b.max_y]])
+            .flat_map(|b| {
+                [
+                    [b.min_x, b.min_y],
+                    [b.max_x, b.min_y],
+                    [b.max_x, b.max_y],
+                    [b.min_x, b.max_y],
+                ]
+            })
             .collect(),
         (0..=r.len() as u32).map(|i| 4 * i).collect(),
     )
@@ -69,15 +78,27 @@ fn a_cancelled_engine_answers_every_query_cancelled_and_runs_again_after_reset()
         for broad_phase in [BroadPhase::On, BroadPhase::Off] {
             e.set_broad_phase(broad_phase);
             cancelled("wall hits", e.shape_hits(&s, &walls).map(drop));
-            cancelled("circle first hits", e.shape_first_hits(&s, &circles).map(drop));
+            cancelled(
+                "circle first hits",
+                e.shape_first_hits(&s, &circles).map(drop),
+            );
             cancelled("circle counts", e.shape_counts(&s, &circles).map(drop));
             cancelled("polygon hits", e.polygon_hits(&s, &squares).map(drop));
-            cancelled("polygon first hits", e.polygon_first_hits(&s, &squares).map(drop));
+            cancelled(
+                "polygon first hits",
+                e.polygon_first_hits(&s, &squares).map(drop),
+            );
         }
         cancel.reset();
         e.set_broad_phase(BroadPhase::Auto);
-        assert_eq!(e.first_hit(&batch).unwrap(), uncancelled.first_hit(&batch).unwrap());
-        assert_eq!(e.counts(&batch).unwrap(), uncancelled.counts(&batch).unwrap());
+        assert_eq!(
+            e.first_hit(&batch).unwrap(),
+            uncancelled.first_hit(&batch).unwrap()
+        );
+        assert_eq!(
+            e.counts(&batch).unwrap(),
+            uncancelled.counts(&batch).unwrap()
+        );
         assert_eq!(
             e.shape_hits(&s, &circles).unwrap(),
             uncancelled.shape_hits(&s, &circles).unwrap()
@@ -109,7 +130,10 @@ fn a_long_call_cancelled_from_another_thread_stops_between_chunks() {
         let outcome = e.counts(&batch);
         let stopped = start.elapsed();
         canceller.join().unwrap();
-        assert!(matches!(outcome, Err(Error::Cancelled)), "{threads} threads: {outcome:?}");
+        assert!(
+            matches!(outcome, Err(Error::Cancelled)),
+            "{threads} threads: {outcome:?}"
+        );
         // Chunks are at most an eighth of the 100,000 segments: far less than the whole call.
         assert!(
             stopped < whole / 2 + Duration::from_millis(50),

@@ -617,9 +617,13 @@ impl Sink {
                 let compressed = finished.and_then(|()| {
                     table.seek(SeekFrom::Start(0))?;
                     let buffered = std::io::BufWriter::with_capacity(crate::formats::BUFFER, out);
-                    let mut gz = flate2::write::GzEncoder::new(buffered, flate2::Compression::fast());
+                    let mut gz =
+                        flate2::write::GzEncoder::new(buffered, flate2::Compression::fast());
                     std::io::copy(&mut table, &mut gz)?;
-                    gz.finish()?.into_inner().map(drop).map_err(|e| e.into_error())
+                    gz.finish()?
+                        .into_inner()
+                        .map(drop)
+                        .map_err(|e| e.into_error())
                 });
                 compressed.map_err(|e| io_error(&path, e))?;
                 persist(temp, &path)

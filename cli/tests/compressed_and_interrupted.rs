@@ -41,8 +41,19 @@ fn scene(dir: &Path, segments: u32, rects: u32) -> (PathBuf, PathBuf) {
     let m = rects.to_string();
     let out = dir.to_str().unwrap();
     ok(rectcast(&[
-        "gen", "--kind", "random", "--segments", &n, "--rects", &m, "--format", "npy",
-        "--out-dir", out, "--seed", "7",
+        "gen",
+        "--kind",
+        "random",
+        "--segments",
+        &n,
+        "--rects",
+        &m,
+        "--format",
+        "npy",
+        "--out-dir",
+        out,
+        "--seed",
+        "7",
     ]));
     (dir.join("segments.npy"), dir.join("rects.npy"))
 }
@@ -53,14 +64,34 @@ fn gz_outputs_are_gzip_holding_the_plain_outputs_bytes() {
     let (s, r) = scene(dir.path(), 500, 40);
     let (s, r) = (s.to_str().unwrap(), r.to_str().unwrap());
     for (args, plain, gz) in [
-        (vec!["clip", "--segments", s, "--rect", "0,0,500,500"], "c.csv", "c.csv.gz"),
-        (vec!["clip", "--segments", s, "--rect", "0,0,500,500"], "c.f32", "c.F32.GZ"),
-        (vec!["first-hit", "--segments", s, "--rects", r], "f.npy", "f.npy.gz"),
-        (vec!["hits", "--segments", s, "--rects", r], "h.csv", "h.csv.gz"),
+        (
+            vec!["clip", "--segments", s, "--rect", "0,0,500,500"],
+            "c.csv",
+            "c.csv.gz",
+        ),
+        (
+            vec!["clip", "--segments", s, "--rect", "0,0,500,500"],
+            "c.f32",
+            "c.F32.GZ",
+        ),
+        (
+            vec!["first-hit", "--segments", s, "--rects", r],
+            "f.npy",
+            "f.npy.gz",
+        ),
+        (
+            vec!["hits", "--segments", s, "--rects", r],
+            "h.csv",
+            "h.csv.gz",
+        ),
     ] {
         let (plain, gz) = (dir.path().join(plain), dir.path().join(gz));
-        ok(rectcast(&[&args[..], &["--out", plain.to_str().unwrap()]].concat()));
-        ok(rectcast(&[&args[..], &["--out", gz.to_str().unwrap()]].concat()));
+        ok(rectcast(
+            &[&args[..], &["--out", plain.to_str().unwrap()]].concat(),
+        ));
+        ok(rectcast(
+            &[&args[..], &["--out", gz.to_str().unwrap()]].concat(),
+        ));
         let want = std::fs::read(&plain).unwrap();
         assert!(!want.is_empty());
         assert!(
@@ -73,8 +104,22 @@ fn gz_outputs_are_gzip_holding_the_plain_outputs_bytes() {
     // And rectcast reads its own .gz output back: clipped segments (of a clip that hits them
     // all) as the segments of another query.
     let whole = dir.path().join("whole.f32.gz");
-    ok(rectcast(&["clip", "--segments", s, "--rect", "-1e9,-1e9,1e9,1e9", "--out", whole.to_str().unwrap()]));
-    let from_gz = ok(rectcast(&["count", "--segments", whole.to_str().unwrap(), "--rects", r]));
+    ok(rectcast(&[
+        "clip",
+        "--segments",
+        s,
+        "--rect",
+        "-1e9,-1e9,1e9,1e9",
+        "--out",
+        whole.to_str().unwrap(),
+    ]));
+    let from_gz = ok(rectcast(&[
+        "count",
+        "--segments",
+        whole.to_str().unwrap(),
+        "--rects",
+        r,
+    ]));
     let from_npy = ok(rectcast(&["count", "--segments", s, "--rects", r]));
     assert_eq!(from_gz.stdout, from_npy.stdout);
 }
@@ -91,7 +136,12 @@ fn compressions_that_are_not_written_are_refused_and_leave_nothing() {
     ] {
         let path = dir.path().join(out);
         let o = rectcast(&[
-            "hits", "--segments", s.to_str().unwrap(), "--rects", r.to_str().unwrap(), "--out",
+            "hits",
+            "--segments",
+            s.to_str().unwrap(),
+            "--rects",
+            r.to_str().unwrap(),
+            "--out",
             path.to_str().unwrap(),
         ]);
         let err = String::from_utf8_lossy(&o.stderr);
@@ -112,7 +162,13 @@ fn sigint_and_sigterm_during_a_long_job_leave_no_temporary_file() {
     for signal in [libc::SIGINT, libc::SIGTERM] {
         let target = out.join("pairs.csv");
         let mut child = Command::new(env!("CARGO_BIN_EXE_rectcast"))
-            .args(["pairs", "--segments", s.to_str().unwrap(), "--rects", r.to_str().unwrap()])
+            .args([
+                "pairs",
+                "--segments",
+                s.to_str().unwrap(),
+                "--rects",
+                r.to_str().unwrap(),
+            ])
             .args(["--out", target.to_str().unwrap()])
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -132,7 +188,10 @@ fn sigint_and_sigterm_during_a_long_job_leave_no_temporary_file() {
                 child.try_wait().unwrap().is_none(),
                 "the job ended before it was interrupted: make it longer"
             );
-            assert!(started.elapsed().as_secs() < 60, "no temporary file appeared");
+            assert!(
+                started.elapsed().as_secs() < 60,
+                "no temporary file appeared"
+            );
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         // SAFETY: kill with a valid pid of our own child and a valid signal.
@@ -143,6 +202,10 @@ fn sigint_and_sigterm_during_a_long_job_leave_no_temporary_file() {
             Some(signal),
             "ended by {status:?}, not by signal {signal}"
         );
-        assert_eq!(entries(&out), Vec::<String>::new(), "left behind after signal {signal}");
+        assert_eq!(
+            entries(&out),
+            Vec::<String>::new(),
+            "left behind after signal {signal}"
+        );
     }
 }

@@ -980,8 +980,19 @@ fn render_draws_data_y_up_by_default_and_screen_y_down_when_asked() {
     for y_down in [false, true] {
         let out = dir.path().join(format!("up-{y_down}.png"));
         let mut args = vec![
-            "render", "--segments", s(&segments), "--rects", s(&rects), "--out", s(&out),
-            "--size", "400x400", "--view", "-100,-100,300,300", "--backend", "cpu",
+            "render",
+            "--segments",
+            s(&segments),
+            "--rects",
+            s(&rects),
+            "--out",
+            s(&out),
+            "--size",
+            "400x400",
+            "--view",
+            "-100,-100,300,300",
+            "--backend",
+            "cpu",
         ];
         if y_down {
             args.push("--y-down");
@@ -989,11 +1000,19 @@ fn render_draws_data_y_up_by_default_and_screen_y_down_when_asked() {
         ok(&args);
         let png = tiny_skia::Pixmap::load_png(&out).unwrap();
         let [r, g, b] = at_400(&png, 50, 240, y_down);
-        assert!(b > r + 20 && b > 200, "y_down {y_down}: the rect's fill {:?}", [r, g, b]);
+        assert!(
+            b > r + 20 && b > 200,
+            "y_down {y_down}: the rect's fill {:?}",
+            [r, g, b]
+        );
         // In pixels: y up puts the rect in the image's top half, y down in its bottom half.
         let top_half = if y_down { 330 } else { 90 };
         let [r, g, b] = pixel(&png, 186, top_half);
-        assert!(b > r + 20 && b > 200, "y_down {y_down}: pixel row {top_half} {:?}", [r, g, b]);
+        assert!(
+            b > r + 20 && b > 200,
+            "y_down {y_down}: pixel row {top_half} {:?}",
+            [r, g, b]
+        );
     }
 }
 
@@ -1007,10 +1026,19 @@ fn render_refuses_an_empty_view_and_formats_it_does_not_write() {
     let png = dir.path().join("r.png");
     let args = ["render", "--segments", s(&segments), "--rects", s(&rects)];
     let o = rectcast(&[&args[..], &["--out", s(&png), "--view", "5,5,5,5"]].concat());
-    assert!(!o.status.success() && stderr(&o).contains("--view: expected min_x < max_x"), "{}", stderr(&o));
+    assert!(
+        !o.status.success() && stderr(&o).contains("--view: expected min_x < max_x"),
+        "{}",
+        stderr(&o)
+    );
     let jpg = dir.path().join("r.jpg");
     let o = rectcast(&[&args[..], &["--out", s(&jpg)]].concat());
-    assert!(!o.status.success() && stderr(&o).contains("render writes PNG: name the file .png (found .jpg)"), "{}", stderr(&o));
+    assert!(
+        !o.status.success()
+            && stderr(&o).contains("render writes PNG: name the file .png (found .jpg)"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!png.exists() && !jpg.exists(), "an image was written");
 }
 
@@ -1022,7 +1050,11 @@ fn render_of_many_segments_is_a_density_image_with_hits_apart_from_misses() {
     // and right of it (and in the band of misses) the grey one.
     let mut text = String::from("x0,y0,x1,y1\n");
     for i in 0..30_000 {
-        let y = if i % 2 == 0 { (i % 1000) as f32 / 10.0 } else { 150.0 + (i % 1000) as f32 / 10.0 };
+        let y = if i % 2 == 0 {
+            (i % 1000) as f32 / 10.0
+        } else {
+            150.0 + (i % 1000) as f32 / 10.0
+        };
         text += &format!("-90,{y},290,{y}\n");
     }
     let segments = dir.path().join("s.csv");
@@ -1031,13 +1063,28 @@ fn render_of_many_segments_is_a_density_image_with_hits_apart_from_misses() {
     std::fs::write(&rects, "min_x,min_y,max_x,max_y\n0,0,100,100\n").unwrap();
     let out = dir.path().join("dense.png");
     ok(&[
-        "render", "--segments", s(&segments), "--rects", s(&rects), "--out", s(&out),
-        "--size", "400x400", "--view", "-100,-100,300,300", "--backend", "cpu",
+        "render",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--out",
+        s(&out),
+        "--size",
+        "400x400",
+        "--view",
+        "-100,-100,300,300",
+        "--backend",
+        "cpu",
     ]);
     let png = tiny_skia::Pixmap::load_png(&out).unwrap();
     let at = |x, y| at_400(&png, x, y, false);
     let [r, g, b] = at(50, 50); // inside the rect: the hits' ramp (orange to dark red)
-    assert!(r > 150 && b < 140 && r > g + 40, "inside the rect {:?}", [r, g, b]);
+    assert!(
+        r > 150 && b < 140 && r > g + 40,
+        "inside the rect {:?}",
+        [r, g, b]
+    );
     for (x, y) in [(200, 50), (50, 200)] {
         let [r, g, b] = at(x, y); // past the rect, and the band of misses: grey
         assert!(r == g && g == b && r < 230, "({x}, {y}): {:?}", [r, g, b]);
@@ -1064,11 +1111,15 @@ fn parquet_float64_columns_convert_exactly_or_name_the_value() {
                 .collect::<Vec<_>>(),
         ));
         let columns = (0..4)
-            .map(|c| Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r[c]))) as arrow_array::ArrayRef)
+            .map(|c| {
+                Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r[c])))
+                    as arrow_array::ArrayRef
+            })
             .collect();
         let file = std::fs::File::create(to).unwrap();
         let mut w = parquet::arrow::ArrowWriter::try_new(file, schema.clone(), None).unwrap();
-        w.write(&RecordBatch::try_new(schema, columns).unwrap()).unwrap();
+        w.write(&RecordBatch::try_new(schema, columns).unwrap())
+            .unwrap();
         w.close().unwrap();
     };
     let rects = dir.path().join("r.csv");
@@ -1085,7 +1136,9 @@ fn parquet_float64_columns_convert_exactly_or_name_the_value() {
     let o = rectcast(&["first-hit", "--segments", s(&inexact), "--rects", s(&rects)]);
     assert!(!o.status.success());
     assert!(
-        stderr(&o).contains("bad.parquet: row 1, y0: y0 is 0.1 (float64), which float32 cannot hold exactly"),
+        stderr(&o).contains(
+            "bad.parquet: row 1, y0: y0 is 0.1 (float64), which float32 cannot hold exactly"
+        ),
         "{}",
         stderr(&o)
     );

@@ -32,7 +32,11 @@ impl Scene {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("s.csv"), "x0,y0,x1,y1\n0,0,5,5\n1,1,2,2\n").unwrap();
-        std::fs::write(dir.path().join("r.csv"), "min_x,min_y,max_x,max_y\n1,1,3,3\n").unwrap();
+        std::fs::write(
+            dir.path().join("r.csv"),
+            "min_x,min_y,max_x,max_y\n1,1,3,3\n",
+        )
+        .unwrap();
         Self { dir }
     }
     fn path(&self, name: &str) -> String {
@@ -45,10 +49,30 @@ fn pairs_refuses_a_broad_phase_it_would_ignore() {
     let scene = Scene::new();
     let (s, r) = (scene.path("s.csv"), scene.path("r.csv"));
     for setting in ["on", "off", "auto"] {
-        let o = rectcast(&["pairs", "--segments", &s, "--rects", &r, "--broad-phase", setting]);
+        let o = rectcast(&[
+            "pairs",
+            "--segments",
+            &s,
+            "--rects",
+            &r,
+            "--broad-phase",
+            setting,
+        ]);
         failed_saying(&o, &["--broad-phase applies to first-hit, hits and count"]);
     }
-    assert!(rectcast(&["hits", "--segments", &s, "--rects", &r, "--broad-phase", "on"]).status.success());
+    assert!(
+        rectcast(&[
+            "hits",
+            "--segments",
+            &s,
+            "--rects",
+            &r,
+            "--broad-phase",
+            "on"
+        ])
+        .status
+        .success()
+    );
 }
 
 #[test]
@@ -58,7 +82,13 @@ fn a_query_without_targets_names_every_kind_of_target() {
         let o = rectcast(&[command, "--segments", &scene.path("s.csv")]);
         failed_saying(&o, &["--rects", "--walls", "--circles", "--polygons"]);
     }
-    let o = rectcast(&["render", "--segments", &scene.path("s.csv"), "--out", &scene.path("x.png")]);
+    let o = rectcast(&[
+        "render",
+        "--segments",
+        &scene.path("s.csv"),
+        "--out",
+        &scene.path("x.png"),
+    ]);
     failed_saying(&o, &["--rects", "--walls", "--circles", "--polygons"]);
 }
 
@@ -66,7 +96,17 @@ fn a_query_without_targets_names_every_kind_of_target() {
 fn an_npy_piped_into_stdin_gets_a_hint_to_name_the_file() {
     let scene = Scene::new();
     let npy = scene.path("s.npy");
-    let generated = rectcast(&["gen", "--segments", "10", "--rects", "2", "--format", "npy", "--out-dir", &scene.path("")]);
+    let generated = rectcast(&[
+        "gen",
+        "--segments",
+        "10",
+        "--rects",
+        "2",
+        "--format",
+        "npy",
+        "--out-dir",
+        &scene.path(""),
+    ]);
     assert!(generated.status.success(), "{}", stderr(&generated));
     let bytes = std::fs::read(scene.path("segments.npy")).unwrap();
     std::fs::write(&npy, &bytes).unwrap();
@@ -79,45 +119,93 @@ fn an_npy_piped_into_stdin_gets_a_hint_to_name_the_file() {
         .unwrap();
     let _ = child.stdin.take().unwrap().write_all(&bytes);
     let o = child.wait_with_output().unwrap();
-    failed_saying(&o, &["stdin:", "not UTF-8", "stdin is read as CSV", "not `-`"]);
+    failed_saying(
+        &o,
+        &["stdin:", "not UTF-8", "stdin is read as CSV", "not `-`"],
+    );
 }
 
 #[test]
 fn a_ragged_row_names_its_place_once() {
     let scene = Scene::new();
-    std::fs::write(scene.dir.path().join("bad.csv"), "x0,y0,x1,y1\n1,2,3,4\n1,2,3\n").unwrap();
-    let o = rectcast(&["hits", "--segments", &scene.path("bad.csv"), "--rects", &scene.path("r.csv")]);
-    let err = failed_saying(&o, &["bad.csv:3:4: found record with 3 fields, but the header has 4"]);
-    assert!(!err.contains("line:") && !err.contains("byte"), "the place twice: {err}");
+    std::fs::write(
+        scene.dir.path().join("bad.csv"),
+        "x0,y0,x1,y1\n1,2,3,4\n1,2,3\n",
+    )
+    .unwrap();
+    let o = rectcast(&[
+        "hits",
+        "--segments",
+        &scene.path("bad.csv"),
+        "--rects",
+        &scene.path("r.csv"),
+    ]);
+    let err = failed_saying(
+        &o,
+        &["bad.csv:3:4: found record with 3 fields, but the header has 4"],
+    );
+    assert!(
+        !err.contains("line:") && !err.contains("byte"),
+        "the place twice: {err}"
+    );
 }
 
 #[test]
 fn an_out_into_a_missing_folder_names_the_folder_not_a_hidden_file() {
     let scene = Scene::new();
     let out = scene.path("no/such/folder/hits.csv");
-    let o = rectcast(&["hits", "--segments", &scene.path("s.csv"), "--rects", &scene.path("r.csv"), "--out", &out]);
-    let err = failed_saying(&o, &["hits.csv: no folder", "no/such/folder to write it in"]);
-    assert!(!err.contains(".rectcast-"), "names the temporary file: {err}");
+    let o = rectcast(&[
+        "hits",
+        "--segments",
+        &scene.path("s.csv"),
+        "--rects",
+        &scene.path("r.csv"),
+        "--out",
+        &out,
+    ]);
+    let err = failed_saying(
+        &o,
+        &["hits.csv: no folder", "no/such/folder to write it in"],
+    );
+    assert!(
+        !err.contains(".rectcast-"),
+        "names the temporary file: {err}"
+    );
 }
 
 #[test]
 fn bench_keeps_to_the_backends_asked_for() {
     let o = rectcast(&[
-        "bench", "--query", "broad-phase", "--segments", "2000", "--rects", "300", "--iterations", "1",
-        "--backend", "cpu",
+        "bench",
+        "--query",
+        "broad-phase",
+        "--segments",
+        "2000",
+        "--rects",
+        "300",
+        "--iterations",
+        "1",
+        "--backend",
+        "cpu",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("brute force"), "{out}");
     assert!(out.contains("gpu: skipped (not asked for"), "{out}");
-    assert!(!out.contains("llvmpipe") && !out.contains("Vulkan"), "a GPU row with --backend cpu: {out}");
+    assert!(
+        !out.contains("llvmpipe") && !out.contains("Vulkan"),
+        "a GPU row with --backend cpu: {out}"
+    );
     let o = rectcast(&["bench", "--query", "frames", "--backend", "cpu"]);
     failed_saying(&o, &["--query frames measures the GPU", "does not apply"]);
 }
 
 /// An NPY file of float64 rows (numpy's `<f8`), written as numpy does.
 fn npy_f64(path: &std::path::Path, rows: &[[f64; 4]]) {
-    let dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, 4), }}", rows.len());
+    let dict = format!(
+        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, 4), }}",
+        rows.len()
+    );
     let padding = (10 + dict.len() + 1).next_multiple_of(64) - (10 + dict.len() + 1);
     let text = format!("{dict}{}\n", " ".repeat(padding));
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
@@ -136,17 +224,50 @@ fn npy_float64_inputs_convert_exactly_or_name_the_value_float32_cannot_hold() {
     let scene = Scene::new();
     let exact = scene.dir.path().join("s8.npy");
     npy_f64(&exact, &[[0.0, 0.0, 5.0, 5.0], [1.0, 1.0, 2.0, 2.0]]);
-    let from_f64 = rectcast(&["first-hit", "--segments", exact.to_str().unwrap(), "--rects", &scene.path("r.csv")]);
-    let from_csv = rectcast(&["first-hit", "--segments", &scene.path("s.csv"), "--rects", &scene.path("r.csv")]);
+    let from_f64 = rectcast(&[
+        "first-hit",
+        "--segments",
+        exact.to_str().unwrap(),
+        "--rects",
+        &scene.path("r.csv"),
+    ]);
+    let from_csv = rectcast(&[
+        "first-hit",
+        "--segments",
+        &scene.path("s.csv"),
+        "--rects",
+        &scene.path("r.csv"),
+    ]);
     assert!(from_f64.status.success(), "{}", stderr(&from_f64));
     assert_eq!(from_f64.stdout, from_csv.stdout);
     let inexact = scene.dir.path().join("bad8.npy");
     npy_f64(&inexact, &[[0.0, 0.0, 5.0, 5.0], [1.0, 0.1, 2.0, 2.0]]);
-    let o = rectcast(&["first-hit", "--segments", inexact.to_str().unwrap(), "--rects", &scene.path("r.csv")]);
-    failed_saying(&o, &["bad8.npy: row 1", "value 1 is 0.1 (float64), which float32 cannot hold exactly"]);
+    let o = rectcast(&[
+        "first-hit",
+        "--segments",
+        inexact.to_str().unwrap(),
+        "--rects",
+        &scene.path("r.csv"),
+    ]);
+    failed_saying(
+        &o,
+        &[
+            "bad8.npy: row 1",
+            "value 1 is 0.1 (float64), which float32 cannot hold exactly",
+        ],
+    );
     let skipped = rectcast(&[
-        "first-hit", "--segments", inexact.to_str().unwrap(), "--rects", &scene.path("r.csv"), "--skip-invalid",
+        "first-hit",
+        "--segments",
+        inexact.to_str().unwrap(),
+        "--rects",
+        &scene.path("r.csv"),
+        "--skip-invalid",
     ]);
     assert!(skipped.status.success(), "{}", stderr(&skipped));
-    assert_eq!(String::from_utf8_lossy(&skipped.stdout).lines().count(), 2, "the header and row 0");
+    assert_eq!(
+        String::from_utf8_lossy(&skipped.stdout).lines().count(),
+        2,
+        "the header and row 0"
+    );
 }

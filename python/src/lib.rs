@@ -12,9 +12,9 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 use rectcast::cpu::workers::Workers;
 use rectcast::{
-    Backend, Batch, Cancel, Circle, CircleContact, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error,
-    FirstHit, Kind, NO_EDGE, PairResult, PolygonContact, Polygons, Rect, Segment, SegmentContact,
-    ShapeContact, Sides,
+    Backend, Batch, Cancel, Circle, CircleContact, CircleKind, ClipTo, Contact, CpuOptions, Engine,
+    Error, FirstHit, Kind, NO_EDGE, PairResult, PolygonContact, Polygons, Rect, Segment,
+    SegmentContact, ShapeContact, Sides,
 };
 
 /// Runs `f`, a panic turned into a `RuntimeError` (PyO3's own `PanicException` is not an
@@ -206,7 +206,9 @@ where
     ];
     match query {
         "pairs" => {
-            let contacts = engine.run(py, segments.len() * shapes.len(), |e| e.shape_pairs(segments, shapes))?;
+            let contacts = engine.run(py, segments.len() * shapes.len(), |e| {
+                e.shape_pairs(segments, shapes)
+            })?;
             let m = shapes.len().max(1);
             rows(py, &pair, &contacts, |i, c, row| {
                 row.u64((i / m) as u64)
@@ -218,7 +220,9 @@ where
             })
         }
         "hits" => {
-            let hits = engine.run(py, segments.len() * shapes.len(), |e| e.shape_hits(segments, shapes))?;
+            let hits = engine.run(py, segments.len() * shapes.len(), |e| {
+                e.shape_hits(segments, shapes)
+            })?;
             rows(py, &pair, &hits, |_, h, row| {
                 let c = &h.contact;
                 row.u64(u64::from(h.segment))
@@ -230,7 +234,9 @@ where
             })
         }
         "first_hit" => {
-            let first = engine.run(py, segments.len() * shapes.len(), |e| e.shape_first_hits(segments, shapes))?;
+            let first = engine.run(py, segments.len() * shapes.len(), |e| {
+                e.shape_first_hits(segments, shapes)
+            })?;
             let fields = [
                 ("segment", Ty::U64),
                 (S::COLUMN, Ty::I64),
@@ -251,7 +257,9 @@ where
             })
         }
         "counts" => {
-            let counts = engine.run(py, segments.len() * shapes.len(), |e| e.shape_counts(segments, shapes))?;
+            let counts = engine.run(py, segments.len() * shapes.len(), |e| {
+                e.shape_counts(segments, shapes)
+            })?;
             let fields = [(S::COLUMN, Ty::U64), ("hits", Ty::U64)];
             rows(py, &fields, &counts.per_rect, |i, hits, row| {
                 row.u64(i as u64).u64(*hits);
@@ -324,7 +332,9 @@ fn polygon_rows<'py>(
     ];
     match query {
         "pairs" => {
-            let contacts = engine.run(py, segments.len() * polygons.edge_count(), |e| e.polygon_pairs(segments, polygons))?;
+            let contacts = engine.run(py, segments.len() * polygons.edge_count(), |e| {
+                e.polygon_pairs(segments, polygons)
+            })?;
             let m = polygons.len().max(1);
             rows(py, &pair, &contacts, |i, c, row| {
                 row.u64((i / m) as u64)
@@ -334,14 +344,18 @@ fn polygon_rows<'py>(
             })
         }
         "hits" => {
-            let hits = engine.run(py, segments.len() * polygons.edge_count(), |e| e.polygon_hits(segments, polygons))?;
+            let hits = engine.run(py, segments.len() * polygons.edge_count(), |e| {
+                e.polygon_hits(segments, polygons)
+            })?;
             rows(py, &pair, &hits, |_, h, row| {
                 row.u64(u64::from(h.segment)).u64(u64::from(h.shape)).u8(1);
                 contact(row, &h.contact);
             })
         }
         "first_hit" => {
-            let first = engine.run(py, segments.len() * polygons.edge_count(), |e| e.polygon_first_hits(segments, polygons))?;
+            let first = engine.run(py, segments.len() * polygons.edge_count(), |e| {
+                e.polygon_first_hits(segments, polygons)
+            })?;
             let fields = [
                 ("segment", Ty::U64),
                 ("polygon", Ty::I64),
@@ -357,7 +371,9 @@ fn polygon_rows<'py>(
             })
         }
         "counts" => {
-            let counts = engine.run(py, segments.len() * polygons.edge_count(), |e| e.polygon_counts(segments, polygons))?;
+            let counts = engine.run(py, segments.len() * polygons.edge_count(), |e| {
+                e.polygon_counts(segments, polygons)
+            })?;
             let fields = [("polygon", Ty::U64), ("hits", Ty::U64)];
             rows(py, &fields, &counts.per_rect, |i, hits, row| {
                 row.u64(i as u64).u64(*hits);
@@ -507,15 +523,20 @@ impl PyEngine {
                     return Err(interrupt);
                 }
             }
-            py.detach(|| call.join())
-                .unwrap_or_else(|_| Err(PyRuntimeError::new_err("rectcast: the call's thread panicked")))
+            py.detach(|| call.join()).unwrap_or_else(|_| {
+                Err(PyRuntimeError::new_err(
+                    "rectcast: the call's thread panicked",
+                ))
+            })
         })
     }
 
     /// The kept first-hits buffer, taken out (empty when another call has it), with the GIL
     /// released.
     fn take_first_hits(&self, py: Python<'_>) -> Vec<FirstHit> {
-        py.detach(|| std::mem::take(&mut *self.first_hits.lock().unwrap_or_else(|p| p.into_inner())))
+        py.detach(|| {
+            std::mem::take(&mut *self.first_hits.lock().unwrap_or_else(|p| p.into_inner()))
+        })
     }
 }
 
@@ -612,7 +633,9 @@ impl PyEngine {
         let mut first = self.take_first_hits(py);
         first.resize(s.len(), FirstHit::NONE);
         let out: &mut [FirstHit] = &mut first;
-        let done = self.run(py, s.len() * r.len(), |e| e.first_hit_into(&Batch::new(s, r), out));
+        let done = self.run(py, s.len() * r.len(), |e| {
+            e.first_hit_into(&Batch::new(s, r), out)
+        });
         let fields = [("segment", Ty::U64), ("rect", Ty::I64)];
         let packed = done.and_then(|()| {
             rows(
@@ -643,7 +666,9 @@ impl PyEngine {
         rects: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let (s, r) = inputs(&segments, &rects)?;
-        let first = self.run(py, s.len() * r.len(), |e| e.first_hit_rects(&Batch::new(s, r)))?;
+        let first = self.run(py, s.len() * r.len(), |e| {
+            e.first_hit_rects(&Batch::new(s, r))
+        })?;
         let rects: Vec<i64> = first
             .iter()
             .map(|&rect| match rect {

@@ -546,10 +546,10 @@ fn size_for(rects: &[Rect]) -> (u32, u32, [f64; 4]) {
     let (width, height) = (b[1] - b[0], b[3] - b[2]);
     // One rect per cell on average, at the finest.
     let density = (width.max(f64::MIN_POSITIVE) * height.max(f64::MIN_POSITIVE) / m).sqrt();
-    // `!(extent > 0.0)` and `max(1)`: rects changed after validation (infinite, NaN) make
+    // NaN and `max(1)`: rects changed after validation (infinite, NaN) make
     // a one-cell axis, never none.
     let cells = |extent: f64, mean: f64| -> u32 {
-        if !(extent > 0.0) {
+        if extent.is_nan() || extent <= 0.0 {
             return 1;
         }
         let cell = (mean * CELL_PER_EXTENT).max(density.min(extent));

@@ -20,7 +20,7 @@ const U: f64 = f64::EPSILON / 2.0;
 fn round_to_f32(lo: f32, hi: f32, approx: f64, err: f64, side: impl Fn(f64) -> Ordering) -> f32 {
     // Never for valid inputs; for values changed after validation, an unspecified answer
     // rather than a panic.
-    if !(lo <= hi) {
+    if lo.is_nan() || hi.is_nan() || lo > hi {
         return lo;
     }
     let candidate = (approx as f32).max(lo).min(hi);

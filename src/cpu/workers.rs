@@ -66,8 +66,8 @@ impl Workers {
         let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
         let pid = std::process::id();
         if pool.0 != pid {
-            let fresh = build(self.requested)
-                .unwrap_or_else(|e| panic!("rectcast: after a fork, {e}"));
+            let fresh =
+                build(self.requested).unwrap_or_else(|e| panic!("rectcast: after a fork, {e}"));
             // The parent's pool is not dropped: dropping it would signal threads that do not
             // exist here. Leaking it costs its bookkeeping, once per fork.
             std::mem::forget(std::mem::replace(&mut pool.1, Arc::new(fresh)));

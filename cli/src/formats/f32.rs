@@ -118,7 +118,8 @@ impl RecordSource for BinarySource {
         if self.wide {
             let mut values = [0f32; 4];
             for (i, value) in values.iter_mut().enumerate().take(self.width) {
-                let wide = f64::from_le_bytes(record[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+                let wide =
+                    f64::from_le_bytes(record[8 * i..8 * i + 8].try_into().expect("8 bytes"));
                 *value = wide as f32;
                 if *value as f64 != wide && !wide.is_nan() {
                     return Ok(Some(Raw::Invalid(FileError::new(

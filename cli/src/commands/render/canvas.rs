@@ -82,7 +82,14 @@ impl View {
     }
 }
 
-pub fn line(pixmap: &mut Pixmap, v: &View, a: (f32, f32), b: (f32, f32), width: f32, rgba: [u8; 4]) {
+pub fn line(
+    pixmap: &mut Pixmap,
+    v: &View,
+    a: (f32, f32),
+    b: (f32, f32),
+    width: f32,
+    rgba: [u8; 4],
+) {
     let (a, b) = (v.at(a.0, a.1), v.at(b.0, b.1));
     let mut pb = PathBuilder::new();
     pb.move_to(a.0, a.1);
@@ -100,7 +107,13 @@ pub fn line(pixmap: &mut Pixmap, v: &View, a: (f32, f32), b: (f32, f32), width: 
 
 pub fn dot(pixmap: &mut Pixmap, at: (f32, f32), radius: f32, rgba: [u8; 4]) {
     if let Some(path) = PathBuilder::from_circle(at.0, at.1, radius) {
-        pixmap.fill_path(&path, &paint(rgba), FillRule::Winding, Transform::identity(), None);
+        pixmap.fill_path(
+            &path,
+            &paint(rgba),
+            FillRule::Winding,
+            Transform::identity(),
+            None,
+        );
     }
 }
 
@@ -172,14 +185,26 @@ pub fn axes(pixmap: &mut Pixmap, v: &View) {
     // half-grey pixels).
     if let Some(frame) = tiny_skia::Rect::from_xywh(px - 0.5, py - 0.5, pw + 1.0, ph + 1.0) {
         let path = PathBuilder::from_rect(frame);
-        pixmap.stroke_path(&path, &paint(INK), &Stroke::default(), Transform::identity(), None);
+        pixmap.stroke_path(
+            &path,
+            &paint(INK),
+            &Stroke::default(),
+            Transform::identity(),
+            None,
+        );
     }
     let tick = |pixmap: &mut Pixmap, a: (f32, f32), b: (f32, f32)| {
         let mut pb = PathBuilder::new();
         pb.move_to(a.0, a.1);
         pb.line_to(b.0, b.1);
         if let Some(path) = pb.finish() {
-            pixmap.stroke_path(&path, &paint(INK), &Stroke::default(), Transform::identity(), None);
+            pixmap.stroke_path(
+                &path,
+                &paint(INK),
+                &Stroke::default(),
+                Transform::identity(),
+                None,
+            );
         }
     };
     // x: the scene's values at the plot's left and right edges.
@@ -192,7 +217,14 @@ pub fn axes(pixmap: &mut Pixmap, v: &View) {
         let (x, _) = v.at(value, 0.0);
         tick(pixmap, (x, py + ph), (x, py + ph + 5.0));
         let s = label(value, step);
-        text(pixmap, x - 4.0 * s.len() as f32, py + ph + 9.0, 1.0, &s, INK);
+        text(
+            pixmap,
+            x - 4.0 * s.len() as f32,
+            py + ph + 9.0,
+            1.0,
+            &s,
+            INK,
+        );
         k += 1.0;
     }
     // y: the values at the plot's top and bottom edges.
@@ -249,7 +281,12 @@ impl Density {
         // pixels only.
         let (dx, dy) = (b.0 - a.0, b.1 - a.1);
         let (mut t0, mut t1) = (0f32, 1f32);
-        for (p, q) in [(-dx, a.0 - px), (dx, px + pw - 1.0 - a.0), (-dy, a.1 - py), (dy, py + ph - 1.0 - a.1)] {
+        for (p, q) in [
+            (-dx, a.0 - px),
+            (dx, px + pw - 1.0 - a.0),
+            (-dy, a.1 - py),
+            (dy, py + ph - 1.0 - a.1),
+        ] {
             if p == 0.0 {
                 if q < 0.0 {
                     return;
@@ -263,13 +300,17 @@ impl Density {
                 }
             }
         }
-        if !(t0 <= t1) {
+        if t0.is_nan() || t1.is_nan() || t0 > t1 {
             return;
         }
         let (x0, y0) = (a.0 + t0 * dx, a.1 + t0 * dy);
         let (x1, y1) = (a.0 + t1 * dx, a.1 + t1 * dy);
         let steps = (x1 - x0).abs().max((y1 - y0).abs()).ceil().max(1.0) as i64;
-        let counts = if hit { &mut self.hits } else { &mut self.misses };
+        let counts = if hit {
+            &mut self.hits
+        } else {
+            &mut self.misses
+        };
         // One pixel a step, in 32.32 fixed point (the ends lie in the plot area).
         const ONE: f64 = (1u64 << 32) as f64;
         let fixed = |v: f32| (v.max(0.0) as f64 * ONE) as i64;
@@ -292,11 +333,20 @@ impl Density {
         let top = |counts: &[u32]| (counts.iter().copied().max().unwrap_or(0) as f32 + 1.0).ln();
         let (top_hits, top_misses) = (top(&self.hits), top(&self.misses));
         let shade = |count: u32, top: f32, ramp: [[f32; 3]; 2]| {
-            let f = if top > 0.0 { (count as f32 + 1.0).ln() / top } else { 1.0 };
+            let f = if top > 0.0 {
+                (count as f32 + 1.0).ln() / top
+            } else {
+                1.0
+            };
             let c = |i: usize| (ramp[0][i] + (ramp[1][i] - ramp[0][i]) * f) as u8;
             tiny_skia::PremultipliedColorU8::from_rgba(c(0), c(1), c(2), 255)
         };
-        for ((pixel, &hits), &misses) in pixmap.pixels_mut().iter_mut().zip(&self.hits).zip(&self.misses) {
+        for ((pixel, &hits), &misses) in pixmap
+            .pixels_mut()
+            .iter_mut()
+            .zip(&self.hits)
+            .zip(&self.misses)
+        {
             let color = if hits > 0 {
                 shade(hits, top_hits, HIT_RAMP)
             } else if misses > 0 {

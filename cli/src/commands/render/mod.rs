@@ -126,7 +126,9 @@ fn parse_view(text: &str) -> Result<[f32; 4], String> {
 
 /// `--out` must name a PNG: the format follows the name, and no other is written.
 fn check_out(out: &Path) -> Result<(), String> {
-    let extension = out.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let extension = out
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
     match extension.as_deref() {
         Some("png") => Ok(()),
         other => Err(format!(
@@ -460,14 +462,24 @@ pub fn render(
         BACKGROUND[2],
         BACKGROUND[3],
     ));
-    let v = View::fit(view.unwrap_or_else(|| scene_view(scene)), width, height, look.y_down);
+    let v = View::fit(
+        view.unwrap_or_else(|| scene_view(scene)),
+        width,
+        height,
+        look.y_down,
+    );
     // The plot area only: shapes and segments outside it are cut at its frame.
     let mask = {
         let [x, y, w, h] = v.plot;
         let mut mask = tiny_skia::Mask::new(width, height)
             .ok_or_else(|| format!("cannot make a {width} x {height} mask"))?;
         if let Some(r) = tiny_skia::Rect::from_xywh(x, y, w, h) {
-            mask.fill_path(&PathBuilder::from_rect(r), FillRule::Winding, false, Transform::identity());
+            mask.fill_path(
+                &PathBuilder::from_rect(r),
+                FillRule::Winding,
+                false,
+                Transform::identity(),
+            );
         }
         mask
     };
@@ -475,14 +487,32 @@ pub fn render(
         if let Some(rect) = v.rect((r.min_x, r.min_y), (r.max_x, r.max_y)) {
             pixmap.fill_rect(rect, &paint(RECT_FILL), Transform::identity(), Some(&mask));
             let path = PathBuilder::from_rect(rect);
-            pixmap.stroke_path(&path, &paint(RECT_EDGE), &Stroke::default(), Transform::identity(), Some(&mask));
+            pixmap.stroke_path(
+                &path,
+                &paint(RECT_EDGE),
+                &Stroke::default(),
+                Transform::identity(),
+                Some(&mask),
+            );
         }
     }
     for c in scene.circles {
         let (x, y) = v.at(c.cx, c.cy);
         if let Some(path) = PathBuilder::from_circle(x, y, (c.r * v.scale).max(0.5)) {
-            pixmap.fill_path(&path, &paint(RECT_FILL), FillRule::Winding, Transform::identity(), Some(&mask));
-            pixmap.stroke_path(&path, &paint(RECT_EDGE), &Stroke::default(), Transform::identity(), Some(&mask));
+            pixmap.fill_path(
+                &path,
+                &paint(RECT_FILL),
+                FillRule::Winding,
+                Transform::identity(),
+                Some(&mask),
+            );
+            pixmap.stroke_path(
+                &path,
+                &paint(RECT_EDGE),
+                &Stroke::default(),
+                Transform::identity(),
+                Some(&mask),
+            );
         }
     }
     for ring in scene.polygons.rings() {
@@ -497,8 +527,20 @@ pub fn render(
         }
         path.close();
         if let Some(path) = path.finish() {
-            pixmap.fill_path(&path, &paint(RECT_FILL), FillRule::EvenOdd, Transform::identity(), Some(&mask));
-            pixmap.stroke_path(&path, &paint(RECT_EDGE), &Stroke::default(), Transform::identity(), Some(&mask));
+            pixmap.fill_path(
+                &path,
+                &paint(RECT_FILL),
+                FillRule::EvenOdd,
+                Transform::identity(),
+                Some(&mask),
+            );
+            pixmap.stroke_path(
+                &path,
+                &paint(RECT_EDGE),
+                &Stroke::default(),
+                Transform::identity(),
+                Some(&mask),
+            );
         }
     }
     for w in scene.walls {
@@ -522,7 +564,8 @@ pub fn render(
             let s = &scene.segments[p.segment];
             match p.polygon {
                 Some(k) => {
-                    for (t0, t1) in inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit) {
+                    for (t0, t1) in inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit)
+                    {
                         density.add(&v, point(s, t0), point(s, t1), true);
                     }
                 }
@@ -540,7 +583,10 @@ pub fn render(
         vec![
             shapes_entry,
             wall_entry,
-            (format!("density of {n} segments (log):"), [255, 255, 255, 0]),
+            (
+                format!("density of {n} segments (log):"),
+                [255, 255, 255, 0],
+            ),
             ("outside, few".to_string(), miss_light),
             ("many".to_string(), miss_dark),
             (format!("{inside}, few"), hit_light),
@@ -594,7 +640,13 @@ pub fn render(
         for r in scene.rects {
             if let Some(rect) = v.rect((r.min_x, r.min_y), (r.max_x, r.max_y)) {
                 let path = PathBuilder::from_rect(rect);
-                pixmap.stroke_path(&path, &edge, &Stroke::default(), Transform::identity(), Some(&mask));
+                pixmap.stroke_path(
+                    &path,
+                    &edge,
+                    &Stroke::default(),
+                    Transform::identity(),
+                    Some(&mask),
+                );
             }
         }
     }
