@@ -105,6 +105,25 @@ pub fn line(
     }
 }
 
+/// A shape: `path` filled, then its edge stroked, inside `mask`.
+pub fn filled(
+    pixmap: &mut Pixmap,
+    path: &tiny_skia::Path,
+    rule: FillRule,
+    (fill, edge): ([u8; 4], [u8; 4]),
+    mask: &tiny_skia::Mask,
+) {
+    let mask = Some(mask);
+    pixmap.fill_path(path, &paint(fill), rule, Transform::identity(), mask);
+    pixmap.stroke_path(
+        path,
+        &paint(edge),
+        &Stroke::default(),
+        Transform::identity(),
+        mask,
+    );
+}
+
 pub fn dot(pixmap: &mut Pixmap, at: (f32, f32), radius: f32, rgba: [u8; 4]) {
     if let Some(path) = PathBuilder::from_circle(at.0, at.1, radius) {
         pixmap.fill_path(

@@ -483,37 +483,21 @@ pub fn render(
         }
         mask
     };
-    for r in scene.rects {
-        if let Some(rect) = v.rect((r.min_x, r.min_y), (r.max_x, r.max_y)) {
-            pixmap.fill_rect(rect, &paint(RECT_FILL), Transform::identity(), Some(&mask));
-            let path = PathBuilder::from_rect(rect);
-            pixmap.stroke_path(
-                &path,
-                &paint(RECT_EDGE),
-                &Stroke::default(),
-                Transform::identity(),
-                Some(&mask),
-            );
+    let mut shape = |path: Option<tiny_skia::Path>, rule: FillRule| {
+        if let Some(path) = path {
+            canvas::filled(&mut pixmap, &path, rule, (RECT_FILL, RECT_EDGE), &mask);
         }
+    };
+    for r in scene.rects {
+        let rect = v.rect((r.min_x, r.min_y), (r.max_x, r.max_y));
+        shape(rect.map(PathBuilder::from_rect), FillRule::Winding);
     }
     for c in scene.circles {
         let (x, y) = v.at(c.cx, c.cy);
-        if let Some(path) = PathBuilder::from_circle(x, y, (c.r * v.scale).max(0.5)) {
-            pixmap.fill_path(
-                &path,
-                &paint(RECT_FILL),
-                FillRule::Winding,
-                Transform::identity(),
-                Some(&mask),
-            );
-            pixmap.stroke_path(
-                &path,
-                &paint(RECT_EDGE),
-                &Stroke::default(),
-                Transform::identity(),
-                Some(&mask),
-            );
-        }
+        shape(
+            PathBuilder::from_circle(x, y, (c.r * v.scale).max(0.5)),
+            FillRule::Winding,
+        );
     }
     for ring in scene.polygons.rings() {
         let mut path = PathBuilder::new();
@@ -526,22 +510,7 @@ pub fn render(
             }
         }
         path.close();
-        if let Some(path) = path.finish() {
-            pixmap.fill_path(
-                &path,
-                &paint(RECT_FILL),
-                FillRule::EvenOdd,
-                Transform::identity(),
-                Some(&mask),
-            );
-            pixmap.stroke_path(
-                &path,
-                &paint(RECT_EDGE),
-                &Stroke::default(),
-                Transform::identity(),
-                Some(&mask),
-            );
-        }
+        shape(path.finish(), FillRule::EvenOdd);
     }
     for w in scene.walls {
         line(&mut pixmap, &v, (w.x0, w.y0), (w.x1, w.y1), 3.0, WALL);
