@@ -327,6 +327,20 @@ fn scene_view(scene: &Scene) -> [f32; 4] {
     [b[0] - margin, b[1] - margin, b[2] + margin, b[3] + margin]
 }
 
+/// Calls `each(start, end)` for the part of part `p`'s segment inside its shape: the span
+/// from t_enter to t_exit, or for a polygon each stretch inside it.
+fn inside_parts(scene: &Scene, p: &Part, mut each: impl FnMut((f32, f32), (f32, f32))) {
+    let s = &scene.segments[p.segment];
+    match p.polygon {
+        Some(k) => {
+            for (t0, t1) in inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit) {
+                each(point(s, t0), point(s, t1));
+            }
+        }
+        None => each(point(s, p.t_enter), point(s, p.t_exit)),
+    }
+}
+
 /// The point at parameter t of segment s.
 fn point(s: &Segment, t: f32) -> (f32, f32) {
     (s.x0 + t * (s.x1 - s.x0), s.y0 + t * (s.y1 - s.y0))
@@ -520,6 +534,10 @@ pub fn render(
         Style::Lines => false,
         Style::Density => true,
     };
+    let inside = match query {
+        RenderQuery::FirstHit => "in its first shape",
+        RenderQuery::Pairs => "in a shape",
+    };
     let shapes_entry = ("rect, circle, polygon".to_string(), RECT_EDGE);
     let wall_entry = ("wall".to_string(), WALL);
     let entries = if dense {
@@ -530,25 +548,12 @@ pub fn render(
             density.add(&v, (s.x0, s.y0), (s.x1, s.y1), false);
         }
         for p in &parts {
-            let s = &scene.segments[p.segment];
-            match p.polygon {
-                Some(k) => {
-                    for (t0, t1) in inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit)
-                    {
-                        density.add(&v, point(s, t0), point(s, t1), true);
-                    }
-                }
-                None => density.add(&v, point(s, p.t_enter), point(s, p.t_exit), true),
-            }
+            inside_parts(scene, p, |a, b| density.add(&v, a, b, true));
         }
         density.paint(&mut pixmap);
         let [miss_light, miss_dark] = canvas::ramp_ends(false);
         let [hit_light, hit_dark] = canvas::ramp_ends(true);
         let n = scene.segments.len();
-        let inside = match query {
-            RenderQuery::FirstHit => "in its first shape",
-            RenderQuery::Pairs => "in a shape",
-        };
         vec![
             shapes_entry,
             wall_entry,
@@ -572,13 +577,7 @@ pub fn render(
         }
         for p in &parts {
             let s = &scene.segments[p.segment];
-            let stretches = match p.polygon {
-                Some(k) => inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit),
-                None => vec![(p.t_enter, p.t_exit)],
-            };
-            for (t0, t1) in stretches {
-                line(&mut pixmap, &v, point(s, t0), point(s, t1), 4.0, INSIDE);
-            }
+            inside_parts(scene, p, |a, b| line(&mut pixmap, &v, a, b, 4.0, INSIDE));
             if p.entry {
                 let (x, y) = point(s, p.t_enter);
                 dot(&mut pixmap, v.at(x, y), 4.0, ENTRY);
@@ -588,10 +587,6 @@ pub fn render(
                 dot(&mut pixmap, v.at(x, y), 4.0, EXIT);
             }
         }
-        let inside = match query {
-            RenderQuery::FirstHit => "in its first shape",
-            RenderQuery::Pairs => "in a shape",
-        };
         vec![
             shapes_entry,
             wall_entry,
