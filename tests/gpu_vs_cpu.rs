@@ -251,6 +251,40 @@ fn buffers_are_kept_between_calls_and_grow_only_for_a_bigger_batch() {
 }
 
 #[test]
+fn engines_on_one_context_share_its_compiled_kernels() {
+    let Some(probe) = gpu_engine("engines_on_one_context_share", GpuLimits::default()) else {
+        return;
+    };
+    // A context of its own on the same device, so that no other test's engines count.
+    let opened = probe.gpu_context().expect("on the gpu");
+    let context = GpuContext::from_device(
+        opened.device().clone(),
+        opened.queue().clone(),
+        opened.adapter_info().clone(),
+    )
+    .with_emulation(opened.emulation());
+    assert_eq!(context.kernel_compilations(), 0);
+    let (segments, rects) = random_batch(42, 300, 50, 100.0);
+    let mut first = Engine::gpu(context.clone(), GpuLimits::default()).expect("first engine");
+    compare_dense("first engine", &mut first, &segments, &rects);
+    let compiled = context.kernel_compilations();
+    assert!(compiled > 0, "the first engine compiled its kernels");
+    // A second engine, other limits: it takes the first one's kernels.
+    let mut second = Engine::gpu(context.clone(), common::tiny_limits()).expect("second engine");
+    compare_dense("second engine", &mut second, &segments, &rects);
+    assert_eq!(context.kernel_compilations(), compiled, "the second engine compiled again");
+    // Other pipeline constants are other kernels.
+    let other = match opened.emulation() {
+        rectcast::gpu::Emulation::Native => rectcast::gpu::Emulation::Fused,
+        _ => rectcast::gpu::Emulation::Native,
+    };
+    let mut third = Engine::gpu(context.clone().with_emulation(other), GpuLimits::default())
+        .expect("third engine");
+    compare_dense("another emulation", &mut third, &segments, &rects);
+    assert!(context.kernel_compilations() > compiled);
+}
+
+#[test]
 fn a_games_own_device_runs_the_queries() {
     let Some(probe) = gpu_engine("a_games_own_device_runs_the_queries", GpuLimits::default())
     else {

@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::compiled::Compiled;
 use super::emulation::Emulation;
 use crate::error::{Error, Result};
 
@@ -18,6 +19,8 @@ pub struct GpuContext {
     faults: Arc<Mutex<Vec<Error>>>,
     /// The float arithmetic the kernels emulate (tests only; `Native` otherwise).
     emulation: Emulation,
+    /// The kernels compiled on this device, shared by every engine on it.
+    compiled: Compiled,
 }
 
 /// One adapter as [`enumerate_adapters`] reports it.
@@ -181,6 +184,7 @@ impl GpuContext {
             info,
             faults: Arc::default(),
             emulation: Emulation::Native,
+            compiled: Compiled::default(),
         }
     }
 
@@ -222,6 +226,22 @@ impl GpuContext {
             Emulation::Native => describe(&self.info),
             other => format!("{} emulating {other}", describe(&self.info)),
         }
+    }
+
+    /// The kernel set `Tag` names (its layouts and pipelines), compiled by `build` once per
+    /// device and emulation and shared by every engine on the device: see [`Compiled`].
+    pub(crate) fn compiled<Tag: 'static, T: Clone + Send + Sync + 'static>(
+        &self,
+        build: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        self.compiled.get_or_build::<Tag, T>(self.emulation, build)
+    }
+
+    /// How many kernel sets (a shape's, the rect queries', …) have been compiled on this
+    /// device. Engines on one context share them: a second engine compiles nothing its
+    /// kernels need that an earlier one compiled, under the same emulation.
+    pub fn kernel_compilations(&self) -> usize {
+        self.compiled.builds()
     }
 
     /// Runs `record` inside validation and out-of-memory error scopes and returns the first

@@ -24,6 +24,7 @@ pub const STORAGE_BUFFERS: u32 = 15;
 const MAX_SCAN_BLOCKS: u64 = 1 << 20;
 
 /// The grid's pipelines: the walk for three queries, and the five build steps.
+#[derive(Clone)]
 pub(crate) struct GridKernels {
     pub(crate) layout: wgpu::BindGroupLayout,
     first_hit: wgpu::ComputePipeline,
@@ -40,6 +41,14 @@ impl GridKernels {
     /// The pipelines, sharing group 0 (`queries_layout`) with the query kernels; `None` when the
     /// device binds too few storage buffers per stage.
     pub(crate) fn new(
+        context: &GpuContext,
+        queries_layout: &wgpu::BindGroupLayout,
+    ) -> Result<Option<Self>> {
+        // `queries_layout` is the device's one (`QueryKernels` are compiled once per device too).
+        context.compiled::<Self, _>(|| Self::compile(context, queries_layout))
+    }
+
+    fn compile(
         context: &GpuContext,
         queries_layout: &wgpu::BindGroupLayout,
     ) -> Result<Option<Self>> {

@@ -2,6 +2,7 @@
 
 mod buffers;
 pub mod chunks;
+mod compiled;
 pub mod context;
 pub mod emulation;
 pub mod frames;

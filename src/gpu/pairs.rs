@@ -94,48 +94,55 @@ impl GpuPairs {
         let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
         let caps = ChunkCaps::new(max_binding_bytes, max_workgroups_per_dimension);
         let device = context.device.clone();
-        let (layout, dense, list, compact_pipeline, params) = context.scoped(|| {
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("rectcast.pairs.wgsl"),
-                source: wgpu::ShaderSource::Wgsl(shader::PAIRS_WGSL.into()),
-            });
-            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("rectcast.pairs.layout"),
-                entries: &[
-                    uniform_entry(0),
-                    storage_entry(1, true),
-                    storage_entry(2, true),
-                    storage_entry(3, true),
-                    storage_entry(4, false),
-                    storage_entry(5, false),
-                    storage_entry(6, false),
-                ],
-            });
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("rectcast.pairs.pipeline_layout"),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
-            let constants = shader::pairs_constants(context.emulation());
-            let pipeline = |entry_point: &str, label: &str| {
-                compute_pipeline(
-                    &device,
-                    &pipeline_layout,
-                    &module,
-                    entry_point,
-                    label,
-                    &constants,
-                )
-            };
-            let dense = pipeline("pairs_dense", "rectcast.pairs_dense");
-            let list = pipeline("pairs_list", "rectcast.pairs_list");
-            let compact_pipeline = pipeline("compact_pairs", "rectcast.compact_pairs");
-            let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("rectcast.params"),
-                contents: bytemuck::bytes_of(&Params::default()),
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            });
-            Ok((layout, dense, list, compact_pipeline, params))
+        let (layout, dense, list, compact_pipeline) = context.compiled::<Self, _>(|| {
+            context.scoped(|| {
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("rectcast.pairs.wgsl"),
+                    source: wgpu::ShaderSource::Wgsl(shader::PAIRS_WGSL.into()),
+                });
+                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("rectcast.pairs.layout"),
+                    entries: &[
+                        uniform_entry(0),
+                        storage_entry(1, true),
+                        storage_entry(2, true),
+                        storage_entry(3, true),
+                        storage_entry(4, false),
+                        storage_entry(5, false),
+                        storage_entry(6, false),
+                    ],
+                });
+                let pipeline_layout =
+                    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                        label: Some("rectcast.pairs.pipeline_layout"),
+                        bind_group_layouts: &[Some(&layout)],
+                        immediate_size: 0,
+                    });
+                let constants = shader::pairs_constants(context.emulation());
+                let pipeline = |entry_point: &str, label: &str| {
+                    compute_pipeline(
+                        &device,
+                        &pipeline_layout,
+                        &module,
+                        entry_point,
+                        label,
+                        &constants,
+                    )
+                };
+                let dense = pipeline("pairs_dense", "rectcast.pairs_dense");
+                let list = pipeline("pairs_list", "rectcast.pairs_list");
+                let compact_pipeline = pipeline("compact_pairs", "rectcast.compact_pairs");
+                Ok((layout, dense, list, compact_pipeline))
+            })
+        })?;
+        let params = context.scoped(|| {
+            Ok(
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("rectcast.params"),
+                    contents: bytemuck::bytes_of(&Params::default()),
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                }),
+            )
         })?;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         // Where the GPU is the CPU, reading results back is a copy in memory: packing them

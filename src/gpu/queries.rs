@@ -106,6 +106,7 @@ impl Kernel {
 
 /// The layout and the pipelines, compiled once per device: one per [`Kernel`], and the hit
 /// list's second step.
+#[derive(Clone)]
 pub(crate) struct QueryKernels {
     pub(crate) layout: wgpu::BindGroupLayout,
     pipelines: Vec<wgpu::ComputePipeline>,
@@ -114,7 +115,12 @@ pub(crate) struct QueryKernels {
 }
 
 impl QueryKernels {
+    /// The device's, compiled on first use.
     pub(crate) fn new(context: &GpuContext) -> Result<Self> {
+        context.compiled::<Self, _>(|| Self::compile(context))
+    }
+
+    fn compile(context: &GpuContext) -> Result<Self> {
         let device = &context.device;
         context.scoped(|| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {

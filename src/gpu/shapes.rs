@@ -129,21 +129,43 @@ fn layouts(
     (layout, pipeline_layout)
 }
 
-impl<S: Shape> GpuShapePairs<S> {
-    /// Compiles the pipeline. Buffers are created on first use.
-    ///
-    /// # Errors
-    /// [`Error::Gpu`](crate::Error::Gpu) if the shader or the pipeline fails validation.
-    pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
-        let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
-        let device = context.device.clone();
-        let (layout, dense, params, counts, listed, lists, reductions) = context.scoped(|| {
+/// A shape's layouts and pipelines: compiled once per device and emulation, shared by every
+/// engine on the device (see [`GpuContext::compiled`]).
+#[derive(Clone)]
+struct ShapeKernels {
+    layout: wgpu::BindGroupLayout,
+    dense: wgpu::ComputePipeline,
+    /// `list_dispatch` and the second pass, where the kernel has one.
+    listed: Option<(wgpu::ComputePipeline, wgpu::ComputePipeline)>,
+    /// The counts entry point and its layout.
+    counts: Option<(wgpu::BindGroupLayout, wgpu::ComputePipeline)>,
+    /// The reductions' layout, then `shape_first_hits` and `shape_hit_list`.
+    reductions: Option<(
+        wgpu::BindGroupLayout,
+        wgpu::ComputePipeline,
+        wgpu::ComputePipeline,
+    )>,
+}
+
+impl ShapeKernels {
+    fn compile<S: Shape>(context: &GpuContext) -> Result<Self> {
+        let device = &context.device;
+        context.scoped(|| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(S::KERNEL.file),
                 source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
             });
-            let (layout, pipeline_layout) = layouts(
-                &device,
+            let constants = S::constants(context.emulation());
+            let (module, constants) = (&module, &constants);
+            // Each layout's pipelines, named after their entry points.
+            let pipelines = |label: &'static str, entries: &[wgpu::BindGroupLayoutEntry]| {
+                let (layout, pipeline_layout) = layouts(device, label, entries);
+                let pipeline = move |entry: &str| {
+                    compute_pipeline(device, &pipeline_layout, module, entry, entry, constants)
+                };
+                (layout, pipeline)
+            };
+            let (layout, pipeline) = pipelines(
                 "rectcast.shapes.layout",
                 &[
                     uniform_entry(0),
@@ -155,24 +177,12 @@ impl<S: Shape> GpuShapePairs<S> {
                     storage_entry(8, false),
                 ],
             );
-            let constants = S::constants(context.emulation());
-            let dense = compute_pipeline(
-                &device,
-                &pipeline_layout,
-                &module,
-                S::KERNEL.entry,
-                S::KERNEL.entry,
-                &constants,
-            );
-            let params = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("rectcast.shapes.params"),
-                size: size_of::<ShapeParams>() as u64,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let counts = S::KERNEL.counts.map(|entry_point| {
-                let (layout, pipeline_layout) = layouts(
-                    &device,
+            let dense = pipeline(S::KERNEL.entry);
+            let listed = S::KERNEL
+                .listed
+                .map(|entry| (pipeline("list_dispatch"), pipeline(entry)));
+            let counts = S::KERNEL.counts.map(|entry| {
+                let (layout, pipeline) = pipelines(
                     "rectcast.shapes.counts_layout",
                     &[
                         uniform_entry(0),
@@ -183,54 +193,10 @@ impl<S: Shape> GpuShapePairs<S> {
                         storage_entry(6, false),
                     ],
                 );
-                let pipeline = compute_pipeline(
-                    &device,
-                    &pipeline_layout,
-                    &module,
-                    entry_point,
-                    entry_point,
-                    &constants,
-                );
-                let counter = wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST;
-                CountsKernel {
-                    layout,
-                    pipeline,
-                    query_hits: Growable::new("rectcast.shapes.query_hits", counter),
-                    shape_hits: Growable::new("rectcast.shapes.shape_hits", counter),
-                    staging: Growable::new(
-                        "rectcast.shapes.counts_staging",
-                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    ),
-                    bind_group: None,
-                    dispatched: false,
-                }
+                (layout, pipeline(entry))
             });
-            let listed = S::KERNEL.listed.map(|entry_point| {
-                let pipeline = |entry: &str| {
-                    compute_pipeline(&device, &pipeline_layout, &module, entry, entry, &constants)
-                };
-                (pipeline("list_dispatch"), pipeline(entry_point))
-            });
-            let pair_list = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("rectcast.shapes.pair_list"),
-                size: 16,
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let list_dispatch_args = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("rectcast.shapes.list_dispatch_args"),
-                size: 12,
-                usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let lists = (pair_list, list_dispatch_args);
             let reductions = S::KERNEL.reduces.then(|| {
-                let (layout, pipeline_layout) = layouts(
-                    &device,
+                let (layout, pipeline) = pipelines(
                     "rectcast.shapes.reductions_layout",
                     &[
                         uniform_entry(0),
@@ -242,34 +208,98 @@ impl<S: Shape> GpuShapePairs<S> {
                         storage_entry(13, false),
                     ],
                 );
-                let pipeline = |entry: &str| {
-                    compute_pipeline(&device, &pipeline_layout, &module, entry, entry, &constants)
-                };
-                let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
-                Reductions {
-                    first_hits: pipeline(FIRST_HITS_ENTRY),
-                    hits: pipeline(HITS_ENTRY),
-                    layout,
-                    first_shapes: Growable::new("rectcast.shapes.first_shapes", output),
-                    first_contacts: Growable::new("rectcast.shapes.first_contacts", output),
-                    hit_count: device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("rectcast.shapes.hit_count"),
-                        size: 16,
-                        usage: output | wgpu::BufferUsages::COPY_DST,
-                        mapped_at_creation: false,
-                    }),
-                    hit_pairs: Growable::new("rectcast.shapes.hit_pairs", output),
-                    hit_contacts: Growable::new("rectcast.shapes.hit_contacts", output),
-                    staging: Growable::new(
-                        "rectcast.shapes.reductions_staging",
-                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    ),
-                    bind_group: None,
-                }
+                (layout, pipeline(FIRST_HITS_ENTRY), pipeline(HITS_ENTRY))
             });
-            Ok((layout, dense, params, counts, listed, lists, reductions))
+            Ok(Self {
+                layout,
+                dense,
+                listed,
+                counts,
+                reductions,
+            })
+        })
+    }
+}
+
+impl<S: Shape> GpuShapePairs<S> {
+    /// Takes the device's compiled kernels for `S` (compiling them on first use). Buffers are
+    /// created on first use.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`](crate::Error::Gpu) if the shader or the pipeline fails validation.
+    pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
+        let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
+        let kernels = context.compiled::<S, _>(|| ShapeKernels::compile::<S>(&context))?;
+        let device = context.device.clone();
+        let (params, pair_list, list_dispatch_args, hit_count) = context.scoped(|| {
+            let buffer = |label: &'static str, size: u64, usage: wgpu::BufferUsages| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size,
+                    usage,
+                    mapped_at_creation: false,
+                })
+            };
+            let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+            Ok((
+                buffer(
+                    "rectcast.shapes.params",
+                    size_of::<ShapeParams>() as u64,
+                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                ),
+                buffer(
+                    "rectcast.shapes.pair_list",
+                    16,
+                    output | wgpu::BufferUsages::COPY_DST,
+                ),
+                buffer(
+                    "rectcast.shapes.list_dispatch_args",
+                    12,
+                    wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
+                ),
+                buffer(
+                    "rectcast.shapes.hit_count",
+                    16,
+                    output | wgpu::BufferUsages::COPY_DST,
+                ),
+            ))
         })?;
-        let (pair_list, list_dispatch_args) = lists;
+        let counts = kernels.counts.map(|(layout, pipeline)| {
+            let counter = wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST;
+            CountsKernel {
+                layout,
+                pipeline,
+                query_hits: Growable::new("rectcast.shapes.query_hits", counter),
+                shape_hits: Growable::new("rectcast.shapes.shape_hits", counter),
+                staging: Growable::new(
+                    "rectcast.shapes.counts_staging",
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                ),
+                bind_group: None,
+                dispatched: false,
+            }
+        });
+        let reductions = kernels.reductions.map(|(layout, first_hits, hits)| {
+            let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+            Reductions {
+                first_hits,
+                hits,
+                layout,
+                first_shapes: Growable::new("rectcast.shapes.first_shapes", output),
+                first_contacts: Growable::new("rectcast.shapes.first_contacts", output),
+                hit_count,
+                hit_pairs: Growable::new("rectcast.shapes.hit_pairs", output),
+                hit_contacts: Growable::new("rectcast.shapes.hit_contacts", output),
+                staging: Growable::new(
+                    "rectcast.shapes.reductions_staging",
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                ),
+                bind_group: None,
+            }
+        });
+        let (layout, dense, listed) = (kernels.layout, kernels.dense, kernels.listed);
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         Ok(Self {
             // A contact is no larger than a rect pair's result, a shape than a rect: the same

@@ -37,12 +37,23 @@ pub fn gpu_engine_emulating(
     open_gpu(test, limits, |context| context.with_emulation(emulation))
 }
 
+/// One device for the whole test binary, as an application would keep one: its engines share
+/// the kernels compiled on it (a shape's take about 20 s to compile on lavapipe), and each
+/// engine keeps its own buffers. Tests of a device's own behaviour open their own.
+fn shared_context() -> Result<GpuContext, String> {
+    static CONTEXT: std::sync::OnceLock<Result<GpuContext, String>> = std::sync::OnceLock::new();
+    CONTEXT
+        .get_or_init(|| GpuContext::new().map_err(|e| e.to_string()))
+        .clone()
+}
+
 fn open_gpu(
     test: &str,
     limits: GpuLimits,
     setup: impl FnOnce(GpuContext) -> GpuContext,
 ) -> Option<Engine> {
-    let opened = GpuContext::new().and_then(|context| Engine::gpu(setup(context), limits));
+    let opened = shared_context()
+        .and_then(|context| Engine::gpu(setup(context), limits).map_err(|e| e.to_string()));
     match opened {
         Ok(engine) => {
             eprintln!("{test}: on {}", engine.chosen());
