@@ -6,9 +6,9 @@
 #   - runs every test with RECTCAST_REQUIRE_GPU=1, so a GPU test fails rather than skips when no
 #     adapter opens (set RECTCAST_REQUIRE_GPU=0 to allow skipping);
 #   - builds and smoke-runs the benchmarks once, before the suite;
-#   - runs the library's suite again under each emulated GPU arithmetic (unpredictable rounding
-#     and a 2.5-ulp division, flushed subnormals, fused multiply-adds: rectcast::gpu::Emulation),
-#     where every result must stay byte-identical to the CPU's;
+#   - runs the library's GPU tests again under each emulated GPU arithmetic (unpredictable
+#     rounding and a 2.5-ulp division, flushed subnormals, fused multiply-adds:
+#     rectcast::gpu::Emulation), where every result must stay byte-identical to the CPU's;
 #   - tests the library built without GPU backends (`default-features = false`);
 #   - builds and tests the CLI's optional `parquet` feature too;
 #   - builds the docs as docs.rs would, warnings being errors;
@@ -50,9 +50,17 @@ RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace
 cargo test --release --locked -p rectcast --no-default-features --test cpu_only
 cargo test --release --locked --test streaming
 cargo test --release --locked --features rectcast-cli/parquet
+# The emulation changes only the kernels a GPU runs, so those passes run the library's test
+# files that open a GPU (found by what they call), not the CPU-only ones.
+gpu_tests=()
+for file in tests/*.rs; do
+    if grep -qE 'gpu_engine|GpuContext::|Engine::gpu|Backend::(Gpu|Auto)' "$file"; then
+        gpu_tests+=(--test "$(basename "$file" .rs)")
+    fi
+done
 for mode in rounding flush fused; do
-    echo "scripts/test.sh: the library's suite on a GPU emulating '$mode' arithmetic" >&2
-    RECTCAST_GPU_EMULATION=$mode cargo test --release --locked -p rectcast
+    echo "scripts/test.sh: the library's GPU tests on a GPU emulating '$mode' arithmetic" >&2
+    RECTCAST_GPU_EMULATION=$mode cargo test --release --locked -p rectcast --lib "${gpu_tests[@]}"
 done
 
 # The Python package: a venv of its own, the wheel built by maturin, then pytest, whose summary

@@ -272,7 +272,11 @@ fn engines_on_one_context_share_its_compiled_kernels() {
     // A second engine, other limits: it takes the first one's kernels.
     let mut second = Engine::gpu(context.clone(), common::tiny_limits()).expect("second engine");
     compare_dense("second engine", &mut second, &segments, &rects);
-    assert_eq!(context.kernel_compilations(), compiled, "the second engine compiled again");
+    assert_eq!(
+        context.kernel_compilations(),
+        compiled,
+        "the second engine compiled again"
+    );
     // Other pipeline constants are other kernels.
     let other = match opened.emulation() {
         rectcast::gpu::Emulation::Native => rectcast::gpu::Emulation::Fused,
@@ -282,6 +286,37 @@ fn engines_on_one_context_share_its_compiled_kernels() {
         .expect("third engine");
     compare_dense("another emulation", &mut third, &segments, &rects);
     assert!(context.kernel_compilations() > compiled);
+}
+
+#[test]
+fn engines_sharing_a_context_across_threads_each_read_their_own_results() {
+    // A map's callback runs on whichever thread polls the device: one thread's wait may end
+    // while another thread is running its callback. Every call must still get its bytes.
+    let Some(probe) = gpu_engine(
+        "engines_sharing_a_context_across_threads",
+        GpuLimits::default(),
+    ) else {
+        return;
+    };
+    let context = probe.gpu_context().expect("on the gpu").clone();
+    std::thread::scope(|scope| {
+        for thread in 0..8u64 {
+            let context = context.clone();
+            scope.spawn(move || {
+                let mut gpu = Engine::gpu(context, GpuLimits::default()).expect("engine");
+                let mut cpu = cpu_engine();
+                for call in 0..150 {
+                    let (segments, rects) = random_batch(1000 * thread + call, 64, 16, 100.0);
+                    let want = cpu.pairs(&segments, &rects).expect("cpu");
+                    let got = gpu
+                        .pairs(&segments, &rects)
+                        .unwrap_or_else(|e| panic!("thread {thread}, call {call}: {e}"));
+                    let what = format!("thread {thread}, call {call}");
+                    assert_same_results(&what, &want, &got, 0, dense_inputs(&segments, &rects));
+                }
+            });
+        }
+    });
 }
 
 #[test]

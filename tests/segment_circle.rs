@@ -716,9 +716,15 @@ fn the_gpus_counts_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over
             return;
         };
         for (seed, scale) in COUNT_SCENES {
-            // Over tiny limits, more circles than one binding holds: circle tiles.
-            let m = if what == "tiny limits" { 400 } else { 80 };
-            let (queries, circles) = batch(seed, 100, m, scale);
+            // Over tiny limits, more circles than one binding holds: circle tiles, and each
+            // query's pairs split over several dispatches. Fewer queries there: the scales are
+            // the default run's to cover, the tiles and chunks this one's.
+            let (n, m) = if what == "tiny limits" {
+                (20, 400)
+            } else {
+                (100, 80)
+            };
+            let (queries, circles) = batch(seed, n, m, scale);
             let pairs = oracle(&queries, &circles);
             let what = format!("{what}, scale {scale}");
             let describe = |s: usize, k: usize| {

@@ -706,9 +706,15 @@ fn the_gpus_counts_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over
             return;
         };
         for (seed, scale) in COUNT_SCENES {
-            // Over tiny limits, more walls than one binding holds: wall tiles.
-            let m = if what == "tiny limits" { 300 } else { 90 };
-            let (queries, walls) = (batch(seed, 120, scale), batch(seed + 100, m, scale));
+            // Over tiny limits, more walls than one binding holds: wall tiles, and each
+            // query's pairs split over several dispatches. Fewer queries there: the scales are
+            // the default run's to cover, the tiles and chunks this one's.
+            let (n, m) = if what == "tiny limits" {
+                (24, 300)
+            } else {
+                (120, 90)
+            };
+            let (queries, walls) = (batch(seed, n, scale), batch(seed + 100, m, scale));
             let pairs: Vec<SegmentContact> = queries
                 .iter()
                 .flat_map(|q| {

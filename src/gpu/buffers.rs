@@ -178,13 +178,16 @@ impl PendingRead {
                 other => other.map(|_| ()).map_err(Error::from),
             }
         });
-        // After a completed wait the callback has run; if it mapped the buffer, unmap it on
-        // every path below, or every later call would fail on a mapped buffer. After a timeout
-        // the map is still pending: unmapping cancels it.
-        let mapped = self.mapped.try_recv();
-        let is_mapped = matches!(mapped, Ok(Ok(())));
+        // After a completed wait the callback has run or is about to; if it mapped the buffer,
+        // unmap it on every path below, or every later call would fail on a mapped buffer.
+        // After a timeout the map is still pending: unmapping cancels it.
+        let mapped = match waited {
+            Ok(()) => self.callback(context, wait.limit),
+            Err(_) => self.mapped.try_recv().ok(),
+        };
+        let is_mapped = matches!(mapped, Some(Ok(())));
         let outcome = waited.and_then(|()| {
-            mapped.map_err(|_| Error::Gpu("the buffer map callback never ran".into()))??;
+            mapped.ok_or_else(|| Error::Gpu("the buffer map callback never ran".into()))??;
             // The view borrows the mapping: it is dropped inside the closure, before unmap.
             staging
                 .slice(..self.bytes)
@@ -196,6 +199,31 @@ impl PendingRead {
             staging.unmap();
         }
         outcome
+    }
+
+    /// The map's outcome, once its submission is done. The callback runs on whichever thread
+    /// polls the device: on a context that engines share across threads, another thread's
+    /// poll may have taken this submission's callback and be about to run it when this one's
+    /// wait returns. So it waits for the callback too, polling, at most `limit`.
+    fn callback(
+        &self,
+        context: &GpuContext,
+        limit: Duration,
+    ) -> Option<std::result::Result<(), wgpu::BufferAsyncError>> {
+        use std::sync::mpsc::RecvTimeoutError;
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            match self.mapped.recv_timeout(Duration::from_millis(1)) {
+                Ok(outcome) => return Some(outcome),
+                Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Timeout) if std::time::Instant::now() >= deadline => {
+                    return None;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let _ = context.device.poll(wgpu::PollType::Poll);
+                }
+            }
+        }
     }
 
     /// Gives the read up: cancels the map if it is still pending, unmaps it if it is done.
