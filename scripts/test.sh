@@ -42,13 +42,23 @@ fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 export RECTCAST_REQUIRE_GPU="${RECTCAST_REQUIRE_GPU:-1}"
 
+# Each stage says when it starts, so a slow one shows in the log.
+stage() {
+    echo "scripts/test.sh: [$((SECONDS / 60))m$((SECONDS % 60))s] $*" >&2
+}
+
 # Benchmarks first, each run once as a smoke test; the docs; the library without GPU backends;
 # the CLI's file tests without the optional Parquet support (they check it says so); then the
 # whole suite with it, whose summary closes the log.
+stage "the benchmarks, once each"
 cargo test --release --locked --benches
+stage "the docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace
+stage "the library without GPU backends"
 cargo test --release --locked -p rectcast --no-default-features --test cpu_only
+stage "the CLI's file tests without Parquet"
 cargo test --release --locked --test streaming
+stage "the whole suite"
 cargo test --release --locked --features rectcast-cli/parquet
 # The emulation changes only the kernels a GPU runs, so those passes run the library's test
 # files that open a GPU (found by what they call), not the CPU-only ones.
@@ -59,7 +69,7 @@ for file in tests/*.rs; do
     fi
 done
 for mode in rounding flush fused; do
-    echo "scripts/test.sh: the library's GPU tests on a GPU emulating '$mode' arithmetic" >&2
+    stage "the library's GPU tests on a GPU emulating '$mode' arithmetic"
     RECTCAST_GPU_EMULATION=$mode cargo test --release --locked -p rectcast --lib "${gpu_tests[@]}"
 done
 
@@ -73,6 +83,7 @@ if [ ! -x .venv/bin/python ]; then
     }
 fi
 pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
+stage "the Python package"
 pip install "maturin>=1.9,<2"
 rm -rf target/wheels
 .venv/bin/maturin build --release --locked --strip -m python/Cargo.toml -o target/wheels -i .venv/bin/python
