@@ -67,8 +67,8 @@ enum Command {
     Info,
     /// A bullet-hell frame (thousands of bullets, hundreds of hitboxes) on the chosen backend.
     Demo(demo::DemoArgs),
-    /// Draws a scene as the engine decides it, to a PNG: rects, segments (grey: no hit,
-    /// orange: hits), the part inside a rect in red, entry and exit points, a legend.
+    /// Draws a scene as the engine decides it, to a PNG or an SVG: rects, segments (grey: no
+    /// hit, orange: hits), the part inside a rect in red, entry and exit points, a legend.
     Render(render::RenderArgs),
     /// Throughput of a query per backend: dense pairs on a seeded random scene (default
     /// 4096 x 1024), first hit on a bullet-hell scene (default 65536 x 4096), or the per-frame

@@ -1035,11 +1035,139 @@ fn render_refuses_an_empty_view_and_formats_it_does_not_write() {
     let o = rectcast(&[&args[..], &["--out", s(&jpg)]].concat());
     assert!(
         !o.status.success()
-            && stderr(&o).contains("render writes PNG: name the file .png (found .jpg)"),
+            && stderr(&o)
+                .contains("render writes PNG or SVG: name the file .png or .svg (found .jpg)"),
         "{}",
         stderr(&o)
     );
     assert!(!png.exists() && !jpg.exists(), "an image was written");
+}
+
+/// The `class` attributes of an SVG's elements named `tag`, with each element's text.
+fn svg_elements<'a>(svg: &'a str, tag: &str, class: &str) -> Vec<&'a str> {
+    let open = format!("<{tag} class=\"{class}\"");
+    svg.lines().filter(|l| l.starts_with(&open)).collect()
+}
+
+/// Attribute `name`'s number in an SVG element's text.
+fn attribute(element: &str, name: &str) -> f32 {
+    let from = element
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {element}"))
+        + name.len()
+        + 3;
+    let to = from + element[from..].find('"').unwrap();
+    element[from..to].parse().unwrap()
+}
+
+#[test]
+fn render_to_svg_draws_the_pngs_marks_as_classed_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let segments = dir.path().join("s.csv");
+    // The scene of the PNG test above: a crossing through the first rect, a miss, a vertical
+    // segment entering the second rect.
+    std::fs::write(
+        &segments,
+        "x0,y0,x1,y1\n-50,50,150,50\n-50,150,150,150\n200,-50,200,60\n",
+    )
+    .unwrap();
+    let rects = dir.path().join("r.csv");
+    std::fs::write(
+        &rects,
+        "min_x,min_y,max_x,max_y\n0,0,100,100\n180,0,220,100\n",
+    )
+    .unwrap();
+    let args = |out: &Path| {
+        ok(&[
+            "render",
+            "--segments",
+            s(&segments),
+            "--rects",
+            s(&rects),
+            "--out",
+            s(out),
+            "--size",
+            "400x400",
+            "--view",
+            "-100,-100,300,300",
+            "--y-down",
+            "--backend",
+            "cpu",
+        ])
+    };
+    let out = dir.path().join("scene.svg");
+    args(&out);
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        svg.starts_with("<?xml") && svg.trim_end().ends_with("</svg>"),
+        "{svg}"
+    );
+    assert!(svg.contains(r#"width="400" height="400""#));
+    // Scene point to pixel, as at_400 computes it (y down).
+    let px = |x: f32| 66.0 + (x + 100.0) * 0.8;
+    let py = |y: f32| 44.0 + (y + 100.0) * 0.8;
+    let shapes = svg_elements(&svg, "rect", "shape");
+    assert_eq!(shapes.len(), 2, "{shapes:?}");
+    assert_eq!(attribute(shapes[0], "x"), px(0.0));
+    assert_eq!(attribute(shapes[0], "width"), 80.0);
+    let misses = svg_elements(&svg, "line", "miss");
+    assert_eq!(misses.len(), 1, "{misses:?}");
+    assert_eq!(attribute(misses[0], "y1"), py(150.0));
+    assert_eq!(svg_elements(&svg, "line", "hit").len(), 2);
+    // The crossing's part inside the first rect runs from its min_x edge to its max_x edge;
+    // the vertical one's from the second rect's min_y edge to its end.
+    let inside = svg_elements(&svg, "line", "inside");
+    let spans: Vec<[f32; 4]> = inside
+        .iter()
+        .map(|e| ["x1", "y1", "x2", "y2"].map(|a| attribute(e, a)))
+        .collect();
+    assert_eq!(
+        spans,
+        vec![
+            [px(0.0), py(50.0), px(100.0), py(50.0)],
+            [px(200.0), py(0.0), px(200.0), py(60.0)]
+        ]
+    );
+    assert_eq!(svg_elements(&svg, "circle", "entry").len(), 2);
+    assert_eq!(svg_elements(&svg, "circle", "exit").len(), 1);
+    // The legend's words are text, not pixels.
+    assert!(svg.contains(">segment, no hit</text>"), "{svg}");
+    // The PNG of the same scene draws the same hits: the same pixel classes at the marks.
+    let png_out = dir.path().join("scene.png");
+    args(&png_out);
+    let png = tiny_skia::Pixmap::load_png(&png_out).unwrap();
+    let [r, g, b] = at_400(&png, 50, 50, true);
+    assert!(r > 180 && g < 80 && b < 100, "inside part {:?}", [r, g, b]);
+    // A density picture embeds its image as a PNG of the whole picture's size.
+    let dense = dir.path().join("dense.svg");
+    ok(&[
+        "render",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--out",
+        s(&dense),
+        "--size",
+        "400x400",
+        "--style",
+        "density",
+        "--backend",
+        "cpu",
+    ]);
+    let svg = std::fs::read_to_string(&dense).unwrap();
+    let images = svg_elements(&svg, "image", "density");
+    assert_eq!(images.len(), 1);
+    assert!(
+        images[0].contains("href=\"data:image/png;base64,iVBORw0KGgo"),
+        "{}",
+        images[0]
+    );
+    assert_eq!(
+        svg_elements(&svg, "line", "miss").len(),
+        0,
+        "no lines in a density picture"
+    );
 }
 
 #[test]

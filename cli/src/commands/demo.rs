@@ -17,8 +17,8 @@ pub struct DemoArgs {
     /// whatever it is, lavapipe included (`gpu`); or the CPU (`cpu`).
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
-    /// Also draw the frame (first hits) to this PNG.
-    #[arg(long, value_name = "PNG")]
+    /// Also draw the frame (first hits) to this picture (.png or .svg).
+    #[arg(long, value_name = "PICTURE")]
     render: Option<PathBuf>,
 }
 

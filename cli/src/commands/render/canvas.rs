@@ -1,9 +1,8 @@
 //! The picture's frame: the plot area inside fixed margins (the legend's band above, the
 //! axes' labels left and below), scene coordinates to pixels (y up, as data is plotted, or
-//! down, as on a screen), drawing primitives, the axes with their scale, the legend, and the
-//! density image that stands for the segments when there are too many to draw one by one.
-
-use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
+//! down, as on a screen), the marks a picture is made of ([`Draw`], which the PNG and the SVG
+//! writers implement), the axes with their scale, the legend, and the density image that
+//! stands for the segments when there are too many to draw one by one.
 
 /// Pixels left of the plot area: the y axis's labels.
 pub const LEFT: f32 = 64.0;
@@ -15,13 +14,6 @@ pub const TOP: f32 = 44.0;
 pub const BOTTOM: f32 = 36.0;
 
 const INK: [u8; 4] = [40, 40, 40, 255];
-
-pub fn paint(rgba: [u8; 4]) -> Paint<'static> {
-    let mut p = Paint::default();
-    p.set_color(Color::from_rgba8(rgba[0], rgba[1], rgba[2], rgba[3]));
-    p.anti_alias = true;
-    p
-}
 
 /// Scene coordinates to pixels: a uniform scale that fits the view in the plot area,
 /// centred; y grows upwards unless `y_down`.
@@ -73,108 +65,83 @@ impl View {
         ((px - self.dx) / self.scale, (py - self.dy) / self.sy)
     }
 
-    /// A scene box's pixel rectangle (x, y, width, height), whichever way y points.
-    pub fn rect(&self, min: (f32, f32), max: (f32, f32)) -> Option<tiny_skia::Rect> {
+    /// A scene box's pixel rectangle (x, y, width, height), whichever way y points; at least
+    /// a pixel wide and high.
+    pub fn rect(&self, min: (f32, f32), max: (f32, f32)) -> [f32; 4] {
         let (a, b) = (self.at(min.0, min.1), self.at(max.0, max.1));
         let (x, y) = (a.0.min(b.0), a.1.min(b.1));
         let (w, h) = ((b.0 - a.0).abs().max(1.0), (b.1 - a.1).abs().max(1.0));
-        tiny_skia::Rect::from_xywh(x, y, w, h)
+        [x, y, w, h]
     }
 }
 
-pub fn line(
-    pixmap: &mut Pixmap,
-    v: &View,
-    a: (f32, f32),
-    b: (f32, f32),
-    width: f32,
-    rgba: [u8; 4],
-) {
-    let (a, b) = (v.at(a.0, a.1), v.at(b.0, b.1));
-    let mut pb = PathBuilder::new();
-    pb.move_to(a.0, a.1);
-    // A zero-length segment (a point) still shows: a round cap draws a dot.
-    pb.line_to(b.0 + if a == b { 0.01 } else { 0.0 }, b.1);
-    if let Some(path) = pb.finish() {
-        let stroke = Stroke {
-            width,
-            line_cap: tiny_skia::LineCap::Round,
-            ..Stroke::default()
-        };
-        pixmap.stroke_path(&path, &paint(rgba), &stroke, Transform::identity(), None);
-    }
+/// A shape's outline, in pixels.
+pub enum Outline {
+    /// x, y, width, height.
+    Rect([f32; 4]),
+    /// Centre and radius.
+    Circle((f32, f32), f32),
+    /// A closed ring, filled even-odd.
+    Ring(Vec<(f32, f32)>),
 }
 
-/// A shape: `path` filled, then its edge stroked, inside `mask`.
-pub fn filled(
-    pixmap: &mut Pixmap,
-    path: &tiny_skia::Path,
-    rule: FillRule,
-    (fill, edge): ([u8; 4], [u8; 4]),
-    mask: &tiny_skia::Mask,
-) {
-    let mask = Some(mask);
-    pixmap.fill_path(path, &paint(fill), rule, Transform::identity(), mask);
-    pixmap.stroke_path(
-        path,
-        &paint(edge),
-        &Stroke::default(),
-        Transform::identity(),
-        mask,
-    );
+/// What a mark is, for a reader of the SVG (its `class`) and for the legend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Shape,
+    Wall,
+    Miss,
+    Hit,
+    Inside,
+    Entry,
+    Exit,
 }
 
-pub fn dot(pixmap: &mut Pixmap, at: (f32, f32), radius: f32, rgba: [u8; 4]) {
-    if let Some(path) = PathBuilder::from_circle(at.0, at.1, radius) {
-        pixmap.fill_path(
-            &path,
-            &paint(rgba),
-            FillRule::Winding,
-            Transform::identity(),
-            None,
-        );
-    }
-}
-
-/// 8 x 8 bitmap text, `scale` pixels per font pixel, its top left at (x, y).
-pub fn text(pixmap: &mut Pixmap, x: f32, y: f32, scale: f32, s: &str, rgba: [u8; 4]) {
-    let p = paint(rgba);
-    for (i, c) in s.chars().enumerate() {
-        let glyph = font8x8::legacy::BASIC_LEGACY
-            .get(c as usize)
-            .copied()
-            .unwrap_or([0; 8]);
-        for (row, bits) in glyph.iter().enumerate() {
-            for col in 0..8 {
-                if bits & (1 << col) != 0 {
-                    let r = tiny_skia::Rect::from_xywh(
-                        x + (i as f32 * 8.0 + col as f32) * scale,
-                        y + row as f32 * scale,
-                        scale,
-                        scale,
-                    );
-                    if let Some(r) = r {
-                        pixmap.fill_rect(r, &p, Transform::identity(), None);
-                    }
-                }
-            }
+impl Mark {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::Shape => "shape",
+            Mark::Wall => "wall",
+            Mark::Miss => "miss",
+            Mark::Hit => "hit",
+            Mark::Inside => "inside",
+            Mark::Entry => "entry",
+            Mark::Exit => "exit",
         }
     }
+}
+
+/// A picture being drawn, in pixels (y down), whatever its format. Marks of the scene are cut
+/// at the plot area's frame; the margins' marks (the axes, the legend) are not.
+pub trait Draw {
+    fn size(&self) -> (u32, u32);
+    /// A shape in the plot area: `fill`ed, then its edge stroked 1 px wide in `edge`.
+    fn shape(&mut self, outline: &Outline, fill: [u8; 4], edge: [u8; 4], mark: Mark);
+    /// A line in the plot area, `width` px wide with round caps: a zero-length one is a dot.
+    fn line(&mut self, a: (f32, f32), b: (f32, f32), width: f32, rgba: [u8; 4], mark: Mark);
+    /// A disc in the plot area.
+    fn dot(&mut self, at: (f32, f32), radius: f32, rgba: [u8; 4], mark: Mark);
+    /// The density image over the plot area.
+    fn density(&mut self, density: &Density);
+    /// A filled box in the margins (a legend swatch).
+    fn swatch(&mut self, xywh: [f32; 4], rgba: [u8; 4]);
+    /// A 1 px line in the margins (the frame, a tick).
+    fn rule(&mut self, a: (f32, f32), b: (f32, f32), rgba: [u8; 4]);
+    /// A line of text, 8 px a character and 8 px high, its top left at (x, y).
+    fn text(&mut self, x: f32, y: f32, s: &str, rgba: [u8; 4]);
 }
 
 /// The legend in the band above the plot area: entries left to right, wrapping to the next
 /// row (three rows at most fit the band).
-pub fn legend(pixmap: &mut Pixmap, entries: &[(String, [u8; 4])]) {
+pub fn legend(d: &mut dyn Draw, entries: &[(String, [u8; 4])]) {
     let (mut x, mut y) = (LEFT, 4.0);
     for (label, rgba) in entries {
-        let width = 18.0 + 8.0 * label.len() as f32 + 14.0;
-        if x + width > pixmap.width() as f32 && x > LEFT {
+        let width = 18.0 + 8.0 * label.chars().count() as f32 + 14.0;
+        if x + width > d.size().0 as f32 && x > LEFT {
             (x, y) = (LEFT, y + 13.0);
         }
-        if let Some(r) = tiny_skia::Rect::from_xywh(x, y, 14.0, 8.0) {
-            pixmap.fill_rect(r, &paint(*rgba), Transform::identity(), None);
-        }
-        text(pixmap, x + 18.0, y, 1.0, label, INK);
+        d.swatch([x, y, 14.0, 8.0], *rgba);
+        d.text(x + 18.0, y, label, INK);
         x += width;
     }
 }
@@ -198,34 +165,15 @@ fn label(value: f32, step: f32) -> String {
 }
 
 /// The plot area's frame, and ticks with their scene values along its bottom and left.
-pub fn axes(pixmap: &mut Pixmap, v: &View) {
+pub fn axes(d: &mut dyn Draw, v: &View) {
     let [px, py, pw, ph] = v.plot;
     // On the pixels just outside the plot area, whole (a line on a pixel edge would be two
     // half-grey pixels).
-    if let Some(frame) = tiny_skia::Rect::from_xywh(px - 0.5, py - 0.5, pw + 1.0, ph + 1.0) {
-        let path = PathBuilder::from_rect(frame);
-        pixmap.stroke_path(
-            &path,
-            &paint(INK),
-            &Stroke::default(),
-            Transform::identity(),
-            None,
-        );
-    }
-    let tick = |pixmap: &mut Pixmap, a: (f32, f32), b: (f32, f32)| {
-        let mut pb = PathBuilder::new();
-        pb.move_to(a.0, a.1);
-        pb.line_to(b.0, b.1);
-        if let Some(path) = pb.finish() {
-            pixmap.stroke_path(
-                &path,
-                &paint(INK),
-                &Stroke::default(),
-                Transform::identity(),
-                None,
-            );
-        }
-    };
+    let (left, top, right, bottom) = (px - 0.5, py - 0.5, px + pw + 0.5, py + ph + 0.5);
+    d.rule((left, top), (right, top), INK);
+    d.rule((right, top), (right, bottom), INK);
+    d.rule((right, bottom), (left, bottom), INK);
+    d.rule((left, bottom), (left, top), INK);
     // x: the scene's values at the plot's left and right edges.
     let (x0, _) = v.scene(px, py);
     let (x1, _) = v.scene(px + pw, py);
@@ -234,16 +182,9 @@ pub fn axes(pixmap: &mut Pixmap, v: &View) {
     while k * step <= x0.max(x1) {
         let value = k * step;
         let (x, _) = v.at(value, 0.0);
-        tick(pixmap, (x, py + ph), (x, py + ph + 5.0));
+        d.rule((x, py + ph), (x, py + ph + 5.0), INK);
         let s = label(value, step);
-        text(
-            pixmap,
-            x - 4.0 * s.len() as f32,
-            py + ph + 9.0,
-            1.0,
-            &s,
-            INK,
-        );
+        d.text(x - 4.0 * s.len() as f32, py + ph + 9.0, &s, INK);
         k += 1.0;
     }
     // y: the values at the plot's top and bottom edges.
@@ -254,10 +195,10 @@ pub fn axes(pixmap: &mut Pixmap, v: &View) {
     while k * step <= y0.max(y1) {
         let value = k * step;
         let (_, y) = v.at(0.0, value);
-        tick(pixmap, (px - 5.0, y), (px, y));
+        d.rule((px - 5.0, y), (px, y), INK);
         let s = label(value, step);
         let x = (px - 8.0 - 8.0 * s.len() as f32).max(0.0);
-        text(pixmap, x, y - 4.0, 1.0, &s, INK);
+        d.text(x, y - 4.0, &s, INK);
         k += 1.0;
     }
 }
@@ -267,6 +208,7 @@ pub fn axes(pixmap: &mut Pixmap, v: &View) {
 /// one.
 pub struct Density {
     width: usize,
+    height: usize,
     hits: Vec<u32>,
     misses: Vec<u32>,
 }
@@ -283,10 +225,12 @@ pub fn ramp_ends(hit: bool) -> [[u8; 4]; 2] {
 }
 
 impl Density {
-    pub fn new(pixmap: &Pixmap) -> Self {
-        let n = (pixmap.width() * pixmap.height()) as usize;
+    pub fn new((width, height): (u32, u32)) -> Self {
+        let (width, height) = (width as usize, height as usize);
+        let n = width * height;
         Self {
-            width: pixmap.width() as usize,
+            width,
+            height,
             hits: vec![0; n],
             misses: vec![0; n],
         }
@@ -346,9 +290,15 @@ impl Density {
         }
     }
 
-    /// Paints the counted pixels over the picture: the hits' ramp where any line inside a
-    /// shape passes, else the others' ramp, each on a log scale of its own busiest pixel.
-    pub fn paint(&self, pixmap: &mut Pixmap) {
+    /// The picture's width and height in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        (self.width as u32, self.height as u32)
+    }
+
+    /// Each counted pixel's colour, row by row (`None` where no line passes): the hits' ramp
+    /// where any line inside a shape passes, else the others' ramp, each on a log scale of its
+    /// own busiest pixel.
+    pub fn colours(&self) -> impl Iterator<Item = Option<[u8; 3]>> + '_ {
         let top = |counts: &[u32]| (counts.iter().copied().max().unwrap_or(0) as f32 + 1.0).ln();
         let (top_hits, top_misses) = (top(&self.hits), top(&self.misses));
         let shade = |count: u32, top: f32, ramp: [[f32; 3]; 2]| {
@@ -358,24 +308,19 @@ impl Density {
                 1.0
             };
             let c = |i: usize| (ramp[0][i] + (ramp[1][i] - ramp[0][i]) * f) as u8;
-            tiny_skia::PremultipliedColorU8::from_rgba(c(0), c(1), c(2), 255)
+            [c(0), c(1), c(2)]
         };
-        for ((pixel, &hits), &misses) in pixmap
-            .pixels_mut()
-            .iter_mut()
-            .zip(&self.hits)
+        self.hits
+            .iter()
             .zip(&self.misses)
-        {
-            let color = if hits > 0 {
-                shade(hits, top_hits, HIT_RAMP)
-            } else if misses > 0 {
-                shade(misses, top_misses, MISS_RAMP)
-            } else {
-                continue;
-            };
-            if let Some(color) = color {
-                *pixel = color;
-            }
-        }
+            .map(move |(&hits, &misses)| {
+                if hits > 0 {
+                    Some(shade(hits, top_hits, HIT_RAMP))
+                } else if misses > 0 {
+                    Some(shade(misses, top_misses, MISS_RAMP))
+                } else {
+                    None
+                }
+            })
     }
 }

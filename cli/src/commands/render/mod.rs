@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use rectcast::{Batch, Circle, CircleKind, Contact, Engine, Polygons, Rect, Segment, ShapeContact};
-use tiny_skia::{Color, FillRule, PathBuilder, Pixmap, Stroke, Transform};
-
 mod canvas;
-use canvas::{Density, View, dot, line, paint};
+mod png;
+mod svg;
+use canvas::{Density, Draw, Mark, Outline, View};
 
 use crate::options::{BackendArg, Outcome, engine};
 use crate::records::{self, Records};
@@ -47,7 +47,8 @@ pub struct RenderArgs {
     /// The flat form's offsets for --polygons.
     #[arg(long, requires = "polygons")]
     polygon_offsets: Option<PathBuf>,
-    /// The PNG to write (named .png).
+    /// The picture to write: its name says the format, .png or .svg (vectors, each mark with
+    /// a class naming what it is).
     #[arg(long)]
     out: PathBuf,
     /// What to draw: each segment's first hit, or every hitting pair.
@@ -124,15 +125,23 @@ fn parse_view(text: &str) -> Result<[f32; 4], String> {
     Ok([r.min_x, r.min_y, r.max_x, r.max_y])
 }
 
-/// `--out` must name a PNG: the format follows the name, and no other is written.
-fn check_out(out: &Path) -> Result<(), String> {
+/// The formats `render` writes, by file name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Png,
+    Svg,
+}
+
+/// `--out` must name a PNG or an SVG: the format follows the name, and no other is written.
+fn check_out(out: &Path) -> Result<Format, String> {
     let extension = out
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
     match extension.as_deref() {
-        Some("png") => Ok(()),
+        Some("png") => Ok(Format::Png),
+        Some("svg") => Ok(Format::Svg),
         other => Err(format!(
-            "{}: render writes PNG: name the file .png (found {})",
+            "{}: render writes PNG or SVG: name the file .png or .svg (found {})",
             out.display(),
             other.map_or("no extension".to_string(), |e| format!(".{e}"))
         )),
@@ -457,7 +466,8 @@ fn shape_parts<C: ShapeContact>(
         })
 }
 
-/// Draws the scene as `engine` decides it and writes a PNG to `out` (atomically).
+/// Draws the scene as `engine` decides it and writes it to `out` (atomically), as PNG or SVG
+/// by its name.
 pub fn render(
     engine: &mut Engine,
     scene: &Scene,
@@ -467,67 +477,51 @@ pub fn render(
     look: Look,
     out: &Path,
 ) -> Result<(), String> {
+    let format = check_out(out)?;
     let parts = parts(engine, scene, query)?;
-    let mut pixmap = Pixmap::new(width, height)
-        .ok_or_else(|| format!("cannot make a {width} x {height} image"))?;
-    pixmap.fill(Color::from_rgba8(
-        BACKGROUND[0],
-        BACKGROUND[1],
-        BACKGROUND[2],
-        BACKGROUND[3],
-    ));
     let v = View::fit(
         view.unwrap_or_else(|| scene_view(scene)),
         width,
         height,
         look.y_down,
     );
-    // The plot area only: shapes and segments outside it are cut at its frame.
-    let mask = {
-        let [x, y, w, h] = v.plot;
-        let mut mask = tiny_skia::Mask::new(width, height)
-            .ok_or_else(|| format!("cannot make a {width} x {height} mask"))?;
-        if let Some(r) = tiny_skia::Rect::from_xywh(x, y, w, h) {
-            mask.fill_path(
-                &PathBuilder::from_rect(r),
-                FillRule::Winding,
-                false,
-                Transform::identity(),
-            );
+    let bytes = match format {
+        Format::Png => {
+            let mut png = png::Png::new(width, height, v.plot, BACKGROUND)?;
+            draw(&mut png, scene, &parts, &v, query, look);
+            png.encode()?
         }
-        mask
-    };
-    let mut shape = |path: Option<tiny_skia::Path>, rule: FillRule| {
-        if let Some(path) = path {
-            canvas::filled(&mut pixmap, &path, rule, (RECT_FILL, RECT_EDGE), &mask);
+        Format::Svg => {
+            let mut svg = svg::Svg::new(width, height, v.plot, BACKGROUND);
+            draw(&mut svg, scene, &parts, &v, query, look);
+            svg.encode()
         }
     };
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
+    let mut temp = crate::output::temp_beside(out).map_err(|e| fail(&e))?;
+    std::io::Write::write_all(&mut temp, &bytes).map_err(|e| fail(&e))?;
+    crate::output::persist(temp.into_temp_path(), out)
+}
+
+/// The picture's marks: the shapes, the segments (one by one, or their density), the axes
+/// and the legend.
+fn draw(d: &mut dyn Draw, scene: &Scene, parts: &[Part], v: &View, query: RenderQuery, look: Look) {
+    let at = |(x, y): (f32, f32)| v.at(x, y);
+    let shape = (RECT_FILL, RECT_EDGE);
     for r in scene.rects {
-        let rect = v.rect((r.min_x, r.min_y), (r.max_x, r.max_y));
-        shape(rect.map(PathBuilder::from_rect), FillRule::Winding);
+        let outline = Outline::Rect(v.rect((r.min_x, r.min_y), (r.max_x, r.max_y)));
+        d.shape(&outline, shape.0, shape.1, Mark::Shape);
     }
     for c in scene.circles {
-        let (x, y) = v.at(c.cx, c.cy);
-        shape(
-            PathBuilder::from_circle(x, y, (c.r * v.scale).max(0.5)),
-            FillRule::Winding,
-        );
+        let outline = Outline::Circle(v.at(c.cx, c.cy), (c.r * v.scale).max(0.5));
+        d.shape(&outline, shape.0, shape.1, Mark::Shape);
     }
     for ring in scene.polygons.rings() {
-        let mut path = PathBuilder::new();
-        for (k, &[x, y]) in ring.iter().enumerate() {
-            let (x, y) = v.at(x, y);
-            if k == 0 {
-                path.move_to(x, y);
-            } else {
-                path.line_to(x, y);
-            }
-        }
-        path.close();
-        shape(path.finish(), FillRule::EvenOdd);
+        let outline = Outline::Ring(ring.iter().map(|&[x, y]| v.at(x, y)).collect());
+        d.shape(&outline, shape.0, shape.1, Mark::Shape);
     }
     for w in scene.walls {
-        line(&mut pixmap, &v, (w.x0, w.y0), (w.x1, w.y1), 3.0, WALL);
+        d.line(at((w.x0, w.y0)), at((w.x1, w.y1)), 3.0, WALL, Mark::Wall);
     }
     let dense = match look.style {
         Style::Auto => scene.segments.len() > DENSITY_ABOVE,
@@ -543,14 +537,20 @@ pub fn render(
     let entries = if dense {
         // Every segment whole, then the parts inside the shapes they hit (the red lines of
         // the line style): where those cross a pixel, the hits' ramp shows.
-        let mut density = Density::new(&pixmap);
+        let mut density = Density::new(d.size());
         for s in scene.segments {
-            density.add(&v, (s.x0, s.y0), (s.x1, s.y1), false);
+            density.add(v, (s.x0, s.y0), (s.x1, s.y1), false);
         }
-        for p in &parts {
-            inside_parts(scene, p, |a, b| density.add(&v, a, b, true));
+        for p in parts {
+            inside_parts(scene, p, |a, b| density.add(v, a, b, true));
         }
-        density.paint(&mut pixmap);
+        d.density(&density);
+        // The rects' edges over the density, faint, so the shapes stay visible under it.
+        let [r, g, b, _] = RECT_EDGE;
+        for rect in scene.rects {
+            let outline = Outline::Rect(v.rect((rect.min_x, rect.min_y), (rect.max_x, rect.max_y)));
+            d.shape(&outline, [0; 4], [r, g, b, 70], Mark::Shape);
+        }
         let [miss_light, miss_dark] = canvas::ramp_ends(false);
         let [hit_light, hit_dark] = canvas::ramp_ends(true);
         let n = scene.segments.len();
@@ -568,23 +568,27 @@ pub fn render(
         ]
     } else {
         let mut hitting = vec![false; scene.segments.len()];
-        for p in &parts {
+        for p in parts {
             hitting[p.segment] = true;
         }
         for (s, hit) in scene.segments.iter().zip(&hitting) {
-            let color = if *hit { HIT } else { MISS };
-            line(&mut pixmap, &v, (s.x0, s.y0), (s.x1, s.y1), 2.0, color);
+            let (colour, mark) = if *hit {
+                (HIT, Mark::Hit)
+            } else {
+                (MISS, Mark::Miss)
+            };
+            d.line(at((s.x0, s.y0)), at((s.x1, s.y1)), 2.0, colour, mark);
         }
-        for p in &parts {
+        for p in parts {
             let s = &scene.segments[p.segment];
-            inside_parts(scene, p, |a, b| line(&mut pixmap, &v, a, b, 4.0, INSIDE));
+            inside_parts(scene, p, |a, b| {
+                d.line(at(a), at(b), 4.0, INSIDE, Mark::Inside)
+            });
             if p.entry {
-                let (x, y) = point(s, p.t_enter);
-                dot(&mut pixmap, v.at(x, y), 4.0, ENTRY);
+                d.dot(at(point(s, p.t_enter)), 4.0, ENTRY, Mark::Entry);
             }
             if p.exit {
-                let (x, y) = point(s, p.t_exit);
-                dot(&mut pixmap, v.at(x, y), 4.0, EXIT);
+                d.dot(at(point(s, p.t_exit)), 4.0, EXIT, Mark::Exit);
             }
         }
         vec![
@@ -597,47 +601,6 @@ pub fn render(
             ("exit".to_string(), EXIT),
         ]
     };
-    if dense {
-        // The rects' edges over the density, faint, so the shapes stay visible under it.
-        let [r, g, b, _] = RECT_EDGE;
-        let edge = paint([r, g, b, 70]);
-        for r in scene.rects {
-            if let Some(rect) = v.rect((r.min_x, r.min_y), (r.max_x, r.max_y)) {
-                let path = PathBuilder::from_rect(rect);
-                pixmap.stroke_path(
-                    &path,
-                    &edge,
-                    &Stroke::default(),
-                    Transform::identity(),
-                    Some(&mask),
-                );
-            }
-        }
-    }
-    // Lines near the frame were drawn past it: the margins are cleared again.
-    clear_margins(&mut pixmap, &v);
-    canvas::axes(&mut pixmap, &v);
-    canvas::legend(&mut pixmap, &entries);
-    let png = pixmap.encode_png().map_err(|e| e.to_string())?;
-    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
-    let mut temp = crate::output::temp_beside(out).map_err(|e| fail(&e))?;
-    std::io::Write::write_all(&mut temp, &png).map_err(|e| fail(&e))?;
-    crate::output::persist(temp.into_temp_path(), out)
-}
-
-/// Paints the background over everything outside the plot area.
-fn clear_margins(pixmap: &mut Pixmap, v: &View) {
-    let [x, y, w, h] = v.plot;
-    let (width, height) = (pixmap.width() as f32, pixmap.height() as f32);
-    let background = paint(BACKGROUND);
-    for (rx, ry, rw, rh) in [
-        (0.0, 0.0, width, y),
-        (0.0, y + h, width, height - y - h),
-        (0.0, y, x, h),
-        (x + w, y, width - x - w, h),
-    ] {
-        if let Some(r) = tiny_skia::Rect::from_xywh(rx, ry, rw, rh) {
-            pixmap.fill_rect(r, &background, Transform::identity(), None);
-        }
-    }
+    canvas::axes(d, v);
+    canvas::legend(d, &entries);
 }
