@@ -237,7 +237,7 @@ mod tests {
     fn numbers_are_short_and_text_is_escaped() {
         assert_eq!(n(12.0), "12");
         assert_eq!(n(-0.001), "0");
-        assert_eq!(n(2.71828), "2.72");
+        assert_eq!(n(12.3456), "12.35");
         assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
         assert_eq!(colour("fill", [255, 0, 16, 255]), r##"fill="#ff0010""##);
     }
