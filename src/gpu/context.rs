@@ -8,7 +8,9 @@ use crate::error::{Error, Result};
 
 /// A wgpu device and queue that rectcast runs on. Build it once and share it (it is cheap to
 /// clone): from a new adapter with [`GpuContext::new`], or from a game's own device with
-/// [`GpuContext::from_device`].
+/// [`GpuContext::from_device`]. Engines on one context, in one thread or several, share the
+/// kernels compiled on it (compiling is most of an engine's start: about 20 s for a shape's
+/// kernels on lavapipe); each keeps its own buffers.
 #[derive(Clone, Debug)]
 pub struct GpuContext {
     pub(crate) device: wgpu::Device,
