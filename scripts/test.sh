@@ -70,7 +70,10 @@ for file in tests/*.rs; do
 done
 for mode in rounding flush fused; do
     stage "the library's GPU tests on a GPU emulating '$mode' arithmetic"
-    RECTCAST_GPU_EMULATION=$mode cargo test --release --locked -p rectcast --lib "${gpu_tests[@]}"
+    # The whole suite's packages and features, so that nothing is built again (`-p rectcast`
+    # alone would unify its dependencies' features differently, and rebuild wgpu).
+    RECTCAST_GPU_EMULATION=$mode cargo test --release --locked --features rectcast-cli/parquet \
+        --lib "${gpu_tests[@]}"
 done
 
 # The Python package: a venv of its own, the wheel built by maturin, then pytest, whose summary
