@@ -13,7 +13,9 @@
 #   - builds and tests the CLI's optional `parquet` feature too;
 #   - builds the docs as docs.rs would, warnings being errors;
 #   - builds the Python package (python/) into a virtual environment, .venv, made here with
-#     what it needs from PyPI (maturin, numpy, pyarrow, dask, pytest), and runs its pytest suite.
+#     what it needs from PyPI (maturin, numpy, pyarrow, dask, Ray Data, pyspark, pytest), and
+#     runs its pytest suite; Spark needs a Java 17 runtime, installed (Debian package
+#     default-jre-headless) when there is none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,16 +28,28 @@ vulkan_ready() {
     [ -n "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ]
 }
 
-if ! vulkan_ready; then
-    echo "scripts/test.sh: no Vulkan driver found; installing mesa-vulkan-drivers (lavapipe)" >&2
+java_ready() {
+    # Spark 4 (the README's Spark snippet, run by the Python tests) runs on Java 17 or later.
+    command -v java >/dev/null || return 1
+    local version
+    version=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
+    [ "${version:-0}" -ge 17 ]
+}
+
+# What is missing, from Debian's packages: each named with what it is for.
+missing=()
+vulkan_ready || missing+=(mesa-vulkan-drivers)   # lavapipe, the software Vulkan driver
+java_ready || missing+=(default-jre-headless)    # Java 17, for Spark
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "scripts/test.sh: installing ${missing[*]}" >&2
     if ! command -v apt-get >/dev/null; then
-        echo "scripts/test.sh: no apt-get here; install Mesa's Vulkan drivers (lavapipe) and retry" >&2
+        echo "scripts/test.sh: no apt-get here; install ${missing[*]} (Mesa's Vulkan drivers, a Java 17 runtime) and retry" >&2
         exit 1
     fi
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends mesa-vulkan-drivers >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # Mesa's loader complains on stderr when this is unset (headless machines, CI).
