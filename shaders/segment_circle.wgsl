@@ -3,7 +3,7 @@
 // over queries x circles.
 //
 // Compiled after shaders/segment_rect.wgsl (its Segment) and shaders/exact.wgsl (Big, Double). CPU
-// mirror: src/cpu/segment_circle.rs, same function names, same branches.
+// mirror: src/cpu/segment_circle/mod.rs, same function names, same branches.
 
 override KIND_MISS: u32;
 override KIND_INSIDE: u32;
@@ -292,7 +292,7 @@ fn root_side(coefficients: array<Double, 3>, m: u32, k: u32, upper: bool) -> i32
 
 // Test-only (emulated rounding): the end of [0, 1] farthest from an estimate, where a search
 // takes the most probes. The suite holds those searches to lavapipe's loop budget
-// (src/cpu/segment_circle.rs).
+// (src/cpu/segment_circle/mod.rs).
 fn farthest(guess: f32) -> f32 {
     if (bitcast<u32>(guess) < HALF_BITS) {
         return 1.0;

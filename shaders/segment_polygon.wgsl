@@ -2,12 +2,12 @@
 // end of the query whether it lies on the edge and whether the edge crosses the ray from it
 // towards +x, all exact (docs/semantics.md, "Segment x polygon"); and the dense entry point over
 // queries x edges. The host gathers a polygon's edges into its answer (polygon_contact in
-// src/cpu/segment_polygon.rs), so an invocation's work is one edge's whatever the polygon, within
+// src/cpu/segment_polygon/mod.rs), so an invocation's work is one edge's whatever the polygon, within
 // a software GPU's loop budget.
 //
 // Compiled after shaders/segment_rect.wgsl (Segment, Rect, order_key), shaders/exact.wgsl (Big)
 // and shaders/segment_segment.wgsl (segment_segment; shape_params, queries and bounds, which
-// this kernel binds too). CPU mirror: src/cpu/segment_polygon.rs, same function names, same
+// this kernel binds too). CPU mirror: src/cpu/segment_polygon/mod.rs, same function names, same
 // branches.
 
 override EDGE_START_ON: u32;

@@ -3,7 +3,7 @@
 // entry point over queries x walls.
 //
 // Compiled after shaders/segment_rect.wgsl (its Segment) and shaders/exact.wgsl (Big). CPU mirror:
-// src/cpu/segment_segment.rs, same function names, same branches.
+// src/cpu/segment_segment/mod.rs, same function names, same branches.
 
 override CONTACT_MISS: u32;
 override CONTACT_CROSS: u32;

@@ -2,10 +2,12 @@
 
 use crate::broad_phase::{BroadPhase, RectSet};
 use crate::cancel::Cancel;
-use crate::cpu::batched::{CpuKernel, CpuOptions, Simd, polygon_filtered};
+use crate::cpu::batched::{CpuKernel, CpuOptions, Simd};
 use crate::cpu::grid::Grid;
-use crate::cpu::lanes::LaneFilter;
+use crate::cpu::lane_filter::LaneFilter;
 use crate::cpu::segment_circle::CircleContact;
+use crate::cpu::segment_polygon::Polygons;
+use crate::cpu::segment_polygon::filters::polygon_filtered;
 use crate::cpu::segment_polygon::{
     EdgeContact, PolygonContact, PolygonEdge, polygon_contact, polygon_edges,
 };
@@ -17,7 +19,7 @@ use crate::gpu::{
 };
 use crate::query::{Batch, ClipTo, Clipped, Counts};
 use crate::shape::{Shape, ShapeContact, ShapeHit};
-use crate::types::{Circle, FirstHit, Hit, PairIndex, PairResult, Polygons, Rect, Segment};
+use crate::types::{Circle, FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;

@@ -19,7 +19,7 @@ pub use cancel::Cancel;
 pub use cpu::batched::{CpuOptions, Simd};
 pub use cpu::segment_circle::{CircleContact, CircleKind, segment_circle};
 pub use cpu::segment_polygon::{
-    EdgeContact, NO_EDGE, PolygonContact, PolygonEdge, polygon_edge, polygons_overlap,
+    EdgeContact, NO_EDGE, PolygonContact, PolygonEdge, Polygons, polygon_edge, polygons_overlap,
     segment_polygon,
 };
 pub use cpu::segment_rect::segment_rect;
@@ -30,8 +30,7 @@ pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts};
 pub use shape::{Shape, ShapeContact, ShapeHit, ShapeKernel};
 pub use types::{
-    Circle, Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Polygons, Rect, Segment, Sides,
-    flags,
+    Circle, Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags,
 };
 pub use validate::MAX_ABS_COORDINATE;
 

@@ -1,5 +1,7 @@
-//! The seam every shape after rectangles goes through: one kernel file in `shaders/`, its CPU
-//! mirror in `src/cpu/`, and one [`Shape`] impl here. The engine's dense query
+//! The seam every shape after rectangles goes through. A shape is one folder of `src/cpu/` (its
+//! types and scalar function in `mod.rs`, the mirror of its kernel in `shaders/`; its float
+//! filters in `filters.rs`; its [`Shape`] impl in `shape.rs`), and this module, the seam alone,
+//! imports none of them. The engine's dense query
 //! ([`crate::Engine::shape_pairs`]), its validation, the CPU batch path and the GPU host
 //! (`gpu::shapes`) are written once, over this trait.
 //!
@@ -7,18 +9,10 @@
 
 use bytemuck::Pod;
 
-use crate::cpu::batched::{
-    circle_filtered, circle_hit_lanes, contact_filtered, edge_filtered, wall_hit, wall_hit_lanes,
-};
 use crate::cpu::lanes::{HitLanes, LaneVerdicts};
-use crate::cpu::segment_circle::{CircleContact, segment_circle};
-use crate::cpu::segment_polygon::{EdgeContact, PolygonContact, PolygonEdge, polygon_edge};
-use crate::cpu::segment_segment::{SegmentContact, segment_segment};
 use crate::error::{InputArray, InputError};
 use crate::gpu::Emulation;
-use crate::gpu::shader;
-use crate::types::{Circle, Rect, Segment};
-use crate::validate;
+use crate::types::{Rect, Segment};
 
 /// A shape's per-pair result, as the queries over shapes read it.
 pub trait ShapeContact: Pod + Send + Sync + PartialEq + std::fmt::Debug {
@@ -30,61 +24,26 @@ pub trait ShapeContact: Pod + Send + Sync + PartialEq + std::fmt::Debug {
     fn t_exit(&self) -> f32;
 }
 
-impl ShapeContact for SegmentContact {
-    fn hit(&self) -> bool {
-        SegmentContact::hit(self)
-    }
+/// [`ShapeContact`] for a contact type with `t_enter` and `t_exit` fields and a `hit` method of
+/// its own (every shape's so far).
+macro_rules! contact_with_times {
+    ($contact:ty) => {
+        impl $crate::shape::ShapeContact for $contact {
+            fn hit(&self) -> bool {
+                <$contact>::hit(self)
+            }
 
-    fn t_enter(&self) -> f32 {
-        self.t_enter
-    }
+            fn t_enter(&self) -> f32 {
+                self.t_enter
+            }
 
-    fn t_exit(&self) -> f32 {
-        self.t_exit
-    }
+            fn t_exit(&self) -> f32 {
+                self.t_exit
+            }
+        }
+    };
 }
-
-impl ShapeContact for CircleContact {
-    fn hit(&self) -> bool {
-        CircleContact::hit(self)
-    }
-
-    fn t_enter(&self) -> f32 {
-        self.t_enter
-    }
-
-    fn t_exit(&self) -> f32 {
-        self.t_exit
-    }
-}
-
-impl ShapeContact for EdgeContact {
-    fn hit(&self) -> bool {
-        EdgeContact::hit(self)
-    }
-
-    fn t_enter(&self) -> f32 {
-        self.t_enter
-    }
-
-    fn t_exit(&self) -> f32 {
-        self.t_exit
-    }
-}
-
-impl ShapeContact for PolygonContact {
-    fn hit(&self) -> bool {
-        PolygonContact::hit(self)
-    }
-
-    fn t_enter(&self) -> f32 {
-        self.t_enter
-    }
-
-    fn t_exit(&self) -> f32 {
-        self.t_exit
-    }
-}
+pub(crate) use contact_with_times;
 
 /// One hitting (segment, shape) pair of a query over shapes
 /// ([`crate::Engine::shape_hits`], [`crate::Engine::shape_first_hits`]).
@@ -179,161 +138,4 @@ pub struct ShapeKernel {
     /// (`shape_hit_list`). It reads the kernel's contacts through the kernel file's `Contact` alias
     /// and `contact_hit`. Without it, the host reduces the dense pairs it reads back.
     pub reduces: bool,
-}
-
-/// A wall: segment × segment (docs/semantics.md, "Segment × segment").
-impl Shape for Segment {
-    type Contact = SegmentContact;
-    const MISS: SegmentContact = SegmentContact::MISS;
-    const ARRAY: InputArray = InputArray::Walls;
-    const KERNEL: ShapeKernel = ShapeKernel {
-        file: "segment_segment.wgsl",
-        source: shader::SEGMENT_SEGMENT_WGSL,
-        entry: "wall_pairs_dense",
-        listed: Some("wall_pairs_listed"),
-        counts: Some("wall_counts"),
-        reduces: true,
-    };
-
-    fn exact(query: &Segment, wall: &Segment) -> SegmentContact {
-        segment_segment(query, wall)
-    }
-
-    fn filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
-        contact_filtered(query, wall)
-    }
-
-    /// Exact orientation signs alone, no t.
-    fn hit(query: &Segment, wall: &Segment) -> bool {
-        wall_hit(query, wall)
-    }
-
-    const HIT_LANES: bool = true;
-
-    fn lane_values(&self) -> [f32; 4] {
-        [self.x0, self.y0, self.x1, self.y1]
-    }
-
-    #[inline(always)]
-    fn hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
-        wall_hit_lanes(query, walls)
-    }
-
-    fn bounds(&self) -> Rect {
-        Rect::new(
-            self.x0.min(self.x1),
-            self.y0.min(self.y1),
-            self.x0.max(self.x1),
-            self.y0.max(self.y1),
-        )
-    }
-
-    fn check(index: usize, wall: &Segment) -> Result<(), InputError> {
-        validate::check_segment_of(InputArray::Walls, index, wall)
-    }
-
-    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
-        shader::segment_segment_constants(emulation)
-    }
-}
-
-/// A closed disk: segment × circle (docs/semantics.md, "Segment × circle").
-impl Shape for Circle {
-    type Contact = CircleContact;
-    const MISS: CircleContact = CircleContact::MISS;
-    const ARRAY: InputArray = InputArray::Circles;
-    const KERNEL: ShapeKernel = ShapeKernel {
-        file: "segment_circle.wgsl",
-        source: shader::SEGMENT_CIRCLE_WGSL,
-        entry: "circle_pairs_dense",
-        listed: Some("circle_pairs_listed"),
-        counts: Some("circle_counts"),
-        reduces: true,
-    };
-
-    fn exact(query: &Segment, circle: &Circle) -> CircleContact {
-        segment_circle(query, circle)
-    }
-
-    fn filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
-        circle_filtered(query, circle)
-    }
-
-    const HIT_LANES: bool = true;
-
-    /// Center and radius (the filter squares it in f64, exactly: 24 bits squared).
-    fn lane_values(&self) -> [f32; 4] {
-        [self.cx, self.cy, self.r, 0.0]
-    }
-
-    #[inline(always)]
-    fn hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
-        circle_hit_lanes(query, circles)
-    }
-
-    /// `cx ± r` and `cy ± r`, each rounded outward: the f64 difference is within 2^-53 of
-    /// the exact one, and a step of one f32 away covers that and the f32 rounding.
-    fn bounds(&self) -> Rect {
-        let outward = |v: f64, down: bool| {
-            let v = v as f32;
-            if down { v.next_down() } else { v.next_up() }
-        };
-        let (cx, cy, r) = (self.cx as f64, self.cy as f64, self.r as f64);
-        Rect::new(
-            outward(cx - r, true),
-            outward(cy - r, true),
-            outward(cx + r, false),
-            outward(cy + r, false),
-        )
-    }
-
-    fn check(index: usize, circle: &Circle) -> Result<(), InputError> {
-        validate::check_circle(index, circle)
-    }
-
-    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
-        shader::segment_circle_constants(emulation)
-    }
-}
-
-/// One edge of a polygon, with its polygon's box: segment × polygon runs as segment × edge
-/// ([`polygon_edge`]), and the host gathers each polygon's edges
-/// ([`crate::cpu::segment_polygon::polygon_contact`]; docs/semantics.md, "Segment × polygon").
-impl Shape for PolygonEdge {
-    type Contact = EdgeContact;
-    const MISS: EdgeContact = EdgeContact::MISS;
-    const ARRAY: InputArray = InputArray::Polygons;
-    const KERNEL: ShapeKernel = ShapeKernel {
-        file: "segment_polygon.wgsl",
-        source: shader::SEGMENT_POLYGON_WGSL,
-        entry: "polygon_edges_dense",
-        listed: None,
-        counts: None,
-        reduces: false,
-    };
-
-    fn exact(query: &Segment, edge: &PolygonEdge) -> EdgeContact {
-        polygon_edge(query, edge)
-    }
-
-    fn filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
-        edge_filtered(query, edge)
-    }
-
-    /// The polygon's box (not the edge's): a query apart from it gets no bits from any edge.
-    fn bounds(&self) -> Rect {
-        self.polygon
-    }
-
-    /// Its values, as a segment's: polygons are checked whole when built ([`crate::Polygons`]).
-    fn check(index: usize, edge: &PolygonEdge) -> Result<(), InputError> {
-        validate::check_segment_of(InputArray::Polygons, index, &edge.edge)?;
-        let b = &edge.polygon;
-        let corners = Segment::new(b.min_x, b.min_y, b.max_x, b.max_y);
-        validate::check_segment_of(InputArray::Polygons, index, &corners)
-    }
-
-    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
-        shader::segment_polygon_constants(emulation)
-    }
 }

@@ -537,7 +537,7 @@ fn an_invalid_circle_is_named_before_any_work() {
 
 #[test]
 fn the_float_filter_certifies_only_the_references_answers() {
-    use rectcast::cpu::batched::circle_filtered;
+    use rectcast::cpu::segment_circle::filters::circle_filtered;
     let mut rng = SplitMix64::new(35);
     let (mut certified, mut uniform, mut uniform_certified) = (0usize, 0usize, 0usize);
     let mut hits_certified = 0usize;
@@ -584,7 +584,7 @@ fn the_float_filter_certifies_only_the_references_answers() {
 
 #[test]
 fn tangents_and_rounding_ties_are_left_to_the_exact_path() {
-    use rectcast::cpu::batched::circle_filtered;
+    use rectcast::cpu::segment_circle::filters::circle_filtered;
     let circle = c(0.0, 0.0, 1.0);
     assert_eq!(circle_filtered(&s(-2.0, 1.0, 2.0, 1.0), &circle), None);
     let ulp = 2f32.powi(-24);

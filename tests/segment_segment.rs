@@ -479,7 +479,7 @@ fn an_invalid_wall_is_named_before_any_work() {
 
 #[test]
 fn the_float_filter_certifies_only_the_references_answers() {
-    use rectcast::cpu::batched::contact_filtered;
+    use rectcast::cpu::segment_segment::filters::contact_filtered;
     let mut rng = SplitMix64::new(21);
     let (mut certified, mut total) = (0usize, 0usize);
     for i in 0..200_000 {
@@ -526,7 +526,7 @@ fn the_float_filter_certifies_only_the_references_answers() {
 
 #[test]
 fn crossings_whose_t_sits_on_a_rounding_boundary_are_left_to_the_exact_path() {
-    use rectcast::cpu::batched::contact_filtered;
+    use rectcast::cpu::segment_segment::filters::contact_filtered;
     // t = 0.5 + 2^-25 exactly, halfway between two f32: no float interval can certify it.
     let ulp = 2f32.powi(-24);
     let (query, wall) = (s(0.0, 0.0, 1.0, 0.0), s(0.5, -1.0, 0.5 + ulp, 1.0));
@@ -574,7 +574,7 @@ fn the_lane_filter_certifies_only_the_references_hits() {
             .collect();
         for (wall, &want) in walls.iter().zip(&want) {
             assert_eq!(
-                rectcast::cpu::batched::wall_hit(&query, wall),
+                rectcast::cpu::segment_segment::filters::wall_hit(&query, wall),
                 want,
                 "wall_hit, case {i}: query {query:?} wall {wall:?}"
             );
@@ -608,7 +608,7 @@ fn an_end_on_the_other_line_or_collinear_walls_are_left_to_the_exact_path() {
 
 #[test]
 fn an_orientation_whose_products_underflow_is_never_certain_of_the_wrong_sign() {
-    use rectcast::cpu::batched::certain_cross_f32;
+    use rectcast::cpu::segment_segment::filters::certain_cross_f32;
     // Points near one line at 1e-20, whose cross products go subnormal: rounded to 2^-149
     // steps they can differ by one step while the exact orientation has the other sign
     // (found by a search; Shewchuk's relative bound alone certified it).

@@ -660,7 +660,7 @@ fn cpu_mirror_does_exact_arithmetic_like_the_shader() {
 #[test]
 fn cpu_mirror_meets_walls_like_the_shader() {
     assert_same_decisions(
-        "segment_segment.rs",
+        "segment_segment/mod.rs",
         shader::SEGMENT_SEGMENT_WGSL,
         "wall_verdict",
         "segment_segment_hit",
@@ -671,7 +671,7 @@ fn cpu_mirror_meets_walls_like_the_shader() {
 #[test]
 fn cpu_mirror_places_polygon_edges_like_the_shader() {
     assert_same_decisions(
-        "segment_polygon.rs",
+        "segment_polygon/mod.rs",
         shader::SEGMENT_POLYGON_WGSL,
         "apart",
         "edge_box",
@@ -682,7 +682,7 @@ fn cpu_mirror_places_polygon_edges_like_the_shader() {
 #[test]
 fn cpu_mirror_meets_circles_like_the_shader() {
     assert_same_decisions(
-        "segment_circle.rs",
+        "segment_circle/mod.rs",
         shader::SEGMENT_CIRCLE_WGSL,
         "segment_circle",
         "root_side",

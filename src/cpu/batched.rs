@@ -21,79 +21,22 @@ use super::workers::Workers;
 use crate::cancel::Cancel;
 
 use super::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
-use super::lanes::{Candidates, HIT_LANES, HitLanes, LaneFilter, LaneVerdicts};
+use super::lane_filter::{Candidates, LaneFilter};
+use super::lanes::{HitLanes, LaneVerdicts};
+pub use super::lanes::{LANES, Simd};
 use super::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
-use super::segment_circle::{CircleContact, CircleKind};
-use super::segment_polygon::{
-    EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_contact,
-};
+use super::segment_circle::CircleContact;
+use super::segment_polygon::{EdgeContact, PolygonContact, PolygonEdge, filters::polygon_filtered};
 use super::segment_rect::AXIS_Y;
 use super::segment_rect::{pair_flags, pair_times, segment_rect};
-use super::segment_segment::{SegmentContact, segment_segment};
+use super::segment_segment::SegmentContact;
 use super::shape_queries::{NO_SHAPE, comes_first};
 use crate::query::{Batch, Counts};
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Circle, Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
 
-/// Rects per block: one AVX-512 register, two AVX2 ones.
-pub const LANES: usize = 16;
-
 /// Blocks whose masks one SIMD call computes (the caller's stack buffer holds as many).
 const SPAN: usize = 64;
-
-/// The instruction set the cull runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Simd {
-    /// x86-64 AVX-512F: 16 lanes, compares into mask registers.
-    Avx512,
-    /// x86-64 AVX2: two 8-lane halves per block.
-    Avx2,
-    /// Plain Rust that LLVM vectorises for the build's baseline (SSE2 on x86-64, NEON on
-    /// aarch64).
-    Portable,
-}
-
-impl Simd {
-    /// The best level this CPU runs, detected at run time: no `target-cpu=native` needed.
-    pub fn detect() -> Self {
-        Self::available()[0]
-    }
-
-    /// Every level this CPU runs, best first; [`Simd::Portable`] always.
-    pub fn available() -> Vec<Self> {
-        [Self::Avx512, Self::Avx2, Self::Portable]
-            .into_iter()
-            .filter(|s| s.is_supported())
-            .collect()
-    }
-
-    /// Whether this CPU runs the level.
-    pub fn is_supported(self) -> bool {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Self::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
-            #[cfg(target_arch = "x86_64")]
-            Self::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            Self::Portable => true,
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => false,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Avx512 => "avx512",
-            Self::Avx2 => "avx2",
-            Self::Portable => "portable",
-        }
-    }
-}
-
-impl std::fmt::Display for Simd {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// [`LANES`] rects, one array per coordinate.
 #[derive(Clone, Copy, Debug)]
@@ -562,7 +505,7 @@ fn lanes_overlapping(b: &SegmentBox, block: &RectBlock) -> u16 {
             & (b.min_y <= block.max_y[lane])
             & (block.min_y[lane] <= b.max_y)
     });
-    super::lanes::mask_of(&overlap)
+    super::lane_filter::mask_of(&overlap)
 }
 
 /// [`collect_candidates`] on the levels without AVX-512: each block's box first, then the
@@ -1448,89 +1391,6 @@ impl CpuKernel {
     }
 }
 
-/// Shewchuk's bound on the error of `l − r`, for `l` and `r` products of two differences of
-/// exact values, each difference rounded once, all in f64: `(3 + 16u)·u·(|l| + |r|)`, u = 2^-53.
-const CROSS_ERROR: f64 = (3.0 + 16.0 * (f64::EPSILON / 2.0)) * (f64::EPSILON / 2.0);
-
-/// `a × b` in f64 and its error bound, when its sign is certain (|value| above the bound).
-fn certain_cross(ax: f64, ay: f64, bx: f64, by: f64) -> Option<(f64, f64)> {
-    let (l, r) = (ax * by, ay * bx);
-    let value = l - r;
-    let bound = CROSS_ERROR * (l.abs() + r.abs());
-    (value.abs() > bound).then_some((value, bound))
-}
-
-/// `x − y`, when f64 holds it exactly (TwoSum's error is zero).
-fn exact_sub(x: f64, y: f64) -> Option<f64> {
-    let s = x - y;
-    let z = s - x;
-    let error = (x - (s - z)) + (-y - z);
-    (error == 0.0).then_some(s)
-}
-
-/// `a × b`, when f64 holds both products and their difference exactly (a product's error,
-/// which a fused multiply-add gives exactly, is zero).
-fn exact_cross(ax: f64, ay: f64, bx: f64, by: f64) -> Option<f64> {
-    let (l, r) = (ax * by, ay * bx);
-    if ax.mul_add(by, -l) != 0.0 || ay.mul_add(bx, -r) != 0.0 {
-        return None;
-    }
-    exact_sub(l, r)
-}
-
-/// The answer where `d × e` is 0 or too small to be certain, for the cases floating point can
-/// still certify: two points (equal or not), a point certainly off the other segment's line,
-/// and segments that f64 computes exactly to lie on parallel lines apart (axis-aligned and
-/// equal-slope segments on a grid). `None` otherwise (collinear, or not exact in f64).
-/// Boxes meet (the caller checked).
-fn parallel_apart(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
-    let f = |v: f32| v as f64;
-    let point = |s: &Segment| s.x0 == s.x1 && s.y0 == s.y1;
-    match (point(query), point(wall)) {
-        // Two points whose boxes meet (the caller checked): the same point. They touch, every
-        // t of the query naming it.
-        (true, true) => {
-            return Some(SegmentContact {
-                t_enter: 0.0,
-                t_exit: 1.0,
-                contact: crate::cpu::segment_segment::Contact::Touch.code(),
-            });
-        }
-        // A point off the other's line, certainly: a miss.
-        (true, false) | (false, true) => {
-            let (p, s) = if point(query) {
-                (query, wall)
-            } else {
-                (wall, query)
-            };
-            let off = certain_cross(
-                f(p.x0) - f(s.x0),
-                f(p.y0) - f(s.y0),
-                f(s.x1) - f(s.x0),
-                f(s.y1) - f(s.y0),
-            );
-            return off.map(|_| SegmentContact::MISS);
-        }
-        (false, false) => {}
-    }
-    let (dx, dy) = (
-        exact_sub(f(query.x1), f(query.x0))?,
-        exact_sub(f(query.y1), f(query.y0))?,
-    );
-    let (ex, ey) = (
-        exact_sub(f(wall.x1), f(wall.x0))?,
-        exact_sub(f(wall.y1), f(wall.y0))?,
-    );
-    if (dx == 0.0 && dy == 0.0) || (ex == 0.0 && ey == 0.0) || exact_cross(dx, dy, ex, ey)? != 0.0 {
-        return None;
-    }
-    let (wx, wy) = (
-        exact_sub(f(wall.x0), f(query.x0))?,
-        exact_sub(f(wall.y0), f(query.y0))?,
-    );
-    (exact_cross(wx, wy, dx, dy)? != 0.0).then_some(SegmentContact::MISS)
-}
-
 /// An f32 at or below the correctly rounded t at which `s` crosses the line y = `bound` (which
 /// it does, at some t > 0): the quotient in f64 is within 3 · 2^-53 of the exact one (two
 /// differences of f32 values and a division), so lowering it by 2^-50 and rounding down is
@@ -1565,464 +1425,40 @@ fn box_t_below(s: &Segment, b: &Rect) -> f32 {
     if f as f64 > t { f.next_down() } else { f }
 }
 
-/// [`crate::segment_polygon`]'s answer for one polygon (its edges, in order), through
-/// [`edge_filtered`]; `contacts` is scratch space.
-pub(crate) fn polygon_filtered(
-    query: &Segment,
-    edges: &[PolygonEdge],
-    contacts: &mut Vec<EdgeContact>,
-) -> PolygonContact {
-    contacts.clear();
-    contacts.extend(
-        edges
-            .iter()
-            .map(|e| edge_filtered(query, e).expect("always certain")),
-    );
-    polygon_contact(query, edges, contacts)
-}
+// The shapes' filters moved to their shapes' folders (`cpu::segment_segment::filters`, ...);
+// their old names here are kept, deprecated, for one release.
 
-/// [`crate::polygon_edge`]'s answer, always certain: the ends' orientations are exact signs of
-/// f32 points in f64 (`robust`), and the contact is [`contact_filtered`]'s, or the exact
-/// function's where that cannot tell. The same comparisons as the kernel, on plain floats (the
-/// CPU compares f32 values exactly).
+#[deprecated(note = "moved to rectcast::cpu::segment_polygon::filters::edge_filtered")]
 pub fn edge_filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
-    let b = &edge.polygon;
-    let apart = |v0: f32, v1: f32, lo: f32, hi: f32| (v0 < lo && v1 < lo) || (v0 > hi && v1 > hi);
-    if apart(query.x0, query.x1, b.min_x, b.max_x) || apart(query.y0, query.y1, b.min_y, b.max_y) {
-        return Some(EdgeContact::MISS);
-    }
-    let e = &edge.edge;
-    let (lo_x, hi_x) = (e.x0.min(e.x1), e.x0.max(e.x1));
-    let (lo_y, hi_y) = (e.y0.min(e.y1), e.y0.max(e.y1));
-    let coord = |x: f32, y: f32| robust::Coord {
-        x: x as f64,
-        y: y as f64,
-    };
-    let mut ends = 0;
-    for (k, (x, y)) in [(query.x0, query.y0), (query.x1, query.y1)]
-        .into_iter()
-        .enumerate()
-    {
-        let shift = edge_ends::END_SHIFT * k as u32;
-        let straddles = (e.y0 > y) != (e.y1 > y);
-        if lo_x <= x && x <= hi_x && lo_y <= y && y <= hi_y {
-            let orientation = robust::orient2d(coord(e.x0, e.y0), coord(e.x1, e.y1), coord(x, y));
-            if orientation == 0.0 {
-                ends |= edge_ends::START_ON << shift;
-            } else if straddles && (e.y1 > y) != (orientation < 0.0) {
-                ends |= edge_ends::START_RAY << shift;
-            }
-        } else if straddles && x < lo_x {
-            ends |= edge_ends::START_RAY << shift;
-        }
-    }
-    let contact = if apart(query.x0, query.x1, lo_x, hi_x) || apart(query.y0, query.y1, lo_y, hi_y)
-    {
-        SegmentContact::MISS
-    } else {
-        contact_filtered(query, e).unwrap_or_else(|| segment_segment(query, e))
-    };
-    Some(EdgeContact {
-        t_enter: contact.t_enter,
-        t_exit: contact.t_exit,
-        contact: contact.contact,
-        ends,
-    })
+    super::segment_polygon::filters::edge_filtered(query, edge)
 }
 
-/// [`crate::segment_segment`]'s answer where floating point certifies it, `None` where only its
-/// exact integers can tell. f32 values are exact in f64 and no product of the valid domain
-/// overflows or loses precision to underflow (|v| ≤ 2^62, v a multiple of 2^-149), so each
-/// cross product's sign is certain past Shewchuk's bound. What is certified: boxes apart (a
-/// miss); of two segments whose lines' `d × e` is certain, a miss as soon as one of the four
-/// cross products that place the crossing against an end is certain and on the far side, and
-/// a proper crossing when all four are certain and inside, with t certain when both ends of its
-/// interval round to the same f32. Everything else (parallels, touches, ends on a line, t near
-/// a rounding boundary) takes the exact path, but for points and parallel lines apart
-/// (`parallel_apart`).
+#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::contact_filtered")]
 pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
-    // Boxes apart: plain comparisons of the inputs, exact.
-    if query.x0.max(query.x1) < wall.x0.min(wall.x1)
-        || wall.x0.max(wall.x1) < query.x0.min(query.x1)
-        || query.y0.max(query.y1) < wall.y0.min(wall.y1)
-        || wall.y0.max(wall.y1) < query.y0.min(query.y1)
-    {
-        return Some(SegmentContact::MISS);
-    }
-    let (p0x, p0y) = (query.x0 as f64, query.y0 as f64);
-    let (p1x, p1y) = (query.x1 as f64, query.y1 as f64);
-    let (q0x, q0y) = (wall.x0 as f64, wall.y0 as f64);
-    let (q1x, q1y) = (wall.x1 as f64, wall.y1 as f64);
-    let (dx, dy) = (p1x - p0x, p1y - p0y);
-    let (ex, ey) = (q1x - q0x, q1y - q0y);
-    // den = d × e; the crossing at t = a / den, u = b / den; den − a = (p1 − q0) × e and
-    // den − b = d × (q1 − p0) place it against the far ends.
-    let Some((den, den_bound)) = certain_cross(dx, dy, ex, ey) else {
-        return parallel_apart(query, wall);
-    };
-    let a = certain_cross(q0x - p0x, q0y - p0y, ex, ey);
-    let b = certain_cross(q0x - p0x, q0y - p0y, dx, dy);
-    let den_a = certain_cross(p1x - q0x, p1y - q0y, ex, ey);
-    let den_b = certain_cross(dx, dy, q1x - p0x, q1y - p0y);
-    let positive = den > 0.0;
-    let sides = [a, b, den_a, den_b];
-    // One certain side past an end is a miss, whatever the others (an end on the other's
-    // line, uncertain, often lies beyond the other segment).
-    if sides.iter().flatten().any(|&(v, _)| (v > 0.0) != positive) {
-        return Some(SegmentContact::MISS);
-    }
-    if sides.iter().any(Option::is_none) {
-        return None;
-    }
-    let (a, a_bound) = a?;
-    // 0 < t < 1 and 0 < u < 1: a proper crossing. t = |a| / |den| within the bounds, each
-    // quotient widened for its own rounding.
-    let (a, den) = (a.abs(), den.abs());
-    let low = (a - a_bound) / (den + den_bound) * (1.0 - 4.0 * f64::EPSILON);
-    let high = (a + a_bound) / (den - den_bound) * (1.0 + 4.0 * f64::EPSILON);
-    let t = low as f32;
-    (t == high as f32).then_some(SegmentContact {
-        t_enter: t,
-        t_exit: t,
-        contact: crate::cpu::segment_segment::Contact::Cross.code(),
-    })
+    super::segment_segment::filters::contact_filtered(query, wall)
 }
 
-/// [`segment_segment`]'s hit alone, exact and without t: the boxes meet, and neither segment
-/// has both ends strictly on one side of the other's line, the four orientations being exact
-/// signs of f32 points in f64 (`robust`). When all four are zero the segments lie on one line
-/// (or are points on it), and their boxes meeting is their meeting; when some but not all are
-/// zero, the ends on a line are the common point.
+#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::wall_hit")]
 pub fn wall_hit(query: &Segment, wall: &Segment) -> bool {
-    if query.x0.max(query.x1) < wall.x0.min(wall.x1)
-        || wall.x0.max(wall.x1) < query.x0.min(query.x1)
-        || query.y0.max(query.y1) < wall.y0.min(wall.y1)
-        || wall.y0.max(wall.y1) < query.y0.min(query.y1)
-    {
-        return false;
-    }
-    let point = |x: f32, y: f32| robust::Coord {
-        x: x as f64,
-        y: y as f64,
-    };
-    let (p0, p1) = (point(query.x0, query.y0), point(query.x1, query.y1));
-    let (q0, q1) = (point(wall.x0, wall.y0), point(wall.x1, wall.y1));
-    let one_side = |a: f64, b: f64| (a > 0.0 && b > 0.0) || (a < 0.0 && b < 0.0);
-    !one_side(robust::orient2d(p0, p1, q0), robust::orient2d(p0, p1, q1))
-        && !one_side(robust::orient2d(q0, q1, p0), robust::orient2d(q0, q1, p1))
+    super::segment_segment::filters::wall_hit(query, wall)
 }
 
-/// Shewchuk's bound for a 2 × 2 determinant of differences of exact inputs, in f32:
-/// `(3 + 16u)·u·(|l| + |r|)`, u = 2^-24.
-const CROSS_ERROR_F32: f32 = (3.0 + 16.0 * (f32::EPSILON / 2.0)) * (f32::EPSILON / 2.0);
-
-/// What gradual underflow can add to that bound in f32: a product that goes subnormal is off
-/// by at most 2^-150 absolute (differences and sums that go subnormal are exact), so two
-/// products and their difference by well under 2^-120.
-const UNDERFLOW_F32: f32 = 1.0 / (1u128 << 120) as f32;
-
-/// Whether `u × v` (two differences of f32 inputs, each rounded once) is certainly positive,
-/// and whether certainly negative, in f32: past Shewchuk's bound plus `UNDERFLOW_F32`.
-#[inline(always)]
+#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::certain_cross_f32")]
 pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
-    let (l, r) = (ux * vy, uy * vx);
-    let value = l - r;
-    let bound = CROSS_ERROR_F32 * (l.abs() + r.abs()) + UNDERFLOW_F32;
-    (value > bound, value < -bound)
+    super::segment_segment::filters::certain_cross_f32(ux, uy, vx, vy)
 }
 
-/// [`contact_filtered`]'s hit alone, for sixteen walls ([`Shape::hit_lanes`]; lanes x0, y0, x1,
-/// y1), in f32: the four cross products that place each segment's ends against the other's
-/// line, each certain past Shewchuk's bound for f32 plus `UNDERFLOW_F32` (inputs exact,
-/// differences rounded once; |v| ≤ 2^62 keeps every product below 2^126 and every sum below
-/// 2^127, so nothing overflows). A certain miss: both ends of one segment strictly on one side
-/// of the other's line. A certain hit: both pairs of ends strictly apart, a proper crossing.
-/// Anything else (an end on a line, parallels, a point, products lost to underflow) is left to
-/// the exact path. f32 rather than f64: half the vector width for the same verdicts, but for
-/// the few pairs whose orientations f32 cannot certify.
-#[inline(always)]
+#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::wall_hit_lanes")]
 pub fn wall_hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
-    let [x0, y0, x1, y1] = &walls.values;
-    let (px, py, rx, ry) = (query.x0, query.y0, query.x1, query.y1);
-    let (dx, dy) = (rx - px, ry - py);
-    let sign = certain_cross_f32;
-    let mut hit = [false; HIT_LANES];
-    let mut unsure = [false; HIT_LANES];
-    for lane in 0..HIT_LANES {
-        let (ax, ay, bx, by) = (x0[lane], y0[lane], x1[lane], y1[lane]);
-        let (ex, ey) = (bx - ax, by - ay);
-        // The wall's ends against the query's line, the query's ends against the wall's.
-        let (p1, n1) = sign(dx, dy, ax - px, ay - py);
-        let (p2, n2) = sign(dx, dy, bx - px, by - py);
-        let (p3, n3) = sign(ex, ey, px - ax, py - ay);
-        let (p4, n4) = sign(ex, ey, rx - ax, ry - ay);
-        let miss = (p1 & p2) | (n1 & n2) | (p3 & p4) | (n3 & n4);
-        let cross = ((p1 & n2) | (n1 & p2)) & ((p3 & n4) | (n3 & p4));
-        hit[lane] = cross;
-        unsure[lane] = !(miss | cross);
-    }
-    LaneVerdicts { hit, unsure }
+    super::segment_segment::filters::wall_hit_lanes(query, walls)
 }
 
-/// Half an ulp of 1.0 in f64: the unit of the circle filter's error bounds.
-const HALF_ULP: f64 = f64::EPSILON / 2.0;
-
-/// The sign of a value computed with at most `bound` error, when certain: `Some(value > 0)`.
-fn certain_sign(value: f64, bound: f64) -> Option<bool> {
-    (value.abs() > bound).then_some(value > 0.0)
-}
-
-/// A lower bound of the exact `a − b` from its f64 rounding `d` (off by at most u·|d|).
-fn below(d: f64) -> f64 {
-    d - d.abs() * 2f64.powi(-50)
-}
-
-/// What the circle filter knows of a query: f = p0 − c and d = p1 − p0, each rounded once
-/// from exact f32 values, and R².
-struct CircleFrame {
-    f: [f64; 2],
-    d: [f64; 2],
-    rr: f64,
-}
-
-impl CircleFrame {
-    /// The side of the root (the entering one, or the `upper` one) that `m` lies on, when
-    /// certain: the mirror of `root_side` in f64. G = f + m·d is off by at most 5u·S per
-    /// axis (S = |f| + |m·d|), so q(m) = |G|² − R² by at most 16u·(ΣS² + R²) and q′(m)/2 =
-    /// d · G by at most 12u·Σ|d|·S.
-    fn side(&self, m: f64, upper: bool) -> Option<i32> {
-        let mut q = -self.rr;
-        let mut q_bound = self.rr;
-        let mut slope = 0.0;
-        let mut slope_bound = 0.0;
-        for axis in 0..2 {
-            let (f, d) = (self.f[axis], self.d[axis]);
-            let g = f + m * d;
-            let s = f.abs() + (m * d).abs();
-            q += g * g;
-            q_bound += s * s;
-            slope += d * g;
-            slope_bound += d.abs() * s;
-        }
-        let q = certain_sign(q, 16.0 * HALF_ULP * q_bound);
-        let slope = certain_sign(slope, 12.0 * HALF_ULP * slope_bound);
-        match (q?, upper) {
-            (false, false) => Some(1),
-            (false, true) => Some(-1),
-            // Outside the disk: which side of the vertex tells the roots apart.
-            (true, false) => Some(if slope? { 1 } else { -1 }),
-            (true, true) => Some(if slope? { 1 } else { -1 }),
-        }
-    }
-
-    /// `estimate` as the root's correctly rounded f32, when the midpoints to both of its
-    /// neighbours certainly lie on either side of the root.
-    fn certify(&self, estimate: f64, upper: bool) -> Option<f32> {
-        let t = (estimate as f32).clamp(0.0, 1.0);
-        let bits = t.to_bits();
-        let previous = if bits == 0 {
-            -f32::from_bits(1)
-        } else {
-            f32::from_bits(bits - 1)
-        };
-        let next = f32::from_bits(bits + 1);
-        let low = (previous as f64 + t as f64) / 2.0;
-        let high = (t as f64 + next as f64) / 2.0;
-        (self.side(low, upper)? == -1 && self.side(high, upper)? == 1).then_some(t)
-    }
-}
-
-/// [`crate::segment_circle`]'s answer where floating point certifies it, `None` where only
-/// its exact integers can tell. In f64, from f32 inputs: the boxes of the segment and the disk
-/// apart (a miss); the signs of q(0) and q(1) (ends in or out), of the discriminant
-/// (R²·|d|² − (f × d)²) and of q′ at the ends (where the vertex lies), each past its error
-/// bound; each t a root estimate certified by the sides of the midpoints to its neighbours.
-/// Tangents, ends on the circle and t near a rounding boundary take the exact path.
+#[deprecated(note = "moved to rectcast::cpu::segment_circle::filters::circle_filtered")]
 pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
-    let f = |v: f32| v as f64;
-    let (cx, cy, r) = (f(circle.cx), f(circle.cy), f(circle.r));
-    let (x0, y0, x1, y1) = (f(query.x0), f(query.y0), f(query.x1), f(query.y1));
-    // Boxes apart, against lower bounds of the exact box edges.
-    if x0.max(x1) < below(cx - r)
-        || -x0.min(x1) < below(-cx - r)
-        || y0.max(y1) < below(cy - r)
-        || -y0.min(y1) < below(-cy - r)
-    {
-        return Some(CircleContact::MISS);
-    }
-    let frame = CircleFrame {
-        f: [x0 - cx, y0 - cy],
-        d: [x1 - x0, y1 - y0],
-        rr: r * r,
-    };
-    let [fx, fy] = frame.f;
-    let [dx, dy] = frame.d;
-    let (gx, gy) = (x1 - cx, y1 - cy);
-    let rr = frame.rr;
-    // q(0) and q(1): each |·|² − R², off by at most 8u of its terms' magnitudes.
-    let start_out = certain_sign(
-        fx * fx + fy * fy - rr,
-        8.0 * HALF_ULP * (fx * fx + fy * fy + rr),
-    )?;
-    let end_out = certain_sign(
-        gx * gx + gy * gy - rr,
-        8.0 * HALF_ULP * (gx * gx + gy * gy + rr),
-    )?;
-    if !start_out && !end_out {
-        return Some(CircleContact {
-            t_enter: 0.0,
-            t_exit: 1.0,
-            kind: CircleKind::Inside.code(),
-        });
-    }
-    if dx == 0.0 && dy == 0.0 {
-        // A point (f64 subtraction of f32 values is 0 only for equal ones) outside.
-        return Some(CircleContact::MISS);
-    }
-    let dd = dx * dx + dy * dy;
-    let fd = fx * dx + fy * dy;
-    let cross = fx * dy - fy * dx;
-    let cross_bound = 8.0 * HALF_ULP * ((fx * dy).abs() + (fy * dx).abs());
-    let kind = match (start_out, end_out) {
-        (false, _) => CircleKind::Exit,
-        (true, false) => CircleKind::Enter,
-        (true, true) => {
-            // The discriminant R²·|d|² − (f × d)², from |f × d| within its bound and |d|²
-            // within 4u.
-            let (far, near) = (
-                (cross.abs() - cross_bound).max(0.0),
-                cross.abs() + cross_bound,
-            );
-            if far * far > rr * dd * (1.0 + 16.0 * HALF_ULP) {
-                return Some(CircleContact::MISS);
-            }
-            // The vertex past an end: f · d ≥ 0 or g · d ≤ 0, certainly.
-            let ahead = certain_sign(fd, 8.0 * HALF_ULP * ((fx * dx).abs() + (fy * dy).abs()));
-            let gd = gx * dx + gy * dy;
-            let behind = certain_sign(gd, 8.0 * HALF_ULP * ((gx * dx).abs() + (gy * dy).abs()));
-            if ahead == Some(true) || behind == Some(false) {
-                return Some(CircleContact::MISS);
-            }
-            if ahead != Some(false)
-                || behind != Some(true)
-                || near * near * (1.0 + 16.0 * HALF_ULP) >= rr * dd * (1.0 - 16.0 * HALF_ULP)
-            {
-                return None;
-            }
-            CircleKind::Cross
-        }
-    };
-    // Root estimates, each without cancellation: t± = (−fd ± √D) / dd = q(0) / (−fd ∓ √D).
-    let root = (rr * dd - cross * cross).max(0.0).sqrt();
-    let start = fx * fx + fy * fy - rr;
-    let mut t = [0.0f32, 1.0];
-    if start_out {
-        let estimate = if fd < 0.0 {
-            start / (root - fd)
-        } else {
-            (-fd - root) / dd
-        };
-        t[0] = frame.certify(estimate, false)?;
-    }
-    if end_out {
-        let estimate = if fd <= 0.0 {
-            (root - fd) / dd
-        } else {
-            start / (-fd - root)
-        };
-        t[1] = frame.certify(estimate, true)?;
-    }
-    Some(CircleContact {
-        t_enter: t[0],
-        t_exit: t[1],
-        kind: kind.code(),
-    })
+    super::segment_circle::filters::circle_filtered(query, circle)
 }
 
-/// [`circle_filtered`]'s hit alone, for sixteen circles ([`Shape::hit_lanes`]; lanes cx, cy, r), with the same f64 values and error bounds: an end certainly in the disk is a hit; both
-/// ends certainly out, a point, or the line certainly apart from the disk, or its nearest point
-/// certainly past an end, a miss; both ends out, the nearest point certainly between them and
-/// certainly within R, a hit. Tangents and ends on the circle are left to the exact path.
-#[inline(always)]
+#[deprecated(note = "moved to rectcast::cpu::segment_circle::filters::circle_hit_lanes")]
 pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
-    let [cx, cy, r, _] = &circles.values;
-    let (x0, y0) = (query.x0 as f64, query.y0 as f64);
-    let (x1, y1) = (query.x1 as f64, query.y1 as f64);
-    let (dx, dy) = (x1 - x0, y1 - y0);
-    let dd = dx * dx + dy * dy;
-    // f64 subtraction of f32 values is 0 only for equal ones.
-    let point = dx == 0.0 && dy == 0.0;
-    let mut hit = [false; HIT_LANES];
-    let mut unsure = [false; HIT_LANES];
-    for lane in 0..HIT_LANES {
-        let (cx, cy, r) = (cx[lane] as f64, cy[lane] as f64, r[lane] as f64);
-        let rr = r * r;
-        let (fx, fy) = (x0 - cx, y0 - cy);
-        let (gx, gy) = (x1 - cx, y1 - cy);
-        // q(0) and q(1), each |·|² − R² within 8u of its terms' magnitudes.
-        let (ff, gg) = (fx * fx + fy * fy, gx * gx + gy * gy);
-        let (start_bound, end_bound) = (8.0 * HALF_ULP * (ff + rr), 8.0 * HALF_ULP * (gg + rr));
-        let start_in = ff - rr < -start_bound;
-        let both_out = (ff - rr > start_bound) & (gg - rr > end_bound);
-        let end_in = gg - rr < -end_bound;
-        // The discriminant from |f × d| within its bound, and where the vertex lies.
-        let cross = fx * dy - fy * dx;
-        let cross_bound = 8.0 * HALF_ULP * ((fx * dy).abs() + (fy * dx).abs());
-        let far = (cross.abs() - cross_bound).max(0.0);
-        let near = cross.abs() + cross_bound;
-        let apart = far * far > rr * dd * (1.0 + 16.0 * HALF_ULP);
-        let fd = fx * dx + fy * dy;
-        let fd_bound = 8.0 * HALF_ULP * ((fx * dx).abs() + (fy * dy).abs());
-        let gd = gx * dx + gy * dy;
-        let gd_bound = 8.0 * HALF_ULP * ((gx * dx).abs() + (gy * dy).abs());
-        let (ahead, not_ahead) = (fd > fd_bound, fd < -fd_bound);
-        let (behind, not_behind) = (gd < -gd_bound, gd > gd_bound);
-        let within = near * near * (1.0 + 16.0 * HALF_ULP) < rr * dd * (1.0 - 16.0 * HALF_ULP);
-        let miss = both_out & (point | apart | ahead | behind);
-        let crossed = both_out & !point & not_ahead & not_behind & within;
-        hit[lane] = start_in | end_in | crossed;
-        unsure[lane] = !(miss | hit[lane]);
-    }
-    LaneVerdicts { hit, unsure }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{CircleFrame, exact_cross, exact_sub};
-
-    #[test]
-    fn a_root_estimate_one_float_off_is_never_certified() {
-        // From (-2, 0) to (2, 0) through the unit circle: roots 0.25 and 0.75.
-        let frame = CircleFrame {
-            f: [-2.0, 0.0],
-            d: [4.0, 0.0],
-            rr: 1.0,
-        };
-        let ulp = |t: f32| f32::from_bits(t.to_bits() + 1) - t;
-        for (root, upper) in [(0.25f32, false), (0.75, true)] {
-            assert_eq!(frame.certify(root as f64, upper), Some(root));
-            for wrong in [root + ulp(root), root - ulp(root - ulp(root))] {
-                assert_eq!(
-                    frame.certify(wrong as f64, upper),
-                    None,
-                    "{wrong} for {root}"
-                );
-            }
-            // The other root's estimate is not this one's.
-            assert_eq!(frame.certify(1.0 - root as f64, upper), None);
-        }
-    }
-
-    #[test]
-    fn products_that_f64_rounds_are_not_taken_as_exact() {
-        let (a, b) = (2f64.powi(-40), 2f64.powi(-41));
-        // (1 + 2^-40)(1 + 2^-41) needs 82 bits; 1 · (1 + 3 · 2^-41) is exact: f64 computes the
-        // cross product as 0, and it is 2^-81.
-        assert_eq!((1.0 + a) * (1.0 + b) - (1.0 + 3.0 * b), 0.0);
-        assert_eq!(exact_cross(1.0 + a, 1.0 + 3.0 * b, 1.0, 1.0 + b), None);
-        assert_eq!(exact_cross(3.0, 2.0, 5.0, 4.0), Some(2.0));
-        // A difference f64 rounds, and one it holds.
-        assert_eq!(exact_sub(1.0, 2f64.powi(-60)), None);
-        assert_eq!(exact_sub(1.0, 2f64.powi(-40)), Some(1.0 - 2f64.powi(-40)));
-    }
+    super::segment_circle::filters::circle_hit_lanes(query, circles)
 }

@@ -1,24 +1,64 @@
-//! The CPU batch path's second cull for shapes: the hit alone, sixteen (query, shape) pairs at a
-//! time, where floating point certifies it ([`Shape::hit_lanes`]).
-//!
-//! The box cull ([`super::batched`]) keeps every shape whose box meets the query's; for long
-//! segments against walls that is nearly half of all pairs, and most of them miss. Each kept
-//! candidate's values are copied into a lane of [`HitLanes`]; sixteen at a time go through the
-//! shape's lane filter, compiled for the kernel's SIMD level, which sorts each into a certain
-//! hit, a certain miss, or "only the exact path can tell". Certain misses go no further: a
-//! query that needs only the hit (counts) never computes a t, and one that needs the contact
-//! (hits, first hits, dense pairs) computes it for the hits and the unsure pairs alone, through
-//! [`Shape::filtered`] and [`Shape::exact`] as before. So every answer is still the scalar
-//! function's.
-//!
-//! The filters compute from the f32 inputs in f32 (walls: Shewchuk's orientation bound for
-//! f32, with an absolute allowance for gradual underflow) or f64 (circles, as the scalar
-//! filter), and assume the IEEE default environment (no flush-to-zero, which Rust never sets):
-//! within the valid domain (|v| ≤ 2^62) no intermediate overflows.
+//! The lane types the CPU batch path's culls share: the SIMD level ([`Simd`]), the sixteen lanes
+//! of a block ([`LANES`]), and what a shape's lane filter reads and answers ([`HitLanes`],
+//! [`LaneVerdicts`]; [`crate::Shape::hit_lanes`]). The filters themselves run in
+//! `cpu::lane_filter`; this layer knows no shape.
 
-use super::batched::{LANES, Simd};
-use crate::shape::Shape;
-use crate::types::Segment;
+/// Rects per block: one AVX-512 register, two AVX2 ones.
+pub const LANES: usize = 16;
+
+/// The instruction set the cull runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Simd {
+    /// x86-64 AVX-512F: 16 lanes, compares into mask registers.
+    Avx512,
+    /// x86-64 AVX2: two 8-lane halves per block.
+    Avx2,
+    /// Plain Rust that LLVM vectorises for the build's baseline (SSE2 on x86-64, NEON on
+    /// aarch64).
+    Portable,
+}
+
+impl Simd {
+    /// The best level this CPU runs, detected at run time: no `target-cpu=native` needed.
+    pub fn detect() -> Self {
+        Self::available()[0]
+    }
+
+    /// Every level this CPU runs, best first; [`Simd::Portable`] always.
+    pub fn available() -> Vec<Self> {
+        [Self::Avx512, Self::Avx2, Self::Portable]
+            .into_iter()
+            .filter(|s| s.is_supported())
+            .collect()
+    }
+
+    /// Whether this CPU runs the level.
+    pub fn is_supported(self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            Self::Portable => true,
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Avx512 => "avx512",
+            Self::Avx2 => "avx2",
+            Self::Portable => "portable",
+        }
+    }
+}
+
+impl std::fmt::Display for Simd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Pairs per call of a lane filter: one box-cull block.
 pub const HIT_LANES: usize = LANES;
@@ -38,16 +78,7 @@ impl HitLanes {
         values: [[0.0; HIT_LANES]; 4],
     };
 
-    /// Lanes holding `shapes` (at most sixteen; the others zero).
-    pub fn of<S: Shape>(shapes: &[S]) -> Self {
-        let mut lanes = Self::ZERO;
-        for (lane, shape) in shapes.iter().take(HIT_LANES).enumerate() {
-            lanes.set(lane, shape.lane_values());
-        }
-        lanes
-    }
-
-    fn set(&mut self, lane: usize, values: [f32; 4]) {
+    pub(crate) fn set(&mut self, lane: usize, values: [f32; 4]) {
         for (array, value) in self.values.iter_mut().zip(values) {
             array[lane] = value;
         }
@@ -68,408 +99,4 @@ impl LaneVerdicts {
         hit: [false; HIT_LANES],
         unsure: [true; HIT_LANES],
     };
-}
-
-/// One batch's verdicts as bit masks (bit l for lane l), lanes not asked about cleared.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Masks {
-    pub(crate) hit: u16,
-    pub(crate) unsure: u16,
-}
-
-/// How a SIMD level turns sixteen bools into a bit mask (the filters compute bools, which the
-/// compiler keeps in mask or vector registers; a plain shift-and-or loop over them becomes a
-/// reduction, several times the cost of the filter's own compares).
-trait Level {
-    fn mask(lanes: &[bool; HIT_LANES]) -> u16;
-
-    /// Adds one to each count whose lane is in `mask`.
-    #[inline(always)]
-    fn add_lanes(counts: &mut [u32; HIT_LANES], mask: u16) {
-        for (lane, count) in counts.iter_mut().enumerate() {
-            *count += (mask >> lane & 1) as u32;
-        }
-    }
-}
-
-/// Any target: the plain loop (SSE2's byte sign mask on x86-64, its baseline).
-struct Baseline;
-
-impl Level for Baseline {
-    #[inline(always)]
-    fn mask(lanes: &[bool; HIT_LANES]) -> u16 {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: SSE2 is part of x86-64; 16 bools are 16 bytes, each 0 or 1.
-        unsafe {
-            use std::arch::x86_64::*;
-            let v = _mm_loadu_si128(lanes.as_ptr().cast());
-            _mm_movemask_epi8(_mm_slli_epi16::<7>(v)) as u16
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        lanes
-            .iter()
-            .enumerate()
-            .fold(0, |m, (lane, &b)| m | (b as u16) << lane)
-    }
-}
-
-/// Sixteen bools as a bit mask, for code compiled at any level (the box cull's lanes).
-#[inline(always)]
-pub(crate) fn mask_of(lanes: &[bool; HIT_LANES]) -> u16 {
-    Baseline::mask(lanes)
-}
-
-/// The verdicts of `S`'s filter for `query` against `lanes`, as masks: only `live` lanes.
-#[inline(always)]
-fn masks_of<S: Shape, L: Level>(query: &Segment, lanes: &HitLanes, live: u16) -> Masks {
-    let v = S::hit_lanes(query, lanes);
-    Masks {
-        hit: L::mask(&v.hit) & live,
-        unsure: L::mask(&v.unsure) & live,
-    }
-}
-
-/// The lanes below `n` (of sixteen).
-#[inline(always)]
-fn live_below(n: usize) -> u16 {
-    if n >= HIT_LANES {
-        u16::MAX
-    } else {
-        (1u16 << n) - 1
-    }
-}
-
-/// A shape's lane filter, compiled for one SIMD level, and the values it reads of each shape.
-pub(crate) struct LaneFilter {
-    /// The values in the box cull's layout order, a block per box-cull block.
-    pub(crate) blocks: Vec<HitLanes>,
-    /// Shape k's place in that order.
-    place: Vec<u32>,
-    run: unsafe fn(&Segment, &Candidates, &mut [Masks]),
-    count_block: unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks,
-}
-
-impl LaneFilter {
-    /// The filter of `S` over `shapes` on `simd` (a level this CPU runs), their values laid out
-    /// in `order` (the box cull's: place p holds shape `order[p]`); `None` for a shape without
-    /// one ([`Shape::HIT_LANES`]).
-    pub(crate) fn of<S: Shape>(simd: Simd, shapes: &[S], order: &[u32]) -> Option<Self> {
-        if !S::HIT_LANES {
-            return None;
-        }
-        type Run = unsafe fn(&Segment, &Candidates, &mut [Masks]);
-        type CountBlock = unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks;
-        let (run, count_block): (Run, CountBlock) = match simd {
-            #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => (x86::avx512::<S>, x86::avx512_count::<S>),
-            #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => (x86::avx2::<S>, x86::avx2_count::<S>),
-            _ => (portable::<S>, portable_count::<S>),
-        };
-        let mut blocks = vec![HitLanes::ZERO; shapes.len().div_ceil(LANES)];
-        let mut place = vec![0; shapes.len()];
-        for (p, &k) in order.iter().enumerate() {
-            blocks[p / LANES].set(p % LANES, shapes[k as usize].lane_values());
-            place[k as usize] = p as u32;
-        }
-        Some(Self {
-            blocks,
-            place,
-            run,
-            count_block,
-        })
-    }
-
-    /// The verdicts for `query` against the shapes of layout block `block`, read in place,
-    /// for the lanes of `live` (the box cull's, for a block where most lanes pass it: cheaper
-    /// than compressing them into [`Candidates`] first); one added to `counts[lane]` for each
-    /// certain hit.
-    #[inline(always)]
-    pub(crate) fn count_block(
-        &self,
-        query: &Segment,
-        block: usize,
-        live: u16,
-        counts: &mut [u32; HIT_LANES],
-    ) -> Masks {
-        // SAFETY: as in `Candidates::filter`.
-        unsafe { (self.count_block)(query, &self.blocks[block], live, counts) }
-    }
-
-    /// Shape `k`'s values.
-    #[inline(always)]
-    fn values(&self, k: usize) -> [f32; 4] {
-        let p = self.place[k] as usize;
-        let block = &self.blocks[p / LANES];
-        block.values.map(|array| array[p % LANES])
-    }
-}
-
-/// Every batch of sixteen candidates through `S`'s filter: `masks[c]` for candidates
-/// 16c..16c + 16 (lanes past the last candidate read the buffer's slack and are cleared).
-#[inline(always)]
-fn filter_all<S: Shape, L: Level>(query: &Segment, candidates: &Candidates, masks: &mut [Masks]) {
-    let len = candidates.len;
-    for (c, out) in masks[..len.div_ceil(HIT_LANES)].iter_mut().enumerate() {
-        let at = c * HIT_LANES;
-        let mut lanes = HitLanes::ZERO;
-        for (lane, values) in lanes.values.iter_mut().zip(&candidates.values) {
-            lane.copy_from_slice(&values[at..at + HIT_LANES]);
-        }
-        *out = masks_of::<S, L>(query, &lanes, live_below(len - at));
-    }
-}
-
-fn portable<S: Shape>(query: &Segment, candidates: &Candidates, masks: &mut [Masks]) {
-    filter_all::<S, Baseline>(query, candidates, masks)
-}
-
-/// [`LaneFilter::count_block`] on level `L`.
-#[inline(always)]
-fn count_block<S: Shape, L: Level>(
-    query: &Segment,
-    lanes: &HitLanes,
-    live: u16,
-    counts: &mut [u32; HIT_LANES],
-) -> Masks {
-    let masks = masks_of::<S, L>(query, lanes, live);
-    L::add_lanes(counts, masks.hit);
-    masks
-}
-
-fn portable_count<S: Shape>(
-    query: &Segment,
-    lanes: &HitLanes,
-    live: u16,
-    counts: &mut [u32; HIT_LANES],
-) -> Masks {
-    count_block::<S, Baseline>(query, lanes, live, counts)
-}
-
-/// The same filter compiled with each level's instructions (the filters are
-/// `#[inline(always)]`, so their bodies take these functions' target features).
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use super::{Baseline, Candidates, HIT_LANES, HitLanes, Level, Masks, count_block, filter_all};
-    use crate::shape::Shape;
-    use crate::types::Segment;
-    use std::arch::x86_64::*;
-
-    /// AVX-512F: the bools widened to sixteen dwords and tested into a mask register.
-    struct Avx512;
-
-    impl Level for Avx512 {
-        #[inline(always)]
-        fn mask(lanes: &[bool; HIT_LANES]) -> u16 {
-            // SAFETY: only inlined into `avx512` and `avx512_count` below (AVX-512F); 16 bools
-            // are 16 bytes.
-            unsafe {
-                let v = _mm512_cvtepu8_epi32(_mm_loadu_si128(lanes.as_ptr().cast()));
-                _mm512_test_epi32_mask(v, v)
-            }
-        }
-
-        #[inline(always)]
-        fn add_lanes(counts: &mut [u32; HIT_LANES], mask: u16) {
-            // SAFETY: as above; 16 u32 are one 512-bit load and store.
-            unsafe {
-                let c = _mm512_loadu_si512(counts.as_ptr().cast());
-                let c = _mm512_mask_add_epi32(c, mask, c, _mm512_set1_epi32(1));
-                _mm512_storeu_si512(counts.as_mut_ptr().cast(), c);
-            }
-        }
-    }
-
-    #[target_feature(enable = "avx512f")]
-    pub(super) fn avx512<S: Shape>(query: &Segment, c: &Candidates, masks: &mut [Masks]) {
-        filter_all::<S, Avx512>(query, c, masks)
-    }
-
-    #[target_feature(enable = "avx512f")]
-    pub(super) fn avx512_count<S: Shape>(
-        query: &Segment,
-        lanes: &HitLanes,
-        live: u16,
-        counts: &mut [u32; HIT_LANES],
-    ) -> Masks {
-        count_block::<S, Avx512>(query, lanes, live, counts)
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn avx2<S: Shape>(query: &Segment, c: &Candidates, masks: &mut [Masks]) {
-        filter_all::<S, Baseline>(query, c, masks)
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn avx2_count<S: Shape>(
-        query: &Segment,
-        lanes: &HitLanes,
-        live: u16,
-        counts: &mut [u32; HIT_LANES],
-    ) -> Masks {
-        count_block::<S, Baseline>(query, lanes, live, counts)
-    }
-}
-
-/// One query's candidates, in the order found: their shapes and, when the shapes have a lane
-/// filter, their lane values (struct of arrays), with slack past the end for whole-vector
-/// stores and reads. [`Candidates::sieve`] filters them all at once, after they are all
-/// written (so no vector read waits on the scalar writes just before it).
-pub(crate) struct Candidates {
-    pub(crate) shapes: Vec<u32>,
-    pub(crate) values: [Vec<f32>; 4],
-    pub(crate) len: usize,
-    /// The filter's verdicts, a batch of sixteen candidates each (with a filter only).
-    masks: Vec<Masks>,
-}
-
-impl Candidates {
-    /// Room for every shape of `blocks` box-cull blocks (and `LANES` more, for the SIMD
-    /// stores).
-    pub(crate) fn new(blocks: usize, filter: Option<&LaneFilter>) -> Self {
-        let room = (blocks + 1) * LANES;
-        let values = if filter.is_some() { room } else { 0 };
-        Self {
-            shapes: vec![0; room],
-            values: std::array::from_fn(|_| vec![0.0; values]),
-            len: 0,
-            masks: vec![Masks::default(); values / HIT_LANES],
-        }
-    }
-
-    /// Appends shape `k` (with its values, given the filter).
-    #[inline(always)]
-    pub(crate) fn push(&mut self, k: usize, filter: Option<&LaneFilter>) {
-        let at = self.len;
-        self.ensure_room(at + LANES);
-        self.shapes[at] = k as u32;
-        if let Some(filter) = filter {
-            for (array, value) in self.values.iter_mut().zip(filter.values(k)) {
-                array[at] = value;
-            }
-        }
-        self.len += 1;
-    }
-
-    /// Appends shape `k`, lane `lane` of a block of values (given the filter); room for it
-    /// ensured.
-    #[inline(always)]
-    pub(crate) fn push_lane(&mut self, k: u32, values: Option<&HitLanes>, lane: usize) {
-        let at = self.len;
-        self.shapes[at] = k;
-        if let Some(values) = values {
-            for (array, value) in self.values.iter_mut().zip(&values.values) {
-                array[at] = value[lane];
-            }
-        }
-        self.len += 1;
-    }
-
-    /// Makes the buffer hold at least `room` candidates (values included, when it keeps them).
-    #[inline(always)]
-    pub(crate) fn ensure_room(&mut self, room: usize) {
-        if room > self.shapes.len() {
-            self.grow(room);
-        }
-    }
-
-    #[cold]
-    fn grow(&mut self, room: usize) {
-        let room = room.max(self.shapes.len() * 2).next_multiple_of(LANES);
-        self.shapes.resize(room, 0);
-        if self.keeps_values() {
-            self.values.iter_mut().for_each(|v| v.resize(room, 0.0));
-            self.masks.resize(room / HIT_LANES, Masks::default());
-        }
-    }
-
-    /// Whether it was made for a filter (and so keeps the candidates' values).
-    pub(crate) fn keeps_values(&self) -> bool {
-        !self.masks.is_empty()
-    }
-
-    /// Hands every candidate that `filter` does not rule out to `visit(shape, certain_hit)`,
-    /// in the order found (every one, unsure, without a filter), and empties the buffer.
-    #[inline]
-    pub(crate) fn sieve(
-        &mut self,
-        query: &Segment,
-        filter: Option<&LaneFilter>,
-        mut visit: impl FnMut(usize, bool),
-    ) {
-        let len = std::mem::take(&mut self.len);
-        let Some(filter) = filter else {
-            self.shapes[..len]
-                .iter()
-                .for_each(|&k| visit(k as usize, false));
-            return;
-        };
-        self.filter(query, filter, len);
-        let masks = &self.masks[..len.div_ceil(HIT_LANES)];
-        for (batch, m) in self.shapes.chunks_exact(HIT_LANES).zip(masks) {
-            let mut kept = m.hit | m.unsure;
-            while kept != 0 {
-                let lane = kept.trailing_zeros() as usize;
-                kept &= kept - 1;
-                visit(batch[lane] as usize, m.hit >> lane & 1 == 1);
-            }
-        }
-    }
-
-    /// Counts the candidates that hit into `per_shape` and returns how many: the filter's
-    /// certain hits as they stand, `hit(shape)` for the unsure ones (every one without a
-    /// filter). Empties the buffer.
-    #[inline]
-    pub(crate) fn count(
-        &mut self,
-        query: &Segment,
-        filter: Option<&LaneFilter>,
-        per_shape: &mut [u64],
-        hit: impl Fn(usize) -> bool,
-    ) -> u32 {
-        let len = std::mem::take(&mut self.len);
-        let mut hits = 0;
-        let Some(filter) = filter else {
-            for &k in &self.shapes[..len] {
-                if hit(k as usize) {
-                    per_shape[k as usize] += 1;
-                    hits += 1;
-                }
-            }
-            return hits;
-        };
-        self.filter(query, filter, len);
-        let masks = &self.masks[..len.div_ceil(HIT_LANES)];
-        for (batch, m) in self.shapes.chunks_exact(HIT_LANES).zip(masks) {
-            hits += m.hit.count_ones();
-            let mut certain = m.hit;
-            while certain != 0 {
-                per_shape[batch[certain.trailing_zeros() as usize] as usize] += 1;
-                certain &= certain - 1;
-            }
-            let mut unsure = m.unsure;
-            while unsure != 0 {
-                let k = batch[unsure.trailing_zeros() as usize] as usize;
-                unsure &= unsure - 1;
-                if hit(k) {
-                    per_shape[k] += 1;
-                    hits += 1;
-                }
-            }
-        }
-        hits
-    }
-
-    /// The verdicts of the first `len` candidates into `self.masks`, a pair per batch of
-    /// sixteen.
-    #[inline]
-    fn filter(&mut self, query: &Segment, filter: &LaneFilter, len: usize) {
-        let mut masks = std::mem::take(&mut self.masks);
-        self.len = len;
-        // SAFETY: `run` was compiled for a SIMD level this CPU runs (`LaneFilter::of` takes
-        // the kernel's level, checked when the kernel was made).
-        unsafe { (filter.run)(query, self, &mut masks) };
-        self.len = 0;
-        self.masks = masks;
-    }
 }

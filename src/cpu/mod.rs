@@ -5,6 +5,7 @@
 pub mod batched;
 pub mod exact;
 pub mod grid;
+pub(crate) mod lane_filter;
 pub mod lanes;
 pub mod pairs;
 pub mod queries;

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use super::buffers::Growable;
 use super::context::GpuContext;
 use super::grid::{GridBuffers, GridKernels, fits};
-use super::queries::{Kernel, QueryBuffers, QueryKernels, Room, StagingLayout, parse_staging};
+use super::queries::{QueryBuffers, QueryKernels, Room, StagingLayout, parse_staging};
+use super::rect_kernel::RectKernel;
 use super::{GpuLimits, WaitLimit};
 use crate::broad_phase::BroadPhase;
 use crate::cpu::grid::Grid;
@@ -131,7 +132,7 @@ impl Frames {
         let grid_kernels = GridKernels::new(context, &kernels.layout)?;
         let mut buffers = QueryBuffers::new(context);
         let layout = StagingLayout::new(
-            Kernel::FirstHit,
+            RectKernel::FirstHit,
             capacity.segments,
             capacity.rects,
             capacity.uncertain as u64,
@@ -284,19 +285,20 @@ impl Frames {
                     .grid
                     .bind_group
                     .as_ref()
-                    .map(|group| (kernels.walk(Kernel::FirstHit), group));
+                    .map(|group| (kernels.walk(RectKernel::FirstHit), group));
                 self.used_grid = walk.is_some();
             }
             self.buffers.encode_dispatch(
                 encoder,
                 &self.kernels,
-                Kernel::FirstHit,
+                RectKernel::FirstHit,
                 walk,
                 n,
                 self.max_workgroups_per_dimension,
                 None,
             );
-            let layout = StagingLayout::new(Kernel::FirstHit, n, m, self.capacity.uncertain as u64);
+            let layout =
+                StagingLayout::new(RectKernel::FirstHit, n, m, self.capacity.uncertain as u64);
             self.buffers.encode_copies(encoder, &slot.staging, &layout);
         }
         Ok(FrameId(frame))
@@ -426,7 +428,7 @@ impl Frames {
             _ => {}
         }
         let (n, m) = (slot.segments.len(), slot.rects.len());
-        let layout = StagingLayout::new(Kernel::FirstHit, n, m, self.capacity.uncertain as u64);
+        let layout = StagingLayout::new(RectKernel::FirstHit, n, m, self.capacity.uncertain as u64);
         let mut overflow = false;
         let mut uncertain = 0;
         if n > 0 && m > 0 {

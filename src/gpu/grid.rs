@@ -9,7 +9,7 @@
 use super::buffers::{Growable, compute_pipeline, entry, storage_entry, uniform_entry};
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
-use super::queries::Kernel;
+use super::rect_kernel::RectKernel;
 use super::shader::{self, GridAxis, GridParams, SCAN_PER_INVOCATION, WORKGROUP_SIZE};
 use crate::cpu::grid::Grid;
 use crate::cpu::queries::query;
@@ -99,11 +99,11 @@ impl GridKernels {
     }
 
     /// The walk's pipeline for `kernel` (first hit, counts or hits).
-    pub(crate) fn walk(&self, kernel: Kernel) -> &wgpu::ComputePipeline {
+    pub(crate) fn walk(&self, kernel: RectKernel) -> &wgpu::ComputePipeline {
         match kernel {
-            Kernel::Counts => &self.counts,
-            Kernel::Hits => &self.hits,
-            Kernel::FirstHit | Kernel::FirstHitRects | Kernel::Clip => &self.first_hit,
+            RectKernel::Counts => &self.counts,
+            RectKernel::Hits => &self.hits,
+            RectKernel::FirstHit | RectKernel::FirstHitRects | RectKernel::Clip => &self.first_hit,
         }
     }
 }

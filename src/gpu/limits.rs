@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use super::context::GpuContext;
+use crate::cpu::pairs::WORD_PAIRS;
+use crate::types::PairResult;
 
 /// Lower limits than the device's, to exercise chunking with small batches (tests) or to keep
 /// a game's frame from holding huge bindings.
@@ -52,6 +54,14 @@ impl WaitLimit {
     }
 }
 
+/// The most pairs whose results, in full, and compact header (`shaders/pairs.wgsl`) fit one
+/// buffer of `buffer_bytes`: the pair queries' staging buffer holds both.
+pub(crate) fn pairs_fitting_staging(buffer_bytes: u64) -> u64 {
+    let per_word = WORD_PAIRS as u64 * size_of::<PairResult>() as u64 + 8;
+    // The count, and a word of header rounded up.
+    buffer_bytes.saturating_sub(4 + 8) / per_word * WORD_PAIRS as u64
+}
+
 impl GpuLimits {
     /// The largest binding in bytes (a multiple of 16) and workgroups per dimension: these
     /// limits, capped by the device's.
@@ -63,8 +73,8 @@ impl GpuLimits {
             .min(device_limits.max_storage_buffer_binding_size)
             // A staging buffer holds a chunk's compact header and its results.
             .min(
-                super::pairs::pairs_fitting_staging(device_limits.max_buffer_size)
-                    * size_of::<crate::PairResult>() as u64,
+                pairs_fitting_staging(device_limits.max_buffer_size)
+                    * size_of::<PairResult>() as u64,
             )
             / 16
             * 16;

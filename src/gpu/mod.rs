@@ -10,6 +10,7 @@ pub mod grid;
 mod limits;
 pub mod pairs;
 pub mod queries;
+mod rect_kernel;
 pub mod shader;
 pub mod shapes;
 mod timer;

@@ -35,14 +35,6 @@ pub(crate) fn compact_header_bytes(pairs: u64) -> u64 {
     4 * (1 + 2 * pairs.div_ceil(WORD_PAIRS as u64))
 }
 
-/// The most pairs whose results, in full, and compact header fit one buffer of
-/// `buffer_bytes`: the staging buffer holds both.
-pub(crate) fn pairs_fitting_staging(buffer_bytes: u64) -> u64 {
-    let per_word = WORD_PAIRS as u64 * size_of::<PairResult>() as u64 + 8;
-    // The count, and a word of header rounded up.
-    buffer_bytes.saturating_sub(4 + 8) / per_word * WORD_PAIRS as u64
-}
-
 /// The pair queries on one GPU context.
 pub struct GpuPairs {
     context: GpuContext,

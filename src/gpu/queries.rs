@@ -14,6 +14,7 @@ use super::buffers::{
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
 use super::grid::{Built, GridBuffers, GridKernels, fits};
+use super::rect_kernel::RectKernel;
 use super::shader::{self, QueryParams, WORKGROUP_SIZE};
 use super::timer::KernelTimer;
 use super::{GpuLimits, WaitLimit};
@@ -36,75 +37,7 @@ const FOUND_HEADER: u64 = 4;
 /// when the list is short.
 const HIT_TIMES_WORKGROUPS: u64 = 1024;
 
-/// The entry points of `queries.wgsl`, each a pipeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kernel {
-    FirstHit,
-    Counts,
-    Hits,
-    Clip,
-    /// First hit, reading back each segment's rect only (`first_hit_rects`).
-    FirstHitRects,
-}
-
-impl Kernel {
-    const ALL: [Kernel; 5] = [
-        Kernel::FirstHit,
-        Kernel::Counts,
-        Kernel::Hits,
-        Kernel::Clip,
-        Kernel::FirstHitRects,
-    ];
-    /// The kernels with a pipeline of their own (FirstHitRects runs FirstHit's).
-    const PIPELINES: [Kernel; 4] = [Kernel::FirstHit, Kernel::Counts, Kernel::Hits, Kernel::Clip];
-
-    fn index(self) -> usize {
-        self as usize
-    }
-
-    /// (entry point, QUERY constant, label).
-    fn entry_point(self) -> (&'static str, u32, &'static str) {
-        match self {
-            Kernel::FirstHit | Kernel::FirstHitRects => (
-                "segment_rects",
-                query::QUERY_FIRST_HIT,
-                "rectcast.queries.first_hit",
-            ),
-            Kernel::Counts => (
-                "segment_rects",
-                query::QUERY_COUNTS,
-                "rectcast.queries.counts",
-            ),
-            Kernel::Hits => ("segment_rects", query::QUERY_HITS, "rectcast.queries.hits"),
-            Kernel::Clip => ("clip", query::QUERY_FIRST_HIT, "rectcast.queries.clip"),
-        }
-    }
-
-    /// The step a timeout names.
-    fn step(self) -> &'static str {
-        match self {
-            Kernel::FirstHit | Kernel::FirstHitRects => "a first-hit chunk",
-            Kernel::Counts => "a counts chunk",
-            Kernel::Hits => "a hit-list chunk",
-            Kernel::Clip => "a clip chunk",
-        }
-    }
-
-    /// Whether the kernel's readback holds one `FirstHit` per segment.
-    fn writes_first_hits(self) -> bool {
-        matches!(self, Kernel::FirstHit | Kernel::Clip)
-    }
-
-    /// The kernel whose pipeline runs this one.
-    fn pipeline_kernel(self) -> Kernel {
-        match self {
-            Kernel::FirstHitRects => Kernel::FirstHit,
-            other => other,
-        }
-    }
-}
-
-/// The layout and the pipelines, compiled once per device: one per [`Kernel`], and the hit
+/// The layout and the pipelines, compiled once per device: one per [`RectKernel`], and the hit
 /// list's second step.
 #[derive(Clone)]
 pub(crate) struct QueryKernels {
@@ -150,7 +83,7 @@ impl QueryKernels {
                     &constants,
                 )
             };
-            let pipelines = Kernel::PIPELINES
+            let pipelines = RectKernel::PIPELINES
                 .iter()
                 .map(|kernel| {
                     let (entry_point, query, label) = kernel.entry_point();
@@ -172,7 +105,7 @@ impl QueryKernels {
         })
     }
 
-    fn pipeline(&self, kernel: Kernel) -> &wgpu::ComputePipeline {
+    fn pipeline(&self, kernel: RectKernel) -> &wgpu::ComputePipeline {
         &self.pipelines[kernel.pipeline_kernel().index()]
     }
 }
@@ -239,15 +172,20 @@ pub(crate) struct StagingLayout {
 }
 
 impl StagingLayout {
-    pub(crate) fn new(kernel: Kernel, segments: usize, rects: usize, found_entries: u64) -> Self {
+    pub(crate) fn new(
+        kernel: RectKernel,
+        segments: usize,
+        rects: usize,
+        found_entries: u64,
+    ) -> Self {
         let first = if kernel.writes_first_hits() {
             (segments * size_of::<FirstHit>()) as u64
         } else {
             0
         };
         let (segment_hits, rect_hits) = match kernel {
-            Kernel::Counts => ((segments * 4) as u64, (rects * 4) as u64),
-            Kernel::FirstHitRects => ((segments * 4) as u64, 0),
+            RectKernel::Counts => ((segments * 4) as u64, (rects * 4) as u64),
+            RectKernel::FirstHitRects => ((segments * 4) as u64, 0),
             _ => (0, 0),
         };
         // Copies move whole 4-byte words, and every size here is one.
@@ -412,14 +350,14 @@ impl QueryBuffers {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         kernels: &QueryKernels,
-        kernel: Kernel,
+        kernel: RectKernel,
         walk: Option<(&wgpu::ComputePipeline, &wgpu::BindGroup)>,
         segments: usize,
         max_workgroups_per_dimension: u32,
         timer: Option<&KernelTimer>,
     ) {
         encoder.clear_buffer(self.found.get(), 0, Some(FOUND_HEADER));
-        if kernel == Kernel::Counts {
+        if kernel == RectKernel::Counts {
             encoder.clear_buffer(self.rect_hits.get(), 0, None);
         }
         let (x, y) = workgroup_grid(segments, max_workgroups_per_dimension);
@@ -437,11 +375,11 @@ impl QueryBuffers {
                 None => pass.set_pipeline(kernels.pipeline(kernel)),
             }
             pass.dispatch_workgroups(x, y, 1);
-            if kernel == Kernel::FirstHitRects {
+            if kernel == RectKernel::FirstHitRects {
                 pass.set_pipeline(&kernels.first_hit_rects);
                 pass.dispatch_workgroups(x, y, 1);
             }
-            if kernel == Kernel::Hits {
+            if kernel == RectKernel::Hits {
                 // (A dispatch sees every write of the one before it.)
                 let workgroups = self.found_capacity().div_ceil(WORKGROUP_SIZE as u64).clamp(
                     1,
@@ -621,7 +559,7 @@ pub struct GpuQueries {
     /// Found entries copied back with each chunk, per kernel: the most one of its chunks has
     /// needed (at least FOUND_FIRST_COPY). A hit list learns its size; first hit and counts,
     /// which list only the rare uncertain pair, stay small.
-    found_copy: [u64; Kernel::ALL.len()],
+    found_copy: [u64; RectKernel::ALL.len()],
     call: GpuCall,
     caps: QueryCaps,
     max_binding_bytes: u64,
@@ -685,7 +623,7 @@ impl GpuQueries {
                     )
                 })
                 .collect(),
-            found_copy: [FOUND_FIRST_COPY; Kernel::ALL.len()],
+            found_copy: [FOUND_FIRST_COPY; RectKernel::ALL.len()],
             call: GpuCall::default(),
             timer: KernelTimer::new(&context, "rectcast.queries"),
             context,
@@ -766,7 +704,7 @@ impl GpuQueries {
     /// a time while kernels are timed: the timer waits for each dispatch).
     pub(crate) fn run(
         &mut self,
-        kernel: Kernel,
+        kernel: RectKernel,
         batch: &Batch,
         grid: Option<GridQuery>,
         mut sink: impl FnMut(&ChunkOut),
@@ -782,7 +720,7 @@ impl GpuQueries {
             return Ok(());
         }
         let grid = grid.filter(|g| {
-            kernel != Kernel::Clip
+            kernel != RectKernel::Clip
                 && self.grid_kernels.is_some()
                 && m as u64 <= self.caps.rects
                 && g.plan.spans.len() == m
@@ -801,9 +739,9 @@ impl GpuQueries {
             self.grid.built = Built::Nothing;
         }
         // Clip pairs segment i with rect i (or with the one rect): its rect range follows.
-        let per_segment_rects = kernel == Kernel::Clip && m > 1;
+        let per_segment_rects = kernel == RectKernel::Clip && m > 1;
         let segment_tile = self.caps.segments as usize;
-        let rect_tile = if kernel == Kernel::Clip || grid.is_some() {
+        let rect_tile = if kernel == RectKernel::Clip || grid.is_some() {
             m
         } else {
             (self.caps.rects as usize)
@@ -813,7 +751,7 @@ impl GpuQueries {
         let mut work: Vec<(Range<usize>, Range<usize>)> = Vec::new();
         for s in (0..n).step_by(segment_tile).rev() {
             let segments = s..(s + segment_tile).min(n);
-            if kernel == Kernel::Clip {
+            if kernel == RectKernel::Clip {
                 let rects = if per_segment_rects {
                     segments.clone()
                 } else {
@@ -917,7 +855,7 @@ impl GpuQueries {
     #[allow(clippy::too_many_arguments)]
     fn submit_chunk(
         &mut self,
-        kernel: Kernel,
+        kernel: RectKernel,
         batch: &Batch,
         segments: Range<usize>,
         rects: Range<usize>,
@@ -1002,7 +940,7 @@ impl GpuQueries {
     }
 
     /// How long the host waits for `chunk`.
-    fn wait_for(&self, kernel: Kernel, chunk: &InFlight) -> Wait {
+    fn wait_for(&self, kernel: RectKernel, chunk: &InFlight) -> Wait {
         Wait {
             step: kernel.step(),
             limit: self
@@ -1016,7 +954,7 @@ impl GpuQueries {
     /// it, so its list is intact), the rest of the list is copied back at once instead.
     fn finish_chunk(
         &mut self,
-        kernel: Kernel,
+        kernel: RectKernel,
         chunk: InFlight,
         last: bool,
         sink: &mut impl FnMut(&ChunkOut),
@@ -1118,7 +1056,7 @@ impl GpuQueries {
         out: &mut [FirstHit],
     ) -> Result<()> {
         out.fill(FirstHit::NONE);
-        self.run(Kernel::FirstHit, batch, grid, |chunk| {
+        self.run(RectKernel::FirstHit, batch, grid, |chunk| {
             let best = &mut out[chunk.segments.clone()];
             // Rect tiles may come in any order: merge with the full tie rule.
             for (i, (best, local)) in best.iter_mut().zip(chunk.first_hits).enumerate() {
@@ -1170,7 +1108,7 @@ impl GpuQueries {
                 }
             }
         };
-        self.run(Kernel::FirstHitRects, batch, grid, |chunk| {
+        self.run(RectKernel::FirstHitRects, batch, grid, |chunk| {
             let bests = &mut out[chunk.segments.clone()];
             for (i, (best_rect, &local)) in bests.iter_mut().zip(chunk.segment_hits).enumerate() {
                 if local == FirstHit::NO_RECT {
@@ -1207,7 +1145,7 @@ impl GpuQueries {
     /// Hit-list query, in (segment, rect) order. Inputs are valid.
     pub(crate) fn hits(&mut self, batch: &Batch, grid: Option<GridQuery>) -> Result<Vec<Hit>> {
         let mut hits = Vec::new();
-        self.run(Kernel::Hits, batch, grid, |chunk| {
+        self.run(RectKernel::Hits, batch, grid, |chunk| {
             hits.extend(
                 chunk
                     .found
@@ -1227,7 +1165,7 @@ impl GpuQueries {
         grid: Option<GridQuery>,
         counts: &mut Counts,
     ) -> Result<()> {
-        self.run(Kernel::Counts, batch, grid, |chunk| {
+        self.run(RectKernel::Counts, batch, grid, |chunk| {
             let per_segment = &mut counts.per_segment[chunk.segments.clone()];
             for (total, &n) in per_segment.iter_mut().zip(chunk.segment_hits) {
                 *total += n;
@@ -1255,7 +1193,7 @@ impl GpuQueries {
         out: &mut [FirstHit],
     ) -> Result<()> {
         let batch = Batch::new(segments, rects);
-        self.run(Kernel::Clip, &batch, None, |chunk| {
+        self.run(RectKernel::Clip, &batch, None, |chunk| {
             for (i, local) in chunk.first_hits.iter().enumerate() {
                 let s = chunk.segments.start + i;
                 out[s] = FirstHit {

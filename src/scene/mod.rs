@@ -3,7 +3,8 @@
 
 pub mod adversarial;
 
-use crate::types::{Circle, Polygons, Rect, Segment};
+use crate::cpu::segment_polygon::Polygons;
+use crate::types::{Circle, Rect, Segment};
 
 /// SplitMix64: a tiny, well-known seeded generator; scenes must be reproducible from a seed.
 #[derive(Clone, Debug)]

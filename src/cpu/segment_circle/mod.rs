@@ -21,6 +21,9 @@
 //! The CPU mirror of `shaders/segment_circle.wgsl`: the same functions under the same names,
 //! the same branches.
 
+pub mod filters;
+mod shape;
+
 use bytemuck::{Pod, Zeroable};
 
 use super::exact::{

@@ -12,6 +12,12 @@
 //! t_enter is 0 for a start inside, else the smallest t at which the query meets an edge (the
 //! first point inside is on the boundary); t_exit likewise.
 
+pub mod filters;
+mod polygons;
+mod shape;
+
+pub use polygons::Polygons;
+
 use bytemuck::{Pod, Zeroable};
 
 use super::exact::{
@@ -20,7 +26,7 @@ use super::exact::{
 };
 use super::segment_rect::order_key;
 use super::segment_segment::{SegmentContact, segment_segment, segment_segment_ratios};
-use crate::types::{Kind, Polygons, Rect, Segment};
+use crate::types::{Kind, Rect, Segment};
 
 /// The bits of [`EdgeContact::ends`]: for each end of the query, whether it lies on the edge
 /// and whether the edge crosses the ray from it towards +x (counted half-open in y, so a ray

@@ -13,6 +13,9 @@
 //! the same branches, u32 arithmetic only (WGSL has no 64-bit integers, so a 32 × 32-bit
 //! product is split into 16-bit halves here too).
 
+pub mod filters;
+mod shape;
+
 use bytemuck::{Pod, Zeroable};
 
 use super::exact::{

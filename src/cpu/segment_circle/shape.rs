@@ -1,0 +1,71 @@
+//! Circles through the seam ([`crate::Shape`]): the scalar function, its filters and its kernel.
+
+use super::filters::{circle_filtered, circle_hit_lanes};
+use super::{CircleContact, segment_circle};
+use crate::cpu::lanes::{HitLanes, LaneVerdicts};
+use crate::error::{InputArray, InputError};
+use crate::gpu::{Emulation, shader};
+use crate::shape::{Shape, ShapeKernel};
+use crate::types::{Circle, Rect, Segment};
+use crate::validate;
+
+crate::shape::contact_with_times!(CircleContact);
+
+/// A closed disk: segment × circle (docs/semantics.md, "Segment × circle").
+impl Shape for Circle {
+    type Contact = CircleContact;
+    const MISS: CircleContact = CircleContact::MISS;
+    const ARRAY: InputArray = InputArray::Circles;
+    const KERNEL: ShapeKernel = ShapeKernel {
+        file: "segment_circle.wgsl",
+        source: shader::SEGMENT_CIRCLE_WGSL,
+        entry: "circle_pairs_dense",
+        listed: Some("circle_pairs_listed"),
+        counts: Some("circle_counts"),
+        reduces: true,
+    };
+
+    fn exact(query: &Segment, circle: &Circle) -> CircleContact {
+        segment_circle(query, circle)
+    }
+
+    fn filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
+        circle_filtered(query, circle)
+    }
+
+    const HIT_LANES: bool = true;
+
+    /// Center and radius (the filter squares it in f64, exactly: 24 bits squared).
+    fn lane_values(&self) -> [f32; 4] {
+        [self.cx, self.cy, self.r, 0.0]
+    }
+
+    #[inline(always)]
+    fn hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
+        circle_hit_lanes(query, circles)
+    }
+
+    /// `cx ± r` and `cy ± r`, each rounded outward: the f64 difference is within 2^-53 of
+    /// the exact one, and a step of one f32 away covers that and the f32 rounding.
+    fn bounds(&self) -> Rect {
+        let outward = |v: f64, down: bool| {
+            let v = v as f32;
+            if down { v.next_down() } else { v.next_up() }
+        };
+        let (cx, cy, r) = (self.cx as f64, self.cy as f64, self.r as f64);
+        Rect::new(
+            outward(cx - r, true),
+            outward(cy - r, true),
+            outward(cx + r, false),
+            outward(cy + r, false),
+        )
+    }
+
+    fn check(index: usize, circle: &Circle) -> Result<(), InputError> {
+        validate::check_circle(index, circle)
+    }
+
+    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
+        shader::segment_circle_constants(emulation)
+    }
+}

@@ -1,0 +1,72 @@
+//! Segment × polygon where floating point certifies the answer, edge by edge: the CPU batch
+//! path's filters (always certain, with the wall's exact function as their fallback).
+
+use super::{EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_contact};
+use crate::cpu::segment_segment::filters::contact_filtered;
+use crate::cpu::segment_segment::{SegmentContact, segment_segment};
+use crate::types::Segment;
+
+/// [`crate::segment_polygon`]'s answer for one polygon (its edges, in order), through
+/// [`edge_filtered`]; `contacts` is scratch space.
+pub(crate) fn polygon_filtered(
+    query: &Segment,
+    edges: &[PolygonEdge],
+    contacts: &mut Vec<EdgeContact>,
+) -> PolygonContact {
+    contacts.clear();
+    contacts.extend(
+        edges
+            .iter()
+            .map(|e| edge_filtered(query, e).expect("always certain")),
+    );
+    polygon_contact(query, edges, contacts)
+}
+
+/// [`crate::polygon_edge`]'s answer, always certain: the ends' orientations are exact signs of
+/// f32 points in f64 (`robust`), and the contact is [`contact_filtered`]'s, or the exact
+/// function's where that cannot tell. The same comparisons as the kernel, on plain floats (the
+/// CPU compares f32 values exactly).
+pub fn edge_filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
+    let b = &edge.polygon;
+    let apart = |v0: f32, v1: f32, lo: f32, hi: f32| (v0 < lo && v1 < lo) || (v0 > hi && v1 > hi);
+    if apart(query.x0, query.x1, b.min_x, b.max_x) || apart(query.y0, query.y1, b.min_y, b.max_y) {
+        return Some(EdgeContact::MISS);
+    }
+    let e = &edge.edge;
+    let (lo_x, hi_x) = (e.x0.min(e.x1), e.x0.max(e.x1));
+    let (lo_y, hi_y) = (e.y0.min(e.y1), e.y0.max(e.y1));
+    let coord = |x: f32, y: f32| robust::Coord {
+        x: x as f64,
+        y: y as f64,
+    };
+    let mut ends = 0;
+    for (k, (x, y)) in [(query.x0, query.y0), (query.x1, query.y1)]
+        .into_iter()
+        .enumerate()
+    {
+        let shift = edge_ends::END_SHIFT * k as u32;
+        let straddles = (e.y0 > y) != (e.y1 > y);
+        if lo_x <= x && x <= hi_x && lo_y <= y && y <= hi_y {
+            let orientation = robust::orient2d(coord(e.x0, e.y0), coord(e.x1, e.y1), coord(x, y));
+            if orientation == 0.0 {
+                ends |= edge_ends::START_ON << shift;
+            } else if straddles && (e.y1 > y) != (orientation < 0.0) {
+                ends |= edge_ends::START_RAY << shift;
+            }
+        } else if straddles && x < lo_x {
+            ends |= edge_ends::START_RAY << shift;
+        }
+    }
+    let contact = if apart(query.x0, query.x1, lo_x, hi_x) || apart(query.y0, query.y1, lo_y, hi_y)
+    {
+        SegmentContact::MISS
+    } else {
+        contact_filtered(query, e).unwrap_or_else(|| segment_segment(query, e))
+    };
+    Some(EdgeContact {
+        t_enter: contact.t_enter,
+        t_exit: contact.t_exit,
+        contact: contact.contact,
+        ends,
+    })
+}

@@ -1,0 +1,56 @@
+//! Polygons through the seam ([`crate::Shape`]), one edge at a time: the per-edge function, its
+//! filter and its kernel. The host gathers each polygon's edges ([`super::polygon_contact`]).
+
+use super::filters::edge_filtered;
+use super::{EdgeContact, PolygonContact, PolygonEdge, polygon_edge};
+use crate::error::{InputArray, InputError};
+use crate::gpu::{Emulation, shader};
+use crate::shape::{Shape, ShapeKernel};
+use crate::types::{Rect, Segment};
+use crate::validate;
+
+crate::shape::contact_with_times!(EdgeContact);
+
+crate::shape::contact_with_times!(PolygonContact);
+
+/// One edge of a polygon, with its polygon's box: segment × polygon runs as segment × edge
+/// ([`polygon_edge`]), and the host gathers each polygon's edges
+/// ([`crate::cpu::segment_polygon::polygon_contact`]; docs/semantics.md, "Segment × polygon").
+impl Shape for PolygonEdge {
+    type Contact = EdgeContact;
+    const MISS: EdgeContact = EdgeContact::MISS;
+    const ARRAY: InputArray = InputArray::Polygons;
+    const KERNEL: ShapeKernel = ShapeKernel {
+        file: "segment_polygon.wgsl",
+        source: shader::SEGMENT_POLYGON_WGSL,
+        entry: "polygon_edges_dense",
+        listed: None,
+        counts: None,
+        reduces: false,
+    };
+
+    fn exact(query: &Segment, edge: &PolygonEdge) -> EdgeContact {
+        polygon_edge(query, edge)
+    }
+
+    fn filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
+        edge_filtered(query, edge)
+    }
+
+    /// The polygon's box (not the edge's): a query apart from it gets no bits from any edge.
+    fn bounds(&self) -> Rect {
+        self.polygon
+    }
+
+    /// Its values, as a segment's: polygons are checked whole when built ([`crate::Polygons`]).
+    fn check(index: usize, edge: &PolygonEdge) -> Result<(), InputError> {
+        validate::check_segment_of(InputArray::Polygons, index, &edge.edge)?;
+        let b = &edge.polygon;
+        let corners = Segment::new(b.min_x, b.min_y, b.max_x, b.max_y);
+        validate::check_segment_of(InputArray::Polygons, index, &corners)
+    }
+
+    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
+        shader::segment_polygon_constants(emulation)
+    }
+}

@@ -1,0 +1,68 @@
+//! Walls through the seam ([`crate::Shape`]): the scalar function, its filters and its kernel.
+
+use super::filters::{contact_filtered, wall_hit, wall_hit_lanes};
+use super::{SegmentContact, segment_segment};
+use crate::cpu::lanes::{HitLanes, LaneVerdicts};
+use crate::error::{InputArray, InputError};
+use crate::gpu::{Emulation, shader};
+use crate::shape::{Shape, ShapeKernel};
+use crate::types::{Rect, Segment};
+use crate::validate;
+
+crate::shape::contact_with_times!(SegmentContact);
+
+/// A wall: segment × segment (docs/semantics.md, "Segment × segment").
+impl Shape for Segment {
+    type Contact = SegmentContact;
+    const MISS: SegmentContact = SegmentContact::MISS;
+    const ARRAY: InputArray = InputArray::Walls;
+    const KERNEL: ShapeKernel = ShapeKernel {
+        file: "segment_segment.wgsl",
+        source: shader::SEGMENT_SEGMENT_WGSL,
+        entry: "wall_pairs_dense",
+        listed: Some("wall_pairs_listed"),
+        counts: Some("wall_counts"),
+        reduces: true,
+    };
+
+    fn exact(query: &Segment, wall: &Segment) -> SegmentContact {
+        segment_segment(query, wall)
+    }
+
+    fn filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
+        contact_filtered(query, wall)
+    }
+
+    /// Exact orientation signs alone, no t.
+    fn hit(query: &Segment, wall: &Segment) -> bool {
+        wall_hit(query, wall)
+    }
+
+    const HIT_LANES: bool = true;
+
+    fn lane_values(&self) -> [f32; 4] {
+        [self.x0, self.y0, self.x1, self.y1]
+    }
+
+    #[inline(always)]
+    fn hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
+        wall_hit_lanes(query, walls)
+    }
+
+    fn bounds(&self) -> Rect {
+        Rect::new(
+            self.x0.min(self.x1),
+            self.y0.min(self.y1),
+            self.x0.max(self.x1),
+            self.y0.max(self.y1),
+        )
+    }
+
+    fn check(index: usize, wall: &Segment) -> Result<(), InputError> {
+        validate::check_segment_of(InputArray::Walls, index, wall)
+    }
+
+    fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
+        shader::segment_segment_constants(emulation)
+    }
+}
