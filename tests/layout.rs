@@ -432,3 +432,32 @@ fn the_layout_check_sees_the_imports_it_must() {
     with_cycle.entry(b).or_default().insert(a, evidence);
     assert_eq!(cycles(&with_cycle).len(), 1);
 }
+
+#[test]
+fn nothing_below_the_engine_imports_it() {
+    // The engine is the top layer: only its own modules (and the crate root) may name it.
+    let (_, edges) = library();
+    let is_engine = |m: &ModPath| m.first().is_some_and(|s| s == "engine");
+    let upward: Vec<String> = edges
+        .iter()
+        .filter(|(from, _)| !is_engine(from))
+        .flat_map(|(from, to)| {
+            to.iter()
+                .filter(|(to, _)| is_engine(to))
+                .map(move |(to, e)| {
+                    format!(
+                        "{} -> {}: {} ({})",
+                        name(from),
+                        name(to),
+                        e.path,
+                        e.file.display()
+                    )
+                })
+        })
+        .collect();
+    assert!(
+        upward.is_empty(),
+        "imports of the engine from below it:\n{}",
+        upward.join("\n")
+    );
+}

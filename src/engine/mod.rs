@@ -1,0 +1,502 @@
+//! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
+
+mod polygons;
+mod rects;
+mod shapes;
+
+use crate::broad_phase::{BroadPhase, RectSet};
+use crate::cancel::Cancel;
+use crate::cpu::batched::{CpuKernel, CpuOptions};
+use crate::cpu::grid::Grid;
+use crate::error::{Error, Result};
+use crate::gpu::{
+    GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuShapePairs, GridQuery, WaitLimit,
+};
+use crate::query::Batch;
+use crate::shape::Shape;
+use crate::types::Rect;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// A shape's GPU host, behind its type: what the engine does with each of them.
+trait ShapeHost: Any + Send + Sync {
+    fn set_wait(&mut self, wait: WaitLimit);
+    fn as_any(&mut self) -> &mut dyn Any;
+}
+
+impl<S: Shape> ShapeHost for GpuShapePairs<S> {
+    fn set_wait(&mut self, wait: WaitLimit) {
+        GpuShapePairs::set_wait(self, wait);
+    }
+
+    fn as_any(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// Which backend to run on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// A hardware GPU when one opens, else the CPU ([`Engine::chosen`] says which and why).
+    #[default]
+    Auto,
+    /// The GPU; fail when none can be opened.
+    Gpu,
+    /// The CPU fallback.
+    Cpu,
+}
+
+/// What an [`Engine`] runs on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Chosen {
+    /// The GPU adapter, described as `name (backend, device type)`.
+    Gpu(String),
+    /// The CPU: its SIMD level and threads; with `Auto`, the reason the GPU was not used.
+    Cpu {
+        kernel: String,
+        reason: Option<String>,
+    },
+}
+
+impl std::fmt::Display for Chosen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Chosen::Gpu(adapter) => write!(f, "gpu: {adapter}"),
+            Chosen::Cpu {
+                kernel,
+                reason: None,
+            } => write!(f, "cpu: {kernel}"),
+            Chosen::Cpu {
+                kernel,
+                reason: Some(r),
+            } => write!(f, "cpu: {kernel} ({r})"),
+        }
+    }
+}
+
+/// The GPU host of every kernel, on one context.
+struct GpuHost {
+    pairs: GpuPairs,
+    queries: GpuQueries,
+    /// One host per shape ([`Shape`]), built on first use (the exact kernels are long to
+    /// compile), by the shape's type.
+    shapes: HashMap<TypeId, Box<dyn ShapeHost>>,
+    /// The limits the kernels were built with (and the wait set since), for those built later.
+    limits: GpuLimits,
+    /// Runs a call the GPU could not finish (a timeout, a lost device): `Auto`'s engines, and
+    /// [`Engine::with_cpu_fallback`].
+    fallback: Option<CpuKernel>,
+    /// The last call's kernel time, when timing is on.
+    kernel_time: Option<Duration>,
+    /// Where the last call's host time went.
+    call: Option<GpuCall>,
+    /// The process the device was opened in: a forked child has none of its driver's
+    /// threads, and must not touch it.
+    pid: u32,
+}
+
+impl GpuHost {
+    /// The GPU host of shape `S`, built on first use.
+    fn shape_host<S: Shape>(&mut self) -> Result<&mut GpuShapePairs<S>> {
+        let key = TypeId::of::<S>();
+        if !self.shapes.contains_key(&key) {
+            let host = GpuShapePairs::<S>::new(self.pairs.context().clone(), self.limits)?;
+            self.shapes.insert(key, Box::new(host));
+        }
+        let host = self.shapes.get_mut(&key).expect("built above");
+        Ok(host.as_any().downcast_mut().expect("keyed by its type"))
+    }
+
+    /// After a pairs call: its kernel time and where its host time went.
+    fn account_pairs(&mut self) {
+        self.kernel_time = self.pairs.kernel_time();
+        self.call = Some(self.pairs.last_call());
+    }
+
+    /// After a queries call: its kernel time and where its host time went.
+    fn account_queries(&mut self) {
+        self.kernel_time = self.queries.kernel_time();
+        self.call = Some(self.queries.last_call());
+    }
+}
+
+/// An output buffer must hold one entry per `expected` input.
+fn check_output(expected: usize, got: usize) -> Result<()> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(Error::OutputLength { expected, got })
+    }
+}
+
+/// Where one call runs: what [`Engine::run`] hands a query.
+enum On<'a> {
+    Gpu(&'a mut GpuHost),
+    Cpu(&'a mut CpuKernel),
+}
+
+enum Inner {
+    Gpu(Box<GpuHost>),
+    Cpu {
+        kernel: CpuKernel,
+        reason: Option<String>,
+    },
+}
+
+/// Runs pair queries on one backend. GPU buffers live in the engine and are reused between
+/// calls, growing only when a batch is larger than any before, hence `&mut self`.
+pub struct Engine {
+    inner: Inner,
+    /// The GPU kernel time of the last call, when timing is on.
+    kernel_time: Option<Duration>,
+    /// Where the last GPU call's host time went.
+    gpu_call: Option<GpuCall>,
+    /// Why the last call ran on the CPU instead of the GPU, if it did.
+    last_fallback: Option<String>,
+    broad_phase: BroadPhase,
+    /// Whether the last query used a grid.
+    used_grid: bool,
+    /// The grid built for batches without a [`RectSet`], its memory kept between calls.
+    own_grid: Grid,
+    /// Checked before, during (between chunks) and after each call.
+    cancel: Option<Cancel>,
+}
+
+impl Engine {
+    /// An engine on the given backend. `Auto` falls back to the CPU when no GPU can be opened.
+    ///
+    /// # Errors
+    /// With `Backend::Gpu`: [`Error::NoAdapter`], [`Error::RequestDevice`], or [`Error::Gpu`] if
+    /// the kernels fail to build on the device.
+    pub fn new(backend: Backend) -> Result<Self> {
+        match backend {
+            Backend::Cpu => Ok(Self::cpu()),
+            Backend::Gpu => Self::gpu(GpuContext::new()?, GpuLimits::default()),
+            Backend::Auto => Ok(Self::auto(CpuKernel::default())),
+        }
+    }
+
+    /// [`new`](Self::new), with the CPU backend's threads and SIMD level set (used when the CPU
+    /// is chosen or falls back).
+    ///
+    /// # Errors
+    /// [`Error::CpuOptions`] when the options cannot be met; as [`new`](Self::new).
+    pub fn with_cpu_options(backend: Backend, options: CpuOptions) -> Result<Self> {
+        let kernel = CpuKernel::new(options).map_err(Error::CpuOptions)?;
+        match backend {
+            Backend::Cpu => Ok(Self::cpu_kernel(kernel, None)),
+            Backend::Gpu => Self::gpu(GpuContext::new()?, GpuLimits::default()),
+            Backend::Auto => Ok(Self::auto(kernel)),
+        }
+    }
+
+    fn cpu_kernel(kernel: CpuKernel, reason: Option<String>) -> Self {
+        Self {
+            inner: Inner::Cpu { kernel, reason },
+            kernel_time: None,
+            gpu_call: None,
+            last_fallback: None,
+            broad_phase: BroadPhase::default(),
+            used_grid: false,
+            own_grid: Grid::default(),
+            cancel: None,
+        }
+    }
+
+    /// `Auto`: a hardware GPU when one opens; the CPU when none does, or when the only adapter
+    /// is a software one (lavapipe, WARP, SwiftShader), which runs the same kernel slower than
+    /// the CPU backend. `WGPU_ADAPTER_NAME` naming an adapter overrides that preference. On the
+    /// GPU, a call the GPU cannot finish (a timeout, a lost device) runs on the CPU instead
+    /// ([`with_cpu_fallback`](Self::with_cpu_fallback)).
+    fn auto(kernel: CpuKernel) -> Self {
+        let chosen_by_name = std::env::var_os("WGPU_ADAPTER_NAME").is_some();
+        let reason = match GpuContext::new() {
+            Ok(context) if context.is_software() && !chosen_by_name => format!(
+                "the GPU found, {}, is a software one, slower than the CPU",
+                context.adapter_info().name
+            ),
+            Ok(context) => match Self::gpu(context, GpuLimits::default()) {
+                Ok(engine) => return engine.falling_back_to(kernel),
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e.to_string(),
+        };
+        Self::cpu_kernel(kernel, Some(reason))
+    }
+
+    /// The CPU backend: the best SIMD level of this CPU, one thread per core.
+    pub fn cpu() -> Self {
+        Self::cpu_kernel(CpuKernel::default(), None)
+    }
+
+    /// An engine on an existing GPU context (for instance a game's own device, see
+    /// [`GpuContext::from_device`]), optionally with lower limits than the device's.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] if the kernels fail to build on the device.
+    pub fn gpu(context: GpuContext, limits: GpuLimits) -> Result<Self> {
+        Ok(Self {
+            inner: Inner::Gpu(Box::new(GpuHost {
+                pairs: GpuPairs::new(context.clone(), limits)?,
+                queries: GpuQueries::new(context, limits)?,
+                shapes: HashMap::new(),
+                limits,
+                fallback: None,
+                kernel_time: None,
+                call: None,
+                pid: std::process::id(),
+            })),
+            kernel_time: None,
+            gpu_call: None,
+            last_fallback: None,
+            broad_phase: BroadPhase::default(),
+            used_grid: false,
+            own_grid: Grid::default(),
+            cancel: None,
+        })
+    }
+
+    /// On the GPU: a call the GPU cannot finish, because it timed out
+    /// ([`Error::Timeout`], see [`GpuLimits::wait`]) or the device was lost
+    /// ([`Error::DeviceLost`]), runs on the CPU backend with `options` instead, with the same
+    /// results, and [`last_fallback`](Self::last_fallback) says why. `Backend::Auto` engines
+    /// have one. Other GPU errors are returned. On the CPU this changes nothing.
+    ///
+    /// # Errors
+    /// [`Error::CpuOptions`] when the options cannot be met.
+    pub fn with_cpu_fallback(self, options: CpuOptions) -> Result<Self> {
+        let kernel = CpuKernel::new(options).map_err(Error::CpuOptions)?;
+        Ok(self.falling_back_to(kernel))
+    }
+
+    fn falling_back_to(mut self, mut kernel: CpuKernel) -> Self {
+        kernel.set_cancel(self.cancel.clone());
+        if let Inner::Gpu(host) = &mut self.inner {
+            host.fallback = Some(kernel);
+        }
+        self
+    }
+
+    /// Why the last call ran on the CPU instead of the GPU (the GPU's error), or `None` when it
+    /// ran where the engine runs.
+    pub fn last_fallback(&self) -> Option<&str> {
+        self.last_fallback.as_deref()
+    }
+
+    /// How long each GPU step may take from now on (see [`GpuLimits::wait`]); nothing on the
+    /// CPU.
+    pub fn set_gpu_wait(&mut self, wait: crate::gpu::WaitLimit) {
+        if let Inner::Gpu(host) = &mut self.inner {
+            host.pairs.set_wait(wait);
+            host.queries.set_wait(wait);
+            host.limits.wait = Some(wait);
+            for shape in host.shapes.values_mut() {
+                shape.set_wait(wait);
+            }
+        }
+    }
+
+    /// Calls check `cancel` from now on (`None`: never): set, a call stops at its next chunk
+    /// and returns [`Error::Cancelled`] (see [`Cancel`]).
+    pub fn set_cancel(&mut self, cancel: Option<Cancel>) {
+        match &mut self.inner {
+            Inner::Gpu(host) => {
+                if let Some(kernel) = &mut host.fallback {
+                    kernel.set_cancel(cancel.clone());
+                }
+            }
+            Inner::Cpu { kernel, .. } => kernel.set_cancel(cancel.clone()),
+        }
+        self.cancel = cancel;
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+    }
+
+    /// [`run_uncancelled`](Self::run_uncancelled), checking the cancel token before and after
+    /// (the CPU checks it between chunks too): a cancelled call's results are discarded.
+    fn run<T>(&mut self, call: impl FnMut(On) -> Result<T>) -> Result<T> {
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let outcome = self.run_uncancelled(call);
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        outcome
+    }
+
+    /// Runs one call where the engine runs; on the GPU with a fallback, a timeout or a lost
+    /// device runs it again on the CPU (`call` must then write every output afresh).
+    fn run_uncancelled<T>(&mut self, mut call: impl FnMut(On) -> Result<T>) -> Result<T> {
+        self.last_fallback = None;
+        match &mut self.inner {
+            Inner::Gpu(host) => {
+                host.kernel_time = None;
+                host.call = None;
+                if host.pid != std::process::id() {
+                    let e = Error::Forked {
+                        opened_in: host.pid,
+                    };
+                    return match &mut host.fallback {
+                        Some(kernel) => {
+                            self.last_fallback = Some(format!("{e}; this call ran on the CPU"));
+                            call(On::Cpu(kernel))
+                        }
+                        None => Err(e),
+                    };
+                }
+                let outcome = call(On::Gpu(host));
+                self.kernel_time = host.kernel_time;
+                self.gpu_call = host.call;
+                match (outcome, &mut host.fallback) {
+                    (Err(e @ (Error::Timeout { .. } | Error::DeviceLost(_))), Some(kernel)) => {
+                        self.last_fallback = Some(format!("{e}; this call ran on the CPU"));
+                        call(On::Cpu(kernel))
+                    }
+                    (outcome, _) => outcome,
+                }
+            }
+            Inner::Cpu { kernel, .. } => call(On::Cpu(kernel)),
+        }
+    }
+
+    /// Whether queries (first hit, hits, counts) find candidates through a grid; `Auto` by
+    /// default. On the GPU the grid is built and walked there.
+    pub fn set_broad_phase(&mut self, broad_phase: BroadPhase) {
+        self.broad_phase = broad_phase;
+    }
+
+    pub fn broad_phase(&self) -> BroadPhase {
+        self.broad_phase
+    }
+
+    /// Whether the last first-hit, hits or counts call found its candidates through a grid.
+    pub fn used_broad_phase(&self) -> bool {
+        self.used_grid
+    }
+
+    /// Prepares rects for many queries ([`Batch::over`]): validates them and builds their grid.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid rect.
+    pub fn prepare_rects(&self, rects: &[Rect]) -> Result<RectSet> {
+        RectSet::new(rects)
+    }
+
+    /// [`run`](Self::run) for a query that may use a grid: `call` gets the batch's prepared
+    /// grid, the engine's own grid for this call (its memory kept between calls), or `None` for
+    /// the brute force, as the broad-phase setting decides. On the GPU the engine's own grid is
+    /// only planned (the GPU lists the cells itself), and a CPU fallback then runs the brute
+    /// force.
+    fn run_with_grid<T>(
+        &mut self,
+        batch: &Batch,
+        mut call: impl FnMut(On, Option<GridQuery>) -> Result<T>,
+    ) -> Result<T> {
+        let on_gpu = matches!(self.inner, Inner::Gpu(_));
+        let use_grid = self.broad_phase.uses_grid(
+            batch.segments.len(),
+            batch.rects.len(),
+            batch.rect_set.is_some(),
+        );
+        let mut own = std::mem::take(&mut self.own_grid);
+        if use_grid && batch.rect_set.is_none() {
+            if on_gpu {
+                own.plan(batch.rects);
+            } else {
+                own.build(batch.rects);
+            }
+        }
+        let grid = use_grid.then(|| match batch.rect_set {
+            Some(set) => GridQuery {
+                plan: set.grid(),
+                set: Some(set.id()),
+            },
+            None => GridQuery {
+                plan: &own,
+                set: None,
+            },
+        });
+        let mut used = false;
+        let outcome = self.run(|on| {
+            used = match on {
+                On::Gpu(_) => grid.is_some(),
+                On::Cpu(_) => grid.is_some_and(|g| g.plan.is_built()),
+            };
+            call(on, grid)
+        });
+        self.used_grid = match &self.inner {
+            // The GPU may have run the brute force anyway (bindings too small, say).
+            Inner::Gpu(host) if self.last_fallback.is_none() => used && host.queries.used_grid(),
+            _ => used,
+        };
+        self.own_grid = own;
+        outcome
+    }
+
+    /// What this engine runs on.
+    pub fn chosen(&self) -> Chosen {
+        match &self.inner {
+            Inner::Gpu(gpu) => Chosen::Gpu(gpu.pairs.context().describe()),
+            Inner::Cpu { kernel, reason } => Chosen::Cpu {
+                kernel: kernel.to_string(),
+                reason: reason.clone(),
+            },
+        }
+    }
+
+    /// Times the GPU kernels with timestamp queries from now on (or stops); returns whether
+    /// they can be timed: false on the CPU and on adapters without timestamp queries. Timing
+    /// waits for each dispatch before its readback is recorded: for benchmarks, not games.
+    pub fn time_gpu_kernels(&mut self, on: bool) -> bool {
+        match &mut self.inner {
+            Inner::Gpu(gpu) => gpu.pairs.time_kernels(on) & gpu.queries.time_kernels(on),
+            Inner::Cpu { .. } => false,
+        }
+    }
+
+    /// The summed kernel time of the last call's dispatches (no upload, no readback), when
+    /// [`time_gpu_kernels`](Self::time_gpu_kernels) is on.
+    pub fn gpu_kernel_time(&self) -> Option<Duration> {
+        self.kernel_time
+    }
+
+    /// Where the last GPU call's host time went (submitting, waiting for the GPU, merging
+    /// results) and how its chunks overlapped: a batch of several chunks keeps up to
+    /// [`CHUNKS_IN_FLIGHT`](crate::gpu::CHUNKS_IN_FLIGHT) in flight, so that uploads, kernels
+    /// and readbacks overlap. `None` on the CPU, and for a call that ran there.
+    pub fn last_gpu_call(&self) -> Option<GpuCall> {
+        self.gpu_call
+    }
+
+    /// The GPU context, when on the GPU.
+    pub fn gpu_context(&self) -> Option<&GpuContext> {
+        match &self.inner {
+            Inner::Gpu(gpu) => Some(gpu.pairs.context()),
+            Inner::Cpu { .. } => None,
+        }
+    }
+
+    /// Pairs the GPU kernel could not decide with certainty since this engine was created; the
+    /// host re-decided each exactly before returning it, so results never show them. Always 0 on
+    /// the CPU, which makes the same exact decisions inline. A measure of cost, not of accuracy:
+    /// on random scenes it is about zero; exact ties (a line through a corner) always count.
+    pub fn uncertain_pairs(&self) -> u64 {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.pairs.uncertain_pairs() + gpu.queries.uncertain_pairs(),
+            Inner::Cpu { .. } => 0,
+        }
+    }
+
+    /// Bytes of GPU memory this engine holds between calls (0 on the CPU). Buffers grow only
+    /// when a batch needs more than any before.
+    pub fn gpu_buffer_bytes(&self) -> u64 {
+        match &self.inner {
+            Inner::Gpu(gpu) => gpu.pairs.buffer_bytes() + gpu.queries.buffer_bytes(),
+            Inner::Cpu { .. } => 0,
+        }
+    }
+}

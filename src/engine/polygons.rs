@@ -1,0 +1,234 @@
+//! The queries over polygons, segment × polygon and polygon × polygon, on either backend.
+use crate::cpu::segment_polygon::Polygons;
+use crate::cpu::segment_polygon::filters::polygon_filtered;
+use crate::cpu::segment_polygon::{
+    EdgeContact, PolygonContact, PolygonEdge, polygon_contact, polygon_edges,
+};
+use crate::error::{Error, Result};
+use crate::query::Counts;
+use crate::shape::ShapeHit;
+use crate::types::{Rect, Segment};
+use crate::validate;
+
+use super::shapes::{
+    SHAPE_PAIRS_PER_CHUNK, check_indices, count_listed, counts_in_rows, first_hits_in_rows,
+    hits_in_rows,
+};
+use super::{Engine, On};
+
+impl Engine {
+    /// Every query segment against every polygon, segment × polygon (docs/semantics.md):
+    /// `result[q * polygons.len() + p]`, query-major. Each is [`crate::segment_polygon`]'s
+    /// answer, exact, with correctly rounded t, on either backend. On the GPU each (query,
+    /// edge) runs there and the host gathers each polygon's edges; on the CPU polygons are
+    /// culled by box and their edges certified in floating point where it can.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid segment, before any work (polygons are
+    /// checked when built); GPU errors.
+    pub fn polygon_pairs(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+    ) -> Result<Vec<PolygonContact>> {
+        let m = polygons.len();
+        let too_many = || Error::TooManyPairs {
+            segments: segments.len(),
+            rects: m,
+        };
+        let n = segments.len().checked_mul(m).ok_or_else(too_many)?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| too_many())?;
+        self.polygon_chunks(segments, polygons, |_, rows| out.extend_from_slice(rows))?;
+        Ok(out)
+    }
+
+    /// The hitting (segment, polygon) pairs, as [`Engine::shape_hits`].
+    ///
+    /// # Errors
+    /// As [`Engine::polygon_pairs`].
+    pub fn polygon_hits(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+    ) -> Result<Vec<ShapeHit<PolygonContact>>> {
+        let mut hits = Vec::new();
+        if self.listed_polygon_hits(segments, polygons, |chunk| hits.extend_from_slice(chunk))? {
+            return Ok(hits);
+        }
+        hits_in_rows(polygons.len(), |each| {
+            self.polygon_chunks(segments, polygons, each)
+        })
+    }
+
+    /// Each segment's first hit among the polygons, as [`Engine::shape_first_hits`].
+    ///
+    /// # Errors
+    /// As [`Engine::polygon_pairs`].
+    pub fn polygon_first_hits(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+    ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
+        let mut first = vec![None; segments.len()];
+        validate::check_inputs(segments, &[])?;
+        check_indices(segments.len(), polygons.edge_count())?;
+        let edges = polygon_edges(polygons);
+        let offsets = polygons.offsets();
+        let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
+        let contact = |q: &Segment, k: usize| {
+            let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
+            polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
+        };
+        if self.listed_first_hits(segments, &bounds, |_, _| None, contact, &mut first)? {
+            return Ok(first);
+        }
+        first_hits_in_rows(segments.len(), polygons.len(), |each| {
+            self.polygon_chunks(segments, polygons, each)
+        })
+    }
+
+    /// Hits per segment and per polygon, as [`Engine::shape_counts`].
+    ///
+    /// # Errors
+    /// As [`Engine::polygon_pairs`].
+    pub fn polygon_counts(&mut self, segments: &[Segment], polygons: &Polygons) -> Result<Counts> {
+        let mut counts = Counts {
+            per_segment: vec![0; segments.len()],
+            per_rect: vec![0; polygons.len()],
+        };
+        if self.listed_polygon_hits(segments, polygons, |chunk| count_listed(&mut counts, chunk))? {
+            return Ok(counts);
+        }
+        counts_in_rows(segments.len(), polygons.len(), |each| {
+            self.polygon_chunks(segments, polygons, each)
+        })
+    }
+
+    /// [`Engine::listed_hits`] over polygons: segments checked first.
+    fn listed_polygon_hits(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+        each: impl FnMut(&[ShapeHit<PolygonContact>]),
+    ) -> Result<bool> {
+        validate::check_inputs(segments, &[])?;
+        check_indices(segments.len(), polygons.edge_count())?;
+        let edges = polygon_edges(polygons);
+        let offsets = polygons.offsets();
+        let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
+        let contact = |q: &Segment, k: usize| {
+            let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
+            polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
+        };
+        self.listed_hits(segments, &bounds, |_, _| None, contact, each)
+    }
+
+    /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed
+    /// (touching and containment overlap; docs/semantics.md): `result[i * b.len() + j]`.
+    /// Exact, on either backend: built on segment × polygon (an edge of `a` that hits a polygon
+    /// of `b`, or the first vertex of `b`'s polygon inside `a`'s).
+    ///
+    /// # Errors
+    /// [`Error::TooManyPairs`] when the result does not fit; GPU errors.
+    pub fn polygon_overlaps(&mut self, a: &Polygons, b: &Polygons) -> Result<Vec<bool>> {
+        let (n, m) = (a.len(), b.len());
+        let too_many = || Error::TooManyPairs {
+            segments: n,
+            rects: m,
+        };
+        let cells = n.checked_mul(m).ok_or_else(too_many)?;
+        let mut overlap = Vec::new();
+        overlap.try_reserve_exact(cells).map_err(|_| too_many())?;
+        overlap.resize(cells, false);
+        // Each edge of `a` against every polygon of `b`.
+        let mut owner = Vec::with_capacity(a.edge_count());
+        let mut edges = Vec::with_capacity(a.edge_count());
+        for (i, ring) in a.rings().enumerate() {
+            for k in 0..ring.len() {
+                let ([x0, y0], [x1, y1]) = (ring[k], ring[(k + 1) % ring.len()]);
+                edges.push(Segment::new(x0, y0, x1, y1));
+                owner.push(i);
+            }
+        }
+        self.polygon_chunks(&edges, b, |first, rows| {
+            for (r, row) in rows.chunks_exact(m.max(1)).enumerate() {
+                let i = owner[first + r];
+                for (j, contact) in row.iter().enumerate() {
+                    overlap[i * m + j] |= contact.hit();
+                }
+            }
+        })?;
+        // The first vertex of each polygon of `b`, a point, against every polygon of `a`.
+        let points: Vec<Segment> = b
+            .rings()
+            .map(|ring| Segment::new(ring[0][0], ring[0][1], ring[0][0], ring[0][1]))
+            .collect();
+        self.polygon_chunks(&points, a, |first, rows| {
+            for (r, row) in rows.chunks_exact(n.max(1)).enumerate() {
+                let j = first + r;
+                for (i, contact) in row.iter().enumerate() {
+                    overlap[i * m + j] |= contact.hit();
+                }
+            }
+        })?;
+        Ok(overlap)
+    }
+
+    /// Segments × polygons, a chunk of segments at a time (memory bounded by
+    /// [`SHAPE_PAIRS_PER_CHUNK`] per-edge results): `each(first segment, the chunk's results,
+    /// query-major)`. Segments checked; indices fit in u32.
+    fn polygon_chunks(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+        mut each: impl FnMut(usize, &[PolygonContact]),
+    ) -> Result<()> {
+        validate::check_inputs(segments, &[])?;
+        if segments.len() > u32::MAX as usize || polygons.edge_count() > u32::MAX as usize {
+            return Err(Error::TooManyPairs {
+                segments: segments.len(),
+                rects: polygons.len(),
+            });
+        }
+        if polygons.is_empty() {
+            return Ok(());
+        }
+        let edges = polygon_edges(polygons);
+        let offsets = polygons.offsets();
+        let rows = (SHAPE_PAIRS_PER_CHUNK / edges.len()).max(1);
+        let mut out = Vec::new();
+        let mut edge_contacts = Vec::new();
+        for (c, chunk) in segments.chunks(rows).enumerate() {
+            out.clear();
+            out.resize(chunk.len() * polygons.len(), PolygonContact::MISS);
+            self.run(|on| match on {
+                On::Gpu(gpu) => {
+                    edge_contacts.clear();
+                    edge_contacts.resize(chunk.len() * edges.len(), EdgeContact::MISS);
+                    let host = gpu.shape_host::<PolygonEdge>()?;
+                    host.pairs_dense(chunk, &edges, &mut edge_contacts)?;
+                    for (q, (query, row)) in chunk
+                        .iter()
+                        .zip(out.chunks_exact_mut(polygons.len()))
+                        .enumerate()
+                    {
+                        let contacts = &edge_contacts[q * edges.len()..(q + 1) * edges.len()];
+                        for (p, result) in row.iter_mut().enumerate() {
+                            let range = offsets[p] as usize..offsets[p + 1] as usize;
+                            *result =
+                                polygon_contact(query, &edges[range.clone()], &contacts[range]);
+                        }
+                    }
+                    Ok(())
+                }
+                On::Cpu(kernel) => {
+                    kernel.polygon_pairs_dense(chunk, &edges, offsets, &mut out);
+                    Ok(())
+                }
+            })?;
+            each(c * rows, &out);
+        }
+        Ok(())
+    }
+}

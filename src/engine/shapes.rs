@@ -1,0 +1,409 @@
+//! The queries over shapes ([`Shape`]: walls, circles), on either backend.
+use super::{Engine, Inner, On};
+use crate::cpu::batched::{CpuKernel, Simd};
+use crate::cpu::grid::Grid;
+use crate::cpu::lane_filter::LaneFilter;
+use crate::cpu::segment_circle::CircleContact;
+use crate::cpu::segment_segment::SegmentContact;
+use crate::cpu::shape_queries;
+use crate::error::{Error, Result};
+use crate::query::Counts;
+use crate::shape::{Shape, ShapeContact, ShapeHit};
+use crate::types::{Circle, Rect, Segment};
+use crate::validate;
+
+/// Results per chunk of the queries over shapes (hits, first hits, counts): their memory
+/// whatever the batch.
+pub const SHAPE_PAIRS_PER_CHUNK: usize = 1 << 22;
+
+/// The hitting pairs of rows of `m` results each, from `chunks`, which hands each chunk of
+/// rows to its argument with the chunk's first row.
+pub(super) fn hits_in_rows<C: ShapeContact>(
+    m: usize,
+    chunks: impl FnOnce(&mut dyn FnMut(usize, &[C])) -> Result<()>,
+) -> Result<Vec<ShapeHit<C>>> {
+    let mut hits = Vec::new();
+    chunks(&mut |first, contacts| {
+        for (i, contact) in shape_queries::shape_hit_list(contacts) {
+            hits.push(ShapeHit {
+                segment: (first + i / m) as u32,
+                shape: (i % m) as u32,
+                contact,
+            });
+        }
+    })?;
+    Ok(hits)
+}
+
+/// Each row's hit with the smallest `t_enter`, the lowest index on a tie, as [`hits_in_rows`].
+pub(super) fn first_hits_in_rows<C: ShapeContact>(
+    n: usize,
+    m: usize,
+    chunks: impl FnOnce(&mut dyn FnMut(usize, &[C])) -> Result<()>,
+) -> Result<Vec<Option<ShapeHit<C>>>> {
+    let mut first = vec![None; n];
+    chunks(&mut |start, contacts| {
+        for (k, row) in contacts.chunks_exact(m).enumerate() {
+            first[start + k] =
+                shape_queries::shape_first_hits(row).map(|(shape, contact)| ShapeHit {
+                    segment: (start + k) as u32,
+                    shape,
+                    contact,
+                });
+        }
+    })?;
+    Ok(first)
+}
+
+/// Hits per row and per column, as [`hits_in_rows`].
+pub(super) fn counts_in_rows<C: ShapeContact>(
+    n: usize,
+    m: usize,
+    chunks: impl FnOnce(&mut dyn FnMut(usize, &[C])) -> Result<()>,
+) -> Result<Counts> {
+    let mut counts = Counts {
+        per_segment: vec![0; n],
+        per_rect: vec![0; m],
+    };
+    chunks(&mut |start, contacts| {
+        for (k, row) in contacts.chunks_exact(m).enumerate() {
+            for (shape, contact) in row.iter().enumerate() {
+                if contact.hit() {
+                    counts.per_segment[start + k] += 1;
+                    counts.per_rect[shape] += 1;
+                }
+            }
+        }
+    })?;
+    Ok(counts)
+}
+
+/// Hits per segment and per shape from listed hits.
+pub(super) fn count_listed<C>(counts: &mut Counts, hits: &[ShapeHit<C>]) {
+    for hit in hits {
+        counts.per_segment[hit.segment as usize] += 1;
+        counts.per_rect[hit.shape as usize] += 1;
+    }
+}
+
+/// A candidate pair's contact on the CPU: the shape's float filter where it certifies the
+/// answer, else its exact function.
+pub(super) fn contact_of<S: Shape>(
+    shapes: &[S],
+) -> impl Fn(&Segment, usize) -> S::Contact + Sync + Copy + '_ {
+    move |q: &Segment, k: usize| {
+        let shape = &shapes[k];
+        S::filtered(q, shape).unwrap_or_else(|| S::exact(q, shape))
+    }
+}
+
+/// Segment and shape indices must fit in u32.
+pub(super) fn check_indices(segments: usize, shapes: usize) -> Result<()> {
+    if segments > u32::MAX as usize || shapes > u32::MAX as usize {
+        return Err(Error::TooManyPairs {
+            segments,
+            rects: shapes,
+        });
+    }
+    Ok(())
+}
+
+/// Checks every segment and every shape, before any work.
+pub(super) fn check_shapes<S: Shape>(segments: &[Segment], shapes: &[S]) -> Result<()> {
+    validate::check_inputs(segments, &[])?;
+    for (i, shape) in shapes.iter().enumerate() {
+        S::check(i, shape)?;
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// Every query segment against every shape of one kind ([`Shape`]: walls, circles):
+    /// `result[q * shapes.len() + s]`, query-major. Each is the shape's scalar function's
+    /// answer ([`Shape::exact`]), exact, with correctly rounded t, on either backend.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid segment or shape, before any work;
+    /// [`Error::TooManyPairs`] when the result would not fit in memory; GPU errors.
+    pub fn shape_pairs<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+    ) -> Result<Vec<S::Contact>> {
+        check_shapes(segments, shapes)?;
+        let too_many = || Error::TooManyPairs {
+            segments: segments.len(),
+            rects: shapes.len(),
+        };
+        let n = segments
+            .len()
+            .checked_mul(shapes.len())
+            .ok_or_else(too_many)?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| too_many())?;
+        out.resize(n, S::MISS);
+        self.shape_pairs_into(segments, shapes, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Engine::shape_pairs`] into `out`, inputs checked.
+    fn shape_pairs_into<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+        out: &mut [S::Contact],
+    ) -> Result<()> {
+        self.run(|on| match on {
+            On::Gpu(gpu) => gpu.shape_host::<S>()?.pairs_dense(segments, shapes, out),
+            On::Cpu(kernel) => {
+                kernel.shape_pairs_dense(segments, shapes, out);
+                Ok(())
+            }
+        })
+    }
+
+    /// The pairs of every segment with every shape, a chunk of segments at a time (memory
+    /// bounded by [`SHAPE_PAIRS_PER_CHUNK`] results whatever the batch): `each(first segment,
+    /// the chunk's results, query-major)`. Inputs checked, indices fit in u32.
+    fn shape_chunks<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+        mut each: impl FnMut(usize, &[S::Contact]),
+    ) -> Result<()> {
+        check_shapes(segments, shapes)?;
+        if segments.len() > u32::MAX as usize || shapes.len() > u32::MAX as usize {
+            return Err(Error::TooManyPairs {
+                segments: segments.len(),
+                rects: shapes.len(),
+            });
+        }
+        if shapes.is_empty() {
+            return Ok(());
+        }
+        let rows = (SHAPE_PAIRS_PER_CHUNK / shapes.len()).max(1);
+        let mut out = Vec::new();
+        for (c, chunk) in segments.chunks(rows).enumerate() {
+            out.clear();
+            out.resize(chunk.len() * shapes.len(), S::MISS);
+            self.shape_pairs_into(chunk, shapes, &mut out)?;
+            each(c * rows, &out);
+        }
+        Ok(())
+    }
+
+    /// The hitting (segment, shape) pairs of every segment against every shape, in (segment,
+    /// shape) order: [`Engine::shape_pairs`] without the misses, in memory bounded by the hits.
+    ///
+    /// # Errors
+    /// As [`Engine::shape_pairs`].
+    pub fn shape_hits<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+    ) -> Result<Vec<ShapeHit<S::Contact>>> {
+        check_shapes(segments, shapes)?;
+        check_indices(segments.len(), shapes.len())?;
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let contact = contact_of(shapes);
+        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
+        let mut hits = Vec::new();
+        if self.listed_hits(segments, &bounds, filter, contact, |chunk| {
+            hits.extend_from_slice(chunk)
+        })? {
+            return Ok(hits);
+        }
+        if S::KERNEL.reduces {
+            // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
+            return self.run(|on| match on {
+                On::Gpu(gpu) => gpu.shape_host::<S>()?.hits(segments, shapes),
+                On::Cpu(kernel) => {
+                    let mut hits = Vec::new();
+                    kernel.shape_hit_chunks(segments, &bounds, None, filter, contact, |chunk| {
+                        hits.extend_from_slice(chunk)
+                    });
+                    Ok(hits)
+                }
+            });
+        }
+        hits_in_rows(shapes.len(), |each| {
+            self.shape_chunks(segments, shapes, each)
+        })
+    }
+
+    /// Each segment's first hit among the shapes: the smallest `t_enter`, the lowest shape
+    /// index on a tie (as for rects), `None` on a miss. One per segment.
+    ///
+    /// # Errors
+    /// As [`Engine::shape_pairs`].
+    pub fn shape_first_hits<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+    ) -> Result<Vec<Option<ShapeHit<S::Contact>>>> {
+        let mut first = vec![None; segments.len()];
+        check_shapes(segments, shapes)?;
+        check_indices(segments.len(), shapes.len())?;
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let contact = contact_of(shapes);
+        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
+        if self.listed_first_hits(segments, &bounds, filter, contact, &mut first)? {
+            return Ok(first);
+        }
+        if S::KERNEL.reduces {
+            // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
+            self.run(|on| {
+                first.fill(None);
+                match on {
+                    On::Gpu(gpu) => gpu
+                        .shape_host::<S>()?
+                        .first_hits(segments, shapes, &mut first),
+                    On::Cpu(kernel) => {
+                        kernel.shape_first_hits_listed(
+                            segments, &bounds, None, filter, contact, &mut first,
+                        );
+                        Ok(())
+                    }
+                }
+            })?;
+            return Ok(first);
+        }
+        first_hits_in_rows(segments.len(), shapes.len(), |each| {
+            self.shape_chunks(segments, shapes, each)
+        })
+    }
+
+    /// Hits per segment and per shape (`Counts::per_rect` counts per shape).
+    ///
+    /// # Errors
+    /// As [`Engine::shape_pairs`].
+    pub fn shape_counts<S: Shape>(&mut self, segments: &[Segment], shapes: &[S]) -> Result<Counts> {
+        let mut counts = Counts {
+            per_segment: vec![0; segments.len()],
+            per_rect: vec![0; shapes.len()],
+        };
+        check_shapes(segments, shapes)?;
+        check_indices(segments.len(), shapes.len())?;
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let hit = |q: &Segment, k: usize| S::hit(q, &shapes[k]);
+        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
+        let listed = self.with_shape_grid(segments.len(), &bounds, |kernel, grid| {
+            kernel.shape_counts_listed(segments, &bounds, grid, filter, hit, &mut counts)
+        })?;
+        if listed {
+            return Ok(counts);
+        }
+        // On the GPU: the kernel's counts entry point, summed there (the CPU, without a grid,
+        // if the GPU times out).
+        self.run(|on| {
+            counts.per_segment.fill(0);
+            counts.per_rect.fill(0);
+            match on {
+                On::Gpu(gpu) => gpu.shape_host::<S>()?.counts(
+                    segments,
+                    shapes,
+                    &mut counts.per_segment,
+                    &mut counts.per_rect,
+                ),
+                On::Cpu(kernel) => {
+                    kernel.shape_counts_listed(segments, &bounds, None, filter, hit, &mut counts);
+                    Ok(())
+                }
+            }
+        })?;
+        Ok(counts)
+    }
+
+    /// [`Engine::listed_hits`] for first hits, the grid's walk stopping early.
+    pub(super) fn listed_first_hits<C: ShapeContact>(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
+        contact: impl Fn(&Segment, usize) -> C + Sync,
+        first: &mut [Option<ShapeHit<C>>],
+    ) -> Result<bool> {
+        self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
+            kernel.shape_first_hits_listed(segments, bounds, grid, filter, contact, first)
+        })
+    }
+
+    /// On the CPU, runs `run` with the grid over `bounds` when the broad-phase setting picks
+    /// it (built for the call, in the engine's own grid's memory), else `None`; `false` on the
+    /// GPU.
+    pub(super) fn with_shape_grid(
+        &mut self,
+        segments: usize,
+        bounds: &[Rect],
+        run: impl FnOnce(&mut CpuKernel, Option<&Grid>),
+    ) -> Result<bool> {
+        let use_grid =
+            self.broad_phase.uses_grid(segments, bounds.len(), false) && !bounds.is_empty();
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let Inner::Cpu { kernel, .. } = &mut self.inner else {
+            return Ok(false);
+        };
+        self.last_fallback = None;
+        let mut grid = std::mem::take(&mut self.own_grid);
+        if use_grid {
+            grid.build(bounds);
+        }
+        run(kernel, use_grid.then_some(&grid));
+        self.used_grid = use_grid;
+        self.own_grid = grid;
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        Ok(true)
+    }
+
+    /// On the CPU, the hitting pairs a chunk at a time (`each`), never the dense pairs: each
+    /// segment's candidates through the broad phase where the setting picks it (a grid over the
+    /// shapes' boxes, built for the call), else the box cull; then the shapes' lane filter
+    /// (`filter`, made for the kernel's SIMD level), and `contact` answers a candidate left.
+    /// `false` on the GPU, which reduces the dense pairs (on the GPU where the kernel
+    /// [`reduces`](crate::ShapeKernel::reduces), else on the host).
+    pub(super) fn listed_hits<C: ShapeContact>(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
+        contact: impl Fn(&Segment, usize) -> C + Sync,
+        each: impl FnMut(&[ShapeHit<C>]),
+    ) -> Result<bool> {
+        self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
+            kernel.shape_hit_chunks(segments, bounds, grid, filter, contact, each)
+        })
+    }
+
+    /// Every query segment against every wall, segment × segment (docs/semantics.md):
+    /// `result[q * walls.len() + w]`, query-major. Each is [`crate::segment_segment`]'s
+    /// answer, exact, with correctly rounded t, on either backend.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid segment or wall, before any work; GPU errors.
+    pub fn wall_pairs(
+        &mut self,
+        segments: &[Segment],
+        walls: &[Segment],
+    ) -> Result<Vec<SegmentContact>> {
+        self.shape_pairs(segments, walls)
+    }
+
+    /// Every query segment against every circle (closed disks), segment × circle
+    /// (docs/semantics.md): `result[q * circles.len() + c]`, query-major. Each is
+    /// [`crate::segment_circle`]'s answer, exact, with correctly rounded t, on either backend.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first invalid segment or circle (a negative radius
+    /// included), before any work; GPU errors.
+    pub fn circle_pairs(
+        &mut self,
+        segments: &[Segment],
+        circles: &[Circle],
+    ) -> Result<Vec<CircleContact>> {
+        self.shape_pairs(segments, circles)
+    }
+}
