@@ -1,0 +1,228 @@
+//! The fast CPU path: the scalar reference's answers ([`super::segment_rect`],
+//! [`super::queries`], [`super::pairs`]), bit for bit, in a fraction of its time.
+//!
+//! - **Layout.** The rects are copied into blocks of [`LANES`] (struct of arrays within a block),
+//!   padded with empty rects that overlap nothing.
+//! - **SIMD cull.** For each segment, one pass compares the segment's bounding box with all the
+//!   rects, 16 per block, and keeps a bit mask per block. Explicit AVX-512 or AVX2, chosen at
+//!   run time ([`Simd::detect`]), else a portable loop that LLVM vectorises for the baseline.
+//! - **Exactness.** The bounding-box test is the reference's first rule, "both ends beyond one
+//!   side of a slab", turned around: `max(x0, x1) >= min_x && min(x0, x1) <= max_x` (and y) holds
+//!   exactly when `beyond_one_side` does not, for every finite input. A pair it rejects is a
+//!   [`PairResult::MISS`] in the reference and adds nothing to any query; every pair it keeps
+//!   runs the reference itself ([`segment_rect`]) and the query's own step (`queries::is_closer` for
+//!   the first hit). So every decision is the reference's, in the reference's order.
+//! - **Threads.** rayon over chunks of segments, or none at all with one thread (then nothing is
+//!   allocated per call).
+
+mod cull;
+mod rects;
+mod shape_cull;
+mod shapes;
+
+pub use cull::RectBlock;
+
+use rayon::prelude::*;
+
+use super::workers::Workers;
+use crate::cancel::Cancel;
+
+use super::grid::Grid;
+use super::lanes::{HitLanes, LaneVerdicts};
+pub use super::lanes::{LANES, Simd};
+use super::segment_circle::CircleContact;
+use super::segment_polygon::{EdgeContact, PolygonEdge};
+use super::segment_segment::SegmentContact;
+use crate::types::{Circle, Rect, Segment};
+/// How the CPU backend runs: its worker threads and SIMD level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuOptions {
+    /// Worker threads; 0 (the default) is one per core, as rayon counts them
+    /// (`RAYON_NUM_THREADS` overrides).
+    pub threads: usize,
+    /// The SIMD level; `None` (the default) is the best this CPU runs.
+    pub simd: Option<Simd>,
+}
+
+/// The fast CPU kernel: its options, its thread pool, and its rect blocks (kept between calls,
+/// so that a steady stream of batches allocates nothing on one thread).
+pub struct CpuKernel {
+    simd: Simd,
+    threads: usize,
+    /// Its own workers, or `None` for the process's shared pool ([`Workers::shared`]).
+    pool: Option<Workers>,
+    blocks: Vec<RectBlock>,
+    /// Set: chunks not started yet are skipped (the engine then discards the call's results).
+    cancel: Option<Cancel>,
+}
+
+impl std::fmt::Debug for CpuKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CpuKernel({self})")
+    }
+}
+
+impl std::fmt::Display for CpuKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = if self.threads == 1 { "" } else { "s" };
+        write!(f, "{}, {} thread{s}", self.simd, self.threads)
+    }
+}
+
+/// Segments per parallel task: a few tasks per thread, none too small to be worth a steal.
+fn chunk_len(segments: usize, rects: usize, threads: usize) -> usize {
+    let tasks = threads * 8;
+    let by_count = segments.div_ceil(tasks.max(1));
+    // At least about 64k pairs per task, and at most 64k segments: a call is cancelled
+    // between chunks (`Cancel`), so none is long.
+    let by_work = (1 << 16) / rects.max(1);
+    by_count.min(1 << 16).max(by_work).max(1)
+}
+
+/// About how many of `boxes` a segment is tested against: all of them, or with a grid (over
+/// them) the mean entries of a cell times a few cells.
+fn work_per_segment(boxes: &[Rect], grid: Option<&Grid>) -> usize {
+    grid.map_or(boxes.len(), |g| {
+        (4 * g.entry_count() / g.cell_start.len().max(1)).clamp(1, boxes.len().max(1))
+    })
+}
+
+impl Default for CpuKernel {
+    /// The best SIMD level here, one thread per core (the process's shared pool).
+    fn default() -> Self {
+        Self {
+            simd: Simd::detect(),
+            threads: Workers::shared().threads(),
+            pool: None,
+            blocks: Vec::new(),
+            cancel: None,
+        }
+    }
+}
+
+// The shapes' filters moved to their shapes' folders (`cpu::segment_segment::filters`, ...);
+// their old names here are kept, deprecated, for one release.
+
+#[deprecated(note = "moved to rectcast::cpu::segment_polygon::filters::edge_filtered")]
+pub fn edge_filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
+    super::segment_polygon::filters::edge_filtered(query, edge)
+}
+
+#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::contact_filtered")]
+pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
+    super::segment_segment::filters::contact_filtered(query, wall)
+}
+
+#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::wall_hit")]
+pub fn wall_hit(query: &Segment, wall: &Segment) -> bool {
+    super::segment_segment::filters::wall_hit(query, wall)
+}
+
+#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::certain_cross_f32")]
+pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
+    super::segment_segment::filters::certain_cross_f32(ux, uy, vx, vy)
+}
+
+#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::wall_hit_lanes")]
+pub fn wall_hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
+    super::segment_segment::filters::wall_hit_lanes(query, walls)
+}
+
+#[deprecated(note = "moved to rectcast::cpu::segment_circle::filters::circle_filtered")]
+pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
+    super::segment_circle::filters::circle_filtered(query, circle)
+}
+
+#[deprecated(note = "moved to rectcast::cpu::segment_circle::filters::circle_hit_lanes")]
+pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
+    super::segment_circle::filters::circle_hit_lanes(query, circles)
+}
+
+impl CpuKernel {
+    /// # Errors
+    /// A message when the SIMD level is not supported here or the thread pool cannot start.
+    pub fn new(options: CpuOptions) -> Result<Self, String> {
+        let simd = options.simd.unwrap_or_else(Simd::detect);
+        if !simd.is_supported() {
+            return Err(format!(
+                "SIMD level {simd} is not supported by this CPU (available: {})",
+                Simd::available()
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        let (threads, pool) = match options.threads {
+            0 => (Self::default().threads, None),
+            1 => (1, None),
+            n => {
+                let pool = Workers::new(n)?;
+                (n, Some(pool))
+            }
+        };
+        Ok(Self {
+            simd,
+            threads,
+            pool,
+            blocks: Vec::new(),
+            cancel: None,
+        })
+    }
+
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Calls check `cancel` between chunks from now on (`None`: never).
+    pub(crate) fn set_cancel(&mut self, cancel: Option<Cancel>) {
+        self.cancel = cancel;
+    }
+
+    /// Whether this call was cancelled: its chunks not started yet are skipped.
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+    }
+
+    /// Runs `each(first segment, its part of out)` over consecutive parts of `out`, `chunk`
+    /// segments of `per` items each a part: on the pool, or in order on this thread with one
+    /// thread. A part not started once the call is cancelled is skipped.
+    fn chunked<T: Send>(
+        &self,
+        out: &mut [T],
+        chunk: usize,
+        per: usize,
+        each: impl Fn(usize, &mut [T]) + Sync,
+    ) {
+        let size = (chunk * per).max(1);
+        if self.threads == 1 {
+            for (c, part) in out.chunks_mut(size).enumerate() {
+                if self.cancelled() {
+                    return;
+                }
+                each(c * chunk, part);
+            }
+            return;
+        }
+        Self::install(&self.pool, || {
+            out.par_chunks_mut(size).enumerate().for_each(|(c, part)| {
+                if !self.cancelled() {
+                    each(c * chunk, part);
+                }
+            })
+        });
+    }
+
+    /// Runs `f` on this kernel's pool (the process's shared one when it has none of its
+    /// own), never on rayon's global pool, which a forked child cannot use.
+    fn install<R: Send>(pool: &Option<Workers>, f: impl FnOnce() -> R + Send) -> R {
+        match pool {
+            Some(pool) => pool.install(f),
+            None => Workers::shared().install(f),
+        }
+    }
+}

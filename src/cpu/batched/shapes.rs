@@ -1,0 +1,332 @@
+//! The queries over shapes (and polygons' edges) on the CPU: dense pairs, hits, first hits and
+//! counts, each the shape's scalar function's answer.
+
+use super::cull::{fill_blocks, for_each_candidate};
+use super::shape_cull::{
+    AppendAll, CountInPlace, ShapeLayout, brute_force_cost, collect_candidates, shape_candidates,
+};
+use super::{CpuKernel, chunk_len, work_per_segment};
+use crate::cpu::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
+use crate::cpu::lane_filter::{Candidates, LaneFilter};
+use crate::cpu::lanes::{LANES, Simd};
+use crate::cpu::segment_polygon::{PolygonContact, PolygonEdge, filters::polygon_filtered};
+use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
+use crate::query::Counts;
+use crate::shape::{Shape, ShapeContact, ShapeHit};
+use crate::types::{Rect, Segment};
+use rayon::prelude::*;
+
+/// An f32 at or below the correctly rounded t at which `s` crosses the line y = `bound` (which
+/// it does, at some t > 0): the quotient in f64 is within 3 · 2^-53 of the exact one (two
+/// differences of f32 values and a division), so lowering it by 2^-50 and rounding down is
+/// safe, and rounding to nearest is monotone.
+fn row_t_below(s: &Segment, bound: f32) -> f32 {
+    let (y0, y1) = (s.y0 as f64, s.y1 as f64);
+    let t = (bound as f64 - y0) / (y1 - y0) * (1.0 - 2f64.powi(-50));
+    let f = t as f32;
+    if f as f64 > t { f.next_down() } else { f }
+}
+
+/// An f32 at or below the correctly rounded t at which `s` first meets box `b` (0 when it
+/// starts in it): each axis's entering t in f64 is within 3 · 2^-53 of the exact one, lowered
+/// by 2^-50 and rounded down. Every point of the box on the segment is at that t or later.
+fn box_t_below(s: &Segment, b: &Rect) -> f32 {
+    let entering = |p0: f32, p1: f32, lo: f32, hi: f32| {
+        let d = p1 as f64 - p0 as f64;
+        if d > 0.0 {
+            (lo as f64 - p0 as f64) / d
+        } else if d < 0.0 {
+            (hi as f64 - p0 as f64) / d
+        } else {
+            f64::NEG_INFINITY
+        }
+    };
+    let t = entering(s.x0, s.x1, b.min_x, b.max_x).max(entering(s.y0, s.y1, b.min_y, b.max_y));
+    if t <= 0.0 {
+        return 0.0;
+    }
+    let t = t * (1.0 - 2f64.powi(-50));
+    let f = t as f32;
+    if f as f64 > t { f.next_down() } else { f }
+}
+
+impl CpuKernel {
+    /// [`crate::Engine::shape_pairs`]: inputs valid, `out` one per (query, shape),
+    /// query-major. The shapes' boxes ([`Shape::bounds`]) are culled sixteen at a time as the
+    /// rect path culls rects, and the pairs left go through the shape's lane filter
+    /// ([`Shape::hit_lanes`]); each pair it does not rule out goes through [`Shape::filtered`],
+    /// the scalar reference where that cannot certify. Rows spread over the threads.
+    pub(crate) fn shape_pairs_dense<S: Shape>(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+        out: &mut [S::Contact],
+    ) {
+        if shapes.is_empty() {
+            return;
+        }
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let simd = self.simd;
+        let (layout, filter) = ShapeLayout::with_filter(simd, &bounds, |simd, order| {
+            LaneFilter::of(simd, shapes, order)
+        });
+        let (layout, filter) = (&layout, filter.as_ref());
+        let rows = |first: usize, rows: &mut [S::Contact]| {
+            let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            for (i, row) in rows.chunks_exact_mut(shapes.len()).enumerate() {
+                row.fill(S::MISS);
+                let query = &queries[first + i];
+                collect_candidates(simd, query, layout, filter, &mut candidates, AppendAll);
+                candidates.sieve(query, filter, |k, _| {
+                    let shape = &shapes[k];
+                    row[k] = S::filtered(query, shape).unwrap_or_else(|| S::exact(query, shape));
+                });
+            }
+        };
+        let chunk = chunk_len(queries.len(), shapes.len(), self.threads);
+        self.chunked(out, chunk, shapes.len(), rows);
+    }
+
+    /// [`crate::Engine::polygon_pairs`]: every query against every polygon, `out` query-major.
+    /// `edges` are the polygons' edges in order ([`crate::cpu::segment_polygon::polygon_edges`]),
+    /// polygon i's from `offsets[i]`. Polygons are culled by box sixteen at a time; each edge of
+    /// one left goes through [`edge_filtered`], and [`polygon_contact`] gathers them.
+    pub(crate) fn polygon_pairs_dense(
+        &mut self,
+        queries: &[Segment],
+        edges: &[PolygonEdge],
+        offsets: &[u32],
+        out: &mut [PolygonContact],
+    ) {
+        let polygons = offsets.len() - 1;
+        if polygons == 0 {
+            return;
+        }
+        let bounds: Vec<Rect> = (0..polygons)
+            .map(|i| edges[offsets[i] as usize].polygon)
+            .collect();
+        fill_blocks(&bounds, &mut self.blocks);
+        let (simd, blocks) = (self.simd, &self.blocks[..]);
+        let rows = |first: usize, rows: &mut [PolygonContact]| {
+            let mut contacts = Vec::new();
+            for (i, row) in rows.chunks_exact_mut(polygons).enumerate() {
+                row.fill(PolygonContact::MISS);
+                let query = &queries[first + i];
+                for_each_candidate(simd, query, blocks, |k| {
+                    let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
+                    row[k] = polygon_filtered(query, edges, &mut contacts);
+                });
+            }
+        };
+        let chunk = chunk_len(queries.len(), edges.len(), self.threads);
+        self.chunked(out, chunk, polygons, rows);
+    }
+
+    /// The hitting pairs of `segments` against shapes whose closed boxes are `bounds`, a chunk
+    /// of segments at a time, in (segment, shape) order: `each(the chunk's hits)`, segment
+    /// indices counted from the first segment of the call. Each segment's candidates come from
+    /// `grid` (a grid over `bounds`) where its walk pays, else from the SIMD box cull, go
+    /// through `filter` (the shapes' lane filter, when they have one), and each one left goes
+    /// through `contact`. Memory follows the hits of a chunk, never segments × shapes.
+    pub(crate) fn shape_hit_chunks<C: ShapeContact>(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        grid: Option<&Grid>,
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
+        contact: impl Fn(&Segment, usize) -> C + Sync,
+        mut each: impl FnMut(&[ShapeHit<C>]),
+    ) {
+        let simd = self.simd;
+        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, filter);
+        let (layout, filter) = (&layout, filter.as_ref());
+        let rows = |first: usize, part: &[Segment]| {
+            let mut hits = Vec::new();
+            let mut row: Vec<(u32, C)> = Vec::new();
+            let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            for (i, s) in part.iter().enumerate() {
+                row.clear();
+                shape_candidates(simd, layout, grid, s, filter, &mut candidates, AppendAll);
+                candidates.sieve(s, filter, |k, _| {
+                    let c = contact(s, k);
+                    if c.hit() {
+                        row.push((k as u32, c));
+                    }
+                });
+                // The candidates come in the walk's or the layout's order; rows in shape order.
+                row.sort_unstable_by_key(|&(k, _)| k);
+                let segment = (first + i) as u32;
+                hits.extend(row.iter().map(|&(shape, contact)| ShapeHit {
+                    segment,
+                    shape,
+                    contact,
+                }));
+            }
+            hits
+        };
+        let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
+        // A few tasks per thread in each call of `each`.
+        let call = chunk * self.threads * 8;
+        let mut buffer = Vec::new();
+        for (c, calls) in segments.chunks(call.max(1)).enumerate() {
+            if self.cancelled() {
+                return;
+            }
+            let first = c * call;
+            let parts: Vec<Vec<ShapeHit<C>>> = if self.threads == 1 {
+                vec![rows(first, calls)]
+            } else {
+                Self::install(&self.pool, || {
+                    calls
+                        .par_chunks(chunk)
+                        .enumerate()
+                        .map(|(k, part)| rows(first + k * chunk, part))
+                        .collect()
+                })
+            };
+            buffer.clear();
+            for part in parts {
+                buffer.extend(part);
+            }
+            each(&buffer);
+        }
+    }
+
+    /// Hits per segment and per shape (`counts`, sized and zeroed) of `segments` against
+    /// shapes whose closed boxes are `bounds`: the candidates of [`CpuKernel::shape_hit_chunks`]
+    /// through `filter`; a pair it certifies is counted as it stands, and only the pairs it
+    /// cannot tell go through `hit`. Nothing is listed.
+    pub(crate) fn shape_counts_listed(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        grid: Option<&Grid>,
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
+        hit: impl Fn(&Segment, usize) -> bool + Sync,
+        counts: &mut Counts,
+    ) {
+        let simd = self.simd;
+        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, filter);
+        let (layout, filter) = (&layout, filter.as_ref());
+        let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
+            let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            // Certain hits of the blocks answered in place, by place in the layout.
+            let mut per_place = vec![[0u32; LANES]; layout.blocks.len()];
+            for (i, hits) in per_segment.iter_mut().enumerate() {
+                let s = &segments[first + i];
+                let in_place = match filter {
+                    Some(filter) => {
+                        let mut dense = CountInPlace {
+                            filter,
+                            layout,
+                            query: s,
+                            per_place: &mut per_place,
+                            per_shape,
+                            hit: |k| hit(s, k),
+                            hits: 0,
+                        };
+                        shape_candidates(
+                            simd,
+                            layout,
+                            grid,
+                            s,
+                            Some(filter),
+                            &mut candidates,
+                            &mut dense,
+                        );
+                        dense.hits
+                    }
+                    None => {
+                        shape_candidates(simd, layout, grid, s, None, &mut candidates, AppendAll);
+                        0
+                    }
+                };
+                *hits += in_place + candidates.count(s, filter, per_shape, |k| hit(s, k));
+            }
+            for (&k, &count) in layout.order.iter().zip(per_place.iter().flatten()) {
+                per_shape[k as usize] += count as u64;
+            }
+        };
+        let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
+        self.counts_in_chunks(chunk, counts, count_in);
+    }
+
+    /// Each segment's first hit among shapes whose closed boxes are `bounds` (the smallest
+    /// `t_enter`, the lowest shape on a tie), `first` one per segment: as
+    /// [`CpuKernel::shape_hit_chunks`], but the grid's walk stops at the first row boundary
+    /// the best hit so far is certainly before (every shape not visited yet meets the segment
+    /// only past that boundary, so its rounded t cannot be smaller, nor tie), and a candidate
+    /// whose box the segment enters after the best hit is skipped. The best is the smallest
+    /// (t, shape) of the candidates answered, whatever their order, so the lane filter's
+    /// batches of sixteen change only how soon the pruning starts.
+    pub(crate) fn shape_first_hits_listed<C: ShapeContact>(
+        &mut self,
+        segments: &[Segment],
+        bounds: &[Rect],
+        grid: Option<&Grid>,
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
+        contact: impl Fn(&Segment, usize) -> C + Sync,
+        first: &mut [Option<ShapeHit<C>>],
+    ) {
+        let simd = self.simd;
+        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, filter);
+        let (layout, filter) = (&layout, filter.as_ref());
+        let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
+            let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            for (i, slot) in part.iter_mut().enumerate() {
+                let s = &segments[start + i];
+                let best = std::cell::Cell::new(None::<(u32, C)>);
+                let visit = |k: usize, _: bool| {
+                    // A shape lies in its box: one whose box the segment enters after the best
+                    // hit cannot come first, nor tie (best-first pruning, exact).
+                    let now = best.get();
+                    if now.is_some_and(|(_, bc)| box_t_below(s, &bounds[k]) > bc.t_enter()) {
+                        return;
+                    }
+                    let c = contact(s, k);
+                    let k = k as u32;
+                    let (best_shape, best_contact) = now.unwrap_or((NO_SHAPE, c));
+                    if comes_first(&c, k, &best_contact, best_shape) {
+                        best.set(Some((k, c)));
+                    }
+                };
+                match grid.map(|g| (g, walk_of(g, s))) {
+                    Some((grid, walk))
+                        if !prefers_brute_force(
+                            grid,
+                            s,
+                            &walk,
+                            brute_force_cost(bounds.len(), filter),
+                        ) =>
+                    {
+                        let no_ceiling = std::cell::Cell::new(u32::MAX);
+                        visit_cells(grid, s, &walk, &no_ceiling, |step| match step {
+                            Step::Rect(k) => {
+                                candidates.push(k as usize, filter);
+                                Next::Entry
+                            }
+                            Step::Row(bound) => {
+                                // Every candidate before this boundary answered first.
+                                candidates.sieve(s, filter, visit);
+                                let done = best
+                                    .get()
+                                    .is_some_and(|(_, c)| c.t_enter() < row_t_below(s, bound));
+                                if done { Next::Stop } else { Next::Entry }
+                            }
+                        });
+                    }
+                    _ => collect_candidates(simd, s, layout, filter, &mut candidates, AppendAll),
+                }
+                candidates.sieve(s, filter, visit);
+                let segment = (start + i) as u32;
+                *slot = best.get().map(|(shape, contact)| ShapeHit {
+                    segment,
+                    shape,
+                    contact,
+                });
+            }
+        };
+        let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
+        self.chunked(first, chunk, 1, rows);
+    }
+}
