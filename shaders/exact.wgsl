@@ -333,7 +333,7 @@ struct ShapeParams {
 // Whether segment s's box and a shape's box (Shape::bounds, from the host) are apart: the pair
 // then misses, and the exact path is skipped. Plain comparisons, sound on any GPU (flushing
 // subnormal operands to zero only ever turns "apart" into "not apart"). Its CPU twin is the
-// batch path's cull (masks_portable in src/cpu/batched.rs and its SIMD forms).
+// batch path's cull (masks_portable in src/cpu/batched/cull.rs and its SIMD forms).
 fn boxes_apart(s: Segment, b: Rect) -> bool {
     return max(s.x0, s.x1) < b.min_x || b.max_x < min(s.x0, s.x1) || max(s.y0, s.y1) < b.min_y || b.max_y < min(s.y0, s.y1);
 }
