@@ -9,6 +9,7 @@ mod engine;
 mod error;
 pub mod gpu;
 mod query;
+pub mod registry;
 pub mod scene;
 pub mod shape;
 mod types;

@@ -23,6 +23,15 @@ fn parse(source: &str, name: &str) -> (naga::Module, naga::valid::ModuleInfo) {
     (module, info)
 }
 
+/// A registered shape's kernel, by its file: its source and its constants.
+fn registered(file: &str) -> (&'static str, Vec<(&'static str, f64)>) {
+    let shape = rectcast::registry::SHAPES
+        .iter()
+        .find(|s| s.kernel.file == file)
+        .unwrap_or_else(|| panic!("shaders/{file} is not a registered shape's kernel"));
+    (shape.kernel.source, (shape.constants)(Emulation::Native))
+}
+
 /// Each kernel as the host compiles it: its file after `segment_rect.wgsl`, with its constants.
 struct Kernel {
     file: &'static str,
@@ -53,8 +62,8 @@ fn kernels() -> [Kernel; 9] {
         },
         Kernel {
             file: "segment_segment.wgsl",
-            source: shader::SEGMENT_SEGMENT_WGSL,
-            constants: shader::segment_segment_constants(Emulation::Native),
+            source: registered("segment_segment.wgsl").0,
+            constants: registered("segment_segment.wgsl").1,
             entry_points: &[
                 "list_dispatch",
                 "wall_pairs_dense",
@@ -67,8 +76,8 @@ fn kernels() -> [Kernel; 9] {
         Kernel {
             // The first kernel that reduces its contacts with it.
             file: "shape_queries.wgsl",
-            source: shader::SEGMENT_SEGMENT_WGSL,
-            constants: shader::segment_segment_constants(Emulation::Native),
+            source: registered("segment_segment.wgsl").0,
+            constants: registered("segment_segment.wgsl").1,
             entry_points: &[
                 "list_dispatch",
                 "wall_pairs_dense",
@@ -80,8 +89,8 @@ fn kernels() -> [Kernel; 9] {
         },
         Kernel {
             file: "segment_circle.wgsl",
-            source: shader::SEGMENT_CIRCLE_WGSL,
-            constants: shader::segment_circle_constants(Emulation::Native),
+            source: registered("segment_circle.wgsl").0,
+            constants: registered("segment_circle.wgsl").1,
             entry_points: &[
                 "list_dispatch",
                 "circle_pairs_dense",
@@ -93,8 +102,8 @@ fn kernels() -> [Kernel; 9] {
         },
         Kernel {
             file: "segment_polygon.wgsl",
-            source: shader::SEGMENT_POLYGON_WGSL,
-            constants: shader::segment_polygon_constants(Emulation::Native),
+            source: registered("segment_polygon.wgsl").0,
+            constants: registered("segment_polygon.wgsl").1,
             entry_points: &[
                 "list_dispatch",
                 "wall_pairs_dense",
@@ -177,6 +186,65 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
             "shape_queries.wgsl"
         ]
     );
+}
+
+#[test]
+fn every_registered_shape_kernel_composes_with_the_entry_points_it_names() {
+    assert!(rectcast::registry::SHAPES.len() >= 3);
+    for shape in rectcast::registry::SHAPES {
+        let k = &shape.kernel;
+        let kernel = Kernel {
+            file: k.file,
+            source: k.source,
+            constants: (shape.constants)(Emulation::Native),
+            entry_points: &[],
+        };
+        let module = specialised(&kernel);
+        let found: Vec<&str> = module
+            .entry_points
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
+        let mut named = vec![k.entry];
+        named.extend(k.listed);
+        named.extend(k.counts);
+        if k.reduces {
+            named.extend(["shape_first_hits", "shape_hit_list"]);
+        }
+        for name in named {
+            assert!(
+                found.contains(&name),
+                "{} (shaders/{}): no entry point {name}; it has {found:?}",
+                shape.name,
+                k.file
+            );
+        }
+    }
+}
+
+#[test]
+fn every_shape_kernel_in_the_shaders_folder_is_registered() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
+    let mut shapes = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("shaders/") {
+        let file = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        if file.starts_with("segment_") && file != "segment_rect.wgsl" {
+            shapes.push(file);
+        }
+    }
+    assert!(shapes.len() >= 3, "{shapes:?}");
+    for file in shapes {
+        assert!(
+            rectcast::registry::SHAPES
+                .iter()
+                .any(|s| s.kernel.file == file),
+            "shaders/{file} is a shape's kernel that src/registry.rs does not register"
+        );
+    }
 }
 
 #[test]
@@ -661,7 +729,7 @@ fn cpu_mirror_does_exact_arithmetic_like_the_shader() {
 fn cpu_mirror_meets_walls_like_the_shader() {
     assert_same_decisions(
         "segment_segment/mod.rs",
-        shader::SEGMENT_SEGMENT_WGSL,
+        registered("segment_segment.wgsl").0,
         "wall_verdict",
         "segment_segment_hit",
         20,
@@ -672,7 +740,7 @@ fn cpu_mirror_meets_walls_like_the_shader() {
 fn cpu_mirror_places_polygon_edges_like_the_shader() {
     assert_same_decisions(
         "segment_polygon/mod.rs",
-        shader::SEGMENT_POLYGON_WGSL,
+        registered("segment_polygon.wgsl").0,
         "apart",
         "edge_box",
         30,
@@ -683,7 +751,7 @@ fn cpu_mirror_places_polygon_edges_like_the_shader() {
 fn cpu_mirror_meets_circles_like_the_shader() {
     assert_same_decisions(
         "segment_circle/mod.rs",
-        shader::SEGMENT_CIRCLE_WGSL,
+        registered("segment_circle.wgsl").0,
         "segment_circle",
         "root_side",
         60,
@@ -692,7 +760,10 @@ fn cpu_mirror_meets_circles_like_the_shader() {
 
 #[test]
 fn cpu_mirror_orders_shape_hits_like_the_shader() {
-    for wgsl in [shader::SEGMENT_SEGMENT_WGSL, shader::SEGMENT_CIRCLE_WGSL] {
+    for wgsl in [
+        registered("segment_segment.wgsl").0,
+        registered("segment_circle.wgsl").0,
+    ] {
         assert_same_decisions("shape_queries.rs", wgsl, "comes_first", "comes_first", 7);
     }
 }

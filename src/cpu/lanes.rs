@@ -63,7 +63,7 @@ impl std::fmt::Display for Simd {
 /// Pairs per call of a lane filter: one box-cull block.
 pub const HIT_LANES: usize = LANES;
 
-/// Sixteen shapes' values ([`Shape::lane_values`]) for one call of [`Shape::hit_lanes`], one
+/// Sixteen shapes' values ([`crate::Shape::lane_values`]) for one call of [`crate::Shape::hit_lanes`], one
 /// array per value (struct of arrays, so each value is one vector). The filter chooses its
 /// precision: walls compute in f32, circles in f64. The lane filter keeps its shapes' values
 /// in these blocks, beside the box cull's blocks of the same sixteen shapes.

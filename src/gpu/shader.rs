@@ -48,46 +48,6 @@ pub const EXACT_WGSL: &str = concat!(
     include_str!("../../shaders/exact.wgsl")
 );
 
-/// Segment × segment (`shaders/segment_segment.wgsl`: the per-pair function on exact integers
-/// and the dense kernel over queries × walls), after the per-pair function of rects (its
-/// `Segment`, `mul_wide`) and the exact integers (`shaders/exact.wgsl`), and before the queries
-/// reduced from its contacts (`shaders/shape_queries.wgsl`).
-pub const SEGMENT_SEGMENT_WGSL: &str = concat!(
-    include_str!("../../shaders/segment_rect.wgsl"),
-    "\n",
-    include_str!("../../shaders/exact.wgsl"),
-    "\n",
-    include_str!("../../shaders/segment_segment.wgsl"),
-    "\n",
-    include_str!("../../shaders/shape_queries.wgsl")
-);
-
-/// Segment × circle (`shaders/segment_circle.wgsl`: the per-pair function on exact integers
-/// and the dense kernel over queries × circles), between the same files as segment × segment.
-pub const SEGMENT_CIRCLE_WGSL: &str = concat!(
-    include_str!("../../shaders/segment_rect.wgsl"),
-    "\n",
-    include_str!("../../shaders/exact.wgsl"),
-    "\n",
-    include_str!("../../shaders/segment_circle.wgsl"),
-    "\n",
-    include_str!("../../shaders/shape_queries.wgsl")
-);
-
-/// Segment × polygon, one edge at a time (`shaders/segment_polygon.wgsl`: the per-edge
-/// function and the dense kernel over queries × polygon edges), after segment × segment (its
-/// `segment_segment` and bindings 0, 1 and 4) and what that builds on. Polygons gather their
-/// edges on the host, so the queries over shapes' contacts are not part of it.
-pub const SEGMENT_POLYGON_WGSL: &str = concat!(
-    include_str!("../../shaders/segment_rect.wgsl"),
-    "\n",
-    include_str!("../../shaders/exact.wgsl"),
-    "\n",
-    include_str!("../../shaders/segment_segment.wgsl"),
-    "\n",
-    include_str!("../../shaders/segment_polygon.wgsl")
-);
-
 /// Cells each invocation of the grid's prefix sum adds up serially (a workgroup takes
 /// `WORKGROUP_SIZE` times as many).
 pub const SCAN_PER_INVOCATION: u32 = 16;
@@ -95,7 +55,7 @@ pub const SCAN_PER_INVOCATION: u32 = 16;
 /// Invocations per workgroup of every rectcast kernel, and rects per workgroup tile.
 pub const WORKGROUP_SIZE: u32 = 64;
 
-type Constants = Vec<(&'static str, f64)>;
+pub(crate) type Constants = Vec<(&'static str, f64)>;
 
 /// The overridable constants of [`SEGMENT_RECT_WGSL`], by name, for kernels emulating
 /// `emulation` (tests only; [`Emulation::Native`] otherwise).
@@ -139,58 +99,38 @@ pub fn exact_constants(emulation: Emulation) -> Constants {
     constants
 }
 
-/// The overridable constants of `shaders/segment_segment.wgsl` and what it builds on.
-fn wall_constants(emulation: Emulation) -> Constants {
-    use crate::cpu::segment_segment::Contact;
-    let mut constants = exact_constants(emulation);
-    constants.extend([
-        ("CONTACT_MISS", Contact::Miss.code() as f64),
-        ("CONTACT_CROSS", Contact::Cross.code() as f64),
-        ("CONTACT_TOUCH", Contact::Touch.code() as f64),
-        ("CONTACT_OVERLAP", Contact::Overlap.code() as f64),
-    ]);
-    constants
-}
-
-/// `constants` with those of `shaders/shape_queries.wgsl`.
-fn with_shape_queries(mut constants: Constants) -> Constants {
+/// `constants` with those of `shaders/shape_queries.wgsl`, which a shape's kernel may end with
+/// ([`crate::ShapeKernel::reduces`]).
+pub(crate) fn with_shape_queries(mut constants: Constants) -> Constants {
     constants.push(("NO_SHAPE", crate::cpu::shape_queries::NO_SHAPE as f64));
     constants
 }
 
-/// The overridable constants of [`SEGMENT_SEGMENT_WGSL`].
+// The shapes' kernels and constants moved to their folders (`Shape::KERNEL`,
+// `Shape::constants`); their old names here are kept, deprecated, for one release.
+
+#[deprecated(note = "use <rectcast::Segment as rectcast::Shape>::KERNEL.source")]
+pub const SEGMENT_SEGMENT_WGSL: &str = <crate::Segment as crate::Shape>::KERNEL.source;
+
+#[deprecated(note = "use <rectcast::Circle as rectcast::Shape>::KERNEL.source")]
+pub const SEGMENT_CIRCLE_WGSL: &str = <crate::Circle as crate::Shape>::KERNEL.source;
+
+#[deprecated(note = "use <rectcast::PolygonEdge as rectcast::Shape>::KERNEL.source")]
+pub const SEGMENT_POLYGON_WGSL: &str = <crate::PolygonEdge as crate::Shape>::KERNEL.source;
+
+#[deprecated(note = "use <rectcast::Segment as rectcast::Shape>::constants")]
 pub fn segment_segment_constants(emulation: Emulation) -> Constants {
-    with_shape_queries(wall_constants(emulation))
+    <crate::Segment as crate::Shape>::constants(emulation)
 }
 
-/// The overridable constants of [`SEGMENT_POLYGON_WGSL`].
-pub fn segment_polygon_constants(emulation: Emulation) -> Constants {
-    use crate::cpu::segment_polygon::edge_ends;
-    let mut constants = wall_constants(emulation);
-    constants.extend([
-        ("EDGE_START_ON", edge_ends::START_ON as f64),
-        ("EDGE_START_RAY", edge_ends::START_RAY as f64),
-        ("EDGE_END_SHIFT", edge_ends::END_SHIFT as f64),
-    ]);
-    constants
-}
-
-/// The overridable constants of [`SEGMENT_CIRCLE_WGSL`].
+#[deprecated(note = "use <rectcast::Circle as rectcast::Shape>::constants")]
 pub fn segment_circle_constants(emulation: Emulation) -> Constants {
-    use crate::cpu::segment_circle::{CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS};
-    let mut constants = exact_constants(emulation);
-    constants.extend([
-        ("KIND_MISS", CircleKind::Miss.code() as f64),
-        ("KIND_INSIDE", CircleKind::Inside.code() as f64),
-        ("KIND_ENTER", CircleKind::Enter.code() as f64),
-        ("KIND_EXIT", CircleKind::Exit.code() as f64),
-        ("KIND_CROSS", CircleKind::Cross.code() as f64),
-        ("KIND_TANGENT", CircleKind::Tangent.code() as f64),
-        ("ONE_BITS", ONE_BITS as f64),
-        ("HALF_BITS", HALF_BITS as f64),
-        ("SEARCH_STEPS", SEARCH_STEPS as f64),
-    ]);
-    with_shape_queries(constants)
+    <crate::Circle as crate::Shape>::constants(emulation)
+}
+
+#[deprecated(note = "use <rectcast::PolygonEdge as rectcast::Shape>::constants")]
+pub fn segment_polygon_constants(emulation: Emulation) -> Constants {
+    <crate::PolygonEdge as crate::Shape>::constants(emulation)
 }
 
 /// The overridable constants of [`QUERIES_WGSL`], for a pipeline running `query` (a

@@ -9,8 +9,8 @@
 //! - **Exactness.** The bounding-box test is the reference's first rule, "both ends beyond one
 //!   side of a slab", turned around: `max(x0, x1) >= min_x && min(x0, x1) <= max_x` (and y) holds
 //!   exactly when `beyond_one_side` does not, for every finite input. A pair it rejects is a
-//!   [`PairResult::MISS`] in the reference and adds nothing to any query; every pair it keeps
-//!   runs the reference itself ([`segment_rect`]) and the query's own step (`queries::is_closer` for
+//!   [`crate::PairResult::MISS`] in the reference and adds nothing to any query; every pair it keeps
+//!   runs the reference itself ([`crate::segment_rect`]) and the query's own step (`queries::is_closer` for
 //!   the first hit). So every decision is the reference's, in the reference's order.
 //! - **Threads.** rayon over chunks of segments, or none at all with one thread (then nothing is
 //!   allocated per call).

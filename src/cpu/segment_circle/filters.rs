@@ -180,7 +180,7 @@ pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact
     })
 }
 
-/// [`circle_filtered`]'s hit alone, for sixteen circles ([`Shape::hit_lanes`]; lanes cx, cy, r), with the same f64 values and error bounds: an end certainly in the disk is a hit; both
+/// [`circle_filtered`]'s hit alone, for sixteen circles ([`crate::Shape::hit_lanes`]; lanes cx, cy, r), with the same f64 values and error bounds: an end certainly in the disk is a hit; both
 /// ends certainly out, a point, or the line certainly apart from the disk, or its nearest point
 /// certainly past an end, a miss; both ends out, the nearest point certainly between them and
 /// certainly within R, a hit. Tangents and ends on the circle are left to the exact path.

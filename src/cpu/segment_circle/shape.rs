@@ -1,13 +1,25 @@
 //! Circles through the seam ([`crate::Shape`]): the scalar function, its filters and its kernel.
 
 use super::filters::{circle_filtered, circle_hit_lanes};
-use super::{CircleContact, segment_circle};
+use super::{CircleContact, CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS, segment_circle};
 use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::error::{InputArray, InputError};
 use crate::gpu::{Emulation, shader};
 use crate::shape::{Shape, ShapeKernel};
 use crate::types::{Circle, Rect, Segment};
 use crate::validate;
+
+/// The kernel: `shaders/segment_circle.wgsl` (the per-pair function on exact integers and the
+/// dense kernel over queries × circles), between the same files as the walls'.
+const SOURCE: &str = concat!(
+    include_str!("../../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../../shaders/exact.wgsl"),
+    "\n",
+    include_str!("../../../shaders/segment_circle.wgsl"),
+    "\n",
+    include_str!("../../../shaders/shape_queries.wgsl")
+);
 
 crate::shape::contact_with_times!(CircleContact);
 
@@ -18,7 +30,7 @@ impl Shape for Circle {
     const ARRAY: InputArray = InputArray::Circles;
     const KERNEL: ShapeKernel = ShapeKernel {
         file: "segment_circle.wgsl",
-        source: shader::SEGMENT_CIRCLE_WGSL,
+        source: SOURCE,
         entry: "circle_pairs_dense",
         listed: Some("circle_pairs_listed"),
         counts: Some("circle_counts"),
@@ -66,6 +78,18 @@ impl Shape for Circle {
     }
 
     fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
-        shader::segment_circle_constants(emulation)
+        let mut constants = shader::exact_constants(emulation);
+        constants.extend([
+            ("KIND_MISS", CircleKind::Miss.code() as f64),
+            ("KIND_INSIDE", CircleKind::Inside.code() as f64),
+            ("KIND_ENTER", CircleKind::Enter.code() as f64),
+            ("KIND_EXIT", CircleKind::Exit.code() as f64),
+            ("KIND_CROSS", CircleKind::Cross.code() as f64),
+            ("KIND_TANGENT", CircleKind::Tangent.code() as f64),
+            ("ONE_BITS", ONE_BITS as f64),
+            ("HALF_BITS", HALF_BITS as f64),
+            ("SEARCH_STEPS", SEARCH_STEPS as f64),
+        ]);
+        shader::with_shape_queries(constants)
     }
 }

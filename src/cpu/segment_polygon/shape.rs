@@ -2,12 +2,26 @@
 //! filter and its kernel. The host gathers each polygon's edges ([`super::polygon_contact`]).
 
 use super::filters::edge_filtered;
-use super::{EdgeContact, PolygonContact, PolygonEdge, polygon_edge};
+use super::{EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_edge};
 use crate::error::{InputArray, InputError};
-use crate::gpu::{Emulation, shader};
+use crate::gpu::Emulation;
 use crate::shape::{Shape, ShapeKernel};
 use crate::types::{Rect, Segment};
 use crate::validate;
+
+/// The kernel, one edge at a time: `shaders/segment_polygon.wgsl` (the per-edge function and
+/// the dense kernel over queries × polygon edges), after the walls' (its `segment_segment` and
+/// bindings 0, 1 and 4) and what that builds on. Polygons gather their edges on the host, so
+/// the queries over shapes' contacts are not part of it.
+const SOURCE: &str = concat!(
+    include_str!("../../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../../shaders/exact.wgsl"),
+    "\n",
+    include_str!("../../../shaders/segment_segment.wgsl"),
+    "\n",
+    include_str!("../../../shaders/segment_polygon.wgsl")
+);
 
 crate::shape::contact_with_times!(EdgeContact);
 
@@ -22,7 +36,7 @@ impl Shape for PolygonEdge {
     const ARRAY: InputArray = InputArray::Polygons;
     const KERNEL: ShapeKernel = ShapeKernel {
         file: "segment_polygon.wgsl",
-        source: shader::SEGMENT_POLYGON_WGSL,
+        source: SOURCE,
         entry: "polygon_edges_dense",
         listed: None,
         counts: None,
@@ -51,6 +65,12 @@ impl Shape for PolygonEdge {
     }
 
     fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
-        shader::segment_polygon_constants(emulation)
+        let mut constants = crate::cpu::segment_segment::kernel_constants(emulation);
+        constants.extend([
+            ("EDGE_START_ON", edge_ends::START_ON as f64),
+            ("EDGE_START_RAY", edge_ends::START_RAY as f64),
+            ("EDGE_END_SHIFT", edge_ends::END_SHIFT as f64),
+        ]);
+        constants
     }
 }

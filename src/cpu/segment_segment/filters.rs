@@ -146,7 +146,7 @@ pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContac
     })
 }
 
-/// [`segment_segment`]'s hit alone, exact and without t: the boxes meet, and neither segment
+/// [`super::segment_segment`]'s hit alone, exact and without t: the boxes meet, and neither segment
 /// has both ends strictly on one side of the other's line, the four orientations being exact
 /// signs of f32 points in f64 (`robust`). When all four are zero the segments lie on one line
 /// (or are points on it), and their boxes meeting is their meeting; when some but not all are
@@ -189,7 +189,7 @@ pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
     (value > bound, value < -bound)
 }
 
-/// [`contact_filtered`]'s hit alone, for sixteen walls ([`Shape::hit_lanes`]; lanes x0, y0, x1,
+/// [`contact_filtered`]'s hit alone, for sixteen walls ([`crate::Shape::hit_lanes`]; lanes x0, y0, x1,
 /// y1), in f32: the four cross products that place each segment's ends against the other's
 /// line, each certain past Shewchuk's bound for f32 plus `UNDERFLOW_F32` (inputs exact,
 /// differences rounded once; |v| ≤ 2^62 keeps every product below 2^126 and every sum below

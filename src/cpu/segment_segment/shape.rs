@@ -1,13 +1,40 @@
 //! Walls through the seam ([`crate::Shape`]): the scalar function, its filters and its kernel.
 
 use super::filters::{contact_filtered, wall_hit, wall_hit_lanes};
-use super::{SegmentContact, segment_segment};
+use super::{Contact, SegmentContact, segment_segment};
 use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::error::{InputArray, InputError};
-use crate::gpu::{Emulation, shader};
+use crate::gpu::Emulation;
+use crate::gpu::shader::{self, Constants};
 use crate::shape::{Shape, ShapeKernel};
 use crate::types::{Rect, Segment};
 use crate::validate;
+
+/// The kernel: the per-pair function of rects (its `Segment`, `mul_wide`) and the exact integers
+/// it builds on, `shaders/segment_segment.wgsl` (the per-pair function and the dense kernel over
+/// queries × walls), then the queries reduced from its contacts.
+const SOURCE: &str = concat!(
+    include_str!("../../../shaders/segment_rect.wgsl"),
+    "\n",
+    include_str!("../../../shaders/exact.wgsl"),
+    "\n",
+    include_str!("../../../shaders/segment_segment.wgsl"),
+    "\n",
+    include_str!("../../../shaders/shape_queries.wgsl")
+);
+
+/// The overridable constants of `shaders/segment_segment.wgsl` and what it builds on (the
+/// polygons' kernel builds on it too).
+pub(crate) fn kernel_constants(emulation: Emulation) -> Constants {
+    let mut constants = shader::exact_constants(emulation);
+    constants.extend([
+        ("CONTACT_MISS", Contact::Miss.code() as f64),
+        ("CONTACT_CROSS", Contact::Cross.code() as f64),
+        ("CONTACT_TOUCH", Contact::Touch.code() as f64),
+        ("CONTACT_OVERLAP", Contact::Overlap.code() as f64),
+    ]);
+    constants
+}
 
 crate::shape::contact_with_times!(SegmentContact);
 
@@ -18,7 +45,7 @@ impl Shape for Segment {
     const ARRAY: InputArray = InputArray::Walls;
     const KERNEL: ShapeKernel = ShapeKernel {
         file: "segment_segment.wgsl",
-        source: shader::SEGMENT_SEGMENT_WGSL,
+        source: SOURCE,
         entry: "wall_pairs_dense",
         listed: Some("wall_pairs_listed"),
         counts: Some("wall_counts"),
@@ -63,6 +90,6 @@ impl Shape for Segment {
     }
 
     fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
-        shader::segment_segment_constants(emulation)
+        shader::with_shape_queries(kernel_constants(emulation))
     }
 }

@@ -1,0 +1,33 @@
+//! Every shape after rectangles, registered once: a line here, beside the shape's folder of
+//! `src/cpu/` and its kernel in `shaders/` (README, "Layout"). The tests compose each
+//! registered kernel (`tests/shader.rs`), and fail on a kernel in `shaders/` that is not here.
+
+use crate::gpu::Emulation;
+use crate::shape::{Shape, ShapeKernel};
+
+/// A registered shape: its kernel, and the constants the kernel takes.
+#[derive(Clone, Copy, Debug)]
+pub struct Registered {
+    /// What the shapes are called in errors and docs (their [`crate::InputArray`]'s name).
+    pub name: &'static str,
+    pub kernel: ShapeKernel,
+    /// [`Shape::constants`].
+    pub constants: fn(Emulation) -> Vec<(&'static str, f64)>,
+}
+
+impl Registered {
+    const fn of<S: Shape>(name: &'static str) -> Self {
+        Self {
+            name,
+            kernel: S::KERNEL,
+            constants: S::constants,
+        }
+    }
+}
+
+/// The shapes, one line each.
+pub const SHAPES: &[Registered] = &[
+    Registered::of::<crate::Segment>("walls"),
+    Registered::of::<crate::Circle>("circles"),
+    Registered::of::<crate::PolygonEdge>("polygons"),
+];
