@@ -10,7 +10,7 @@ use crate::cpu::batched::{CpuKernel, CpuOptions};
 use crate::cpu::grid::Grid;
 use crate::error::{Error, Result};
 use crate::gpu::{
-    GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuShapePairs, GridQuery, WaitLimit,
+    GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuShapeQueries, GridQuery, WaitLimit,
 };
 use crate::query::Batch;
 use crate::shape::Shape;
@@ -25,9 +25,9 @@ trait ShapeHost: Any + Send + Sync {
     fn as_any(&mut self) -> &mut dyn Any;
 }
 
-impl<S: Shape> ShapeHost for GpuShapePairs<S> {
+impl<S: Shape> ShapeHost for GpuShapeQueries<S> {
     fn set_wait(&mut self, wait: WaitLimit) {
-        GpuShapePairs::set_wait(self, wait);
+        GpuShapeQueries::set_wait(self, wait);
     }
 
     fn as_any(&mut self) -> &mut dyn Any {
@@ -98,10 +98,10 @@ struct GpuHost {
 
 impl GpuHost {
     /// The GPU host of shape `S`, built on first use.
-    fn shape_host<S: Shape>(&mut self) -> Result<&mut GpuShapePairs<S>> {
+    fn shape_host<S: Shape>(&mut self) -> Result<&mut GpuShapeQueries<S>> {
         let key = TypeId::of::<S>();
         if !self.shapes.contains_key(&key) {
-            let host = GpuShapePairs::<S>::new(self.pairs.context().clone(), self.limits)?;
+            let host = GpuShapeQueries::<S>::new(self.pairs.context().clone(), self.limits)?;
             self.shapes.insert(key, Box::new(host));
         }
         let host = self.shapes.get_mut(&key).expect("built above");

@@ -11,7 +11,7 @@ use crate::types::{Rect, Segment};
 use crate::validate;
 
 use super::shapes::{
-    SHAPE_PAIRS_PER_CHUNK, check_indices, count_listed, counts_in_rows, first_hits_in_rows,
+    SHAPE_PAIRS_PER_CHUNK, check_indices, count_hits, counts_in_rows, first_hits_in_rows,
     hits_in_rows,
 };
 use super::{Engine, On};
@@ -53,7 +53,7 @@ impl Engine {
         polygons: &Polygons,
     ) -> Result<Vec<ShapeHit<PolygonContact>>> {
         let mut hits = Vec::new();
-        if self.listed_polygon_hits(segments, polygons, |chunk| hits.extend_from_slice(chunk))? {
+        if self.culled_polygon_hits(segments, polygons, |chunk| hits.extend_from_slice(chunk))? {
             return Ok(hits);
         }
         hits_in_rows(polygons.len(), |each| {
@@ -80,7 +80,7 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        if self.listed_first_hits(segments, &bounds, |_, _| None, contact, &mut first)? {
+        if self.culled_first_hits(segments, &bounds, |_, _| None, contact, &mut first)? {
             return Ok(first);
         }
         first_hits_in_rows(segments.len(), polygons.len(), |each| {
@@ -97,7 +97,7 @@ impl Engine {
             per_segment: vec![0; segments.len()],
             per_rect: vec![0; polygons.len()],
         };
-        if self.listed_polygon_hits(segments, polygons, |chunk| count_listed(&mut counts, chunk))? {
+        if self.culled_polygon_hits(segments, polygons, |chunk| count_hits(&mut counts, chunk))? {
             return Ok(counts);
         }
         counts_in_rows(segments.len(), polygons.len(), |each| {
@@ -105,8 +105,8 @@ impl Engine {
         })
     }
 
-    /// [`Engine::listed_hits`] over polygons: segments checked first.
-    fn listed_polygon_hits(
+    /// [`Engine::culled_hits`] over polygons: segments checked first.
+    fn culled_polygon_hits(
         &mut self,
         segments: &[Segment],
         polygons: &Polygons,
@@ -121,7 +121,7 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        self.listed_hits(segments, &bounds, |_, _| None, contact, each)
+        self.culled_hits(segments, &bounds, |_, _| None, contact, each)
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed

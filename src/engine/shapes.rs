@@ -79,7 +79,7 @@ pub(super) fn counts_in_rows<C: ShapeContact>(
 }
 
 /// Hits per segment and per shape from listed hits.
-pub(super) fn count_listed<C>(counts: &mut Counts, hits: &[ShapeHit<C>]) {
+pub(super) fn count_hits<C>(counts: &mut Counts, hits: &[ShapeHit<C>]) {
     for hit in hits {
         counts.per_segment[hit.segment as usize] += 1;
         counts.per_rect[hit.shape as usize] += 1;
@@ -208,7 +208,7 @@ impl Engine {
         let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let mut hits = Vec::new();
-        if self.listed_hits(segments, &bounds, filter, contact, |chunk| {
+        if self.culled_hits(segments, &bounds, filter, contact, |chunk| {
             hits.extend_from_slice(chunk)
         })? {
             return Ok(hits);
@@ -247,7 +247,7 @@ impl Engine {
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
-        if self.listed_first_hits(segments, &bounds, filter, contact, &mut first)? {
+        if self.culled_first_hits(segments, &bounds, filter, contact, &mut first)? {
             return Ok(first);
         }
         if S::KERNEL.reduces {
@@ -259,7 +259,7 @@ impl Engine {
                         .shape_host::<S>()?
                         .first_hits(segments, shapes, &mut first),
                     On::Cpu(kernel) => {
-                        kernel.shape_first_hits_listed(
+                        kernel.shape_first_hits_culled(
                             segments, &bounds, None, filter, contact, &mut first,
                         );
                         Ok(())
@@ -288,7 +288,7 @@ impl Engine {
         let hit = |q: &Segment, k: usize| S::hit(q, &shapes[k]);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let listed = self.with_shape_grid(segments.len(), &bounds, |kernel, grid| {
-            kernel.shape_counts_listed(segments, &bounds, grid, filter, hit, &mut counts)
+            kernel.shape_counts_culled(segments, &bounds, grid, filter, hit, &mut counts)
         })?;
         if listed {
             return Ok(counts);
@@ -306,7 +306,7 @@ impl Engine {
                     &mut counts.per_rect,
                 ),
                 On::Cpu(kernel) => {
-                    kernel.shape_counts_listed(segments, &bounds, None, filter, hit, &mut counts);
+                    kernel.shape_counts_culled(segments, &bounds, None, filter, hit, &mut counts);
                     Ok(())
                 }
             }
@@ -314,8 +314,8 @@ impl Engine {
         Ok(counts)
     }
 
-    /// [`Engine::listed_hits`] for first hits, the grid's walk stopping early.
-    pub(super) fn listed_first_hits<C: ShapeContact>(
+    /// [`Engine::culled_hits`] for first hits, the grid's walk stopping early.
+    pub(super) fn culled_first_hits<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
@@ -324,7 +324,7 @@ impl Engine {
         first: &mut [Option<ShapeHit<C>>],
     ) -> Result<bool> {
         self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
-            kernel.shape_first_hits_listed(segments, bounds, grid, filter, contact, first)
+            kernel.shape_first_hits_culled(segments, bounds, grid, filter, contact, first)
         })
     }
 
@@ -365,7 +365,7 @@ impl Engine {
     /// (`filter`, made for the kernel's SIMD level), and `contact` answers a candidate left.
     /// `false` on the GPU, which reduces the dense pairs (on the GPU where the kernel
     /// [`reduces`](crate::ShapeKernel::reduces), else on the host).
-    pub(super) fn listed_hits<C: ShapeContact>(
+    pub(super) fn culled_hits<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],

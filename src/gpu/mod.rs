@@ -21,4 +21,8 @@ pub use frames::Frames;
 pub use limits::{GpuLimits, WaitLimit};
 pub use pairs::GpuPairs;
 pub use queries::{CHUNKS_IN_FLIGHT, GpuCall, GpuQueries, GridQuery, QueryCaps};
-pub use shapes::GpuShapePairs;
+pub use shapes::GpuShapeQueries;
+
+/// The old name of [`GpuShapeQueries`], which answers every query over shapes, not only pairs.
+#[deprecated(note = "renamed rectcast::gpu::GpuShapeQueries")]
+pub type GpuShapePairs<S> = GpuShapeQueries<S>;

@@ -28,8 +28,8 @@ use crate::types::{Rect, Segment};
 /// segment × segment on two cores, measured; more when other work shares them).
 const FIRST_DISPATCH_ALLOWANCE: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// One shape's kernel on one GPU context.
-pub struct GpuShapePairs<S: Shape> {
+/// One shape's queries on one GPU context: dense pairs, first hits, hits and counts.
+pub struct GpuShapeQueries<S: Shape> {
     context: GpuContext,
     caps: ChunkCaps,
     max_binding_bytes: u64,
@@ -221,7 +221,7 @@ impl ShapeKernels {
     }
 }
 
-impl<S: Shape> GpuShapePairs<S> {
+impl<S: Shape> GpuShapeQueries<S> {
     /// Takes the device's compiled kernels for `S` (compiling them on first use). Buffers are
     /// created on first use.
     ///

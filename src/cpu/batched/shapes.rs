@@ -196,7 +196,7 @@ impl CpuKernel {
     /// shapes whose closed boxes are `bounds`: the candidates of [`CpuKernel::shape_hit_chunks`]
     /// through `filter`; a pair it certifies is counted as it stands, and only the pairs it
     /// cannot tell go through `hit`. Nothing is listed.
-    pub(crate) fn shape_counts_listed(
+    pub(crate) fn shape_counts_culled(
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
@@ -259,7 +259,7 @@ impl CpuKernel {
     /// whose box the segment enters after the best hit is skipped. The best is the smallest
     /// (t, shape) of the candidates answered, whatever their order, so the lane filter's
     /// batches of sixteen change only how soon the pruning starts.
-    pub(crate) fn shape_first_hits_listed<C: ShapeContact>(
+    pub(crate) fn shape_first_hits_culled<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
