@@ -11,6 +11,7 @@ mod limits;
 pub mod pairs;
 pub mod queries;
 mod rect_kernel;
+mod ring;
 pub mod shader;
 pub mod shapes;
 mod timer;
@@ -20,7 +21,8 @@ pub use emulation::Emulation;
 pub use frames::Frames;
 pub use limits::{GpuLimits, WaitLimit};
 pub use pairs::GpuPairs;
-pub use queries::{CHUNKS_IN_FLIGHT, GpuCall, GpuQueries, GridQuery, QueryCaps};
+pub use queries::{GpuCall, GpuQueries, GridQuery, QueryCaps};
+pub use ring::CHUNKS_IN_FLIGHT;
 pub use shapes::GpuShapeQueries;
 
 /// The old name of [`GpuShapeQueries`], which answers every query over shapes, not only pairs.

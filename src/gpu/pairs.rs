@@ -2,7 +2,6 @@
 //! only when a batch needs more, batches split into chunks the device can take, results read
 //! back in compact form (misses implied) and expanded straight into the caller's output.
 
-use std::collections::VecDeque;
 use std::ops::Range;
 
 use wgpu::util::DeviceExt;
@@ -13,7 +12,8 @@ use super::buffers::{
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
 use super::limits::{GpuLimits, WaitLimit};
-use super::queries::{CHUNKS_IN_FLIGHT, GpuCall};
+use super::queries::GpuCall;
+use super::ring::{self, CHUNKS_IN_FLIGHT, Submitted};
 use super::shader::{self, Params};
 use super::timer::KernelTimer;
 use crate::cpu::pairs::WORD_PAIRS;
@@ -406,7 +406,7 @@ impl GpuPairs {
         })
     }
 
-    /// Runs `chunks` in turn, up to [`CHUNKS_IN_FLIGHT`] at once: `prepare` uploads a chunk's
+    /// Runs `chunks` in turn through the chunk ring (`gpu::ring`): `prepare` uploads a chunk's
     /// inputs and gives its params, and `out` expands each chunk's compact results as they are
     /// read back. On an error the chunks still in flight give their maps up.
     fn run_chunks<C>(
@@ -416,21 +416,20 @@ impl GpuPairs {
         out: &mut impl FnMut(&C, &ReadBack) -> Decided,
         mut prepare: impl FnMut(&mut Self, &C) -> Result<Params>,
     ) -> Result<()> {
-        let mut in_flight = VecDeque::new();
-        let outcome = (|| {
-            for chunk in chunks {
-                // The oldest chunk is read back before the next one's inputs go up (a buffer
-                // that grows is replaced, and with it what an unread chunk left there).
-                if in_flight.len() >= self.ring() {
-                    let oldest = in_flight.pop_front().expect("the ring is full");
-                    self.finish(oldest, in_flight.is_empty(), out)?;
-                }
-                let params = prepare(self, &chunk)?;
-                self.submit(&mut in_flight, dense, params, chunk)?;
-            }
-            self.drain(&mut in_flight, out)
-        })();
-        self.cancel(in_flight);
+        let size = ring::ring_size(self.timer.as_ref());
+        let steps = ring::Steps {
+            submit: |this: &mut Self, chunk: C, slot| {
+                let params = prepare(this, &chunk)?;
+                this.submit(dense, params, chunk, slot)
+            },
+            finish: |this: &mut Self, pending: Pending<C>, newest, _: &mut Vec<C>| {
+                this.finish(pending, newest, out)
+            },
+            cancel: |this: &mut Self, pending: Pending<C>| {
+                pending.read.cancel(this.staging[pending.slot].get());
+            },
+        };
+        let outcome = ring::run(self, size, chunks.into_iter(), steps);
         if outcome.is_ok() && self.call_share > 0.0 {
             // The next call starts from what this one needed, so a busy batch does not make
             // every later one copy too much.
@@ -439,33 +438,20 @@ impl GpuPairs {
         outcome
     }
 
-    /// Chunks in flight at once: one at a time while kernels are timed (the timer waits for
-    /// each dispatch).
-    fn ring(&self) -> usize {
-        if self.timer.as_ref().is_some_and(|t| t.total().is_some()) {
-            1
-        } else {
-            CHUNKS_IN_FLIGHT
-        }
-    }
-
     /// Dispatches one chunk of `params.pair_count` pairs (and, for compact results, packs
     /// them), copies what is read back into a free staging buffer of the ring, submits and asks
     /// for the map. The ring has a free slot.
     fn submit<C>(
         &mut self,
-        in_flight: &mut VecDeque<Pending<C>>,
         dense: bool,
         params: Params,
         chunk: C,
-    ) -> Result<()> {
+        slot: usize,
+    ) -> Result<Option<Pending<C>>> {
         let pairs = params.pair_count as usize;
         if pairs == 0 {
-            return Ok(());
+            return Ok(None);
         }
-        let slot = (0..CHUNKS_IN_FLIGHT)
-            .find(|&slot| in_flight.iter().all(|p| p.slot != slot))
-            .expect("the ring has a free slot");
         let context = self.context.clone();
         let result_size = size_of::<PairResult>() as u64;
         let copied = if self.compact_readback {
@@ -554,7 +540,7 @@ impl GpuPairs {
         })?;
         self.call.submitting += started.elapsed();
         self.call.chunks += 1;
-        in_flight.push_back(Pending {
+        Ok(Some(Pending {
             chunk,
             slot,
             pairs,
@@ -562,8 +548,7 @@ impl GpuPairs {
             submission,
             read,
             wait,
-        });
-        Ok(())
+        }))
     }
 
     /// Waits for a chunk's map and has `out` expand its results. Packed results it did not
@@ -688,26 +673,6 @@ impl GpuPairs {
         )
     }
 
-    /// Reads back every chunk still in flight, oldest first.
-    fn drain<C>(
-        &mut self,
-        in_flight: &mut VecDeque<Pending<C>>,
-        out: &mut impl FnMut(&C, &ReadBack) -> Decided,
-    ) -> Result<()> {
-        while let Some(pending) = in_flight.pop_front() {
-            self.finish(pending, in_flight.is_empty(), out)?;
-        }
-        Ok(())
-    }
-
-    /// After an error: the chunks still in flight give their maps up, so the staging buffers
-    /// serve the next call.
-    fn cancel<C>(&self, in_flight: VecDeque<Pending<C>>) {
-        for pending in in_flight {
-            pending.read.cancel(self.staging[pending.slot].get());
-        }
-    }
-
     /// How long each chunk may take from now on.
     pub fn set_wait(&mut self, wait: WaitLimit) {
         self.wait = wait;
@@ -748,6 +713,12 @@ struct Pending<C> {
     submission: wgpu::SubmissionIndex,
     read: PendingRead,
     wait: Wait,
+}
+
+impl<C> Submitted for Pending<C> {
+    fn slot(&self) -> usize {
+        self.slot
+    }
 }
 
 /// What a chunk copied into its staging buffer.

@@ -15,6 +15,7 @@ use super::chunks::workgroup_grid;
 use super::context::GpuContext;
 use super::grid::{Built, GridBuffers, GridKernels, fits};
 use super::rect_kernel::RectKernel;
+use super::ring::{self, CHUNKS_IN_FLIGHT, Submitted};
 use super::shader::{self, QueryParams, WORKGROUP_SIZE};
 use super::timer::KernelTimer;
 use super::{GpuLimits, WaitLimit};
@@ -456,10 +457,6 @@ enum Outcome {
     Partial(u64),
 }
 
-/// Chunks in flight at once, each with its own staging buffer: while the host waits for one
-/// and merges its results, the GPU uploads and runs the next.
-pub const CHUNKS_IN_FLIGHT: usize = 3;
-
 /// Where one GPU call's time went on the host, and how its chunks overlapped (see
 /// [`crate::Engine::last_gpu_call`]). The GPU's own kernel time is
 /// [`crate::Engine::gpu_kernel_time`].
@@ -526,6 +523,12 @@ struct InFlight {
     entries: u64,
     submission: wgpu::SubmissionIndex,
     read: PendingRead,
+}
+
+impl Submitted for InFlight {
+    fn slot(&self) -> usize {
+        self.slot
+    }
 }
 
 /// The loop iterations a software GPU (lavapipe: Mesa's gallivm, `LP_MAX_TGSI_LOOP_ITERATIONS`)
@@ -764,52 +767,37 @@ impl GpuQueries {
                 work.push((segments.clone(), r..(r + rect_tile).min(m)));
             }
         }
-        let ring = if self.timer.as_ref().is_some_and(|t| t.total().is_some()) {
-            1
-        } else {
-            CHUNKS_IN_FLIGHT
-        };
-        let mut found = self.buffers.found_capacity().max(self.initial_found);
-        let mut in_flight: std::collections::VecDeque<InFlight> = Default::default();
-        let outcome = (|| -> Result<()> {
-            loop {
-                // Fill the ring, then read the oldest chunk back.
-                while in_flight.len() < ring
-                    && let Some((segments, rects)) = work.pop()
-                {
-                    // A chunk split by rects (a found list at its binding limit for one
-                    // segment) runs the brute force: the grid covers every rect, under global
-                    // indices.
-                    let whole = rects.start == 0 && rects.end == m;
-                    let walk = grid.filter(|_| whole).map(|g| (g, build.take()));
-                    let slot = (0..ring)
-                        .find(|&slot| in_flight.iter().all(|c| c.slot != slot))
-                        .expect("the ring has a free slot");
-                    let chunk =
-                        self.submit_chunk(kernel, batch, segments, rects, found, walk, slot)?;
-                    in_flight.push_back(chunk);
-                    self.call.chunks += 1;
-                }
-                let Some(chunk) = in_flight.pop_front() else {
-                    return Ok(());
-                };
+        let found = std::cell::Cell::new(self.buffers.found_capacity().max(self.initial_found));
+        let size = ring::ring_size(self.timer.as_ref());
+        let steps = ring::Steps {
+            submit: |this: &mut Self, (segments, rects): (Range<usize>, Range<usize>), slot| {
+                // A chunk split by rects (a found list at its binding limit for one segment)
+                // runs the brute force: the grid covers every rect, under global indices.
+                let whole = rects.start == 0 && rects.end == m;
+                let walk = grid.filter(|_| whole).map(|g| (g, build.take()));
+                let chunk =
+                    this.submit_chunk(kernel, batch, segments, rects, found.get(), walk, slot)?;
+                this.call.chunks += 1;
+                Ok(Some(chunk))
+            },
+            finish: |this: &mut Self, chunk: InFlight, newest, again: &mut Vec<_>| {
                 let segments = chunk.segments.clone();
                 let rects = chunk.rects.clone();
-                match self.finish_chunk(kernel, chunk, in_flight.is_empty(), &mut sink)? {
+                match this.finish_chunk(kernel, chunk, newest, &mut sink)? {
                     Outcome::Done => {}
                     Outcome::Partial(count) => {
                         // Later chunks have overwritten its list: the same chunk again, with
                         // all of its entries copied back (and those of the chunks after it).
-                        self.found_copy[kernel.index()] =
-                            count.max(self.found_copy[kernel.index()]);
-                        work.push((segments, rects));
+                        this.found_copy[kernel.index()] =
+                            count.max(this.found_copy[kernel.index()]);
+                        again.push((segments, rects));
                     }
-                    Outcome::Overflow(needed) if needed <= self.caps.found => {
+                    Outcome::Overflow(needed) if needed <= this.caps.found => {
                         // Room for all of them, and the same chunk again.
-                        found = found.max(needed);
-                        self.found_copy[kernel.index()] =
-                            needed.max(self.found_copy[kernel.index()]);
-                        work.push((segments, rects));
+                        found.set(found.get().max(needed));
+                        this.found_copy[kernel.index()] =
+                            needed.max(this.found_copy[kernel.index()]);
+                        again.push((segments, rects));
                     }
                     Outcome::Overflow(_) => {
                         // At the binding limit: halve the chunk (segments first; clip's rects
@@ -825,22 +813,25 @@ impl GpuQueries {
                                 };
                                 (s, r)
                             };
-                            work.push(split(mid..segments.end));
-                            work.push(split(segments.start..mid));
+                            again.push(split(mid..segments.end));
+                            again.push(split(segments.start..mid));
                         } else {
                             let mid = half(&rects);
-                            work.push((segments.clone(), mid..rects.end));
-                            work.push((segments, rects.start..mid));
+                            again.push((segments.clone(), mid..rects.end));
+                            again.push((segments, rects.start..mid));
                         }
                     }
                 }
-            }
-        })();
-        // On an error, the chunks still in flight give their maps up: the staging buffers are
-        // free for the next call.
-        for chunk in in_flight {
-            chunk.read.cancel(self.staging[chunk.slot].get());
-        }
+                Ok(())
+            },
+            // On an error, the chunks still in flight give their maps up: the staging buffers
+            // are free for the next call.
+            cancel: |this: &mut Self, chunk: InFlight| {
+                chunk.read.cancel(this.staging[chunk.slot].get());
+            },
+        };
+        // `work` was laid out last first.
+        let outcome = ring::run(self, size, work.into_iter().rev(), steps);
         outcome?;
         if let Some(GridQuery { set: Some(id), .. }) = grid {
             self.grid.built = Built::Set(id);
