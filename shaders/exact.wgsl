@@ -1,7 +1,7 @@
-// What the shapes' kernels share: exact integers (every f32 as an integer multiple of 2^-149,
-// signed values of LIMBS 32-bit limbs (Big) and double-width ones (Double), an exact ratio
-// rounded to the nearest f32; u32 arithmetic only: WGSL has no 64-bit integers), and the dense
-// kernels' uniform block and box test.
+// The exact integers the shapes' kernels compute on: every f32 as an integer multiple of 2^-149,
+// signed values of LIMBS 32-bit limbs (Big) and double-width ones (Double), and an exact ratio
+// rounded to the nearest f32; u32 arithmetic only: WGSL has no 64-bit integers. The passes the
+// shapes' kernels run are in shaders/shape_passes.wgsl.
 //
 // Compiled after shaders/segment_rect.wgsl (its mul_wide) and before a shape's kernel. CPU
 // mirror: src/cpu/exact.rs, same function names, same branches.
@@ -314,88 +314,4 @@ fn double_shl(a: Double, shift: u32) -> Double {
         out[i] = (a[i - words] << bits) | below;
     }
     return out;
-}
-
-// Invocations per workgroup of the shapes' kernels (the host's).
-override WORKGROUP_SIZE: u32;
-
-// The uniform block of every shape's dense kernel (segment_segment.wgsl, segment_circle.wgsl).
-struct ShapeParams {
-    query_count: u32,
-    shape_count: u32,
-    pair_count: u32,
-    // The most workgroups a dispatch may have in x (the host's limit): list_dispatch's rows.
-    row_workgroups: u32,
-}
-
-@group(0) @binding(0) var<uniform> shape_params: ShapeParams;
-
-// Whether segment s's box and a shape's box (Shape::bounds, from the host) are apart: the pair
-// then misses, and the exact path is skipped. Plain comparisons, sound on any GPU (flushing
-// subnormal operands to zero only ever turns "apart" into "not apart"). Its CPU twin is the
-// batch path's cull (masks_portable in src/cpu/batched/cull.rs and its SIMD forms).
-fn boxes_apart(s: Segment, b: Rect) -> bool {
-    return max(s.x0, s.x1) < b.min_x || b.max_x < min(s.x0, s.x1) || max(s.y0, s.y1) < b.min_y || b.max_y < min(s.y0, s.y1);
-}
-
-// The counts entry points' outputs (wall_counts, circle_counts): hits per query and per shape
-// of the tile, zeroed by the host before each dispatch. Atomic adds: a sum is the same in any
-// order, so the counts are bytes the host can compare.
-@group(0) @binding(5) var<storage, read_write> query_hits: array<atomic<u32>>;
-@group(0) @binding(6) var<storage, read_write> shape_hits: array<atomic<u32>>;
-
-// One hitting pair (query q, shape j of the tile), counted.
-fn count_hit(q: u32, j: u32) {
-    atomicAdd(&query_hits[q], 1u);
-    atomicAdd(&shape_hits[j], 1u);
-}
-
-// The invocation's place in a dispatch of rows of workgroups (chunks::workgroup_grid on the
-// host): every shape entry point's pair, or list entry, index.
-fn invocation_index(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, local_index: u32) -> u32 {
-    return (workgroup_id.y * num_workgroups.x + workgroup_id.x) * WORKGROUP_SIZE + local_index;
-}
-
-// The dense kernels' two passes (wall_pairs_dense, circle_pairs_dense, then their *_listed
-// twins): the first answers every pair it can at once and lists the others here, in any order;
-// the second runs the exact path over the list, so that its invocations all do the same work
-// instead of idling beside a neighbour on the exact path. Each pair's contact still lands at
-// its own index: the order of the list changes no byte.
-struct PairList {
-    // How many pairs are listed (zeroed by the host before the first pass).
-    count: atomic<u32>,
-    // The second pass's workgroups (list_dispatch writes them): an indirect dispatch.
-    x: u32,
-    y: u32,
-    z: u32,
-}
-@group(0) @binding(7) var<storage, read_write> pair_list: PairList;
-@group(0) @binding(8) var<storage, read_write> listed_pairs: array<u32>;
-
-// Pair i goes to the second pass.
-fn list_pair(i: u32) {
-    listed_pairs[atomicAdd(&pair_list.count, 1u)] = i;
-}
-
-// The second pass's workgroups, rows of at most row_workgroups: one invocation writes them.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn list_dispatch(@builtin(local_invocation_index) local_index: u32) {
-    if (local_index != 0u) {
-        return;
-    }
-    let groups = (atomicLoad(&pair_list.count) + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    let x = max(min(groups, shape_params.row_workgroups), 1u);
-    pair_list.x = x;
-    pair_list.y = (groups + x - 1u) / x;
-    pair_list.z = 1u;
-}
-
-// The listed pair the second pass's invocation takes, or the pair count (past every pair) when
-// it has none.
-fn listed_pair(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, local_index: u32) -> u32 {
-    let k = invocation_index(workgroup_id, num_workgroups, local_index);
-    if (k >= atomicLoad(&pair_list.count)) {
-        return shape_params.pair_count;
-    }
-    return listed_pairs[k];
 }

@@ -1,9 +1,10 @@
 // Segment x circle: where a query segment meets a closed disk, decided exactly, t correctly
-// rounded, on integers alone (docs/semantics.md, "Segment x circle"), and the dense entry point
-// over queries x circles.
+// rounded, on integers alone (docs/semantics.md, "Segment x circle"), and the hooks through
+// which shaders/shape_passes.wgsl runs it over queries x circles.
 //
-// Compiled after shaders/segment_rect.wgsl (its Segment) and shaders/exact.wgsl (Big, Double). CPU
-// mirror: src/cpu/segment_circle/mod.rs, same function names, same branches.
+// Compiled after shaders/segment_rect.wgsl (its Segment) and shaders/exact.wgsl (Big, Double),
+// before shaders/shape_passes.wgsl (the tile: shape_params, queries, bounds). CPU mirror:
+// src/cpu/segment_circle/mod.rs, same function names, same branches.
 
 override KIND_MISS: u32;
 override KIND_INSIDE: u32;
@@ -42,10 +43,7 @@ fn contact_hit(c: Contact) -> bool {
     return c.kind != KIND_MISS;
 }
 
-@group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> circles: array<Circle>;
-@group(0) @binding(3) var<storage, read_write> contacts: array<CircleContact>;
-@group(0) @binding(4) var<storage, read> bounds: array<Rect>;
 
 // Every call of a Big function is inlined in full by a GPU compiler: products appear at one call
 // site each, in loops over their operands (as in shaders/segment_segment.wgsl).
@@ -300,65 +298,22 @@ fn farthest(guess: f32) -> f32 {
     return 0.0;
 }
 
-// Every query against every circle, query-major: pair i is query i / shape_count, circle
-// i % shape_count. The dispatch may be two-dimensional: rows of workgroups. The first of two
-// passes: a miss the box certifies is written here, every other pair listed for
-// circle_pairs_listed (shaders/exact.wgsl, PairList).
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn circle_pairs_dense(
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-    @builtin(local_invocation_index) local_index: u32,
-) {
-    let i = invocation_index(workgroup_id, num_workgroups, local_index);
-    if (i >= shape_params.pair_count) {
-        return;
-    }
-    let query = queries[i / shape_params.shape_count];
-    let j = i % shape_params.shape_count;
-    // The disk lies in its box: a segment that misses the box misses the disk.
+// The hooks of shaders/shape_passes.wgsl, for circle j of the tile.
+
+// The disk lies in its box: a segment that misses the box, or whose line does, misses the disk.
+fn certain_miss(query: Segment, j: u32) -> bool {
     let b = bounds[j];
-    if (boxes_apart(query, b) || line_misses_box(query, b)) {
-        contacts[i] = CircleContact(0.0, 0.0, KIND_MISS);
-        return;
-    }
-    list_pair(i);
+    return boxes_apart(query, b) || line_misses_box(query, b);
 }
 
-// The second pass over the pairs circle_pairs_dense listed: each one's contact, exactly.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn circle_pairs_listed(
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-    @builtin(local_invocation_index) local_index: u32,
-) {
-    let i = listed_pair(workgroup_id, num_workgroups, local_index);
-    if (i >= shape_params.pair_count) {
-        return;
-    }
-    contacts[i] = segment_circle(queries[i / shape_params.shape_count], circles[i % shape_params.shape_count]);
+fn shape_miss() -> Contact {
+    return CircleContact(0.0, 0.0, KIND_MISS);
 }
 
-// Hits per query and per circle of the tile, exactly, without t (pair i as in
-// circle_pairs_dense): the counts.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn circle_counts(
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-    @builtin(local_invocation_index) local_index: u32,
-) {
-    let i = invocation_index(workgroup_id, num_workgroups, local_index);
-    if (i >= shape_params.pair_count) {
-        return;
-    }
-    let q = i / shape_params.shape_count;
-    let j = i % shape_params.shape_count;
-    let query = queries[q];
-    let b = bounds[j];
-    if (boxes_apart(query, b) || line_misses_box(query, b)) {
-        return;
-    }
-    if (circle_meeting(query, circles[j], false).kind != KIND_MISS) {
-        count_hit(q, j);
-    }
+fn shape_exact(query: Segment, j: u32) -> Contact {
+    return segment_circle(query, circles[j]);
+}
+
+fn shape_hit(query: Segment, j: u32) -> bool {
+    return circle_meeting(query, circles[j], false).kind != KIND_MISS;
 }

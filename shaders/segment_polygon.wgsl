@@ -6,9 +6,9 @@
 // a software GPU's loop budget.
 //
 // Compiled after shaders/segment_rect.wgsl (Segment, Rect, order_key), shaders/exact.wgsl (Big)
-// and shaders/segment_segment.wgsl (segment_segment; shape_params, queries and bounds, which
-// this kernel binds too). CPU mirror: src/cpu/segment_polygon/mod.rs, same function names, same
-// branches.
+// and shaders/segment_segment.wgsl (segment_segment), before shaders/shape_passes.wgsl (the
+// tile: shape_params, queries, invocation_index). CPU mirror: src/cpu/segment_polygon/mod.rs,
+// same function names, same branches.
 
 override EDGE_START_ON: u32;
 override EDGE_START_RAY: u32;
@@ -27,8 +27,8 @@ struct EdgeContact {
     ends: u32,
 }
 
-// Bindings 2 and 3 of the wall kernel hold other types under other names; an entry point binds
-// only the variables it uses.
+// Bindings 2 and 3 of the wall kernel's passes hold other types under other names; an entry point
+// binds only the variables it uses.
 @group(0) @binding(2) var<storage, read> polygon_edges: array<PolygonEdge>;
 @group(0) @binding(3) var<storage, read_write> edge_contacts: array<EdgeContact>;
 

@@ -1,8 +1,9 @@
 // Segment x segment: where a query segment meets a wall (another segment), decided exactly, t
-// correctly rounded, on integers alone (docs/semantics.md, "Segment x segment"), and the dense
-// entry point over queries x walls.
+// correctly rounded, on integers alone (docs/semantics.md, "Segment x segment"), and the hooks
+// through which shaders/shape_passes.wgsl runs it over queries x walls.
 //
-// Compiled after shaders/segment_rect.wgsl (its Segment) and shaders/exact.wgsl (Big). CPU mirror:
+// Compiled after shaders/segment_rect.wgsl (its Segment) and shaders/exact.wgsl (Big), before
+// shaders/shape_passes.wgsl (the tile: shape_params, queries, bounds). CPU mirror:
 // src/cpu/segment_segment/mod.rs, same function names, same branches.
 
 override CONTACT_MISS: u32;
@@ -39,10 +40,7 @@ fn contact_hit(c: Contact) -> bool {
     return c.contact != CONTACT_MISS;
 }
 
-@group(0) @binding(1) var<storage, read> queries: array<Segment>;
 @group(0) @binding(2) var<storage, read> walls: array<Segment>;
-@group(0) @binding(3) var<storage, read_write> contacts: array<SegmentContact>;
-@group(0) @binding(4) var<storage, read> bounds: array<Rect>;
 
 // The pair's hit from four certified orientations (compare_crossings, whose bound holds on any
 // GPU): WALLS_APART when one segment lies strictly on one side of the other's line, WALLS_CROSS
@@ -202,62 +200,21 @@ fn segment_segment_hit(query: Segment, wall: Segment) -> bool {
     return segment_segment_ratios(query, wall).contact != CONTACT_MISS;
 }
 
-// Every query against every wall, query-major: pair i is query i / shape_count, wall
-// i % shape_count. The dispatch may be two-dimensional: rows of workgroups. The first of two
-// passes: a miss the boxes or the orientations certify is written here, every other pair
-// listed for wall_pairs_listed (shaders/exact.wgsl, PairList).
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn wall_pairs_dense(
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-    @builtin(local_invocation_index) local_index: u32,
-) {
-    let i = invocation_index(workgroup_id, num_workgroups, local_index);
-    if (i >= shape_params.pair_count) {
-        return;
-    }
-    let query = queries[i / shape_params.shape_count];
-    let j = i % shape_params.shape_count;
-    if (boxes_apart(query, bounds[j]) || wall_verdict(query, walls[j]) == WALLS_APART) {
-        contacts[i] = SegmentContact(0.0, 0.0, CONTACT_MISS);
-        return;
-    }
-    list_pair(i);
+// The hooks of shaders/shape_passes.wgsl, for wall j of the tile.
+
+// A miss the boxes or the orientations certify.
+fn certain_miss(query: Segment, j: u32) -> bool {
+    return boxes_apart(query, bounds[j]) || wall_verdict(query, walls[j]) == WALLS_APART;
 }
 
-// The second pass over the pairs wall_pairs_dense listed: each one's contact, exactly.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn wall_pairs_listed(
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-    @builtin(local_invocation_index) local_index: u32,
-) {
-    let i = listed_pair(workgroup_id, num_workgroups, local_index);
-    if (i >= shape_params.pair_count) {
-        return;
-    }
-    contacts[i] = segment_segment(queries[i / shape_params.shape_count], walls[i % shape_params.shape_count]);
+fn shape_miss() -> Contact {
+    return SegmentContact(0.0, 0.0, CONTACT_MISS);
 }
 
-// Hits per query and per wall of the tile, exactly, without t (pair i as in wall_pairs_dense):
-// the counts.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn wall_counts(
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-    @builtin(local_invocation_index) local_index: u32,
-) {
-    let i = invocation_index(workgroup_id, num_workgroups, local_index);
-    if (i >= shape_params.pair_count) {
-        return;
-    }
-    let q = i / shape_params.shape_count;
-    let j = i % shape_params.shape_count;
-    let query = queries[q];
-    if (boxes_apart(query, bounds[j])) {
-        return;
-    }
-    if (segment_segment_hit(query, walls[j])) {
-        count_hit(q, j);
-    }
+fn shape_exact(query: Segment, j: u32) -> Contact {
+    return segment_segment(query, walls[j]);
+}
+
+fn shape_hit(query: Segment, j: u32) -> bool {
+    return segment_segment_hit(query, walls[j]);
 }

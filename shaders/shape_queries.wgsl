@@ -1,6 +1,6 @@
 // The queries over shapes, reduced on the GPU (docs/semantics.md, "Queries over shapes"): each
-// query's first hit, and the hitting pairs, from a tile's contacts as the dense kernels leave
-// them (binding 3, query-major: pair i is query i / shape_count, shape i % shape_count), so that
+// query's first hit, and the hitting pairs, from a tile's contacts as the dense pairs' passes
+// leave them (shaders/shape_passes.wgsl, binding 3, query-major: pair i is query i / shape_count, shape i % shape_count), so that
 // the host reads back one result per query, or the hits alone, instead of every pair.
 //
 // Compiled after a shape's kernel file, which names its contact `Contact` and says whether one

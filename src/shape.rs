@@ -120,18 +120,20 @@ pub trait Shape: Pod + Send + Sync + 'static {
 pub struct ShapeKernel {
     /// Its file in `shaders/`.
     pub file: &'static str,
-    /// The source the pipeline compiles: the file after what it builds on.
+    /// The source the pipeline compiles: the file between what it builds on and the passes
+    /// over a tile (`kernel_source!` in `src/shape.rs`).
     pub source: &'static str,
     /// The dense entry point over queries × shapes.
     pub entry: &'static str,
     /// The dense entry point's second pass, if the kernel has one: the dense entry point then
     /// answers only the pairs it can at once and lists the others (`list_pair`,
-    /// `shaders/exact.wgsl`), and this one takes the list, so that the exact path's invocations
-    /// run side by side. Without one, the dense entry point answers every pair itself.
+    /// `shaders/shape_passes.wgsl`), and this one takes the list, so that the exact path's
+    /// invocations run side by side. Without one, the dense entry point answers every pair
+    /// itself.
     pub listed: Option<&'static str>,
     /// The counts entry point, if the kernel has one: each pair's hit without its t, summed per
-    /// query and per shape on the GPU (bindings 5 and 6 of `shaders/exact.wgsl`). Without one,
-    /// the GPU's counts reduce the dense pairs.
+    /// query and per shape on the GPU (bindings 5 and 6 of `shaders/shape_passes.wgsl`).
+    /// Without one, the GPU's counts reduce the dense pairs.
     pub counts: Option<&'static str>,
     /// Whether the source ends with `shaders/shape_queries.wgsl`, which reduces a tile's dense
     /// pairs on the GPU to each query's first hit (`shape_first_hits`) or to the hits alone
@@ -139,3 +141,45 @@ pub struct ShapeKernel {
     /// and `contact_hit`. Without it, the host reduces the dense pairs it reads back.
     pub reduces: bool,
 }
+
+impl ShapeKernel {
+    /// A kernel that runs through every pass of `shaders/shape_passes.wgsl`, the entry points
+    /// written once over the hooks its file defines (`certain_miss`, `shape_miss`,
+    /// `shape_exact`, `shape_hit`), and whose contacts `shaders/shape_queries.wgsl` reduces:
+    /// `source` is `kernel_source!(reduces: file)`.
+    pub const fn passes(file: &'static str, source: &'static str) -> Self {
+        Self {
+            file,
+            source,
+            entry: "shape_pairs_dense",
+            listed: Some("shape_pairs_listed"),
+            counts: Some("shape_counts"),
+            reduces: true,
+        }
+    }
+}
+
+/// A shape's kernel source: the per-pair function of rects (its `Segment`, `Rect`, `order_key`,
+/// `mul_wide`), the exact integers, the shape's files in `shaders/` in the order given, then the
+/// passes over a tile (`shaders/shape_passes.wgsl`); after `reduces:`, the queries reduced from
+/// its contacts (`shaders/shape_queries.wgsl`) last.
+macro_rules! kernel_source {
+    (reduces: $($file:literal),+) => {
+        concat!(
+            $crate::shape::kernel_source!($($file),+),
+            "\n",
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shape_queries.wgsl"))
+        )
+    };
+    ($($file:literal),+) => {
+        concat!(
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/segment_rect.wgsl")),
+            "\n",
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/exact.wgsl")),
+            "\n",
+            $(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $file)), "\n",)+
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shape_passes.wgsl"))
+        )
+    };
+}
+pub(crate) use kernel_source;

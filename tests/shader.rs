@@ -40,7 +40,7 @@ struct Kernel {
     entry_points: &'static [&'static str],
 }
 
-fn kernels() -> [Kernel; 9] {
+fn kernels() -> [Kernel; 10] {
     [
         Kernel {
             file: "segment_rect.wgsl",
@@ -58,7 +58,7 @@ fn kernels() -> [Kernel; 9] {
             file: "exact.wgsl",
             source: shader::EXACT_WGSL,
             constants: shader::exact_constants(Emulation::Native),
-            entry_points: &["list_dispatch"],
+            entry_points: &[],
         },
         Kernel {
             file: "segment_segment.wgsl",
@@ -66,9 +66,23 @@ fn kernels() -> [Kernel; 9] {
             constants: registered("segment_segment.wgsl").1,
             entry_points: &[
                 "list_dispatch",
-                "wall_pairs_dense",
-                "wall_pairs_listed",
-                "wall_counts",
+                "shape_pairs_dense",
+                "shape_pairs_listed",
+                "shape_counts",
+                "shape_first_hits",
+                "shape_hit_list",
+            ],
+        },
+        Kernel {
+            // The first kernel that runs through its passes.
+            file: "shape_passes.wgsl",
+            source: registered("segment_segment.wgsl").0,
+            constants: registered("segment_segment.wgsl").1,
+            entry_points: &[
+                "list_dispatch",
+                "shape_pairs_dense",
+                "shape_pairs_listed",
+                "shape_counts",
                 "shape_first_hits",
                 "shape_hit_list",
             ],
@@ -80,9 +94,9 @@ fn kernels() -> [Kernel; 9] {
             constants: registered("segment_segment.wgsl").1,
             entry_points: &[
                 "list_dispatch",
-                "wall_pairs_dense",
-                "wall_pairs_listed",
-                "wall_counts",
+                "shape_pairs_dense",
+                "shape_pairs_listed",
+                "shape_counts",
                 "shape_first_hits",
                 "shape_hit_list",
             ],
@@ -93,9 +107,9 @@ fn kernels() -> [Kernel; 9] {
             constants: registered("segment_circle.wgsl").1,
             entry_points: &[
                 "list_dispatch",
-                "circle_pairs_dense",
-                "circle_pairs_listed",
-                "circle_counts",
+                "shape_pairs_dense",
+                "shape_pairs_listed",
+                "shape_counts",
                 "shape_first_hits",
                 "shape_hit_list",
             ],
@@ -105,11 +119,11 @@ fn kernels() -> [Kernel; 9] {
             source: registered("segment_polygon.wgsl").0,
             constants: registered("segment_polygon.wgsl").1,
             entry_points: &[
-                "list_dispatch",
-                "wall_pairs_dense",
-                "wall_pairs_listed",
-                "wall_counts",
                 "polygon_edges_dense",
+                "list_dispatch",
+                "shape_pairs_dense",
+                "shape_pairs_listed",
+                "shape_counts",
             ],
         },
         Kernel {
@@ -183,6 +197,7 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
             "segment_polygon.wgsl",
             "segment_rect.wgsl",
             "segment_segment.wgsl",
+            "shape_passes.wgsl",
             "shape_queries.wgsl"
         ]
     );
@@ -262,27 +277,30 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
             "{file}"
         );
     }
-    // The shapes' kernels build on the exact integers, and their contacts are reduced after.
+    // The shapes' kernels build on the exact integers and run through the passes over a tile,
+    // and their contacts are reduced after.
     for file in ["segment_segment.wgsl", "segment_circle.wgsl"] {
         assert_eq!(
             kernel(file).source,
             format!(
-                "{library}\n{}\n{}\n{}",
+                "{library}\n{}\n{}\n{}\n{}",
                 read("exact.wgsl"),
                 read(file),
+                read("shape_passes.wgsl"),
                 read("shape_queries.wgsl")
             ),
             "{file}"
         );
     }
-    // Polygons build on segment × segment.
+    // Polygons build on segment × segment, and run their own entry point over the tile.
     assert_eq!(
         kernel("segment_polygon.wgsl").source,
         format!(
-            "{library}\n{}\n{}\n{}",
+            "{library}\n{}\n{}\n{}\n{}",
             read("exact.wgsl"),
             read("segment_segment.wgsl"),
-            read("segment_polygon.wgsl")
+            read("segment_polygon.wgsl"),
+            read("shape_passes.wgsl")
         )
     );
     // The grid's kernels call the queries' helpers.

@@ -92,9 +92,15 @@ pub fn pairs_constants(emulation: Emulation) -> Constants {
     constants
 }
 
-/// The overridable constants of [`EXACT_WGSL`] (what every shape's kernel builds on).
+/// The overridable constants of [`EXACT_WGSL`]: those of the rects' file it builds on.
 pub fn exact_constants(emulation: Emulation) -> Constants {
-    let mut constants = segment_rect_constants(emulation);
+    segment_rect_constants(emulation)
+}
+
+/// The overridable constants of what every shape's kernel is composed of besides its own file:
+/// [`EXACT_WGSL`] and the passes over a tile (`shaders/shape_passes.wgsl`).
+pub fn shape_passes_constants(emulation: Emulation) -> Constants {
+    let mut constants = exact_constants(emulation);
     constants.push(("WORKGROUP_SIZE", WORKGROUP_SIZE as f64));
     constants
 }

@@ -66,7 +66,7 @@ pub struct GpuShapeQueries<S: Shape> {
 }
 
 /// A shape's counts entry point: hits per query and per shape of a tile, summed on the GPU
-/// (bindings 5 and 6 of `shaders/exact.wgsl`), so that a call reads back one number per query
+/// (bindings 5 and 6 of `shaders/shape_passes.wgsl`), so that a call reads back one number per query
 /// and per shape instead of every pair's contact.
 struct CountsKernel {
     layout: wgpu::BindGroupLayout,

@@ -9,17 +9,9 @@ use crate::shape::{Shape, ShapeKernel};
 use crate::types::{Circle, Rect, Segment};
 use crate::validate;
 
-/// The kernel: `shaders/segment_circle.wgsl` (the per-pair function on exact integers and the
-/// dense kernel over queries × circles), between the same files as the walls'.
-const SOURCE: &str = concat!(
-    include_str!("../../../shaders/segment_rect.wgsl"),
-    "\n",
-    include_str!("../../../shaders/exact.wgsl"),
-    "\n",
-    include_str!("../../../shaders/segment_circle.wgsl"),
-    "\n",
-    include_str!("../../../shaders/shape_queries.wgsl")
-);
+/// The kernel: `shaders/segment_circle.wgsl` (the per-pair function on exact integers, and the
+/// hooks of the passes over queries × circles), between the same files as the walls'.
+const SOURCE: &str = crate::shape::kernel_source!(reduces: "segment_circle.wgsl");
 
 crate::shape::contact_with_times!(CircleContact);
 
@@ -28,14 +20,7 @@ impl Shape for Circle {
     type Contact = CircleContact;
     const MISS: CircleContact = CircleContact::MISS;
     const ARRAY: InputArray = InputArray::Circles;
-    const KERNEL: ShapeKernel = ShapeKernel {
-        file: "segment_circle.wgsl",
-        source: SOURCE,
-        entry: "circle_pairs_dense",
-        listed: Some("circle_pairs_listed"),
-        counts: Some("circle_counts"),
-        reduces: true,
-    };
+    const KERNEL: ShapeKernel = ShapeKernel::passes("segment_circle.wgsl", SOURCE);
 
     fn exact(query: &Segment, circle: &Circle) -> CircleContact {
         segment_circle(query, circle)
@@ -78,7 +63,7 @@ impl Shape for Circle {
     }
 
     fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
-        let mut constants = shader::exact_constants(emulation);
+        let mut constants = shader::shape_passes_constants(emulation);
         constants.extend([
             ("KIND_MISS", CircleKind::Miss.code() as f64),
             ("KIND_INSIDE", CircleKind::Inside.code() as f64),

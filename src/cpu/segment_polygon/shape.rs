@@ -10,18 +10,10 @@ use crate::types::{Rect, Segment};
 use crate::validate;
 
 /// The kernel, one edge at a time: `shaders/segment_polygon.wgsl` (the per-edge function and
-/// the dense kernel over queries × polygon edges), after the walls' (its `segment_segment` and
-/// bindings 0, 1 and 4) and what that builds on. Polygons gather their edges on the host, so
-/// the queries over shapes' contacts are not part of it.
-const SOURCE: &str = concat!(
-    include_str!("../../../shaders/segment_rect.wgsl"),
-    "\n",
-    include_str!("../../../shaders/exact.wgsl"),
-    "\n",
-    include_str!("../../../shaders/segment_segment.wgsl"),
-    "\n",
-    include_str!("../../../shaders/segment_polygon.wgsl")
-);
+/// its own dense entry point over the tile's queries × polygon edges), after the walls' file
+/// (its `segment_segment`) and what that builds on, then the tile of the passes. Polygons gather
+/// their edges on the host, so the queries over shapes' contacts are not part of it.
+const SOURCE: &str = crate::shape::kernel_source!("segment_segment.wgsl", "segment_polygon.wgsl");
 
 crate::shape::contact_with_times!(EdgeContact);
 

@@ -308,7 +308,7 @@ pub fn segment_segment(query: &Segment, wall: &Segment) -> SegmentContact {
 }
 
 /// Whether `query` meets `wall`, exactly, without t: [`segment_segment`]'s hit, what counts
-/// ask (the GPU's `wall_counts`).
+/// ask (the GPU's `shape_counts`, through the hook `shape_hit`).
 pub fn segment_segment_hit(query: &Segment, wall: &Segment) -> bool {
     let verdict = wall_verdict(query, wall);
     if verdict != UNCERTAIN {

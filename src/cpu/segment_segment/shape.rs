@@ -10,23 +10,15 @@ use crate::shape::{Shape, ShapeKernel};
 use crate::types::{Rect, Segment};
 use crate::validate;
 
-/// The kernel: the per-pair function of rects (its `Segment`, `mul_wide`) and the exact integers
-/// it builds on, `shaders/segment_segment.wgsl` (the per-pair function and the dense kernel over
-/// queries × walls), then the queries reduced from its contacts.
-const SOURCE: &str = concat!(
-    include_str!("../../../shaders/segment_rect.wgsl"),
-    "\n",
-    include_str!("../../../shaders/exact.wgsl"),
-    "\n",
-    include_str!("../../../shaders/segment_segment.wgsl"),
-    "\n",
-    include_str!("../../../shaders/shape_queries.wgsl")
-);
+/// The kernel: `shaders/segment_segment.wgsl` (the per-pair function, and the hooks of the
+/// passes over queries × walls) after what it builds on, then the passes and the queries
+/// reduced from its contacts.
+const SOURCE: &str = crate::shape::kernel_source!(reduces: "segment_segment.wgsl");
 
 /// The overridable constants of `shaders/segment_segment.wgsl` and what it builds on (the
 /// polygons' kernel builds on it too).
 pub(crate) fn kernel_constants(emulation: Emulation) -> Constants {
-    let mut constants = shader::exact_constants(emulation);
+    let mut constants = shader::shape_passes_constants(emulation);
     constants.extend([
         ("CONTACT_MISS", Contact::Miss.code() as f64),
         ("CONTACT_CROSS", Contact::Cross.code() as f64),
@@ -43,14 +35,7 @@ impl Shape for Segment {
     type Contact = SegmentContact;
     const MISS: SegmentContact = SegmentContact::MISS;
     const ARRAY: InputArray = InputArray::Walls;
-    const KERNEL: ShapeKernel = ShapeKernel {
-        file: "segment_segment.wgsl",
-        source: SOURCE,
-        entry: "wall_pairs_dense",
-        listed: Some("wall_pairs_listed"),
-        counts: Some("wall_counts"),
-        reduces: true,
-    };
+    const KERNEL: ShapeKernel = ShapeKernel::passes("segment_segment.wgsl", SOURCE);
 
     fn exact(query: &Segment, wall: &Segment) -> SegmentContact {
         segment_segment(query, wall)
