@@ -95,6 +95,40 @@ fn hits_first_hits_and_counts_reduce_the_pairs_on_the_gpu() {
 }
 
 #[test]
+fn over_many_tiles_the_shape_queries_keep_the_ring_full_and_account_their_host_time() {
+    // Over tiny limits, each query runs over dozens of tiles. The dense pairs, first hits and
+    // counts keep the ring full before the first read-back; the hits read one piece at a time
+    // (a tile's count, then its hits alone, which a later tile would overwrite).
+    let Some(mut gpu) = common::gpu_engine("shape_ring", common::tiny_limits()) else {
+        return;
+    };
+    let (segments, _) = rectcast::scene::random_batch(47, 60, 1, 1000.0);
+    let disks = circles(48, 90);
+    check(&mut gpu, "circles over tiny limits", &segments, &disks);
+    let full = rectcast::gpu::CHUNKS_IN_FLIGHT;
+    let mut calls = Vec::new();
+    gpu.shape_pairs(&segments, &disks).expect("pairs");
+    calls.push(("pairs", gpu.last_gpu_call().expect("a GPU call"), full));
+    gpu.shape_first_hits(&segments, &disks).expect("first hits");
+    calls.push(("first hits", gpu.last_gpu_call().expect("a GPU call"), full));
+    gpu.shape_counts(&segments, &disks).expect("counts");
+    calls.push(("counts", gpu.last_gpu_call().expect("a GPU call"), full));
+    gpu.shape_hits(&segments, &disks).expect("hits");
+    calls.push(("hits", gpu.last_gpu_call().expect("a GPU call"), 1));
+    for (what, call, before_first_read) in calls {
+        assert!(call.chunks >= 10, "{what}: {call:?}");
+        assert_eq!(
+            call.submitted_before_first_read, before_first_read,
+            "{what}: {call:?}"
+        );
+        assert!(
+            call.bytes_read > 0 && !call.submitting.is_zero() && !call.merging.is_zero(),
+            "{what}: {call:?}"
+        );
+    }
+}
+
+#[test]
 fn a_tie_goes_to_the_lowest_shape_and_a_point_inside_comes_first() {
     let mut engine = common::cpu_engine();
     let segment = [Segment::new(0.0, 0.0, 10.0, 0.0)];

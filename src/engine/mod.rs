@@ -108,6 +108,17 @@ impl GpuHost {
         Ok(host.as_any().downcast_mut().expect("keyed by its type"))
     }
 
+    /// Runs `query` on the GPU host of shape `S`, and keeps where its host time went.
+    fn on_shapes<S: Shape, T>(
+        &mut self,
+        query: impl FnOnce(&mut GpuShapeQueries<S>) -> Result<T>,
+    ) -> Result<T> {
+        let host = self.shape_host::<S>()?;
+        let outcome = query(host);
+        self.call = Some(host.last_call());
+        outcome
+    }
+
     /// After a pairs call: its kernel time and where its host time went.
     fn account_pairs(&mut self) {
         self.kernel_time = self.pairs.kernel_time();

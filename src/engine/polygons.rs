@@ -206,8 +206,9 @@ impl Engine {
                 On::Gpu(gpu) => {
                     edge_contacts.clear();
                     edge_contacts.resize(chunk.len() * edges.len(), EdgeContact::MISS);
-                    let host = gpu.shape_host::<PolygonEdge>()?;
-                    host.pairs_dense(chunk, &edges, &mut edge_contacts)?;
+                    gpu.on_shapes::<PolygonEdge, _>(|host| {
+                        host.pairs_dense(chunk, &edges, &mut edge_contacts)
+                    })?;
                     for (q, (query, row)) in chunk
                         .iter()
                         .zip(out.chunks_exact_mut(polygons.len()))

@@ -154,7 +154,7 @@ impl Engine {
         out: &mut [S::Contact],
     ) -> Result<()> {
         self.run(|on| match on {
-            On::Gpu(gpu) => gpu.shape_host::<S>()?.pairs_dense(segments, shapes, out),
+            On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| host.pairs_dense(segments, shapes, out)),
             On::Cpu(kernel) => {
                 kernel.shape_pairs_dense(segments, shapes, out);
                 Ok(())
@@ -216,7 +216,7 @@ impl Engine {
         if S::KERNEL.reduces {
             // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
             return self.run(|on| match on {
-                On::Gpu(gpu) => gpu.shape_host::<S>()?.hits(segments, shapes),
+                On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| host.hits(segments, shapes)),
                 On::Cpu(kernel) => {
                     let mut hits = Vec::new();
                     kernel.shape_hit_chunks(segments, &bounds, None, filter, contact, |chunk| {
@@ -255,9 +255,9 @@ impl Engine {
             self.run(|on| {
                 first.fill(None);
                 match on {
-                    On::Gpu(gpu) => gpu
-                        .shape_host::<S>()?
-                        .first_hits(segments, shapes, &mut first),
+                    On::Gpu(gpu) => {
+                        gpu.on_shapes::<S, _>(|host| host.first_hits(segments, shapes, &mut first))
+                    }
                     On::Cpu(kernel) => {
                         kernel.shape_first_hits_culled(
                             segments, &bounds, None, filter, contact, &mut first,
@@ -299,12 +299,14 @@ impl Engine {
             counts.per_segment.fill(0);
             counts.per_rect.fill(0);
             match on {
-                On::Gpu(gpu) => gpu.shape_host::<S>()?.counts(
-                    segments,
-                    shapes,
-                    &mut counts.per_segment,
-                    &mut counts.per_rect,
-                ),
+                On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                    host.counts(
+                        segments,
+                        shapes,
+                        &mut counts.per_segment,
+                        &mut counts.per_rect,
+                    )
+                }),
                 On::Cpu(kernel) => {
                     kernel.shape_counts_culled(segments, &bounds, None, filter, hit, &mut counts);
                     Ok(())

@@ -1,0 +1,189 @@
+//! A shape's pipelines, compiled once per device and emulation, and the optional parts of its
+//! kernel with their buffers: the counts entry point and the reductions of
+//! `shaders/shape_queries.wgsl`.
+
+use super::super::buffers::{Growable, compute_pipeline, storage_entry, uniform_entry};
+use super::super::context::GpuContext;
+use crate::error::Result;
+use crate::shape::Shape;
+
+/// The entry points of `shaders/shape_queries.wgsl`.
+pub(super) const FIRST_HITS_ENTRY: &str = "shape_first_hits";
+pub(super) const HITS_ENTRY: &str = "shape_hit_list";
+
+/// A bind group layout of `entries`, and the pipeline layout of that one group.
+fn layouts(
+    device: &wgpu::Device,
+    label: &'static str,
+    entries: &[wgpu::BindGroupLayoutEntry],
+) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries,
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    (layout, pipeline_layout)
+}
+
+/// A shape's layouts and pipelines: compiled once per device and emulation, shared by every
+/// engine on the device (see [`GpuContext::compiled`]).
+#[derive(Clone)]
+pub(super) struct ShapeKernels {
+    pub(super) layout: wgpu::BindGroupLayout,
+    pub(super) dense: wgpu::ComputePipeline,
+    /// `list_dispatch` and the second pass, where the kernel has one.
+    pub(super) listed: Option<(wgpu::ComputePipeline, wgpu::ComputePipeline)>,
+    /// The counts entry point and its layout.
+    pub(super) counts: Option<(wgpu::BindGroupLayout, wgpu::ComputePipeline)>,
+    /// The reductions' layout, then `shape_first_hits` and `shape_hit_list`.
+    pub(super) reductions: Option<(
+        wgpu::BindGroupLayout,
+        wgpu::ComputePipeline,
+        wgpu::ComputePipeline,
+    )>,
+}
+
+impl ShapeKernels {
+    pub(super) fn compile<S: Shape>(context: &GpuContext) -> Result<Self> {
+        let device = &context.device;
+        context.scoped(|| {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(S::KERNEL.file),
+                source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
+            });
+            let constants = S::constants(context.emulation());
+            let (module, constants) = (&module, &constants);
+            // Each layout's pipelines, named after their entry points.
+            let pipelines = |label: &'static str, entries: &[wgpu::BindGroupLayoutEntry]| {
+                let (layout, pipeline_layout) = layouts(device, label, entries);
+                let pipeline = move |entry: &str| {
+                    compute_pipeline(device, &pipeline_layout, module, entry, entry, constants)
+                };
+                (layout, pipeline)
+            };
+            let (layout, pipeline) = pipelines(
+                "rectcast.shapes.layout",
+                &[
+                    uniform_entry(0),
+                    storage_entry(1, true),
+                    storage_entry(2, true),
+                    storage_entry(3, false),
+                    storage_entry(4, true),
+                    storage_entry(7, false),
+                    storage_entry(8, false),
+                ],
+            );
+            let dense = pipeline(S::KERNEL.entry);
+            let listed = S::KERNEL
+                .listed
+                .map(|entry| (pipeline("list_dispatch"), pipeline(entry)));
+            let counts = S::KERNEL.counts.map(|entry| {
+                let (layout, pipeline) = pipelines(
+                    "rectcast.shapes.counts_layout",
+                    &[
+                        uniform_entry(0),
+                        storage_entry(1, true),
+                        storage_entry(2, true),
+                        storage_entry(4, true),
+                        storage_entry(5, false),
+                        storage_entry(6, false),
+                    ],
+                );
+                (layout, pipeline(entry))
+            });
+            let reductions = S::KERNEL.reduces.then(|| {
+                let (layout, pipeline) = pipelines(
+                    "rectcast.shapes.reductions_layout",
+                    &[
+                        uniform_entry(0),
+                        storage_entry(3, false),
+                        storage_entry(9, false),
+                        storage_entry(10, false),
+                        storage_entry(11, false),
+                        storage_entry(12, false),
+                        storage_entry(13, false),
+                    ],
+                );
+                (layout, pipeline(FIRST_HITS_ENTRY), pipeline(HITS_ENTRY))
+            });
+            Ok(Self {
+                layout,
+                dense,
+                listed,
+                counts,
+                reductions,
+            })
+        })
+    }
+}
+
+/// A shape's counts entry point: hits per query and per shape of a tile, summed on the GPU
+/// (bindings 5 and 6 of `shaders/shape_passes.wgsl`), so that a call reads back one number per
+/// query and per shape instead of every pair's contact.
+pub(super) struct CountsKernel {
+    pub(super) layout: wgpu::BindGroupLayout,
+    pub(super) pipeline: wgpu::ComputePipeline,
+    pub(super) query_hits: Growable,
+    pub(super) shape_hits: Growable,
+    pub(super) bind_group: Option<wgpu::BindGroup>,
+}
+
+impl CountsKernel {
+    pub(super) fn new((layout, pipeline): (wgpu::BindGroupLayout, wgpu::ComputePipeline)) -> Self {
+        let counter = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
+        Self {
+            layout,
+            pipeline,
+            query_hits: Growable::new("rectcast.shapes.query_hits", counter),
+            shape_hits: Growable::new("rectcast.shapes.shape_hits", counter),
+            bind_group: None,
+        }
+    }
+}
+
+/// The queries reduced on the GPU from a tile's dense pairs (`shaders/shape_queries.wgsl`):
+/// their pipelines, one layout, and their outputs.
+pub(super) struct Reductions {
+    pub(super) layout: wgpu::BindGroupLayout,
+    pub(super) first_hits: wgpu::ComputePipeline,
+    pub(super) hits: wgpu::ComputePipeline,
+    /// Each query's first shape in the tile (`NO_SHAPE` for none) and that pair's contact.
+    pub(super) first_shapes: Growable,
+    pub(super) first_contacts: Growable,
+    /// How many pairs of the tile hit (zeroed before each dispatch), then each one's pair
+    /// index and contact, in no set order.
+    pub(super) hit_count: wgpu::Buffer,
+    pub(super) hit_pairs: Growable,
+    pub(super) hit_contacts: Growable,
+    pub(super) bind_group: Option<wgpu::BindGroup>,
+}
+
+impl Reductions {
+    pub(super) fn new(
+        (layout, first_hits, hits): (
+            wgpu::BindGroupLayout,
+            wgpu::ComputePipeline,
+            wgpu::ComputePipeline,
+        ),
+        hit_count: wgpu::Buffer,
+    ) -> Self {
+        let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        Self {
+            layout,
+            first_hits,
+            hits,
+            first_shapes: Growable::new("rectcast.shapes.first_shapes", output),
+            first_contacts: Growable::new("rectcast.shapes.first_contacts", output),
+            hit_count,
+            hit_pairs: Growable::new("rectcast.shapes.hit_pairs", output),
+            hit_contacts: Growable::new("rectcast.shapes.hit_contacts", output),
+            bind_group: None,
+        }
+    }
+}

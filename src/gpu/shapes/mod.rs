@@ -1,0 +1,385 @@
+//! Host side of the shapes' kernels ([`Shape`]: each shape's file in `shaders/` composed over
+//! `shaders/shape_passes.wgsl`): every query segment against every shape, tile by tile as the
+//! device can take them, with buffers kept between calls, through the chunk ring
+//! (`gpu::ring`): up to [`CHUNKS_IN_FLIGHT`] tiles run while the host reads the oldest back.
+//!
+//! This module holds the inputs, their upload and the ring's steps, once. `kernels.rs` compiles
+//! a shape's pipelines and holds the optional parts of its kernel (the second pass, the counts,
+//! the reductions) with their buffers; `queries.rs` says, per query (dense pairs, first hits,
+//! hits, counts), what a tile encodes and how its read-back merges.
+
+mod kernels;
+mod queries;
+
+use std::ops::Range;
+use std::time::Instant;
+
+use super::buffers::{Growable, PendingRead, Wait, entry};
+use super::chunks::{ChunkCaps, DenseChunk};
+use super::context::GpuContext;
+use super::limits::{GpuLimits, WaitLimit};
+use super::queries::GpuCall;
+use super::ring::{self, CHUNKS_IN_FLIGHT, Submitted};
+use super::shader::ShapeParams;
+use crate::error::Result;
+use crate::shape::Shape;
+use crate::types::{Rect, Segment};
+use kernels::{CountsKernel, Reductions, ShapeKernels};
+
+/// What the first dispatch of an entry point may take on top of its wait: a software driver
+/// (lavapipe) compiles a kernel when it first runs, and the exact integer code takes it seconds
+/// (8 to 9 s for segment × segment on two cores, measured; more when other work shares them).
+const FIRST_DISPATCH_ALLOWANCE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// One shape's queries on one GPU context: dense pairs, first hits, hits and counts.
+pub struct GpuShapeQueries<S: Shape> {
+    context: GpuContext,
+    caps: ChunkCaps,
+    max_binding_bytes: u64,
+    max_workgroups_per_dimension: u32,
+    kernels: ShapeKernels,
+    /// The list's header (`PairList`: its length, then the second pass's indirect dispatch)
+    /// and the listed pairs.
+    pair_list: wgpu::Buffer,
+    listed_pairs: Growable,
+    /// The second pass's dispatch, copied out of the list's header: a buffer a dispatch reads
+    /// as its size may not be bound to it.
+    list_dispatch_args: wgpu::Buffer,
+    /// The counts entry point's buffers, where the shape has one.
+    counts: Option<CountsKernel>,
+    /// The first hits and hits reduced from the dense pairs, where the kernel has them.
+    reductions: Option<Reductions>,
+    params: wgpu::Buffer,
+    queries: Growable,
+    shapes: Growable,
+    /// Each shape's box ([`Shape::bounds`]): pairs whose boxes are apart skip the exact path.
+    bounds: Growable,
+    contacts: Growable,
+    bind_group: Option<wgpu::BindGroup>,
+    /// One staging buffer per tile in flight (the ring's slots).
+    staging: [Growable; CHUNKS_IN_FLIGHT],
+    wait: WaitLimit,
+    /// The entry points that have run once (see [`FIRST_DISPATCH_ALLOWANCE`]).
+    ran: Vec<&'static str>,
+    /// Where the last call's host time went.
+    call: GpuCall,
+    shape: std::marker::PhantomData<S>,
+}
+
+/// A piece of a query's work through the ring: a tile to upload and run, or a step over what
+/// the tile before it left on the GPU.
+trait TileWork {
+    /// The tile whose inputs must be on the GPU for it, if any.
+    fn tile(&self) -> Option<&DenseChunk>;
+}
+
+impl TileWork for DenseChunk {
+    fn tile(&self) -> Option<&DenseChunk> {
+        Some(self)
+    }
+}
+
+/// What a piece of work copied into its staging buffer, and what the wait for it is for.
+struct Staged {
+    bytes: u64,
+    /// The entry point the wait is named after.
+    step: &'static str,
+    /// The pairs the submission ran: the wait's limit grows with them.
+    pairs: usize,
+}
+
+/// How a query runs through the ring.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    /// Pieces in flight at once.
+    in_flight: usize,
+    /// Whether its tiles compute the dense pairs (the counts do not).
+    contacts: bool,
+}
+
+/// A query whose tiles are independent: the ring full, the dense pairs computed.
+const DENSE: Run = Run {
+    in_flight: CHUNKS_IN_FLIGHT,
+    contacts: true,
+};
+
+/// A piece of work submitted and not yet read back.
+struct InFlight<W> {
+    work: W,
+    /// Its staging buffer in the ring.
+    slot: usize,
+    staged: Staged,
+    submission: wgpu::SubmissionIndex,
+    read: PendingRead,
+}
+
+impl<W> Submitted for InFlight<W> {
+    fn slot(&self) -> usize {
+        self.slot
+    }
+}
+
+impl<S: Shape> GpuShapeQueries<S> {
+    /// Takes the device's compiled kernels for `S` (compiling them on first use). Buffers are
+    /// created on first use.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`](crate::Error::Gpu) if the shader or the pipeline fails validation.
+    pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
+        let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
+        let kernels = context.compiled::<S, _>(|| ShapeKernels::compile::<S>(&context))?;
+        let device = context.device.clone();
+        let (params, pair_list, list_dispatch_args, hit_count) = context.scoped(|| {
+            let buffer = |label: &'static str, size: u64, usage: wgpu::BufferUsages| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size,
+                    usage,
+                    mapped_at_creation: false,
+                })
+            };
+            let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+            Ok((
+                buffer(
+                    "rectcast.shapes.params",
+                    size_of::<ShapeParams>() as u64,
+                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                ),
+                buffer(
+                    "rectcast.shapes.pair_list",
+                    16,
+                    output | wgpu::BufferUsages::COPY_DST,
+                ),
+                buffer(
+                    "rectcast.shapes.list_dispatch_args",
+                    12,
+                    wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
+                ),
+                buffer(
+                    "rectcast.shapes.hit_count",
+                    16,
+                    output | wgpu::BufferUsages::COPY_DST,
+                ),
+            ))
+        })?;
+        let counts = kernels.counts.clone().map(CountsKernel::new);
+        let reductions = kernels
+            .reductions
+            .clone()
+            .map(|pipelines| Reductions::new(pipelines, hit_count));
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let staging = || {
+            Growable::new(
+                "rectcast.shapes.staging",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            )
+        };
+        Ok(Self {
+            // A contact is no larger than a rect pair's result, a shape than a rect: the same
+            // caps.
+            caps: ChunkCaps::new(max_binding_bytes, max_workgroups_per_dimension),
+            context,
+            max_binding_bytes,
+            max_workgroups_per_dimension,
+            kernels,
+            pair_list,
+            listed_pairs: Growable::new("rectcast.shapes.listed_pairs", storage),
+            list_dispatch_args,
+            counts,
+            reductions,
+            params,
+            queries: Growable::new("rectcast.shapes.queries", storage),
+            shapes: Growable::new("rectcast.shapes.shapes", storage),
+            bounds: Growable::new("rectcast.shapes.bounds", storage),
+            contacts: Growable::new(
+                "rectcast.shapes.contacts",
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            bind_group: None,
+            staging: std::array::from_fn(|_| staging()),
+            wait: limits.wait.unwrap_or_default(),
+            ran: Vec::new(),
+            call: GpuCall::default(),
+            shape: std::marker::PhantomData,
+        })
+    }
+
+    /// How long each tile may take from now on.
+    pub fn set_wait(&mut self, wait: WaitLimit) {
+        self.wait = wait;
+    }
+
+    /// Where the last call's host time went, and how its tiles overlapped.
+    pub fn last_call(&self) -> GpuCall {
+        self.call
+    }
+
+    /// Runs `work` through the chunk ring as `run` says. A piece's tile goes up first (each
+    /// input only when it changed: with every shape in one tile they go up once), with room for
+    /// its dense pairs where the query has them;
+    /// `encode` records the query's passes and its copies into the slot's staging buffer
+    /// (after [`reserve_staging`](Self::reserve_staging)), and `merge` reads each piece back,
+    /// oldest first. Work `merge` pushes runs next: with more than one piece in flight, a later
+    /// tile has overwritten the outputs by then. Fills [`last_call`](Self::last_call).
+    fn run_tiles<W: TileWork>(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+        run: Run,
+        work: impl Iterator<Item = W>,
+        mut encode: impl FnMut(&mut Self, &W, &mut wgpu::CommandEncoder, usize) -> Result<Staged>,
+        mut merge: impl FnMut(&W, &[u8], &mut Vec<W>),
+    ) -> Result<()> {
+        self.call = GpuCall::default();
+        let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
+        let steps = ring::Steps {
+            submit: |this: &mut Self, work: W, slot| {
+                let started = Instant::now();
+                let context = this.context.clone();
+                let (staged, submission, read) = context.scoped(|| {
+                    if let Some(tile) = work.tile() {
+                        let (n, m) = (tile.segments.len(), tile.rects.len());
+                        let pairs = if run.contacts { tile.pair_count() } else { 0 };
+                        if this.reserve(n, m, pairs) {
+                            // An input buffer was replaced: its contents are gone.
+                            uploaded = (0..0, 0..0);
+                        }
+                        this.upload(tile, queries, shapes, &mut uploaded);
+                    }
+                    let mut encoder =
+                        context
+                            .device
+                            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                                label: Some("rectcast.shapes.encoder"),
+                            });
+                    let staged = encode(this, &work, &mut encoder, slot)?;
+                    let submission = context.queue.submit([encoder.finish()]);
+                    let read = PendingRead::start(this.staging[slot].get(), staged.bytes);
+                    Ok((staged, submission, read))
+                })?;
+                this.call.chunks += 1;
+                this.call.submitting += started.elapsed();
+                Ok(Some(InFlight {
+                    work,
+                    slot,
+                    staged,
+                    submission,
+                    read,
+                }))
+            },
+            finish: |this: &mut Self, done: InFlight<W>, _newest, again: &mut Vec<W>| {
+                let wait = this.wait_for(done.staged.step, done.staged.pairs);
+                let context = this.context.clone();
+                let (work, staging) = (&done.work, this.staging[done.slot].get());
+                this.call.read(
+                    done.read,
+                    &context,
+                    staging,
+                    done.submission,
+                    wait,
+                    |mapped| merge(work, mapped, again),
+                )?;
+                if !this.ran.contains(&done.staged.step) {
+                    this.ran.push(done.staged.step);
+                }
+                Ok(())
+            },
+            cancel: |this: &mut Self, done: InFlight<W>| {
+                done.read.cancel(this.staging[done.slot].get());
+            },
+        };
+        ring::run(self, run.in_flight, work, steps)
+    }
+
+    /// How long a submission over `pairs` may take: the wait limit, plus the first dispatch's
+    /// compilation allowance until entry point `step` has run once.
+    fn wait_for(&self, step: &'static str, pairs: usize) -> Wait {
+        let mut limit = self.wait.for_pairs(pairs as u64);
+        if !self.ran.contains(&step) {
+            limit += FIRST_DISPATCH_ALLOWANCE;
+        }
+        Wait { step, limit }
+    }
+
+    /// Makes the staging buffer of `slot` hold `bytes` (inside the submit's error scope).
+    fn reserve_staging(&mut self, slot: usize, bytes: u64) {
+        let device = &self.context.device;
+        self.staging[slot].reserve(device, bytes, self.max_binding_bytes);
+    }
+
+    /// Uploads a tile's inputs (each only when it changed) and its parameters.
+    fn upload(
+        &mut self,
+        tile: &DenseChunk,
+        queries: &[Segment],
+        shapes: &[S],
+        uploaded: &mut (Range<usize>, Range<usize>),
+    ) {
+        let queue = &self.context.queue;
+        if uploaded.0 != tile.segments {
+            queue.write_buffer(
+                self.queries.get(),
+                0,
+                bytemuck::cast_slice(&queries[tile.segments.clone()]),
+            );
+        }
+        if uploaded.1 != tile.rects {
+            let shapes = &shapes[tile.rects.clone()];
+            queue.write_buffer(self.shapes.get(), 0, bytemuck::cast_slice(shapes));
+            let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+            queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(&bounds));
+        }
+        *uploaded = (tile.segments.clone(), tile.rects.clone());
+        let params = ShapeParams {
+            query_count: tile.segments.len() as u32,
+            shape_count: tile.rects.len() as u32,
+            pair_count: tile.pair_count() as u32,
+            row_workgroups: self.max_workgroups_per_dimension,
+        };
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+    }
+
+    /// Grows the inputs and the dense pairs' buffers to hold a tile, rebuilding the bind group
+    /// if any buffer was replaced; true when one was (its contents are gone, and the counts'
+    /// and reductions' bind groups, which name them too, are stale).
+    fn reserve(&mut self, queries: usize, shapes: usize, pairs: usize) -> bool {
+        let device = &self.context.device;
+        let cap = self.max_binding_bytes;
+        let mut stale = self.bind_group.is_none();
+        stale |= self
+            .queries
+            .reserve(device, (queries * size_of::<Segment>()) as u64, cap);
+        stale |= self
+            .shapes
+            .reserve(device, (shapes * size_of::<S>()) as u64, cap);
+        stale |= self
+            .bounds
+            .reserve(device, (shapes * size_of::<Rect>()) as u64, cap);
+        stale |= self
+            .contacts
+            .reserve(device, (pairs * size_of::<S::Contact>()) as u64, cap);
+        stale |= self.listed_pairs.reserve(device, (pairs * 4) as u64, cap);
+        if stale {
+            if let Some(counts) = self.counts.as_mut() {
+                counts.bind_group = None;
+            }
+            if let Some(reductions) = self.reductions.as_mut() {
+                reductions.bind_group = None;
+            }
+            self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("rectcast.shapes.bind_group"),
+                layout: &self.kernels.layout,
+                entries: &[
+                    entry(0, &self.params),
+                    entry(1, self.queries.get()),
+                    entry(2, self.shapes.get()),
+                    entry(3, self.contacts.get()),
+                    entry(4, self.bounds.get()),
+                    entry(7, &self.pair_list),
+                    entry(8, self.listed_pairs.get()),
+                ],
+            }));
+        }
+        stale
+    }
+}

@@ -1,0 +1,434 @@
+//! The queries over shapes on the GPU, each as what a tile encodes and how its read-back
+//! merges; the chunk ring and the uploads are the host's (`super`).
+
+use super::kernels::{FIRST_HITS_ENTRY, HITS_ENTRY};
+use super::{DENSE, GpuShapeQueries, Run, Staged, TileWork};
+use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
+use crate::error::Result;
+use crate::gpu::buffers::entry;
+use crate::gpu::chunks::{self, DenseChunk};
+use crate::gpu::shader::WORKGROUP_SIZE;
+use crate::shape::{Shape, ShapeContact, ShapeHit};
+use crate::types::Segment;
+
+/// The hits' work: a tile, whose read-back is how many of its pairs hit, then a copy of those
+/// hits alone, which reads the outputs the tile left (so the hits run one piece at a time).
+enum HitsWork {
+    Tile(DenseChunk),
+    Copy { tile: DenseChunk, count: usize },
+}
+
+impl TileWork for HitsWork {
+    fn tile(&self) -> Option<&DenseChunk> {
+        match self {
+            HitsWork::Tile(tile) => Some(tile),
+            HitsWork::Copy { .. } => None,
+        }
+    }
+}
+
+/// A compute pass of `pipeline` over `bind_group`, `groups` workgroups in rows.
+fn dispatch(
+    encoder: &mut wgpu::CommandEncoder,
+    label: &'static str,
+    pipeline: &wgpu::ComputePipeline,
+    bind_group: Option<&wgpu::BindGroup>,
+    (x, y): (u32, u32),
+) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: None,
+    });
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, bind_group, &[]);
+    pass.dispatch_workgroups(x, y, 1);
+}
+
+impl<S: Shape> GpuShapeQueries<S> {
+    /// The workgroups of a dispatch over `invocations`, in rows.
+    fn grid(&self, invocations: usize) -> (u32, u32) {
+        chunks::workgroup_grid(invocations, self.max_workgroups_per_dimension)
+    }
+
+    /// Every query against every shape, `out[q * shapes.len() + s]`. Inputs are valid and
+    /// `out` has `queries.len() * shapes.len()` entries.
+    pub(crate) fn pairs_dense(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+        out: &mut [S::Contact],
+    ) -> Result<()> {
+        let m = shapes.len();
+        let contact = size_of::<S::Contact>();
+        let work = chunks::plan_dense(queries.len(), m, self.caps);
+        self.run_tiles(
+            queries,
+            shapes,
+            DENSE,
+            work,
+            |this, tile: &DenseChunk, encoder, slot| {
+                let pairs = tile.pair_count();
+                let bytes = (pairs * contact) as u64;
+                this.reserve_staging(slot, bytes);
+                this.encode_dense(encoder, pairs);
+                let staging = this.staging[slot].get();
+                encoder.copy_buffer_to_buffer(this.contacts.get(), 0, staging, 0, bytes);
+                Ok(Staged {
+                    bytes,
+                    step: S::KERNEL.entry,
+                    pairs,
+                })
+            },
+            |tile, mapped, _| {
+                let local: &[S::Contact] = bytemuck::cast_slice(mapped);
+                let width = tile.rects.len();
+                // Query-major within the tile: one run per query.
+                for (k, row) in local.chunks_exact(width).enumerate() {
+                    let at = (tile.segments.start + k) * m + tile.rects.start;
+                    out[at..at + width].copy_from_slice(row);
+                }
+            },
+        )
+    }
+
+    /// Records the dense pairs of the uploaded tile (`pairs` of them) into `contacts`: the
+    /// dense entry point, then its second pass where the kernel has one.
+    fn encode_dense(&self, encoder: &mut wgpu::CommandEncoder, pairs: usize) {
+        let bind_group = self.bind_group.as_ref();
+        if self.kernels.listed.is_some() {
+            encoder.clear_buffer(&self.pair_list, 0, None);
+        }
+        let grid = self.grid(pairs);
+        dispatch(
+            encoder,
+            "rectcast.shapes.pass",
+            &self.kernels.dense,
+            bind_group,
+            grid,
+        );
+        if let Some((list_dispatch, listed)) = &self.kernels.listed {
+            // Sized on the GPU from the list's length, then run over the list.
+            let label = "rectcast.shapes.list_dispatch_pass";
+            dispatch(encoder, label, list_dispatch, bind_group, (1, 1));
+            encoder.copy_buffer_to_buffer(&self.pair_list, 4, &self.list_dispatch_args, 0, 12);
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("rectcast.shapes.listed_pass"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(listed);
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups_indirect(&self.list_dispatch_args, 0);
+        }
+    }
+
+    /// Each query's first hit among the shapes (the smallest `t_enter`, the lowest index on a
+    /// tie: [`comes_first`]), into `first` (as long as `queries`, every entry `None` on entry).
+    /// Each tile's dense pairs are reduced on the GPU (`shape_first_hits`), which sends back
+    /// one shape and contact per query; the host keeps the first over the tiles. Inputs are
+    /// valid and the kernel reduces ([`ShapeKernel::reduces`](crate::ShapeKernel::reduces)).
+    pub(crate) fn first_hits(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+        first: &mut [Option<ShapeHit<S::Contact>>],
+    ) -> Result<()> {
+        let contact = size_of::<S::Contact>();
+        let work = chunks::plan_dense(queries.len(), shapes.len(), self.caps);
+        self.run_tiles(
+            queries,
+            shapes,
+            DENSE,
+            work,
+            |this, tile: &DenseChunk, encoder, slot| {
+                let (n, pairs) = (tile.segments.len(), tile.pair_count());
+                let (shape_bytes, contact_bytes) = ((n * 4) as u64, (n * contact) as u64);
+                this.reserve_reductions(n, 0);
+                this.reserve_staging(slot, shape_bytes + contact_bytes);
+                this.encode_dense(encoder, pairs);
+                let reductions = this.reductions.as_ref().expect("the kernel reduces");
+                // A workgroup per query.
+                let grid = this.grid(n * WORKGROUP_SIZE as usize);
+                let (label, bind_group) = (
+                    "rectcast.shapes.first_hits_pass",
+                    reductions.bind_group.as_ref(),
+                );
+                dispatch(encoder, label, &reductions.first_hits, bind_group, grid);
+                let staging = this.staging[slot].get();
+                let shapes_out = reductions.first_shapes.get();
+                encoder.copy_buffer_to_buffer(shapes_out, 0, staging, 0, shape_bytes);
+                let contacts_out = reductions.first_contacts.get();
+                encoder.copy_buffer_to_buffer(contacts_out, 0, staging, shape_bytes, contact_bytes);
+                Ok(Staged {
+                    bytes: shape_bytes + contact_bytes,
+                    step: FIRST_HITS_ENTRY,
+                    pairs,
+                })
+            },
+            |tile, mapped, _| {
+                let (shape_bytes, contact_bytes) = mapped.split_at(tile.segments.len() * 4);
+                let tile_shapes: &[u32] = bytemuck::cast_slice(shape_bytes);
+                let contacts: &[S::Contact] = bytemuck::cast_slice(contact_bytes);
+                for (k, (&j, contact)) in tile_shapes.iter().zip(contacts).enumerate() {
+                    if j == NO_SHAPE {
+                        continue;
+                    }
+                    let segment = tile.segments.start + k;
+                    let shape = (tile.rects.start + j as usize) as u32;
+                    let slot = &mut first[segment];
+                    let (best_shape, best) =
+                        slot.map_or((NO_SHAPE, *contact), |b| (b.shape, b.contact));
+                    if comes_first(contact, shape, &best, best_shape) {
+                        *slot = Some(ShapeHit {
+                            segment: segment as u32,
+                            shape,
+                            contact: *contact,
+                        });
+                    }
+                }
+            },
+        )
+    }
+
+    /// Every hitting (query, shape) pair, in (query, shape) order. Each tile's dense pairs are
+    /// reduced on the GPU (`shape_hit_list` appends the hits), which sends back how many, then
+    /// the hits alone. Inputs are valid and the kernel reduces
+    /// ([`ShapeKernel::reduces`](crate::ShapeKernel::reduces)).
+    pub(crate) fn hits(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+    ) -> Result<Vec<ShapeHit<S::Contact>>> {
+        let contact = size_of::<S::Contact>();
+        let mut hits = Vec::new();
+        let work = chunks::plan_dense(queries.len(), shapes.len(), self.caps).map(HitsWork::Tile);
+        // One piece at a time: a tile's copy reads the hit list it left.
+        self.run_tiles(
+            queries,
+            shapes,
+            Run {
+                in_flight: 1,
+                contacts: true,
+            },
+            work,
+            |this, work: &HitsWork, encoder, slot| match work {
+                HitsWork::Tile(tile) => {
+                    let pairs = tile.pair_count();
+                    this.reserve_reductions(0, pairs);
+                    this.reserve_staging(slot, 4);
+                    this.encode_dense(encoder, pairs);
+                    let reductions = this.reductions.as_ref().expect("the kernel reduces");
+                    encoder.clear_buffer(&reductions.hit_count, 0, None);
+                    let bind_group = reductions.bind_group.as_ref();
+                    let label = "rectcast.shapes.hits_pass";
+                    dispatch(
+                        encoder,
+                        label,
+                        &reductions.hits,
+                        bind_group,
+                        this.grid(pairs),
+                    );
+                    let staging = this.staging[slot].get();
+                    encoder.copy_buffer_to_buffer(&reductions.hit_count, 0, staging, 0, 4);
+                    Ok(Staged {
+                        bytes: 4,
+                        step: HITS_ENTRY,
+                        pairs,
+                    })
+                }
+                HitsWork::Copy { count, .. } => {
+                    let (pair_bytes, contact_bytes) =
+                        ((count * 4) as u64, (count * contact) as u64);
+                    this.reserve_staging(slot, pair_bytes + contact_bytes);
+                    let reductions = this.reductions.as_ref().expect("the kernel reduces");
+                    let staging = this.staging[slot].get();
+                    let (pairs_out, contacts_out) =
+                        (reductions.hit_pairs.get(), reductions.hit_contacts.get());
+                    encoder.copy_buffer_to_buffer(pairs_out, 0, staging, 0, pair_bytes);
+                    encoder.copy_buffer_to_buffer(
+                        contacts_out,
+                        0,
+                        staging,
+                        pair_bytes,
+                        contact_bytes,
+                    );
+                    Ok(Staged {
+                        bytes: pair_bytes + contact_bytes,
+                        step: HITS_ENTRY,
+                        pairs: *count,
+                    })
+                }
+            },
+            |work, mapped, again| match work {
+                HitsWork::Tile(tile) => {
+                    let count = bytemuck::pod_read_unaligned::<u32>(mapped) as usize;
+                    if count > 0 {
+                        again.push(HitsWork::Copy {
+                            tile: tile.clone(),
+                            count,
+                        });
+                    }
+                }
+                HitsWork::Copy { tile, count } => {
+                    let (pair_bytes, contact_bytes) = mapped.split_at(count * 4);
+                    let indices: &[u32] = bytemuck::cast_slice(pair_bytes);
+                    let contacts: &[S::Contact] = bytemuck::cast_slice(contact_bytes);
+                    let width = tile.rects.len();
+                    hits.extend(indices.iter().zip(contacts).map(|(&i, &contact)| {
+                        let i = i as usize;
+                        ShapeHit {
+                            segment: (tile.segments.start + i / width) as u32,
+                            shape: (tile.rects.start + i % width) as u32,
+                            contact,
+                        }
+                    }));
+                }
+            },
+        )?;
+        // Appended in no set order, and by tile: (segment, shape) is each hit's own key.
+        hits.sort_unstable_by_key(|h| (h.segment, h.shape));
+        Ok(hits)
+    }
+
+    /// Hits per query and per shape, added into `per_query` and `per_shape` (as long as
+    /// `queries` and `shapes`), exactly: the shape's counts entry point, which decides each
+    /// pair's hit without its t and sums on the GPU. Inputs are valid. Without a counts entry
+    /// point ([`ShapeKernel::counts`](crate::ShapeKernel::counts) `None`) the dense pairs are
+    /// counted instead.
+    pub(crate) fn counts(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+        per_query: &mut [u32],
+        per_shape: &mut [u64],
+    ) -> Result<()> {
+        if queries.is_empty() || shapes.is_empty() {
+            return Ok(());
+        }
+        let Some(step) = S::KERNEL.counts else {
+            let m = shapes.len();
+            let mut contacts = vec![S::MISS; queries.len() * m];
+            self.pairs_dense(queries, shapes, &mut contacts)?;
+            for (i, contact) in contacts.iter().enumerate() {
+                if contact.hit() {
+                    per_query[i / m] += 1;
+                    per_shape[i % m] += 1;
+                }
+            }
+            return Ok(());
+        };
+        let work = chunks::plan_dense(queries.len(), shapes.len(), self.caps);
+        self.run_tiles(
+            queries,
+            shapes,
+            Run {
+                contacts: false,
+                ..DENSE
+            },
+            work,
+            |this, tile: &DenseChunk, encoder, slot| {
+                let (n, m) = (tile.segments.len(), tile.rects.len());
+                let (query_bytes, shape_bytes) = ((n * 4) as u64, (m * 4) as u64);
+                this.reserve_counts(n, m);
+                this.reserve_staging(slot, query_bytes + shape_bytes);
+                let kernel = this.counts.as_ref().expect("the kernel counts");
+                encoder.clear_buffer(kernel.query_hits.get(), 0, Some(query_bytes));
+                encoder.clear_buffer(kernel.shape_hits.get(), 0, Some(shape_bytes));
+                let (label, bind_group) =
+                    ("rectcast.shapes.counts_pass", kernel.bind_group.as_ref());
+                let pairs = tile.pair_count();
+                dispatch(
+                    encoder,
+                    label,
+                    &kernel.pipeline,
+                    bind_group,
+                    this.grid(pairs),
+                );
+                let staging = this.staging[slot].get();
+                encoder.copy_buffer_to_buffer(kernel.query_hits.get(), 0, staging, 0, query_bytes);
+                let shape_hits = kernel.shape_hits.get();
+                encoder.copy_buffer_to_buffer(shape_hits, 0, staging, query_bytes, shape_bytes);
+                Ok(Staged {
+                    bytes: query_bytes + shape_bytes,
+                    step,
+                    pairs,
+                })
+            },
+            |tile, mapped, _| {
+                let hits: &[u32] = bytemuck::cast_slice(mapped);
+                let (query_hits, shape_hits) = hits.split_at(tile.segments.len());
+                for (total, &h) in per_query[tile.segments.clone()].iter_mut().zip(query_hits) {
+                    *total += h;
+                }
+                for (total, &h) in per_shape[tile.rects.clone()].iter_mut().zip(shape_hits) {
+                    *total += h as u64;
+                }
+            },
+        )
+    }
+
+    /// Grows the counts' outputs to hold a tile of `queries` × `shapes`, rebuilding their
+    /// bind group if any buffer (theirs or the inputs they read) was replaced.
+    fn reserve_counts(&mut self, queries: usize, shapes: usize) {
+        let device = &self.context.device;
+        let cap = self.max_binding_bytes;
+        let Some(kernel) = self.counts.as_mut() else {
+            return;
+        };
+        let mut stale = kernel.bind_group.is_none();
+        stale |= kernel.query_hits.reserve(device, (queries * 4) as u64, cap);
+        stale |= kernel.shape_hits.reserve(device, (shapes * 4) as u64, cap);
+        if stale {
+            kernel.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("rectcast.shapes.counts_bind_group"),
+                layout: &kernel.layout,
+                entries: &[
+                    entry(0, &self.params),
+                    entry(1, self.queries.get()),
+                    entry(2, self.shapes.get()),
+                    entry(4, self.bounds.get()),
+                    entry(5, kernel.query_hits.get()),
+                    entry(6, kernel.shape_hits.get()),
+                ],
+            }));
+        }
+    }
+
+    /// Grows the reductions' outputs to hold `queries` first hits and `pairs` hits, rebuilding
+    /// their bind group if any buffer (theirs or the contacts they read) was replaced.
+    fn reserve_reductions(&mut self, queries: usize, pairs: usize) {
+        let device = &self.context.device;
+        let cap = self.max_binding_bytes;
+        let contact = size_of::<S::Contact>();
+        let Some(reductions) = self.reductions.as_mut() else {
+            return;
+        };
+        let mut stale = reductions.bind_group.is_none();
+        stale |= reductions
+            .first_shapes
+            .reserve(device, (queries * 4) as u64, cap);
+        stale |= reductions
+            .first_contacts
+            .reserve(device, (queries * contact) as u64, cap);
+        stale |= reductions
+            .hit_pairs
+            .reserve(device, (pairs * 4) as u64, cap);
+        stale |= reductions
+            .hit_contacts
+            .reserve(device, (pairs * contact) as u64, cap);
+        if stale {
+            reductions.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("rectcast.shapes.reductions_bind_group"),
+                layout: &reductions.layout,
+                entries: &[
+                    entry(0, &self.params),
+                    entry(3, self.contacts.get()),
+                    entry(9, reductions.first_shapes.get()),
+                    entry(10, reductions.first_contacts.get()),
+                    entry(11, &reductions.hit_count),
+                    entry(12, reductions.hit_pairs.get()),
+                    entry(13, reductions.hit_contacts.get()),
+                ],
+            }));
+        }
+    }
+}
