@@ -1,6 +1,6 @@
 //! Throughput in pairs per second, every backend on the same scenes in one run (issue 5):
 //!
-//! - `scalar reference`: `rectcast::cpu::queries` / `cpu::pairs`, the contract's executable
+//! - `scalar reference`: `rectcast::cpu::rect_queries` / `cpu::rect_pairs`, the contract's executable
 //!   form, one thread;
 //! - `cpu, 1 thread` and `cpu, all threads`: the fast CPU path (`Engine` on `Backend::Cpu`);
 //! - `gpu end-to-end`: upload, kernel, readback; `gpu kernel`: the kernel's own time from
@@ -15,7 +15,7 @@
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use parry2d::bounding_volume::Aabb;
 use parry2d::math::Vector;
-use rectcast::cpu::queries::{QueryOutputs, query, segment_rects};
+use rectcast::cpu::rect_queries::{QueryOutputs, query, segment_rects};
 use rectcast::{Backend, Batch, CpuOptions, Engine, FirstHit, PairResult, Rect, Segment, scene};
 use std::time::Duration;
 
@@ -165,7 +165,7 @@ fn all_pairs(c: &mut Criterion) {
     let mut results = vec![PairResult::MISS; segments.len() * rects.len()];
 
     group.bench_function("scalar reference", |b| {
-        b.iter(|| rectcast::cpu::pairs::pairs_dense(&segments, &rects, &mut results))
+        b.iter(|| rectcast::cpu::rect_pairs::pairs_dense(&segments, &rects, &mut results))
     });
     for mut engine in cpu_engines() {
         group.bench_function(engine.chosen().to_string(), |b| {

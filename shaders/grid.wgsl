@@ -1,8 +1,8 @@
 // The broad phase on the GPU: a uniform grid over the rects, built here (spans and counts, a
 // prefix sum, the fill), and the walk of each segment through it for the per-segment queries.
 //
-// Compiled after shaders/segment_rect.wgsl and shaders/queries.wgsl (src/gpu/shader.rs joins
-// them): a segment meets its candidates with queries.wgsl's `meet`, so every pair is decided as
+// Compiled after shaders/segment_rect.wgsl and shaders/rect_queries.wgsl (src/gpu/shader.rs joins
+// them): a segment meets its candidates with rect_queries.wgsl's `meet`, so every pair is decided as
 // the brute force decides it. CPU mirror: src/cpu/grid.rs, with the same names and the same
 // branch order (docs/broad_phase.md gives the design).
 //

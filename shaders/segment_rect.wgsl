@@ -26,7 +26,7 @@ override SIDE_MIN_Y: u32;
 override SIDE_MAX_Y: u32;
 // Set on a pair whose decision the filter could not certify: the host re-decides it exactly.
 override FLAG_UNCERTAIN: u32;
-// The floating-point filter (src/cpu/pairs.rs, `filter`, derives them).
+// The floating-point filter (src/cpu/rect_pairs.rs, `filter`, derives them).
 override FILTER_RELATIVE: f32;
 override FILTER_ABSOLUTE: f32;
 override FILTER_FLOOR: f32;

@@ -56,9 +56,17 @@ pub enum Error {
     /// not start).
     #[error("CPU backend: {0}")]
     CpuOptions(String),
-    /// The results of `segments × rects` do not fit this machine's address space or memory.
-    #[error("{segments} segments × {rects} rects is more results than this machine can hold")]
-    TooManyPairs { segments: usize, rects: usize },
+    /// The results of `queries × targets` (segments × rects or shapes, or polygons × polygons)
+    /// do not fit this machine's address space or memory.
+    #[error(
+        "{queries} {query_array}s × {targets} {target_array}s is more results than this machine can hold"
+    )]
+    TooManyPairs {
+        queries: usize,
+        query_array: InputArray,
+        targets: usize,
+        target_array: InputArray,
+    },
     /// A filter array's length differs from its segments' or rects'.
     #[error("{got} {array} filters for {expected} {array}s")]
     FilterLength {

@@ -1,6 +1,6 @@
 //! The queries' inputs and outputs: a [`Batch`] of segments and rects (with optional filters),
-//! and what each query returns. The kernels are `shaders/queries.wgsl` and its CPU mirror
-//! [`crate::cpu::queries`]; [`crate::Engine`] runs them.
+//! and what each query returns. The kernels are `shaders/rect_queries.wgsl` and its CPU mirror
+//! [`crate::cpu::rect_queries`]; [`crate::Engine`] runs them.
 
 use crate::broad_phase::RectSet;
 use crate::cpu::rounding::crossing_point_exact;
@@ -98,13 +98,23 @@ impl<'a> Batch<'a> {
     }
 }
 
-/// Hits per segment and per rect (damage per enemy), of the pairs a [`Batch`] tests.
+/// Hits per segment and per target (damage per enemy): of the pairs a [`Batch`] tests (rects),
+/// or of segments × shapes ([`crate::Engine::shape_counts`], [`crate::Engine::polygon_counts`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
-    /// `per_segment[s]`: the rects segment `s` hits.
+    /// `per_segment[s]`: the targets segment `s` hits.
     pub per_segment: Vec<u32>,
-    /// `per_rect[r]`: the segments that hit rect `r`.
-    pub per_rect: Vec<u64>,
+    /// `per_target[r]`: the segments that hit target `r` (a rect, wall, circle or polygon).
+    pub per_target: Vec<u64>,
+}
+
+impl Counts {
+    /// The old name of [`per_target`](Self::per_target), which counts any target, not only
+    /// rects.
+    #[deprecated(note = "the field is per_target: it counts any target, not only rects")]
+    pub fn per_rect(&self) -> &[u64] {
+        &self.per_target
+    }
 }
 
 /// What to clip each segment to.

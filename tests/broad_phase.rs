@@ -106,10 +106,10 @@ fn assert_engine_matches(
             segments[i], expected.counts.per_segment[i], counts.per_segment[i]
         );
     }
-    if let Some(i) = first_difference(&expected.counts.per_rect, &counts.per_rect) {
+    if let Some(i) = first_difference(&expected.counts.per_target, &counts.per_target) {
         panic!(
             "{what}: hit count of rect {i} {:?} differs: brute force {}, grid {}",
-            rects[i], expected.counts.per_rect[i], counts.per_rect[i]
+            rects[i], expected.counts.per_target[i], counts.per_target[i]
         );
     }
 }

@@ -1,5 +1,5 @@
 //! The fast CPU path (`Engine` on `Backend::Cpu`) against the scalar reference
-//! (`rectcast::cpu::queries`, `cpu::pairs`), bit for bit, for every query, at every SIMD level
+//! (`rectcast::cpu::rect_queries`, `cpu::rect_pairs`), bit for bit, for every query, at every SIMD level
 //! this CPU runs and at 1 and 3 threads, over seeded random, bullet-hell, adversarial and
 //! exact-tie scenes, with and without filters.
 
@@ -9,7 +9,7 @@ use bytemuck::Pod;
 use common::adversarial::{self, Category};
 use common::cases;
 use common::scenes::Scene;
-use rectcast::cpu::queries::{QueryOutputs, clip, query, segment_rects};
+use rectcast::cpu::rect_queries::{QueryOutputs, clip, query, segment_rects};
 use rectcast::scene::{self, SplitMix64};
 use rectcast::{
     Backend, Batch, ClipTo, Counts, CpuOptions, Engine, FirstHit, Hit, PairIndex, PairResult, Rect,
@@ -106,7 +106,7 @@ fn reference(query: u32, batch: &Batch) -> (Vec<FirstHit>, Counts, Vec<Hit>) {
     let mut first_hits = vec![FirstHit::NONE; batch.segments.len()];
     let mut counts = Counts {
         per_segment: vec![0; batch.segments.len()],
-        per_rect: vec![0; batch.rects.len()],
+        per_target: vec![0; batch.rects.len()],
     };
     let mut found = Vec::new();
     segment_rects(
@@ -115,7 +115,7 @@ fn reference(query: u32, batch: &Batch) -> (Vec<FirstHit>, Counts, Vec<Hit>) {
         &mut QueryOutputs {
             first_hits: &mut first_hits,
             segment_hits: &mut counts.per_segment,
-            rect_hits: &mut counts.per_rect,
+            rect_hits: &mut counts.per_target,
             found: &mut found,
         },
     );
@@ -172,8 +172,8 @@ fn counts_equal_the_scalar_reference() {
             );
             assert_bits(
                 &format!("{what}, per rect"),
-                &expected.per_rect,
-                &actual.per_rect,
+                &expected.per_target,
+                &actual.per_target,
                 |i| format!("{:?}", scene.rects[i]),
             );
         }
@@ -185,7 +185,7 @@ fn dense_pairs_equal_the_scalar_reference_bit_for_bit() {
     for scene in scenes() {
         let (segments, rects) = (&scene.segments, &scene.rects);
         let mut expected = vec![PairResult::MISS; segments.len() * rects.len()];
-        rectcast::cpu::pairs::pairs_dense(segments, rects, &mut expected);
+        rectcast::cpu::rect_pairs::pairs_dense(segments, rects, &mut expected);
         for mut engine in engines() {
             let actual = engine.pairs(segments, rects).expect("pairs");
             assert_bits(
@@ -263,7 +263,7 @@ fn shape_reference<S: rectcast::Shape>(
     let mut first = vec![None; segments.len()];
     let mut counts = Counts {
         per_segment: vec![0; segments.len()],
-        per_rect: vec![0; shapes.len()],
+        per_target: vec![0; shapes.len()],
     };
     for (i, s) in segments.iter().enumerate() {
         let mut best: Option<(f32, u32)> = None;
@@ -278,7 +278,7 @@ fn shape_reference<S: rectcast::Shape>(
                 contact,
             });
             counts.per_segment[i] += 1;
-            counts.per_rect[k] += 1;
+            counts.per_target[k] += 1;
             if best.is_none_or(|(t, _)| contact.t_enter() < t) {
                 best = Some((contact.t_enter(), k as u32));
             }
@@ -323,10 +323,10 @@ fn check_shape_queries<S: rectcast::Shape>(
             segments[i], counts.per_segment[i], got.per_segment[i]
         );
     }
-    if let Some(k) = (0..shapes.len()).find(|&k| counts.per_rect[k] != got.per_rect[k]) {
+    if let Some(k) = (0..shapes.len()).find(|&k| counts.per_target[k] != got.per_target[k]) {
         panic!(
             "{what}: hits of shape {k}: expected {}, got {}",
-            counts.per_rect[k], got.per_rect[k]
+            counts.per_target[k], got.per_target[k]
         );
     }
 }
@@ -388,7 +388,7 @@ fn pair_lists_and_clipping_equal_the_scalar_reference() {
             })
             .collect();
         let mut expected = vec![PairResult::MISS; pairs.len()];
-        rectcast::cpu::pairs::pairs_list(segments, rects, &pairs, &mut expected);
+        rectcast::cpu::rect_pairs::pairs_list(segments, rects, &pairs, &mut expected);
         // One rect per segment, cycling through the scene's, and one viewport.
         let per_segment: Vec<Rect> = (0..segments.len())
             .map(|i| rects[i % rects.len()])

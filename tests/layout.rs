@@ -400,8 +400,8 @@ fn the_layout_check_sees_the_imports_it_must() {
     };
     // `use super::…` in a file module, and through the `gpu` facade's re-export
     // (`use super::{GpuLimits, …}`, which `gpu` re-exports from `gpu::limits`).
-    assert!(has("gpu::pairs", "gpu::buffers"));
-    assert!(has("gpu::queries", "gpu::limits"));
+    assert!(has("gpu::rect_pairs", "gpu::buffers"));
+    assert!(has("gpu::rect_queries", "gpu::limits"));
     // Through the crate root's re-exports.
     assert_eq!(krate.target(&path("Error"), 0), Some(path("error")));
     assert_eq!(

@@ -59,7 +59,7 @@ fn scenes() -> Vec<Scene> {
 /// Every pair by the scalar reference, which culls nothing: what the queries must imply.
 fn dense(scene: &Scene) -> Vec<PairResult> {
     let mut results = vec![PairResult::MISS; scene.segments.len() * scene.rects.len()];
-    rectcast::cpu::pairs::pairs_dense(&scene.segments, &scene.rects, &mut results);
+    rectcast::cpu::rect_pairs::pairs_dense(&scene.segments, &scene.rects, &mut results);
     results
 }
 
@@ -109,11 +109,11 @@ fn expected_hits(scene: &Scene, dense: &[PairResult]) -> Vec<Hit> {
 fn expected_counts(scene: &Scene, dense: &[PairResult]) -> Counts {
     let mut counts = Counts {
         per_segment: vec![0; scene.segments.len()],
-        per_rect: vec![0; scene.rects.len()],
+        per_target: vec![0; scene.rects.len()],
     };
     for h in expected_hits(scene, dense) {
         counts.per_segment[h.segment as usize] += 1;
-        counts.per_rect[h.rect as usize] += 1;
+        counts.per_target[h.rect as usize] += 1;
     }
     counts
 }
@@ -181,11 +181,11 @@ fn assert_counts(what: &str, expected: &Counts, actual: &Counts) {
             actual.per_segment.get(i)
         );
     }
-    if let Some(i) = first(&expected.per_rect, &actual.per_rect) {
+    if let Some(i) = first(&expected.per_target, &actual.per_target) {
         panic!(
             "{what}: per-rect counts differ first at rect {i}: expected {:?}, got {:?}",
-            expected.per_rect.get(i),
-            actual.per_rect.get(i)
+            expected.per_target.get(i),
+            actual.per_target.get(i)
         );
     }
 }
@@ -308,10 +308,14 @@ fn filters_skip_exactly_the_pairs_they_exclude() {
             .map(|h| h.rect)
             .collect();
         assert_eq!(hits, [1], "{name}");
-        assert_eq!(engine.counts(&batch).unwrap().per_rect, [0, 1, 0], "{name}");
+        assert_eq!(
+            engine.counts(&batch).unwrap().per_target,
+            [0, 1, 0],
+            "{name}"
+        );
         let unfiltered = Batch::new(&segments, &rects);
         assert_eq!(
-            engine.counts(&unfiltered).unwrap().per_rect,
+            engine.counts(&unfiltered).unwrap().per_target,
             [1, 1, 1],
             "{name}"
         );
@@ -493,7 +497,7 @@ fn all_query_bytes(engine: &mut Engine, scene: &Scene) -> Vec<Vec<u8>> {
         bytemuck::cast_slice(&first_rects).to_vec(),
         bytemuck::cast_slice(&hits).to_vec(),
         bytemuck::cast_slice(&counts.per_segment).to_vec(),
-        bytemuck::cast_slice(&counts.per_rect).to_vec(),
+        bytemuck::cast_slice(&counts.per_target).to_vec(),
         bytemuck::cast_slice(&clip_results).to_vec(),
     ]
 }

@@ -49,9 +49,9 @@ fn kernels() -> [Kernel; 10] {
             entry_points: &[],
         },
         Kernel {
-            file: "pairs.wgsl",
-            source: shader::PAIRS_WGSL,
-            constants: shader::pairs_constants(Emulation::Native),
+            file: "rect_pairs.wgsl",
+            source: shader::RECT_PAIRS_WGSL,
+            constants: shader::rect_pairs_constants(Emulation::Native),
             entry_points: &["pairs_dense", "pairs_list", "compact_pairs"],
         },
         Kernel {
@@ -127,9 +127,9 @@ fn kernels() -> [Kernel; 10] {
             ],
         },
         Kernel {
-            file: "queries.wgsl",
-            source: shader::QUERIES_WGSL,
-            constants: shader::queries_constants(0, Emulation::Native),
+            file: "rect_queries.wgsl",
+            source: shader::RECT_QUERIES_WGSL,
+            constants: shader::rect_queries_constants(0, Emulation::Native),
             entry_points: &["hit_times", "first_hit_rects", "segment_rects", "clip"],
         },
         Kernel {
@@ -191,8 +191,8 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
         [
             "exact.wgsl",
             "grid.wgsl",
-            "pairs.wgsl",
-            "queries.wgsl",
+            "rect_pairs.wgsl",
+            "rect_queries.wgsl",
             "segment_circle.wgsl",
             "segment_polygon.wgsl",
             "segment_rect.wgsl",
@@ -270,7 +270,7 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
     };
     let library = read("segment_rect.wgsl");
     assert_eq!(shader::SEGMENT_RECT_WGSL, library);
-    for file in ["pairs.wgsl", "queries.wgsl", "exact.wgsl"] {
+    for file in ["rect_pairs.wgsl", "rect_queries.wgsl", "exact.wgsl"] {
         assert_eq!(
             kernel(file).source,
             format!("{library}\n{}", read(file)),
@@ -306,7 +306,11 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
     // The grid's kernels call the queries' helpers.
     assert_eq!(
         kernel("grid.wgsl").source,
-        format!("{library}\n{}\n{}", read("queries.wgsl"), read("grid.wgsl"))
+        format!(
+            "{library}\n{}\n{}",
+            read("rect_queries.wgsl"),
+            read("grid.wgsl")
+        )
     );
 }
 
@@ -386,8 +390,8 @@ type Members = Vec<(&'static str, usize)>;
 
 #[test]
 fn rust_mirrors_have_the_shaders_struct_layouts() {
-    let pairs = specialised(&kernel("pairs.wgsl"));
-    let queries = specialised(&kernel("queries.wgsl"));
+    let pairs = specialised(&kernel("rect_pairs.wgsl"));
+    let queries = specialised(&kernel("rect_queries.wgsl"));
     let grid = specialised(&kernel("grid.wgsl"));
     let walls = specialised(&kernel("segment_segment.wgsl"));
     let circles = specialised(&kernel("segment_circle.wgsl"));
@@ -702,8 +706,8 @@ fn cpu_mirror_makes_the_same_decisions_in_the_same_order_as_the_shader() {
 #[test]
 fn cpu_mirror_orders_first_hits_like_the_shader() {
     assert_same_decisions(
-        "queries.rs",
-        shader::QUERIES_WGSL,
+        "rect_queries.rs",
+        shader::RECT_QUERIES_WGSL,
         "entry_of",
         "is_closer",
         20,
@@ -713,8 +717,8 @@ fn cpu_mirror_orders_first_hits_like_the_shader() {
 #[test]
 fn cpu_mirror_culls_pairs_by_box_like_the_shader() {
     assert_same_decisions(
-        "queries.rs",
-        shader::QUERIES_WGSL,
+        "rect_queries.rs",
+        shader::RECT_QUERIES_WGSL,
         "segment_box",
         "boxes_overlap",
         7,

@@ -61,7 +61,7 @@ fn check<S: Shape>(engine: &mut Engine, what: &str, segments: &[Segment], shapes
     );
     let counts = engine.shape_counts(segments, shapes).expect("counts");
     assert_same(what, &per_segment, &counts.per_segment);
-    assert_same(what, &per_shape, &counts.per_rect);
+    assert_same(what, &per_shape, &counts.per_target);
 }
 
 #[test]
@@ -143,7 +143,7 @@ fn a_tie_goes_to_the_lowest_shape_and_a_point_inside_comes_first() {
     assert_eq!((first.shape, first.contact.t_enter), (1, 0.4));
     let counts = engine.shape_counts(&segment, &disks).expect("counts");
     assert_eq!(
-        (counts.per_segment, counts.per_rect),
+        (counts.per_segment, counts.per_target),
         (vec![3], vec![1, 1, 1, 0])
     );
     // A wall through the start: t = 0, before every circle.
@@ -282,8 +282,8 @@ fn same_with_and_without_the_grid<C: ShapeContact>(
     );
     assert_same(
         &format!("{what} counts"),
-        &counts.per_rect,
-        &grid_counts.per_rect,
+        &counts.per_target,
+        &grid_counts.per_target,
     );
 }
 

@@ -115,7 +115,7 @@ fn with_a_cpu_fallback_a_timed_out_call_runs_on_the_cpu_and_says_so() {
         // Never an error: the CPU takes over, with the same counts.
         let counts = gpu.counts(&batch).expect("falls back instead of failing");
         assert_eq!(counts.per_segment, want.per_segment);
-        assert_eq!(counts.per_rect, want.per_rect);
+        assert_eq!(counts.per_target, want.per_target);
         match gpu.last_fallback() {
             Some(reason) => {
                 assert!(reason.contains("did not finish a counts chunk"), "{reason}");
@@ -132,7 +132,7 @@ fn with_a_cpu_fallback_a_timed_out_call_runs_on_the_cpu_and_says_so() {
     gpu.set_gpu_wait(WaitLimit::default());
     let again = gpu.counts(&batch).expect("gpu");
     assert_eq!(gpu.last_fallback(), None);
-    assert_eq!(again.per_rect, want.per_rect);
+    assert_eq!(again.per_target, want.per_target);
 }
 
 #[test]

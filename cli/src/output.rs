@@ -561,11 +561,11 @@ impl Sink {
     }
 
     /// Count rows: one per rect.
-    pub fn counts(&mut self, rect_ids: &[u64], per_rect: &[u64]) -> Result<(), String> {
+    pub fn counts(&mut self, rect_ids: &[u64], per_target: &[u64]) -> Result<(), String> {
         self.write(
             rect_ids
                 .iter()
-                .zip(per_rect)
+                .zip(per_target)
                 .map(|(&rect, &hits)| [Cell::U64(rect), Cell::U64(hits)]),
         )
     }

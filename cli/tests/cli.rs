@@ -937,7 +937,7 @@ fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
     assert_eq!(query("hits"), expected);
     let counts = engine.shape_counts(&segments, &walls).unwrap();
     let mut expected = String::from("wall,hits\n");
-    for (w, n) in counts.per_rect.iter().enumerate() {
+    for (w, n) in counts.per_target.iter().enumerate() {
         expected += &format!("{w},{n}\n");
     }
     assert_eq!(query("count"), expected);
@@ -1117,7 +1117,7 @@ fn pairs_with_circles_writes_segment_x_circle_rows_as_the_library_decides() {
     let want: String = std::iter::once("circle,hits".to_string())
         .chain(
             counts
-                .per_rect
+                .per_target
                 .iter()
                 .enumerate()
                 .map(|(k, n)| format!("{k},{n}")),

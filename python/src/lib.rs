@@ -261,7 +261,7 @@ where
                 e.shape_counts(segments, shapes)
             })?;
             let fields = [(S::COLUMN, Ty::U64), ("hits", Ty::U64)];
-            rows(py, &fields, &counts.per_rect, |i, hits, row| {
+            rows(py, &fields, &counts.per_target, |i, hits, row| {
                 row.u64(i as u64).u64(*hits);
             })
         }
@@ -375,7 +375,7 @@ fn polygon_rows<'py>(
                 e.polygon_counts(segments, polygons)
             })?;
             let fields = [("polygon", Ty::U64), ("hits", Ty::U64)];
-            rows(py, &fields, &counts.per_rect, |i, hits, row| {
+            rows(py, &fields, &counts.per_target, |i, hits, row| {
                 row.u64(i as u64).u64(*hits);
             })
         }
@@ -766,7 +766,7 @@ impl PyEngine {
         let (s, r) = inputs(&segments, &rects)?;
         let counts = self.run(py, s.len() * r.len(), |e| e.counts(&Batch::new(s, r)))?;
         let fields = [("rect", Ty::U64), ("hits", Ty::U64)];
-        rows(py, &fields, &counts.per_rect, |i, hits, row| {
+        rows(py, &fields, &counts.per_target, |i, hits, row| {
             row.u64(i as u64).u64(*hits);
         })
     }

@@ -7,8 +7,8 @@ pub mod exact;
 pub mod grid;
 pub(crate) mod lane_filter;
 pub mod lanes;
-pub mod pairs;
-pub mod queries;
+pub mod rect_pairs;
+pub mod rect_queries;
 pub(crate) mod rounding;
 pub mod segment_circle;
 pub mod segment_polygon;
@@ -16,3 +16,15 @@ pub mod segment_rect;
 pub mod segment_segment;
 pub mod shape_queries;
 pub mod workers;
+
+/// The old name of [`rect_pairs`], the mirror of the rects' pairs kernel.
+#[deprecated(note = "renamed rectcast::cpu::rect_pairs")]
+pub mod pairs {
+    pub use super::rect_pairs::*;
+}
+
+/// The old name of [`rect_queries`], the mirror of the rects' queries kernels.
+#[deprecated(note = "renamed rectcast::cpu::rect_queries")]
+pub mod queries {
+    pub use super::rect_queries::*;
+}

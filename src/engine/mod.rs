@@ -10,7 +10,8 @@ use crate::cpu::batched::{CpuKernel, CpuOptions};
 use crate::cpu::grid::Grid;
 use crate::error::{Error, Result};
 use crate::gpu::{
-    GpuCall, GpuContext, GpuLimits, GpuPairs, GpuQueries, GpuShapeQueries, GridQuery, WaitLimit,
+    GpuCall, GpuContext, GpuLimits, GpuRectPairs, GpuRectQueries, GpuShapeQueries, GridQuery,
+    WaitLimit,
 };
 use crate::query::Batch;
 use crate::shape::Shape;
@@ -77,8 +78,8 @@ impl std::fmt::Display for Chosen {
 
 /// The GPU host of every kernel, on one context.
 struct GpuHost {
-    pairs: GpuPairs,
-    queries: GpuQueries,
+    pairs: GpuRectPairs,
+    queries: GpuRectQueries,
     /// One host per shape ([`Shape`]), built on first use (the exact kernels are long to
     /// compile), by the shape's type.
     shapes: HashMap<TypeId, Box<dyn ShapeHost>>,
@@ -249,8 +250,8 @@ impl Engine {
     pub fn gpu(context: GpuContext, limits: GpuLimits) -> Result<Self> {
         Ok(Self {
             inner: Inner::Gpu(Box::new(GpuHost {
-                pairs: GpuPairs::new(context.clone(), limits)?,
-                queries: GpuQueries::new(context, limits)?,
+                pairs: GpuRectPairs::new(context.clone(), limits)?,
+                queries: GpuRectQueries::new(context, limits)?,
                 shapes: HashMap::new(),
                 limits,
                 fallback: None,

@@ -4,7 +4,7 @@ use crate::cpu::segment_polygon::filters::polygon_filtered;
 use crate::cpu::segment_polygon::{
     EdgeContact, PolygonContact, PolygonEdge, polygon_contact, polygon_edges,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, InputArray, Result};
 use crate::query::Counts;
 use crate::shape::ShapeHit;
 use crate::types::{Rect, Segment};
@@ -32,10 +32,7 @@ impl Engine {
         polygons: &Polygons,
     ) -> Result<Vec<PolygonContact>> {
         let m = polygons.len();
-        let too_many = || Error::TooManyPairs {
-            segments: segments.len(),
-            rects: m,
-        };
+        let too_many = || super::shapes::too_many(segments.len(), m, InputArray::Polygons);
         let n = segments.len().checked_mul(m).ok_or_else(too_many)?;
         let mut out = Vec::new();
         out.try_reserve_exact(n).map_err(|_| too_many())?;
@@ -72,7 +69,7 @@ impl Engine {
     ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
         let mut first = vec![None; segments.len()];
         validate::check_inputs(segments, &[])?;
-        check_indices(segments.len(), polygons.edge_count())?;
+        check_indices(segments.len(), polygons.edge_count(), InputArray::Polygons)?;
         let edges = polygon_edges(polygons);
         let offsets = polygons.offsets();
         let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
@@ -95,7 +92,7 @@ impl Engine {
     pub fn polygon_counts(&mut self, segments: &[Segment], polygons: &Polygons) -> Result<Counts> {
         let mut counts = Counts {
             per_segment: vec![0; segments.len()],
-            per_rect: vec![0; polygons.len()],
+            per_target: vec![0; polygons.len()],
         };
         if self.culled_polygon_hits(segments, polygons, |chunk| count_hits(&mut counts, chunk))? {
             return Ok(counts);
@@ -113,7 +110,7 @@ impl Engine {
         each: impl FnMut(&[ShapeHit<PolygonContact>]),
     ) -> Result<bool> {
         validate::check_inputs(segments, &[])?;
-        check_indices(segments.len(), polygons.edge_count())?;
+        check_indices(segments.len(), polygons.edge_count(), InputArray::Polygons)?;
         let edges = polygon_edges(polygons);
         let offsets = polygons.offsets();
         let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
@@ -134,8 +131,10 @@ impl Engine {
     pub fn polygon_overlaps(&mut self, a: &Polygons, b: &Polygons) -> Result<Vec<bool>> {
         let (n, m) = (a.len(), b.len());
         let too_many = || Error::TooManyPairs {
-            segments: n,
-            rects: m,
+            queries: n,
+            query_array: InputArray::Polygons,
+            targets: m,
+            target_array: InputArray::Polygons,
         };
         let cells = n.checked_mul(m).ok_or_else(too_many)?;
         let mut overlap = Vec::new();
@@ -186,10 +185,11 @@ impl Engine {
     ) -> Result<()> {
         validate::check_inputs(segments, &[])?;
         if segments.len() > u32::MAX as usize || polygons.edge_count() > u32::MAX as usize {
-            return Err(Error::TooManyPairs {
-                segments: segments.len(),
-                rects: polygons.len(),
-            });
+            return Err(super::shapes::too_many(
+                segments.len(),
+                polygons.len(),
+                InputArray::Polygons,
+            ));
         }
         if polygons.is_empty() {
             return Ok(());

@@ -1,22 +1,29 @@
 //! The queries over rects: pairs, first hits, hits, counts and clipping, on either backend.
 use super::{Engine, On, check_output};
 use crate::cpu::grid::Grid;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputArray, Result};
 use crate::gpu::GridQuery;
 use crate::query::{Batch, ClipTo, Clipped, Counts};
 
 use crate::types::{FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
 
+/// The error of `segments × rects` results that do not fit.
+fn too_many(segments: &[Segment], rects: &[Rect]) -> Error {
+    Error::TooManyPairs {
+        queries: segments.len(),
+        query_array: InputArray::Segments,
+        targets: rects.len(),
+        target_array: InputArray::Rects,
+    }
+}
+
 /// `segments × rects`, or [`Error::TooManyPairs`] when that overflows.
 fn pair_count(segments: &[Segment], rects: &[Rect]) -> Result<usize> {
     segments
         .len()
         .checked_mul(rects.len())
-        .ok_or(Error::TooManyPairs {
-            segments: segments.len(),
-            rects: rects.len(),
-        })
+        .ok_or_else(|| too_many(segments, rects))
 }
 
 impl Engine {
@@ -31,10 +38,7 @@ impl Engine {
         // A batch too big for memory is an error, not an abort.
         results
             .try_reserve_exact(n)
-            .map_err(|_| Error::TooManyPairs {
-                segments: segments.len(),
-                rects: rects.len(),
-            })?;
+            .map_err(|_| too_many(segments, rects))?;
         results.resize(n, PairResult::MISS);
         self.pairs_into_unchecked(segments, rects, &mut results)?;
         Ok(results)
@@ -168,7 +172,7 @@ impl Engine {
                 On::Cpu(kernel) => {
                     let mut first = vec![FirstHit::NONE; out.len()];
                     kernel.first_hit(batch, built(grid), &mut first);
-                    crate::cpu::queries::first_hit_rects(&first, out);
+                    crate::cpu::rect_queries::first_hit_rects(&first, out);
                 }
             }
             Ok(())
@@ -200,12 +204,12 @@ impl Engine {
         batch.validate()?;
         let mut counts = Counts {
             per_segment: vec![0; batch.segments.len()],
-            per_rect: vec![0; batch.rects.len()],
+            per_target: vec![0; batch.rects.len()],
         };
         self.run_with_grid(batch, |on, grid| {
             // Afresh: a GPU call that failed may have added some chunks' counts.
             counts.per_segment.fill(0);
-            counts.per_rect.fill(0);
+            counts.per_target.fill(0);
             match on {
                 On::Gpu(gpu) => {
                     gpu.queries.counts(batch, grid, &mut counts)?;

@@ -6,7 +6,7 @@ use crate::cpu::lane_filter::LaneFilter;
 use crate::cpu::segment_circle::CircleContact;
 use crate::cpu::segment_segment::SegmentContact;
 use crate::cpu::shape_queries;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputArray, Result};
 use crate::query::Counts;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Circle, Rect, Segment};
@@ -63,14 +63,14 @@ pub(super) fn counts_in_rows<C: ShapeContact>(
 ) -> Result<Counts> {
     let mut counts = Counts {
         per_segment: vec![0; n],
-        per_rect: vec![0; m],
+        per_target: vec![0; m],
     };
     chunks(&mut |start, contacts| {
         for (k, row) in contacts.chunks_exact(m).enumerate() {
             for (shape, contact) in row.iter().enumerate() {
                 if contact.hit() {
                     counts.per_segment[start + k] += 1;
-                    counts.per_rect[shape] += 1;
+                    counts.per_target[shape] += 1;
                 }
             }
         }
@@ -82,7 +82,7 @@ pub(super) fn counts_in_rows<C: ShapeContact>(
 pub(super) fn count_hits<C>(counts: &mut Counts, hits: &[ShapeHit<C>]) {
     for hit in hits {
         counts.per_segment[hit.segment as usize] += 1;
-        counts.per_rect[hit.shape as usize] += 1;
+        counts.per_target[hit.shape as usize] += 1;
     }
 }
 
@@ -97,13 +97,20 @@ pub(super) fn contact_of<S: Shape>(
     }
 }
 
-/// Segment and shape indices must fit in u32.
-pub(super) fn check_indices(segments: usize, shapes: usize) -> Result<()> {
+/// The error of `segments × shapes` results that do not fit (`shapes` of `array`).
+pub(super) fn too_many(segments: usize, shapes: usize, array: InputArray) -> Error {
+    Error::TooManyPairs {
+        queries: segments,
+        query_array: InputArray::Segments,
+        targets: shapes,
+        target_array: array,
+    }
+}
+
+/// Segment and shape indices (shapes of `array`) must fit in u32.
+pub(super) fn check_indices(segments: usize, shapes: usize, array: InputArray) -> Result<()> {
     if segments > u32::MAX as usize || shapes > u32::MAX as usize {
-        return Err(Error::TooManyPairs {
-            segments,
-            rects: shapes,
-        });
+        return Err(too_many(segments, shapes, array));
     }
     Ok(())
 }
@@ -131,16 +138,13 @@ impl Engine {
         shapes: &[S],
     ) -> Result<Vec<S::Contact>> {
         check_shapes(segments, shapes)?;
-        let too_many = || Error::TooManyPairs {
-            segments: segments.len(),
-            rects: shapes.len(),
-        };
+        let overflow = || too_many(segments.len(), shapes.len(), S::ARRAY);
         let n = segments
             .len()
             .checked_mul(shapes.len())
-            .ok_or_else(too_many)?;
+            .ok_or_else(overflow)?;
         let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| too_many())?;
+        out.try_reserve_exact(n).map_err(|_| overflow())?;
         out.resize(n, S::MISS);
         self.shape_pairs_into(segments, shapes, &mut out)?;
         Ok(out)
@@ -173,10 +177,7 @@ impl Engine {
     ) -> Result<()> {
         check_shapes(segments, shapes)?;
         if segments.len() > u32::MAX as usize || shapes.len() > u32::MAX as usize {
-            return Err(Error::TooManyPairs {
-                segments: segments.len(),
-                rects: shapes.len(),
-            });
+            return Err(too_many(segments.len(), shapes.len(), S::ARRAY));
         }
         if shapes.is_empty() {
             return Ok(());
@@ -203,7 +204,7 @@ impl Engine {
         shapes: &[S],
     ) -> Result<Vec<ShapeHit<S::Contact>>> {
         check_shapes(segments, shapes)?;
-        check_indices(segments.len(), shapes.len())?;
+        check_indices(segments.len(), shapes.len(), S::ARRAY)?;
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
@@ -243,7 +244,7 @@ impl Engine {
     ) -> Result<Vec<Option<ShapeHit<S::Contact>>>> {
         let mut first = vec![None; segments.len()];
         check_shapes(segments, shapes)?;
-        check_indices(segments.len(), shapes.len())?;
+        check_indices(segments.len(), shapes.len(), S::ARRAY)?;
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
@@ -273,17 +274,17 @@ impl Engine {
         })
     }
 
-    /// Hits per segment and per shape (`Counts::per_rect` counts per shape).
+    /// Hits per segment and per shape (`Counts::per_target` counts per shape).
     ///
     /// # Errors
     /// As [`Engine::shape_pairs`].
     pub fn shape_counts<S: Shape>(&mut self, segments: &[Segment], shapes: &[S]) -> Result<Counts> {
         let mut counts = Counts {
             per_segment: vec![0; segments.len()],
-            per_rect: vec![0; shapes.len()],
+            per_target: vec![0; shapes.len()],
         };
         check_shapes(segments, shapes)?;
-        check_indices(segments.len(), shapes.len())?;
+        check_indices(segments.len(), shapes.len(), S::ARRAY)?;
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let hit = |q: &Segment, k: usize| S::hit(q, &shapes[k]);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
@@ -297,14 +298,14 @@ impl Engine {
         // if the GPU times out).
         self.run(|on| {
             counts.per_segment.fill(0);
-            counts.per_rect.fill(0);
+            counts.per_target.fill(0);
             match on {
                 On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
                     host.counts(
                         segments,
                         shapes,
                         &mut counts.per_segment,
-                        &mut counts.per_rect,
+                        &mut counts.per_target,
                     )
                 }),
                 On::Cpu(kernel) => {
@@ -407,5 +408,27 @@ impl Engine {
         circles: &[Circle],
     ) -> Result<Vec<CircleContact>> {
         self.shape_pairs(segments, circles)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_indices;
+    use crate::error::InputArray;
+
+    #[test]
+    fn more_shapes_than_u32_indices_name_the_shapes_in_the_error() {
+        let past = u32::MAX as usize + 1;
+        assert!(check_indices(past - 1, past - 1, InputArray::Circles).is_ok());
+        let e = check_indices(3, past, InputArray::Circles).expect_err("too many");
+        assert_eq!(
+            e.to_string(),
+            "3 segments × 4294967296 circles is more results than this machine can hold"
+        );
+        let e = check_indices(past, 2, InputArray::Walls).expect_err("too many");
+        assert_eq!(
+            e.to_string(),
+            "4294967296 segments × 2 walls is more results than this machine can hold"
+        );
     }
 }

@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use super::buffers::Growable;
 use super::context::GpuContext;
 use super::grid::{GridBuffers, GridKernels, fits};
-use super::queries::{QueryBuffers, QueryKernels, Room, StagingLayout, parse_staging};
 use super::rect_kernel::RectKernel;
+use super::rect_queries::{QueryBuffers, QueryKernels, Room, StagingLayout, parse_staging};
 use super::{GpuLimits, WaitLimit};
 use crate::broad_phase::BroadPhase;
 use crate::cpu::grid::Grid;
-use crate::cpu::queries::beats;
+use crate::cpu::rect_queries::beats;
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::{Error, Result};
 use crate::query::Batch;
@@ -92,7 +92,7 @@ struct Slot {
 /// To record into your own encoder, call [`encode`](Self::encode), submit, then
 /// [`submitted`](Self::submitted). [`first_hits_buffer`](Self::first_hits_buffer) holds the last
 /// dispatched frame's `FirstHit` records (WGSL struct `FirstHit` in
-/// [`crate::gpu::shader::QUERIES_WGSL`]) for your own shaders; a record whose flags are exactly
+/// [`crate::gpu::shader::RECT_QUERIES_WGSL`]) for your own shaders; a record whose flags are exactly
 /// `FLAG_UNCERTAIN` is one the host decides on read.
 ///
 /// Steady state allocates nothing in rectcast: the inputs are copied into buffers sized at
@@ -466,10 +466,10 @@ impl Frames {
         slot.state.store(IDLE, Ordering::Release);
         if overflow {
             // More uncertain pairs than the list holds: the whole frame, exactly, on the CPU.
-            crate::cpu::queries::segment_rects(
-                crate::cpu::queries::query::QUERY_FIRST_HIT,
+            crate::cpu::rect_queries::segment_rects(
+                crate::cpu::rect_queries::query::QUERY_FIRST_HIT,
                 &slot_batch(slot),
-                &mut crate::cpu::queries::QueryOutputs {
+                &mut crate::cpu::rect_queries::QueryOutputs {
                     first_hits: out,
                     segment_hits: &mut [],
                     rect_hits: &mut [],

@@ -12,7 +12,7 @@ use super::context::GpuContext;
 use super::rect_kernel::RectKernel;
 use super::shader::{self, GridAxis, GridParams, SCAN_PER_INVOCATION, WORKGROUP_SIZE};
 use crate::cpu::grid::Grid;
-use crate::cpu::queries::query;
+use crate::cpu::rect_queries::query;
 use crate::error::Result;
 use crate::types::Rect;
 

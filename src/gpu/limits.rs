@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::context::GpuContext;
-use crate::cpu::pairs::WORD_PAIRS;
+use crate::cpu::rect_pairs::WORD_PAIRS;
 use crate::types::PairResult;
 
 /// Lower limits than the device's, to exercise chunking with small batches (tests) or to keep
@@ -54,7 +54,7 @@ impl WaitLimit {
     }
 }
 
-/// The most pairs whose results, in full, and compact header (`shaders/pairs.wgsl`) fit one
+/// The most pairs whose results, in full, and compact header (`shaders/rect_pairs.wgsl`) fit one
 /// buffer of `buffer_bytes`: the pair queries' staging buffer holds both.
 pub(crate) fn pairs_fitting_staging(buffer_bytes: u64) -> u64 {
     let per_word = WORD_PAIRS as u64 * size_of::<PairResult>() as u64 + 8;

@@ -1,6 +1,7 @@
 //! The GPU host: context, shaders and their constants, chunking, and one module per kernel.
 
 mod buffers;
+mod call;
 pub mod chunks;
 mod compiled;
 pub mod context;
@@ -8,23 +9,45 @@ pub mod emulation;
 pub mod frames;
 pub mod grid;
 mod limits;
-pub mod pairs;
-pub mod queries;
 mod rect_kernel;
+pub mod rect_pairs;
+pub mod rect_queries;
 mod ring;
 pub mod shader;
 pub mod shapes;
 mod timer;
 
+pub use call::GpuCall;
 pub use context::{AdapterReport, GpuContext, enumerate_adapters};
 pub use emulation::Emulation;
 pub use frames::Frames;
 pub use limits::{GpuLimits, WaitLimit};
-pub use pairs::GpuPairs;
-pub use queries::{GpuCall, GpuQueries, GridQuery, QueryCaps};
+pub use rect_pairs::GpuRectPairs;
+pub use rect_queries::{GpuRectQueries, GridQuery, QueryCaps};
 pub use ring::CHUNKS_IN_FLIGHT;
 pub use shapes::GpuShapeQueries;
 
 /// The old name of [`GpuShapeQueries`], which answers every query over shapes, not only pairs.
 #[deprecated(note = "renamed rectcast::gpu::GpuShapeQueries")]
 pub type GpuShapePairs<S> = GpuShapeQueries<S>;
+
+/// The old name of [`rect_pairs`], whose kernel answers rects only.
+#[deprecated(note = "renamed rectcast::gpu::rect_pairs")]
+pub mod pairs {
+    pub use super::rect_pairs::*;
+}
+
+/// The old name of [`rect_queries`], whose kernels answer rects only.
+#[deprecated(note = "renamed rectcast::gpu::rect_queries")]
+pub mod queries {
+    pub use super::GpuCall;
+    pub use super::rect_queries::*;
+}
+
+/// The old name of [`GpuRectPairs`], whose kernel answers rects only.
+#[deprecated(note = "renamed rectcast::gpu::GpuRectPairs")]
+pub type GpuPairs = GpuRectPairs;
+
+/// The old name of [`GpuRectQueries`], whose kernels answer rects only.
+#[deprecated(note = "renamed rectcast::gpu::GpuRectQueries")]
+pub type GpuQueries = GpuRectQueries;

@@ -1,9 +1,9 @@
-//! The rect query kernels: the entry points of `shaders/queries.wgsl`, which the queries
-//! (`gpu::queries`) and the grid's walk (`gpu::grid`) run.
+//! The rect query kernels: the entry points of `shaders/rect_queries.wgsl`, which the queries
+//! (`gpu::rect_queries`) and the grid's walk (`gpu::grid`) run.
 
-use crate::cpu::queries::query;
+use crate::cpu::rect_queries::query;
 
-/// The entry points of `queries.wgsl`, each a pipeline.
+/// The entry points of `rect_queries.wgsl`, each a pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RectKernel {
     FirstHit,

@@ -6,7 +6,7 @@
 //! one fails pipeline creation (and the plain `cargo test` naga check).
 
 use super::emulation::Emulation;
-use crate::cpu::queries::{FILTER_RECTS, FILTER_SEGMENTS, query};
+use crate::cpu::rect_queries::{FILTER_RECTS, FILTER_SEGMENTS, query};
 use crate::cpu::segment_rect::{filter, time};
 use crate::types::{Filter, FirstHit, Sides, flags};
 
@@ -16,18 +16,18 @@ use crate::types::{Filter, FirstHit, Sides, flags};
 /// GPU could not decide with certainty: decide it with [`crate::segment_rect`] on the host.
 pub const SEGMENT_RECT_WGSL: &str = include_str!("../../shaders/segment_rect.wgsl");
 
-/// The dense and pair-list kernels (`shaders/pairs.wgsl`), after the per-pair function.
-pub const PAIRS_WGSL: &str = concat!(
+/// The dense and pair-list kernels (`shaders/rect_pairs.wgsl`), after the per-pair function.
+pub const RECT_PAIRS_WGSL: &str = concat!(
     include_str!("../../shaders/segment_rect.wgsl"),
     "\n",
-    include_str!("../../shaders/pairs.wgsl")
+    include_str!("../../shaders/rect_pairs.wgsl")
 );
 
-/// The per-segment query kernels (`shaders/queries.wgsl`), after the per-pair function.
-pub const QUERIES_WGSL: &str = concat!(
+/// The per-segment query kernels (`shaders/rect_queries.wgsl`), after the per-pair function.
+pub const RECT_QUERIES_WGSL: &str = concat!(
     include_str!("../../shaders/segment_rect.wgsl"),
     "\n",
-    include_str!("../../shaders/queries.wgsl")
+    include_str!("../../shaders/rect_queries.wgsl")
 );
 
 /// The broad phase's kernels (`shaders/grid.wgsl`: the grid's build and the walk), after the
@@ -35,7 +35,7 @@ pub const QUERIES_WGSL: &str = concat!(
 pub const GRID_WGSL: &str = concat!(
     include_str!("../../shaders/segment_rect.wgsl"),
     "\n",
-    include_str!("../../shaders/queries.wgsl"),
+    include_str!("../../shaders/rect_queries.wgsl"),
     "\n",
     include_str!("../../shaders/grid.wgsl")
 );
@@ -85,8 +85,8 @@ pub fn segment_rect_constants(emulation: Emulation) -> Constants {
     ]
 }
 
-/// The overridable constants of [`PAIRS_WGSL`].
-pub fn pairs_constants(emulation: Emulation) -> Constants {
+/// The overridable constants of [`RECT_PAIRS_WGSL`].
+pub fn rect_pairs_constants(emulation: Emulation) -> Constants {
     let mut constants = segment_rect_constants(emulation);
     constants.push(("WORKGROUP_SIZE", WORKGROUP_SIZE as f64));
     constants
@@ -139,9 +139,9 @@ pub fn segment_polygon_constants(emulation: Emulation) -> Constants {
     <crate::PolygonEdge as crate::Shape>::constants(emulation)
 }
 
-/// The overridable constants of [`QUERIES_WGSL`], for a pipeline running `query` (a
+/// The overridable constants of [`RECT_QUERIES_WGSL`], for a pipeline running `query` (a
 /// [`query`] value; the `clip` entry point ignores it), emulating `emulation`.
-pub fn queries_constants(query: u32, emulation: Emulation) -> Constants {
+pub fn rect_queries_constants(query: u32, emulation: Emulation) -> Constants {
     let mut constants = segment_rect_constants(emulation);
     constants.extend([
         ("WORKGROUP_SIZE", WORKGROUP_SIZE as f64),
@@ -163,7 +163,7 @@ pub fn grid_constants(query: u32, emulation: Emulation) -> Constants {
     use crate::cpu::grid::{
         ROWS_PER_RECT_SCAN, WALK_MARGIN_ABSOLUTE, WALK_MARGIN_RELATIVE, WALK_MIN_SPAN,
     };
-    let mut constants = queries_constants(query, emulation);
+    let mut constants = rect_queries_constants(query, emulation);
     constants.extend([
         ("WALK_MARGIN_RELATIVE", WALK_MARGIN_RELATIVE as f64),
         ("WALK_MARGIN_ABSOLUTE", WALK_MARGIN_ABSOLUTE as f64),
@@ -211,7 +211,7 @@ pub struct ShapeParams {
     pub row_workgroups: u32,
 }
 
-/// The uniform block of `pairs.wgsl`. Mirrors WGSL `Params`.
+/// The uniform block of `rect_pairs.wgsl`. Mirrors WGSL `Params`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Params {
@@ -222,7 +222,7 @@ pub struct Params {
     pub padding: u32,
 }
 
-/// The uniform block of `queries.wgsl`. Mirrors WGSL `QueryParams`.
+/// The uniform block of `rect_queries.wgsl`. Mirrors WGSL `QueryParams`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct QueryParams {
@@ -237,3 +237,22 @@ pub struct QueryParams {
 const _: () = assert!(size_of::<Params>() == 16);
 const _: () = assert!(size_of::<QueryParams>() == 16);
 const _: () = assert!(size_of::<GridParams>() == 48);
+
+// The rects' kernels were renamed after what they answer; their old names are kept,
+// deprecated, for one release.
+
+#[deprecated(note = "renamed RECT_PAIRS_WGSL")]
+pub const PAIRS_WGSL: &str = RECT_PAIRS_WGSL;
+
+#[deprecated(note = "renamed RECT_QUERIES_WGSL")]
+pub const QUERIES_WGSL: &str = RECT_QUERIES_WGSL;
+
+#[deprecated(note = "renamed rect_pairs_constants")]
+pub fn pairs_constants(emulation: Emulation) -> Constants {
+    rect_pairs_constants(emulation)
+}
+
+#[deprecated(note = "renamed rect_queries_constants")]
+pub fn queries_constants(query: u32, emulation: Emulation) -> Constants {
+    rect_queries_constants(query, emulation)
+}

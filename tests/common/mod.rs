@@ -138,7 +138,7 @@ pub fn assert_counts_of_pairs(
         segments,
         "{what}: per-segment length"
     );
-    assert_eq!(got.per_rect.len(), shapes, "{what}: per-shape length");
+    assert_eq!(got.per_target.len(), shapes, "{what}: per-shape length");
     if let Some(s) = (0..segments).find(|&s| per_segment[s] != got.per_segment[s]) {
         let hitting: Vec<String> = (0..shapes)
             .filter(|&k| hits[s * shapes + k])
@@ -151,7 +151,7 @@ pub fn assert_counts_of_pairs(
             hitting.join("\n  ")
         );
     }
-    if let Some(k) = (0..shapes).find(|&k| per_shape[k] != got.per_rect[k]) {
+    if let Some(k) = (0..shapes).find(|&k| per_shape[k] != got.per_target[k]) {
         let hitting: Vec<String> = (0..segments)
             .filter(|&s| hits[s * shapes + k])
             .map(|s| describe(s, k))
@@ -159,7 +159,7 @@ pub fn assert_counts_of_pairs(
         panic!(
             "{what}: first difference at shape {k}: want {} hits, got {}; the oracle's hits:\n  {}",
             per_shape[k],
-            got.per_rect[k],
+            got.per_target[k],
             hitting.join("\n  ")
         );
     }

@@ -356,8 +356,8 @@ fn bench(
         results.len() as f64,
         iterations,
         backends,
-        ("rectcast::cpu::pairs", || {
-            rectcast::cpu::pairs::pairs_dense(&segments, &rects, &mut expected)
+        ("rectcast::cpu::rect_pairs", || {
+            rectcast::cpu::rect_pairs::pairs_dense(&segments, &rects, &mut expected)
         }),
         |engine| {
             engine
@@ -425,10 +425,10 @@ fn bench_shapes(
             let done = match query {
                 BenchQuery::WallCounts => engine
                     .shape_counts(&segments, &walls)
-                    .map(|c| c.per_rect.len()),
+                    .map(|c| c.per_target.len()),
                 CircleCounts => engine
                     .shape_counts(&segments, &disks)
-                    .map(|c| c.per_rect.len()),
+                    .map(|c| c.per_target.len()),
                 BenchQuery::WallFirstHits => {
                     engine.shape_first_hits(&segments, &walls).map(|f| f.len())
                 }
@@ -466,7 +466,7 @@ fn bench_first_hit(
     iterations: usize,
     backends: (Vec<BackendArg>, GpuLimits),
 ) -> Outcome {
-    use rectcast::cpu::queries::{QueryOutputs, query, segment_rects};
+    use rectcast::cpu::rect_queries::{QueryOutputs, query, segment_rects};
     let (segments, rects) = scene::bullet_hell(2026, segment_count, rect_count);
     let batch = Batch::new(&segments, &rects);
     let pairs = (segments.len() * rects.len()) as f64;
@@ -481,7 +481,7 @@ fn bench_first_hit(
         pairs,
         iterations,
         backends,
-        ("rectcast::cpu::queries", || {
+        ("rectcast::cpu::rect_queries", || {
             segment_rects(
                 query::QUERY_FIRST_HIT,
                 &batch,

@@ -109,7 +109,7 @@ fn run_chunk(
             engine.first_hit_into(&batch, &mut first).map_err(e)?;
             Out::FirstHit(first)
         }
-        (Against::Rects, Query::Count) => Out::Counts(engine.counts(&batch).map_err(e)?.per_rect),
+        (Against::Rects, Query::Count) => Out::Counts(engine.counts(&batch).map_err(e)?.per_target),
         (Against::Walls, Query::Pairs) => {
             Out::WallPairs(engine.wall_pairs(&chunk, walls).map_err(e)?)
         }
@@ -120,7 +120,7 @@ fn run_chunk(
             Out::WallFirstHits(engine.shape_first_hits(&chunk, walls).map_err(e)?)
         }
         (Against::Walls, Query::Count) => {
-            Out::Counts(engine.shape_counts(&chunk, walls).map_err(e)?.per_rect)
+            Out::Counts(engine.shape_counts(&chunk, walls).map_err(e)?.per_target)
         }
         (Against::Circles, Query::Pairs) => {
             Out::CirclePairs(engine.circle_pairs(&chunk, circles).map_err(e)?)
@@ -132,7 +132,7 @@ fn run_chunk(
             Out::CircleFirstHits(engine.shape_first_hits(&chunk, circles).map_err(e)?)
         }
         (Against::Circles, Query::Count) => {
-            Out::Counts(engine.shape_counts(&chunk, circles).map_err(e)?.per_rect)
+            Out::Counts(engine.shape_counts(&chunk, circles).map_err(e)?.per_target)
         }
         (Against::Polygons, Query::Pairs) => {
             Out::PolygonPairs(engine.polygon_pairs(&chunk, polygons).map_err(e)?)
@@ -143,9 +143,12 @@ fn run_chunk(
         (Against::Polygons, Query::FirstHit) => {
             Out::PolygonFirstHits(engine.polygon_first_hits(&chunk, polygons).map_err(e)?)
         }
-        (Against::Polygons, Query::Count) => {
-            Out::Counts(engine.polygon_counts(&chunk, polygons).map_err(e)?.per_rect)
-        }
+        (Against::Polygons, Query::Count) => Out::Counts(
+            engine
+                .polygon_counts(&chunk, polygons)
+                .map_err(e)?
+                .per_target,
+        ),
     };
     Ok(Done {
         chunk,
@@ -327,7 +330,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     });
     let rect_set = rect_set.transpose().map_err(|e| e.to_string())?;
     first_read.map_err(text)?;
-    let mut per_rect = vec![0u64; m];
+    let mut per_target = vec![0u64; m];
     let mut done = 0;
     // Three stages at once: this thread reads chunk k + 2 and writes chunk k's rows while a
     // worker runs chunk k + 1 on the engine. Errors come out in the order a job that did one
@@ -466,7 +469,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
                 }))?,
                 Out::FirstHit(first) => sink.first_hits(&finished.ids, &rect_ids, first)?,
                 Out::Counts(counts) => {
-                    for (total, n) in per_rect.iter_mut().zip(counts) {
+                    for (total, n) in per_target.iter_mut().zip(counts) {
                         *total += n;
                     }
                 }
@@ -482,7 +485,7 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
         read_error.map_or(Ok(()), Err)
     })?;
     if query == Query::Count {
-        sink.counts(&rect_ids, &per_rect)?;
+        sink.counts(&rect_ids, &per_target)?;
     }
     progress.finish();
     sink.finish()?;

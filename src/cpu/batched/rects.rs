@@ -5,7 +5,7 @@ use super::cull::{RectBlock, candidates_until, fill_blocks, for_each_candidate};
 use super::{CpuKernel, chunk_len, work_per_segment};
 use crate::cpu::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use crate::cpu::lanes::Simd;
-use crate::cpu::queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
+use crate::cpu::rect_queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use crate::cpu::segment_rect::AXIS_Y;
 use crate::cpu::segment_rect::{pair_flags, pair_times, segment_rect};
 use crate::query::{Batch, Counts};
@@ -193,11 +193,11 @@ impl CpuKernel {
     pub(crate) fn counts(&mut self, batch: &Batch, grid: Option<&Grid>, counts: &mut Counts) {
         fill_blocks(batch.rects, &mut self.blocks);
         let (simd, blocks) = (self.simd, &self.blocks[..]);
-        let count_in = |first: usize, per_segment: &mut [u32], per_rect: &mut [u64]| {
+        let count_in = |first: usize, per_segment: &mut [u32], per_target: &mut [u64]| {
             for (i, hits) in per_segment.iter_mut().enumerate() {
                 hits_of(simd, blocks, grid, batch, first + i, |rect, _| {
                     *hits += 1;
-                    per_rect[rect] += 1;
+                    per_target[rect] += 1;
                 });
             }
         };
@@ -211,7 +211,7 @@ impl CpuKernel {
 
     /// Runs `count_in(first segment, its chunk of per-segment counts, per-rect counts)` over
     /// chunks of `chunk` segments on the pool, each task with per-rect counts of its own, and
-    /// adds those up into `counts.per_rect` (in order, into `counts.per_rect` itself, with one
+    /// adds those up into `counts.per_target` (in order, into `counts.per_target` itself, with one
     /// thread). Chunks not started once the call is cancelled are skipped.
     pub(super) fn counts_in_chunks(
         &self,
@@ -224,23 +224,23 @@ impl CpuKernel {
                 if self.cancelled() {
                     return;
                 }
-                count_in(c * chunk, per_segment, &mut counts.per_rect);
+                count_in(c * chunk, per_segment, &mut counts.per_target);
             }
             return;
         }
-        let rect_count = counts.per_rect.len();
+        let rect_count = counts.per_target.len();
         let per_segment = &mut counts.per_segment;
-        let per_rect = Self::install(&self.pool, || {
+        let per_target = Self::install(&self.pool, || {
             per_segment
                 .par_chunks_mut(chunk)
                 .enumerate()
                 .fold(
                     || vec![0u64; rect_count],
-                    |mut per_rect, (c, per_segment)| {
+                    |mut per_target, (c, per_segment)| {
                         if !self.cancelled() {
-                            count_in(c * chunk, per_segment, &mut per_rect);
+                            count_in(c * chunk, per_segment, &mut per_target);
                         }
-                        per_rect
+                        per_target
                     },
                 )
                 .reduce_with(|mut a, b| {
@@ -248,8 +248,8 @@ impl CpuKernel {
                     a
                 })
         });
-        if let Some(per_rect) = per_rect {
-            counts.per_rect.copy_from_slice(&per_rect);
+        if let Some(per_target) = per_target {
+            counts.per_target.copy_from_slice(&per_target);
         }
     }
 
@@ -305,7 +305,7 @@ impl CpuKernel {
     /// [`crate::Engine::clip`]: the reference's `clip`, split across threads.
     pub(crate) fn clip(&self, segments: &[Segment], rects: &[Rect], first_hits: &mut [FirstHit]) {
         if self.threads == 1 || segments.len() < 4096 {
-            crate::cpu::queries::clip(segments, rects, first_hits);
+            crate::cpu::rect_queries::clip(segments, rects, first_hits);
             return;
         }
         let chunk = segments.len().div_ceil(self.threads * 8).max(4096);
@@ -321,7 +321,7 @@ impl CpuKernel {
                     } else {
                         &rects[at..at + out.len()]
                     };
-                    crate::cpu::queries::clip(segments, rects, out);
+                    crate::cpu::rect_queries::clip(segments, rects, out);
                 })
         });
     }

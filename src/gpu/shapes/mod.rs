@@ -15,10 +15,10 @@ use std::ops::Range;
 use std::time::Instant;
 
 use super::buffers::{Growable, PendingRead, Wait, entry};
+use super::call::GpuCall;
 use super::chunks::{ChunkCaps, DenseChunk};
 use super::context::GpuContext;
 use super::limits::{GpuLimits, WaitLimit};
-use super::queries::GpuCall;
 use super::ring::{self, CHUNKS_IN_FLIGHT, Submitted};
 use super::shader::ShapeParams;
 use crate::error::Result;

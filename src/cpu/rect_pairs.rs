@@ -1,4 +1,4 @@
-//! CPU mirror of `shaders/pairs.wgsl`: the dense and pair-list entry points, and the compaction
+//! CPU mirror of `shaders/rect_pairs.wgsl`: the dense and pair-list entry points, and the compaction
 //! of their results.
 
 use super::segment_rect::segment_rect;

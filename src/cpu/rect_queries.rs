@@ -1,4 +1,4 @@
-//! CPU mirror of `shaders/queries.wgsl`: the per-segment queries under the same names, in the
+//! CPU mirror of `shaders/rect_queries.wgsl`: the per-segment queries under the same names, in the
 //! same branch order. The shader's workgroup tiles of rects become a plain loop over words of 32
 //! rects (a tile holds whole words); its `found` list becomes a `Vec`.
 //!

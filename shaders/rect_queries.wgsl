@@ -3,7 +3,7 @@
 // hit_times), and clipping (one segment, one rect).
 //
 // Compiled after shaders/segment_rect.wgsl (src/gpu/shader.rs joins them). CPU mirror:
-// src/cpu/queries.rs, with the same names and the same branch order.
+// src/cpu/rect_queries.rs, with the same names and the same branch order.
 //
 // A pair segment_rect cannot decide with certainty is never counted, kept or compared here: it
 // goes to the `found` list with its flags, and the host decides it exactly and merges it in. So

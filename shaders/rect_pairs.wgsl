@@ -1,7 +1,7 @@
 // The dense and pair-list queries: one invocation per (segment, rect) pair.
 //
 // Compiled after shaders/segment_rect.wgsl (src/gpu/shader.rs joins them). CPU mirror:
-// src/cpu/pairs.rs.
+// src/cpu/rect_pairs.rs.
 
 override WORKGROUP_SIZE: u32;
 

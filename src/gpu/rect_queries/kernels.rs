@@ -1,0 +1,437 @@
+//! The rect queries' pipelines and buffers: what a chunk uploads and encodes, and how its
+//! staging buffer reads back.
+
+use std::ops::Range;
+
+use crate::cpu::rect_queries::{FILTER_RECTS, FILTER_SEGMENTS, query};
+use crate::error::Result;
+use crate::gpu::buffers::{Growable, compute_pipeline, entry, storage_entry, uniform_entry};
+use crate::gpu::chunks::workgroup_grid;
+use crate::gpu::context::GpuContext;
+use crate::gpu::rect_kernel::RectKernel;
+use crate::gpu::shader::{self, QueryParams, WORKGROUP_SIZE};
+use crate::gpu::timer::KernelTimer;
+use crate::query::Batch;
+use crate::types::{FirstHit, Hit, Rect, Segment};
+
+/// Entries the found list starts with when [`crate::GpuLimits::hit_list_capacity`] is not set.
+pub const DEFAULT_HIT_LIST_CAPACITY: u64 = 1 << 14;
+/// Found entries copied back with a chunk's results before the count is known; more take a
+/// second copy (not a second dispatch).
+pub(super) const FOUND_FIRST_COPY: u64 = 1024;
+/// Bytes before the found list's entries: its atomic count.
+pub(super) const FOUND_HEADER: u64 = 4;
+/// Workgroups of the hit list's second step (`hit_times`), at most: its invocations stride over
+/// the list, whose length only the GPU knows. 65,536 invocations fill any GPU, and cost little
+/// when the list is short.
+pub(super) const HIT_TIMES_WORKGROUPS: u64 = 1024;
+
+/// The layout and the pipelines, compiled once per device: one per [`RectKernel`], and the hit
+/// list's second step.
+#[derive(Clone)]
+pub(crate) struct QueryKernels {
+    pub(crate) layout: wgpu::BindGroupLayout,
+    pipelines: Vec<wgpu::ComputePipeline>,
+    hit_times: wgpu::ComputePipeline,
+    first_hit_rects: wgpu::ComputePipeline,
+}
+
+impl QueryKernels {
+    /// The device's, compiled on first use.
+    pub(crate) fn new(context: &GpuContext) -> Result<Self> {
+        context.compiled::<Self, _>(|| Self::compile(context))
+    }
+
+    fn compile(context: &GpuContext) -> Result<Self> {
+        let device = &context.device;
+        context.scoped(|| {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("rectcast.rect_queries.wgsl"),
+                source: wgpu::ShaderSource::Wgsl(shader::RECT_QUERIES_WGSL.into()),
+            });
+            let mut entries = vec![uniform_entry(0)];
+            entries.extend((1..=4).map(|b| storage_entry(b, true)));
+            entries.extend((5..=8).map(|b| storage_entry(b, false)));
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("rectcast.queries.layout"),
+                entries: &entries,
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("rectcast.queries.pipeline_layout"),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipeline = |entry_point: &str, query: u32, label: &str| {
+                let constants = shader::rect_queries_constants(query, context.emulation());
+                compute_pipeline(
+                    device,
+                    &pipeline_layout,
+                    &module,
+                    entry_point,
+                    label,
+                    &constants,
+                )
+            };
+            let pipelines = RectKernel::PIPELINES
+                .iter()
+                .map(|kernel| {
+                    let (entry_point, query, label) = kernel.entry_point();
+                    pipeline(entry_point, query, label)
+                })
+                .collect();
+            let hit_times = pipeline("hit_times", query::QUERY_HITS, "rectcast.queries.hit_times");
+            let first_hit_rects = pipeline(
+                "first_hit_rects",
+                query::QUERY_FIRST_HIT,
+                "rectcast.queries.first_hit_rects",
+            );
+            Ok(Self {
+                layout,
+                pipelines,
+                hit_times,
+                first_hit_rects,
+            })
+        })
+    }
+
+    fn pipeline(&self, kernel: RectKernel) -> &wgpu::ComputePipeline {
+        &self.pipelines[kernel.pipeline_kernel().index()]
+    }
+}
+
+/// The most one dispatch may take, in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryCaps {
+    /// Segments per dispatch (one invocation each; their outputs fit one binding).
+    pub segments: u64,
+    /// Rects per dispatch (one binding).
+    pub rects: u64,
+    /// Entries of the found list (one binding).
+    pub found: u64,
+}
+
+impl QueryCaps {
+    pub fn new(max_binding_bytes: u64, max_workgroups_per_dimension: u32) -> Self {
+        let max_binding_bytes = max_binding_bytes / 16 * 16;
+        let dim = max_workgroups_per_dimension as u64;
+        let dispatch = dim * dim * WORKGROUP_SIZE as u64;
+        let per_binding = |size: usize| max_binding_bytes / size as u64;
+        Self {
+            segments: per_binding(size_of::<FirstHit>())
+                .min(per_binding(size_of::<Segment>()))
+                .min(dispatch)
+                .clamp(1, 1 << 31),
+            rects: per_binding(size_of::<Rect>()).max(1),
+            found: (max_binding_bytes.saturating_sub(FOUND_HEADER) / size_of::<Hit>() as u64)
+                .max(1),
+        }
+    }
+}
+
+/// The storage buffers of one `rect_queries.wgsl` bind group, and the bind group.
+pub(crate) struct QueryBuffers {
+    pub(super) params: wgpu::Buffer,
+    pub(super) segments: Growable,
+    pub(super) rects: Growable,
+    pub(super) segment_filters: Growable,
+    pub(super) rect_filters: Growable,
+    pub(super) first_hits: Growable,
+    pub(super) segment_hits: Growable,
+    pub(super) rect_hits: Growable,
+    pub(super) found: Growable,
+    pub(super) bind_group: Option<wgpu::BindGroup>,
+}
+
+/// Element counts to make room for.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Room {
+    pub segments: usize,
+    pub rects: usize,
+    pub found: u64,
+}
+
+/// Where a chunk's outputs lie in the staging buffer, in bytes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StagingLayout {
+    pub first_hits: Range<u64>,
+    pub segment_hits: Range<u64>,
+    pub rect_hits: Range<u64>,
+    /// The found list's count and its first entries.
+    pub found: Range<u64>,
+}
+
+impl StagingLayout {
+    pub(crate) fn new(
+        kernel: RectKernel,
+        segments: usize,
+        rects: usize,
+        found_entries: u64,
+    ) -> Self {
+        let first = if kernel.writes_first_hits() {
+            (segments * size_of::<FirstHit>()) as u64
+        } else {
+            0
+        };
+        let (segment_hits, rect_hits) = match kernel {
+            RectKernel::Counts => ((segments * 4) as u64, (rects * 4) as u64),
+            RectKernel::FirstHitRects => ((segments * 4) as u64, 0),
+            _ => (0, 0),
+        };
+        // Copies move whole 4-byte words, and every size here is one.
+        let a = first;
+        let b = a + segment_hits;
+        let c = b + rect_hits;
+        let d = c + FOUND_HEADER + found_entries * size_of::<Hit>() as u64;
+        Self {
+            first_hits: 0..a,
+            segment_hits: a..b,
+            rect_hits: b..c,
+            found: c..d,
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> u64 {
+        self.found.end
+    }
+}
+
+/// A chunk's outputs as read back, with chunk-local indices.
+pub(crate) struct ChunkOut<'a> {
+    pub segments: Range<usize>,
+    pub rects: Range<usize>,
+    pub first_hits: &'a [FirstHit],
+    pub segment_hits: &'a [u32],
+    pub rect_hits: &'a [u32],
+    pub found: &'a [Hit],
+}
+
+impl QueryBuffers {
+    pub(crate) fn new(context: &GpuContext) -> Self {
+        let read = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let write = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
+        Self {
+            params: context.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rectcast.queries.params"),
+                size: size_of::<QueryParams>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            segments: Growable::new("rectcast.queries.segments", read),
+            rects: Growable::new("rectcast.queries.rects", read),
+            segment_filters: Growable::new("rectcast.queries.segment_filters", read),
+            rect_filters: Growable::new("rectcast.queries.rect_filters", read),
+            first_hits: Growable::new("rectcast.queries.first_hits", write),
+            segment_hits: Growable::new("rectcast.queries.segment_hits", write),
+            rect_hits: Growable::new("rectcast.queries.rect_hits", write),
+            found: Growable::new("rectcast.queries.found", write),
+            bind_group: None,
+        }
+    }
+
+    /// Grows the buffers to hold `room`, rebuilding the bind group if any was replaced.
+    pub(crate) fn reserve(
+        &mut self,
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        room: Room,
+        cap: u64,
+    ) {
+        let n = room.segments as u64;
+        let m = room.rects as u64;
+        let mut stale = self.bind_group.is_none();
+        stale |= self.segments.reserve(device, n * 16, cap);
+        stale |= self.rects.reserve(device, m * 16, cap);
+        stale |= self.segment_filters.reserve(device, n * 8, cap);
+        stale |= self.rect_filters.reserve(device, m * 8, cap);
+        stale |= self.first_hits.reserve(device, n * 16, cap);
+        stale |= self.segment_hits.reserve(device, n * 4, cap);
+        stale |= self.rect_hits.reserve(device, m * 4, cap);
+        let found = FOUND_HEADER + room.found * size_of::<Hit>() as u64;
+        stale |= self.found.reserve(device, found, cap);
+        if stale {
+            self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("rectcast.queries.bind_group"),
+                layout,
+                entries: &[
+                    entry(0, &self.params),
+                    entry(1, self.segments.get()),
+                    entry(2, self.rects.get()),
+                    entry(3, self.segment_filters.get()),
+                    entry(4, self.rect_filters.get()),
+                    entry(5, self.first_hits.get()),
+                    entry(6, self.segment_hits.get()),
+                    entry(7, self.rect_hits.get()),
+                    entry(8, self.found.get()),
+                ],
+            }));
+        }
+    }
+
+    /// Entries the found list holds (the shader's `arrayLength(&found.hits)`).
+    pub(crate) fn found_capacity(&self) -> u64 {
+        self.found
+            .buffer
+            .as_ref()
+            .map_or(0, |b| (b.size() - FOUND_HEADER) / size_of::<Hit>() as u64)
+    }
+
+    pub(crate) fn bind_group(&self) -> &wgpu::BindGroup {
+        self.bind_group.as_ref().expect("reserved before use")
+    }
+
+    /// The per-segment result buffer of the first-hit and clip kernels (`FirstHit` records), for
+    /// binding in a caller's own shaders.
+    pub(crate) fn first_hits(&self) -> &wgpu::Buffer {
+        self.first_hits.get()
+    }
+
+    /// Uploads a chunk: its segments, rects and filters, and the params.
+    pub(crate) fn upload(
+        &self,
+        queue: &wgpu::Queue,
+        batch: &Batch,
+        segments: &Range<usize>,
+        rects: &Range<usize>,
+    ) {
+        queue.write_buffer(
+            self.segments.get(),
+            0,
+            bytemuck::cast_slice(&batch.segments[segments.clone()]),
+        );
+        queue.write_buffer(
+            self.rects.get(),
+            0,
+            bytemuck::cast_slice(&batch.rects[rects.clone()]),
+        );
+        let mut filters = 0;
+        if let Some(f) = batch.segment_filters {
+            queue.write_buffer(
+                self.segment_filters.get(),
+                0,
+                bytemuck::cast_slice(&f[segments.clone()]),
+            );
+            filters |= FILTER_SEGMENTS;
+        }
+        if let Some(f) = batch.rect_filters {
+            queue.write_buffer(
+                self.rect_filters.get(),
+                0,
+                bytemuck::cast_slice(&f[rects.clone()]),
+            );
+            filters |= FILTER_RECTS;
+        }
+        let params = QueryParams {
+            segment_count: segments.len() as u32,
+            rect_count: rects.len() as u32,
+            filters,
+            ..QueryParams::default()
+        };
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+    }
+
+    /// Records the kernel over `segments` segments: clears the found count (and the rect
+    /// counts), dispatches (the hit list in its two steps: the hits, then their t).
+    /// With `walk` (the grid's pipeline and bind group), the segments walk the grid instead.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn encode_dispatch(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        kernels: &QueryKernels,
+        kernel: RectKernel,
+        walk: Option<(&wgpu::ComputePipeline, &wgpu::BindGroup)>,
+        segments: usize,
+        max_workgroups_per_dimension: u32,
+        timer: Option<&KernelTimer>,
+    ) {
+        encoder.clear_buffer(self.found.get(), 0, Some(FOUND_HEADER));
+        if kernel == RectKernel::Counts {
+            encoder.clear_buffer(self.rect_hits.get(), 0, None);
+        }
+        let (x, y) = workgroup_grid(segments, max_workgroups_per_dimension);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("rectcast.queries.pass"),
+                timestamp_writes: timer.and_then(KernelTimer::writes),
+            });
+            pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+            match walk {
+                Some((pipeline, grid)) => {
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(1, grid, &[]);
+                }
+                None => pass.set_pipeline(kernels.pipeline(kernel)),
+            }
+            pass.dispatch_workgroups(x, y, 1);
+            if kernel == RectKernel::FirstHitRects {
+                pass.set_pipeline(&kernels.first_hit_rects);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            if kernel == RectKernel::Hits {
+                // (A dispatch sees every write of the one before it.)
+                let workgroups = self.found_capacity().div_ceil(WORKGROUP_SIZE as u64).clamp(
+                    1,
+                    HIT_TIMES_WORKGROUPS.min(max_workgroups_per_dimension as u64),
+                );
+                pass.set_pipeline(&kernels.hit_times);
+                pass.dispatch_workgroups(workgroups as u32, 1, 1);
+            }
+        }
+        if let Some(timer) = timer {
+            timer.encode_resolve(encoder);
+        }
+    }
+
+    /// Records the copies of a chunk's outputs into `staging`, laid out as `layout`.
+    pub(crate) fn encode_copies(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        staging: &wgpu::Buffer,
+        layout: &StagingLayout,
+    ) {
+        let copies = [
+            (self.first_hits.get(), &layout.first_hits),
+            (self.segment_hits.get(), &layout.segment_hits),
+            (self.rect_hits.get(), &layout.rect_hits),
+            (self.found.get(), &layout.found),
+        ];
+        for (buffer, range) in copies {
+            if !range.is_empty() {
+                encoder.copy_buffer_to_buffer(
+                    buffer,
+                    0,
+                    staging,
+                    range.start,
+                    range.end - range.start,
+                );
+            }
+        }
+    }
+}
+
+/// Splits a mapped staging buffer into a chunk's outputs, and the found count.
+pub(crate) fn parse_staging<'a>(
+    mapped: &'a [u8],
+    layout: &StagingLayout,
+    segments: Range<usize>,
+    rects: Range<usize>,
+) -> (ChunkOut<'a>, u64) {
+    let range = |r: &Range<u64>| &mapped[r.start as usize..r.end as usize];
+    let found = range(&layout.found);
+    let (count, entries) = found.split_at(FOUND_HEADER as usize);
+    let count = u32::from_le_bytes([count[0], count[1], count[2], count[3]]) as u64;
+    let entries: &[Hit] = bytemuck::cast_slice(entries);
+    let listed = (count as usize).min(entries.len());
+    (
+        ChunkOut {
+            segments,
+            rects,
+            first_hits: bytemuck::cast_slice(range(&layout.first_hits)),
+            segment_hits: bytemuck::cast_slice(range(&layout.segment_hits)),
+            rect_hits: bytemuck::cast_slice(range(&layout.rect_hits)),
+            found: &entries[..listed],
+        },
+        count,
+    )
+}

@@ -1,0 +1,552 @@
+//! Host side of `shaders/rect_queries.wgsl`: first hit, counts, hit list and clipping. Pipelines are
+//! built once, buffers kept between calls and grown only when a batch needs more, and a batch
+//! is split into chunks the device can take.
+//!
+//! Every chunk also returns a `found` list: the hits (hit list) and the pairs the kernel could not
+//! decide with certainty. When the list overflows, the host grows it, or splits the chunk when it
+//! is at the binding limit, and runs the chunk again: nothing found is ever dropped.
+
+//!
+//! `kernels.rs` holds the pipelines and buffers and what a chunk encodes; this module runs the
+//! chunks through the ring (`gpu::ring`); `queries.rs` has each query's merge.
+
+mod kernels;
+mod queries;
+
+use std::ops::Range;
+
+use crate::cpu::grid::Grid;
+use crate::error::Result;
+use crate::gpu::buffers::{Growable, PendingRead, Wait};
+use crate::gpu::context::GpuContext;
+use crate::gpu::grid::{Built, GridBuffers, GridKernels, fits};
+use crate::gpu::rect_kernel::RectKernel;
+use crate::gpu::ring::{self, CHUNKS_IN_FLIGHT, Submitted};
+use crate::gpu::timer::KernelTimer;
+use crate::gpu::{GpuLimits, WaitLimit};
+use crate::query::Batch;
+use crate::types::flags;
+
+use super::call::GpuCall;
+use kernels::{ChunkOut, FOUND_FIRST_COPY};
+pub use kernels::{DEFAULT_HIT_LIST_CAPACITY, QueryCaps};
+pub(crate) use kernels::{QueryBuffers, QueryKernels, Room, StagingLayout, parse_staging};
+
+/// What became of a chunk read back.
+enum Outcome {
+    Done,
+    /// The found list needed this many entries, more than it holds.
+    Overflow(u64),
+    /// The list holds all of them (this many), but fewer came back with the chunk.
+    Partial(u64),
+}
+
+/// A chunk submitted and not yet read back.
+struct InFlight {
+    segments: Range<usize>,
+    rects: Range<usize>,
+    /// Its staging buffer in the ring.
+    slot: usize,
+    layout: StagingLayout,
+    /// Found entries copied back with it.
+    entries: u64,
+    submission: wgpu::SubmissionIndex,
+    read: PendingRead,
+}
+
+impl Submitted for InFlight {
+    fn slot(&self) -> usize {
+        self.slot
+    }
+}
+
+/// The loop iterations a software GPU (lavapipe: Mesa's gallivm, `LP_MAX_TGSI_LOOP_ITERATIONS`)
+/// lets one shader invocation run, every loop of the shader counted together, before it
+/// silently leaves them: a brute-force query over more rects than fit would miss the rest.
+pub const SOFTWARE_LOOP_BUDGET: usize = 65_535;
+
+/// The most loop iterations one rect can cost an invocation of the brute-force kernels
+/// (`shaders/rect_queries.wgsl`): its place in the tile scan and the candidate loop, and for a hit
+/// two crossing times whose exact division corrects its estimate in two loops of at most 64
+/// steps each (`divide_rounded` in `shaders/segment_rect.wgsl`).
+pub const LOOP_ITERATIONS_PER_RECT: usize = 2 + 2 * 2 * 64;
+
+/// Rects per dispatch of the brute-force kernels on a software GPU, in whole tiles of 64:
+/// within [`SOFTWARE_LOOP_BUDGET`] however many of them are hit, with 1024 iterations to spare
+/// for the invocation's other loops (192).
+pub const SOFTWARE_RECTS_PER_DISPATCH: usize =
+    (SOFTWARE_LOOP_BUDGET - 1024) / LOOP_ITERATIONS_PER_RECT / 64 * 64;
+
+/// The query kernels on one GPU context, with buffers kept between calls.
+pub struct GpuRectQueries {
+    context: GpuContext,
+    /// Rects one invocation of the brute-force kernels may scan in a dispatch: all of them,
+    /// but on a software GPU, whose loops stop silently past a budget
+    /// ([`SOFTWARE_RECTS_PER_DISPATCH`]).
+    rects_per_dispatch: usize,
+    kernels: QueryKernels,
+    buffers: QueryBuffers,
+    /// One staging buffer per chunk in flight.
+    staging: Vec<Growable>,
+    /// Found entries copied back with each chunk, per kernel: the most one of its chunks has
+    /// needed (at least FOUND_FIRST_COPY). A hit list learns its size; first hit and counts,
+    /// which list only the rare uncertain pair, stay small.
+    found_copy: [u64; RectKernel::ALL.len()],
+    call: GpuCall,
+    caps: QueryCaps,
+    max_binding_bytes: u64,
+    /// The device's largest buffer: the staging buffer's cap when it doubles.
+    max_buffer_bytes: u64,
+    max_workgroups_per_dimension: u32,
+    /// Entries the found list is given before its first run.
+    initial_found: u64,
+    wait: WaitLimit,
+    /// Pairs re-decided on the host since creation.
+    uncertain_pairs: u64,
+    timer: Option<KernelTimer>,
+    /// The broad phase's pipelines (`None` where the device binds too few buffers), and its
+    /// buffers.
+    grid_kernels: Option<GridKernels>,
+    grid: GridBuffers,
+    /// Whether the last call walked a grid.
+    used_grid: bool,
+}
+
+/// A grid for a call: the plan ([`Grid::plan`] or a built grid), and the prepared set it
+/// belongs to, if any (its GPU build is then kept for the next call with that set).
+#[derive(Clone, Copy, Debug)]
+pub struct GridQuery<'a> {
+    pub plan: &'a Grid,
+    pub set: Option<u64>,
+}
+
+impl GpuRectQueries {
+    /// Compiles the pipelines. Buffers are created on first use.
+    ///
+    /// # Errors
+    /// [`crate::Error::Gpu`] if the shader or a pipeline fails validation on this device.
+    pub fn new(context: GpuContext, limits: GpuLimits) -> Result<Self> {
+        let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
+        let kernels = QueryKernels::new(&context)?;
+        let buffers = QueryBuffers::new(&context);
+        let grid_kernels = GridKernels::new(&context, &kernels.layout)?;
+        let grid = GridBuffers::new(&context);
+        Ok(Self {
+            rects_per_dispatch: if context.is_software() {
+                SOFTWARE_RECTS_PER_DISPATCH
+            } else {
+                usize::MAX
+            },
+            caps: QueryCaps::new(max_binding_bytes, max_workgroups_per_dimension),
+            max_binding_bytes,
+            max_buffer_bytes: context.limits().max_buffer_size,
+            max_workgroups_per_dimension,
+            initial_found: limits
+                .hit_list_capacity
+                .unwrap_or(DEFAULT_HIT_LIST_CAPACITY),
+            wait: limits.wait.unwrap_or_default(),
+            kernels,
+            buffers,
+            staging: (0..CHUNKS_IN_FLIGHT)
+                .map(|_| {
+                    Growable::new(
+                        "rectcast.queries.staging",
+                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    )
+                })
+                .collect(),
+            found_copy: [FOUND_FIRST_COPY; RectKernel::ALL.len()],
+            call: GpuCall::default(),
+            timer: KernelTimer::new(&context, "rectcast.queries"),
+            context,
+            uncertain_pairs: 0,
+            grid_kernels,
+            grid,
+            used_grid: false,
+        })
+    }
+
+    /// How long each chunk may take from now on.
+    pub fn set_wait(&mut self, wait: WaitLimit) {
+        self.wait = wait;
+    }
+
+    /// Turns kernel timing on or off; false when the device has no timestamp queries.
+    pub fn time_kernels(&mut self, on: bool) -> bool {
+        self.timer.as_mut().map(|t| t.set_enabled(on)).is_some()
+    }
+
+    /// The kernel time of the last call, when timing is on.
+    pub fn kernel_time(&self) -> Option<std::time::Duration> {
+        self.timer.as_ref().and_then(KernelTimer::total)
+    }
+
+    pub fn caps(&self) -> QueryCaps {
+        self.caps
+    }
+
+    pub fn uncertain_pairs(&self) -> u64 {
+        self.uncertain_pairs
+    }
+
+    /// Bytes of GPU memory held between calls.
+    pub fn buffer_bytes(&self) -> u64 {
+        let b = &self.buffers;
+        [
+            &b.segments,
+            &b.rects,
+            &b.segment_filters,
+            &b.rect_filters,
+            &b.first_hits,
+            &b.segment_hits,
+            &b.rect_hits,
+            &b.found,
+        ]
+        .into_iter()
+        .chain(&self.staging)
+        .filter_map(|g| g.buffer.as_ref())
+        .map(|b| b.size())
+        .sum::<u64>()
+            + b.params.size()
+            + self.grid.bytes()
+    }
+
+    /// Where the last call's host time went, and how its chunks overlapped.
+    pub fn last_call(&self) -> GpuCall {
+        self.call
+    }
+
+    /// Whether the last first-hit, hits or counts call walked a grid (it was given one, the
+    /// device binds enough buffers, and the grid and the rects fit one binding each).
+    pub fn used_grid(&self) -> bool {
+        self.used_grid
+    }
+
+    /// Whether this device can walk a grid at all.
+    pub fn supports_grid(&self) -> bool {
+        self.grid_kernels.is_some()
+    }
+
+    /// Runs `kernel` over the whole batch, chunk by chunk, handing each chunk's outputs to
+    /// `sink`. Chunks come in no promised order; each chunk is handed over exactly once.
+    /// With a grid, the segments walk it (built on the GPU first, unless it holds this
+    /// prepared set's already), when the device and its bindings allow.
+    ///
+    /// Up to [`CHUNKS_IN_FLIGHT`] chunks are submitted before the first is read back (one at
+    /// a time while kernels are timed: the timer waits for each dispatch).
+    pub(crate) fn run(
+        &mut self,
+        kernel: RectKernel,
+        batch: &Batch,
+        grid: Option<GridQuery>,
+        mut sink: impl FnMut(&ChunkOut),
+    ) -> Result<()> {
+        if let Some(timer) = &mut self.timer {
+            timer.start();
+        }
+        self.used_grid = false;
+        self.call = GpuCall::default();
+        let n = batch.segments.len();
+        let m = batch.rects.len();
+        if n == 0 || m == 0 {
+            return Ok(());
+        }
+        let grid = grid.filter(|g| {
+            kernel != RectKernel::Clip
+                && self.grid_kernels.is_some()
+                && m as u64 <= self.caps.rects
+                && g.plan.spans.len() == m
+                && fits(
+                    g.plan,
+                    g.plan.planned_entries,
+                    self.max_binding_bytes,
+                    self.max_workgroups_per_dimension,
+                )
+        });
+        self.used_grid = grid.is_some();
+        // Built on the first chunk's submission, unless the GPU holds this set's grid.
+        let mut build =
+            grid.filter(|g| g.set.is_none() || self.grid.built != Built::Set(g.set.unwrap_or(0)));
+        if build.is_some() {
+            self.grid.built = Built::Nothing;
+        }
+        // Clip pairs segment i with rect i (or with the one rect): its rect range follows.
+        let per_segment_rects = kernel == RectKernel::Clip && m > 1;
+        let segment_tile = self.caps.segments as usize;
+        let rect_tile = if kernel == RectKernel::Clip || grid.is_some() {
+            m
+        } else {
+            (self.caps.rects as usize)
+                .min(m)
+                .min(self.rects_per_dispatch)
+        };
+        let mut work: Vec<(Range<usize>, Range<usize>)> = Vec::new();
+        for s in (0..n).step_by(segment_tile).rev() {
+            let segments = s..(s + segment_tile).min(n);
+            if kernel == RectKernel::Clip {
+                let rects = if per_segment_rects {
+                    segments.clone()
+                } else {
+                    0..1
+                };
+                work.push((segments, rects));
+                continue;
+            }
+            for r in (0..m).step_by(rect_tile).rev() {
+                work.push((segments.clone(), r..(r + rect_tile).min(m)));
+            }
+        }
+        let found = std::cell::Cell::new(self.buffers.found_capacity().max(self.initial_found));
+        let size = ring::ring_size(self.timer.as_ref());
+        let steps = ring::Steps {
+            submit: |this: &mut Self, (segments, rects): (Range<usize>, Range<usize>), slot| {
+                // A chunk split by rects (a found list at its binding limit for one segment)
+                // runs the brute force: the grid covers every rect, under global indices.
+                let whole = rects.start == 0 && rects.end == m;
+                let walk = grid.filter(|_| whole).map(|g| (g, build.take()));
+                let chunk =
+                    this.submit_chunk(kernel, batch, segments, rects, found.get(), walk, slot)?;
+                this.call.chunks += 1;
+                Ok(Some(chunk))
+            },
+            finish: |this: &mut Self, chunk: InFlight, newest, again: &mut Vec<_>| {
+                let segments = chunk.segments.clone();
+                let rects = chunk.rects.clone();
+                match this.finish_chunk(kernel, chunk, newest, &mut sink)? {
+                    Outcome::Done => {}
+                    Outcome::Partial(count) => {
+                        // Later chunks have overwritten its list: the same chunk again, with
+                        // all of its entries copied back (and those of the chunks after it).
+                        this.found_copy[kernel.index()] =
+                            count.max(this.found_copy[kernel.index()]);
+                        again.push((segments, rects));
+                    }
+                    Outcome::Overflow(needed) if needed <= this.caps.found => {
+                        // Room for all of them, and the same chunk again.
+                        found.set(found.get().max(needed));
+                        this.found_copy[kernel.index()] =
+                            needed.max(this.found_copy[kernel.index()]);
+                        again.push((segments, rects));
+                    }
+                    Outcome::Overflow(_) => {
+                        // At the binding limit: halve the chunk (segments first; clip's rects
+                        // follow its segments). One pair finds at most one entry, so this ends.
+                        let half = |r: &Range<usize>| r.start + r.len() / 2;
+                        if segments.len() > 1 {
+                            let mid = half(&segments);
+                            let split = |s: Range<usize>| {
+                                let r = if per_segment_rects {
+                                    s.clone()
+                                } else {
+                                    rects.clone()
+                                };
+                                (s, r)
+                            };
+                            again.push(split(mid..segments.end));
+                            again.push(split(segments.start..mid));
+                        } else {
+                            let mid = half(&rects);
+                            again.push((segments.clone(), mid..rects.end));
+                            again.push((segments, rects.start..mid));
+                        }
+                    }
+                }
+                Ok(())
+            },
+            // On an error, the chunks still in flight give their maps up: the staging buffers
+            // are free for the next call.
+            cancel: |this: &mut Self, chunk: InFlight| {
+                chunk.read.cancel(this.staging[chunk.slot].get());
+            },
+        };
+        // `work` was laid out last first.
+        let outcome = ring::run(self, size, work.into_iter().rev(), steps);
+        outcome?;
+        if let Some(GridQuery { set: Some(id), .. }) = grid {
+            self.grid.built = Built::Set(id);
+        }
+        Ok(())
+    }
+
+    /// Uploads and dispatches one chunk with a found list of at least `found` entries, copies
+    /// its outputs into staging buffer `slot`, submits, and asks for the map: the GPU runs it
+    /// while the host goes on. With `walk`, the segments walk the grid, built first when it
+    /// comes with a plan to build.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_chunk(
+        &mut self,
+        kernel: RectKernel,
+        batch: &Batch,
+        segments: Range<usize>,
+        rects: Range<usize>,
+        found: u64,
+        walk: Option<(GridQuery, Option<GridQuery>)>,
+        slot: usize,
+    ) -> Result<InFlight> {
+        let context = self.context.clone();
+        let device = &context.device;
+        let room = Room {
+            segments: segments.len(),
+            rects: rects.len(),
+            found,
+        };
+        let cap = self.max_binding_bytes;
+        let started = std::time::Instant::now();
+        let (submission, layout, entries, read) = context.scoped(|| {
+            self.buffers
+                .reserve(device, &self.kernels.layout, room, cap);
+            self.buffers
+                .upload(&context.queue, batch, &segments, &rects);
+            // The found entries that come back with the chunk.
+            let entries = self.found_copy[kernel.index()].min(self.buffers.found_capacity());
+            let layout = StagingLayout::new(kernel, segments.len(), rects.len(), entries);
+            self.staging[slot].reserve(device, layout.bytes(), self.max_buffer_bytes);
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("rectcast.queries.encoder"),
+            });
+            let kernels = self.grid_kernels.as_ref();
+            if let (Some(kernels), Some((_, Some(build)))) = (kernels, walk) {
+                self.grid.encode_build(
+                    &context,
+                    kernels,
+                    self.buffers.bind_group(),
+                    build.plan,
+                    build.plan.planned_entries,
+                    self.max_binding_bytes,
+                    self.max_workgroups_per_dimension,
+                    &mut encoder,
+                );
+            }
+            let grid_walk = match (kernels, &self.grid.bind_group, walk) {
+                (Some(kernels), Some(group), Some(_)) => Some((kernels.walk(kernel), group)),
+                _ => None,
+            };
+            self.buffers.encode_dispatch(
+                &mut encoder,
+                &self.kernels,
+                kernel,
+                grid_walk,
+                segments.len(),
+                self.max_workgroups_per_dimension,
+                self.timer.as_ref(),
+            );
+            // The copies follow the dispatch in the same submission: the next chunk's upload
+            // and dispatch come after them on the queue.
+            let staging = self.staging[slot].get();
+            self.buffers.encode_copies(&mut encoder, staging, &layout);
+            let submission = context.queue.submit([encoder.finish()]);
+            let read = PendingRead::start(staging, layout.bytes());
+            Ok((submission, layout, entries, read))
+        })?;
+        self.call.submitting += started.elapsed();
+        let chunk = InFlight {
+            segments,
+            rects,
+            slot,
+            layout,
+            entries,
+            submission,
+            read,
+        };
+        let wait = self.wait_for(kernel, &chunk);
+        if let Some(timer) = &mut self.timer {
+            // Waits for the kernel (only when timing is on: then chunks go one at a time).
+            if let Err(e) = timer.read(&context, chunk.submission.clone(), wait) {
+                chunk.read.cancel(self.staging[slot].get());
+                return Err(e);
+            }
+        }
+        Ok(chunk)
+    }
+
+    /// How long the host waits for `chunk`.
+    fn wait_for(&self, kernel: RectKernel, chunk: &InFlight) -> Wait {
+        Wait {
+            step: kernel.step(),
+            limit: self
+                .wait
+                .for_pairs((chunk.segments.len() as u64) * (chunk.rects.len() as u64)),
+        }
+    }
+
+    /// Waits for `chunk`'s map and hands its outputs to `sink`, unless its found list
+    /// overflowed, or held more than came back. When `last` (no chunk was submitted after
+    /// it, so its list is intact), the rest of the list is copied back at once instead.
+    fn finish_chunk(
+        &mut self,
+        kernel: RectKernel,
+        chunk: InFlight,
+        last: bool,
+        sink: &mut impl FnMut(&ChunkOut),
+    ) -> Result<Outcome> {
+        let context = self.context.clone();
+        let device = &context.device;
+        let wait = self.wait_for(kernel, &chunk);
+        let capacity = self.buffers.found_capacity();
+        let mut entries = chunk.entries;
+        let mut layout = chunk.layout;
+        let mut pending = Some((chunk.read, chunk.submission));
+        loop {
+            let (read, submission) = match pending.take() {
+                Some(pending) => pending,
+                None => {
+                    // Copy back the whole list (the chunk's outputs are intact too).
+                    layout = StagingLayout::new(
+                        kernel,
+                        chunk.segments.len(),
+                        chunk.rects.len(),
+                        entries,
+                    );
+                    context.scoped(|| {
+                        let staging = &mut self.staging[chunk.slot];
+                        staging.reserve(device, layout.bytes(), self.max_buffer_bytes);
+                        let mut encoder =
+                            device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                                label: Some("rectcast.queries.readback"),
+                            });
+                        self.buffers
+                            .encode_copies(&mut encoder, staging.get(), &layout);
+                        let submission = context.queue.submit([encoder.finish()]);
+                        Ok((
+                            PendingRead::start(staging.get(), layout.bytes()),
+                            submission,
+                        ))
+                    })?
+                }
+            };
+            let mut count = 0;
+            let mut uncertain = 0;
+            self.call.read(
+                read,
+                &context,
+                self.staging[chunk.slot].get(),
+                submission,
+                wait,
+                |mapped| {
+                    let (out, found) =
+                        parse_staging(mapped, &layout, chunk.segments.clone(), chunk.rects.clone());
+                    count = found;
+                    if found <= entries {
+                        uncertain = out
+                            .found
+                            .iter()
+                            .filter(|h| h.result.flags == flags::UNCERTAIN)
+                            .count() as u64;
+                        sink(&out);
+                    }
+                },
+            )?;
+            if count > capacity {
+                return Ok(Outcome::Overflow(count));
+            }
+            if count <= entries {
+                self.uncertain_pairs += uncertain;
+                return Ok(Outcome::Done);
+            }
+            if !last {
+                return Ok(Outcome::Partial(count));
+            }
+            entries = count;
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The rect queries, each as the chunks it runs through the host's ring and how their found
+//! lists merge.
+
+use crate::cpu::rect_queries::beats;
+use crate::cpu::segment_rect::segment_rect;
+use crate::error::Result;
+use crate::gpu::rect_kernel::RectKernel;
+use crate::query::{Batch, Counts};
+use crate::types::{FirstHit, Hit, Rect, Segment, flags};
+
+use super::kernels::ChunkOut;
+use super::{GpuRectQueries, GridQuery};
+
+/// A found entry's result with the chunk's offsets applied; an uncertain one decided exactly.
+fn decided(batch: &Batch, chunk: &ChunkOut, h: &Hit) -> Hit {
+    let segment = chunk.segments.start + h.segment as usize;
+    let rect = chunk.rects.start + h.rect as usize;
+    let result = if h.result.flags == flags::UNCERTAIN {
+        segment_rect(&batch.segments[segment], &batch.rects[rect])
+    } else {
+        h.result
+    };
+    Hit {
+        segment: segment as u32,
+        rect: rect as u32,
+        result,
+    }
+}
+
+impl GpuRectQueries {
+    /// First-hit query; `out.len() == batch.segments.len()`. Inputs are valid.
+    pub(crate) fn first_hit(
+        &mut self,
+        batch: &Batch,
+        grid: Option<GridQuery>,
+        out: &mut [FirstHit],
+    ) -> Result<()> {
+        out.fill(FirstHit::NONE);
+        self.run(RectKernel::FirstHit, batch, grid, |chunk| {
+            let best = &mut out[chunk.segments.clone()];
+            // Rect tiles may come in any order: merge with the full tie rule.
+            for (i, (best, local)) in best.iter_mut().zip(chunk.first_hits).enumerate() {
+                if let Some(rect) = local.rect() {
+                    let rect = rect + chunk.rects.start as u32;
+                    let s = &batch.segments[chunk.segments.start + i];
+                    if beats(s, batch.rects, rect, &local.result, best) {
+                        *best = FirstHit {
+                            rect,
+                            result: local.result,
+                        };
+                    }
+                }
+            }
+            for h in chunk.found {
+                let h = decided(batch, chunk, h);
+                let best = &mut out[h.segment as usize];
+                let s = &batch.segments[h.segment as usize];
+                if h.result.hit() && beats(s, batch.rects, h.rect, &h.result, best) {
+                    // A hit whose order the kernel could not certify carries its decisions
+                    // only: its t comes from the reference.
+                    *best = FirstHit {
+                        rect: h.rect,
+                        result: segment_rect(s, &batch.rects[h.rect as usize]),
+                    };
+                }
+            }
+        })
+    }
+
+    /// First-hit query, each segment's rect only ([`FirstHit::NO_RECT`] on a miss); `out.len()
+    /// == batch.segments.len()`. Inputs are valid.
+    pub(crate) fn first_hit_rects(
+        &mut self,
+        batch: &Batch,
+        grid: Option<GridQuery>,
+        out: &mut [u32],
+    ) -> Result<()> {
+        out.fill(FirstHit::NO_RECT);
+        // The best so far as a whole result, recomputed: only where a segment's rects come in
+        // several tiles, or the kernel left pairs to the host.
+        let best = |s: &Segment, rect: u32| {
+            if rect == FirstHit::NO_RECT {
+                FirstHit::NONE
+            } else {
+                FirstHit {
+                    rect,
+                    result: segment_rect(s, &batch.rects[rect as usize]),
+                }
+            }
+        };
+        self.run(RectKernel::FirstHitRects, batch, grid, |chunk| {
+            let bests = &mut out[chunk.segments.clone()];
+            for (i, (best_rect, &local)) in bests.iter_mut().zip(chunk.segment_hits).enumerate() {
+                if local == FirstHit::NO_RECT {
+                    continue;
+                }
+                let rect = local + chunk.rects.start as u32;
+                let s = &batch.segments[chunk.segments.start + i];
+                // Rect tiles may come in any order: merge with the full tie rule (the results
+                // recomputed only then).
+                if *best_rect == FirstHit::NO_RECT
+                    || beats(
+                        s,
+                        batch.rects,
+                        rect,
+                        &segment_rect(s, &batch.rects[rect as usize]),
+                        &best(s, *best_rect),
+                    )
+                {
+                    *best_rect = rect;
+                }
+            }
+            for h in chunk.found {
+                let h = decided(batch, chunk, h);
+                let best_rect = &mut out[h.segment as usize];
+                let s = &batch.segments[h.segment as usize];
+                if h.result.hit() && beats(s, batch.rects, h.rect, &h.result, &best(s, *best_rect))
+                {
+                    *best_rect = h.rect;
+                }
+            }
+        })
+    }
+
+    /// Hit-list query, in (segment, rect) order. Inputs are valid.
+    pub(crate) fn hits(&mut self, batch: &Batch, grid: Option<GridQuery>) -> Result<Vec<Hit>> {
+        let mut hits = Vec::new();
+        self.run(RectKernel::Hits, batch, grid, |chunk| {
+            hits.extend(
+                chunk
+                    .found
+                    .iter()
+                    .map(|h| decided(batch, chunk, h))
+                    .filter(|h| h.result.hit()),
+            );
+        })?;
+        hits.sort_unstable_by_key(|h| (h.segment, h.rect));
+        Ok(hits)
+    }
+
+    /// Counts query into zeroed counts of the batch's sizes. Inputs are valid.
+    pub(crate) fn counts(
+        &mut self,
+        batch: &Batch,
+        grid: Option<GridQuery>,
+        counts: &mut Counts,
+    ) -> Result<()> {
+        self.run(RectKernel::Counts, batch, grid, |chunk| {
+            let per_segment = &mut counts.per_segment[chunk.segments.clone()];
+            for (total, &n) in per_segment.iter_mut().zip(chunk.segment_hits) {
+                *total += n;
+            }
+            let per_target = &mut counts.per_target[chunk.rects.clone()];
+            for (total, &n) in per_target.iter_mut().zip(chunk.rect_hits) {
+                *total += n as u64;
+            }
+            for h in chunk.found {
+                let h = decided(batch, chunk, h);
+                if h.result.hit() {
+                    counts.per_segment[h.segment as usize] += 1;
+                    counts.per_target[h.rect as usize] += 1;
+                }
+            }
+        })
+    }
+
+    /// Clip query: segment i against `rects[0]` when there is one rect, else `rects[i]`.
+    /// Inputs are valid and sized.
+    pub(crate) fn clip(
+        &mut self,
+        segments: &[Segment],
+        rects: &[Rect],
+        out: &mut [FirstHit],
+    ) -> Result<()> {
+        let batch = Batch::new(segments, rects);
+        self.run(RectKernel::Clip, &batch, None, |chunk| {
+            for (i, local) in chunk.first_hits.iter().enumerate() {
+                let s = chunk.segments.start + i;
+                out[s] = FirstHit {
+                    rect: local
+                        .rect()
+                        .map_or(FirstHit::NO_RECT, |r| r + chunk.rects.start as u32),
+                    result: local.result,
+                };
+            }
+            for h in chunk.found {
+                let h = decided(&batch, chunk, h);
+                out[h.segment as usize] = FirstHit {
+                    rect: if h.result.hit() {
+                        h.rect
+                    } else {
+                        FirstHit::NO_RECT
+                    },
+                    result: h.result,
+                };
+            }
+        })
+    }
+}
