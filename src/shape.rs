@@ -46,7 +46,9 @@ macro_rules! contact_with_times {
 pub(crate) use contact_with_times;
 
 /// One hitting (segment, shape) pair of a query over shapes
-/// ([`crate::Engine::shape_hits`], [`crate::Engine::shape_first_hits`]).
+/// ([`crate::Engine::shape_hits`], [`crate::Engine::shape_first_hits`]): the shapes' form of a
+/// rect's [`crate::Hit`], with the shape's contact for the rect's `PairResult`. A segment's first
+/// hit is an `Option` of one, where rects have the flat [`crate::FirstHit`] (its docs say why).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShapeHit<C> {
     pub segment: u32,

@@ -197,6 +197,13 @@ impl PairResult {
 
 /// A segment's closest hit: the rect with the smallest `t_enter`, the lowest rect index on a
 /// tie. Mirrors WGSL `FirstHit`.
+///
+/// The queries over shapes mean the same and answer `Option<ShapeHit<C>>`
+/// ([`crate::Engine::shape_first_hits`]). Rects keep a flat, `Pod` type with a sentinel because
+/// their first hits are written where `Option` cannot go: into a caller's buffer
+/// ([`crate::Engine::first_hit_into`], reused every frame), straight from a GPU buffer the
+/// kernel fills, and across the frames API's staging ring. [`FirstHit::rect`] gives the
+/// `Option`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct FirstHit {

@@ -11,7 +11,7 @@ fn assert_dense_plan_covers(n: usize, m: usize, caps: ChunkCaps) -> usize {
     let mut last_rect_end = m;
     for chunk in plan_dense(n, m, caps) {
         assert!(
-            !chunk.segments.is_empty() && !chunk.rects.is_empty(),
+            !chunk.segments.is_empty() && !chunk.targets.is_empty(),
             "{chunk:?}"
         );
         assert!(
@@ -19,10 +19,11 @@ fn assert_dense_plan_covers(n: usize, m: usize, caps: ChunkCaps) -> usize {
             "{chunk:?} over {caps:?}"
         );
         assert!(
-            chunk.segments.len() as u64 <= caps.segments && chunk.rects.len() as u64 <= caps.rects
+            chunk.segments.len() as u64 <= caps.segments
+                && chunk.targets.len() as u64 <= caps.rects
         );
         // Segment tiles in order; within one, rect tiles in order and covering 0..m.
-        if chunk.rects.start == 0 {
+        if chunk.targets.start == 0 {
             assert_eq!(
                 last_rect_end, m,
                 "previous segment tile did not reach the last rect"
@@ -30,9 +31,9 @@ fn assert_dense_plan_covers(n: usize, m: usize, caps: ChunkCaps) -> usize {
             assert_eq!(chunk.segments.start, next_segment);
             next_segment = chunk.segments.end;
         } else {
-            assert_eq!(chunk.rects.start, last_rect_end);
+            assert_eq!(chunk.targets.start, last_rect_end);
         }
-        last_rect_end = chunk.rects.end;
+        last_rect_end = chunk.targets.end;
         covered += chunk.pair_count() as u64;
         chunks += 1;
     }

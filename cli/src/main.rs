@@ -17,6 +17,7 @@ mod polygons;
 mod records;
 mod signals;
 mod table;
+mod targets;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -13,150 +13,53 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use rectcast::{
-    CircleContact, Clipped, FirstHit, PairResult, PolygonContact, SegmentContact, ShapeHit,
-};
+use rectcast::Clipped;
 
 use crate::formats::{Format, Writer};
 use crate::records;
 use crate::table::{Cell, Column, ColumnType};
+use crate::targets::{self, ResultCells, kind_cell};
 
 /// The tables the commands write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Table {
-    /// `pairs` and `hits`.
-    Pairs,
-    /// `pairs` and `hits` with `--walls`: segment × segment.
-    Walls,
-    /// `first-hit --walls`.
-    WallFirstHit,
-    /// `count --walls`.
-    WallCount,
-    /// `pairs` and `hits` with `--circles`: segment × circle.
-    Circles,
-    /// `first-hit --circles`.
-    CircleFirstHit,
-    /// `count --circles`.
-    CircleCount,
-    /// `pairs` and `hits` with `--polygons`: segment × polygon.
-    Polygons,
-    /// `first-hit --polygons`.
-    PolygonFirstHit,
-    /// `count --polygons`.
-    PolygonCount,
+    /// `pairs` and `hits`: (segment, target, hit) and the target's result.
+    Pairs(TargetColumns),
+    /// `first-hit`: (segment, target, absent on a miss) and the result.
+    FirstHit(TargetColumns),
+    /// `count`: (target, hits).
+    Count(TargetColumns),
     /// `overlaps`: polygon × polygon.
     Overlaps,
-    FirstHit,
-    Count,
     Clip,
     /// Input records, as `gen` writes them.
     Segments,
     Rects,
 }
 
+/// A query target as its tables show it ([`targets::Target`]): its id column, and its result's.
+#[derive(Clone, Copy, Debug)]
+pub struct TargetColumns {
+    name: &'static str,
+    result: &'static [Column],
+}
+
+impl TargetColumns {
+    pub fn of<T: targets::Target>() -> Self {
+        Self {
+            name: T::NAME,
+            result: T::Result::COLUMNS,
+        }
+    }
+}
+
 const fn column(name: &'static str, ty: ColumnType) -> Column {
     Column::new(name, ty)
 }
 
-const PAIRS: [Column; 8] = [
-    column("segment", ColumnType::U64),
-    column("rect", ColumnType::U64),
-    column("hit", ColumnType::Bool),
-    column("kind", ColumnType::Category),
-    column("t_enter", ColumnType::F32),
-    column("t_exit", ColumnType::F32),
-    column("entry", ColumnType::Sides),
-    column("exit", ColumnType::Sides),
-];
-
-const WALLS: [Column; 6] = [
-    column("segment", ColumnType::U64),
-    column("wall", ColumnType::U64),
-    column("hit", ColumnType::Bool),
-    column("contact", ColumnType::Category),
-    column("t_enter", ColumnType::F32),
-    column("t_exit", ColumnType::F32),
-];
-
-const CIRCLES: [Column; 6] = [
-    column("segment", ColumnType::U64),
-    column("circle", ColumnType::U64),
-    column("hit", ColumnType::Bool),
-    column("kind", ColumnType::Category),
-    column("t_enter", ColumnType::F32),
-    column("t_exit", ColumnType::F32),
-];
-
-const POLYGONS: [Column; 8] = [
-    column("segment", ColumnType::U64),
-    column("polygon", ColumnType::U64),
-    column("hit", ColumnType::Bool),
-    column("kind", ColumnType::Category),
-    column("t_enter", ColumnType::F32),
-    column("t_exit", ColumnType::F32),
-    column("entry_edge", ColumnType::Index),
-    column("exit_edge", ColumnType::Index),
-];
-
-const POLYGON_FIRST_HIT: [Column; 7] = [
-    column("segment", ColumnType::U64),
-    column("polygon", ColumnType::Index),
-    column("kind", ColumnType::Category),
-    column("t_enter", ColumnType::F32),
-    column("t_exit", ColumnType::F32),
-    column("entry_edge", ColumnType::Index),
-    column("exit_edge", ColumnType::Index),
-];
-
-const POLYGON_COUNT: [Column; 2] = [
-    column("polygon", ColumnType::U64),
-    column("hits", ColumnType::U64),
-];
-
 const OVERLAPS: [Column; 2] = [
     column("polygon", ColumnType::U64),
     column("other", ColumnType::U64),
-];
-
-const WALL_FIRST_HIT: [Column; 5] = [
-    column("segment", ColumnType::U64),
-    column("wall", ColumnType::Index),
-    column("contact", ColumnType::Category),
-    column("t_enter", ColumnType::F32),
-    column("t_exit", ColumnType::F32),
-];
-
-const CIRCLE_FIRST_HIT: [Column; 5] = [
-    column("segment", ColumnType::U64),
-    column("circle", ColumnType::Index),
-    column("kind", ColumnType::Category),
-    column("t_enter", ColumnType::F32),
-    column("t_exit", ColumnType::F32),
-];
-
-const WALL_COUNT: [Column; 2] = [
-    column("wall", ColumnType::U64),
-    column("hits", ColumnType::U64),
-];
-
-const CIRCLE_COUNT: [Column; 2] = [
-    column("circle", ColumnType::U64),
-    column("hits", ColumnType::U64),
-];
-
-const FIRST_HIT: [Column; 7] = [
-    column("segment", ColumnType::U64),
-    column("rect", ColumnType::Index),
-    column("kind", ColumnType::Category),
-    column("t_enter", ColumnType::F32),
-    column("t_exit", ColumnType::F32),
-    column("entry", ColumnType::Sides),
-    column("exit", ColumnType::Sides),
-];
-
-const COUNT: [Column; 2] = [
-    column("rect", ColumnType::U64),
-    column("hits", ColumnType::U64),
 ];
 
 const CLIP: [Column; 6] = [
@@ -168,22 +71,49 @@ const CLIP: [Column; 6] = [
     column("y1", ColumnType::F32),
 ];
 
+/// The columns of a query's table over a target, composed once per process and kept.
+fn composed(
+    query: u8,
+    target: TargetColumns,
+    make: impl FnOnce() -> Vec<Column>,
+) -> &'static [Column] {
+    type Composed = Vec<((u8, &'static str), &'static [Column])>;
+    static TABLES: std::sync::Mutex<Composed> = std::sync::Mutex::new(Vec::new());
+    let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+    let key = (query, target.name);
+    if let Some((_, columns)) = tables.iter().find(|(k, _)| *k == key) {
+        return columns;
+    }
+    let columns: &'static [Column] = Box::leak(make().into_boxed_slice());
+    tables.push((key, columns));
+    columns
+}
+
 impl Table {
     pub fn columns(self) -> &'static [Column] {
         match self {
-            Table::Pairs => &PAIRS,
-            Table::Walls => &WALLS,
-            Table::WallFirstHit => &WALL_FIRST_HIT,
-            Table::WallCount => &WALL_COUNT,
-            Table::Circles => &CIRCLES,
-            Table::CircleFirstHit => &CIRCLE_FIRST_HIT,
-            Table::CircleCount => &CIRCLE_COUNT,
-            Table::Polygons => &POLYGONS,
-            Table::PolygonFirstHit => &POLYGON_FIRST_HIT,
-            Table::PolygonCount => &POLYGON_COUNT,
+            Table::Pairs(t) => composed(0, t, || {
+                let ids = [
+                    column("segment", ColumnType::U64),
+                    column(t.name, ColumnType::U64),
+                    column("hit", ColumnType::Bool),
+                ];
+                ids.iter().chain(t.result).copied().collect()
+            }),
+            Table::FirstHit(t) => composed(1, t, || {
+                let ids = [
+                    column("segment", ColumnType::U64),
+                    column(t.name, ColumnType::Index),
+                ];
+                ids.iter().chain(t.result).copied().collect()
+            }),
+            Table::Count(t) => composed(2, t, || {
+                vec![
+                    column(t.name, ColumnType::U64),
+                    column("hits", ColumnType::U64),
+                ]
+            }),
             Table::Overlaps => &OVERLAPS,
-            Table::FirstHit => &FIRST_HIT,
-            Table::Count => &COUNT,
             Table::Clip => &CLIP,
             Table::Segments => records::SEGMENTS.columns,
             Table::Rects => records::RECTS.columns,
@@ -191,69 +121,32 @@ impl Table {
     }
 }
 
-/// The cells of a shape's contact after its indices: its category (contact or kind), and t
-/// (absent on a miss).
-pub trait ShapeCells: rectcast::ShapeContact {
-    /// The category cell of a miss.
-    const MISS_CATEGORY: Cell;
-    fn cells(&self) -> [Cell; 3];
+/// The most cells a row has.
+const MAX_ROW: usize = 8;
+
+/// A row of cells, on the stack: a result's indices, then its cells.
+#[derive(Clone, Copy)]
+struct Row {
+    cells: [Cell; MAX_ROW],
+    len: usize,
 }
 
-impl ShapeCells for SegmentContact {
-    const MISS_CATEGORY: Cell = Cell::Category(0, "miss");
-    fn cells(&self) -> [Cell; 3] {
-        let t = |t| self.hit().then_some(t);
-        let contact = self.contact();
-        [
-            Cell::Category(contact.code() as u8, contact.name()),
-            Cell::F32(t(self.t_enter)),
-            Cell::F32(t(self.t_exit)),
-        ]
+impl Row {
+    fn new(ids: &[Cell], result: &[Cell]) -> Self {
+        let mut cells = [Cell::Bool(false); MAX_ROW];
+        cells[..ids.len()].copy_from_slice(ids);
+        cells[ids.len()..ids.len() + result.len()].copy_from_slice(result);
+        Self {
+            cells,
+            len: ids.len() + result.len(),
+        }
     }
 }
 
-impl ShapeCells for CircleContact {
-    const MISS_CATEGORY: Cell = Cell::Category(0, "miss");
-    fn cells(&self) -> [Cell; 3] {
-        let t = |t| self.hit().then_some(t);
-        let kind = self.kind();
-        [
-            Cell::Category(kind.code() as u8, kind.name()),
-            Cell::F32(t(self.t_enter)),
-            Cell::F32(t(self.t_exit)),
-        ]
+impl AsRef<[Cell]> for Row {
+    fn as_ref(&self) -> &[Cell] {
+        &self.cells[..self.len]
     }
-}
-
-/// A polygon contact's cells after its indices: kind, t (absent on a miss), and the entry and
-/// exit edges (absent where there is none).
-fn polygon_cells(c: &PolygonContact) -> [Cell; 5] {
-    let t = |t| c.hit().then_some(t);
-    let edge = |e: u32| (e != rectcast::NO_EDGE).then_some(e as u64);
-    [
-        kind_cell(c.kind()),
-        Cell::F32(t(c.t_enter)),
-        Cell::F32(t(c.t_exit)),
-        Cell::Index(edge(c.entry_edge)),
-        Cell::Index(edge(c.exit_edge)),
-    ]
-}
-
-/// A kind's cell: its code and name.
-fn kind_cell(kind: rectcast::Kind) -> Cell {
-    Cell::Category(kind as u8, kind.name())
-}
-
-/// A pair's cells after its indices: kind, t (absent on a miss) and sides.
-fn result_cells(r: &PairResult) -> [Cell; 5] {
-    let t = |t| r.hit().then_some(t);
-    [
-        kind_cell(r.kind()),
-        Cell::F32(t(r.t_enter)),
-        Cell::F32(t(r.t_exit)),
-        Cell::Sides(r.entry_sides()),
-        Cell::Sides(r.exit_sides()),
-    ]
 }
 
 /// A temporary file in `path`'s folder (so the final rename stays on one file system), created
@@ -409,15 +302,14 @@ impl Sink {
     }
 
     /// One batch of rows, each row's cells of the table's columns.
-    fn write<const N: usize>(
-        &mut self,
-        rows: impl IntoIterator<Item = [Cell; N]>,
-    ) -> Result<(), String> {
+    fn write<R: AsRef<[Cell]>>(&mut self, rows: impl IntoIterator<Item = R>) -> Result<(), String> {
         let columns = self.table.columns();
         let table = self.table;
         let rows = rows.into_iter().inspect(|row| {
+            let row = row.as_ref();
             debug_assert!(
-                N == columns.len() && row.iter().zip(columns).all(|(cell, c)| cell.ty() == c.ty),
+                row.len() == columns.len()
+                    && row.iter().zip(columns).all(|(cell, c)| cell.ty() == c.ty),
                 "a row that does not fit the {table:?} table",
             )
         });
@@ -430,107 +322,30 @@ impl Sink {
         }
     }
 
-    /// Pair rows (`pairs`, `hits`): (segment, rect, result).
-    pub fn pairs<'a>(
+    /// Pair rows (`pairs`, `hits`): (segment, target, result), the indices as the inputs
+    /// number their records.
+    pub fn pairs<'a, R: ResultCells>(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, u64, &'a PairResult)>,
+        rows: impl IntoIterator<Item = (u64, u64, &'a R)>,
     ) -> Result<(), String> {
-        self.write(rows.into_iter().map(|(segment, rect, r)| {
-            let [kind, t_enter, t_exit, entry, exit] = result_cells(r);
-            [
-                Cell::U64(segment),
-                Cell::U64(rect),
-                Cell::Bool(r.hit()),
-                kind,
-                t_enter,
-                t_exit,
-                entry,
-                exit,
-            ]
+        self.write(rows.into_iter().map(|(segment, target, r)| {
+            let ids = [Cell::U64(segment), Cell::U64(target), Cell::Bool(r.hit())];
+            Row::new(&ids, r.cells().as_slice())
         }))
     }
 
-    /// Rows of a shape query's pairs (`pairs` or `hits` with `--walls` or `--circles`): t
-    /// absent on a miss.
-    pub fn shape_pairs<'a, C: ShapeCells + 'a>(
+    /// First-hit rows: one per segment, with its first hit's target and result, or none.
+    pub fn first_hits<'a, R: ResultCells>(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, u64, &'a C)>,
+        rows: impl IntoIterator<Item = (u64, Option<(u64, &'a R)>)>,
     ) -> Result<(), String> {
-        self.write(rows.into_iter().map(|(segment, shape, c)| {
-            let [category, t_enter, t_exit] = c.cells();
-            [
+        self.write(rows.into_iter().map(|(segment, first)| {
+            let ids = [
                 Cell::U64(segment),
-                Cell::U64(shape),
-                Cell::Bool(c.hit()),
-                category,
-                t_enter,
-                t_exit,
-            ]
-        }))
-    }
-
-    /// First-hit rows of a shape query: one per segment, the shape absent on a miss;
-    /// `shape_ids` maps shape positions to record indices.
-    pub fn shape_first_hits<C: ShapeCells>(
-        &mut self,
-        ids: &[u64],
-        shape_ids: &[u64],
-        first: &[Option<ShapeHit<C>>],
-    ) -> Result<(), String> {
-        self.write(ids.iter().zip(first).map(|(&segment, f)| {
-            let [category, t_enter, t_exit] = match f {
-                Some(hit) => hit.contact.cells(),
-                None => [C::MISS_CATEGORY, Cell::F32(None), Cell::F32(None)],
-            };
-            [
-                Cell::U64(segment),
-                Cell::Index(f.map(|hit| shape_ids[hit.shape as usize])),
-                category,
-                t_enter,
-                t_exit,
-            ]
-        }))
-    }
-
-    /// Rows of segment × polygon pairs (`pairs` or `hits` with `--polygons`).
-    pub fn polygon_pairs<'a>(
-        &mut self,
-        rows: impl IntoIterator<Item = (u64, u64, &'a PolygonContact)>,
-    ) -> Result<(), String> {
-        self.write(rows.into_iter().map(|(segment, polygon, c)| {
-            let [kind, t_enter, t_exit, entry, exit] = polygon_cells(c);
-            [
-                Cell::U64(segment),
-                Cell::U64(polygon),
-                Cell::Bool(c.hit()),
-                kind,
-                t_enter,
-                t_exit,
-                entry,
-                exit,
-            ]
-        }))
-    }
-
-    /// First-hit rows over polygons: one per segment, the polygon absent on a miss.
-    pub fn polygon_first_hits(
-        &mut self,
-        ids: &[u64],
-        polygon_ids: &[u64],
-        first: &[Option<ShapeHit<PolygonContact>>],
-    ) -> Result<(), String> {
-        self.write(ids.iter().zip(first).map(|(&segment, f)| {
-            let contact = f.map_or(PolygonContact::MISS, |hit| hit.contact);
-            let [kind, t_enter, t_exit, entry, exit] = polygon_cells(&contact);
-            [
-                Cell::U64(segment),
-                Cell::Index(f.map(|hit| polygon_ids[hit.shape as usize])),
-                kind,
-                t_enter,
-                t_exit,
-                entry,
-                exit,
-            ]
+                Cell::Index(first.map(|(target, _)| target)),
+            ];
+            let result = first.map_or(R::MISS, |(_, r)| *r);
+            Row::new(&ids, result.cells().as_slice())
         }))
     }
 
@@ -539,34 +354,13 @@ impl Sink {
         self.write(pairs.into_iter().map(|(a, b)| [Cell::U64(a), Cell::U64(b)]))
     }
 
-    pub fn first_hits(
-        &mut self,
-        ids: &[u64],
-        rect_ids: &[u64],
-        first: &[FirstHit],
-    ) -> Result<(), String> {
-        self.write(ids.iter().zip(first).map(|(&segment, f)| {
-            let [kind, t_enter, t_exit, entry, exit] = result_cells(&f.result);
-            let rect = f.rect().map(|rect| rect_ids[rect as usize]);
-            [
-                Cell::U64(segment),
-                Cell::Index(rect),
-                kind,
-                t_enter,
-                t_exit,
-                entry,
-                exit,
-            ]
-        }))
-    }
-
-    /// Count rows: one per rect.
-    pub fn counts(&mut self, rect_ids: &[u64], per_target: &[u64]) -> Result<(), String> {
+    /// Count rows: one per target.
+    pub fn counts(&mut self, target_ids: &[u64], per_target: &[u64]) -> Result<(), String> {
         self.write(
-            rect_ids
+            target_ids
                 .iter()
                 .zip(per_target)
-                .map(|(&rect, &hits)| [Cell::U64(rect), Cell::U64(hits)]),
+                .map(|(&target, &hits)| [Cell::U64(target), Cell::U64(hits)]),
         )
     }
 

@@ -4,18 +4,20 @@
 //! (`rectcast/`) views as a structured array without a copy, or turns into an Arrow batch. No
 //! contract logic lives there or here.
 
+mod rows;
+mod targets;
+
 use std::sync::Mutex;
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use rayon::prelude::*;
-use rectcast::cpu::workers::Workers;
 use rectcast::{
-    Backend, Batch, Cancel, Circle, CircleContact, CircleKind, ClipTo, Contact, CpuOptions, Engine,
-    Error, FirstHit, Kind, NO_EDGE, PairResult, PolygonContact, Polygons, Rect, Segment,
-    SegmentContact, ShapeContact, Sides,
+    Backend, Batch, Cancel, Circle, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error,
+    FirstHit, Kind, Polygons, Rect, Segment, Sides,
 };
+use rows::{Packed, Ty, rows};
+use targets::{Shapes, count_rows, first_hit_rows, hit_rows, pair_rows, target_rows};
 
 /// Runs `f`, a panic turned into a `RuntimeError` (PyO3's own `PanicException` is not an
 /// `Exception`, so `except Exception` misses it, and it does not pickle across Dask's or
@@ -69,208 +71,6 @@ fn inputs<'a>(
     Ok((records(segments, "segments")?, records(rects, "rects")?))
 }
 
-/// A field's numpy type, packed little-endian (the CLI's `.npy` types).
-#[derive(Clone, Copy)]
-enum Ty {
-    U64,
-    I64,
-    Bool,
-    U8,
-    F32,
-}
-
-impl Ty {
-    fn descr(self) -> &'static str {
-        match self {
-            Ty::U64 => "<u8",
-            Ty::I64 => "<i8",
-            Ty::Bool => "|b1",
-            Ty::U8 => "|u1",
-            Ty::F32 => "<f4",
-        }
-    }
-    fn size(self) -> usize {
-        match self {
-            Ty::U64 | Ty::I64 => 8,
-            Ty::F32 => 4,
-            Ty::Bool | Ty::U8 => 1,
-        }
-    }
-}
-
-/// One row's bytes being written, field after field.
-struct Row<'a> {
-    bytes: &'a mut [u8],
-    at: usize,
-}
-
-impl Row<'_> {
-    fn put<const N: usize>(&mut self, value: [u8; N]) -> &mut Self {
-        self.bytes[self.at..self.at + N].copy_from_slice(&value);
-        self.at += N;
-        self
-    }
-    fn u64(&mut self, v: u64) -> &mut Self {
-        self.put(v.to_le_bytes())
-    }
-    fn i64(&mut self, v: i64) -> &mut Self {
-        self.put(v.to_le_bytes())
-    }
-    fn u8(&mut self, v: u8) -> &mut Self {
-        self.put([v])
-    }
-    fn f32(&mut self, v: f32) -> &mut Self {
-        self.put(v.to_le_bytes())
-    }
-    /// kind, t_enter, t_exit (NaN on a miss), entry, exit.
-    fn result(&mut self, r: &PairResult) -> &mut Self {
-        let t = |t: f32| if r.hit() { t } else { f32::NAN };
-        self.u8(r.kind() as u8)
-            .f32(t(r.t_enter))
-            .f32(t(r.t_exit))
-            .u8(r.entry_sides().bits() as u8)
-            .u8(r.exit_sides().bits() as u8)
-    }
-}
-
-/// The fields `result` writes.
-const RESULT: [(&str, Ty); 5] = [
-    ("kind", Ty::U8),
-    ("t_enter", Ty::F32),
-    ("t_exit", Ty::F32),
-    ("entry", Ty::U8),
-    ("exit", Ty::U8),
-];
-
-/// The fields of `pairs` and `hits`: (segment, rect, hit), then the result's.
-const PAIR: [(&str, Ty); 8] = [
-    ("segment", Ty::U64),
-    ("rect", Ty::U64),
-    ("hit", Ty::Bool),
-    RESULT[0],
-    RESULT[1],
-    RESULT[2],
-    RESULT[3],
-    RESULT[4],
-];
-
-/// A shape the queries over shapes take from Python: its names in the rows.
-trait PyShape: rectcast::Shape
-where
-    Self::Contact: Sync,
-{
-    /// The shape's column (`wall`, `circle`).
-    const COLUMN: &'static str;
-    /// The category's column (`contact`, `kind`).
-    const CATEGORY: &'static str;
-    fn category(contact: &Self::Contact) -> u8;
-}
-
-impl PyShape for Segment {
-    const COLUMN: &'static str = "wall";
-    const CATEGORY: &'static str = "contact";
-    fn category(contact: &SegmentContact) -> u8 {
-        contact.contact as u8
-    }
-}
-
-impl PyShape for Circle {
-    const COLUMN: &'static str = "circle";
-    const CATEGORY: &'static str = "kind";
-    fn category(contact: &CircleContact) -> u8 {
-        contact.kind as u8
-    }
-}
-
-/// The rows of a shape query: `pairs` and `hits` (segment, shape, hit, category, t_enter,
-/// t_exit), `first_hit` (segment, shape or -1, category, t_enter, t_exit), `counts` (shape,
-/// hits): the CLI's `.npy` rows with `--walls` and `--circles`.
-fn shape_rows<'py, S: PyShape>(
-    py: Python<'py>,
-    engine: &PyEngine,
-    query: &str,
-    segments: &[Segment],
-    shapes: &[S],
-) -> PyResult<Packed<'py>>
-where
-    S::Contact: Sync,
-{
-    let t = |c: &S::Contact, t: f32| if c.hit() { t } else { f32::NAN };
-    let pair = [
-        ("segment", Ty::U64),
-        (S::COLUMN, Ty::U64),
-        ("hit", Ty::Bool),
-        (S::CATEGORY, Ty::U8),
-        ("t_enter", Ty::F32),
-        ("t_exit", Ty::F32),
-    ];
-    match query {
-        "pairs" => {
-            let contacts = engine.run(py, segments.len() * shapes.len(), |e| {
-                e.shape_pairs(segments, shapes)
-            })?;
-            let m = shapes.len().max(1);
-            rows(py, &pair, &contacts, |i, c, row| {
-                row.u64((i / m) as u64)
-                    .u64((i % m) as u64)
-                    .u8(c.hit() as u8)
-                    .u8(S::category(c))
-                    .f32(t(c, c.t_enter()))
-                    .f32(t(c, c.t_exit()));
-            })
-        }
-        "hits" => {
-            let hits = engine.run(py, segments.len() * shapes.len(), |e| {
-                e.shape_hits(segments, shapes)
-            })?;
-            rows(py, &pair, &hits, |_, h, row| {
-                let c = &h.contact;
-                row.u64(u64::from(h.segment))
-                    .u64(u64::from(h.shape))
-                    .u8(1)
-                    .u8(S::category(c))
-                    .f32(c.t_enter())
-                    .f32(c.t_exit());
-            })
-        }
-        "first_hit" => {
-            let first = engine.run(py, segments.len() * shapes.len(), |e| {
-                e.shape_first_hits(segments, shapes)
-            })?;
-            let fields = [
-                ("segment", Ty::U64),
-                (S::COLUMN, Ty::I64),
-                (S::CATEGORY, Ty::U8),
-                ("t_enter", Ty::F32),
-                ("t_exit", Ty::F32),
-            ];
-            rows(py, &fields, &first, |i, f, row| {
-                row.u64(i as u64);
-                match f {
-                    Some(h) => row
-                        .i64(i64::from(h.shape))
-                        .u8(S::category(&h.contact))
-                        .f32(h.contact.t_enter())
-                        .f32(h.contact.t_exit()),
-                    None => row.i64(-1).u8(0).f32(f32::NAN).f32(f32::NAN),
-                };
-            })
-        }
-        "counts" => {
-            let counts = engine.run(py, segments.len() * shapes.len(), |e| {
-                e.shape_counts(segments, shapes)
-            })?;
-            let fields = [(S::COLUMN, Ty::U64), ("hits", Ty::U64)];
-            rows(py, &fields, &counts.per_target, |i, hits, row| {
-                row.u64(i as u64).u64(*hits);
-            })
-        }
-        other => Err(PyValueError::new_err(format!(
-            "query: expected pairs, hits, first_hit or counts, found {other:?}"
-        ))),
-    }
-}
-
 /// Polygons from the flat form: vertices (V, 2) float32 and offsets (P + 1) int64, checked
 /// (a `ValueError` names the first bad polygon).
 fn polygons(
@@ -300,165 +100,6 @@ fn polygons(
     Polygons::new(vertices.to_vec(), offsets).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// The rows of a query over polygons: the CLI's `.npy` rows with `--polygons`. pairs and hits
-/// (segment, polygon, hit, kind, t_enter, t_exit, entry_edge, exit_edge: -1 where none),
-/// first_hit (segment, polygon or -1, kind, t_enter, t_exit, entry_edge, exit_edge), counts
-/// (polygon, hits).
-fn polygon_rows<'py>(
-    py: Python<'py>,
-    engine: &PyEngine,
-    query: &str,
-    segments: &[Segment],
-    polygons: &Polygons,
-) -> PyResult<Packed<'py>> {
-    let t = |c: &PolygonContact, t: f32| if c.hit() { t } else { f32::NAN };
-    let edge = |e: u32| if e == NO_EDGE { -1 } else { i64::from(e) };
-    let contact = |row: &mut Row<'_>, c: &PolygonContact| {
-        row.u8(c.kind as u8)
-            .f32(t(c, c.t_enter))
-            .f32(t(c, c.t_exit))
-            .i64(edge(c.entry_edge))
-            .i64(edge(c.exit_edge));
-    };
-    let pair = [
-        ("segment", Ty::U64),
-        ("polygon", Ty::U64),
-        ("hit", Ty::Bool),
-        ("kind", Ty::U8),
-        ("t_enter", Ty::F32),
-        ("t_exit", Ty::F32),
-        ("entry_edge", Ty::I64),
-        ("exit_edge", Ty::I64),
-    ];
-    match query {
-        "pairs" => {
-            let contacts = engine.run(py, segments.len() * polygons.edge_count(), |e| {
-                e.polygon_pairs(segments, polygons)
-            })?;
-            let m = polygons.len().max(1);
-            rows(py, &pair, &contacts, |i, c, row| {
-                row.u64((i / m) as u64)
-                    .u64((i % m) as u64)
-                    .u8(c.hit() as u8);
-                contact(row, c);
-            })
-        }
-        "hits" => {
-            let hits = engine.run(py, segments.len() * polygons.edge_count(), |e| {
-                e.polygon_hits(segments, polygons)
-            })?;
-            rows(py, &pair, &hits, |_, h, row| {
-                row.u64(u64::from(h.segment)).u64(u64::from(h.shape)).u8(1);
-                contact(row, &h.contact);
-            })
-        }
-        "first_hit" => {
-            let first = engine.run(py, segments.len() * polygons.edge_count(), |e| {
-                e.polygon_first_hits(segments, polygons)
-            })?;
-            let fields = [
-                ("segment", Ty::U64),
-                ("polygon", Ty::I64),
-                ("kind", Ty::U8),
-                ("t_enter", Ty::F32),
-                ("t_exit", Ty::F32),
-                ("entry_edge", Ty::I64),
-                ("exit_edge", Ty::I64),
-            ];
-            rows(py, &fields, &first, |i, f, row| {
-                row.u64(i as u64).i64(f.map_or(-1, |h| i64::from(h.shape)));
-                contact(row, &f.map_or(PolygonContact::MISS, |h| h.contact));
-            })
-        }
-        "counts" => {
-            let counts = engine.run(py, segments.len() * polygons.edge_count(), |e| {
-                e.polygon_counts(segments, polygons)
-            })?;
-            let fields = [("polygon", Ty::U64), ("hits", Ty::U64)];
-            rows(py, &fields, &counts.per_target, |i, hits, row| {
-                row.u64(i as u64).u64(*hits);
-            })
-        }
-        other => Err(PyValueError::new_err(format!(
-            "query: expected pairs, hits, first_hit or counts, found {other:?}"
-        ))),
-    }
-}
-
-/// Asks Linux to back a large, fresh buffer with huge pages (where transparent huge pages are
-/// `madvise`d, as by default): a result of hundreds of MB then costs a few hundred page faults
-/// instead of tens of thousands, which were most of the Python layer's cost over the library's.
-fn huge_pages(bytes: &mut [u8]) {
-    #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let start = bytes.as_mut_ptr() as usize;
-        let aligned = start.next_multiple_of(PAGE);
-        let end = (start + bytes.len()) / PAGE * PAGE;
-        if end > aligned + (2 << 20) {
-            // SAFETY: the range lies inside `bytes`, which we own; MADV_HUGEPAGE is advice
-            // that changes no contents, and an error (no THP support) leaves things as they were.
-            unsafe {
-                libc::madvise(
-                    aligned as *mut libc::c_void,
-                    end - aligned,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = bytes;
-}
-
-/// Packed rows and the description of their numpy dtype.
-type Packed<'py> = (Bound<'py, PyArray1<u8>>, Vec<(&'static str, &'static str)>);
-
-/// Rows of `fields`, packed as numpy lays out a structured dtype of them: the bytes (a uint8
-/// array, handed over without a copy) and the dtype's description, for Python to view them as
-/// a structured array, again without a copy. `write` fills row `i`'s fields in order.
-fn rows<'py, T>(
-    py: Python<'py>,
-    fields: &[(&'static str, Ty)],
-    items: &[T],
-    write: impl Fn(usize, &T, &mut Row<'_>) + Sync,
-) -> PyResult<Packed<'py>>
-where
-    T: Sync,
-{
-    let size: usize = fields.iter().map(|(_, ty)| ty.size()).sum();
-    let mut bytes = vec![0u8; items.len() * size];
-    huge_pages(&mut bytes);
-    // Blocks of rows on every core, the GIL released: packing is a memory-bound pass, and it
-    // is most of what the Python layer adds to the library's call.
-    const BLOCK: usize = 1 << 14;
-    // On the library's pool, never rayon's global one, which a forked child cannot use.
-    py.detach(|| {
-        unpanicked(|| {
-            Workers::shared().install(|| {
-                bytes
-                    .par_chunks_mut((BLOCK * size).max(1))
-                    .zip(items.par_chunks(BLOCK))
-                    .enumerate()
-                    .for_each(|(b, (block, items))| {
-                        for (k, (row, item)) in block.chunks_exact_mut(size).zip(items).enumerate()
-                        {
-                            let mut row = Row { bytes: row, at: 0 };
-                            write(b * BLOCK + k, item, &mut row);
-                            debug_assert_eq!(row.at, size, "a row that does not fill its fields");
-                        }
-                    });
-            });
-            Ok(())
-        })
-    })?;
-    let descr = fields
-        .iter()
-        .map(|(name, ty)| (*name, ty.descr()))
-        .collect();
-    Ok((bytes.into_pyarray(py), descr))
-}
-
 /// The largest first-hits buffer an engine keeps between calls.
 const KEPT_FIRST_HITS_BYTES: usize = 16 << 20;
 
@@ -481,7 +122,7 @@ impl PyEngine {
     /// interrupting) runs on a helper thread while this one checks Python's signals every
     /// 20 ms: Ctrl-C cancels the engine's call (it stops at its next chunk) and raises
     /// `KeyboardInterrupt` here.
-    fn run<T: Send>(
+    pub(crate) fn run<T: Send>(
         &self,
         py: Python<'_>,
         pairs: usize,
@@ -607,19 +248,7 @@ impl PyEngine {
     ) -> PyResult<Packed<'py>> {
         let (s, r) = inputs(&segments, &rects)?;
         let results = self.run(py, s.len() * r.len(), |e| e.pairs(s, r))?;
-        let m = r.len().max(1);
-        let fields = [("segment", Ty::U64), ("rect", Ty::U64), ("hit", Ty::Bool)];
-        rows(
-            py,
-            &[&fields[..], &RESULT].concat(),
-            &results,
-            |i, result, row| {
-                row.u64((i / m) as u64)
-                    .u64((i % m) as u64)
-                    .u8(result.hit() as u8)
-                    .result(result);
-            },
-        )
+        pair_rows(py, "rect", &results, r.len())
     }
 
     /// The closest hit of each segment (ties: the lowest rect); rect -1 on a miss.
@@ -636,18 +265,10 @@ impl PyEngine {
         let done = self.run(py, s.len() * r.len(), |e| {
             e.first_hit_into(&Batch::new(s, r), out)
         });
-        let fields = [("segment", Ty::U64), ("rect", Ty::I64)];
         let packed = done.and_then(|()| {
-            rows(
-                py,
-                &[&fields[..], &RESULT].concat(),
-                &first,
-                |i, f: &FirstHit, row| {
-                    row.u64(i as u64)
-                        .i64(f.rect().map_or(-1, i64::from))
-                        .result(&f.result);
-                },
-            )
+            first_hit_rows(py, "rect", &first, |f: &FirstHit| {
+                f.rect().map(|rect| (rect, &f.result))
+            })
         });
         // Kept for the next call up to 16 MiB (a million segments' worth); a larger one goes
         // back to the allocator rather than sit in an idle engine.
@@ -691,8 +312,14 @@ impl PyEngine {
     ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
         match shape {
-            "walls" => shape_rows(py, self, query, s, records::<Segment>(&shapes, "walls")?),
-            "circles" => shape_rows(py, self, query, s, records::<Circle>(&shapes, "circles")?),
+            "walls" => {
+                let walls = Shapes(records::<Segment>(&shapes, "walls")?);
+                target_rows(py, self, query, s, &walls)
+            }
+            "circles" => {
+                let circles = Shapes(records::<Circle>(&shapes, "circles")?);
+                target_rows(py, self, query, s, &circles)
+            }
             other => Err(PyValueError::new_err(format!(
                 "shape: expected walls or circles, found {other:?}"
             ))),
@@ -711,7 +338,7 @@ impl PyEngine {
     ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
         let p = polygons(&vertices, &offsets, "polygons")?;
-        polygon_rows(py, self, query, s, &p)
+        target_rows(py, self, query, s, &p)
     }
 
     /// Polygon × polygon: the overlapping pairs (polygon, other) of `a` × `b`, in order.
@@ -748,12 +375,7 @@ impl PyEngine {
     ) -> PyResult<Packed<'py>> {
         let (s, r) = inputs(&segments, &rects)?;
         let hits = self.run(py, s.len() * r.len(), |e| e.hits(&Batch::new(s, r)))?;
-        rows(py, &PAIR, &hits, |_, h, row| {
-            row.u64(u64::from(h.segment))
-                .u64(u64::from(h.rect))
-                .u8(1)
-                .result(&h.result);
-        })
+        hit_rows(py, "rect", &hits, |h| (h.segment, h.rect, &h.result))
     }
 
     /// Hits per rect.
@@ -765,10 +387,7 @@ impl PyEngine {
     ) -> PyResult<Packed<'py>> {
         let (s, r) = inputs(&segments, &rects)?;
         let counts = self.run(py, s.len() * r.len(), |e| e.counts(&Batch::new(s, r)))?;
-        let fields = [("rect", Ty::U64), ("hits", Ty::U64)];
-        rows(py, &fields, &counts.per_target, |i, hits, row| {
-            row.u64(i as u64).u64(*hits);
-        })
+        count_rows(py, "rect", &counts.per_target)
     }
 
     /// Each segment clipped to `rect` (one rect, shape (1, 4)) or to its own row of `rects`

@@ -42,16 +42,22 @@ impl ChunkCaps {
     }
 }
 
-/// One dispatch of a dense query: a tile of segments × a tile of rects.
+/// One dispatch of a dense query: a tile of segments × a tile of targets (rects, or a shape's).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DenseChunk {
     pub segments: Range<usize>,
-    pub rects: Range<usize>,
+    pub targets: Range<usize>,
 }
 
 impl DenseChunk {
     pub fn pair_count(&self) -> usize {
-        self.segments.len() * self.rects.len()
+        self.segments.len() * self.targets.len()
+    }
+
+    /// The old name of [`targets`](Self::targets), which tiles any target, not only rects.
+    #[deprecated(note = "the field is targets: a tile of rects or of any shape")]
+    pub fn rects(&self) -> Range<usize> {
+        self.targets.clone()
     }
 }
 
@@ -78,7 +84,7 @@ pub fn plan_dense(
         let segments = st * segment_tile..((st + 1) * segment_tile).min(segment_count);
         (0..rect_count.div_ceil(rect_tile)).map(move |rt| DenseChunk {
             segments: segments.clone(),
-            rects: rt * rect_tile..((rt + 1) * rect_tile).min(rect_count),
+            targets: rt * rect_tile..((rt + 1) * rect_tile).min(rect_count),
         })
     })
 }

@@ -1,162 +1,32 @@
 //! `pairs`, `first-hit`, `hits`, `count`: every segment against every rect (or, with `--walls`,
-//! `--circles` or `--polygons`, every wall, circle or polygon), as streaming jobs. Rects are read whole, segments in chunks; a worker thread runs each chunk on the
-//! engine while this thread writes the rows of the chunk before and reads the chunk after, so
-//! reading, the engine's work and writing overlap, and memory stays bounded (three chunks)
-//! whatever the input size.
+//! `--circles` or `--polygons`, every wall, circle or polygon), as streaming jobs. The targets
+//! are read whole, segments in chunks, in three stages at once: this thread reads chunk k + 2
+//! (the reader) and writes the rows of chunk k (the writer) while a worker thread runs chunk
+//! k + 1 on the engine, so reading, the engine's work and writing overlap, and memory stays
+//! bounded (three chunks) whatever the input size. What a target's rows hold and how each
+//! query runs on it is its description in `targets.rs`; this module only streams.
 //!
 //! To stdout (which cannot be taken back), the segments are first read through once and
 //! checked, so bad input leaves no partial output there either; with `--out` rows go to a
 //! temporary file that is moved into place only on success.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender};
 
 use clap::Args;
-use rectcast::{Batch, BroadPhase, RectSet};
+use rectcast::{BroadPhase, Engine, Segment};
 
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
 use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
-use crate::output::{Sink, Table};
+use crate::output::{Sink, Table, TargetColumns};
 use crate::polygons::PolygonFile;
-use crate::records::{self, Records};
+use crate::records::{self, RecordKind, Records};
+use crate::targets::{FirstRow, HitRow, PolygonTargets, Rects, Shapes, Target};
 
 /// Results per chunk for dense `pairs`.
 const PAIRS_PER_CHUNK: usize = 1 << 22;
-
-/// A chunk of segments for the worker, and a buffer for its first hits.
-struct Job {
-    chunk: Vec<rectcast::Segment>,
-    ids: Vec<u64>,
-    first: Vec<rectcast::FirstHit>,
-    /// The input's progress once the chunk was read.
-    progress: (u64, u64),
-}
-
-/// A chunk the worker ran, its buffers coming back, and its results.
-struct Done {
-    chunk: Vec<rectcast::Segment>,
-    ids: Vec<u64>,
-    progress: (u64, u64),
-    out: Out,
-}
-
-type WallHit = rectcast::ShapeHit<rectcast::SegmentContact>;
-type CircleHit = rectcast::ShapeHit<rectcast::CircleContact>;
-type PolygonHit = rectcast::ShapeHit<rectcast::PolygonContact>;
-
-enum Out {
-    Pairs(Vec<rectcast::PairResult>),
-    Hits(Vec<rectcast::Hit>),
-    FirstHit(Vec<rectcast::FirstHit>),
-    /// Hits per rect, wall or circle.
-    Counts(Vec<u64>),
-    WallPairs(Vec<rectcast::SegmentContact>),
-    WallHits(Vec<WallHit>),
-    WallFirstHits(Vec<Option<WallHit>>),
-    CirclePairs(Vec<rectcast::CircleContact>),
-    CircleHits(Vec<CircleHit>),
-    CircleFirstHits(Vec<Option<CircleHit>>),
-    PolygonPairs(Vec<rectcast::PolygonContact>),
-    PolygonHits(Vec<PolygonHit>),
-    PolygonFirstHits(Vec<Option<PolygonHit>>),
-}
-
-/// What the segments run against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Against {
-    Rects,
-    Walls,
-    Circles,
-    Polygons,
-}
-
-/// What a query runs against, held in memory: rects, walls, circles or polygons.
-struct Held {
-    rects: Vec<rectcast::Rect>,
-    walls: Vec<rectcast::Segment>,
-    circles: Vec<rectcast::Circle>,
-    polygons: rectcast::Polygons,
-}
-
-/// Runs `query` on one chunk.
-fn run_chunk(
-    engine: &mut rectcast::Engine,
-    (query, against): (Query, Against),
-    held: &Held,
-    rect_set: Option<&RectSet>,
-    job: Job,
-) -> Result<Done, String> {
-    let (rects, walls, circles) = (&held.rects[..], &held.walls[..], &held.circles[..]);
-    let polygons = &held.polygons;
-    let Job {
-        chunk,
-        ids,
-        mut first,
-        progress,
-    } = job;
-    let e = |e: rectcast::Error| e.to_string();
-    let batch = match rect_set {
-        Some(set) => Batch::over(&chunk, set),
-        None => Batch::new(&chunk, rects),
-    };
-    let out = match (against, query) {
-        (Against::Rects, Query::Pairs) => Out::Pairs(engine.pairs(&chunk, rects).map_err(e)?),
-        (Against::Rects, Query::Hits) => Out::Hits(engine.hits(&batch).map_err(e)?),
-        (Against::Rects, Query::FirstHit) => {
-            // One buffer for every chunk: no fresh pages per chunk.
-            first.resize(chunk.len(), rectcast::FirstHit::NONE);
-            engine.first_hit_into(&batch, &mut first).map_err(e)?;
-            Out::FirstHit(first)
-        }
-        (Against::Rects, Query::Count) => Out::Counts(engine.counts(&batch).map_err(e)?.per_target),
-        (Against::Walls, Query::Pairs) => {
-            Out::WallPairs(engine.wall_pairs(&chunk, walls).map_err(e)?)
-        }
-        (Against::Walls, Query::Hits) => {
-            Out::WallHits(engine.shape_hits(&chunk, walls).map_err(e)?)
-        }
-        (Against::Walls, Query::FirstHit) => {
-            Out::WallFirstHits(engine.shape_first_hits(&chunk, walls).map_err(e)?)
-        }
-        (Against::Walls, Query::Count) => {
-            Out::Counts(engine.shape_counts(&chunk, walls).map_err(e)?.per_target)
-        }
-        (Against::Circles, Query::Pairs) => {
-            Out::CirclePairs(engine.circle_pairs(&chunk, circles).map_err(e)?)
-        }
-        (Against::Circles, Query::Hits) => {
-            Out::CircleHits(engine.shape_hits(&chunk, circles).map_err(e)?)
-        }
-        (Against::Circles, Query::FirstHit) => {
-            Out::CircleFirstHits(engine.shape_first_hits(&chunk, circles).map_err(e)?)
-        }
-        (Against::Circles, Query::Count) => {
-            Out::Counts(engine.shape_counts(&chunk, circles).map_err(e)?.per_target)
-        }
-        (Against::Polygons, Query::Pairs) => {
-            Out::PolygonPairs(engine.polygon_pairs(&chunk, polygons).map_err(e)?)
-        }
-        (Against::Polygons, Query::Hits) => {
-            Out::PolygonHits(engine.polygon_hits(&chunk, polygons).map_err(e)?)
-        }
-        (Against::Polygons, Query::FirstHit) => {
-            Out::PolygonFirstHits(engine.polygon_first_hits(&chunk, polygons).map_err(e)?)
-        }
-        (Against::Polygons, Query::Count) => Out::Counts(
-            engine
-                .polygon_counts(&chunk, polygons)
-                .map_err(e)?
-                .per_target,
-        ),
-    };
-    Ok(Done {
-        chunk,
-        ids,
-        progress,
-        out,
-    })
-}
 
 /// The inputs and output of a query over every segment and every rect.
 #[derive(Args)]
@@ -218,80 +88,91 @@ pub enum Query {
     Count,
 }
 
-/// `pairs`, `first-hit`, `hits`, `count`: every segment against every rect.
+/// The table a query writes over targets `T`.
+fn table<T: Target>(query: Query) -> Table {
+    let target = TargetColumns::of::<T>();
+    match query {
+        Query::Pairs | Query::Hits => Table::Pairs(target),
+        Query::FirstHit => Table::FirstHit(target),
+        Query::Count => Table::Count(target),
+    }
+}
+
+/// `pairs`, `first-hit`, `hits`, `count`: every segment against every target. One arm per
+/// kind of target: how its file is read.
 pub fn run(args: QueryArgs, query: Query) -> Outcome {
-    let job = args.job;
     if query == Query::Pairs && args.broad_phase.is_some() {
         return Err(
             "--broad-phase applies to first-hit, hits and count: pairs are every pair, so there are no candidates to find".into(),
         );
     }
-    let against = match (&args.walls, &args.circles, &args.polygons) {
-        (Some(_), _, _) => Against::Walls,
-        (None, Some(_), _) => Against::Circles,
-        (None, None, Some(_)) => Against::Polygons,
-        (None, None, None) => Against::Rects,
-    };
-    let table = match (against, query) {
-        (Against::Rects, Query::Pairs | Query::Hits) => Table::Pairs,
-        (Against::Rects, Query::FirstHit) => Table::FirstHit,
-        (Against::Rects, Query::Count) => Table::Count,
-        (Against::Walls, Query::Pairs | Query::Hits) => Table::Walls,
-        (Against::Walls, Query::FirstHit) => Table::WallFirstHit,
-        (Against::Walls, Query::Count) => Table::WallCount,
-        (Against::Circles, Query::Pairs | Query::Hits) => Table::Circles,
-        (Against::Circles, Query::FirstHit) => Table::CircleFirstHit,
-        (Against::Circles, Query::Count) => Table::CircleCount,
-        (Against::Polygons, Query::Pairs | Query::Hits) => Table::Polygons,
-        (Against::Polygons, Query::FirstHit) => Table::PolygonFirstHit,
-        (Against::Polygons, Query::Count) => Table::PolygonCount,
-    };
-    Sink::check(args.out.as_deref(), table)?;
-    // Rects, walls or circles: held in memory, with their record ids.
-    let held_path = match (&args.walls, &args.circles, &args.polygons, &args.rects) {
-        (Some(walls), _, _, _) => walls,
-        (None, Some(circles), _, _) => circles,
-        (None, None, Some(polygons), _) => polygons,
-        (None, None, None, Some(rects)) => rects,
-        (None, None, None, None) => {
-            return Err("give --rects (or --walls, --circles or --polygons)".into());
+    match (&args.walls, &args.circles, &args.polygons, &args.rects) {
+        (Some(path), _, _, _) => held(&args, query, path, &records::SEGMENTS, Shapes),
+        (None, Some(path), _, _) => held(&args, query, path, &records::CIRCLES, Shapes),
+        (None, None, Some(path), _) => {
+            Sink::check(args.out.as_deref(), table::<PolygonTargets>(query))?;
+            one_stdin(&[&args.segments, path])?;
+            let offsets = args.polygon_offsets.as_deref();
+            let file = PolygonFile::read(path, offsets, args.job.skip_invalid)?;
+            let polygons = PolygonTargets(file.polygons.clone());
+            stream(&args, query, &polygons, &file.ids, || file.report())
         }
-    };
-    one_stdin(&[&args.segments, held_path])?;
-    let open = |path: &PathBuf| Records::open(path, &records::RECTS, job.skip_invalid);
-    let mut rect_file = args.rects.as_ref().map(open).transpose().map_err(text)?;
-    let open = |path: &PathBuf| Records::open(path, &records::SEGMENTS, job.skip_invalid);
-    let mut wall_file = args.walls.as_ref().map(open).transpose().map_err(text)?;
-    let open = |path: &PathBuf| Records::open(path, &records::CIRCLES, job.skip_invalid);
-    let mut circle_file = args.circles.as_ref().map(open).transpose().map_err(text)?;
-    let (rects, rect_ids) = match &mut rect_file {
-        Some(file) => file.read_all().map_err(text)?,
-        None => Default::default(),
-    };
-    let (walls, wall_ids) = match &mut wall_file {
-        Some(file) => file.read_all().map_err(text)?,
-        None => Default::default(),
-    };
-    let (circles, circle_ids) = match &mut circle_file {
-        Some(file) => file.read_all().map_err(text)?,
-        None => Default::default(),
-    };
-    let polygon_file = args
-        .polygons
-        .as_ref()
-        .map(|path| PolygonFile::read(path, args.polygon_offsets.as_deref(), job.skip_invalid))
-        .transpose()?;
-    let (polygons, polygon_ids) = match &polygon_file {
-        Some(file) => (file.polygons.clone(), file.ids.clone()),
-        None => Default::default(),
-    };
-    // The ids of the second column: rects', walls' or circles'.
-    let rect_ids = match against {
-        Against::Walls => wall_ids,
-        Against::Circles => circle_ids,
-        Against::Polygons => polygon_ids,
-        Against::Rects => rect_ids,
-    };
+        (None, None, None, Some(path)) => held(&args, query, path, &records::RECTS, Rects),
+        (None, None, None, None) => {
+            Err("give --rects (or --walls, --circles or --polygons)".into())
+        }
+    }
+}
+
+/// A job over targets read as records of `kind` from `path`, held in memory.
+fn held<V, T: Target>(
+    args: &QueryArgs,
+    query: Query,
+    path: &Path,
+    kind: &'static RecordKind<V>,
+    make: impl FnOnce(Vec<V>) -> T,
+) -> Outcome {
+    Sink::check(args.out.as_deref(), table::<T>(query))?;
+    one_stdin(&[&args.segments, path])?;
+    let mut file = Records::open(path, kind, args.job.skip_invalid).map_err(text)?;
+    let (values, ids) = file.read_all().map_err(text)?;
+    stream(args, query, &make(values), &ids, || report(&file))
+}
+
+/// A chunk of segments for the worker, and a buffer for its first hits.
+struct Chunk<T: Target> {
+    segments: Vec<Segment>,
+    ids: Vec<u64>,
+    first: Vec<T::First>,
+    /// The input's progress once the chunk was read.
+    progress: (u64, u64),
+}
+
+/// What the worker computed for a chunk.
+enum Out<T: Target> {
+    Pairs(Vec<T::Result>),
+    Hits(Vec<T::Hit>),
+    FirstHits(Vec<T::First>),
+    /// Hits per target.
+    Counts(Vec<u64>),
+}
+
+/// A chunk the worker ran, its buffers coming back, and its results.
+struct Done<T: Target> {
+    chunk: Chunk<T>,
+    out: Out<T>,
+}
+
+/// The job over every segment of `--segments` and every target of `target` (`target_ids`
+/// their record indices); `report_held` says what the targets' file skipped.
+fn stream<T: Target>(
+    args: &QueryArgs,
+    query: Query,
+    target: &T,
+    target_ids: &[u64],
+    report_held: impl FnOnce(),
+) -> Outcome {
+    let job = args.job;
     let to = destination(args.out.as_deref(), &[&args.segments], || {
         check_whole(&args.segments, &records::SEGMENTS, job).map(|_| ())
     })?;
@@ -300,96 +181,61 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     let mut engine = engine(args.backend.into())?;
     let broad_phase = BroadPhase::from(args.broad_phase.unwrap_or(BroadPhaseArg::Auto));
     engine.set_broad_phase(broad_phase);
-    // The grid is built once for the whole job, not once per chunk (a GPU lists its cells
-    // once too, and keeps them). Segments stream in, so `Auto` goes by the rects alone.
-    let want_grid = against == Against::Rects
-        && query != Query::Pairs
-        && broad_phase.uses_grid(usize::MAX, rects.len(), false);
-    let mut sink = Sink::create(to, table)?;
-    let m = rects
-        .len()
-        .max(walls.len())
-        .max(circles.len())
-        .max(polygons.len());
-    // Dense pairs a chunk of pairs at a time (a polygon's pairs counted per edge); the other
-    // queries a chunk of segments (their memory follows the hits; on a GPU the engine runs a
-    // shape's dense pairs in bounded chunks itself).
+    let mut sink = Sink::create(to, table::<T>(query))?;
+    // Dense pairs a chunk of pairs at a time; the other queries a chunk of segments (their
+    // memory follows the hits; on a GPU the engine runs a shape's dense pairs in bounded
+    // chunks itself).
     let chunk_len = if query == Query::Pairs {
-        (PAIRS_PER_CHUNK / m.max(polygons.edge_count()).max(1)).max(1)
+        (PAIRS_PER_CHUNK / target.pairs_per_segment().max(1)).max(1)
     } else {
         SEGMENTS_PER_CHUNK
     };
     let progress = Progress::new(job.progress, segments.progress().0);
-    let (mut chunk, mut ids) = (Vec::new(), Vec::new());
-    // The grid is built on another thread while the first chunk is read.
-    let (rect_set, first_read) = std::thread::scope(|scope| {
-        let building = want_grid.then(|| scope.spawn(|| RectSet::new(&rects)));
-        let first_read = segments.read_chunk(&mut chunk, &mut ids, chunk_len);
-        let set = building.map(|b| b.join().expect("building a grid does not panic"));
-        (set, first_read)
-    });
-    let rect_set = rect_set.transpose().map_err(|e| e.to_string())?;
-    first_read.map_err(text)?;
-    let mut per_target = vec![0u64; m];
-    let mut done = 0;
-    // Three stages at once: this thread reads chunk k + 2 and writes chunk k's rows while a
-    // worker runs chunk k + 1 on the engine. Errors come out in the order a job that did one
-    // chunk at a time would meet them: a chunk's rows are written before a read error of a
-    // later chunk is reported.
-    let rect_set = rect_set.as_ref();
-    let held = &Held {
-        rects,
-        walls,
-        circles,
-        polygons,
+    let mut reader = Reader {
+        segments: &mut segments,
+        chunk_len,
+        spare: Vec::new(),
     };
+    // What the chunks share (the rects' grid) is built on another thread while the first
+    // chunk is read.
+    let (prepared, first) = std::thread::scope(|scope| {
+        let preparing = scope.spawn(|| target.prepare(query == Query::Pairs, broad_phase));
+        let first = reader.read(Vec::new());
+        (preparing.join().expect("preparing does not panic"), first)
+    });
+    let prepared = prepared?;
+    let first = first?;
+    let mut writer = Writer {
+        sink: &mut sink,
+        target_ids,
+        width: target.len(),
+        per_target: vec![0u64; target.len()],
+        done: 0,
+        progress: &progress,
+    };
+    // Errors come out in the order a job that did one chunk at a time would meet them: a
+    // chunk's rows are written before a read error of a later chunk is reported.
     std::thread::scope(|scope| -> Outcome {
         // Made here, so that an early return drops this thread's ends and the worker stops.
-        let (to_worker, jobs) = std::sync::mpsc::sync_channel::<Job>(1);
-        let (to_writer, results) = std::sync::mpsc::sync_channel::<Result<Done, String>>(1);
-        scope.spawn(move || {
-            let mut said_fallback = false;
-            for job in jobs {
-                let done = run_chunk(&mut engine, (query, against), held, rect_set, job);
-                job::note_fallback(&engine, &mut said_fallback);
-                let failed = done.is_err();
-                if to_writer.send(done).is_err() || failed {
-                    break;
-                }
-            }
-        });
-        let mut next = Some(Job {
-            chunk,
-            ids,
-            first: Vec::new(),
-            progress: segments.progress(),
-        });
-        let mut spare: Vec<(Vec<rectcast::Segment>, Vec<u64>)> = Vec::new();
+        let (to_worker, chunks) = std::sync::mpsc::sync_channel::<Chunk<T>>(1);
+        let (to_writer, results) = std::sync::mpsc::sync_channel(1);
+        let prepared = &prepared;
+        let engine = &mut engine;
+        scope.spawn(move || worker(engine, query, target, prepared, chunks, to_writer));
+        let mut next = Some(first);
         let mut spare_first = Vec::new();
         let mut in_flight = 0;
         let mut read_error = None;
         loop {
             // Chunk k + 1 to the worker (it waits in the channel while the worker runs chunk k).
-            if let Some(job) = next.take().filter(|job| !job.chunk.is_empty()) {
-                let job = Job {
-                    first: std::mem::take(&mut spare_first),
-                    ..job
-                };
+            if let Some(chunk) = next.take().filter(|chunk| !chunk.segments.is_empty()) {
                 // A worker that stopped has sent its error: it comes out below.
-                if to_worker.send(job).is_ok() {
+                if to_worker.send(chunk).is_ok() {
                     in_flight += 1;
                     // Chunk k + 2, read while the worker runs.
-                    let (mut chunk, mut ids) = spare.pop().unwrap_or_default();
-                    match segments.read_chunk(&mut chunk, &mut ids, chunk_len) {
-                        Ok(()) => {
-                            next = Some(Job {
-                                chunk,
-                                ids,
-                                first: Vec::new(),
-                                progress: segments.progress(),
-                            })
-                        }
-                        Err(e) => read_error = Some(text(e)),
+                    match reader.read(std::mem::take(&mut spare_first)) {
+                        Ok(chunk) => next = Some(chunk),
+                        Err(e) => read_error = Some(e),
                     }
                 }
             }
@@ -401,106 +247,126 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
                 continue;
             }
             // Chunk k's rows, written while the worker runs chunk k + 1.
-            let finished = results
+            let done = results
                 .recv()
                 .map_err(|_| "rectcast: the engine's worker thread stopped".to_string())??;
             in_flight -= 1;
-            match &finished.out {
-                Out::Pairs(results) => sink.pairs(
-                    results
-                        .iter()
-                        .enumerate()
-                        .map(|(i, r)| (finished.ids[i / m], rect_ids[i % m], r)),
-                )?,
-                Out::WallPairs(contacts) => sink.shape_pairs(
-                    contacts
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| (finished.ids[i / m], rect_ids[i % m], c)),
-                )?,
-                Out::CirclePairs(contacts) => sink.shape_pairs(
-                    contacts
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| (finished.ids[i / m], rect_ids[i % m], c)),
-                )?,
-                Out::WallHits(hits) => sink.shape_pairs(hits.iter().map(|h| {
-                    (
-                        finished.ids[h.segment as usize],
-                        rect_ids[h.shape as usize],
-                        &h.contact,
-                    )
-                }))?,
-                Out::CircleHits(hits) => sink.shape_pairs(hits.iter().map(|h| {
-                    (
-                        finished.ids[h.segment as usize],
-                        rect_ids[h.shape as usize],
-                        &h.contact,
-                    )
-                }))?,
-                Out::PolygonPairs(contacts) => sink.polygon_pairs(
-                    contacts
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| (finished.ids[i / m], rect_ids[i % m], c)),
-                )?,
-                Out::PolygonHits(hits) => sink.polygon_pairs(hits.iter().map(|h| {
-                    (
-                        finished.ids[h.segment as usize],
-                        rect_ids[h.shape as usize],
-                        &h.contact,
-                    )
-                }))?,
-                Out::PolygonFirstHits(first) => {
-                    sink.polygon_first_hits(&finished.ids, &rect_ids, first)?
-                }
-                Out::WallFirstHits(first) => {
-                    sink.shape_first_hits(&finished.ids, &rect_ids, first)?
-                }
-                Out::CircleFirstHits(first) => {
-                    sink.shape_first_hits(&finished.ids, &rect_ids, first)?
-                }
-                Out::Hits(hits) => sink.pairs(hits.iter().map(|h| {
-                    (
-                        finished.ids[h.segment as usize],
-                        rect_ids[h.rect as usize],
-                        &h.result,
-                    )
-                }))?,
-                Out::FirstHit(first) => sink.first_hits(&finished.ids, &rect_ids, first)?,
-                Out::Counts(counts) => {
-                    for (total, n) in per_target.iter_mut().zip(counts) {
-                        *total += n;
-                    }
-                }
-            }
-            done += finished.chunk.len() as u64;
-            progress.update(done, finished.progress);
-            if let Out::FirstHit(first) = finished.out {
+            writer.write(&done)?;
+            if let Out::FirstHits(first) = done.out {
                 spare_first = first;
             }
-            spare.push((finished.chunk, finished.ids));
+            reader.spare.push((done.chunk.segments, done.chunk.ids));
         }
         drop(to_worker);
         read_error.map_or(Ok(()), Err)
     })?;
     if query == Query::Count {
-        sink.counts(&rect_ids, &per_target)?;
+        writer.sink.counts(target_ids, &writer.per_target)?;
     }
     progress.finish();
     sink.finish()?;
-    if let Some(file) = &rect_file {
-        report(file);
-    }
-    if let Some(file) = &wall_file {
-        report(file);
-    }
-    if let Some(file) = &circle_file {
-        report(file);
-    }
-    if let Some(file) = &polygon_file {
-        file.report();
-    }
+    report_held();
     report(&segments);
     Ok(())
+}
+
+/// The reader stage: chunks of segments, in buffers the writer gives back.
+struct Reader<'a> {
+    segments: &'a mut Records<Segment>,
+    chunk_len: usize,
+    spare: Vec<(Vec<Segment>, Vec<u64>)>,
+}
+
+impl Reader<'_> {
+    /// The next chunk (empty at the end), with `first` as its first hits' buffer.
+    fn read<T: Target>(&mut self, first: Vec<T::First>) -> Result<Chunk<T>, String> {
+        let (mut segments, mut ids) = self.spare.pop().unwrap_or_default();
+        self.segments
+            .read_chunk(&mut segments, &mut ids, self.chunk_len)
+            .map_err(text)?;
+        Ok(Chunk {
+            segments,
+            ids,
+            first,
+            progress: self.segments.progress(),
+        })
+    }
+}
+
+/// The worker stage: runs each chunk on the engine, until the reader stops sending or a chunk
+/// fails.
+fn worker<T: Target>(
+    engine: &mut Engine,
+    query: Query,
+    target: &T,
+    prepared: &T::Prepared,
+    chunks: Receiver<Chunk<T>>,
+    to_writer: SyncSender<Result<Done<T>, String>>,
+) {
+    let mut said_fallback = false;
+    for mut chunk in chunks {
+        let segments = &chunk.segments;
+        let out = match query {
+            Query::Pairs => target.pairs(engine, segments).map(Out::Pairs),
+            Query::Hits => target.hits(engine, prepared, segments).map(Out::Hits),
+            Query::FirstHit => {
+                let mut first = std::mem::take(&mut chunk.first);
+                target
+                    .first_hits(engine, prepared, segments, &mut first)
+                    .map(|()| Out::FirstHits(first))
+            }
+            Query::Count => target.counts(engine, prepared, segments).map(Out::Counts),
+        };
+        job::note_fallback(engine, &mut said_fallback);
+        let done = out
+            .map(|out| Done { chunk, out })
+            .map_err(|e| e.to_string());
+        let failed = done.is_err();
+        if to_writer.send(done).is_err() || failed {
+            break;
+        }
+    }
+}
+
+/// The writer stage: each chunk's rows, the targets' counts summed until the end.
+struct Writer<'a> {
+    sink: &'a mut Sink,
+    target_ids: &'a [u64],
+    /// Targets per dense row.
+    width: usize,
+    per_target: Vec<u64>,
+    /// Segments done.
+    done: u64,
+    progress: &'a Progress,
+}
+
+impl Writer<'_> {
+    fn write<T: Target>(&mut self, done: &Done<T>) -> Outcome {
+        let (ids, targets, m) = (&done.chunk.ids, self.target_ids, self.width);
+        match &done.out {
+            Out::Pairs(results) => self.sink.pairs(
+                results
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (ids[i / m], targets[i % m], r)),
+            )?,
+            Out::Hits(hits) => self.sink.pairs(hits.iter().map(|h| {
+                let (segment, target, r) = h.row();
+                (ids[segment as usize], targets[target as usize], r)
+            }))?,
+            Out::FirstHits(first) => self.sink.first_hits(
+                ids.iter()
+                    .zip(first)
+                    .map(|(&s, f)| (s, f.first().map(|(t, r)| (targets[t as usize], r)))),
+            )?,
+            Out::Counts(counts) => {
+                for (total, n) in self.per_target.iter_mut().zip(counts) {
+                    *total += n;
+                }
+            }
+        }
+        self.done += done.chunk.segments.len() as u64;
+        self.progress.update(self.done, done.chunk.progress);
+        Ok(())
+    }
 }

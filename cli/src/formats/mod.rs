@@ -270,17 +270,17 @@ impl Writer {
     }
 
     /// Writes `rows` and ends the batch; returns how many rows were written.
-    pub fn batch<const N: usize>(
+    pub fn batch<R: AsRef<[Cell]>>(
         &mut self,
-        rows: impl IntoIterator<Item = [Cell; N]>,
+        rows: impl IntoIterator<Item = R>,
     ) -> std::io::Result<u64> {
-        fn all<W: TableWriter, const N: usize>(
+        fn all<W: TableWriter, R: AsRef<[Cell]>>(
             w: &mut W,
-            rows: impl IntoIterator<Item = [Cell; N]>,
+            rows: impl IntoIterator<Item = R>,
         ) -> std::io::Result<u64> {
             let mut count = 0;
             for row in rows {
-                w.row(&row)?;
+                w.row(row.as_ref())?;
                 count += 1;
             }
             w.end_batch()?;

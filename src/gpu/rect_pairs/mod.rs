@@ -235,13 +235,13 @@ impl GpuRectPairs {
         let m = rects.len();
         let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
         let mut copy_out = |chunk: &chunks::DenseChunk, compact: &ReadBack| {
-            let tile = chunk.rects.len();
+            let tile = chunk.targets.len();
             let decide = |local: usize| {
                 let s = chunk.segments.start + local / tile;
-                let r = chunk.rects.start + local % tile;
+                let r = chunk.targets.start + local % tile;
                 segment_rect(&segments[s], &rects[r])
             };
-            let at = chunk.segments.start * m + chunk.rects.start;
+            let at = chunk.segments.start * m + chunk.targets.start;
             if tile == m {
                 // All rects in one tile: the chunk is one run of the segment-major output.
                 return compact.expand(
@@ -261,7 +261,7 @@ impl GpuRectPairs {
         let plan = chunks::plan_dense(segments.len(), m, self.caps);
         self.run_chunks(true, plan, &mut copy_out, |this, chunk| {
             let pairs = chunk.pair_count();
-            this.reserve(chunk.segments.len(), chunk.rects.len(), 0, pairs)?;
+            this.reserve(chunk.segments.len(), chunk.targets.len(), 0, pairs)?;
             let queue = &this.context.queue;
             // Upload a tile only when it changed: with all rects in one tile they go up once.
             if uploaded.0 != chunk.segments {
@@ -271,17 +271,17 @@ impl GpuRectPairs {
                     bytemuck::cast_slice(&segments[chunk.segments.clone()]),
                 );
             }
-            if uploaded.1 != chunk.rects {
+            if uploaded.1 != chunk.targets {
                 queue.write_buffer(
                     this.rects.get(),
                     0,
-                    bytemuck::cast_slice(&rects[chunk.rects.clone()]),
+                    bytemuck::cast_slice(&rects[chunk.targets.clone()]),
                 );
             }
-            uploaded = (chunk.segments.clone(), chunk.rects.clone());
+            uploaded = (chunk.segments.clone(), chunk.targets.clone());
             Ok(Params {
                 segment_count: chunk.segments.len() as u32,
-                rect_count: chunk.rects.len() as u32,
+                rect_count: chunk.targets.len() as u32,
                 pair_count: pairs as u32,
                 ..Params::default()
             })

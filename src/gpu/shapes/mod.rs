@@ -238,7 +238,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                 let context = this.context.clone();
                 let (staged, submission, read) = context.scoped(|| {
                     if let Some(tile) = work.tile() {
-                        let (n, m) = (tile.segments.len(), tile.rects.len());
+                        let (n, m) = (tile.segments.len(), tile.targets.len());
                         let pairs = if run.contacts { tile.pair_count() } else { 0 };
                         if this.reserve(n, m, pairs) {
                             // An input buffer was replaced: its contents are gone.
@@ -323,16 +323,16 @@ impl<S: Shape> GpuShapeQueries<S> {
                 bytemuck::cast_slice(&queries[tile.segments.clone()]),
             );
         }
-        if uploaded.1 != tile.rects {
-            let shapes = &shapes[tile.rects.clone()];
+        if uploaded.1 != tile.targets {
+            let shapes = &shapes[tile.targets.clone()];
             queue.write_buffer(self.shapes.get(), 0, bytemuck::cast_slice(shapes));
             let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
             queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(&bounds));
         }
-        *uploaded = (tile.segments.clone(), tile.rects.clone());
+        *uploaded = (tile.segments.clone(), tile.targets.clone());
         let params = ShapeParams {
             query_count: tile.segments.len() as u32,
-            shape_count: tile.rects.len() as u32,
+            shape_count: tile.targets.len() as u32,
             pair_count: tile.pair_count() as u32,
             row_workgroups: self.max_workgroups_per_dimension,
         };

@@ -81,10 +81,10 @@ impl<S: Shape> GpuShapeQueries<S> {
             },
             |tile, mapped, _| {
                 let local: &[S::Contact] = bytemuck::cast_slice(mapped);
-                let width = tile.rects.len();
+                let width = tile.targets.len();
                 // Query-major within the tile: one run per query.
                 for (k, row) in local.chunks_exact(width).enumerate() {
-                    let at = (tile.segments.start + k) * m + tile.rects.start;
+                    let at = (tile.segments.start + k) * m + tile.targets.start;
                     out[at..at + width].copy_from_slice(row);
                 }
             },
@@ -173,7 +173,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                         continue;
                     }
                     let segment = tile.segments.start + k;
-                    let shape = (tile.rects.start + j as usize) as u32;
+                    let shape = (tile.targets.start + j as usize) as u32;
                     let slot = &mut first[segment];
                     let (best_shape, best) =
                         slot.map_or((NO_SHAPE, *contact), |b| (b.shape, b.contact));
@@ -272,12 +272,12 @@ impl<S: Shape> GpuShapeQueries<S> {
                     let (pair_bytes, contact_bytes) = mapped.split_at(count * 4);
                     let indices: &[u32] = bytemuck::cast_slice(pair_bytes);
                     let contacts: &[S::Contact] = bytemuck::cast_slice(contact_bytes);
-                    let width = tile.rects.len();
+                    let width = tile.targets.len();
                     hits.extend(indices.iter().zip(contacts).map(|(&i, &contact)| {
                         let i = i as usize;
                         ShapeHit {
                             segment: (tile.segments.start + i / width) as u32,
-                            shape: (tile.rects.start + i % width) as u32,
+                            shape: (tile.targets.start + i % width) as u32,
                             contact,
                         }
                     }));
@@ -326,7 +326,7 @@ impl<S: Shape> GpuShapeQueries<S> {
             },
             work,
             |this, tile: &DenseChunk, encoder, slot| {
-                let (n, m) = (tile.segments.len(), tile.rects.len());
+                let (n, m) = (tile.segments.len(), tile.targets.len());
                 let (query_bytes, shape_bytes) = ((n * 4) as u64, (m * 4) as u64);
                 this.reserve_counts(n, m);
                 this.reserve_staging(slot, query_bytes + shape_bytes);
@@ -359,7 +359,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                 for (total, &h) in per_query[tile.segments.clone()].iter_mut().zip(query_hits) {
                     *total += h;
                 }
-                for (total, &h) in per_shape[tile.rects.clone()].iter_mut().zip(shape_hits) {
+                for (total, &h) in per_shape[tile.targets.clone()].iter_mut().zip(shape_hits) {
                     *total += h as u64;
                 }
             },

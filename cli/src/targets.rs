@@ -1,0 +1,429 @@
+//! What the queries run against, each described once: rects, walls, circles and polygons. A
+//! target says its name (its id column's), the cells of a pair's result after the indices
+//! (with their columns), and how each query (pairs, first-hit, hits, count) runs a chunk of
+//! segments on the engine. The tables (`output.rs`), the query commands and every format read
+//! this description: a new shape is an impl of [`Target`] here and its arm in
+//! `commands/queries.rs`, where its file is read.
+
+use rectcast::{
+    BroadPhase, CircleContact, Engine, FirstHit, Hit, PairResult, PolygonContact, Polygons, Rect,
+    RectSet, Segment, SegmentContact, Shape, ShapeHit,
+};
+
+use crate::table::{Cell, Column, ColumnType};
+
+/// The most cells a result has after its indices.
+const MAX_CELLS: usize = 5;
+
+/// A result's cells after its indices, on the stack.
+#[derive(Clone, Copy, Debug)]
+pub struct Cells {
+    cells: [Cell; MAX_CELLS],
+    len: usize,
+}
+
+impl Cells {
+    fn new<const N: usize>(cells: [Cell; N]) -> Self {
+        let mut all = [Cell::Bool(false); MAX_CELLS];
+        all[..N].copy_from_slice(&cells);
+        Self { cells: all, len: N }
+    }
+
+    pub fn as_slice(&self) -> &[Cell] {
+        &self.cells[..self.len]
+    }
+}
+
+/// A pair's result as table cells.
+pub trait ResultCells: Copy + Send + Sync + 'static {
+    /// The columns of [`cells`](Self::cells).
+    const COLUMNS: &'static [Column];
+    /// The result of a segment that hits nothing (a first-hit row's).
+    const MISS: Self;
+    fn hit(&self) -> bool;
+    /// Its cells: the category (kind or contact), t (absent on a miss), and what the target
+    /// adds.
+    fn cells(&self) -> Cells;
+}
+
+const fn column(name: &'static str, ty: ColumnType) -> Column {
+    Column::new(name, ty)
+}
+
+/// A kind's cell: its code and name.
+pub fn kind_cell(kind: rectcast::Kind) -> Cell {
+    Cell::Category(kind as u8, kind.name())
+}
+
+/// The t cells of a result: absent on a miss.
+fn times(hit: bool, t_enter: f32, t_exit: f32) -> [Cell; 2] {
+    let t = |t| Cell::F32(hit.then_some(t));
+    [t(t_enter), t(t_exit)]
+}
+
+impl ResultCells for PairResult {
+    const COLUMNS: &'static [Column] = &[
+        column("kind", ColumnType::Category),
+        column("t_enter", ColumnType::F32),
+        column("t_exit", ColumnType::F32),
+        column("entry", ColumnType::Sides),
+        column("exit", ColumnType::Sides),
+    ];
+    const MISS: Self = PairResult::MISS;
+    fn hit(&self) -> bool {
+        PairResult::hit(self)
+    }
+    fn cells(&self) -> Cells {
+        let [t_enter, t_exit] = times(self.hit(), self.t_enter, self.t_exit);
+        Cells::new([
+            kind_cell(self.kind()),
+            t_enter,
+            t_exit,
+            Cell::Sides(self.entry_sides()),
+            Cell::Sides(self.exit_sides()),
+        ])
+    }
+}
+
+impl ResultCells for SegmentContact {
+    const COLUMNS: &'static [Column] = &[
+        column("contact", ColumnType::Category),
+        column("t_enter", ColumnType::F32),
+        column("t_exit", ColumnType::F32),
+    ];
+    const MISS: Self = SegmentContact::MISS;
+    fn hit(&self) -> bool {
+        SegmentContact::hit(self)
+    }
+    fn cells(&self) -> Cells {
+        let contact = self.contact();
+        let [t_enter, t_exit] = times(self.hit(), self.t_enter, self.t_exit);
+        Cells::new([
+            Cell::Category(contact.code() as u8, contact.name()),
+            t_enter,
+            t_exit,
+        ])
+    }
+}
+
+impl ResultCells for CircleContact {
+    const COLUMNS: &'static [Column] = &[
+        column("kind", ColumnType::Category),
+        column("t_enter", ColumnType::F32),
+        column("t_exit", ColumnType::F32),
+    ];
+    const MISS: Self = CircleContact::MISS;
+    fn hit(&self) -> bool {
+        CircleContact::hit(self)
+    }
+    fn cells(&self) -> Cells {
+        let kind = self.kind();
+        let [t_enter, t_exit] = times(self.hit(), self.t_enter, self.t_exit);
+        Cells::new([
+            Cell::Category(kind.code() as u8, kind.name()),
+            t_enter,
+            t_exit,
+        ])
+    }
+}
+
+impl ResultCells for PolygonContact {
+    const COLUMNS: &'static [Column] = &[
+        column("kind", ColumnType::Category),
+        column("t_enter", ColumnType::F32),
+        column("t_exit", ColumnType::F32),
+        column("entry_edge", ColumnType::Index),
+        column("exit_edge", ColumnType::Index),
+    ];
+    const MISS: Self = PolygonContact::MISS;
+    fn hit(&self) -> bool {
+        PolygonContact::hit(self)
+    }
+    fn cells(&self) -> Cells {
+        // Edges absent where there is none.
+        let edge = |e: u32| Cell::Index((e != rectcast::NO_EDGE).then_some(e as u64));
+        let [t_enter, t_exit] = times(self.hit(), self.t_enter, self.t_exit);
+        Cells::new([
+            kind_cell(self.kind()),
+            t_enter,
+            t_exit,
+            edge(self.entry_edge),
+            edge(self.exit_edge),
+        ])
+    }
+}
+
+/// One hitting pair as a row reads it: segment, target and result.
+pub trait HitRow<R>: Send {
+    fn row(&self) -> (u32, u32, &R);
+}
+
+impl HitRow<PairResult> for Hit {
+    fn row(&self) -> (u32, u32, &PairResult) {
+        (self.segment, self.rect, &self.result)
+    }
+}
+
+impl<C: Send> HitRow<C> for ShapeHit<C> {
+    fn row(&self) -> (u32, u32, &C) {
+        (self.segment, self.shape, &self.contact)
+    }
+}
+
+/// A segment's first hit as a row reads it: the target and result, or none.
+pub trait FirstRow<R>: Send {
+    fn first(&self) -> Option<(u32, &R)>;
+}
+
+impl FirstRow<PairResult> for FirstHit {
+    fn first(&self) -> Option<(u32, &PairResult)> {
+        self.rect().map(|rect| (rect, &self.result))
+    }
+}
+
+impl<C: Send> FirstRow<C> for Option<ShapeHit<C>> {
+    fn first(&self) -> Option<(u32, &C)> {
+        self.as_ref().map(|hit| (hit.shape, &hit.contact))
+    }
+}
+
+/// What the queries run against, held in memory.
+pub trait Target: Sync {
+    /// The id column's name: what one of them is called.
+    const NAME: &'static str;
+    type Result: ResultCells;
+    type Hit: HitRow<Self::Result>;
+    type First: FirstRow<Self::Result>;
+    /// What a job builds once before its chunks run (the rects' grid), on another thread while
+    /// the first chunk is read.
+    type Prepared: Send + Sync;
+
+    fn len(&self) -> usize;
+    /// Pairs a chunk of `segments` makes with them, for sizing dense chunks (a polygon's pairs
+    /// count per edge).
+    fn pairs_per_segment(&self) -> usize {
+        self.len()
+    }
+    /// What the job's chunks share, given the query and the broad phase.
+    fn prepare(&self, dense: bool, broad_phase: BroadPhase) -> Result<Self::Prepared, String>;
+    fn pairs(
+        &self,
+        engine: &mut Engine,
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<Self::Result>>;
+    fn hits(
+        &self,
+        engine: &mut Engine,
+        prepared: &Self::Prepared,
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<Self::Hit>>;
+    /// Each segment's first hit, into `out` (its buffer kept between chunks where the engine
+    /// fills one).
+    fn first_hits(
+        &self,
+        engine: &mut Engine,
+        prepared: &Self::Prepared,
+        segments: &[Segment],
+        out: &mut Vec<Self::First>,
+    ) -> rectcast::Result<()>;
+    /// Hits per target.
+    fn counts(
+        &self,
+        engine: &mut Engine,
+        prepared: &Self::Prepared,
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<u64>>;
+}
+
+/// Rects: the broad phase's grid built once per job.
+pub struct Rects(pub Vec<Rect>);
+
+impl Rects {
+    fn batch<'a>(
+        &'a self,
+        set: &'a Option<RectSet>,
+        segments: &'a [Segment],
+    ) -> rectcast::Batch<'a> {
+        match set {
+            Some(set) => rectcast::Batch::over(segments, set),
+            None => rectcast::Batch::new(segments, &self.0),
+        }
+    }
+}
+
+impl Target for Rects {
+    const NAME: &'static str = "rect";
+    type Result = PairResult;
+    type Hit = Hit;
+    type First = FirstHit;
+    type Prepared = Option<RectSet>;
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// The grid, when the query finds candidates and the broad phase would use one: built once
+    /// for the whole job, not once per chunk (a GPU lists its cells once too, and keeps them).
+    /// Segments stream in, so `Auto` goes by the rects alone.
+    fn prepare(&self, dense: bool, broad_phase: BroadPhase) -> Result<Option<RectSet>, String> {
+        if dense || !broad_phase.uses_grid(usize::MAX, self.0.len(), false) {
+            return Ok(None);
+        }
+        RectSet::new(&self.0).map(Some).map_err(|e| e.to_string())
+    }
+    fn pairs(
+        &self,
+        engine: &mut Engine,
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<PairResult>> {
+        engine.pairs(segments, &self.0)
+    }
+    fn hits(
+        &self,
+        engine: &mut Engine,
+        set: &Option<RectSet>,
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<Hit>> {
+        engine.hits(&self.batch(set, segments))
+    }
+    fn first_hits(
+        &self,
+        engine: &mut Engine,
+        set: &Option<RectSet>,
+        segments: &[Segment],
+        out: &mut Vec<FirstHit>,
+    ) -> rectcast::Result<()> {
+        // One buffer for every chunk: no fresh pages per chunk.
+        out.resize(segments.len(), FirstHit::NONE);
+        engine.first_hit_into(&self.batch(set, segments), out)
+    }
+    fn counts(
+        &self,
+        engine: &mut Engine,
+        set: &Option<RectSet>,
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<u64>> {
+        Ok(engine.counts(&self.batch(set, segments))?.per_target)
+    }
+}
+
+/// Shapes through the library's seam ([`Shape`]): walls and circles, named as the tables name
+/// them.
+pub struct Shapes<S: Shape>(pub Vec<S>);
+
+/// A shape's name in the tables.
+pub trait Named {
+    const NAME: &'static str;
+}
+
+impl Named for Segment {
+    const NAME: &'static str = "wall";
+}
+
+impl Named for rectcast::Circle {
+    const NAME: &'static str = "circle";
+}
+
+impl<S: Shape + Named> Target for Shapes<S>
+where
+    S::Contact: ResultCells,
+{
+    const NAME: &'static str = S::NAME;
+    type Result = S::Contact;
+    type Hit = ShapeHit<S::Contact>;
+    type First = Option<ShapeHit<S::Contact>>;
+    type Prepared = ();
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn prepare(&self, _: bool, _: BroadPhase) -> Result<(), String> {
+        Ok(())
+    }
+    fn pairs(
+        &self,
+        engine: &mut Engine,
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<S::Contact>> {
+        engine.shape_pairs(segments, &self.0)
+    }
+    fn hits(
+        &self,
+        engine: &mut Engine,
+        _: &(),
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<Self::Hit>> {
+        engine.shape_hits(segments, &self.0)
+    }
+    fn first_hits(
+        &self,
+        engine: &mut Engine,
+        _: &(),
+        segments: &[Segment],
+        out: &mut Vec<Self::First>,
+    ) -> rectcast::Result<()> {
+        *out = engine.shape_first_hits(segments, &self.0)?;
+        Ok(())
+    }
+    fn counts(
+        &self,
+        engine: &mut Engine,
+        _: &(),
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<u64>> {
+        Ok(engine.shape_counts(segments, &self.0)?.per_target)
+    }
+}
+
+/// Polygons: gathered from their edges by the engine.
+pub struct PolygonTargets(pub Polygons);
+
+impl Target for PolygonTargets {
+    const NAME: &'static str = "polygon";
+    type Result = PolygonContact;
+    type Hit = ShapeHit<PolygonContact>;
+    type First = Option<ShapeHit<PolygonContact>>;
+    type Prepared = ();
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn pairs_per_segment(&self) -> usize {
+        self.0.len().max(self.0.edge_count())
+    }
+    fn prepare(&self, _: bool, _: BroadPhase) -> Result<(), String> {
+        Ok(())
+    }
+    fn pairs(
+        &self,
+        engine: &mut Engine,
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<PolygonContact>> {
+        engine.polygon_pairs(segments, &self.0)
+    }
+    fn hits(
+        &self,
+        engine: &mut Engine,
+        _: &(),
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<Self::Hit>> {
+        engine.polygon_hits(segments, &self.0)
+    }
+    fn first_hits(
+        &self,
+        engine: &mut Engine,
+        _: &(),
+        segments: &[Segment],
+        out: &mut Vec<Self::First>,
+    ) -> rectcast::Result<()> {
+        *out = engine.polygon_first_hits(segments, &self.0)?;
+        Ok(())
+    }
+    fn counts(
+        &self,
+        engine: &mut Engine,
+        _: &(),
+        segments: &[Segment],
+    ) -> rectcast::Result<Vec<u64>> {
+        Ok(engine.polygon_counts(segments, &self.0)?.per_target)
+    }
+}

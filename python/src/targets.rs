@@ -1,0 +1,306 @@
+//! What the queries run against from Python (rects, walls, circles, polygons), each described
+//! once: the fields a pair's result packs into (the CLI's `.npy` columns, in numpy's types),
+//! and, for the shapes, how each query runs on the engine. The rows of every query are
+//! composed from that description.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use rectcast::{
+    Circle, CircleContact, Counts, Engine, NO_EDGE, PairResult, PolygonContact, Polygons, Segment,
+    SegmentContact, Shape, ShapeHit,
+};
+
+use crate::PyEngine;
+use crate::rows::{Packed, Row, Ty, rows};
+
+/// A pair's result as a row packs it.
+pub(crate) trait Packs: Copy + Send + Sync {
+    /// Its fields, after the indices.
+    const FIELDS: &'static [(&'static str, Ty)];
+    /// The result of a segment that hits nothing (a first-hit row's).
+    const MISS: Self;
+    fn hit(&self) -> bool;
+    /// Its fields' values: t NaN on a miss.
+    fn pack(&self, row: &mut Row<'_>);
+}
+
+/// t, NaN on a miss.
+fn t(hit: bool, t: f32) -> f32 {
+    if hit { t } else { f32::NAN }
+}
+
+impl Packs for PairResult {
+    const FIELDS: &'static [(&'static str, Ty)] = &[
+        ("kind", Ty::U8),
+        ("t_enter", Ty::F32),
+        ("t_exit", Ty::F32),
+        ("entry", Ty::U8),
+        ("exit", Ty::U8),
+    ];
+    const MISS: Self = PairResult::MISS;
+    fn hit(&self) -> bool {
+        PairResult::hit(self)
+    }
+    fn pack(&self, row: &mut Row<'_>) {
+        row.result(self);
+    }
+}
+
+impl Packs for SegmentContact {
+    const FIELDS: &'static [(&'static str, Ty)] = &[
+        ("contact", Ty::U8),
+        ("t_enter", Ty::F32),
+        ("t_exit", Ty::F32),
+    ];
+    const MISS: Self = SegmentContact::MISS;
+    fn hit(&self) -> bool {
+        SegmentContact::hit(self)
+    }
+    fn pack(&self, row: &mut Row<'_>) {
+        let hit = self.hit();
+        row.u8(self.contact as u8)
+            .f32(t(hit, self.t_enter))
+            .f32(t(hit, self.t_exit));
+    }
+}
+
+impl Packs for CircleContact {
+    const FIELDS: &'static [(&'static str, Ty)] =
+        &[("kind", Ty::U8), ("t_enter", Ty::F32), ("t_exit", Ty::F32)];
+    const MISS: Self = CircleContact::MISS;
+    fn hit(&self) -> bool {
+        CircleContact::hit(self)
+    }
+    fn pack(&self, row: &mut Row<'_>) {
+        let hit = self.hit();
+        row.u8(self.kind as u8)
+            .f32(t(hit, self.t_enter))
+            .f32(t(hit, self.t_exit));
+    }
+}
+
+impl Packs for PolygonContact {
+    const FIELDS: &'static [(&'static str, Ty)] = &[
+        ("kind", Ty::U8),
+        ("t_enter", Ty::F32),
+        ("t_exit", Ty::F32),
+        ("entry_edge", Ty::I64),
+        ("exit_edge", Ty::I64),
+    ];
+    const MISS: Self = PolygonContact::MISS;
+    fn hit(&self) -> bool {
+        PolygonContact::hit(self)
+    }
+    fn pack(&self, row: &mut Row<'_>) {
+        // -1 where there is no edge.
+        let edge = |e: u32| if e == NO_EDGE { -1 } else { i64::from(e) };
+        let hit = self.hit();
+        row.u8(self.kind as u8)
+            .f32(t(hit, self.t_enter))
+            .f32(t(hit, self.t_exit))
+            .i64(edge(self.entry_edge))
+            .i64(edge(self.exit_edge));
+    }
+}
+
+/// Fields `first` (the indices), then the result's.
+fn fields<R: Packs>(first: &[(&'static str, Ty)]) -> Vec<(&'static str, Ty)> {
+    first.iter().chain(R::FIELDS).copied().collect()
+}
+
+/// Dense pairs' rows (segment-major over `width` targets called `name`): (segment, target,
+/// hit), then the result.
+pub(crate) fn pair_rows<'py, R: Packs>(
+    py: Python<'py>,
+    name: &'static str,
+    results: &[R],
+    width: usize,
+) -> PyResult<Packed<'py>> {
+    let m = width.max(1);
+    let fields = fields::<R>(&[("segment", Ty::U64), (name, Ty::U64), ("hit", Ty::Bool)]);
+    rows(py, &fields, results, |i, r, row| {
+        row.u64((i / m) as u64)
+            .u64((i % m) as u64)
+            .u8(r.hit() as u8);
+        r.pack(row);
+    })
+}
+
+/// Hits' rows, in the pairs' fields; `of` gives a hit's (segment, target, result).
+pub(crate) fn hit_rows<'py, R: Packs, H: Sync>(
+    py: Python<'py>,
+    name: &'static str,
+    hits: &[H],
+    of: impl Fn(&H) -> (u32, u32, &R) + Sync,
+) -> PyResult<Packed<'py>> {
+    let fields = fields::<R>(&[("segment", Ty::U64), (name, Ty::U64), ("hit", Ty::Bool)]);
+    rows(py, &fields, hits, |_, h, row| {
+        let (segment, target, r) = of(h);
+        row.u64(u64::from(segment)).u64(u64::from(target)).u8(1);
+        r.pack(row);
+    })
+}
+
+/// First hits' rows, one per segment: (segment, target or -1), then the result (a miss's when
+/// none); `of` gives a segment's first hit's target and result.
+pub(crate) fn first_hit_rows<'py, R: Packs, F: Sync>(
+    py: Python<'py>,
+    name: &'static str,
+    first: &[F],
+    of: impl Fn(&F) -> Option<(u32, &R)> + Sync,
+) -> PyResult<Packed<'py>> {
+    let fields = fields::<R>(&[("segment", Ty::U64), (name, Ty::I64)]);
+    rows(py, &fields, first, |i, f, row| {
+        let hit = of(f);
+        row.u64(i as u64)
+            .i64(hit.map_or(-1, |(target, _)| i64::from(target)));
+        hit.map_or(R::MISS, |(_, r)| *r).pack(row);
+    })
+}
+
+/// Counts' rows: (target, hits).
+pub(crate) fn count_rows<'py>(
+    py: Python<'py>,
+    name: &'static str,
+    per_target: &[u64],
+) -> PyResult<Packed<'py>> {
+    rows(
+        py,
+        &[(name, Ty::U64), ("hits", Ty::U64)],
+        per_target,
+        |i, hits, row| {
+            row.u64(i as u64).u64(*hits);
+        },
+    )
+}
+
+/// The targets of the queries over shapes, as Python passes them.
+pub(crate) trait PyTarget: Sync {
+    /// The target's field (`wall`, `circle`, `polygon`).
+    const NAME: &'static str;
+    type Result: Packs;
+    fn len(&self) -> usize;
+    /// The pairs a call over `segments` tests (a polygon's per edge): whether it is long
+    /// enough to be worth interrupting.
+    fn work(&self, segments: usize) -> usize {
+        segments * self.len()
+    }
+    fn pairs(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<Self::Result>>;
+    fn hits(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<ShapeHit<Self::Result>>>;
+    fn first_hits(
+        &self,
+        e: &mut Engine,
+        s: &[Segment],
+    ) -> rectcast::Result<Vec<Option<ShapeHit<Self::Result>>>>;
+    fn counts(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Counts>;
+}
+
+/// Shapes through the library's seam ([`Shape`]), named as the rows name them.
+pub(crate) struct Shapes<'a, S>(pub &'a [S]);
+
+/// A shape's field in the rows.
+pub(crate) trait Named {
+    const NAME: &'static str;
+}
+
+impl Named for Segment {
+    const NAME: &'static str = "wall";
+}
+
+impl Named for Circle {
+    const NAME: &'static str = "circle";
+}
+
+impl<S: Shape + Named> PyTarget for Shapes<'_, S>
+where
+    S::Contact: Packs,
+{
+    const NAME: &'static str = S::NAME;
+    type Result = S::Contact;
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn pairs(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<S::Contact>> {
+        e.shape_pairs(s, self.0)
+    }
+    fn hits(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<ShapeHit<S::Contact>>> {
+        e.shape_hits(s, self.0)
+    }
+    fn first_hits(
+        &self,
+        e: &mut Engine,
+        s: &[Segment],
+    ) -> rectcast::Result<Vec<Option<ShapeHit<S::Contact>>>> {
+        e.shape_first_hits(s, self.0)
+    }
+    fn counts(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Counts> {
+        e.shape_counts(s, self.0)
+    }
+}
+
+impl PyTarget for Polygons {
+    const NAME: &'static str = "polygon";
+    type Result = PolygonContact;
+    fn len(&self) -> usize {
+        Polygons::len(self)
+    }
+    fn work(&self, segments: usize) -> usize {
+        segments * self.edge_count()
+    }
+    fn pairs(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<PolygonContact>> {
+        e.polygon_pairs(s, self)
+    }
+    fn hits(
+        &self,
+        e: &mut Engine,
+        s: &[Segment],
+    ) -> rectcast::Result<Vec<ShapeHit<PolygonContact>>> {
+        e.polygon_hits(s, self)
+    }
+    fn first_hits(
+        &self,
+        e: &mut Engine,
+        s: &[Segment],
+    ) -> rectcast::Result<Vec<Option<ShapeHit<PolygonContact>>>> {
+        e.polygon_first_hits(s, self)
+    }
+    fn counts(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Counts> {
+        e.polygon_counts(s, self)
+    }
+}
+
+/// The rows of `query` (`pairs`, `hits`, `first_hit`, `counts`) of `segments` against
+/// `target`: the CLI's `.npy` rows with `--walls`, `--circles` or `--polygons`.
+pub(crate) fn target_rows<'py, T: PyTarget>(
+    py: Python<'py>,
+    engine: &PyEngine,
+    query: &str,
+    segments: &[Segment],
+    target: &T,
+) -> PyResult<Packed<'py>> {
+    let work = target.work(segments.len());
+    let name = T::NAME;
+    match query {
+        "pairs" => {
+            let results = engine.run(py, work, |e| target.pairs(e, segments))?;
+            pair_rows(py, name, &results, target.len())
+        }
+        "hits" => {
+            let hits = engine.run(py, work, |e| target.hits(e, segments))?;
+            hit_rows(py, name, &hits, |h| (h.segment, h.shape, &h.contact))
+        }
+        "first_hit" => {
+            let first = engine.run(py, work, |e| target.first_hits(e, segments))?;
+            first_hit_rows(py, name, &first, |f| {
+                f.as_ref().map(|h| (h.shape, &h.contact))
+            })
+        }
+        "counts" => {
+            let counts = engine.run(py, work, |e| target.counts(e, segments))?;
+            count_rows(py, name, &counts.per_target)
+        }
+        other => Err(PyValueError::new_err(format!(
+            "query: expected pairs, hits, first_hit or counts, found {other:?}"
+        ))),
+    }
+}
