@@ -29,14 +29,8 @@ use rectcast::{
 type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
 
 fn cpu(threads: usize, broad_phase: BroadPhase) -> Engine {
-    let mut engine = Engine::with_cpu_options(
-        Backend::Cpu,
-        CpuOptions {
-            threads,
-            simd: None,
-        },
-    )
-    .expect("the CPU engine opens");
+    let options = CpuOptions::threads(threads);
+    let mut engine = Engine::with_cpu_options(Backend::Cpu, options).expect("the CPU engine opens");
     engine.set_broad_phase(broad_phase);
     engine
 }

@@ -65,14 +65,9 @@ fn cpu_engines() -> Vec<Engine> {
     [1, 0]
         .into_iter()
         .map(|threads| {
-            let mut engine = Engine::with_cpu_options(
-                Backend::Cpu,
-                CpuOptions {
-                    threads,
-                    simd: None,
-                },
-            )
-            .expect("the CPU engine opens");
+            let options = CpuOptions::threads(threads);
+            let mut engine =
+                Engine::with_cpu_options(Backend::Cpu, options).expect("the CPU engine opens");
             engine.set_broad_phase(rectcast::BroadPhase::Off);
             engine
         })

@@ -260,6 +260,15 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in code order.
+    pub const ALL: [Kind; 5] = [
+        Kind::Miss,
+        Kind::Inside,
+        Kind::Enter,
+        Kind::Exit,
+        Kind::Cross,
+    ];
+
     /// The lowercase name used by the CLI (`miss`, `inside`, `enter`, `exit`, `cross`).
     pub fn name(self) -> &'static str {
         match self {

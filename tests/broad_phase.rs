@@ -12,10 +12,7 @@ use rectcast::{
 };
 
 fn cpu(threads: usize, broad_phase: BroadPhase) -> Engine {
-    let options = CpuOptions {
-        threads,
-        simd: None,
-    };
+    let options = CpuOptions::threads(threads);
     let mut engine = Engine::with_cpu_options(rectcast::Backend::Cpu, options).unwrap();
     engine.set_broad_phase(broad_phase);
     engine

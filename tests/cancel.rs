@@ -29,10 +29,7 @@ fn scene(n: usize, m: usize) -> (Vec<Segment>, Vec<Rect>) {
 }
 
 fn engine(threads: usize) -> Engine {
-    let options = CpuOptions {
-        threads,
-        simd: None,
-    };
+    let options = CpuOptions::threads(threads);
     Engine::with_cpu_options(Backend::Cpu, options).unwrap()
 }
 

@@ -303,10 +303,7 @@ fn steady_state_frames_allocate_nothing_in_rectcast() {
     // blocks kept in the engine, no allocation at all.
     let (segments, rects) = scene::bullet_hell(3, 10_000, 1000);
     let batch = Batch::new(&segments, &rects);
-    let one_thread = CpuOptions {
-        threads: 1,
-        simd: None,
-    };
+    let one_thread = CpuOptions::threads(1);
     let mut engine = Engine::with_cpu_options(Backend::Cpu, one_thread).unwrap();
     let mut out = vec![FirstHit::NONE; segments.len()];
     engine.first_hit_into(&batch, &mut out).unwrap();

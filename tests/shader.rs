@@ -40,6 +40,17 @@ struct Kernel {
     entry_points: &'static [&'static str],
 }
 
+/// The entry points of a shape's kernel that runs through every pass and reduces on the GPU:
+/// `shaders/shape_passes.wgsl`'s, then `shaders/shape_queries.wgsl`'s.
+const SHAPE_ENTRY_POINTS: &[&str] = &[
+    "list_dispatch",
+    "shape_pairs_dense",
+    "shape_pairs_listed",
+    "shape_counts",
+    "shape_first_hits",
+    "shape_hit_list",
+];
+
 fn kernels() -> [Kernel; 10] {
     [
         Kernel {
@@ -64,55 +75,27 @@ fn kernels() -> [Kernel; 10] {
             file: "segment_segment.wgsl",
             source: registered("segment_segment.wgsl").0,
             constants: registered("segment_segment.wgsl").1,
-            entry_points: &[
-                "list_dispatch",
-                "shape_pairs_dense",
-                "shape_pairs_listed",
-                "shape_counts",
-                "shape_first_hits",
-                "shape_hit_list",
-            ],
+            entry_points: SHAPE_ENTRY_POINTS,
         },
         Kernel {
             // The first kernel that runs through its passes.
             file: "shape_passes.wgsl",
             source: registered("segment_segment.wgsl").0,
             constants: registered("segment_segment.wgsl").1,
-            entry_points: &[
-                "list_dispatch",
-                "shape_pairs_dense",
-                "shape_pairs_listed",
-                "shape_counts",
-                "shape_first_hits",
-                "shape_hit_list",
-            ],
+            entry_points: SHAPE_ENTRY_POINTS,
         },
         Kernel {
             // The first kernel that reduces its contacts with it.
             file: "shape_queries.wgsl",
             source: registered("segment_segment.wgsl").0,
             constants: registered("segment_segment.wgsl").1,
-            entry_points: &[
-                "list_dispatch",
-                "shape_pairs_dense",
-                "shape_pairs_listed",
-                "shape_counts",
-                "shape_first_hits",
-                "shape_hit_list",
-            ],
+            entry_points: SHAPE_ENTRY_POINTS,
         },
         Kernel {
             file: "segment_circle.wgsl",
             source: registered("segment_circle.wgsl").0,
             constants: registered("segment_circle.wgsl").1,
-            entry_points: &[
-                "list_dispatch",
-                "shape_pairs_dense",
-                "shape_pairs_listed",
-                "shape_counts",
-                "shape_first_hits",
-                "shape_hit_list",
-            ],
+            entry_points: SHAPE_ENTRY_POINTS,
         },
         Kernel {
             file: "segment_polygon.wgsl",

@@ -85,47 +85,32 @@ impl ResultCells for PairResult {
     }
 }
 
-impl ResultCells for SegmentContact {
-    const COLUMNS: &'static [Column] = &[
-        column("contact", ColumnType::Category),
-        column("t_enter", ColumnType::F32),
-        column("t_exit", ColumnType::F32),
-    ];
-    const MISS: Self = SegmentContact::MISS;
-    fn hit(&self) -> bool {
-        SegmentContact::hit(self)
-    }
-    fn cells(&self) -> Cells {
-        let contact = self.contact();
-        let [t_enter, t_exit] = times(self.hit(), self.t_enter, self.t_exit);
-        Cells::new([
-            Cell::Category(contact.code() as u8, contact.name()),
-            t_enter,
-            t_exit,
-        ])
-    }
+/// [`ResultCells`] for a shape's contact of a category (`$category`, its column: the
+/// contact's `$of()`, with `code` and `name`) and t.
+macro_rules! category_and_times {
+    ($contact:ty, $category:literal, $of:ident) => {
+        impl ResultCells for $contact {
+            const COLUMNS: &'static [Column] = &[
+                column($category, ColumnType::Category),
+                column("t_enter", ColumnType::F32),
+                column("t_exit", ColumnType::F32),
+            ];
+            const MISS: Self = <$contact>::MISS;
+            fn hit(&self) -> bool {
+                <$contact>::hit(self)
+            }
+            fn cells(&self) -> Cells {
+                let category = self.$of();
+                let [t_enter, t_exit] = times(self.hit(), self.t_enter, self.t_exit);
+                let category = Cell::Category(category.code() as u8, category.name());
+                Cells::new([category, t_enter, t_exit])
+            }
+        }
+    };
 }
 
-impl ResultCells for CircleContact {
-    const COLUMNS: &'static [Column] = &[
-        column("kind", ColumnType::Category),
-        column("t_enter", ColumnType::F32),
-        column("t_exit", ColumnType::F32),
-    ];
-    const MISS: Self = CircleContact::MISS;
-    fn hit(&self) -> bool {
-        CircleContact::hit(self)
-    }
-    fn cells(&self) -> Cells {
-        let kind = self.kind();
-        let [t_enter, t_exit] = times(self.hit(), self.t_enter, self.t_exit);
-        Cells::new([
-            Cell::Category(kind.code() as u8, kind.name()),
-            t_enter,
-            t_exit,
-        ])
-    }
-}
+category_and_times!(SegmentContact, "contact", contact);
+category_and_times!(CircleContact, "kind", kind);
 
 impl ResultCells for PolygonContact {
     const COLUMNS: &'static [Column] = &[

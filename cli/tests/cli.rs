@@ -1,6 +1,9 @@
 //! The `rectcast` binary as a user runs it: columns, backends, and bad input that names
 //! file:line:column, exits non-zero and leaves no output file behind.
 
+mod common;
+
+use common::{rectcast, stderr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -32,17 +35,6 @@ impl Dir {
         }
         (self.file("s.csv", &s), self.file("r.csv", &r))
     }
-}
-
-fn rectcast(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rectcast"))
-        .args(args)
-        .output()
-        .expect("run rectcast")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn pairs(segments: &Path, rects: &Path, backend: &str, out: Option<&Path>) -> Output {

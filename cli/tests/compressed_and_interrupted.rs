@@ -2,16 +2,12 @@
 //! rectcast itself), a compression the CLI does not write is refused with nothing written, and
 //! a command ended by SIGINT or SIGTERM leaves no hidden temporary file beside `--out`.
 
+mod common;
+
+use common::rectcast;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn rectcast(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rectcast"))
-        .args(args)
-        .output()
-        .expect("run rectcast")
-}
 
 fn ok(o: Output) -> Output {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -2,17 +2,13 @@
 //! in bounded memory, invalid records (stop or skip), atomic output, progress on stderr only,
 //! `gen`, and `render` checked pixel by pixel.
 
+mod common;
+
+use common::{rectcast, stderr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use rectcast::{Backend, Batch, ClipTo, Engine, Rect, Segment};
-
-fn rectcast(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rectcast"))
-        .args(args)
-        .output()
-        .expect("run rectcast")
-}
 
 fn ok(args: &[&str]) -> Output {
     let o = rectcast(args);
@@ -23,10 +19,6 @@ fn ok(args: &[&str]) -> Output {
         String::from_utf8_lossy(&o.stderr)
     );
     o
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn s(p: &Path) -> &str {

@@ -1,19 +1,11 @@
 //! The command line's surface as a new user meets it: options that do not apply are refused,
 //! errors name every way out and their place once, and hints say what to do instead.
 
+mod common;
+
+use common::{rectcast, stderr};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-
-fn rectcast(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rectcast"))
-        .args(args)
-        .output()
-        .expect("run rectcast")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn failed_saying(o: &Output, says: &[&str]) -> String {
     let err = stderr(o);

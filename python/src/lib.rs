@@ -437,28 +437,13 @@ impl PyEngine {
 /// The name of each kind code (0 miss, 1 inside, 2 enter, 3 exit, 4 cross).
 #[pyfunction]
 fn kind_names() -> Vec<&'static str> {
-    [
-        Kind::Miss,
-        Kind::Inside,
-        Kind::Enter,
-        Kind::Exit,
-        Kind::Cross,
-    ]
-    .map(Kind::name)
-    .to_vec()
+    Kind::ALL.map(Kind::name).to_vec()
 }
 
 /// The name of each contact code of segment × segment (0 miss, 1 cross, 2 touch, 3 overlap).
 #[pyfunction]
 fn contact_names() -> Vec<&'static str> {
-    [
-        Contact::Miss,
-        Contact::Cross,
-        Contact::Touch,
-        Contact::Overlap,
-    ]
-    .map(Contact::name)
-    .to_vec()
+    Contact::ALL.map(Contact::name).to_vec()
 }
 
 /// The name of each segment × circle `kind` code: miss, inside, enter, exit, cross, tangent.

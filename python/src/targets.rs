@@ -46,38 +46,32 @@ impl Packs for PairResult {
     }
 }
 
-impl Packs for SegmentContact {
-    const FIELDS: &'static [(&'static str, Ty)] = &[
-        ("contact", Ty::U8),
-        ("t_enter", Ty::F32),
-        ("t_exit", Ty::F32),
-    ];
-    const MISS: Self = SegmentContact::MISS;
-    fn hit(&self) -> bool {
-        SegmentContact::hit(self)
-    }
-    fn pack(&self, row: &mut Row<'_>) {
-        let hit = self.hit();
-        row.u8(self.contact as u8)
-            .f32(t(hit, self.t_enter))
-            .f32(t(hit, self.t_exit));
-    }
+/// [`Packs`] for a shape's contact of a category (field `$category`, the contact's `$of`
+/// field) and t.
+macro_rules! category_and_times {
+    ($contact:ty, $category:literal, $of:ident) => {
+        impl Packs for $contact {
+            const FIELDS: &'static [(&'static str, Ty)] = &[
+                ($category, Ty::U8),
+                ("t_enter", Ty::F32),
+                ("t_exit", Ty::F32),
+            ];
+            const MISS: Self = <$contact>::MISS;
+            fn hit(&self) -> bool {
+                <$contact>::hit(self)
+            }
+            fn pack(&self, row: &mut Row<'_>) {
+                let hit = self.hit();
+                row.u8(self.$of as u8)
+                    .f32(t(hit, self.t_enter))
+                    .f32(t(hit, self.t_exit));
+            }
+        }
+    };
 }
 
-impl Packs for CircleContact {
-    const FIELDS: &'static [(&'static str, Ty)] =
-        &[("kind", Ty::U8), ("t_enter", Ty::F32), ("t_exit", Ty::F32)];
-    const MISS: Self = CircleContact::MISS;
-    fn hit(&self) -> bool {
-        CircleContact::hit(self)
-    }
-    fn pack(&self, row: &mut Row<'_>) {
-        let hit = self.hit();
-        row.u8(self.kind as u8)
-            .f32(t(hit, self.t_enter))
-            .f32(t(hit, self.t_exit));
-    }
-}
+category_and_times!(SegmentContact, "contact", contact);
+category_and_times!(CircleContact, "kind", kind);
 
 impl Packs for PolygonContact {
     const FIELDS: &'static [(&'static str, Ty)] = &[

@@ -44,6 +44,16 @@ pub struct CpuOptions {
     pub simd: Option<Simd>,
 }
 
+impl CpuOptions {
+    /// `threads` worker threads (0: one per core), at the best SIMD level this CPU runs.
+    pub const fn threads(threads: usize) -> Self {
+        Self {
+            threads,
+            simd: None,
+        }
+    }
+}
+
 /// The fast CPU kernel: its options, its thread pool, and its rect blocks (kept between calls,
 /// so that a steady stream of batches allocates nothing on one thread).
 pub struct CpuKernel {

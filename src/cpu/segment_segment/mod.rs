@@ -43,6 +43,14 @@ pub enum Contact {
 }
 
 impl Contact {
+    /// Every contact, in code order.
+    pub const ALL: [Contact; 4] = [
+        Contact::Miss,
+        Contact::Cross,
+        Contact::Touch,
+        Contact::Overlap,
+    ];
+
     /// The lowercase name used by the CLI (`miss`, `cross`, `touch`, `overlap`).
     pub fn name(self) -> &'static str {
         match self {
