@@ -1,5 +1,18 @@
 #![doc = include_str!("../README.md")]
 
+/// A module's old name, kept (deprecated) for one release: `renamed_module!(old => new,
+/// "note")`, and what else the old module held.
+macro_rules! renamed_module {
+    ($(#[$doc:meta])* $old:ident => $new:ident, $note:literal $(, $also:path)*) => {
+        $(#[$doc])*
+        #[deprecated(note = $note)]
+        pub mod $old {
+            $(pub use $also;)*
+            pub use super::$new::*;
+        }
+    };
+}
+
 mod broad_phase;
 mod cancel;
 #[cfg(test)]

@@ -461,3 +461,31 @@ fn nothing_below_the_engine_imports_it() {
         upward.join("\n")
     );
 }
+
+/// The renames of issue 31 keep the old names for one release, deprecated: code written
+/// against them still builds.
+#[test]
+#[allow(deprecated)]
+fn the_old_names_still_resolve_for_one_release() {
+    use rectcast::{cpu, gpu};
+    assert_eq!(cpu::pairs::WORD_PAIRS, cpu::rect_pairs::WORD_PAIRS);
+    assert_eq!(
+        gpu::queries::SOFTWARE_LOOP_BUDGET,
+        gpu::rect_queries::SOFTWARE_LOOP_BUDGET
+    );
+    let _: Option<gpu::queries::GpuCall> = None;
+    let _: Option<gpu::GpuPairs> = None;
+    let _: Option<gpu::GpuQueries> = None;
+    assert_eq!(gpu::shader::QUERIES_WGSL, gpu::shader::RECT_QUERIES_WGSL);
+    assert_eq!(gpu::shader::PAIRS_WGSL, gpu::shader::RECT_PAIRS_WGSL);
+    let counts = rectcast::Counts {
+        per_segment: vec![1],
+        per_target: vec![2, 3],
+    };
+    assert_eq!(counts.per_rect(), [2, 3]);
+    let chunk = gpu::chunks::DenseChunk {
+        segments: 0..1,
+        targets: 4..6,
+    };
+    assert_eq!(chunk.rects(), 4..6);
+}

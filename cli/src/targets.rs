@@ -291,6 +291,47 @@ impl Target for Rects {
     }
 }
 
+/// The queries of a target the engine answers in one call each, over `self.0`: nothing built
+/// per job, each chunk's first hits a fresh vector.
+macro_rules! engine_queries {
+    ($pairs:ident, $hits:ident, $first_hits:ident, $counts:ident) => {
+        type Hit = ShapeHit<Self::Result>;
+        type First = Option<ShapeHit<Self::Result>>;
+        type Prepared = ();
+
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn prepare(&self, _: bool, _: BroadPhase) -> Result<(), String> {
+            Ok(())
+        }
+        fn pairs(&self, engine: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<Self::Result>> {
+            engine.$pairs(s, &self.0)
+        }
+        fn hits(
+            &self,
+            engine: &mut Engine,
+            _: &(),
+            s: &[Segment],
+        ) -> rectcast::Result<Vec<Self::Hit>> {
+            engine.$hits(s, &self.0)
+        }
+        fn first_hits(
+            &self,
+            engine: &mut Engine,
+            _: &(),
+            s: &[Segment],
+            out: &mut Vec<Self::First>,
+        ) -> rectcast::Result<()> {
+            *out = engine.$first_hits(s, &self.0)?;
+            Ok(())
+        }
+        fn counts(&self, engine: &mut Engine, _: &(), s: &[Segment]) -> rectcast::Result<Vec<u64>> {
+            Ok(engine.$counts(s, &self.0)?.per_target)
+        }
+    };
+}
+
 /// Shapes through the library's seam ([`Shape`]): walls and circles, named as the tables name
 /// them.
 pub struct Shapes<S: Shape>(pub Vec<S>);
@@ -314,49 +355,7 @@ where
 {
     const NAME: &'static str = S::NAME;
     type Result = S::Contact;
-    type Hit = ShapeHit<S::Contact>;
-    type First = Option<ShapeHit<S::Contact>>;
-    type Prepared = ();
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn prepare(&self, _: bool, _: BroadPhase) -> Result<(), String> {
-        Ok(())
-    }
-    fn pairs(
-        &self,
-        engine: &mut Engine,
-        segments: &[Segment],
-    ) -> rectcast::Result<Vec<S::Contact>> {
-        engine.shape_pairs(segments, &self.0)
-    }
-    fn hits(
-        &self,
-        engine: &mut Engine,
-        _: &(),
-        segments: &[Segment],
-    ) -> rectcast::Result<Vec<Self::Hit>> {
-        engine.shape_hits(segments, &self.0)
-    }
-    fn first_hits(
-        &self,
-        engine: &mut Engine,
-        _: &(),
-        segments: &[Segment],
-        out: &mut Vec<Self::First>,
-    ) -> rectcast::Result<()> {
-        *out = engine.shape_first_hits(segments, &self.0)?;
-        Ok(())
-    }
-    fn counts(
-        &self,
-        engine: &mut Engine,
-        _: &(),
-        segments: &[Segment],
-    ) -> rectcast::Result<Vec<u64>> {
-        Ok(engine.shape_counts(segments, &self.0)?.per_target)
-    }
+    engine_queries!(shape_pairs, shape_hits, shape_first_hits, shape_counts);
 }
 
 /// Polygons: gathered from their edges by the engine.
@@ -365,50 +364,14 @@ pub struct PolygonTargets(pub Polygons);
 impl Target for PolygonTargets {
     const NAME: &'static str = "polygon";
     type Result = PolygonContact;
-    type Hit = ShapeHit<PolygonContact>;
-    type First = Option<ShapeHit<PolygonContact>>;
-    type Prepared = ();
+    engine_queries!(
+        polygon_pairs,
+        polygon_hits,
+        polygon_first_hits,
+        polygon_counts
+    );
 
-    fn len(&self) -> usize {
-        self.0.len()
-    }
     fn pairs_per_segment(&self) -> usize {
         self.0.len().max(self.0.edge_count())
-    }
-    fn prepare(&self, _: bool, _: BroadPhase) -> Result<(), String> {
-        Ok(())
-    }
-    fn pairs(
-        &self,
-        engine: &mut Engine,
-        segments: &[Segment],
-    ) -> rectcast::Result<Vec<PolygonContact>> {
-        engine.polygon_pairs(segments, &self.0)
-    }
-    fn hits(
-        &self,
-        engine: &mut Engine,
-        _: &(),
-        segments: &[Segment],
-    ) -> rectcast::Result<Vec<Self::Hit>> {
-        engine.polygon_hits(segments, &self.0)
-    }
-    fn first_hits(
-        &self,
-        engine: &mut Engine,
-        _: &(),
-        segments: &[Segment],
-        out: &mut Vec<Self::First>,
-    ) -> rectcast::Result<()> {
-        *out = engine.polygon_first_hits(segments, &self.0)?;
-        Ok(())
-    }
-    fn counts(
-        &self,
-        engine: &mut Engine,
-        _: &(),
-        segments: &[Segment],
-    ) -> rectcast::Result<Vec<u64>> {
-        Ok(engine.polygon_counts(segments, &self.0)?.per_target)
     }
 }

@@ -17,7 +17,9 @@ use rectcast::{
     FirstHit, Kind, Polygons, Rect, Segment, Sides,
 };
 use rows::{Packed, Ty, rows};
-use targets::{Shapes, count_rows, first_hit_rows, hit_rows, pair_rows, target_rows};
+use targets::{
+    PolygonTargets, Shapes, count_rows, first_hit_rows, hit_rows, pair_rows, target_rows,
+};
 
 /// Runs `f`, a panic turned into a `RuntimeError` (PyO3's own `PanicException` is not an
 /// `Exception`, so `except Exception` misses it, and it does not pickle across Dask's or
@@ -338,7 +340,7 @@ impl PyEngine {
     ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
         let p = polygons(&vertices, &offsets, "polygons")?;
-        target_rows(py, self, query, s, &p)
+        target_rows(py, self, query, s, &PolygonTargets(&p))
     }
 
     /// Polygon × polygon: the overlapping pairs (polygon, other) of `a` × `b`, in order.

@@ -189,6 +189,35 @@ pub(crate) trait PyTarget: Sync {
     fn counts(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Counts>;
 }
 
+/// The queries of a target the engine answers in one call each, over `self.0`.
+macro_rules! engine_queries {
+    ($pairs:ident, $hits:ident, $first_hits:ident, $counts:ident) => {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn pairs(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<Self::Result>> {
+            e.$pairs(s, self.0)
+        }
+        fn hits(
+            &self,
+            e: &mut Engine,
+            s: &[Segment],
+        ) -> rectcast::Result<Vec<ShapeHit<Self::Result>>> {
+            e.$hits(s, self.0)
+        }
+        fn first_hits(
+            &self,
+            e: &mut Engine,
+            s: &[Segment],
+        ) -> rectcast::Result<Vec<Option<ShapeHit<Self::Result>>>> {
+            e.$first_hits(s, self.0)
+        }
+        fn counts(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Counts> {
+            e.$counts(s, self.0)
+        }
+    };
+}
+
 /// Shapes through the library's seam ([`Shape`]), named as the rows name them.
 pub(crate) struct Shapes<'a, S>(pub &'a [S]);
 
@@ -211,55 +240,24 @@ where
 {
     const NAME: &'static str = S::NAME;
     type Result = S::Contact;
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn pairs(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<S::Contact>> {
-        e.shape_pairs(s, self.0)
-    }
-    fn hits(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<ShapeHit<S::Contact>>> {
-        e.shape_hits(s, self.0)
-    }
-    fn first_hits(
-        &self,
-        e: &mut Engine,
-        s: &[Segment],
-    ) -> rectcast::Result<Vec<Option<ShapeHit<S::Contact>>>> {
-        e.shape_first_hits(s, self.0)
-    }
-    fn counts(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Counts> {
-        e.shape_counts(s, self.0)
-    }
+    engine_queries!(shape_pairs, shape_hits, shape_first_hits, shape_counts);
 }
 
-impl PyTarget for Polygons {
+/// Polygons, as Python passes them (the flat form, checked).
+pub(crate) struct PolygonTargets<'a>(pub &'a Polygons);
+
+impl PyTarget for PolygonTargets<'_> {
     const NAME: &'static str = "polygon";
     type Result = PolygonContact;
-    fn len(&self) -> usize {
-        Polygons::len(self)
-    }
+    engine_queries!(
+        polygon_pairs,
+        polygon_hits,
+        polygon_first_hits,
+        polygon_counts
+    );
+
     fn work(&self, segments: usize) -> usize {
-        segments * self.edge_count()
-    }
-    fn pairs(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Vec<PolygonContact>> {
-        e.polygon_pairs(s, self)
-    }
-    fn hits(
-        &self,
-        e: &mut Engine,
-        s: &[Segment],
-    ) -> rectcast::Result<Vec<ShapeHit<PolygonContact>>> {
-        e.polygon_hits(s, self)
-    }
-    fn first_hits(
-        &self,
-        e: &mut Engine,
-        s: &[Segment],
-    ) -> rectcast::Result<Vec<Option<ShapeHit<PolygonContact>>>> {
-        e.polygon_first_hits(s, self)
-    }
-    fn counts(&self, e: &mut Engine, s: &[Segment]) -> rectcast::Result<Counts> {
-        e.polygon_counts(s, self)
+        segments * self.0.edge_count()
     }
 }
 

@@ -17,14 +17,11 @@ pub mod segment_segment;
 pub mod shape_queries;
 pub mod workers;
 
-/// The old name of [`rect_pairs`], the mirror of the rects' pairs kernel.
-#[deprecated(note = "renamed rectcast::cpu::rect_pairs")]
-pub mod pairs {
-    pub use super::rect_pairs::*;
-}
-
-/// The old name of [`rect_queries`], the mirror of the rects' queries kernels.
-#[deprecated(note = "renamed rectcast::cpu::rect_queries")]
-pub mod queries {
-    pub use super::rect_queries::*;
-}
+renamed_module!(
+    /// The old name of [`rect_pairs`], the mirror of the rects' pairs kernel.
+    pairs => rect_pairs, "renamed rectcast::cpu::rect_pairs"
+);
+renamed_module!(
+    /// The old name of [`rect_queries`], the mirror of the rects' queries kernels.
+    queries => rect_queries, "renamed rectcast::cpu::rect_queries"
+);

@@ -31,18 +31,14 @@ pub use shapes::GpuShapeQueries;
 #[deprecated(note = "renamed rectcast::gpu::GpuShapeQueries")]
 pub type GpuShapePairs<S> = GpuShapeQueries<S>;
 
-/// The old name of [`rect_pairs`], whose kernel answers rects only.
-#[deprecated(note = "renamed rectcast::gpu::rect_pairs")]
-pub mod pairs {
-    pub use super::rect_pairs::*;
-}
-
-/// The old name of [`rect_queries`], whose kernels answer rects only.
-#[deprecated(note = "renamed rectcast::gpu::rect_queries")]
-pub mod queries {
-    pub use super::GpuCall;
-    pub use super::rect_queries::*;
-}
+renamed_module!(
+    /// The old name of [`rect_pairs`], whose kernel answers rects only.
+    pairs => rect_pairs, "renamed rectcast::gpu::rect_pairs"
+);
+renamed_module!(
+    /// The old name of [`rect_queries`], whose kernels answer rects only.
+    queries => rect_queries, "renamed rectcast::gpu::rect_queries", super::GpuCall
+);
 
 /// The old name of [`GpuRectPairs`], whose kernel answers rects only.
 #[deprecated(note = "renamed rectcast::gpu::GpuRectPairs")]
