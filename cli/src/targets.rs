@@ -2,8 +2,9 @@
 //! target says its name (its id column's), the cells of a pair's result after the indices
 //! (with their columns), and how each query (pairs, first-hit, hits, count) runs a chunk of
 //! segments on the engine. The tables (`output.rs`), the query commands and every format read
-//! this description: a new shape is an impl of [`Target`] here and its arm in
-//! `commands/queries.rs`, where its file is read.
+//! this description. A new shape through the library's seam is its name ([`Named`]) and its
+//! contact's cells (a `category_and_times!` line) here, its record kind in `records.rs`, and its
+//! argument and arm in `commands/queries.rs`, where its file is read.
 
 use rectcast::{
     BroadPhase, CircleContact, Engine, FirstHit, Hit, PairResult, PolygonContact, Polygons, Rect,
