@@ -4,7 +4,6 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use rectcast::PairResult;
 use rectcast::cpu::workers::Workers;
 
 use crate::unpanicked;
@@ -61,15 +60,6 @@ impl Row<'_> {
     }
     pub(crate) fn f32(&mut self, v: f32) -> &mut Self {
         self.put(v.to_le_bytes())
-    }
-    /// kind, t_enter, t_exit (NaN on a miss), entry, exit.
-    pub(crate) fn result(&mut self, r: &PairResult) -> &mut Self {
-        let t = |t: f32| if r.hit() { t } else { f32::NAN };
-        self.u8(r.kind() as u8)
-            .f32(t(r.t_enter))
-            .f32(t(r.t_exit))
-            .u8(r.entry_sides().bits() as u8)
-            .u8(r.exit_sides().bits() as u8)
     }
 }
 

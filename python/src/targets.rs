@@ -42,7 +42,12 @@ impl Packs for PairResult {
         PairResult::hit(self)
     }
     fn pack(&self, row: &mut Row<'_>) {
-        row.result(self);
+        let hit = self.hit();
+        row.u8(self.kind() as u8)
+            .f32(t(hit, self.t_enter))
+            .f32(t(hit, self.t_exit))
+            .u8(self.entry_sides().bits() as u8)
+            .u8(self.exit_sides().bits() as u8);
     }
 }
 
