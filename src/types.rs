@@ -175,12 +175,10 @@ impl PairResult {
     }
 
     pub fn kind(&self) -> Kind {
-        match (self.hit(), self.start_inside(), self.end_inside()) {
-            (false, _, _) => Kind::Miss,
-            (true, true, true) => Kind::Inside,
-            (true, false, true) => Kind::Enter,
-            (true, true, false) => Kind::Exit,
-            (true, false, false) => Kind::Cross,
+        if self.hit() {
+            Kind::of_hit(self.start_inside(), self.end_inside())
+        } else {
+            Kind::Miss
         }
     }
 
@@ -289,6 +287,17 @@ impl Kind {
             Kind::Enter => 2,
             Kind::Exit => 3,
             Kind::Cross => 4,
+        }
+    }
+
+    /// The kind of a hit, from whether each end is inside the target (closed: an end on the
+    /// boundary is inside). A miss is [`Kind::Miss`] whatever its ends.
+    pub const fn of_hit(start_inside: bool, end_inside: bool) -> Kind {
+        match (start_inside, end_inside) {
+            (true, true) => Kind::Inside,
+            (false, true) => Kind::Enter,
+            (true, false) => Kind::Exit,
+            (false, false) => Kind::Cross,
         }
     }
 

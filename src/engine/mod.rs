@@ -204,8 +204,13 @@ impl Engine {
     }
 
     fn cpu_kernel(kernel: CpuKernel, reason: Option<String>) -> Self {
+        Self::on(Inner::Cpu { kernel, reason })
+    }
+
+    /// A fresh engine on `inner`: nothing timed or fallen back yet, the default broad phase.
+    fn on(inner: Inner) -> Self {
         Self {
-            inner: Inner::Cpu { kernel, reason },
+            inner,
             kernel_time: None,
             gpu_call: None,
             last_fallback: None,
@@ -248,25 +253,16 @@ impl Engine {
     /// # Errors
     /// [`Error::Gpu`] if the kernels fail to build on the device.
     pub fn gpu(context: GpuContext, limits: GpuLimits) -> Result<Self> {
-        Ok(Self {
-            inner: Inner::Gpu(Box::new(GpuHost {
-                pairs: GpuRectPairs::new(context.clone(), limits)?,
-                queries: GpuRectQueries::new(context, limits)?,
-                shapes: HashMap::new(),
-                limits,
-                fallback: None,
-                kernel_time: None,
-                call: None,
-                pid: std::process::id(),
-            })),
+        Ok(Self::on(Inner::Gpu(Box::new(GpuHost {
+            pairs: GpuRectPairs::new(context.clone(), limits)?,
+            queries: GpuRectQueries::new(context, limits)?,
+            shapes: HashMap::new(),
+            limits,
+            fallback: None,
             kernel_time: None,
-            gpu_call: None,
-            last_fallback: None,
-            broad_phase: BroadPhase::default(),
-            used_grid: false,
-            own_grid: Grid::default(),
-            cancel: None,
-        })
+            call: None,
+            pid: std::process::id(),
+        }))))
     }
 
     /// On the GPU: a call the GPU cannot finish, because it timed out

@@ -16,6 +16,9 @@ use super::shapes::{
 };
 use super::{Engine, On};
 
+/// A (segment, polygon index) pair's contact, on the culled paths.
+type PolygonContactOf<'a> = dyn Fn(&Segment, usize) -> PolygonContact + Sync + 'a;
+
 impl Engine {
     /// Every query segment against every polygon, segment × polygon (docs/semantics.md):
     /// `result[q * polygons.len() + p]`, query-major. Each is [`crate::segment_polygon`]'s
@@ -68,16 +71,10 @@ impl Engine {
         polygons: &Polygons,
     ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
         let mut first = vec![None; segments.len()];
-        validate::check_inputs(segments, &[])?;
-        check_indices(segments.len(), polygons.edge_count(), InputArray::Polygons)?;
-        let edges = polygon_edges(polygons);
-        let offsets = polygons.offsets();
-        let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
-        let contact = |q: &Segment, k: usize| {
-            let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
-            polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
-        };
-        if self.culled_first_hits(segments, &bounds, |_, _| None, contact, &mut first)? {
+        let culled = self.culled_polygons(segments, polygons, |this, bounds, contact| {
+            this.culled_first_hits(segments, bounds, |_, _| None, contact, &mut first)
+        })?;
+        if culled {
             return Ok(first);
         }
         first_hits_in_rows(segments.len(), polygons.len(), |each| {
@@ -109,6 +106,19 @@ impl Engine {
         polygons: &Polygons,
         each: impl FnMut(&[ShapeHit<PolygonContact>]),
     ) -> Result<bool> {
+        self.culled_polygons(segments, polygons, |this, bounds, contact| {
+            this.culled_hits(segments, bounds, |_, _| None, contact, each)
+        })
+    }
+
+    /// Checks `segments` against `polygons`, then hands `run` the polygons' boxes and each
+    /// (segment, polygon) pair's contact, for the culled paths ([`Engine::culled_hits`]).
+    fn culled_polygons<R>(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+        run: impl FnOnce(&mut Self, &[Rect], &PolygonContactOf) -> Result<R>,
+    ) -> Result<R> {
         validate::check_inputs(segments, &[])?;
         check_indices(segments.len(), polygons.edge_count(), InputArray::Polygons)?;
         let edges = polygon_edges(polygons);
@@ -118,7 +128,7 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        self.culled_hits(segments, &bounds, |_, _| None, contact, each)
+        run(self, &bounds, &contact)
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed

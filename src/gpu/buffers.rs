@@ -1,6 +1,8 @@
 //! Buffers and binding helpers shared by the kernels' hosts.
 
+use super::chunks::DenseChunk;
 use super::context::GpuContext;
+use std::ops::Range;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -49,6 +51,94 @@ pub(crate) fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry
     wgpu::BindGroupEntry {
         binding,
         resource: buffer.as_entire_binding(),
+    }
+}
+
+/// Which tile's inputs the input buffers hold, so that a tile uploads only what changed: with
+/// every target in one tile, the targets go up once per call.
+#[derive(Default)]
+pub(crate) struct Uploaded {
+    segments: Range<usize>,
+    targets: Range<usize>,
+}
+
+impl Uploaded {
+    /// Writes `tile`'s segments and targets to the start of their buffers, each unless the
+    /// buffer holds them already; true when the targets went up.
+    pub(crate) fn upload<S: bytemuck::Pod, T: bytemuck::Pod>(
+        &mut self,
+        queue: &wgpu::Queue,
+        tile: &DenseChunk,
+        (segment_buffer, segments): (&wgpu::Buffer, &[S]),
+        (target_buffer, targets): (&wgpu::Buffer, &[T]),
+    ) -> bool {
+        if self.segments != tile.segments {
+            let segments = &segments[tile.segments.clone()];
+            queue.write_buffer(segment_buffer, 0, bytemuck::cast_slice(segments));
+            self.segments = tile.segments.clone();
+        }
+        let new_targets = self.targets != tile.targets;
+        if new_targets {
+            let targets = &targets[tile.targets.clone()];
+            queue.write_buffer(target_buffer, 0, bytemuck::cast_slice(targets));
+            self.targets = tile.targets.clone();
+        }
+        new_targets
+    }
+}
+
+/// One bind group's buffers, named once each: [`grow`](Self::grow) makes room in a
+/// [`Growable`] and binds it, [`bind`](Self::bind) binds a buffer that does not grow, and
+/// [`build`](Self::build) remakes the group only when a buffer was replaced or none was built.
+pub(crate) struct Binder<'a> {
+    device: &'a wgpu::Device,
+    cap: u64,
+    stale: bool,
+    entries: Vec<wgpu::BindGroupEntry<'a>>,
+}
+
+impl<'a> Binder<'a> {
+    /// Buffers grow to at most `cap` bytes (the device's largest binding); `group` is the bind
+    /// group built last time, if any.
+    pub(crate) fn new(device: &'a wgpu::Device, cap: u64, group: &Option<wgpu::BindGroup>) -> Self {
+        Self {
+            device,
+            cap,
+            stale: group.is_none(),
+            entries: Vec::with_capacity(16),
+        }
+    }
+
+    /// Makes room for `bytes` in `buffer` and binds it at `binding`.
+    pub(crate) fn grow(mut self, binding: u32, buffer: &'a mut Growable, bytes: u64) -> Self {
+        self.stale |= buffer.reserve(self.device, bytes, self.cap);
+        let buffer: &'a Growable = buffer;
+        self.entries.push(entry(binding, buffer.get()));
+        self
+    }
+
+    /// Binds `buffer` at `binding`.
+    pub(crate) fn bind(mut self, binding: u32, buffer: &'a wgpu::Buffer) -> Self {
+        self.entries.push(entry(binding, buffer));
+        self
+    }
+
+    /// Remakes `group` if a buffer was replaced (or it was never built); true when it did, for
+    /// then the buffers' contents are gone and other groups naming them are stale too.
+    pub(crate) fn build(
+        self,
+        label: &str,
+        layout: &wgpu::BindGroupLayout,
+        group: &mut Option<wgpu::BindGroup>,
+    ) -> bool {
+        if self.stale {
+            *group = Some(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(label),
+                layout,
+                entries: &self.entries,
+            }));
+        }
+        self.stale
     }
 }
 

@@ -6,7 +6,7 @@
 //! the same submission as the query: no round trip between the build and the walk. A grid
 //! built for a prepared [`crate::RectSet`] is kept on the GPU until another set comes.
 
-use super::buffers::{Growable, compute_pipeline, entry, storage_entry, uniform_entry};
+use super::buffers::{Binder, Growable, compute_pipeline, storage_entry, uniform_entry};
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
 use super::rect_kernel::RectKernel;
@@ -199,31 +199,20 @@ impl GridBuffers {
         let per_block = (WORKGROUP_SIZE * SCAN_PER_INVOCATION) as u64;
         let blocks = cells.div_ceil(per_block);
         let bounds_len = (plan.xs.bounds.len() + plan.ys.bounds.len()) as u64;
-        let cap = max_binding_bytes;
-        let mut stale = self.bind_group.is_none();
-        stale |= self.bounds.reserve(device, bounds_len * 4, cap);
-        stale |= self.cell_counts.reserve(device, cells * 4, cap);
-        stale |= self.cell_start.reserve(device, (cells + 1) * 4, cap);
-        stale |= self.entries.reserve(device, entries * 4, cap);
-        stale |= self.boxes.reserve(device, entries * 16, cap);
-        stale |= self.spans.reserve(device, rects * 16, cap);
-        stale |= self.block_sums.reserve(device, blocks * 4, cap);
-        if stale {
-            self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("rectcast.grid.bind_group"),
-                layout: &kernels.layout,
-                entries: &[
-                    entry(0, &self.params),
-                    entry(1, self.bounds.get()),
-                    entry(2, self.cell_counts.get()),
-                    entry(3, self.cell_start.get()),
-                    entry(4, self.entries.get()),
-                    entry(5, self.boxes.get()),
-                    entry(6, self.spans.get()),
-                    entry(7, self.block_sums.get()),
-                ],
-            }));
-        }
+        Binder::new(device, max_binding_bytes, &self.bind_group)
+            .bind(0, &self.params)
+            .grow(1, &mut self.bounds, bounds_len * 4)
+            .grow(2, &mut self.cell_counts, cells * 4)
+            .grow(3, &mut self.cell_start, (cells + 1) * 4)
+            .grow(4, &mut self.entries, entries * 4)
+            .grow(5, &mut self.boxes, entries * 16)
+            .grow(6, &mut self.spans, rects * 16)
+            .grow(7, &mut self.block_sums, blocks * 4)
+            .build(
+                "rectcast.grid.bind_group",
+                &kernels.layout,
+                &mut self.bind_group,
+            );
         let queue = &context.queue;
         let bounds = &mut self.bounds_scratch;
         bounds.clear();

@@ -8,6 +8,30 @@ use super::buffers::{Wait, read_back};
 use super::context::GpuContext;
 use crate::error::Result;
 
+/// The public wait and kernel-timing setters of a host whose fields are `wait: WaitLimit` and
+/// `timer: Option<KernelTimer>` (the rect pairs' and the rect queries').
+macro_rules! wait_and_timing {
+    () => {
+        /// How long each chunk may take from now on.
+        pub fn set_wait(&mut self, wait: crate::gpu::limits::WaitLimit) {
+            self.wait = wait;
+        }
+
+        /// Turns kernel timing on or off; false when the device has no timestamp queries.
+        pub fn time_kernels(&mut self, on: bool) -> bool {
+            self.timer.as_mut().map(|t| t.set_enabled(on)).is_some()
+        }
+
+        /// The kernel time of the last call, when timing is on.
+        pub fn kernel_time(&self) -> Option<std::time::Duration> {
+            self.timer
+                .as_ref()
+                .and_then(crate::gpu::timer::KernelTimer::total)
+        }
+    };
+}
+pub(crate) use wait_and_timing;
+
 /// Two timestamps: the pass's start and end.
 const QUERIES: u32 = 2;
 const BYTES: u64 = QUERIES as u64 * size_of::<u64>() as u64;

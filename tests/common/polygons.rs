@@ -85,19 +85,7 @@ pub fn segment_polygon(query: &Segment, ring: &[[f32; 2]]) -> PolygonContact {
     if !start_in && !end_in && entry.is_none() {
         return PolygonContact::MISS;
     }
-    let kind = match (start_in, end_in) {
-        (true, true) => Kind::Inside,
-        (false, true) => Kind::Enter,
-        (true, false) => Kind::Exit,
-        (false, false) => Kind::Cross,
-    };
-    let mut c = PolygonContact {
-        t_enter: 0.0,
-        t_exit: 1.0,
-        kind: kind.code(),
-        entry_edge: NO_EDGE,
-        exit_edge: NO_EDGE,
-    };
+    let mut c = PolygonContact::whole(Kind::of_hit(start_in, end_in));
     if !start_in {
         let (k, t) = entry.expect("the boundary is met");
         c.t_enter = round_ratio_to_f32(&t.0, &t.1);

@@ -251,6 +251,18 @@ impl PolygonContact {
         exit_edge: NO_EDGE,
     };
 
+    /// A hit of `kind` from t 0 to 1 with no edge named: the contact before either end's
+    /// crossing is placed (an end outside then moves its t to its edge's).
+    pub const fn whole(kind: Kind) -> Self {
+        Self {
+            t_enter: 0.0,
+            t_exit: 1.0,
+            kind: kind.code(),
+            entry_edge: NO_EDGE,
+            exit_edge: NO_EDGE,
+        }
+    }
+
     pub fn hit(&self) -> bool {
         self.kind != Kind::Miss.code()
     }
@@ -308,19 +320,7 @@ pub fn polygon_contact(
     if !start_in && !end_in && !any_hit {
         return PolygonContact::MISS;
     }
-    let kind = match (start_in, end_in) {
-        (true, true) => Kind::Inside,
-        (false, true) => Kind::Enter,
-        (true, false) => Kind::Exit,
-        (false, false) => Kind::Cross,
-    };
-    let mut result = PolygonContact {
-        t_enter: 0.0,
-        t_exit: 1.0,
-        kind: kind.code(),
-        entry_edge: NO_EDGE,
-        exit_edge: NO_EDGE,
-    };
+    let mut result = PolygonContact::whole(Kind::of_hit(start_in, end_in));
     // An end out with no edge met cannot come from exact per-edge results; from a broken GPU
     // it leaves that end's t and edge as for an end in, rather than failing.
     let entry = (!start_in)

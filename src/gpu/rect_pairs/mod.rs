@@ -12,7 +12,7 @@ use std::ops::Range;
 use wgpu::util::DeviceExt;
 
 use super::buffers::{
-    Growable, PendingRead, Wait, compute_pipeline, entry, storage_entry, uniform_entry,
+    Binder, Growable, PendingRead, Uploaded, Wait, compute_pipeline, storage_entry, uniform_entry,
 };
 use super::call::GpuCall;
 use super::chunks::{self, ChunkCaps};
@@ -233,7 +233,7 @@ impl GpuRectPairs {
     ) -> Result<()> {
         self.start_timing();
         let m = rects.len();
-        let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
+        let mut uploaded = Uploaded::default();
         let mut copy_out = |chunk: &chunks::DenseChunk, compact: &ReadBack| {
             let tile = chunk.targets.len();
             let decide = |local: usize| {
@@ -261,24 +261,17 @@ impl GpuRectPairs {
         let plan = chunks::plan_dense(segments.len(), m, self.caps);
         self.run_chunks(true, plan, &mut copy_out, |this, chunk| {
             let pairs = chunk.pair_count();
-            this.reserve(chunk.segments.len(), chunk.targets.len(), 0, pairs)?;
-            let queue = &this.context.queue;
-            // Upload a tile only when it changed: with all rects in one tile they go up once.
-            if uploaded.0 != chunk.segments {
-                queue.write_buffer(
-                    this.segments.get(),
-                    0,
-                    bytemuck::cast_slice(&segments[chunk.segments.clone()]),
-                );
+            if this.reserve(chunk.segments.len(), chunk.targets.len(), 0, pairs)? {
+                // An input buffer was replaced: its contents are gone.
+                uploaded = Uploaded::default();
             }
-            if uploaded.1 != chunk.targets {
-                queue.write_buffer(
-                    this.rects.get(),
-                    0,
-                    bytemuck::cast_slice(&rects[chunk.targets.clone()]),
-                );
-            }
-            uploaded = (chunk.segments.clone(), chunk.targets.clone());
+            let (queue, inputs) = (&this.context.queue, &mut uploaded);
+            inputs.upload(
+                queue,
+                chunk,
+                (this.segments.get(), segments),
+                (this.rects.get(), rects),
+            );
             Ok(Params {
                 segment_count: chunk.segments.len() as u32,
                 rect_count: chunk.targets.len() as u32,
@@ -358,56 +351,47 @@ impl GpuRectPairs {
     }
 
     /// Grows the buffers to hold the given element counts, rebuilding the bind group if any
-    /// buffer was replaced.
+    /// buffer was replaced; true when one was (its contents are gone).
     fn reserve(
         &mut self,
         segments: usize,
         rects: usize,
         pair_indices: usize,
         pairs: usize,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let context = self.context.clone();
         let device = &context.device;
         let bytes = |n: usize, size: usize| (n * size) as u64;
         let cap = self.max_binding_bytes;
         context.scoped(|| {
-            let mut stale = self.bind_group.is_none();
-            stale |= self
-                .segments
-                .reserve(device, bytes(segments, size_of::<Segment>()), cap);
-            stale |= self
-                .rects
-                .reserve(device, bytes(rects, size_of::<Rect>()), cap);
-            stale |=
-                self.pair_indices
-                    .reserve(device, bytes(pair_indices, size_of::<PairIndex>()), cap);
-            stale |= self
-                .results
-                .reserve(device, bytes(pairs, size_of::<PairResult>()), cap);
             // Unused (a minimal binding) unless results come back compact.
             let compact_pairs = if self.compact_readback { pairs } else { 0 };
-            stale |= self
-                .compact
-                .reserve(device, compact_header_bytes(compact_pairs as u64), cap);
-            stale |=
-                self.packed
-                    .reserve(device, bytes(compact_pairs, size_of::<PairResult>()), cap);
-            if stale {
-                self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("rectcast.pairs.bind_group"),
-                    layout: &self.layout,
-                    entries: &[
-                        entry(0, &self.params),
-                        entry(1, self.segments.get()),
-                        entry(2, self.rects.get()),
-                        entry(3, self.pair_indices.get()),
-                        entry(4, self.results.get()),
-                        entry(5, self.compact.get()),
-                        entry(6, self.packed.get()),
-                    ],
-                }));
-            }
-            Ok(())
+            let stale = Binder::new(device, cap, &self.bind_group)
+                .bind(0, &self.params)
+                .grow(1, &mut self.segments, bytes(segments, size_of::<Segment>()))
+                .grow(2, &mut self.rects, bytes(rects, size_of::<Rect>()))
+                .grow(
+                    3,
+                    &mut self.pair_indices,
+                    bytes(pair_indices, size_of::<PairIndex>()),
+                )
+                .grow(4, &mut self.results, bytes(pairs, size_of::<PairResult>()))
+                .grow(
+                    5,
+                    &mut self.compact,
+                    compact_header_bytes(compact_pairs as u64),
+                )
+                .grow(
+                    6,
+                    &mut self.packed,
+                    bytes(compact_pairs, size_of::<PairResult>()),
+                )
+                .build(
+                    "rectcast.pairs.bind_group",
+                    &self.layout,
+                    &mut self.bind_group,
+                );
+            Ok(stale)
         })
     }
 
@@ -678,20 +662,7 @@ impl GpuRectPairs {
         )
     }
 
-    /// How long each chunk may take from now on.
-    pub fn set_wait(&mut self, wait: WaitLimit) {
-        self.wait = wait;
-    }
-
-    /// Turns kernel timing on or off; false when the device has no timestamp queries.
-    pub fn time_kernels(&mut self, on: bool) -> bool {
-        self.timer.as_mut().map(|t| t.set_enabled(on)).is_some()
-    }
-
-    /// The kernel time of the last call, when timing is on.
-    pub fn kernel_time(&self) -> Option<std::time::Duration> {
-        self.timer.as_ref().and_then(KernelTimer::total)
-    }
+    super::timer::wait_and_timing!();
 
     /// Where the last call's host time went, and how its chunks overlapped.
     pub fn last_call(&self) -> GpuCall {

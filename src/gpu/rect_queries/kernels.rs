@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use crate::cpu::rect_queries::{FILTER_RECTS, FILTER_SEGMENTS, query};
 use crate::error::Result;
-use crate::gpu::buffers::{Growable, compute_pipeline, entry, storage_entry, uniform_entry};
+use crate::gpu::buffers::{Binder, Growable, compute_pipeline, storage_entry, uniform_entry};
 use crate::gpu::chunks::workgroup_grid;
 use crate::gpu::context::GpuContext;
 use crate::gpu::rect_kernel::RectKernel;
@@ -240,33 +240,18 @@ impl QueryBuffers {
     ) {
         let n = room.segments as u64;
         let m = room.rects as u64;
-        let mut stale = self.bind_group.is_none();
-        stale |= self.segments.reserve(device, n * 16, cap);
-        stale |= self.rects.reserve(device, m * 16, cap);
-        stale |= self.segment_filters.reserve(device, n * 8, cap);
-        stale |= self.rect_filters.reserve(device, m * 8, cap);
-        stale |= self.first_hits.reserve(device, n * 16, cap);
-        stale |= self.segment_hits.reserve(device, n * 4, cap);
-        stale |= self.rect_hits.reserve(device, m * 4, cap);
         let found = FOUND_HEADER + room.found * size_of::<Hit>() as u64;
-        stale |= self.found.reserve(device, found, cap);
-        if stale {
-            self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("rectcast.queries.bind_group"),
-                layout,
-                entries: &[
-                    entry(0, &self.params),
-                    entry(1, self.segments.get()),
-                    entry(2, self.rects.get()),
-                    entry(3, self.segment_filters.get()),
-                    entry(4, self.rect_filters.get()),
-                    entry(5, self.first_hits.get()),
-                    entry(6, self.segment_hits.get()),
-                    entry(7, self.rect_hits.get()),
-                    entry(8, self.found.get()),
-                ],
-            }));
-        }
+        Binder::new(device, cap, &self.bind_group)
+            .bind(0, &self.params)
+            .grow(1, &mut self.segments, n * 16)
+            .grow(2, &mut self.rects, m * 16)
+            .grow(3, &mut self.segment_filters, n * 8)
+            .grow(4, &mut self.rect_filters, m * 8)
+            .grow(5, &mut self.first_hits, n * 16)
+            .grow(6, &mut self.segment_hits, n * 4)
+            .grow(7, &mut self.rect_hits, m * 4)
+            .grow(8, &mut self.found, found)
+            .build("rectcast.queries.bind_group", layout, &mut self.bind_group);
     }
 
     /// Entries the found list holds (the shader's `arrayLength(&found.hits)`).

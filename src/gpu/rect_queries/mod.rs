@@ -166,20 +166,7 @@ impl GpuRectQueries {
         })
     }
 
-    /// How long each chunk may take from now on.
-    pub fn set_wait(&mut self, wait: WaitLimit) {
-        self.wait = wait;
-    }
-
-    /// Turns kernel timing on or off; false when the device has no timestamp queries.
-    pub fn time_kernels(&mut self, on: bool) -> bool {
-        self.timer.as_mut().map(|t| t.set_enabled(on)).is_some()
-    }
-
-    /// The kernel time of the last call, when timing is on.
-    pub fn kernel_time(&self) -> Option<std::time::Duration> {
-        self.timer.as_ref().and_then(KernelTimer::total)
-    }
+    super::timer::wait_and_timing!();
 
     pub fn caps(&self) -> QueryCaps {
         self.caps

@@ -11,10 +11,9 @@
 mod kernels;
 mod queries;
 
-use std::ops::Range;
 use std::time::Instant;
 
-use super::buffers::{Growable, PendingRead, Wait, entry};
+use super::buffers::{Binder, Growable, PendingRead, Uploaded, Wait};
 use super::call::GpuCall;
 use super::chunks::{ChunkCaps, DenseChunk};
 use super::context::GpuContext;
@@ -231,7 +230,7 @@ impl<S: Shape> GpuShapeQueries<S> {
         mut merge: impl FnMut(&W, &[u8], &mut Vec<W>),
     ) -> Result<()> {
         self.call = GpuCall::default();
-        let mut uploaded: (Range<usize>, Range<usize>) = (0..0, 0..0);
+        let mut uploaded = Uploaded::default();
         let steps = ring::Steps {
             submit: |this: &mut Self, work: W, slot| {
                 let started = Instant::now();
@@ -242,7 +241,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                         let pairs = if run.contacts { tile.pair_count() } else { 0 };
                         if this.reserve(n, m, pairs) {
                             // An input buffer was replaced: its contents are gone.
-                            uploaded = (0..0, 0..0);
+                            uploaded = Uploaded::default();
                         }
                         this.upload(tile, queries, shapes, &mut uploaded);
                     }
@@ -313,23 +312,17 @@ impl<S: Shape> GpuShapeQueries<S> {
         tile: &DenseChunk,
         queries: &[Segment],
         shapes: &[S],
-        uploaded: &mut (Range<usize>, Range<usize>),
+        uploaded: &mut Uploaded,
     ) {
         let queue = &self.context.queue;
-        if uploaded.0 != tile.segments {
-            queue.write_buffer(
-                self.queries.get(),
-                0,
-                bytemuck::cast_slice(&queries[tile.segments.clone()]),
-            );
-        }
-        if uploaded.1 != tile.targets {
-            let shapes = &shapes[tile.targets.clone()];
-            queue.write_buffer(self.shapes.get(), 0, bytemuck::cast_slice(shapes));
-            let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let (queries, shapes) = ((self.queries.get(), queries), (self.shapes.get(), shapes));
+        if uploaded.upload(queue, tile, queries, shapes) {
+            let bounds: Vec<Rect> = shapes.1[tile.targets.clone()]
+                .iter()
+                .map(S::bounds)
+                .collect();
             queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(&bounds));
         }
-        *uploaded = (tile.segments.clone(), tile.targets.clone());
         let params = ShapeParams {
             query_count: tile.segments.len() as u32,
             shape_count: tile.targets.len() as u32,
@@ -344,21 +337,27 @@ impl<S: Shape> GpuShapeQueries<S> {
     /// and reductions' bind groups, which name them too, are stale).
     fn reserve(&mut self, queries: usize, shapes: usize, pairs: usize) -> bool {
         let device = &self.context.device;
-        let cap = self.max_binding_bytes;
-        let mut stale = self.bind_group.is_none();
-        stale |= self
-            .queries
-            .reserve(device, (queries * size_of::<Segment>()) as u64, cap);
-        stale |= self
-            .shapes
-            .reserve(device, (shapes * size_of::<S>()) as u64, cap);
-        stale |= self
-            .bounds
-            .reserve(device, (shapes * size_of::<Rect>()) as u64, cap);
-        stale |= self
-            .contacts
-            .reserve(device, (pairs * size_of::<S::Contact>()) as u64, cap);
-        stale |= self.listed_pairs.reserve(device, (pairs * 4) as u64, cap);
+        let stale = Binder::new(device, self.max_binding_bytes, &self.bind_group)
+            .bind(0, &self.params)
+            .grow(
+                1,
+                &mut self.queries,
+                (queries * size_of::<Segment>()) as u64,
+            )
+            .grow(2, &mut self.shapes, (shapes * size_of::<S>()) as u64)
+            .grow(
+                3,
+                &mut self.contacts,
+                (pairs * size_of::<S::Contact>()) as u64,
+            )
+            .grow(4, &mut self.bounds, (shapes * size_of::<Rect>()) as u64)
+            .bind(7, &self.pair_list)
+            .grow(8, &mut self.listed_pairs, (pairs * 4) as u64)
+            .build(
+                "rectcast.shapes.bind_group",
+                &self.kernels.layout,
+                &mut self.bind_group,
+            );
         if stale {
             if let Some(counts) = self.counts.as_mut() {
                 counts.bind_group = None;
@@ -366,19 +365,6 @@ impl<S: Shape> GpuShapeQueries<S> {
             if let Some(reductions) = self.reductions.as_mut() {
                 reductions.bind_group = None;
             }
-            self.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("rectcast.shapes.bind_group"),
-                layout: &self.kernels.layout,
-                entries: &[
-                    entry(0, &self.params),
-                    entry(1, self.queries.get()),
-                    entry(2, self.shapes.get()),
-                    entry(3, self.contacts.get()),
-                    entry(4, self.bounds.get()),
-                    entry(7, &self.pair_list),
-                    entry(8, self.listed_pairs.get()),
-                ],
-            }));
         }
         stale
     }

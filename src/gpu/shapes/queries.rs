@@ -5,7 +5,7 @@ use super::kernels::{FIRST_HITS_ENTRY, HITS_ENTRY};
 use super::{DENSE, GpuShapeQueries, Run, Staged, TileWork};
 use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
 use crate::error::Result;
-use crate::gpu::buffers::entry;
+use crate::gpu::buffers::Binder;
 use crate::gpu::chunks::{self, DenseChunk};
 use crate::gpu::shader::WORKGROUP_SIZE;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
@@ -374,23 +374,18 @@ impl<S: Shape> GpuShapeQueries<S> {
         let Some(kernel) = self.counts.as_mut() else {
             return;
         };
-        let mut stale = kernel.bind_group.is_none();
-        stale |= kernel.query_hits.reserve(device, (queries * 4) as u64, cap);
-        stale |= kernel.shape_hits.reserve(device, (shapes * 4) as u64, cap);
-        if stale {
-            kernel.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("rectcast.shapes.counts_bind_group"),
-                layout: &kernel.layout,
-                entries: &[
-                    entry(0, &self.params),
-                    entry(1, self.queries.get()),
-                    entry(2, self.shapes.get()),
-                    entry(4, self.bounds.get()),
-                    entry(5, kernel.query_hits.get()),
-                    entry(6, kernel.shape_hits.get()),
-                ],
-            }));
-        }
+        Binder::new(device, cap, &kernel.bind_group)
+            .bind(0, &self.params)
+            .bind(1, self.queries.get())
+            .bind(2, self.shapes.get())
+            .bind(4, self.bounds.get())
+            .grow(5, &mut kernel.query_hits, (queries * 4) as u64)
+            .grow(6, &mut kernel.shape_hits, (shapes * 4) as u64)
+            .build(
+                "rectcast.shapes.counts_bind_group",
+                &kernel.layout,
+                &mut kernel.bind_group,
+            );
     }
 
     /// Grows the reductions' outputs to hold `queries` first hits and `pairs` hits, rebuilding
@@ -402,33 +397,22 @@ impl<S: Shape> GpuShapeQueries<S> {
         let Some(reductions) = self.reductions.as_mut() else {
             return;
         };
-        let mut stale = reductions.bind_group.is_none();
-        stale |= reductions
-            .first_shapes
-            .reserve(device, (queries * 4) as u64, cap);
-        stale |= reductions
-            .first_contacts
-            .reserve(device, (queries * contact) as u64, cap);
-        stale |= reductions
-            .hit_pairs
-            .reserve(device, (pairs * 4) as u64, cap);
-        stale |= reductions
-            .hit_contacts
-            .reserve(device, (pairs * contact) as u64, cap);
-        if stale {
-            reductions.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("rectcast.shapes.reductions_bind_group"),
-                layout: &reductions.layout,
-                entries: &[
-                    entry(0, &self.params),
-                    entry(3, self.contacts.get()),
-                    entry(9, reductions.first_shapes.get()),
-                    entry(10, reductions.first_contacts.get()),
-                    entry(11, &reductions.hit_count),
-                    entry(12, reductions.hit_pairs.get()),
-                    entry(13, reductions.hit_contacts.get()),
-                ],
-            }));
-        }
+        Binder::new(device, cap, &reductions.bind_group)
+            .bind(0, &self.params)
+            .bind(3, self.contacts.get())
+            .grow(9, &mut reductions.first_shapes, (queries * 4) as u64)
+            .grow(
+                10,
+                &mut reductions.first_contacts,
+                (queries * contact) as u64,
+            )
+            .bind(11, &reductions.hit_count)
+            .grow(12, &mut reductions.hit_pairs, (pairs * 4) as u64)
+            .grow(13, &mut reductions.hit_contacts, (pairs * contact) as u64)
+            .build(
+                "rectcast.shapes.reductions_bind_group",
+                &reductions.layout,
+                &mut reductions.bind_group,
+            );
     }
 }
