@@ -8,7 +8,7 @@
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 use rectcast::scene::SplitMix64;
-use rectcast::{Kind, NO_EDGE, PolygonContact, Segment};
+use rectcast::{Kind, PolygonContact, Segment};
 
 use super::degenerate::coordinate;
 use super::exact::{round_ratio_to_f32, scaled_2_149};
