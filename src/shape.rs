@@ -22,12 +22,20 @@ pub trait ShapeContact: Pod + Send + Sync + PartialEq + std::fmt::Debug {
     fn t_enter(&self) -> f32;
     /// The last t of the segment at the shape (0 on a miss).
     fn t_exit(&self) -> f32;
+    /// What the contact's category is called where a table gives it a column: `kind` (the
+    /// ends' inside or out, as rects have), or `contact` (how two segments meet).
+    const CATEGORY: &'static str;
+    /// Its category: a code (0 on a miss) and the code's lowercase name.
+    fn category(&self) -> (u32, &'static str);
+    /// The name of each category code, in code order.
+    fn category_names() -> Vec<&'static str>;
 }
 
 /// [`ShapeContact`] for a contact type with `t_enter` and `t_exit` fields and a `hit` method of
-/// its own (every shape's so far).
+/// its own (every shape's so far), and a category named `$column`: what its method `$category`
+/// gives, a `$categories` (with `code`, `name` and `ALL`).
 macro_rules! contact_with_times {
-    ($contact:ty) => {
+    ($contact:ty, $column:literal, $category:ident: $categories:ty) => {
         impl $crate::shape::ShapeContact for $contact {
             fn hit(&self) -> bool {
                 <$contact>::hit(self)
@@ -39,6 +47,17 @@ macro_rules! contact_with_times {
 
             fn t_exit(&self) -> f32 {
                 self.t_exit
+            }
+
+            const CATEGORY: &'static str = $column;
+
+            fn category(&self) -> (u32, &'static str) {
+                let category = self.$category();
+                (category.code(), category.name())
+            }
+
+            fn category_names() -> Vec<&'static str> {
+                <$categories>::ALL.iter().map(|c| c.name()).collect()
             }
         }
     };
@@ -115,6 +134,22 @@ pub trait Shape: Pod + Send + Sync + 'static {
     /// The overridable constants of the kernel, for one emulation mode (tests only;
     /// [`Emulation::Native`] otherwise).
     fn constants(emulation: Emulation) -> Vec<(&'static str, f64)>;
+}
+
+/// A shape that files and arrays hold as records of up to four f32 values (a CSV's columns, a
+/// NumPy array's rows): how the CLI and Python read them, name them and describe them. Walls and
+/// circles are; polygons' edges are not (polygons are rings, read whole).
+pub trait ShapeRecord: Shape {
+    /// One shape, as a table's id column names it (`wall`).
+    const NAME: &'static str;
+    /// The shapes, as a flag or a keyword names them (`walls`).
+    const PLURAL: &'static str;
+    /// What the shapes are, in a help text's words (`closed disks`).
+    const ABOUT: &'static str;
+    /// A record's values in order: a CSV's column names, a NumPy row's.
+    const FIELDS: &'static [&'static str];
+    /// The shape of a record: its first `FIELDS.len()` values (the rest are not read).
+    fn from_record(values: [f32; 4]) -> Self;
 }
 
 /// Where a shape's kernel lives.

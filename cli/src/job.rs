@@ -142,7 +142,7 @@ pub fn one_stdin(inputs: &[&Path]) -> Outcome {
 /// record is an error (unless skipping). Returns the number of records, invalid ones included.
 pub fn check_whole<T>(
     path: &Path,
-    kind: &'static records::RecordKind<T>,
+    kind: &records::RecordKind<T>,
     job: JobArgs,
 ) -> Result<u64, String> {
     let mut file = Records::open(path, kind, job.skip_invalid).map_err(text)?;

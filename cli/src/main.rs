@@ -15,6 +15,7 @@ mod options;
 mod output;
 mod polygons;
 mod records;
+mod shape_files;
 mod signals;
 mod table;
 mod targets;

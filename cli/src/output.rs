@@ -115,8 +115,8 @@ impl Table {
             }),
             Table::Overlaps => &OVERLAPS,
             Table::Clip => &CLIP,
-            Table::Segments => records::SEGMENTS.columns,
-            Table::Rects => records::RECTS.columns,
+            Table::Segments => &records::SEGMENT_COLUMNS,
+            Table::Rects => &records::RECT_COLUMNS,
         }
     }
 }

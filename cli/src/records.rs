@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rectcast::{Circle, InputError, Rect, Segment, validate};
+use rectcast::{InputError, Rect, Segment, ShapeRecord, validate};
 
 use crate::formats::Input;
 use crate::table::{Column, ColumnType, FileError, Place, Raw, RecordSource};
@@ -19,19 +19,37 @@ use crate::table::{Column, ColumnType, FileError, Place, Raw, RecordSource};
 /// The most values a record holds.
 pub const MAX_VALUES: usize = 4;
 
-/// What a file's records are: their float32 columns (at most [`MAX_VALUES`]), how their values
-/// become one (the first `names.len()` of the array; the rest are 0), and the check of the
-/// contract's domain.
+/// What a file's records are: their float32 columns' names (at most [`MAX_VALUES`]), how their
+/// values become one (the first `names.len()` of the array; the rest are 0), and the check of
+/// the contract's domain.
 pub struct RecordKind<T> {
     pub names: &'static [&'static str],
-    pub columns: &'static [Column],
     make: fn([f32; MAX_VALUES]) -> T,
     check: fn(usize, &T) -> Result<(), InputError>,
 }
 
+impl<T> Clone for RecordKind<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for RecordKind<T> {}
+
 impl<T> RecordKind<T> {
     pub fn names(&self) -> &'static [&'static str] {
         self.names
+    }
+}
+
+impl<S: ShapeRecord> RecordKind<S> {
+    /// A registered shape's records, as the library describes them ([`ShapeRecord`]).
+    pub const fn shape() -> Self {
+        Self {
+            names: S::FIELDS,
+            make: S::from_record,
+            check: S::check,
+        }
     }
 }
 
@@ -47,27 +65,21 @@ const fn floats<const N: usize>(names: [&'static str; N]) -> [Column; N] {
 
 const SEGMENT_NAMES: [&str; 4] = ["x0", "y0", "x1", "y1"];
 const RECT_NAMES: [&str; 4] = ["min_x", "min_y", "max_x", "max_y"];
-const CIRCLE_NAMES: [&str; 3] = ["cx", "cy", "r"];
+
+/// The columns of a table of segments, and of one of rects.
+pub const SEGMENT_COLUMNS: [Column; 4] = floats(SEGMENT_NAMES);
+pub const RECT_COLUMNS: [Column; 4] = floats(RECT_NAMES);
 
 pub const SEGMENTS: RecordKind<Segment> = RecordKind {
     names: &SEGMENT_NAMES,
-    columns: &floats(SEGMENT_NAMES),
     make: |[x0, y0, x1, y1]| Segment::new(x0, y0, x1, y1),
     check: validate::check_segment,
 };
 
 pub const RECTS: RecordKind<Rect> = RecordKind {
     names: &RECT_NAMES,
-    columns: &floats(RECT_NAMES),
     make: |[min_x, min_y, max_x, max_y]| Rect::new(min_x, min_y, max_x, max_y),
     check: validate::check_rect,
-};
-
-pub const CIRCLES: RecordKind<Circle> = RecordKind {
-    names: &CIRCLE_NAMES,
-    columns: &floats(CIRCLE_NAMES),
-    make: |[cx, cy, r, _]| Circle::new(cx, cy, r),
-    check: validate::check_circle,
 };
 
 const VERTEX_NAMES: [&str; 2] = ["x", "y"];
@@ -76,7 +88,6 @@ const VERTEX_NAMES: [&str; 2] = ["x", "y"];
 /// values are checked with their polygon (`polygons.rs`).
 pub const VERTICES: RecordKind<[f32; 2]> = RecordKind {
     names: &VERTEX_NAMES,
-    columns: &floats(VERTEX_NAMES),
     make: |[x, y, _, _]| [x, y],
     check: |_, _| Ok(()),
 };
@@ -123,9 +134,9 @@ pub type Record<T> = (u64, Result<T, FileError>);
 
 /// A file of records, read one at a time or in chunks, each valid record with its index in the
 /// file (invalid ones included, so output indices join back to the input rows).
-pub struct Records<T: 'static> {
+pub struct Records<T> {
     path: PathBuf,
-    kind: &'static RecordKind<T>,
+    kind: RecordKind<T>,
     source: Box<dyn RecordSource>,
     skip_invalid: bool,
     index: u64,
@@ -138,18 +149,14 @@ pub struct Records<T: 'static> {
 }
 
 impl<T> Records<T> {
-    pub fn open(
-        path: &Path,
-        kind: &'static RecordKind<T>,
-        skip_invalid: bool,
-    ) -> Result<Self, FileError> {
+    pub fn open(path: &Path, kind: &RecordKind<T>, skip_invalid: bool) -> Result<Self, FileError> {
         let input = Input::open(path)?;
         let source = input
             .format
             .reader(path, input.data, kind.names(), input.size)?;
         Ok(Self {
             path: path.to_owned(),
-            kind,
+            kind: *kind,
             source,
             skip_invalid,
             index: 0,
@@ -195,7 +202,7 @@ impl<T> Records<T> {
         match (self.kind.check)(index as usize, &value) {
             Ok(()) => Ok(value),
             Err(e) => {
-                let field = self.kind.columns.iter().position(|c| c.name == e.field);
+                let field = self.kind.names.iter().position(|&name| name == e.field);
                 let place = match place {
                     Place::Line { line, .. } => Place::Line {
                         line,

@@ -1,14 +1,14 @@
 //! What the queries run against, each described once: rects, walls, circles and polygons. A
 //! target says its name (its id column's), the cells of a pair's result after the indices
 //! (with their columns), and how each query (pairs, first-hit, hits, count) runs a chunk of
-//! segments on the engine. The tables (`output.rs`), the query commands and every format read
-//! this description. A new shape through the library's seam is its name ([`Named`]) and its
-//! contact's cells (a `category_and_times!` line) here, its record kind in `records.rs`, and its
-//! argument and arm in `commands/queries.rs`, where its file is read.
+//! segments on the engine. The tables (`output.rs`), the commands' flags (`shape_files.rs`),
+//! the query and render commands and every format read this description. A new shape through
+//! the library's seam is one word in the `registered_shapes!` line below: the rest comes from
+//! its [`ShapeRecord`] and [`ShapeContact`].
 
 use rectcast::{
-    BroadPhase, CircleContact, Engine, FirstHit, Hit, PairResult, PolygonContact, Polygons, Rect,
-    RectSet, Segment, SegmentContact, Shape, ShapeHit,
+    BroadPhase, Circle, CircleContact, Engine, FirstHit, Hit, PairResult, PolygonContact, Polygons,
+    Rect, RectSet, Segment, SegmentContact, Shape, ShapeContact, ShapeHit, ShapeRecord,
 };
 
 use crate::table::{Cell, Column, ColumnType};
@@ -86,32 +86,58 @@ impl ResultCells for PairResult {
     }
 }
 
-/// [`ResultCells`] for a shape's contact of a category (`$category`, its column: the
-/// contact's `$of()`, with `code` and `name`) and t.
-macro_rules! category_and_times {
-    ($contact:ty, $category:literal, $of:ident) => {
-        impl ResultCells for $contact {
+/// A shape's contact's first cells: its category ([`ShapeContact::category`]) and t.
+fn category_and_times<C: ShapeContact>(contact: &C) -> [Cell; 3] {
+    let (code, name) = contact.category();
+    let [t_enter, t_exit] = times(contact.hit(), contact.t_enter(), contact.t_exit());
+    [Cell::Category(code as u8, name), t_enter, t_exit]
+}
+
+/// The shapes read as records, registered once each with their contact (README, "A new
+/// shape"): their contacts' cells, and [`for_shape`], which runs a generic step with the shape a flag names. Their
+/// names, records, columns and help come from the library ([`ShapeRecord`], [`ShapeContact`]).
+macro_rules! registered_shapes {
+    ($($shape:ty: $contact:ty),+) => {
+        $(impl ResultCells for $contact {
             const COLUMNS: &'static [Column] = &[
-                column($category, ColumnType::Category),
+                column(
+                    <$contact as ShapeContact>::CATEGORY,
+                    ColumnType::Category,
+                ),
                 column("t_enter", ColumnType::F32),
                 column("t_exit", ColumnType::F32),
             ];
-            const MISS: Self = <$contact>::MISS;
+            const MISS: Self = <$shape as Shape>::MISS;
             fn hit(&self) -> bool {
-                <$contact>::hit(self)
+                ShapeContact::hit(self)
             }
             fn cells(&self) -> Cells {
-                let category = self.$of();
-                let [t_enter, t_exit] = times(self.hit(), self.t_enter, self.t_exit);
-                let category = Cell::Category(category.code() as u8, category.name());
-                Cells::new([category, t_enter, t_exit])
+                Cells::new(category_and_times(self))
             }
+        })+
+
+        /// The registered shapes' flags, in order (`walls`, `circles`).
+        pub const SHAPE_FLAGS: &[&str] = &[$(<$shape as ShapeRecord>::PLURAL),+];
+
+        /// Runs `step` with the registered shape whose flag is `flag`; none when no shape has it.
+        pub fn for_shape<F: ForShape>(flag: &str, step: F) -> Option<F::Output> {
+            $(if flag == <$shape as ShapeRecord>::PLURAL {
+                return Some(step.with::<$shape>());
+            })+
+            None
         }
     };
 }
 
-category_and_times!(SegmentContact, "contact", contact);
-category_and_times!(CircleContact, "kind", kind);
+registered_shapes!(Segment: SegmentContact, Circle: CircleContact);
+
+/// A step generic over a registered shape, chosen at run time by its flag ([`for_shape`]).
+pub trait ForShape {
+    type Output;
+    fn with<S: ShapeRecord>(self) -> Self::Output
+    where
+        S::Contact: ResultCells;
+}
 
 impl ResultCells for PolygonContact {
     const COLUMNS: &'static [Column] = &[
@@ -128,9 +154,9 @@ impl ResultCells for PolygonContact {
     fn cells(&self) -> Cells {
         // Edges absent where there is none.
         let edge = |e: u32| Cell::Index((e != rectcast::NO_EDGE).then_some(e as u64));
-        let [t_enter, t_exit] = times(self.hit(), self.t_enter, self.t_exit);
+        let [kind, t_enter, t_exit] = category_and_times(self);
         Cells::new([
-            kind_cell(self.kind()),
+            kind,
             t_enter,
             t_exit,
             edge(self.entry_edge),
@@ -333,24 +359,11 @@ macro_rules! engine_queries {
     };
 }
 
-/// Shapes through the library's seam ([`Shape`]): walls and circles, named as the tables name
-/// them.
+/// Shapes through the library's seam ([`Shape`]) read as records: walls and circles, named as
+/// the library names them ([`ShapeRecord::NAME`]).
 pub struct Shapes<S: Shape>(pub Vec<S>);
 
-/// A shape's name in the tables.
-pub trait Named {
-    const NAME: &'static str;
-}
-
-impl Named for Segment {
-    const NAME: &'static str = "wall";
-}
-
-impl Named for rectcast::Circle {
-    const NAME: &'static str = "circle";
-}
-
-impl<S: Shape + Named> Target for Shapes<S>
+impl<S: ShapeRecord> Target for Shapes<S>
 where
     S::Contact: ResultCells,
 {

@@ -84,6 +84,37 @@ fn a_query_without_targets_names_every_kind_of_target() {
     failed_saying(&o, &["--rects", "--walls", "--circles", "--polygons"]);
 }
 
+/// What `help` must say of shape `S`'s flag: its record and its rows, from the library.
+fn says_what_its_flag_reads<S: rectcast::ShapeRecord>(help: &str) {
+    let name = S::NAME;
+    let category = <S::Contact as rectcast::ShapeContact>::CATEGORY;
+    for said in [
+        format!("--{} <{}>", S::PLURAL, S::PLURAL.to_uppercase()),
+        format!("({}: columns {} in CSV", S::ABOUT, S::FIELDS.join(",")),
+        format!("segment × {name}"),
+        format!("Rows (segment, {name}, hit, {category}, t_enter, t_exit) for pairs and hits"),
+        format!("({name}, hits) for count"),
+    ] {
+        assert!(help.contains(&said), "expected {said:?} in:\n{help}");
+    }
+}
+
+#[test]
+fn each_registered_shape_has_a_flag_whose_help_the_library_describes() {
+    for command in ["pairs", "first-hit", "hits", "count"] {
+        let o = rectcast(&[command, "--help"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let help = String::from_utf8_lossy(&o.stdout);
+        says_what_its_flag_reads::<rectcast::Segment>(&help);
+        says_what_its_flag_reads::<rectcast::Circle>(&help);
+        // Every shape the library holds as records, registered here too.
+        for shape in rectcast::registry::SHAPES.iter().filter(|s| s.records) {
+            let flag = format!("--{} <", shape.name);
+            assert!(help.contains(&flag), "{command}: no {flag:?} in:\n{help}");
+        }
+    }
+}
+
 #[test]
 fn an_npy_piped_into_stdin_gets_a_hint_to_name_the_file() {
     let scene = Scene::new();

@@ -81,6 +81,7 @@ __all__ = [
     "first_hit_rects",
     "wall_pairs",
     "circle_pairs",
+    "SHAPES",
     "CIRCLE_COLUMNS",
     "polygon_pairs",
     "overlaps",
@@ -94,22 +95,35 @@ __all__ = [
     "OUTPUTS",
 ]
 
+#: The registered shapes, by keyword (``walls=``, ``circles=``), as the Rust module describes
+#: them: ``name`` (their rows' field), ``columns`` (a record's), ``category`` (the field of a
+#: contact's category) and ``category_names`` (the name of each of its codes).
+_SHAPES = {shape["keyword"]: shape for shape in _rectcast.shapes()}
+#: The keyword of each registered shape: every query takes one of them instead of ``rects``.
+SHAPES = tuple(_SHAPES)
+
 SEGMENT_COLUMNS = ("x0", "y0", "x1", "y1")
 RECT_COLUMNS = ("min_x", "min_y", "max_x", "max_y")
-CIRCLE_COLUMNS = ("cx", "cy", "r")
+CIRCLE_COLUMNS = tuple(_SHAPES["circles"]["columns"])
 #: The name of each ``kind`` code: 0 miss, 1 inside, 2 enter, 3 exit, 4 cross.
 KIND_NAMES = tuple(_rectcast.kind_names())
 #: The name of each segment x segment ``contact`` code: 0 miss, 1 cross, 2 touch, 3 overlap.
-CONTACT_NAMES = tuple(_rectcast.contact_names())
+CONTACT_NAMES = tuple(_SHAPES["walls"]["category_names"])
 #: The name of each segment x circle ``kind`` code: 0 miss, 1 inside, 2 enter, 3 exit, 4 cross,
 #: 5 tangent.
-CIRCLE_KIND_NAMES = tuple(_rectcast.circle_kind_names())
+CIRCLE_KIND_NAMES = tuple(_SHAPES["circles"]["category_names"])
 #: The name of each ``entry``/``exit`` value (side bits 1 min_x, 2 max_x, 4 min_y, 8 max_y).
 SIDE_NAMES = tuple(_rectcast.side_names())
 
 
 #: The singular of each input's name, as the library's errors say it ("segment 2: x1 ...").
-_ROW = {"segments": "segment", "rects": "rect", "rect": "rect", "walls": "wall", "circles": "circle", "other": "other"}
+_ROW = {
+    "segments": "segment",
+    "rects": "rect",
+    "rect": "rect",
+    "other": "other",
+    **{keyword: shape["name"] for keyword, shape in _SHAPES.items()},
+}
 
 #: What ``rounding=`` takes: ``"exact"`` refuses a value float32 cannot hold, ``"nearest"``
 #: rounds it (to nearest, ties to even) and warns with the count.
@@ -250,7 +264,7 @@ def _polygons(polygons, name):
 OUTPUTS = ("numpy", "arrow", "pandas")
 
 #: Index columns that are -1 where there is none (null in Arrow, <NA> in pandas).
-_MAYBE_INDEX = ("rect", "wall", "circle", "polygon", "entry_edge", "exit_edge")
+_MAYBE_INDEX = ("rect", *(shape["name"] for shape in _SHAPES.values()), "polygon", "entry_edge", "exit_edge")
 
 
 def _check_output(to, ids):
@@ -290,41 +304,42 @@ def _ids(ids, segments, count):
     return {"id": values}
 
 
-def _table(packed, to: str, kinds=None, ids=None):
+def _table(packed, to: str, categories=None, ids=None):
     """The packed rows from the Rust module as a numpy structured array (a view of its bytes,
-    no copy), an Arrow batch or a pandas DataFrame (``kinds``: the names of the ``kind``
-    codes), with ``ids`` (from ``_ids``) joined on the ``segment`` column."""
+    no copy), an Arrow batch or a pandas DataFrame (``categories``: the names of the codes of
+    each category field, by field; ``kind`` as rects' by default), with ``ids`` (from
+    ``_ids``) joined on the ``segment`` column."""
     data, descr = packed
     rows = data.view(np.dtype(list(descr)))
-    kinds = KIND_NAMES if kinds is None else kinds
+    categories = {"kind": KIND_NAMES} if categories is None else categories
     if ids and "segment" not in rows.dtype.names:
         raise ValueError(f"ids: these rows ({', '.join(rows.dtype.names)}) have no segment to join on")
     if to == "numpy":
         return rows
     if to == "arrow":
-        batch = _arrow(rows, kinds)
+        batch = _arrow(rows, categories)
         for i, (name, values) in enumerate((ids or {}).items()):
             import pyarrow as pa
 
             batch = batch.add_column(i, name, pa.array(np.take(values, rows["segment"])))
         return batch
-    frame = _pandas(rows, kinds)
+    frame = _pandas(rows, categories)
     for i, (name, values) in enumerate((ids or {}).items()):
         frame.insert(i, name, np.take(values, rows["segment"]))
     return frame
 
 
-def _pandas(rows: np.ndarray, kind_names):
-    """The rows as a pandas DataFrame: kind, contact and sides categorical (NaN where there is
-    none), indices nullable (``<NA>`` on a miss), t NaN on a miss."""
+def _pandas(rows: np.ndarray, categories):
+    """The rows as a pandas DataFrame: categories (kind, contact) and sides categorical (NaN
+    where there is none), indices nullable (``<NA>`` on a miss), t NaN on a miss."""
     import pandas as pd
 
     columns = {}
     for field in rows.dtype.names:
         values = rows[field]
-        if field in ("kind", "contact"):
-            names = CONTACT_NAMES if field == "contact" else kind_names
-            columns[field] = pd.Categorical.from_codes(values.astype(np.int16), categories=list(names))
+        if field in categories:
+            codes = values.astype(np.int16)
+            columns[field] = pd.Categorical.from_codes(codes, categories=list(categories[field]))
         elif field in ("entry", "exit"):
             codes = values.astype(np.int16)
             codes[codes == 0] = -1
@@ -336,21 +351,18 @@ def _pandas(rows: np.ndarray, kind_names):
     return pd.DataFrame(columns)
 
 
-def _arrow(rows: np.ndarray, kind_names):
-    """The CLI's Parquet columns: indices uint64, t and coordinates float32, kind and sides as
-    names; null where the CSV output is empty (a miss)."""
+def _arrow(rows: np.ndarray, categories):
+    """The CLI's Parquet columns: indices uint64, t and coordinates float32, categories (kind,
+    contact) and sides as names; null where the CSV output is empty (a miss)."""
     import pyarrow as pa
 
-    kinds = pa.array(kind_names, type=pa.string())
-    contacts = pa.array(CONTACT_NAMES, type=pa.string())
+    names = {field: pa.array(list(codes), type=pa.string()) for field, codes in categories.items()}
     sides = pa.array([s or None for s in SIDE_NAMES], type=pa.string())
     arrays = []
     for field in rows.dtype.names:
         values = np.ascontiguousarray(rows[field])
-        if field == "kind":
-            array = kinds.take(pa.array(values))
-        elif field == "contact":
-            array = contacts.take(pa.array(values))
+        if field in names:
+            array = names[field].take(pa.array(values))
         elif field in ("entry", "exit"):
             array = sides.take(pa.array(values))
         elif values.dtype == np.float32:
@@ -361,6 +373,23 @@ def _arrow(rows: np.ndarray, kind_names):
             array = pa.array(values)
         arrays.append(array)
     return pa.RecordBatch.from_arrays(arrays, names=list(rows.dtype.names))
+
+
+def _one_target(query, rects, polygons, shapes):
+    """The one target a query was given, as (its keyword, its value): ``rects``, ``polygons``
+    or a registered shape's keyword (``SHAPES``) among ``shapes``."""
+    unknown = [keyword for keyword in shapes if keyword not in _SHAPES]
+    if unknown:
+        raise TypeError(
+            f"{query}: unexpected keyword {unknown[0]!r}: the targets are rects, polygons and the "
+            f"shapes {', '.join(SHAPES)}"
+        )
+    given = {"rects": rects, **{keyword: shapes.get(keyword) for keyword in SHAPES}, "polygons": polygons}
+    given = {keyword: value for keyword, value in given.items() if value is not None}
+    if len(given) != 1:
+        targets = ", ".join(["rects", *SHAPES, "polygons"])
+        raise TypeError(f"{query}: give one of {targets}; found {list(given) or 'none'}")
+    return next(iter(given.items()))
 
 
 class Engine:
@@ -396,45 +425,40 @@ class Engine:
     def __repr__(self) -> str:
         return f"rectcast.Engine({self.chosen!r})"
 
-    def _query(self, query, segments, rects, walls, circles, polygons, to, copy, rounding, ids):
-        """``query`` against the one shape argument given, its rows as ``to`` asks."""
+    def _query(self, query, segments, rects, polygons, shapes, to, copy, rounding, ids):
+        """``query`` against the one target given (``rects``, ``polygons`` or a registered
+        shape's keyword in ``shapes``), its rows as ``to`` asks."""
         _check_output(to, ids)
-        given = [
-            name
-            for name, v in (("rects", rects), ("walls", walls), ("circles", circles), ("polygons", polygons))
-            if v is not None
-        ]
-        if len(given) != 1:
-            raise TypeError(f"{query}: give one of rects, walls, circles, polygons; found {given or 'none'}")
+        keyword, targets = _one_target(query, rects, polygons, shapes)
         s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
         joined = _ids(ids, segments, len(s))
-        if rects is not None:
+        if keyword == "rects":
             r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
             return _table(getattr(self._engine, query)(s, r), to, ids=joined)
-        if walls is not None:
-            w = _records(walls, SEGMENT_COLUMNS, "walls", copy, rounding)
-            return _table(self._engine.shape_query(query, "walls", s, w), to, ids=joined)
-        if polygons is not None:
+        if keyword == "polygons":
             vertices, offsets = _polygons(polygons, "polygons")
             return _table(self._engine.polygon_query(query, s, vertices, offsets), to, ids=joined)
-        c = _records(circles, CIRCLE_COLUMNS, "circles", copy, rounding)
-        return _table(self._engine.shape_query(query, "circles", s, c), to, CIRCLE_KIND_NAMES, joined)
+        shape = _SHAPES[keyword]
+        records = _records(targets, shape["columns"], keyword, copy, rounding)
+        rows = self._engine.shape_query(query, keyword, s, records)
+        return _table(rows, to, {shape["category"]: shape["category_names"]}, joined)
 
     def pairs(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy",
-        copy: bool | None = None, rounding: str = "exact", ids=None,
+        self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
+        rounding: str = "exact", ids=None, **shapes,
     ):
         """Every segment against every rect, one row per pair, segment-major.
 
         Fields: segment, rect (uint64), hit (bool), kind (uint8, a ``KIND_NAMES`` code),
         t_enter, t_exit (float32, NaN on a miss), entry, exit (uint8 side bits, names in
-        ``SIDE_NAMES``). With ``walls=``, ``circles=`` or ``polygons=`` instead of rects:
+        ``SIDE_NAMES``). With a registered shape's keyword (``SHAPES``: ``walls=``, ``circles=``)
+        or ``polygons=`` instead of rects:
         ``wall_pairs``, ``circle_pairs`` and ``polygon_pairs``."""
-        return self._query("pairs", segments, rects, walls, circles, polygons, to, copy, rounding, ids)
+        return self._query("pairs", segments, rects, polygons, shapes, to, copy, rounding, ids)
 
     def first_hit(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy",
-        copy: bool | None = None, rounding: str = "exact", ids=None,
+        self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
+        rounding: str = "exact", ids=None, **shapes,
     ):
         """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
 
@@ -442,22 +466,22 @@ class Engine:
         t_enter, t_exit (NaN on a miss), entry, exit. With ``walls=`` or ``circles=``: fields
         segment, wall or circle (-1 on a miss), contact or kind, t_enter, t_exit; with
         ``polygons=``: segment, polygon, kind, t_enter, t_exit, entry_edge, exit_edge."""
-        return self._query("first_hit", segments, rects, walls, circles, polygons, to, copy, rounding, ids)
+        return self._query("first_hit", segments, rects, polygons, shapes, to, copy, rounding, ids)
 
     def hits(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy",
-        copy: bool | None = None, rounding: str = "exact", ids=None,
+        self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
+        rounding: str = "exact", ids=None, **shapes,
     ):
         """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
-        return self._query("hits", segments, rects, walls, circles, polygons, to, copy, rounding, ids)
+        return self._query("hits", segments, rects, polygons, shapes, to, copy, rounding, ids)
 
     def counts(
-        self, segments, rects=None, *, walls=None, circles=None, polygons=None, to: str = "numpy",
-        copy: bool | None = None, rounding: str = "exact",
+        self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
+        rounding: str = "exact", **shapes,
     ):
         """Hits per rect: one row (rect, hits) per rect; (wall, hits), (circle, hits) or
         (polygon, hits) with ``walls=``, ``circles=`` or ``polygons=``."""
-        return self._query("counts", segments, rects, walls, circles, polygons, to, copy, rounding, None)
+        return self._query("counts", segments, rects, polygons, shapes, to, copy, rounding, None)
 
     def wall_pairs(self, segments, walls, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None):
         """Segment x segment: every segment against every wall (both x0, y0, x1, y1), one row

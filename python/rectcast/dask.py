@@ -68,22 +68,14 @@ def _frame(rows: np.ndarray, offset: int) -> pd.DataFrame:
     return frame
 
 
-def _shapes(rects, walls, circles, polygons, rounding="exact") -> dict:
-    """The one shape argument given, as the keyword the engine takes, in the form sent to the
-    workers (numpy arrays; polygons as (vertices, offsets))."""
-    given = {
-        name: value
-        for name, value in (("rects", rects), ("walls", walls), ("circles", circles), ("polygons", polygons))
-        if value is not None
-    }
-    if len(given) != 1:
-        raise TypeError(f"give one of rects, walls, circles, polygons; found {list(given) or 'none'}")
-    (name, value), = given.items()
+def _shapes(query, rects, polygons, shapes, rounding="exact") -> dict:
+    """The one target given (``rectcast``'s forms: rects, polygons or a registered shape's
+    keyword), as the keyword the engine takes, in the form sent to the workers (numpy arrays;
+    polygons as (vertices, offsets))."""
+    name, value = rectcast._one_target(query, rects, polygons, shapes)
     if name == "polygons":
         return {name: rectcast._polygons(value, "polygons")}
-    columns = rectcast.CIRCLE_COLUMNS if name == "circles" else (
-        rectcast.RECT_COLUMNS if name == "rects" else rectcast.SEGMENT_COLUMNS
-    )
+    columns = rectcast.RECT_COLUMNS if name == "rects" else rectcast._SHAPES[name]["columns"]
     return {name: rectcast._records(value, columns, name, None, rounding)}
 
 
@@ -146,36 +138,37 @@ def _per_partition(ddf, shapes, query, frame_function, backend, threads, roundin
 
 
 def first_hit(
-    ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1,
-    rounding: str = "exact",
+    ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
+    **shapes,
 ):
     """Each segment's first hit, as a lazy Dask DataFrame (one row per segment, in order).
-    Against rects, or walls, circles or polygons (``rectcast.first_hit``'s forms)."""
+    Against rects, or a registered shape (``rectcast.SHAPES``: ``walls=``, ``circles=``) or
+    polygons (``rectcast.first_hit``'s forms)."""
     _check_columns(ddf.columns, ddf.dtypes)
-    shapes = _shapes(rects, walls, circles, polygons, rounding)
+    shapes = _shapes("first_hit", rects, polygons, shapes, rounding)
     return _per_partition(ddf, shapes, "first_hit", first_hit_frame, backend, threads, rounding)
 
 
 def hits(
-    ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1,
-    rounding: str = "exact",
+    ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
+    **shapes,
 ):
     """The hitting pairs in (segment, shape) order, as a lazy Dask DataFrame."""
     _check_columns(ddf.columns, ddf.dtypes)
-    shapes = _shapes(rects, walls, circles, polygons, rounding)
+    shapes = _shapes("hits", rects, polygons, shapes, rounding)
     return _per_partition(ddf, shapes, "hits", hits_frame, backend, threads, rounding)
 
 
 def counts(
-    ddf, rects=None, *, walls=None, circles=None, polygons=None, backend: str = "auto", threads: int = 1,
-    rounding: str = "exact",
+    ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
+    **shapes,
 ) -> np.ndarray:
     """Hits per rect (or shape) over the whole DataFrame, summed across partitions (computed
     now): a structured array (rect, hits) like ``rectcast.counts``."""
     import dask
 
     _check_columns(ddf.columns, ddf.dtypes)
-    shapes = _shapes(rects, walls, circles, polygons, rounding)
+    shapes = _shapes("counts", rects, polygons, shapes, rounding)
     shared = dask.delayed(shapes, pure=True)
     parts = [dask.delayed(counts_array)(p, shared, backend, threads, rounding) for p in ddf.to_delayed()]
     total = dask.delayed(lambda arrays: np.sum(arrays, axis=0, dtype=np.uint64))(parts)

@@ -13,12 +13,12 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntyped
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rectcast::{
-    Backend, Batch, Cancel, Circle, CircleKind, ClipTo, Contact, CpuOptions, Engine, Error,
-    FirstHit, Kind, Polygons, Rect, Segment, Sides,
+    Backend, Batch, Cancel, ClipTo, CpuOptions, Engine, Error, FirstHit, Kind, Polygons, Rect,
+    Segment, Sides,
 };
 use rows::{Packed, Ty, rows};
 use targets::{
-    PolygonTargets, Shapes, count_rows, first_hit_rows, hit_rows, pair_rows, target_rows,
+    PolygonTargets, count_rows, first_hit_rows, hit_rows, pair_rows, shape_rows, target_rows,
 };
 
 /// Runs `f`, a panic turned into a `RuntimeError` (PyO3's own `PanicException` is not an
@@ -302,8 +302,8 @@ impl PyEngine {
         Ok(rects.into_pyarray(py))
     }
 
-    /// A query (`pairs`, `hits`, `first_hit`, `counts`) of segments against walls or circles
-    /// (`shape`: `walls` or `circles`).
+    /// A query (`pairs`, `hits`, `first_hit`, `counts`) of segments against a registered
+    /// shape (`shape`: its keyword, `walls` or `circles`: `shapes()`).
     fn shape_query<'py>(
         &self,
         py: Python<'py>,
@@ -313,19 +313,7 @@ impl PyEngine {
         shapes: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
-        match shape {
-            "walls" => {
-                let walls = Shapes(records::<Segment>(&shapes, "walls")?);
-                target_rows(py, self, query, s, &walls)
-            }
-            "circles" => {
-                let circles = Shapes(records::<Circle>(&shapes, "circles")?);
-                target_rows(py, self, query, s, &circles)
-            }
-            other => Err(PyValueError::new_err(format!(
-                "shape: expected walls or circles, found {other:?}"
-            ))),
-        }
+        shape_rows(py, self, query, shape, s, &shapes)
     }
 
     /// A query (`pairs`, `hits`, `first_hit`, `counts`) of segments against polygons in the
@@ -442,18 +430,6 @@ fn kind_names() -> Vec<&'static str> {
     Kind::ALL.map(Kind::name).to_vec()
 }
 
-/// The name of each contact code of segment × segment (0 miss, 1 cross, 2 touch, 3 overlap).
-#[pyfunction]
-fn contact_names() -> Vec<&'static str> {
-    Contact::ALL.map(Contact::name).to_vec()
-}
-
-/// The name of each segment × circle `kind` code: miss, inside, enter, exit, cross, tangent.
-#[pyfunction]
-fn circle_kind_names() -> Vec<&'static str> {
-    CircleKind::ALL.map(CircleKind::name).to_vec()
-}
-
 /// The name of each set of sides, by its bits (1 min_x, 2 max_x, 4 min_y, 8 max_y): `min_x+min_y`.
 #[pyfunction]
 fn side_names() -> Vec<String> {
@@ -466,8 +442,7 @@ fn side_names() -> Vec<String> {
 fn _rectcast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyEngine>()?;
     m.add_function(wrap_pyfunction!(kind_names, m)?)?;
-    m.add_function(wrap_pyfunction!(contact_names, m)?)?;
-    m.add_function(wrap_pyfunction!(circle_kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(side_names, m)?)?;
+    m.add_function(wrap_pyfunction!(targets::shapes, m)?)?;
     Ok(())
 }

@@ -3,15 +3,16 @@
 //! and, for the shapes, how each query runs on the engine. The rows of every query are
 //! composed from that description.
 
+use numpy::PyReadonlyArray2;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rectcast::{
     Circle, CircleContact, Counts, Engine, NO_EDGE, PairResult, PolygonContact, Polygons, Segment,
-    SegmentContact, Shape, ShapeHit,
+    SegmentContact, Shape, ShapeContact, ShapeHit, ShapeRecord,
 };
 
-use crate::PyEngine;
 use crate::rows::{Packed, Row, Ty, rows};
+use crate::{PyEngine, records};
 
 /// A pair's result as a row packs it.
 pub(crate) trait Packs: Copy + Send + Sync {
@@ -51,32 +52,88 @@ impl Packs for PairResult {
     }
 }
 
-/// [`Packs`] for a shape's contact of a category (field `$category`, the contact's `$of`
-/// field) and t.
-macro_rules! category_and_times {
-    ($contact:ty, $category:literal, $of:ident) => {
-        impl Packs for $contact {
-            const FIELDS: &'static [(&'static str, Ty)] = &[
-                ($category, Ty::U8),
-                ("t_enter", Ty::F32),
-                ("t_exit", Ty::F32),
-            ];
-            const MISS: Self = <$contact>::MISS;
-            fn hit(&self) -> bool {
-                <$contact>::hit(self)
+/// A shape's contact's first fields: its category code ([`ShapeContact::category`]) and t.
+fn pack_category_and_times<C: ShapeContact>(contact: &C, row: &mut Row<'_>) {
+    let hit = contact.hit();
+    row.u8(contact.category().0 as u8)
+        .f32(t(hit, contact.t_enter()))
+        .f32(t(hit, contact.t_exit()));
+}
+
+/// The shapes read as records, registered once each with their contact (README, "A new
+/// shape"): their contacts' fields, [`shape_rows`], which runs a query over the shape a keyword
+/// names, and [`shapes`], what Python knows of each. Their names, fields and categories come
+/// from the library ([`ShapeRecord`], [`ShapeContact`]).
+macro_rules! registered_shapes {
+    ($($shape:ty: $contact:ty),+) => {
+        $(
+            // Python's arrays are read in place as the shapes: a shape's bytes are its record.
+            const _: () = assert!(
+                size_of::<$shape>() == <$shape as ShapeRecord>::FIELDS.len() * size_of::<f32>()
+            );
+
+            impl Packs for $contact {
+                const FIELDS: &'static [(&'static str, Ty)] = &[
+                    (<$contact as ShapeContact>::CATEGORY, Ty::U8),
+                    ("t_enter", Ty::F32),
+                    ("t_exit", Ty::F32),
+                ];
+                const MISS: Self = <$shape as Shape>::MISS;
+                fn hit(&self) -> bool {
+                    ShapeContact::hit(self)
+                }
+                fn pack(&self, row: &mut Row<'_>) {
+                    pack_category_and_times(self, row);
+                }
             }
-            fn pack(&self, row: &mut Row<'_>) {
-                let hit = self.hit();
-                row.u8(self.$of as u8)
-                    .f32(t(hit, self.t_enter))
-                    .f32(t(hit, self.t_exit));
-            }
+        )+
+
+        /// The rows of `query` of `segments` against the shapes of the keyword `keyword`
+        /// (`walls`, `circles`), given as `shapes`.
+        pub(crate) fn shape_rows<'py>(
+            py: Python<'py>,
+            engine: &PyEngine,
+            query: &str,
+            keyword: &str,
+            segments: &[Segment],
+            shapes: &PyReadonlyArray2<'py, f32>,
+        ) -> PyResult<Packed<'py>> {
+            $(if keyword == <$shape as ShapeRecord>::PLURAL {
+                let shapes = Shapes(records::<$shape>(shapes, keyword)?);
+                return target_rows(py, engine, query, segments, &shapes);
+            })+
+            Err(PyValueError::new_err(format!(
+                "shape: expected one of {}, found {keyword:?}",
+                [$(<$shape as ShapeRecord>::PLURAL),+].join(", ")
+            )))
+        }
+
+        /// What Python knows of each registered shape: its keyword, its rows' field, its
+        /// record's columns, its category's field and the name of each category code.
+        #[pyfunction]
+        pub(crate) fn shapes() -> Vec<ShapeDescription> {
+            vec![$(ShapeDescription {
+                keyword: <$shape as ShapeRecord>::PLURAL,
+                name: <$shape as ShapeRecord>::NAME,
+                columns: <$shape as ShapeRecord>::FIELDS.to_vec(),
+                category: <$contact as ShapeContact>::CATEGORY,
+                category_names: <$contact as ShapeContact>::category_names(),
+            }),+]
         }
     };
 }
 
-category_and_times!(SegmentContact, "contact", contact);
-category_and_times!(CircleContact, "kind", kind);
+registered_shapes!(Segment: SegmentContact, Circle: CircleContact);
+
+/// A registered shape, as the Python package reads it (`rectcast._SHAPES`).
+#[derive(IntoPyObject)]
+pub(crate) struct ShapeDescription {
+    keyword: &'static str,
+    name: &'static str,
+    columns: Vec<&'static str>,
+    category: &'static str,
+    category_names: Vec<&'static str>,
+}
 
 impl Packs for PolygonContact {
     const FIELDS: &'static [(&'static str, Ty)] = &[
@@ -223,23 +280,11 @@ macro_rules! engine_queries {
     };
 }
 
-/// Shapes through the library's seam ([`Shape`]), named as the rows name them.
+/// Shapes through the library's seam ([`Shape`]) read as records, named as the library names
+/// them ([`ShapeRecord::NAME`]).
 pub(crate) struct Shapes<'a, S>(pub &'a [S]);
 
-/// A shape's field in the rows.
-pub(crate) trait Named {
-    const NAME: &'static str;
-}
-
-impl Named for Segment {
-    const NAME: &'static str = "wall";
-}
-
-impl Named for Circle {
-    const NAME: &'static str = "circle";
-}
-
-impl<S: Shape + Named> PyTarget for Shapes<'_, S>
+impl<S: ShapeRecord> PyTarget for Shapes<'_, S>
 where
     S::Contact: Packs,
 {

@@ -204,7 +204,8 @@ def test_the_stubs_name_every_parameter_of_the_functions_and_methods():
         for node in body:
             if isinstance(node, ast.FunctionDef):
                 a = node.args
-                found.setdefault(node.name, []).append([x.arg for x in a.posonlyargs + a.args + a.kwonlyargs])
+                names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+                found.setdefault(node.name, []).append(names + ([a.kwarg.arg] if a.kwarg else []))
         return found
 
     functions = stubbed(stub.body)
@@ -223,3 +224,29 @@ def test_the_stubs_name_every_parameter_of_the_functions_and_methods():
             assert name in methods, f"no stub for Engine.{name}"
             for params in methods[name]:
                 assert params == want, f"Engine.{name}: stub {params} vs {want}"
+
+
+def test_every_registered_shape_is_a_keyword_with_its_rows_fields_and_category_names(engine):
+    """A shape registered in the Rust module (``rectcast.SHAPES``) is a keyword of every query,
+    its rows carry its name and its category, and pandas and Arrow name its category's codes."""
+    segments = np.array([[0, 0, 1, 0]], np.float32)
+    assert rectcast.SHAPES == ("walls", "circles")
+    for keyword in rectcast.SHAPES:
+        shape = rectcast._SHAPES[keyword]
+        none = np.zeros((0, len(shape["columns"])), np.float32)
+        rows = engine.pairs(segments, **{keyword: none})
+        assert rows.dtype.names == ("segment", shape["name"], "hit", shape["category"], "t_enter", "t_exit")
+        first = engine.first_hit(segments, **{keyword: none}, to="pandas")
+        assert list(first[shape["category"]].cat.categories) == list(shape["category_names"]), keyword
+        assert first[shape["category"]].astype(str).tolist() == ["miss"], keyword
+        counts = engine.counts(segments, **{keyword: none}, to="arrow")
+        assert counts.schema.names == [shape["name"], "hits"], keyword
+    assert rectcast._SHAPES["circles"]["category_names"] == list(rectcast.CIRCLE_KIND_NAMES)
+
+
+def test_a_keyword_no_shape_has_is_refused_naming_the_targets(engine):
+    segments = np.array([[0, 0, 1, 0]], np.float32)
+    with pytest.raises(TypeError, match=r"pairs: unexpected keyword 'squares'.*walls, circles"):
+        engine.pairs(segments, squares=segments)
+    with pytest.raises(TypeError, match=r"counts: give one of rects, walls, circles, polygons; found none"):
+        engine.counts(segments)

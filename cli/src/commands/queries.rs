@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use clap::Args;
-use rectcast::{BroadPhase, Engine, Segment};
+use rectcast::{BroadPhase, Engine, Segment, ShapeRecord};
 
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
@@ -23,14 +23,18 @@ use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table, TargetColumns};
 use crate::polygons::PolygonFile;
 use crate::records::{self, RecordKind, Records};
-use crate::targets::{FirstRow, HitRow, PolygonTargets, Rects, Shapes, Target};
+use crate::shape_files::{FlagHelp, ShapeFiles, TARGETS, capitalized};
+use crate::targets::{
+    FirstRow, ForShape, HitRow, PolygonTargets, Rects, ResultCells, SHAPE_FLAGS, Shapes, Target,
+    for_shape,
+};
 
 /// Results per chunk for dense `pairs`.
 const PAIRS_PER_CHUNK: usize = 1 << 22;
 
 /// The inputs and output of a query over every segment and every rect.
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("targets").required(true).args(["rects", "walls", "circles", "polygons"])))]
+#[command(group(clap::ArgGroup::new(TARGETS).required(true)))]
 pub struct QueryArgs {
     /// Segments: .csv (columns x0,y0,x1,y1 found by name, in any order; others ignored), .npy
     /// (float32, shape [N, 4]) or .f32 (raw little-endian, 4 per record); .gz of any; `-` for
@@ -38,23 +42,16 @@ pub struct QueryArgs {
     #[arg(long)]
     segments: PathBuf,
     /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory.
-    #[arg(long)]
+    #[arg(long, group = TARGETS)]
     rects: Option<PathBuf>,
-    /// Walls (segments, in the segments' formats) instead of rects: segment × segment. Rows
-    /// (segment, wall, hit, contact, t_enter, t_exit) for pairs and hits, (segment, wall,
-    /// contact, t_enter, t_exit) for first-hit, (wall, hits) for count. Held in memory.
-    #[arg(long, conflicts_with = "rects")]
-    walls: Option<PathBuf>,
-    /// Circles (closed disks, columns cx,cy,r; .npy of shape [N, 3]; .f32 of 3 values a
-    /// record) instead of rects: segment × circle, the walls' rows with `circle` and `kind`.
-    /// Held in memory.
-    #[arg(long, conflicts_with_all = ["rects", "walls"])]
-    circles: Option<PathBuf>,
+    /// The registered shapes' files (`--walls`, `--circles`), each instead of rects.
+    #[command(flatten)]
+    shapes: ShapeFiles<QueryHelp>,
     /// Polygons (simple, closed: boundary and interior) instead of rects: segment × polygon.
     /// `.wkt` (one POLYGON a line), `.geojson`/`.json` (Polygon features), or vertices (.npy
     /// float32 [V, 2], CSV x,y, .f32) with --polygon-offsets. Rows add `entry_edge` and
     /// `exit_edge` (edge k runs from vertex k to k + 1). Held in memory.
-    #[arg(long, conflicts_with_all = ["rects", "walls", "circles"])]
+    #[arg(long, group = TARGETS)]
     polygons: Option<PathBuf>,
     /// The flat form's offsets: an .npy of P + 1 integers from 0 to V; polygon i is vertices
     /// offsets[i]..offsets[i + 1].
@@ -106,10 +103,16 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
             "--broad-phase applies to first-hit, hits and count: pairs are every pair, so there are no candidates to find".into(),
         );
     }
-    match (&args.walls, &args.circles, &args.polygons, &args.rects) {
-        (Some(path), _, _, _) => held(&args, query, path, &records::SEGMENTS, Shapes),
-        (None, Some(path), _, _) => held(&args, query, path, &records::CIRCLES, Shapes),
-        (None, None, Some(path), _) => {
+    if let Some((flag, path)) = args.shapes.given().next() {
+        let held = Held {
+            args: &args,
+            query,
+            path,
+        };
+        return for_shape(flag, held).unwrap_or_else(|| Err(format!("no shape takes --{flag}")));
+    }
+    match (&args.polygons, &args.rects) {
+        (Some(path), _) => {
             Sink::check(args.out.as_deref(), table::<PolygonTargets>(query))?;
             one_stdin(&[&args.segments, path])?;
             let offsets = args.polygon_offsets.as_deref();
@@ -117,10 +120,66 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
             let polygons = PolygonTargets(file.polygons.clone());
             stream(&args, query, &polygons, &file.ids, || file.report())
         }
-        (None, None, None, Some(path)) => held(&args, query, path, &records::RECTS, Rects),
-        (None, None, None, None) => {
-            Err("give --rects (or --walls, --circles or --polygons)".into())
-        }
+        (None, Some(path)) => held(&args, query, path, &records::RECTS, Rects),
+        (None, None) => Err(format!(
+            "give --rects (or {} or --polygons)",
+            SHAPE_FLAGS
+                .iter()
+                .map(|flag| format!("--{flag}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// A job over a registered shape's file, held in memory.
+struct Held<'a> {
+    args: &'a QueryArgs,
+    query: Query,
+    path: &'a Path,
+}
+
+impl ForShape for Held<'_> {
+    type Output = Outcome;
+    fn with<S: ShapeRecord>(self) -> Outcome
+    where
+        S::Contact: ResultCells,
+    {
+        let kind = RecordKind::<S>::shape();
+        held(self.args, self.query, self.path, &kind, Shapes::<S>)
+    }
+}
+
+/// What `pairs`, `first-hit`, `hits` and `count` say of a shape's flag: its records, and the
+/// rows of each query's table.
+pub struct QueryHelp;
+
+impl FlagHelp for QueryHelp {
+    fn help<S: ShapeRecord>() -> String
+    where
+        S::Contact: ResultCells,
+    {
+        let rows = |query| {
+            let columns = table::<Shapes<S>>(query).columns();
+            columns
+                .iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let values = S::FIELDS.len();
+        format!(
+            "{} ({}: columns {} in CSV, {values} values a record in .npy [N, {values}] and .f32) \
+             instead of rects: segment × {}. Rows ({}) for pairs and hits, ({}) for first-hit, \
+             ({}) for count. Held in memory",
+            capitalized(S::PLURAL),
+            S::ABOUT,
+            S::FIELDS.join(","),
+            S::NAME,
+            rows(Query::Pairs),
+            rows(Query::FirstHit),
+            rows(Query::Count),
+        )
     }
 }
 
@@ -129,7 +188,7 @@ fn held<V, T: Target>(
     args: &QueryArgs,
     query: Query,
     path: &Path,
-    kind: &'static RecordKind<V>,
+    kind: &RecordKind<V>,
     make: impl FnOnce(Vec<V>) -> T,
 ) -> Outcome {
     Sink::check(args.out.as_deref(), table::<T>(query))?;

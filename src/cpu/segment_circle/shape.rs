@@ -5,7 +5,7 @@ use super::{CircleContact, CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS, segmen
 use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::error::{InputArray, InputError};
 use crate::gpu::{Emulation, shader};
-use crate::shape::{Shape, ShapeKernel};
+use crate::shape::{Shape, ShapeKernel, ShapeRecord};
 use crate::types::{Circle, Rect, Segment};
 use crate::validate;
 
@@ -13,7 +13,7 @@ use crate::validate;
 /// hooks of the passes over queries × circles), between the same files as the walls'.
 const SOURCE: &str = crate::shape::kernel_source!(reduces: "segment_circle.wgsl");
 
-crate::shape::contact_with_times!(CircleContact);
+crate::shape::contact_with_times!(CircleContact, "kind", kind: CircleKind);
 
 /// A closed disk: segment × circle (docs/semantics.md, "Segment × circle").
 impl Shape for Circle {
@@ -76,5 +76,17 @@ impl Shape for Circle {
             ("SEARCH_STEPS", SEARCH_STEPS as f64),
         ]);
         shader::with_shape_queries(constants)
+    }
+}
+
+/// A circle's record: its center and radius.
+impl ShapeRecord for Circle {
+    const NAME: &'static str = "circle";
+    const PLURAL: &'static str = "circles";
+    const ABOUT: &'static str = "closed disks";
+    const FIELDS: &'static [&'static str] = &["cx", "cy", "r"];
+
+    fn from_record([cx, cy, r, _]: [f32; 4]) -> Circle {
+        Circle::new(cx, cy, r)
     }
 }

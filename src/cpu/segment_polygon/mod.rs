@@ -25,7 +25,7 @@ use super::exact::{
     double_compare, double_mul,
 };
 use super::segment_rect::order_key;
-use super::segment_segment::{SegmentContact, segment_segment, segment_segment_ratios};
+use super::segment_segment::{Contact, SegmentContact, segment_segment, segment_segment_ratios};
 use crate::types::{Kind, Rect, Segment};
 
 /// The bits of [`EdgeContact::ends`]: for each end of the query, whether it lies on the edge
@@ -83,6 +83,11 @@ impl EdgeContact {
     /// Whether the query meets the edge itself.
     pub fn hit(&self) -> bool {
         self.contact != 0
+    }
+
+    /// How the query meets the edge itself.
+    pub fn contact(&self) -> Contact {
+        Contact::from_code(self.contact)
     }
 }
 

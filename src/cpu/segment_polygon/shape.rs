@@ -15,9 +15,9 @@ use crate::validate;
 /// their edges on the host, so the queries over shapes' contacts are not part of it.
 const SOURCE: &str = crate::shape::kernel_source!("segment_segment.wgsl", "segment_polygon.wgsl");
 
-crate::shape::contact_with_times!(EdgeContact);
+crate::shape::contact_with_times!(EdgeContact, "contact", contact: crate::Contact);
 
-crate::shape::contact_with_times!(PolygonContact);
+crate::shape::contact_with_times!(PolygonContact, "kind", kind: crate::Kind);
 
 /// One edge of a polygon, with its polygon's box: segment × polygon runs as segment × edge
 /// ([`polygon_edge`]), and the host gathers each polygon's edges

@@ -70,6 +70,16 @@ impl Contact {
             Contact::Overlap => 3,
         }
     }
+
+    /// The contact of [`Contact::code`]; any other number is `Miss`.
+    pub const fn from_code(code: u32) -> Contact {
+        match code {
+            1 => Contact::Cross,
+            2 => Contact::Touch,
+            3 => Contact::Overlap,
+            _ => Contact::Miss,
+        }
+    }
 }
 
 /// The result for one (query segment, wall) pair: 12 bytes, GPU-ready.
@@ -99,12 +109,7 @@ impl SegmentContact {
     }
 
     pub fn contact(&self) -> Contact {
-        match self.contact {
-            1 => Contact::Cross,
-            2 => Contact::Touch,
-            3 => Contact::Overlap,
-            _ => Contact::Miss,
-        }
+        Contact::from_code(self.contact)
     }
 }
 

@@ -6,7 +6,7 @@ use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::error::{InputArray, InputError};
 use crate::gpu::Emulation;
 use crate::gpu::shader::{self, Constants};
-use crate::shape::{Shape, ShapeKernel};
+use crate::shape::{Shape, ShapeKernel, ShapeRecord};
 use crate::types::{Rect, Segment};
 use crate::validate;
 
@@ -28,7 +28,7 @@ pub(crate) fn kernel_constants(emulation: Emulation) -> Constants {
     constants
 }
 
-crate::shape::contact_with_times!(SegmentContact);
+crate::shape::contact_with_times!(SegmentContact, "contact", contact: super::Contact);
 
 /// A wall: segment × segment (docs/semantics.md, "Segment × segment").
 impl Shape for Segment {
@@ -76,5 +76,17 @@ impl Shape for Segment {
 
     fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
         shader::with_shape_queries(kernel_constants(emulation))
+    }
+}
+
+/// Walls are read as segments are: their two ends.
+impl ShapeRecord for Segment {
+    const NAME: &'static str = "wall";
+    const PLURAL: &'static str = "walls";
+    const ABOUT: &'static str = "segments";
+    const FIELDS: &'static [&'static str] = &["x0", "y0", "x1", "y1"];
+
+    fn from_record([x0, y0, x1, y1]: [f32; 4]) -> Segment {
+        Segment::new(x0, y0, x1, y1)
     }
 }

@@ -152,10 +152,7 @@ fn check_out(out: &Path) -> Result<Format, String> {
 pub fn run(args: RenderArgs) -> Outcome {
     check_out(&args.out)?;
     let view = args.view.as_deref().map(parse_view).transpose()?;
-    fn read<T>(
-        path: Option<&PathBuf>,
-        kind: &'static records::RecordKind<T>,
-    ) -> Result<Vec<T>, String> {
+    fn read<T>(path: Option<&PathBuf>, kind: &records::RecordKind<T>) -> Result<Vec<T>, String> {
         let Some(path) = path else {
             return Ok(Vec::new());
         };
@@ -167,7 +164,10 @@ pub fn run(args: RenderArgs) -> Outcome {
     let segments = read(Some(&args.segments), &records::SEGMENTS)?;
     let rects = read(args.rects.as_ref(), &records::RECTS)?;
     let walls = read(args.walls.as_ref(), &records::SEGMENTS)?;
-    let circles = read(args.circles.as_ref(), &records::CIRCLES)?;
+    let circles = read(
+        args.circles.as_ref(),
+        &records::RecordKind::<Circle>::shape(),
+    )?;
     let polygons = match &args.polygons {
         Some(path) => {
             crate::polygons::PolygonFile::read(path, args.polygon_offsets.as_deref(), false)?
