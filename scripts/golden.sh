@@ -77,6 +77,9 @@ for backend in cpu gpu; do
     run "$backend-overlaps" overlaps --polygons $IN/polygons.wkt --other $IN/polygons.wkt --backend $backend
     run "$backend-render-png" render --segments $S --rects $IN/bh/rects.csv --backend $backend --out "$backend-r.png"
     run "$backend-render-svg" render --segments $S --polygons $IN/polygons.wkt --backend $backend --out "$backend-r.svg"
+    every="--rects $IN/bh/rects.csv --walls $IN/walls/segments.csv --circles $IN/circles.csv --polygons $IN/polygons.wkt"
+    run "$backend-render-all" render --segments $IN/walls/segments.csv $every --query pairs --backend $backend --out "$backend-all.svg"
+    run "$backend-render-all-png" render --segments $IN/walls/segments.csv $every --backend $backend --out "$backend-all.png"
 done
 run gz first-hit --segments $S --rects $IN/bh/rects.csv --backend cpu --out "fh.csv.gz"
 run err-nan first-hit --segments $IN/bad.csv --rects $IN/bh/rects.csv --backend cpu

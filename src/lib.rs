@@ -42,7 +42,7 @@ pub use engine::{Backend, Chosen, Engine};
 pub use error::{Error, InputArray, InputError, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts};
-pub use shape::{Shape, ShapeContact, ShapeHit, ShapeKernel, ShapeRecord};
+pub use shape::{Outline, Shape, ShapeContact, ShapeHit, ShapeKernel, ShapeRecord};
 pub use types::{
     Circle, Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags,
 };

@@ -29,11 +29,15 @@ pub trait ShapeContact: Pod + Send + Sync + PartialEq + std::fmt::Debug {
     fn category(&self) -> (u32, &'static str);
     /// The name of each category code, in code order.
     fn category_names() -> Vec<&'static str>;
+    /// Where the segment meets the shape's boundary on its way, as a picture marks it: at
+    /// t_enter (coming in from outside, or meeting a wall) and at t_exit (going out, or the far
+    /// end of a stretch along a wall). A miss meets neither.
+    fn boundary(&self) -> (bool, bool);
 }
 
 /// [`ShapeContact`] for a contact type with `t_enter` and `t_exit` fields and a `hit` method of
 /// its own (every shape's so far), and a category named `$column`: what its method `$category`
-/// gives, a `$categories` (with `code`, `name` and `ALL`).
+/// gives, a `$categories` (with `code`, `name` and `ALL`); its `boundary` method too.
 macro_rules! contact_with_times {
     ($contact:ty, $column:literal, $category:ident: $categories:ty) => {
         impl $crate::shape::ShapeContact for $contact {
@@ -58,6 +62,10 @@ macro_rules! contact_with_times {
 
             fn category_names() -> Vec<&'static str> {
                 <$categories>::ALL.iter().map(|c| c.name()).collect()
+            }
+
+            fn boundary(&self) -> (bool, bool) {
+                <$contact>::boundary(self)
             }
         }
     };
@@ -150,6 +158,19 @@ pub trait ShapeRecord: Shape {
     const FIELDS: &'static [&'static str];
     /// The shape of a record: its first `FIELDS.len()` values (the rest are not read).
     fn from_record(values: [f32; 4]) -> Self;
+    /// How a picture of a scene draws the shapes (the CLI's `render`): as lines, or as areas.
+    const LINES: bool;
+    /// How a picture of a scene draws this one: a line or an area's outline.
+    fn outline(&self) -> Outline;
+}
+
+/// A shape as a picture draws it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Outline {
+    /// A line from one point to another: a wall.
+    Line([f32; 2], [f32; 2]),
+    /// A closed disk: its center and radius.
+    Disk([f32; 2], f32),
 }
 
 /// Where a shape's kernel lives.

@@ -765,3 +765,22 @@ fn a_second_pass_longer_than_a_row_of_workgroups_runs_whole() {
     let got = gpu.circle_pairs(&queries, &circles).expect("gpu");
     assert_same_contacts("all crossing", &queries, &circles, &want, &got);
 }
+
+#[test]
+fn a_pictures_marks_are_where_the_segment_crosses_the_circle_and_the_tangent_point() {
+    use rectcast::ShapeContact;
+    let disk = c(0.0, 0.0, 1.0);
+    for (query, kind, marks) in [
+        (s(-2.0, 0.0, 2.0, 0.0), CircleKind::Cross, (true, true)),
+        (s(-2.0, 0.0, 0.0, 0.0), CircleKind::Enter, (true, false)),
+        (s(0.0, 0.0, 2.0, 0.0), CircleKind::Exit, (false, true)),
+        (s(-0.5, 0.0, 0.5, 0.0), CircleKind::Inside, (false, false)),
+        (s(-2.0, 1.0, 2.0, 1.0), CircleKind::Tangent, (true, false)),
+        (s(-2.0, 3.0, 2.0, 3.0), CircleKind::Miss, (false, false)),
+    ] {
+        let got = segment_circle(&query, &disk);
+        assert_eq!(got.kind(), kind, "{query:?}");
+        assert_eq!(got.boundary(), marks, "{query:?}: {kind:?}");
+        assert_eq!(ShapeContact::boundary(&got), marks, "{query:?}: the seam's");
+    }
+}

@@ -763,3 +763,39 @@ fn a_second_pass_longer_than_a_row_of_workgroups_runs_whole() {
     let got = gpu.wall_pairs(&queries, &walls).expect("gpu");
     assert_same_contacts("all crossing", &queries, &walls, &want, &got);
 }
+
+#[test]
+fn a_pictures_marks_are_the_meeting_point_and_an_overlaps_far_end() {
+    use rectcast::ShapeContact;
+    let wall = Segment::new(0.0, 0.0, 4.0, 0.0);
+    for (query, contact, marks) in [
+        (
+            Segment::new(1.0, -1.0, 1.0, 1.0),
+            Contact::Cross,
+            (true, false),
+        ),
+        (
+            Segment::new(1.0, 0.0, 1.0, 1.0),
+            Contact::Touch,
+            (true, false),
+        ),
+        (
+            Segment::new(-1.0, 0.0, 2.0, 0.0),
+            Contact::Overlap,
+            (true, true),
+        ),
+        (
+            Segment::new(1.0, 1.0, 2.0, 1.0),
+            Contact::Miss,
+            (false, false),
+        ),
+    ] {
+        let got = segment_segment(&query, &wall);
+        assert_eq!(got.contact(), contact, "{query:?}");
+        assert_eq!(
+            ShapeContact::boundary(&got),
+            marks,
+            "{query:?}: {contact:?}"
+        );
+    }
+}

@@ -76,8 +76,7 @@ pub fn run(args: DemoArgs) -> Outcome {
             &Scene {
                 segments: &segments,
                 rects: &rects,
-                walls: &[],
-                circles: &[],
+                shapes: &[],
                 polygons: &rectcast::Polygons::default(),
             },
             RenderQuery::FirstHit,

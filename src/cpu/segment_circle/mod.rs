@@ -114,6 +114,17 @@ impl CircleContact {
         self.kind != CircleKind::Miss.code()
     }
 
+    /// Whether the segment crosses the circle coming in (or touches it: `Tangent`) and going
+    /// out.
+    pub fn boundary(&self) -> (bool, bool) {
+        use CircleKind::{Cross, Enter, Exit, Tangent};
+        let kind = self.kind();
+        (
+            matches!(kind, Enter | Cross | Tangent),
+            matches!(kind, Exit | Cross),
+        )
+    }
+
     pub fn kind(&self) -> CircleKind {
         CircleKind::ALL
             .get(self.kind as usize)

@@ -5,7 +5,7 @@ use super::{CircleContact, CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS, segmen
 use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::error::{InputArray, InputError};
 use crate::gpu::{Emulation, shader};
-use crate::shape::{Shape, ShapeKernel, ShapeRecord};
+use crate::shape::{Outline, Shape, ShapeKernel, ShapeRecord};
 use crate::types::{Circle, Rect, Segment};
 use crate::validate;
 
@@ -88,5 +88,11 @@ impl ShapeRecord for Circle {
 
     fn from_record([cx, cy, r, _]: [f32; 4]) -> Circle {
         Circle::new(cx, cy, r)
+    }
+
+    const LINES: bool = false;
+
+    fn outline(&self) -> Outline {
+        Outline::Disk([self.cx, self.cy], self.r)
     }
 }

@@ -89,6 +89,12 @@ impl EdgeContact {
     pub fn contact(&self) -> Contact {
         Contact::from_code(self.contact)
     }
+
+    /// Where the query meets the edge, as a wall's ([`SegmentContact::boundary`]).
+    pub fn boundary(&self) -> (bool, bool) {
+        let contact = self.contact();
+        (contact != Contact::Miss, contact == Contact::Overlap)
+    }
 }
 
 /// Every edge of every polygon, in order, each with its polygon's box.
@@ -274,6 +280,12 @@ impl PolygonContact {
 
     pub fn kind(&self) -> Kind {
         Kind::from_code(self.kind)
+    }
+
+    /// Whether the segment comes in across an edge (`entry_edge`) and goes out across one
+    /// (`exit_edge`).
+    pub fn boundary(&self) -> (bool, bool) {
+        (self.entry_edge != NO_EDGE, self.exit_edge != NO_EDGE)
     }
 }
 

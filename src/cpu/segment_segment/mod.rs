@@ -111,6 +111,13 @@ impl SegmentContact {
     pub fn contact(&self) -> Contact {
         Contact::from_code(self.contact)
     }
+
+    /// Where the segment meets the wall (at t_enter, on a hit), and whether it runs along it
+    /// to a second end (an overlap's t_exit).
+    pub fn boundary(&self) -> (bool, bool) {
+        let contact = self.contact();
+        (contact != Contact::Miss, contact == Contact::Overlap)
+    }
 }
 
 /// The common part of a query and a wall, exactly: its contact, and its first and last t as

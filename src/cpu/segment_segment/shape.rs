@@ -6,7 +6,7 @@ use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::error::{InputArray, InputError};
 use crate::gpu::Emulation;
 use crate::gpu::shader::{self, Constants};
-use crate::shape::{Shape, ShapeKernel, ShapeRecord};
+use crate::shape::{Outline, Shape, ShapeKernel, ShapeRecord};
 use crate::types::{Rect, Segment};
 use crate::validate;
 
@@ -88,5 +88,11 @@ impl ShapeRecord for Segment {
 
     fn from_record([x0, y0, x1, y1]: [f32; 4]) -> Segment {
         Segment::new(x0, y0, x1, y1)
+    }
+
+    const LINES: bool = true;
+
+    fn outline(&self) -> Outline {
+        Outline::Line([self.x0, self.y0], [self.x1, self.y1])
     }
 }

@@ -1,5 +1,6 @@
 //! `rectcast render`: a picture of what the engine decided for a scene, drawn with tiny-skia
-//! (pure Rust). Rects, circles and polygons are filled blue, walls are dark lines; a segment
+//! (pure Rust). Rects, circles and polygons are filled blue, walls are dark lines (each
+//! registered shape as the library outlines it: `ShapeRecord::outline`); a segment
 //! that hits nothing is grey, one that hits is orange; the part of it inside a shape (or
 //! along a wall) is red (for a polygon, each stretch inside it: a segment may leave a polygon
 //! that is not convex and enter it again), its entry point (or the point where it meets a
@@ -17,32 +18,33 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use rectcast::{Batch, Circle, CircleKind, Contact, Engine, Polygons, Rect, Segment, ShapeContact};
+use rectcast::{
+    Batch, Engine, Outline as ShapeOutline, Polygons, Rect, Segment, ShapeContact, ShapeRecord,
+};
 mod canvas;
 mod png;
 mod svg;
 use canvas::{Density, Draw, Mark, Outline, View};
 
 use crate::options::{BackendArg, Outcome, engine};
-use crate::records::{self, Records};
+use crate::records::{self, RecordKind, Records};
+use crate::shape_files::{FlagHelp, ShapeFiles, TARGETS, capitalized};
+use crate::targets::{ForShape, ResultCells, SHAPE_FLAGS, for_shape};
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("targets").required(true).multiple(true).args(["rects", "walls", "circles", "polygons"])))]
+#[command(group(clap::ArgGroup::new(TARGETS).required(true).multiple(true)))]
 pub struct RenderArgs {
     /// Segments (.csv, .npy or .f32, .gz of any, `-` for stdin), read whole.
     #[arg(long)]
     segments: PathBuf,
     /// Rects (.csv, .npy or .f32), read whole.
-    #[arg(long)]
+    #[arg(long, group = TARGETS)]
     rects: Option<PathBuf>,
-    /// Walls (segments, in the segments' formats), read whole: drawn with rects and circles.
-    #[arg(long)]
-    walls: Option<PathBuf>,
-    /// Circles (columns cx,cy,r; .npy [N, 3]; .f32 of 3 values), read whole.
-    #[arg(long)]
-    circles: Option<PathBuf>,
+    /// The registered shapes' files (`--walls`, `--circles`), drawn with the other targets.
+    #[command(flatten)]
+    shapes: ShapeFiles<RenderHelp>,
     /// Polygons (.wkt, .geojson, or vertices with --polygon-offsets), read whole.
-    #[arg(long)]
+    #[arg(long, group = TARGETS)]
     polygons: Option<PathBuf>,
     /// The flat form's offsets for --polygons.
     #[arg(long, requires = "polygons")]
@@ -148,26 +150,31 @@ fn check_out(out: &Path) -> Result<Format, String> {
     }
 }
 
+/// The records of `kind` in `path`, read whole; none without a path.
+fn read<T>(path: Option<&Path>, kind: &records::RecordKind<T>) -> Result<Vec<T>, String> {
+    let Some(path) = path else {
+        return Ok(Vec::new());
+    };
+    Records::open(path, kind, false)
+        .and_then(|mut r| r.read_all())
+        .map(|(values, _)| values)
+        .map_err(|e| e.to_string())
+}
+
 /// `rectcast render`: reads both files whole, runs the query, draws.
 pub fn run(args: RenderArgs) -> Outcome {
     check_out(&args.out)?;
     let view = args.view.as_deref().map(parse_view).transpose()?;
-    fn read<T>(path: Option<&PathBuf>, kind: &records::RecordKind<T>) -> Result<Vec<T>, String> {
-        let Some(path) = path else {
-            return Ok(Vec::new());
-        };
-        Records::open(path, kind, false)
-            .and_then(|mut r| r.read_all())
-            .map(|(values, _)| values)
-            .map_err(|e| e.to_string())
-    }
     let segments = read(Some(&args.segments), &records::SEGMENTS)?;
-    let rects = read(args.rects.as_ref(), &records::RECTS)?;
-    let walls = read(args.walls.as_ref(), &records::SEGMENTS)?;
-    let circles = read(
-        args.circles.as_ref(),
-        &records::RecordKind::<Circle>::shape(),
-    )?;
+    let rects = read(args.rects.as_deref(), &records::RECTS)?;
+    let shapes = args
+        .shapes
+        .given()
+        .map(|(flag, path)| {
+            for_shape(flag, ReadShapes(path))
+                .unwrap_or_else(|| Err(format!("no shape takes --{flag}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let polygons = match &args.polygons {
         Some(path) => {
             crate::polygons::PolygonFile::read(path, args.polygon_offsets.as_deref(), false)?
@@ -181,8 +188,7 @@ pub fn run(args: RenderArgs) -> Outcome {
         &Scene {
             segments: &segments,
             rects: &rects,
-            walls: &walls,
-            circles: &circles,
+            shapes: &shapes,
             polygons: &polygons,
         },
         args.query,
@@ -218,15 +224,80 @@ const WALL: [u8; 4] = [50, 50, 60, 255];
 pub struct Scene<'a> {
     pub segments: &'a [Segment],
     pub rects: &'a [Rect],
-    pub walls: &'a [Segment],
-    pub circles: &'a [Circle],
+    /// The registered shapes' sets, in flag order (walls, circles).
+    pub shapes: &'a [Box<dyn ShapeSet>],
     pub polygons: &'a Polygons,
+}
+
+/// A registered shape's set, as a picture reads it.
+pub trait ShapeSet {
+    /// The shapes as drawn.
+    fn outlines(&self) -> Vec<ShapeOutline>;
+    /// The hits of `segments` on them, every one (the dense pairs that hit).
+    fn parts(&self, engine: &mut Engine, segments: &[Segment]) -> rectcast::Result<Vec<Part>>;
+}
+
+impl<S: ShapeRecord> ShapeSet for Vec<S> {
+    fn outlines(&self) -> Vec<ShapeOutline> {
+        self.iter().map(S::outline).collect()
+    }
+    fn parts(&self, engine: &mut Engine, segments: &[Segment]) -> rectcast::Result<Vec<Part>> {
+        let contacts = engine.shape_pairs(segments, self)?;
+        Ok(shape_parts(&contacts, self.len(), ShapeContact::boundary).collect())
+    }
+}
+
+/// Reads a registered shape's file whole.
+struct ReadShapes<'a>(&'a Path);
+
+impl ForShape for ReadShapes<'_> {
+    type Output = Result<Box<dyn ShapeSet>, String>;
+    fn with<S: ShapeRecord>(self) -> Self::Output
+    where
+        S::Contact: ResultCells,
+    {
+        let shapes = read(Some(self.0), &RecordKind::<S>::shape())?;
+        Ok(Box::new(shapes))
+    }
+}
+
+/// What `render` says of a shape's flag.
+pub struct RenderHelp;
+
+impl FlagHelp for RenderHelp {
+    fn help<S: ShapeRecord>() -> String
+    where
+        S::Contact: ResultCells,
+    {
+        let values = S::FIELDS.len();
+        format!(
+            "{} ({}: columns {} in CSV, {values} values a record in .npy [N, {values}] and .f32), \
+             read whole: drawn {} with the other targets",
+            capitalized(S::PLURAL),
+            S::ABOUT,
+            S::FIELDS.join(","),
+            if S::LINES { "as lines" } else { "filled" },
+        )
+    }
+}
+
+/// A registered shape's name, and whether it is drawn as lines, for the legend.
+struct DrawnAs;
+
+impl ForShape for DrawnAs {
+    type Output = (&'static str, bool);
+    fn with<S: ShapeRecord>(self) -> Self::Output
+    where
+        S::Contact: ResultCells,
+    {
+        (S::NAME, S::LINES)
+    }
 }
 
 /// A hit to draw: the part of a segment in a shape (or along a wall), and which of its ends
 /// to mark (an entry, or where it meets a wall; an exit).
 #[derive(Clone, Copy, Debug)]
-struct Part {
+pub struct Part {
     segment: usize,
     t_enter: f32,
     t_exit: f32,
@@ -311,7 +382,6 @@ fn scene_view(scene: &Scene) -> [f32; 4] {
     let points = scene
         .segments
         .iter()
-        .chain(scene.walls)
         .flat_map(|s| [(s.x0, s.y0), (s.x1, s.y1)])
         .chain(
             scene
@@ -319,12 +389,12 @@ fn scene_view(scene: &Scene) -> [f32; 4] {
                 .iter()
                 .flat_map(|r| [(r.min_x, r.min_y), (r.max_x, r.max_y)]),
         )
-        .chain(
-            scene
-                .circles
-                .iter()
-                .flat_map(|c| [(c.cx - c.r, c.cy - c.r), (c.cx + c.r, c.cy + c.r)]),
-        )
+        .chain(scene.shapes.iter().flat_map(|set| set.outlines()).flat_map(
+            |outline| match outline {
+                ShapeOutline::Line([x0, y0], [x1, y1]) => [(x0, y0), (x1, y1)],
+                ShapeOutline::Disk([cx, cy], r) => [(cx - r, cy - r), (cx + r, cy + r)],
+            },
+        ))
         .chain(scene.polygons.vertices().iter().map(|&[x, y]| (x, y)));
     for (x, y) in points {
         b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
@@ -388,26 +458,8 @@ fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<P
             polygon: None,
         }));
     }
-    if !scene.walls.is_empty() {
-        let contacts = engine.wall_pairs(scene.segments, scene.walls).map_err(e)?;
-        parts.extend(shape_parts(&contacts, scene.walls.len(), |c| {
-            (true, c.contact() == Contact::Overlap)
-        }));
-    }
-    if !scene.circles.is_empty() {
-        let contacts = engine
-            .circle_pairs(scene.segments, scene.circles)
-            .map_err(e)?;
-        parts.extend(shape_parts(&contacts, scene.circles.len(), |c| {
-            let kind = c.kind();
-            (
-                matches!(
-                    kind,
-                    CircleKind::Enter | CircleKind::Cross | CircleKind::Tangent
-                ),
-                matches!(kind, CircleKind::Exit | CircleKind::Cross),
-            )
-        }));
+    for set in scene.shapes {
+        parts.extend(set.parts(engine, scene.segments).map_err(e)?);
     }
     if !scene.polygons.is_empty() {
         let contacts = engine
@@ -415,17 +467,12 @@ fn parts(engine: &mut Engine, scene: &Scene, query: RenderQuery) -> Result<Vec<P
             .map_err(e)?;
         let m = scene.polygons.len();
         parts.extend(
-            shape_parts(&contacts, m, |c| {
-                (
-                    c.entry_edge != rectcast::NO_EDGE,
-                    c.exit_edge != rectcast::NO_EDGE,
-                )
-            })
-            .zip(contacts.iter().enumerate().filter(|(_, c)| c.hit()))
-            .map(|(part, (i, _))| Part {
-                polygon: Some(i % m),
-                ..part
-            }),
+            shape_parts(&contacts, m, ShapeContact::boundary)
+                .zip(contacts.iter().enumerate().filter(|(_, c)| c.hit()))
+                .map(|(part, (i, _))| Part {
+                    polygon: Some(i % m),
+                    ..part
+                }),
         );
     }
     if query == RenderQuery::FirstHit {
@@ -512,16 +559,22 @@ fn draw(d: &mut dyn Draw, scene: &Scene, parts: &[Part], v: &View, query: Render
         let outline = Outline::Rect(v.rect((r.min_x, r.min_y), (r.max_x, r.max_y)));
         d.shape(&outline, shape.0, shape.1, Mark::Shape);
     }
-    for c in scene.circles {
-        let outline = Outline::Circle(v.at(c.cx, c.cy), (c.r * v.scale).max(0.5));
-        d.shape(&outline, shape.0, shape.1, Mark::Shape);
+    let outlines: Vec<ShapeOutline> = scene.shapes.iter().flat_map(|set| set.outlines()).collect();
+    // Areas under the polygons, lines over them.
+    for outline in &outlines {
+        if let ShapeOutline::Disk([cx, cy], r) = *outline {
+            let outline = Outline::Circle(v.at(cx, cy), (r * v.scale).max(0.5));
+            d.shape(&outline, shape.0, shape.1, Mark::Shape);
+        }
     }
     for ring in scene.polygons.rings() {
         let outline = Outline::Ring(ring.iter().map(|&[x, y]| v.at(x, y)).collect());
         d.shape(&outline, shape.0, shape.1, Mark::Shape);
     }
-    for w in scene.walls {
-        d.line(at((w.x0, w.y0)), at((w.x1, w.y1)), 3.0, WALL, Mark::Wall);
+    for outline in &outlines {
+        if let ShapeOutline::Line([x0, y0], [x1, y1]) = *outline {
+            d.line(at((x0, y0)), at((x1, y1)), 3.0, WALL, Mark::Wall);
+        }
     }
     let dense = match look.style {
         Style::Auto => scene.segments.len() > DENSITY_ABOVE,
@@ -532,8 +585,19 @@ fn draw(d: &mut dyn Draw, scene: &Scene, parts: &[Part], v: &View, query: Render
         RenderQuery::FirstHit => "in its first shape",
         RenderQuery::Pairs => "in a shape",
     };
-    let shapes_entry = ("rect, circle, polygon".to_string(), RECT_EDGE);
-    let wall_entry = ("wall".to_string(), WALL);
+    // The legend names every kind of target, drawn or not: areas, then lines.
+    let drawn: Vec<_> = SHAPE_FLAGS
+        .iter()
+        .filter_map(|flag| for_shape(flag, DrawnAs))
+        .collect();
+    let names = |lines: bool| drawn.iter().filter(move |d| d.1 == lines).map(|d| d.0);
+    let areas: Vec<_> = ["rect"]
+        .into_iter()
+        .chain(names(false))
+        .chain(["polygon"])
+        .collect();
+    let shapes_entry = (areas.join(", "), RECT_EDGE);
+    let wall_entry = (names(true).collect::<Vec<_>>().join(", "), WALL);
     let entries = if dense {
         // Every segment whole, then the parts inside the shapes they hit (the red lines of
         // the line style): where those cross a pixel, the hits' ramp shows.
