@@ -31,7 +31,7 @@ pub mod validate;
 pub use broad_phase::{AUTO_MIN_RECTS, AUTO_MIN_SEGMENTS, BroadPhase, RectSet};
 pub use cancel::Cancel;
 pub use cpu::batched::{CpuOptions, Simd};
-pub use cpu::segment_circle::{CircleContact, CircleKind, segment_circle};
+pub use cpu::segment_circle::{Circle, CircleContact, CircleKind, segment_circle};
 pub use cpu::segment_polygon::{
     EdgeContact, NO_EDGE, PolygonContact, PolygonEdge, Polygons, polygon_edge, polygons_overlap,
     segment_polygon,
@@ -43,9 +43,7 @@ pub use error::{Error, InputArray, InputError, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts};
 pub use shape::{Outline, Shape, ShapeContact, ShapeHit, ShapeKernel, ShapeRecord};
-pub use types::{
-    Circle, Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags,
-};
+pub use types::{Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
 pub use validate::MAX_ABS_COORDINATE;
 
 /// The per-pair contract (docs/semantics.md).

@@ -62,22 +62,6 @@ impl Rect {
     }
 }
 
-/// A closed disk: every point within `r` of (`cx`, `cy`), the circle included. `r ≥ 0`; a zero
-/// radius is a point. Mirrors WGSL `Circle`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct Circle {
-    pub cx: f32,
-    pub cy: f32,
-    pub r: f32,
-}
-
-impl Circle {
-    pub const fn new(cx: f32, cy: f32, r: f32) -> Self {
-        Self { cx, cy, r }
-    }
-}
-
 /// One (segment index, rect index) pair of an explicit pair list. Mirrors WGSL `PairIndex`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]

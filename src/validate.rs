@@ -1,7 +1,13 @@
 //! The contract's input domain, checked before any work.
 
 use crate::error::{InputArray, InputError, Problem};
-use crate::types::{Circle, PairIndex, Rect, Segment};
+use crate::types::{PairIndex, Rect, Segment};
+
+// Each shape's check lives beside the shape; they are named here too, with the rest of the
+// input domain.
+pub use crate::cpu::segment_circle::{check_circle, check_circles};
+pub use crate::cpu::segment_polygon::check_ring;
+pub use crate::cpu::segment_segment::check_walls;
 
 /// The largest |coordinate| accepted: 2^62. Differences stay below 2^63 and products of two
 /// differences below 2^126, so no f32 computation in the kernel can overflow.
@@ -15,7 +21,7 @@ thread_local! {
 }
 
 /// Whether this thread's checks are switched off (tests only; always false in a build).
-fn skipped() -> bool {
+pub(crate) fn skipped() -> bool {
     #[cfg(test)]
     {
         SKIP_FOR_TEST.get()
@@ -26,7 +32,7 @@ fn skipped() -> bool {
     }
 }
 
-fn check_value(
+pub(crate) fn check_value(
     array: InputArray,
     index: usize,
     field: &'static str,
@@ -52,43 +58,6 @@ fn check_value(
 /// Checks one segment: every value finite and within ±2^62.
 pub fn check_segment(index: usize, s: &Segment) -> Result<(), InputError> {
     check_segment_of(InputArray::Segments, index, s)
-}
-
-/// Checks every wall of a segment × segment query as [`check_segment`] does a segment.
-pub fn check_walls(walls: &[Segment]) -> Result<(), InputError> {
-    for (i, wall) in walls.iter().enumerate() {
-        check_segment_of(InputArray::Walls, i, wall)?;
-    }
-    Ok(())
-}
-
-/// Checks every circle of a segment × circle query: every value finite and within ±2^62, and
-/// the radius not below 0 (-0.0 is 0).
-pub fn check_circles(circles: &[Circle]) -> Result<(), InputError> {
-    for (i, circle) in circles.iter().enumerate() {
-        check_circle(i, circle)?;
-    }
-    Ok(())
-}
-
-/// Checks one circle as [`check_circles`] does.
-pub fn check_circle(index: usize, c: &Circle) -> Result<(), InputError> {
-    if skipped() {
-        return Ok(());
-    }
-    let a = InputArray::Circles;
-    check_value(a, index, "cx", c.cx)?;
-    check_value(a, index, "cy", c.cy)?;
-    check_value(a, index, "r", c.r)?;
-    if c.r < 0.0 {
-        return Err(InputError {
-            array: a,
-            index,
-            field: "r",
-            problem: Problem::NegativeRadius(c.r),
-        });
-    }
-    Ok(())
 }
 
 pub(crate) fn check_segment_of(a: InputArray, index: usize, s: &Segment) -> Result<(), InputError> {
@@ -157,107 +126,4 @@ pub fn check_pairs(
         }
     }
     Ok(())
-}
-
-/// Checks one polygon's ring (its closing repeat, if any, already dropped): at least three
-/// vertices, each value finite and within ±2^62, no zero-length edge, and simple: no two
-/// edges meet, but consecutive ones at their shared vertex alone. Exact (orientation signs of
-/// f32 points, evaluated by `robust`), in O(n log n + pairs of edges whose x-ranges overlap).
-pub fn check_ring(index: usize, ring: &[[f32; 2]]) -> Result<(), InputError> {
-    let error = |field: &'static str, problem| InputError {
-        array: InputArray::Polygons,
-        index,
-        field,
-        problem,
-    };
-    let n = ring.len();
-    if n < 3 {
-        return Err(error("ring", Problem::TooFewVertices(n as u32)));
-    }
-    for (v, &[x, y]) in ring.iter().enumerate() {
-        for (field, value) in [("x", x), ("y", y)] {
-            if check_value(InputArray::Polygons, index, field, value).is_err() {
-                let vertex = v as u32;
-                return Err(error(field, Problem::BadVertex { vertex, value }));
-            }
-        }
-    }
-    let at = |v: usize| {
-        let [x, y] = ring[v % n];
-        robust::Coord {
-            x: x as f64,
-            y: y as f64,
-        }
-    };
-    for v in 1..=n {
-        if ring[v % n] == ring[v - 1] {
-            return Err(error("ring", Problem::RepeatedVertex(v as u32)));
-        }
-    }
-    // Sort and sweep: edges in order of their smallest x; each meets only the edges after it
-    // that start (in x) before it ends.
-    let lo = |k: usize| ring[k][0].min(ring[(k + 1) % n][0]);
-    let hi = |k: usize| ring[k][0].max(ring[(k + 1) % n][0]);
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| lo(a).total_cmp(&lo(b)));
-    for (p, &i) in order.iter().enumerate() {
-        for &j in order[p + 1..].iter().take_while(|&&j| lo(j) <= hi(i)) {
-            let (i, j) = (i.min(j), i.max(j));
-            let (a, b, c, d) = (at(i), at(i + 1), at(j), at(j + 1));
-            let bad = if j == i + 1 {
-                // Consecutive, sharing b = c: they overlap when d turns straight back along
-                // the first edge.
-                spike(a, b, d)
-            } else if i == 0 && j == n - 1 {
-                // The last edge ends where the first starts, d = a.
-                spike(c, a, b)
-            } else {
-                closed_segments_meet(a, b, c, d)
-            };
-            if bad {
-                let (edge, other) = (i as u32, j as u32);
-                return Err(error("ring", Problem::NotSimple { edge, other }));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether the edges a → v and v → d overlap beyond v: d lies back along the first edge.
-/// Collinear, a ≠ v and d ≠ v: they are on one side of v exactly when their x (or, on a
-/// vertical line, their y) are on one side of v's, plain comparisons.
-fn spike(a: robust::Coord<f64>, v: robust::Coord<f64>, d: robust::Coord<f64>) -> bool {
-    let same_side = if a.x != v.x {
-        (a.x > v.x) == (d.x > v.x)
-    } else {
-        (a.y > v.y) == (d.y > v.y)
-    };
-    robust::orient2d(a, v, d) == 0.0 && same_side
-}
-
-/// Whether the closed segments a–b and c–d share a point, exactly (f32 points as f64, whose
-/// orientation signs `robust` evaluates exactly; the rest are plain comparisons).
-pub(crate) fn closed_segments_meet(
-    a: robust::Coord<f64>,
-    b: robust::Coord<f64>,
-    c: robust::Coord<f64>,
-    d: robust::Coord<f64>,
-) -> bool {
-    let sign = |v: f64| (v > 0.0) as i32 - (v < 0.0) as i32;
-    let (o1, o2) = (
-        sign(robust::orient2d(a, b, c)),
-        sign(robust::orient2d(a, b, d)),
-    );
-    let (o3, o4) = (
-        sign(robust::orient2d(c, d, a)),
-        sign(robust::orient2d(c, d, b)),
-    );
-    let within = |p: robust::Coord<f64>, q: robust::Coord<f64>, r: robust::Coord<f64>| {
-        p.x.min(q.x) <= r.x && r.x <= p.x.max(q.x) && p.y.min(q.y) <= r.y && r.y <= p.y.max(q.y)
-    };
-    (o1 * o2 < 0 && o3 * o4 < 0)
-        || (o1 == 0 && within(a, b, c))
-        || (o2 == 0 && within(a, b, d))
-        || (o3 == 0 && within(c, d, a))
-        || (o4 == 0 && within(c, d, b))
 }

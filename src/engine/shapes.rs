@@ -1,5 +1,6 @@
 //! The queries over shapes ([`Shape`]: walls, circles), on either backend.
 use super::{Engine, Inner, On};
+use crate::Circle;
 use crate::cpu::batched::{CpuKernel, Simd};
 use crate::cpu::grid::Grid;
 use crate::cpu::lane_filter::LaneFilter;
@@ -9,7 +10,7 @@ use crate::cpu::shape_queries;
 use crate::error::{Error, InputArray, Result};
 use crate::query::Counts;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
-use crate::types::{Circle, Rect, Segment};
+use crate::types::{Rect, Segment};
 use crate::validate;
 
 /// Results per chunk of the queries over shapes (hits, first hits, counts): their memory

@@ -3,8 +3,9 @@
 
 pub mod adversarial;
 
+use crate::Circle;
 use crate::cpu::segment_polygon::Polygons;
-use crate::types::{Circle, Rect, Segment};
+use crate::types::{Rect, Segment};
 
 /// SplitMix64: a tiny, well-known seeded generator; scenes must be reproducible from a seed.
 #[derive(Clone, Debug)]

@@ -33,7 +33,8 @@ pub use super::lanes::{LANES, Simd};
 use super::segment_circle::CircleContact;
 use super::segment_polygon::{EdgeContact, PolygonEdge};
 use super::segment_segment::SegmentContact;
-use crate::types::{Circle, Rect, Segment};
+use crate::Circle;
+use crate::types::{Rect, Segment};
 /// How the CPU backend runs: its worker threads and SIMD level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuOptions {

@@ -1,9 +1,10 @@
 //! Segment × circle where floating point certifies the answer: the CPU batch path's filters,
 //! before the exact integers of [`super::segment_circle`] (which answer everything else).
 
+use super::Circle;
 use super::{CircleContact, CircleKind};
 use crate::cpu::lanes::{HIT_LANES, HitLanes, LaneVerdicts};
-use crate::types::{Circle, Segment};
+use crate::types::Segment;
 
 /// Half an ulp of 1.0 in f64: the unit of the circle filter's error bounds.
 const HALF_ULP: f64 = f64::EPSILON / 2.0;

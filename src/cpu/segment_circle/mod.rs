@@ -24,6 +24,8 @@
 pub mod filters;
 mod shape;
 
+pub use shape::{check_circle, check_circles};
+
 use bytemuck::{Pod, Zeroable};
 
 use super::exact::{
@@ -31,7 +33,23 @@ use super::exact::{
     big_is_zero, big_lt, big_mul, big_neg, big_sub, difference, double_add, double_compare,
     double_from_big, double_mul, double_mul_small, double_shl, double_sign, ratio_to_f32,
 };
-use crate::types::{Circle, Segment};
+use crate::types::Segment;
+
+/// A closed disk: every point within `r` of (`cx`, `cy`), the circle included. `r ≥ 0`; a zero
+/// radius is a point. Mirrors WGSL `Circle`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Circle {
+    pub cx: f32,
+    pub cy: f32,
+    pub r: f32,
+}
+
+impl Circle {
+    pub const fn new(cx: f32, cy: f32, r: f32) -> Self {
+        Self { cx, cy, r }
+    }
+}
 
 /// How a query segment meets a closed disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,12 +1,13 @@
 //! Circles through the seam ([`crate::Shape`]): the scalar function, its filters and its kernel.
 
+use super::Circle;
 use super::filters::{circle_filtered, circle_hit_lanes};
 use super::{CircleContact, CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS, segment_circle};
 use crate::cpu::lanes::{HitLanes, LaneVerdicts};
-use crate::error::{InputArray, InputError};
+use crate::error::{InputArray, InputError, Problem};
 use crate::gpu::{Emulation, shader};
 use crate::shape::{Outline, Shape, ShapeKernel, ShapeRecord};
-use crate::types::{Circle, Rect, Segment};
+use crate::types::{Rect, Segment};
 use crate::validate;
 
 /// The kernel: `shaders/segment_circle.wgsl` (the per-pair function on exact integers, and the
@@ -59,7 +60,7 @@ impl Shape for Circle {
     }
 
     fn check(index: usize, circle: &Circle) -> Result<(), InputError> {
-        validate::check_circle(index, circle)
+        check_circle(index, circle)
     }
 
     fn constants(emulation: Emulation) -> Vec<(&'static str, f64)> {
@@ -95,4 +96,33 @@ impl ShapeRecord for Circle {
     fn outline(&self) -> Outline {
         Outline::Disk([self.cx, self.cy], self.r)
     }
+}
+
+/// Checks every circle of a segment × circle query: every value finite and within ±2^62, and
+/// the radius not below 0 (-0.0 is 0).
+pub fn check_circles(circles: &[Circle]) -> Result<(), InputError> {
+    for (i, circle) in circles.iter().enumerate() {
+        check_circle(i, circle)?;
+    }
+    Ok(())
+}
+
+/// Checks one circle as [`check_circles`] does.
+pub fn check_circle(index: usize, c: &Circle) -> Result<(), InputError> {
+    if validate::skipped() {
+        return Ok(());
+    }
+    let a = InputArray::Circles;
+    validate::check_value(a, index, "cx", c.cx)?;
+    validate::check_value(a, index, "cy", c.cy)?;
+    validate::check_value(a, index, "r", c.r)?;
+    if c.r < 0.0 {
+        return Err(InputError {
+            array: a,
+            index,
+            field: "r",
+            problem: Problem::NegativeRadius(c.r),
+        });
+    }
+    Ok(())
 }

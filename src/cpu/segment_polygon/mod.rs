@@ -16,7 +16,7 @@ pub mod filters;
 mod polygons;
 mod shape;
 
-pub use polygons::Polygons;
+pub use polygons::{Polygons, check_ring};
 
 use bytemuck::{Pod, Zeroable};
 

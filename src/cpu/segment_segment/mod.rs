@@ -16,6 +16,8 @@
 pub mod filters;
 mod shape;
 
+pub use shape::check_walls;
+
 pub(crate) use shape::kernel_constants;
 
 use bytemuck::{Pod, Zeroable};

@@ -96,3 +96,11 @@ impl ShapeRecord for Segment {
         Outline::Line([self.x0, self.y0], [self.x1, self.y1])
     }
 }
+
+/// Checks every wall of a segment × segment query as [`validate::check_segment`] does a segment.
+pub fn check_walls(walls: &[Segment]) -> Result<(), InputError> {
+    for (i, wall) in walls.iter().enumerate() {
+        validate::check_segment_of(InputArray::Walls, i, wall)?;
+    }
+    Ok(())
+}
