@@ -21,7 +21,11 @@ cd "$(dirname "$0")/.."
 
 vulkan_ready() {
     # A Vulkan loader and at least one installable client driver (ICD) manifest.
-    { ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1'; } || return 1
+    # Read the whole list before matching: `grep -q` stops at the first match, and under
+    # pipefail ldconfig's broken pipe would then read as "no loader".
+    local libraries
+    libraries=$(ldconfig -p 2>/dev/null) || true
+    grep -q 'libvulkan\.so\.1' <<<"$libraries" || return 1
     for dir in /usr/share/vulkan/icd.d /etc/vulkan/icd.d /usr/local/share/vulkan/icd.d; do
         compgen -G "$dir/*.json" >/dev/null && return 0
     done
