@@ -221,6 +221,13 @@ fn on_the_gpu_a_tie_goes_to_the_lowest_shape_across_invocations_and_tiles() {
 /// shapes, many near a few.
 fn clustered_shapes(seed: u64) -> (Vec<Segment>, Vec<Segment>, Vec<Circle>, rectcast::Polygons) {
     let (segments, rects) = rectcast::scene::clustered(seed, 3000, 1500);
+    let (walls, disks, polygons) = shapes_in(&rects);
+    (segments, walls, disks, polygons)
+}
+
+/// In each rect: its diagonal, its inscribed circle, and a triangle or a concave quadrilateral
+/// sharing corners with it (rects with no area make no polygon).
+fn shapes_in(rects: &[rectcast::Rect]) -> (Vec<Segment>, Vec<Circle>, rectcast::Polygons) {
     let walls = rects
         .iter()
         .map(|r| Segment::new(r.min_x, r.min_y, r.max_x, r.max_y))
@@ -255,7 +262,7 @@ fn clustered_shapes(seed: u64) -> (Vec<Segment>, Vec<Segment>, Vec<Circle>, rect
         .filter(|ring| rectcast::Polygons::from_rings([ring]).is_ok())
         .collect();
     let polygons = rectcast::Polygons::from_rings(&rings).expect("valid rings");
-    (segments, walls, disks, polygons)
+    (walls, disks, polygons)
 }
 
 /// Hits, first hits and counts with the broad phase on against the same queries with it off,
@@ -348,4 +355,100 @@ fn the_broad_phase_over_shapes_finds_what_the_brute_force_finds() {
         &far_disks,
     );
     assert!(!engine.used_broad_phase());
+}
+
+#[test]
+fn bullets_starting_inside_many_shapes_get_the_brute_forces_first_hits_from_the_grid() {
+    // Hitboxes about 25 deep over the field: nearly every bullet starts inside many shapes, so
+    // the first hit is at t = 0, and the walk skips every entry above the best one so far.
+    let (segments, rects) = rectcast::scene::bullet_hell(51, 3000, 20_000);
+    let (walls, disks, polygons) = shapes_in(&rects);
+    let mut engine = common::cpu_engine();
+    let first = engine.shape_first_hits(&segments, &disks).unwrap();
+    let at_start = first
+        .iter()
+        .filter(|h| h.is_some_and(|h| h.contact.t_enter == 0.0))
+        .count();
+    assert!(
+        at_start > 2500,
+        "{at_start} of 3000 bullets start in a circle"
+    );
+    same_with_and_without_the_grid("walls, bullet hell", |e| {
+        (
+            e.shape_hits(&segments, &walls).unwrap(),
+            e.shape_first_hits(&segments, &walls).unwrap(),
+            e.shape_counts(&segments, &walls).unwrap(),
+        )
+    });
+    same_with_and_without_the_grid("circles, bullet hell", |e| {
+        (
+            e.shape_hits(&segments, &disks).unwrap(),
+            e.shape_first_hits(&segments, &disks).unwrap(),
+            e.shape_counts(&segments, &disks).unwrap(),
+        )
+    });
+    same_with_and_without_the_grid("polygons, bullet hell", |e| {
+        (
+            e.polygon_hits(&segments, &polygons).unwrap(),
+            e.polygon_first_hits(&segments, &polygons).unwrap(),
+            e.polygon_counts(&segments, &polygons).unwrap(),
+        )
+    });
+    // And both are the dense pairs reduced, in any order the candidates come.
+    for broad_phase in [rectcast::BroadPhase::On, rectcast::BroadPhase::Off] {
+        engine.set_broad_phase(broad_phase);
+        check(
+            &mut engine,
+            "circles, bullet hell",
+            &segments[..150],
+            &disks,
+        );
+        check(&mut engine, "walls, bullet hell", &segments[..150], &walls);
+    }
+}
+
+#[test]
+fn a_wall_met_at_a_t_that_rounds_to_zero_in_the_next_cell_comes_before_a_later_wall_through_the_start()
+ {
+    // Everything at 2^-99, where one ulp is 2^-122. The bullet starts at x = 2^-99, a column
+    // boundary of the grid, and flies left 2^62: wall 0 stands one ulp to its left, in the
+    // column before, and the bullet meets it at t = 2^-123 / 2^62, which rounds to 0.0. Walls
+    // 1 to 20 pass through the start: t = 0 exactly. Equal t, so the lowest wall comes first,
+    // although it does not hold the start and is listed in another cell than the start's.
+    let unit = 2f32.powi(-99);
+    let start = Segment::new(unit, 0.5 * unit, -2f32.powi(62), 0.5 * unit);
+    let mut walls = vec![Segment::new(unit.next_down(), 0.0, unit.next_down(), unit)];
+    walls.extend((1..=20).map(|k| Segment::new(unit, 0.0, unit, unit * (0.5 + k as f32 / 40.0))));
+    // Far walls that make the grid 4 columns wide (their mean width sets the cells), with
+    // the rows above the bullet's.
+    walls.extend((0..300).map(|k| {
+        let y = unit * (2.0 + k as f32 / 300.0);
+        let x = if k % 2 == 0 { 0.0 } else { 0.7 * unit };
+        Segment::new(x, y, x + 1.3 * unit, y)
+    }));
+    let boxes: Vec<rectcast::Rect> = walls.iter().map(Shape::bounds).collect();
+    let mut grid = rectcast::cpu::grid::Grid::default();
+    grid.build(&boxes);
+    assert!(
+        grid.xs.bounds.contains(&unit),
+        "x = 2^-99 is no column boundary: {:?}",
+        grid.xs.bounds
+    );
+    let want = rectcast::segment_segment(&start, &walls[0]);
+    assert!(want.hit() && want.t_enter == 0.0, "{want:?}");
+    for broad_phase in [rectcast::BroadPhase::On, rectcast::BroadPhase::Off] {
+        let mut engine = common::cpu_engine();
+        engine.set_broad_phase(broad_phase);
+        let first = engine.shape_first_hits(&[start], &walls).unwrap();
+        assert_eq!(
+            first[0].map(|h| h.shape),
+            Some(0),
+            "{broad_phase:?}: {:?}",
+            first[0]
+        );
+        assert_eq!(
+            engine.used_broad_phase(),
+            broad_phase == rectcast::BroadPhase::On
+        );
+    }
 }

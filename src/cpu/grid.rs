@@ -334,9 +334,12 @@ pub enum Next {
 /// Calls `visit(Step::Rect(rect))` once for each rect listed in a cell of the walk whose box
 /// overlaps the segment's box, cell by cell in walk order, each cell's rects in ascending
 /// order, and `visit(Step::Row(y))` before each row after the first. A cell's entries above
-/// `ceiling` (which `visit` may lower) are skipped; once the first cell (the start point's) is
-/// done with a ceiling set, the walk ends: a ceiling means a hit at t = 0, and every rect a
-/// t = 0 hit can be on contains the start point, so it is listed in that cell.
+/// `ceiling` (which `visit` may lower) are skipped. With `ceiling_ends_walk`, once the first
+/// cell (the start point's) is done with a ceiling set, the walk ends: for rects a ceiling
+/// means a hit at t = 0 exactly, and every rect such a hit can be on contains the start point,
+/// so it is listed in that cell. Shapes compare rounded t, and a t that rounds to 0 can belong
+/// to a shape that does not hold the start point (a root below 2^-150 on a long segment), in
+/// another cell: their ceiling only skips entries.
 ///
 /// Rows come in the order of t: every point of the segment in a row comes before every point in
 /// the next. So when a rect has not been tested by the time a row starts, it has no point before
@@ -348,6 +351,7 @@ pub fn visit_cells(
     s: &Segment,
     walk: &Walk,
     ceiling: &std::cell::Cell<u32>,
+    ceiling_ends_walk: bool,
     mut visit: impl FnMut(Step) -> Next,
 ) {
     let min_x = order_key(key_min(s.x0, s.x1));
@@ -405,7 +409,7 @@ pub fn visit_cells(
             }
             // The first cell holds the start point, so it lists every rect a hit at t = 0 can
             // be on: past a t = 0 hit (a ceiling), nothing later can win.
-            if step == 0 && col_step == 0 && ceiling.get() != u32::MAX {
+            if ceiling_ends_walk && step == 0 && col_step == 0 && ceiling.get() != u32::MAX {
                 return;
             }
         }

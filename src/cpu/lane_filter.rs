@@ -162,7 +162,8 @@ impl LaneFilter {
     fn values(&self, k: usize) -> [f32; 4] {
         let p = self.place[k] as usize;
         let block = &self.blocks[p / LANES];
-        block.values.map(|array| array[p % LANES])
+        // Lane by lane: `values.map` would copy the whole block (256 bytes) first.
+        std::array::from_fn(|i| block.values[i][p % LANES])
     }
 }
 

@@ -71,7 +71,7 @@ pub(super) fn first_hit_of(
     };
     match grid.map(|g| (g, walk_of(g, s))) {
         Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, batch.rects.len()) => {
-            visit_cells(grid, s, &walk, &ceiling, step);
+            visit_cells(grid, s, &walk, &ceiling, true, step);
         }
         // In ascending order: past the ceiling, no later rect can win either.
         _ => candidates_until(simd, s, blocks, |rect| {
@@ -111,7 +111,7 @@ pub(super) fn hits_of(
     match grid.map(|g| (g, walk_of(g, s))) {
         Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, batch.rects.len()) => {
             let no_ceiling = std::cell::Cell::new(u32::MAX);
-            visit_cells(grid, s, &walk, &no_ceiling, |step| {
+            visit_cells(grid, s, &walk, &no_ceiling, false, |step| {
                 if let Step::Rect(rect) = step {
                     consider(rect as usize);
                 }

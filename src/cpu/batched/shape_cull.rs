@@ -27,7 +27,7 @@ pub(super) fn shape_candidates(
             if !prefers_brute_force(grid, s, &walk, brute_force_cost(shapes, filter)) =>
         {
             let no_ceiling = std::cell::Cell::new(u32::MAX);
-            visit_cells(grid, s, &walk, &no_ceiling, |step| {
+            visit_cells(grid, s, &walk, &no_ceiling, false, |step| {
                 if let Step::Rect(k) = step {
                     out.push(k as usize, filter);
                 }

@@ -255,10 +255,13 @@ impl CpuKernel {
     /// `t_enter`, the lowest shape on a tie), `first` one per segment: as
     /// [`CpuKernel::shape_hit_chunks`], but the grid's walk stops at the first row boundary
     /// the best hit so far is certainly before (every shape not visited yet meets the segment
-    /// only past that boundary, so its rounded t cannot be smaller, nor tie), and a candidate
-    /// whose box the segment enters after the best hit is skipped. The best is the smallest
-    /// (t, shape) of the candidates answered, whatever their order, so the lane filter's
-    /// batches of sixteen change only how soon the pruning starts.
+    /// only past that boundary, so its rounded t cannot be smaller, nor tie), a candidate
+    /// whose box the segment enters after the best hit (or as soon, at a higher index) is
+    /// skipped, and past a best hit at t = 0 each cell's entries above it are skipped (cells
+    /// list shapes in ascending order). The walk's candidates are answered sixteen at a time
+    /// (the lane filter's width), so that a bullet starting inside shapes sets that ceiling
+    /// after its first few. The best is the smallest (t, shape) of the candidates answered,
+    /// whatever their order, so the batches change only how soon the pruning starts.
     pub(crate) fn shape_first_hits_culled<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
@@ -276,18 +279,30 @@ impl CpuKernel {
             for (i, slot) in part.iter_mut().enumerate() {
                 let s = &segments[start + i];
                 let best = std::cell::Cell::new(None::<(u32, C)>);
+                // Past a best hit at t = 0, only a lower shape can come first: the grid's
+                // cells list shapes in ascending order, so a cell's entries above it are
+                // skipped.
+                let ceiling = std::cell::Cell::new(u32::MAX);
                 let visit = |k: usize, _: bool| {
                     // A shape lies in its box: one whose box the segment enters after the best
-                    // hit cannot come first, nor tie (best-first pruning, exact).
+                    // hit cannot come first, nor one it enters no sooner at a higher index
+                    // (best-first pruning, exact: the box's t is at or below the shape's).
                     let now = best.get();
-                    if now.is_some_and(|(_, bc)| box_t_below(s, &bounds[k]) > bc.t_enter()) {
-                        return;
+                    if let Some((best_shape, best_contact)) = now {
+                        let below = box_t_below(s, &bounds[k]);
+                        let t = best_contact.t_enter();
+                        if below > t || (below == t && k as u32 > best_shape) {
+                            return;
+                        }
                     }
                     let c = contact(s, k);
                     let k = k as u32;
                     let (best_shape, best_contact) = now.unwrap_or((NO_SHAPE, c));
                     if comes_first(&c, k, &best_contact, best_shape) {
                         best.set(Some((k, c)));
+                        if c.t_enter() == 0.0 {
+                            ceiling.set(k);
+                        }
                     }
                 };
                 match grid.map(|g| (g, walk_of(g, s))) {
@@ -299,15 +314,19 @@ impl CpuKernel {
                             brute_force_cost(bounds.len(), filter),
                         ) =>
                     {
-                        let no_ceiling = std::cell::Cell::new(u32::MAX);
-                        visit_cells(grid, s, &walk, &no_ceiling, |step| match step {
+                        visit_cells(grid, s, &walk, &ceiling, false, |step| match step {
                             Step::Rect(k) => {
                                 candidates.push(k as usize, filter);
+                                // Answered sixteen at a time (the lane filter's width), so
+                                // that a hit at t = 0 soon sets the ceiling.
+                                if candidates.len >= LANES {
+                                    candidates.sieve(s, filter, &visit);
+                                }
                                 Next::Entry
                             }
                             Step::Row(bound) => {
                                 // Every candidate before this boundary answered first.
-                                candidates.sieve(s, filter, visit);
+                                candidates.sieve(s, filter, &visit);
                                 let done = best
                                     .get()
                                     .is_some_and(|(_, c)| c.t_enter() < row_t_below(s, bound));
@@ -317,7 +336,7 @@ impl CpuKernel {
                     }
                     _ => collect_candidates(simd, s, layout, filter, &mut candidates, AppendAll),
                 }
-                candidates.sieve(s, filter, visit);
+                candidates.sieve(s, filter, &visit);
                 let segment = (start + i) as u32;
                 *slot = best.get().map(|(shape, contact)| ShapeHit {
                     segment,
