@@ -452,3 +452,60 @@ fn a_wall_met_at_a_t_that_rounds_to_zero_in_the_next_cell_comes_before_a_later_w
         );
     }
 }
+
+#[test]
+fn bullets_passing_a_hair_from_grid_corners_get_the_brute_forces_first_hits() {
+    // Where a segment crosses into the next row a hair before a column boundary, the widened
+    // walk still visits that column in the row it leaves: a hit found there may lie past the
+    // row's boundary, and a wall first listed in the next row can come before it. The walk's
+    // column stop must weigh the next row's boundary too. At x = 10^5 the widening
+    // (2^-16 (|x0| + |x1|)) is about 3 units, so the hair can be a unit wide.
+    let mut rng = SplitMix64::new(53);
+    let walls: Vec<Segment> = (0..4000)
+        .map(|_| {
+            let (x, y) = (1e5 + rng.range(0.0, 100.0), rng.range(0.0, 100.0));
+            let angle = rng.range(0.0, std::f32::consts::TAU);
+            let len = rng.range(0.5, 3.0);
+            Segment::new(x, y, x + len * angle.cos(), y + len * angle.sin())
+        })
+        .collect();
+    let boxes: Vec<rectcast::Rect> = walls.iter().map(Shape::bounds).collect();
+    let mut grid = rectcast::cpu::grid::Grid::default();
+    grid.build(&boxes);
+    let (xs, ys) = (&grid.xs.bounds, &grid.ys.bounds);
+    assert!(
+        xs.len() > 10 && ys.len() > 10,
+        "{} x {} cells",
+        xs.len(),
+        ys.len()
+    );
+    let segments: Vec<Segment> = (0..6000)
+        .map(|_| {
+            let x = xs[rng.below(xs.len() as u64) as usize] + rng.range(-1.0, 1.0);
+            let y = ys[rng.below(ys.len() as u64) as usize] + rng.range(-1.0, 1.0);
+            let angle = rng.range(0.0, std::f32::consts::TAU);
+            let (dx, dy) = (angle.cos(), angle.sin());
+            let (before, after) = (rng.range(0.01, 2.0), rng.range(0.5, 4.0));
+            Segment::new(
+                x - before * dx,
+                y - before * dy,
+                x + after * dx,
+                y + after * dy,
+            )
+        })
+        .collect();
+    let mut off = common::cpu_engine();
+    off.set_broad_phase(rectcast::BroadPhase::Off);
+    let mut on = common::cpu_engine();
+    on.set_broad_phase(rectcast::BroadPhase::On);
+    let want = off.shape_first_hits(&segments, &walls).unwrap();
+    let got = on.shape_first_hits(&segments, &walls).unwrap();
+    assert!(on.used_broad_phase());
+    assert!(want.iter().flatten().count() > 3000, "too few hits");
+    if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
+        panic!(
+            "segment {i} {:?}: brute force {:?}, grid {:?}",
+            segments[i], want[i], got[i]
+        );
+    }
+}

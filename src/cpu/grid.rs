@@ -64,6 +64,30 @@ pub struct CellSpan {
     pub row_max: u32,
 }
 
+/// A rect's cells in 16 bits each ([`MAX_CELLS_PER_AXIS`] fits): `[col_min, col_max,
+/// row_min, row_max]`, as [`CellSpan`] holds them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EntrySpan(pub [u16; 4]);
+
+impl EntrySpan {
+    fn of(span: &CellSpan) -> Self {
+        Self([span.col_min, span.col_max, span.row_min, span.row_max].map(|v| v as u16))
+    }
+
+    #[inline(always)]
+    pub fn span(self) -> CellSpan {
+        let [col_min, col_max, row_min, row_max] = self.0.map(u32::from);
+        CellSpan {
+            col_min,
+            col_max,
+            row_min,
+            row_max,
+        }
+    }
+}
+
+const _: () = assert!(MAX_CELLS_PER_AXIS <= u16::MAX as u32 + 1);
+
 /// A uniform grid over a set of rects (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub struct Grid {
@@ -81,6 +105,12 @@ pub struct Grid {
     pub boxes: Vec<Rect>,
     /// Each rect's cells.
     pub spans: Vec<CellSpan>,
+    /// Each entry's rect's cells, packed ([`EntrySpan`]), or none: after
+    /// [`Grid::list_entry_spans`], the walk reads them beside the boxes, where `spans[rect]`
+    /// is a read from anywhere in memory per candidate. Worth it where a walk tests many
+    /// candidates (shapes: no t = 0 ceiling ends walls' walks); rects' walks mostly end in
+    /// their first cell, and listing them costs more than it saves there.
+    pub entry_spans: Vec<EntrySpan>,
     /// The entries the cells list (or will, after [`Grid::plan`] alone).
     pub planned_entries: u64,
 }
@@ -318,6 +348,12 @@ pub enum Step {
     /// The walk is about to enter a new row, across the line y = this bound, which the segment
     /// crosses at some t > 0. Every rect not tested yet has no point before that crossing.
     Row(f32),
+    /// The walk is about to enter the next column of its row, across the line x = `x`, which
+    /// the segment reaches at some t >= 0. Every rect not tested yet has no point before that
+    /// crossing, nor before the segment's crossing of y = `next_row` (the next row's bound,
+    /// `None` in the walk's last row): each of its points lies in a later column of this row
+    /// or in a later row.
+    Col { x: f32, next_row: Option<f32> },
 }
 
 /// How [`visit_cells`] goes on after a step.
@@ -381,8 +417,27 @@ pub fn visit_cells(
         if range.0 > range.1 || range.1 >= grid.cols {
             return;
         }
+        let next_row = (step < walk.row_max - walk.row_min).then(|| {
+            let next = walk_row(walk, step + 1);
+            if walk.up {
+                grid.ys.bounds[(next - 1) as usize]
+            } else {
+                grid.ys.bounds[next as usize]
+            }
+        });
         for col_step in 0..=(range.1 - range.0) {
             let col = walk_col(walk, range, col_step);
+            if col_step > 0 {
+                // The boundary the segment crosses into this column.
+                let x = if walk.right {
+                    grid.xs.bounds[(col - 1) as usize]
+                } else {
+                    grid.xs.bounds[col as usize]
+                };
+                if visit(Step::Col { x, next_row }) == Next::Stop {
+                    return;
+                }
+            }
             let cell = (row * grid.cols + col) as usize;
             let (start, end) = (grid.cell_start[cell], grid.cell_start[cell + 1]);
             for e in start as usize..end as usize {
@@ -399,8 +454,11 @@ pub fn visit_cells(
                 {
                     continue;
                 }
-                let span = &grid.spans[rect as usize];
-                if !is_first_visit(span, walk, col, row, range, step == 0, prev) {
+                let span = match grid.entry_spans.get(e) {
+                    Some(packed) => packed.span(),
+                    None => grid.spans[rect as usize],
+                };
+                if !is_first_visit(&span, walk, col, row, range, step == 0, prev) {
                     continue;
                 }
                 if visit(Step::Rect(rect)) == Next::Cell {
@@ -433,6 +491,7 @@ impl Grid {
         self.cell_start.clear();
         self.entries.clear();
         self.boxes.clear();
+        self.entry_spans.clear();
         loop {
             self.fill_bounds(cols, rows, &bounds);
             let entries = self.fill_spans(rects);
@@ -522,6 +581,17 @@ impl Grid {
                 }
             }
         }
+    }
+
+    /// Lists each entry's span beside it ([`Grid::entry_spans`]); after [`Grid::build`].
+    pub fn list_entry_spans(&mut self) {
+        let spans = &self.spans;
+        self.entry_spans.clear();
+        self.entry_spans.extend(
+            self.entries
+                .iter()
+                .map(|&rect| EntrySpan::of(&spans[rect as usize])),
+        );
     }
 
     /// Entries listed in all.

@@ -104,8 +104,9 @@ fn live_below(n: usize) -> u16 {
 pub(crate) struct LaneFilter {
     /// The values in the box cull's layout order, a block per box-cull block.
     pub(crate) blocks: Vec<HitLanes>,
-    /// Shape k's place in that order.
-    place: Vec<u32>,
+    /// Shape k's values at k: what the grid's walk reads, a shape at a time (one memory read,
+    /// where the blocks would take two dependent ones).
+    by_shape: Vec<[f32; 4]>,
     run: unsafe fn(&Segment, &Candidates, &mut [Masks]),
     count_block: unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks,
 }
@@ -128,14 +129,12 @@ impl LaneFilter {
             _ => (portable::<S>, portable_count::<S>),
         };
         let mut blocks = vec![HitLanes::ZERO; shapes.len().div_ceil(LANES)];
-        let mut place = vec![0; shapes.len()];
         for (p, &k) in order.iter().enumerate() {
             blocks[p / LANES].set(p % LANES, shapes[k as usize].lane_values());
-            place[k as usize] = p as u32;
         }
         Some(Self {
             blocks,
-            place,
+            by_shape: shapes.iter().map(S::lane_values).collect(),
             run,
             count_block,
         })
@@ -160,10 +159,7 @@ impl LaneFilter {
     /// Shape `k`'s values.
     #[inline(always)]
     fn values(&self, k: usize) -> [f32; 4] {
-        let p = self.place[k] as usize;
-        let block = &self.blocks[p / LANES];
-        // Lane by lane: `values.map` would copy the whole block (256 bytes) first.
-        std::array::from_fn(|i| block.values[i][p % LANES])
+        self.by_shape[k]
     }
 }
 

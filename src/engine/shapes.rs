@@ -353,6 +353,7 @@ impl Engine {
         let mut grid = std::mem::take(&mut self.own_grid);
         if use_grid {
             grid.build(bounds);
+            grid.list_entry_spans();
         }
         run(kernel, use_grid.then_some(&grid));
         self.used_grid = use_grid;

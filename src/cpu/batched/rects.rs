@@ -46,6 +46,8 @@ pub(super) fn first_hit_of(
                     best.rect != FirstHit::NO_RECT && compare_entries(s, best_entry, boundary) < 0;
                 return if done { Next::Stop } else { Next::Entry };
             }
+            // Rows suffice for rects: most walks end in their first cell (at t = 0).
+            Step::Col { .. } => return Next::Entry,
         };
         if !is_tested(&s_filter, &filter_at(batch.rect_filters, rect)) {
             return Next::Entry;

@@ -16,13 +16,13 @@ use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Rect, Segment};
 use rayon::prelude::*;
 
-/// An f32 at or below the correctly rounded t at which `s` crosses the line y = `bound` (which
-/// it does, at some t > 0): the quotient in f64 is within 3 · 2^-53 of the exact one (two
-/// differences of f32 values and a division), so lowering it by 2^-50 and rounding down is
-/// safe, and rounding to nearest is monotone.
-fn row_t_below(s: &Segment, bound: f32) -> f32 {
-    let (y0, y1) = (s.y0 as f64, s.y1 as f64);
-    let t = (bound as f64 - y0) / (y1 - y0) * (1.0 - 2f64.powi(-50));
+/// An f32 at or below the correctly rounded t at which a segment whose coordinate goes from
+/// `p0` to `p1` (not equal) reaches `bound` (which it does, at some t >= 0): the quotient in f64
+/// is within 3 · 2^-53 of the exact one (two differences of f32 values and a division), so
+/// lowering it by 2^-50 and rounding down is safe, and rounding to nearest is monotone.
+fn crossing_t_below(p0: f32, p1: f32, bound: f32) -> f32 {
+    let (p0, p1) = (p0 as f64, p1 as f64);
+    let t = (bound as f64 - p0) / (p1 - p0) * (1.0 - 2f64.powi(-50));
     let f = t as f32;
     if f as f64 > t { f.next_down() } else { f }
 }
@@ -327,9 +327,20 @@ impl CpuKernel {
                             Step::Row(bound) => {
                                 // Every candidate before this boundary answered first.
                                 candidates.sieve(s, filter, &visit);
-                                let done = best
-                                    .get()
-                                    .is_some_and(|(_, c)| c.t_enter() < row_t_below(s, bound));
+                                let done = best.get().is_some_and(|(_, c)| {
+                                    c.t_enter() < crossing_t_below(s.y0, s.y1, bound)
+                                });
+                                if done { Next::Stop } else { Next::Entry }
+                            }
+                            Step::Col { x, next_row } => {
+                                // Likewise for the next column and the next row both.
+                                candidates.sieve(s, filter, &visit);
+                                let done = best.get().is_some_and(|(_, c)| {
+                                    let t = c.t_enter();
+                                    t < crossing_t_below(s.x0, s.x1, x)
+                                        && next_row
+                                            .is_none_or(|y| t < crossing_t_below(s.y0, s.y1, y))
+                                });
                                 if done { Next::Stop } else { Next::Entry }
                             }
                         });
