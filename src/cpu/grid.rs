@@ -343,8 +343,8 @@ pub fn rect_span(grid: &Grid, r: &Rect) -> CellSpan {
 /// What [`visit_cells`] hands its visitor.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Step {
-    /// A rect to test.
-    Rect(u32),
+    /// A rect to test, and its entry in the grid (its place in `entries`, `boxes`...).
+    Rect(u32, u32),
     /// The walk is about to enter a new row, across the line y = this bound, which the segment
     /// crosses at some t > 0. Every rect not tested yet has no point before that crossing.
     Row(f32),
@@ -367,7 +367,7 @@ pub enum Next {
     Stop,
 }
 
-/// Calls `visit(Step::Rect(rect))` once for each rect listed in a cell of the walk whose box
+/// Calls `visit(Step::Rect(rect, entry))` once for each rect listed in a cell of the walk whose box
 /// overlaps the segment's box, cell by cell in walk order, each cell's rects in ascending
 /// order, and `visit(Step::Row(y))` before each row after the first. A cell's entries above
 /// `ceiling` (which `visit` may lower) are skipped. With `ceiling_ends_walk`, once the first
@@ -461,7 +461,7 @@ pub fn visit_cells(
                 if !is_first_visit(&span, walk, col, row, range, step == 0, prev) {
                     continue;
                 }
-                if visit(Step::Rect(rect)) == Next::Cell {
+                if visit(Step::Rect(rect, e as u32)) == Next::Cell {
                     break;
                 }
             }

@@ -16,6 +16,7 @@
 //! filter), and assume the IEEE default environment (no flush-to-zero, which Rust never sets):
 //! within the valid domain (|v| ≤ 2^62) no intermediate overflows.
 
+use super::grid::Grid;
 use super::lanes::{HIT_LANES, HitLanes, LANES, Simd};
 use crate::shape::Shape;
 use crate::types::Segment;
@@ -107,6 +108,11 @@ pub(crate) struct LaneFilter {
     /// Shape k's values at k: what the grid's walk reads, a shape at a time (one memory read,
     /// where the blocks would take two dependent ones).
     by_shape: Vec<[f32; 4]>,
+    /// The values of each entry of the grid the walk goes through, beside its box (after
+    /// [`LaneFilter::list_entries`]; empty otherwise): read in the walk's order, where
+    /// `by_shape` is a read from anywhere per candidate (a quarter of a walls walk's time on
+    /// bullet hell).
+    by_entry: Vec<[f32; 4]>,
     run: unsafe fn(&Segment, &Candidates, &mut [Masks]),
     count_block: unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks,
 }
@@ -135,6 +141,7 @@ impl LaneFilter {
         Some(Self {
             blocks,
             by_shape: shapes.iter().map(S::lane_values).collect(),
+            by_entry: Vec::new(),
             run,
             count_block,
         })
@@ -154,6 +161,14 @@ impl LaneFilter {
     ) -> Masks {
         // SAFETY: as in `Candidates::filter`.
         unsafe { (self.count_block)(query, &self.blocks[block], live, counts) }
+    }
+
+    /// Lists the values of each of `grid`'s entries (a grid over these shapes).
+    pub(crate) fn list_entries(&mut self, grid: &Grid) {
+        let by_shape = &self.by_shape;
+        self.by_entry.clear();
+        self.by_entry
+            .extend(grid.entries.iter().map(|&k| by_shape[k as usize]));
     }
 
     /// Shape `k`'s values.
@@ -295,14 +310,19 @@ impl Candidates {
         }
     }
 
-    /// Appends shape `k` (with its values, given the filter).
+    /// Appends shape `k`, listed as `entry` of the grid the filter listed its values for
+    /// ([`LaneFilter::list_entries`]; by shape when it did not).
     #[inline(always)]
-    pub(crate) fn push(&mut self, k: usize, filter: Option<&LaneFilter>) {
+    pub(crate) fn push_entry(&mut self, k: usize, entry: usize, filter: Option<&LaneFilter>) {
         let at = self.len;
         self.ensure_room(at + LANES);
         self.shapes[at] = k as u32;
         if let Some(filter) = filter {
-            for (array, value) in self.values.iter_mut().zip(filter.values(k)) {
+            let values = match filter.by_entry.get(entry) {
+                Some(&values) => values,
+                None => filter.values(k),
+            };
+            for (array, value) in self.values.iter_mut().zip(values) {
                 array[at] = value;
             }
         }

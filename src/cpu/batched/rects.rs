@@ -37,8 +37,8 @@ pub(super) fn first_hit_of(
         let rect = match step {
             // Past a hit at t = 0 (the brute force's loop; the grid's cells check this
             // themselves).
-            Step::Rect(rect) if rect > ceiling.get() => return Next::Cell,
-            Step::Rect(rect) => rect as usize,
+            Step::Rect(rect, _) if rect > ceiling.get() => return Next::Cell,
+            Step::Rect(rect, _) => rect as usize,
             // Rows come in t order: a best hit strictly before this row's boundary is final.
             Step::Row(bound) => {
                 let boundary = Entry::crossing(AXIS_Y, bound);
@@ -77,7 +77,7 @@ pub(super) fn first_hit_of(
         }
         // In ascending order: past the ceiling, no later rect can win either.
         _ => candidates_until(simd, s, blocks, |rect| {
-            step(Step::Rect(rect as u32)) != Next::Cell
+            step(Step::Rect(rect as u32, u32::MAX)) != Next::Cell
         }),
     }
     // t for the closest hit only, as in the reference.
@@ -114,7 +114,7 @@ pub(super) fn hits_of(
         Some((grid, walk)) if !prefers_brute_force(grid, s, &walk, batch.rects.len()) => {
             let no_ceiling = std::cell::Cell::new(u32::MAX);
             visit_cells(grid, s, &walk, &no_ceiling, false, |step| {
-                if let Step::Rect(rect) = step {
+                if let Step::Rect(rect, _) = step {
                     consider(rect as usize);
                 }
                 Next::Entry

@@ -28,8 +28,8 @@ pub(super) fn shape_candidates(
         {
             let no_ceiling = std::cell::Cell::new(u32::MAX);
             visit_cells(grid, s, &walk, &no_ceiling, false, |step| {
-                if let Step::Rect(k) = step {
-                    out.push(k as usize, filter);
+                if let Step::Rect(k, e) = step {
+                    out.push_entry(k as usize, e as usize, filter);
                 }
                 Next::Entry
             });
@@ -281,14 +281,19 @@ impl ShapeLayout {
         }
     }
 
-    /// The layout of `bounds`, and the lane filter `filter` makes for `simd` in its order.
+    /// The layout of `bounds`, and the lane filter `filter` makes for `simd` in its order,
+    /// with its values listed beside `grid`'s entries when there is one.
     pub(super) fn with_filter(
         simd: Simd,
         bounds: &[Rect],
+        grid: Option<&Grid>,
         filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
     ) -> (Self, Option<LaneFilter>) {
         let layout = Self::new(bounds);
-        let filter = filter(simd, &layout.order);
+        let mut filter = filter(simd, &layout.order);
+        if let (Some(filter), Some(grid)) = (&mut filter, grid) {
+            filter.list_entries(grid);
+        }
         (layout, filter)
     }
 }

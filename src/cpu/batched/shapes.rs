@@ -67,7 +67,7 @@ impl CpuKernel {
         }
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let simd = self.simd;
-        let (layout, filter) = ShapeLayout::with_filter(simd, &bounds, |simd, order| {
+        let (layout, filter) = ShapeLayout::with_filter(simd, &bounds, None, |simd, order| {
             LaneFilter::of(simd, shapes, order)
         });
         let (layout, filter) = (&layout, filter.as_ref());
@@ -138,7 +138,7 @@ impl CpuKernel {
         mut each: impl FnMut(&[ShapeHit<C>]),
     ) {
         let simd = self.simd;
-        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, filter);
+        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, grid, filter);
         let (layout, filter) = (&layout, filter.as_ref());
         let rows = |first: usize, part: &[Segment]| {
             let mut hits = Vec::new();
@@ -206,7 +206,7 @@ impl CpuKernel {
         counts: &mut Counts,
     ) {
         let simd = self.simd;
-        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, filter);
+        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, grid, filter);
         let (layout, filter) = (&layout, filter.as_ref());
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
@@ -272,7 +272,7 @@ impl CpuKernel {
         first: &mut [Option<ShapeHit<C>>],
     ) {
         let simd = self.simd;
-        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, filter);
+        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, grid, filter);
         let (layout, filter) = (&layout, filter.as_ref());
         let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
@@ -315,8 +315,8 @@ impl CpuKernel {
                         ) =>
                     {
                         visit_cells(grid, s, &walk, &ceiling, false, |step| match step {
-                            Step::Rect(k) => {
-                                candidates.push(k as usize, filter);
+                            Step::Rect(k, e) => {
+                                candidates.push_entry(k as usize, e as usize, filter);
                                 // Answered sixteen at a time (the lane filter's width), so
                                 // that a hit at t = 0 soon sets the ceiling.
                                 if candidates.len >= LANES {
