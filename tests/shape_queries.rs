@@ -509,3 +509,48 @@ fn bullets_passing_a_hair_from_grid_corners_get_the_brute_forces_first_hits() {
         );
     }
 }
+
+#[test]
+fn a_call_over_new_walls_with_the_last_calls_boxes_answers_for_the_new_walls() {
+    // The engine keeps the last shapes' grid, layout and lane filter for a call over the
+    // same boxes (a CLI job's next chunk). Walls along the diagonals of circles' boxes after
+    // the circles, and then along the other diagonals, must each be answered for themselves.
+    let (segments, rects) = rectcast::scene::bullet_hell(57, 3000, 3000);
+    let disks: Vec<Circle> = rects
+        .iter()
+        .map(|r| Circle::new(r.min_x + 10.0, r.min_y + 10.0, 10.0))
+        .collect();
+    let squares: Vec<rectcast::Rect> = disks.iter().map(Shape::bounds).collect();
+    let diagonal = |r: &rectcast::Rect| Segment::new(r.min_x, r.min_y, r.max_x, r.max_y);
+    let other_diagonal = |r: &rectcast::Rect| Segment::new(r.min_x, r.max_y, r.max_x, r.min_y);
+    let walls: Vec<Segment> = squares.iter().map(diagonal).collect();
+    let crossing: Vec<Segment> = squares.iter().map(other_diagonal).collect();
+    let wall_boxes: Vec<rectcast::Rect> = walls.iter().map(Shape::bounds).collect();
+    assert_eq!(squares, wall_boxes);
+    for broad_phase in [rectcast::BroadPhase::On, rectcast::BroadPhase::Off] {
+        let fresh = || {
+            let mut engine = common::cpu_engine();
+            engine.set_broad_phase(broad_phase);
+            engine
+        };
+        let mut engine = fresh();
+        let counts = engine.shape_counts(&segments, &disks).unwrap();
+        assert!(counts.per_segment.iter().sum::<u32>() > 100);
+        for (what, walls) in [
+            ("walls after circles", &walls),
+            ("the other diagonals", &crossing),
+        ] {
+            let what = format!("{broad_phase:?}, {what}");
+            assert_same(
+                &format!("{what}: first hits"),
+                &fresh().shape_first_hits(&segments, walls).unwrap(),
+                &engine.shape_first_hits(&segments, walls).unwrap(),
+            );
+            assert_same(
+                &format!("{what}: hits"),
+                &fresh().shape_hits(&segments, walls).unwrap(),
+                &engine.shape_hits(&segments, walls).unwrap(),
+            );
+        }
+    }
+}

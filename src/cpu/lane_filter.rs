@@ -163,8 +163,22 @@ impl LaneFilter {
         unsafe { (self.count_block)(query, &self.blocks[block], live, counts) }
     }
 
-    /// Lists the values of each of `grid`'s entries (a grid over these shapes).
+    /// Whether `other` is this filter, made in the same layout order: the same functions
+    /// over the same values (compared as bytes), so the same blocks too.
+    pub(crate) fn is_same(&self, other: &LaneFilter) -> bool {
+        let bytes = bytemuck::cast_slice::<[f32; 4], u8>;
+        std::ptr::fn_addr_eq(self.run, other.run)
+            && std::ptr::fn_addr_eq(self.count_block, other.count_block)
+            && bytes(&self.by_shape) == bytes(&other.by_shape)
+    }
+
+    /// Lists the values of each of `grid`'s entries (a grid over these shapes), unless they
+    /// are listed already (a grid over these shapes holds as many entries only when it is
+    /// the same grid: grids are built from the boxes alone).
     pub(crate) fn list_entries(&mut self, grid: &Grid) {
+        if self.by_entry.len() == grid.entries.len() && !self.by_entry.is_empty() {
+            return;
+        }
         let by_shape = &self.by_shape;
         self.by_entry.clear();
         self.by_entry

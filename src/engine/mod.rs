@@ -171,6 +171,11 @@ pub struct Engine {
     used_grid: bool,
     /// The grid built for batches without a [`RectSet`], its memory kept between calls.
     own_grid: Grid,
+    /// The grid over the last call's shapes' boxes (walls, circles, polygons on the CPU), and
+    /// those boxes: a call over the same boxes, byte for byte (a CLI job's next chunk, a game's
+    /// static walls), uses it again instead of building it.
+    shape_grid: Grid,
+    shape_grid_bounds: Vec<Rect>,
     /// Checked before, during (between chunks) and after each call.
     cancel: Option<Cancel>,
 }
@@ -217,6 +222,8 @@ impl Engine {
             broad_phase: BroadPhase::default(),
             used_grid: false,
             own_grid: Grid::default(),
+            shape_grid: Grid::default(),
+            shape_grid_bounds: Vec::new(),
             cancel: None,
         }
     }

@@ -350,14 +350,16 @@ impl Engine {
             return Ok(false);
         };
         self.last_fallback = None;
-        let mut grid = std::mem::take(&mut self.own_grid);
-        if use_grid {
-            grid.build(bounds);
-            grid.list_entry_spans();
+        let bytes = bytemuck::cast_slice::<Rect, u8>;
+        let same = bytes(&self.shape_grid_bounds) == bytes(bounds) && self.shape_grid.is_built();
+        if use_grid && !same {
+            self.shape_grid.build(bounds);
+            self.shape_grid.list_entry_spans();
+            self.shape_grid_bounds.clear();
+            self.shape_grid_bounds.extend_from_slice(bounds);
         }
-        run(kernel, use_grid.then_some(&grid));
+        run(kernel, use_grid.then_some(&self.shape_grid));
         self.used_grid = use_grid;
-        self.own_grid = grid;
         if self.cancelled() {
             return Err(Error::Cancelled);
         }

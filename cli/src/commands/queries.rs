@@ -62,8 +62,8 @@ pub struct QueryArgs {
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// first-hit, hits and count: find each segment's candidates through a grid over the rects
-    /// (built once per job) or, for walls, circles and polygons on the CPU, over their boxes
-    /// (built per chunk); or test every one (`off`). The output is the same bytes. Default:
+    /// or, for walls, circles and polygons on the CPU, over their boxes (built once per job);
+    /// or test every one (`off`). The output is the same bytes. Default:
     /// auto. Not for pairs, which are every pair.
     #[arg(long, value_enum)]
     broad_phase: Option<BroadPhaseArg>,

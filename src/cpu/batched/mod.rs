@@ -63,6 +63,8 @@ pub struct CpuKernel {
     /// Its own workers, or `None` for the process's shared pool ([`Workers::shared`]).
     pool: Option<Workers>,
     blocks: Vec<RectBlock>,
+    /// The last shapes' layout and lane filter, kept for a call over the same shapes.
+    shapes: Option<Box<shape_cull::PreparedShapes>>,
     /// Set: chunks not started yet are skipped (the engine then discards the call's results).
     cancel: Option<Cancel>,
 }
@@ -106,6 +108,7 @@ impl Default for CpuKernel {
             threads: Workers::shared().threads(),
             pool: None,
             blocks: Vec::new(),
+            shapes: None,
             cancel: None,
         }
     }
@@ -177,6 +180,7 @@ impl CpuKernel {
             threads,
             pool,
             blocks: Vec::new(),
+            shapes: None,
             cancel: None,
         })
     }

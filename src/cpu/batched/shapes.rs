@@ -3,7 +3,7 @@
 
 use super::cull::{fill_blocks, for_each_candidate};
 use super::shape_cull::{
-    AppendAll, CountInPlace, ShapeLayout, brute_force_cost, collect_candidates, shape_candidates,
+    AppendAll, CountInPlace, brute_force_cost, collect_candidates, shape_candidates,
 };
 use super::{CpuKernel, chunk_len, work_per_segment};
 use crate::cpu::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
@@ -67,10 +67,10 @@ impl CpuKernel {
         }
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let simd = self.simd;
-        let (layout, filter) = ShapeLayout::with_filter(simd, &bounds, None, |simd, order| {
+        let prepared = self.prepare_shapes(&bounds, None, |simd, order| {
             LaneFilter::of(simd, shapes, order)
         });
-        let (layout, filter) = (&layout, filter.as_ref());
+        let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
         let rows = |first: usize, rows: &mut [S::Contact]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
             for (i, row) in rows.chunks_exact_mut(shapes.len()).enumerate() {
@@ -85,6 +85,7 @@ impl CpuKernel {
         };
         let chunk = chunk_len(queries.len(), shapes.len(), self.threads);
         self.chunked(out, chunk, shapes.len(), rows);
+        self.keep_shapes(prepared);
     }
 
     /// [`crate::Engine::polygon_pairs`]: every query against every polygon, `out` query-major.
@@ -138,8 +139,8 @@ impl CpuKernel {
         mut each: impl FnMut(&[ShapeHit<C>]),
     ) {
         let simd = self.simd;
-        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, grid, filter);
-        let (layout, filter) = (&layout, filter.as_ref());
+        let prepared = self.prepare_shapes(bounds, grid, filter);
+        let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
         let rows = |first: usize, part: &[Segment]| {
             let mut hits = Vec::new();
             let mut row: Vec<(u32, C)> = Vec::new();
@@ -170,7 +171,7 @@ impl CpuKernel {
         let mut buffer = Vec::new();
         for (c, calls) in segments.chunks(call.max(1)).enumerate() {
             if self.cancelled() {
-                return;
+                break;
             }
             let first = c * call;
             let parts: Vec<Vec<ShapeHit<C>>> = if self.threads == 1 {
@@ -190,6 +191,7 @@ impl CpuKernel {
             }
             each(&buffer);
         }
+        self.keep_shapes(prepared);
     }
 
     /// Hits per segment and per shape (`counts`, sized and zeroed) of `segments` against
@@ -206,8 +208,8 @@ impl CpuKernel {
         counts: &mut Counts,
     ) {
         let simd = self.simd;
-        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, grid, filter);
-        let (layout, filter) = (&layout, filter.as_ref());
+        let prepared = self.prepare_shapes(bounds, grid, filter);
+        let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
             // Certain hits of the blocks answered in place, by place in the layout.
@@ -249,6 +251,7 @@ impl CpuKernel {
         };
         let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
         self.counts_in_chunks(chunk, counts, count_in);
+        self.keep_shapes(prepared);
     }
 
     /// Each segment's first hit among shapes whose closed boxes are `bounds` (the smallest
@@ -272,8 +275,8 @@ impl CpuKernel {
         first: &mut [Option<ShapeHit<C>>],
     ) {
         let simd = self.simd;
-        let (layout, filter) = ShapeLayout::with_filter(simd, bounds, grid, filter);
-        let (layout, filter) = (&layout, filter.as_ref());
+        let prepared = self.prepare_shapes(bounds, grid, filter);
+        let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
         let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
             for (i, slot) in part.iter_mut().enumerate() {
@@ -358,5 +361,6 @@ impl CpuKernel {
         };
         let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
         self.chunked(first, chunk, 1, rows);
+        self.keep_shapes(prepared);
     }
 }
