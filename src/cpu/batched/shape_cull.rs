@@ -1,7 +1,6 @@
 //! The shapes' cull: their boxes in blocks of sixteen along a Morton curve, each block's own
 //! box tested first, and the candidates kept for the lane filter (`cpu::lane_filter`).
 
-use super::CpuKernel;
 use super::cull::{RectBlock, SegmentBox, fill_blocks};
 use crate::cpu::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use crate::cpu::lane_filter::{Candidates, LaneFilter};
@@ -285,54 +284,9 @@ impl ShapeLayout {
 
 /// The shapes' layout and lane filter, and the boxes they were made for.
 pub(crate) struct PreparedShapes {
-    bounds: Vec<Rect>,
+    pub(super) bounds: Vec<Rect>,
     pub(super) layout: ShapeLayout,
     pub(super) filter: Option<LaneFilter>,
-}
-
-impl CpuKernel {
-    /// The layout of `bounds`, and the lane filter `filter` makes for this kernel's SIMD level
-    /// in its order, with its values listed beside `grid`'s entries when there is one (a grid
-    /// over `bounds`). The last call's are used again when its boxes were these, byte for byte,
-    /// and its filter the same (the same lane values and function): the Morton sort, the
-    /// filter's blocks and its entries' values are the most of a call's set-up (a CLI job
-    /// calls once per chunk of segments). Hand it back with [`CpuKernel::keep_shapes`].
-    pub(super) fn prepare_shapes(
-        &mut self,
-        bounds: &[Rect],
-        grid: Option<&Grid>,
-        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
-    ) -> PreparedShapes {
-        let bytes = bytemuck::cast_slice::<Rect, u8>;
-        let mut prepared = match self.shapes.take() {
-            Some(last) if bytes(&last.bounds) == bytes(bounds) => {
-                let fresh = filter(self.simd, &last.layout.order);
-                let filter = match (last.filter, fresh) {
-                    (Some(last), Some(fresh)) if last.is_same(&fresh) => Some(last),
-                    (_, fresh) => fresh,
-                };
-                PreparedShapes { filter, ..*last }
-            }
-            _ => {
-                let layout = ShapeLayout::new(bounds);
-                let filter = filter(self.simd, &layout.order);
-                PreparedShapes {
-                    bounds: bounds.to_vec(),
-                    layout,
-                    filter,
-                }
-            }
-        };
-        if let (Some(filter), Some(grid)) = (&mut prepared.filter, grid) {
-            filter.list_entries(grid);
-        }
-        prepared
-    }
-
-    /// Keeps `prepared` for the next call.
-    pub(super) fn keep_shapes(&mut self, prepared: PreparedShapes) {
-        self.shapes = Some(Box::new(prepared));
-    }
 }
 
 /// The shapes' cull compiled with each level's instructions.

@@ -3,7 +3,8 @@
 
 use super::cull::{fill_blocks, for_each_candidate};
 use super::shape_cull::{
-    AppendAll, CountInPlace, brute_force_cost, collect_candidates, shape_candidates,
+    AppendAll, CountInPlace, PreparedShapes, ShapeLayout, brute_force_cost, collect_candidates,
+    shape_candidates,
 };
 use super::{CpuKernel, chunk_len, work_per_segment};
 use crate::cpu::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
@@ -362,5 +363,50 @@ impl CpuKernel {
         let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
         self.chunked(first, chunk, 1, rows);
         self.keep_shapes(prepared);
+    }
+}
+
+impl CpuKernel {
+    /// The layout of `bounds`, and the lane filter `filter` makes for this kernel's SIMD level
+    /// in its order, with its values listed beside `grid`'s entries when there is one (a grid
+    /// over `bounds`). The last call's are used again when its boxes were these, byte for byte,
+    /// and its filter the same (the same lane values and function): the Morton sort, the
+    /// filter's blocks and its entries' values are the most of a call's set-up (a CLI job
+    /// calls once per chunk of segments). Hand it back with [`CpuKernel::keep_shapes`].
+    pub(super) fn prepare_shapes(
+        &mut self,
+        bounds: &[Rect],
+        grid: Option<&Grid>,
+        filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
+    ) -> PreparedShapes {
+        let bytes = bytemuck::cast_slice::<Rect, u8>;
+        let mut prepared = match self.shapes.take() {
+            Some(last) if bytes(&last.bounds) == bytes(bounds) => {
+                let fresh = filter(self.simd, &last.layout.order);
+                let filter = match (last.filter, fresh) {
+                    (Some(last), Some(fresh)) if last.is_same(&fresh) => Some(last),
+                    (_, fresh) => fresh,
+                };
+                PreparedShapes { filter, ..*last }
+            }
+            _ => {
+                let layout = ShapeLayout::new(bounds);
+                let filter = filter(self.simd, &layout.order);
+                PreparedShapes {
+                    bounds: bounds.to_vec(),
+                    layout,
+                    filter,
+                }
+            }
+        };
+        if let (Some(filter), Some(grid)) = (&mut prepared.filter, grid) {
+            filter.list_entries(grid);
+        }
+        prepared
+    }
+
+    /// Keeps `prepared` for the next call.
+    pub(super) fn keep_shapes(&mut self, prepared: PreparedShapes) {
+        self.shapes = Some(Box::new(prepared));
     }
 }
