@@ -294,30 +294,41 @@ fn same_with_and_without_the_grid<C: ShapeContact>(
     );
 }
 
+/// [`same_with_and_without_the_grid`] for walls, circles and polygons over `segments`.
+fn every_shape_with_and_without_the_grid(
+    scene: &str,
+    segments: &[Segment],
+    walls: &[Segment],
+    disks: &[Circle],
+    polygons: &rectcast::Polygons,
+) {
+    same_with_and_without_the_grid(&format!("walls{scene}"), |e| {
+        (
+            e.shape_hits(segments, walls).unwrap(),
+            e.shape_first_hits(segments, walls).unwrap(),
+            e.shape_counts(segments, walls).unwrap(),
+        )
+    });
+    same_with_and_without_the_grid(&format!("circles{scene}"), |e| {
+        (
+            e.shape_hits(segments, disks).unwrap(),
+            e.shape_first_hits(segments, disks).unwrap(),
+            e.shape_counts(segments, disks).unwrap(),
+        )
+    });
+    same_with_and_without_the_grid(&format!("polygons{scene}"), |e| {
+        (
+            e.polygon_hits(segments, polygons).unwrap(),
+            e.polygon_first_hits(segments, polygons).unwrap(),
+            e.polygon_counts(segments, polygons).unwrap(),
+        )
+    });
+}
+
 #[test]
 fn the_broad_phase_over_shapes_finds_what_the_brute_force_finds() {
     let (segments, walls, disks, polygons) = clustered_shapes(47);
-    same_with_and_without_the_grid("walls", |e| {
-        (
-            e.shape_hits(&segments, &walls).unwrap(),
-            e.shape_first_hits(&segments, &walls).unwrap(),
-            e.shape_counts(&segments, &walls).unwrap(),
-        )
-    });
-    same_with_and_without_the_grid("circles", |e| {
-        (
-            e.shape_hits(&segments, &disks).unwrap(),
-            e.shape_first_hits(&segments, &disks).unwrap(),
-            e.shape_counts(&segments, &disks).unwrap(),
-        )
-    });
-    same_with_and_without_the_grid("polygons", |e| {
-        (
-            e.polygon_hits(&segments, &polygons).unwrap(),
-            e.polygon_first_hits(&segments, &polygons).unwrap(),
-            e.polygon_counts(&segments, &polygons).unwrap(),
-        )
-    });
+    every_shape_with_and_without_the_grid("", &segments, &walls, &disks, &polygons);
     // Long segments across many shapes: the first-hit walk stops at row boundaries.
     let (long, _) = rectcast::scene::random_batch(48, 2500, 1, 1000.0);
     let far_disks = rectcast::scene::random_circles(49, 1500, 1000.0, (5.0, 40.0));
@@ -373,27 +384,7 @@ fn bullets_starting_inside_many_shapes_get_the_brute_forces_first_hits_from_the_
         at_start > 2500,
         "{at_start} of 3000 bullets start in a circle"
     );
-    same_with_and_without_the_grid("walls, bullet hell", |e| {
-        (
-            e.shape_hits(&segments, &walls).unwrap(),
-            e.shape_first_hits(&segments, &walls).unwrap(),
-            e.shape_counts(&segments, &walls).unwrap(),
-        )
-    });
-    same_with_and_without_the_grid("circles, bullet hell", |e| {
-        (
-            e.shape_hits(&segments, &disks).unwrap(),
-            e.shape_first_hits(&segments, &disks).unwrap(),
-            e.shape_counts(&segments, &disks).unwrap(),
-        )
-    });
-    same_with_and_without_the_grid("polygons, bullet hell", |e| {
-        (
-            e.polygon_hits(&segments, &polygons).unwrap(),
-            e.polygon_first_hits(&segments, &polygons).unwrap(),
-            e.polygon_counts(&segments, &polygons).unwrap(),
-        )
-    });
+    every_shape_with_and_without_the_grid(", bullet hell", &segments, &walls, &disks, &polygons);
     // And both are the dense pairs reduced, in any order the candidates come.
     for broad_phase in [rectcast::BroadPhase::On, rectcast::BroadPhase::Off] {
         engine.set_broad_phase(broad_phase);
