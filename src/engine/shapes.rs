@@ -351,8 +351,10 @@ impl Engine {
         };
         self.last_fallback = None;
         let bytes = bytemuck::cast_slice::<Rect, u8>;
-        let same = bytes(&self.shape_grid_bounds) == bytes(bounds) && self.shape_grid.is_built();
-        if use_grid && !same {
+        // Compared only when the grid is wanted: the brute force's calls pay nothing for it.
+        if use_grid
+            && !(self.shape_grid.is_built() && bytes(&self.shape_grid_bounds) == bytes(bounds))
+        {
             self.shape_grid.build(bounds);
             self.shape_grid.list_entry_spans();
             self.shape_grid_bounds.clear();
