@@ -657,9 +657,12 @@ fn the_lane_filter_certifies_only_the_references_hits() {
             continue;
         }
         let verdicts = Circle::hit_lanes(&query, &HitLanes::of(&circles));
-        let want: Vec<bool> = circles
+        let want: Vec<(bool, f32)> = circles
             .iter()
-            .map(|circle| segment_circle(&query, circle).hit())
+            .map(|circle| {
+                let contact = segment_circle(&query, circle);
+                (contact.hit(), contact.t_enter)
+            })
             .collect();
         tally.check(&verdicts, &want, normal, |lane| {
             format!(

@@ -568,11 +568,14 @@ fn the_lane_filter_certifies_only_the_references_hits() {
         if !valid(&query) || !walls.iter().all(valid) {
             continue;
         }
-        let want: Vec<bool> = walls
+        let want: Vec<(bool, f32)> = walls
             .iter()
-            .map(|wall| segment_segment(&query, wall).hit())
+            .map(|wall| {
+                let contact = segment_segment(&query, wall);
+                (contact.hit(), contact.t_enter)
+            })
             .collect();
-        for (wall, &want) in walls.iter().zip(&want) {
+        for (wall, &(want, _)) in walls.iter().zip(&want) {
             assert_eq!(
                 rectcast::cpu::segment_segment::filters::wall_hit(&query, wall),
                 want,

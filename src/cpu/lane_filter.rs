@@ -81,10 +81,19 @@ pub(crate) fn mask_of(lanes: &[bool; HIT_LANES]) -> u16 {
     Baseline::mask(lanes)
 }
 
-/// The verdicts of `S`'s filter for `query` against `lanes`, as masks: only `live` lanes.
+/// The verdicts of `S`'s filter for `query` against `lanes`, as masks: only `live` lanes;
+/// with `T`, each lane's `t_below` written to `t_below` (which is empty otherwise).
 #[inline(always)]
-fn masks_of<S: Shape, L: Level>(query: &Segment, lanes: &HitLanes, live: u16) -> Masks {
+fn masks_of<S: Shape, L: Level, const T: bool>(
+    query: &Segment,
+    lanes: &HitLanes,
+    live: u16,
+    t_below: &mut [f32],
+) -> Masks {
     let v = S::hit_lanes(query, lanes);
+    if T {
+        t_below.copy_from_slice(&v.t_below);
+    }
     Masks {
         hit: L::mask(&v.hit) & live,
         unsure: L::mask(&v.unsure) & live,
@@ -113,7 +122,9 @@ pub(crate) struct LaneFilter {
     /// `by_shape` is a read from anywhere per candidate (a quarter of a walls walk's time on
     /// bullet hell).
     by_entry: Vec<[f32; 4]>,
-    run: unsafe fn(&Segment, &Candidates, &mut [Masks]),
+    run: Run,
+    /// `run` that also writes each candidate's `t_below` ([`Candidates::sieve_first`]).
+    run_first: Run,
     count_block: unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks,
 }
 
@@ -125,14 +136,25 @@ impl LaneFilter {
         if !S::HIT_LANES {
             return None;
         }
-        type Run = unsafe fn(&Segment, &Candidates, &mut [Masks]);
         type CountBlock = unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks;
-        let (run, count_block): (Run, CountBlock) = match simd {
+        let (run, run_first, count_block): (Run, Run, CountBlock) = match simd {
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => (x86::avx512::<S>, x86::avx512_count::<S>),
+            Simd::Avx512 => (
+                x86::avx512::<S, false>,
+                x86::avx512::<S, true>,
+                x86::avx512_count::<S>,
+            ),
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => (x86::avx2::<S>, x86::avx2_count::<S>),
-            _ => (portable::<S>, portable_count::<S>),
+            Simd::Avx2 => (
+                x86::avx2::<S, false>,
+                x86::avx2::<S, true>,
+                x86::avx2_count::<S>,
+            ),
+            _ => (
+                portable::<S, false>,
+                portable::<S, true>,
+                portable_count::<S>,
+            ),
         };
         let mut blocks = vec![HitLanes::ZERO; shapes.len().div_ceil(LANES)];
         for (p, &k) in order.iter().enumerate() {
@@ -143,6 +165,7 @@ impl LaneFilter {
             by_shape: shapes.iter().map(S::lane_values).collect(),
             by_entry: Vec::new(),
             run,
+            run_first,
             count_block,
         })
     }
@@ -168,6 +191,7 @@ impl LaneFilter {
     pub(crate) fn is_same(&self, other: &LaneFilter) -> bool {
         let bytes = bytemuck::cast_slice::<[f32; 4], u8>;
         std::ptr::fn_addr_eq(self.run, other.run)
+            && std::ptr::fn_addr_eq(self.run_first, other.run_first)
             && std::ptr::fn_addr_eq(self.count_block, other.count_block)
             && bytes(&self.by_shape) == bytes(&other.by_shape)
     }
@@ -192,10 +216,19 @@ impl LaneFilter {
     }
 }
 
+/// A lane filter run over a buffer of candidates: masks, and with `T` each one's `t_below`.
+type Run = unsafe fn(&Segment, &Candidates, &mut [Masks], &mut [f32]);
+
 /// Every batch of sixteen candidates through `S`'s filter: `masks[c]` for candidates
-/// 16c..16c + 16 (lanes past the last candidate read the buffer's slack and are cleared).
+/// 16c..16c + 16 (lanes past the last candidate read the buffer's slack and are cleared), and
+/// with `T` their `t_below` at the same places of `t_below`.
 #[inline(always)]
-fn filter_all<S: Shape, L: Level>(query: &Segment, candidates: &Candidates, masks: &mut [Masks]) {
+fn filter_all<S: Shape, L: Level, const T: bool>(
+    query: &Segment,
+    candidates: &Candidates,
+    masks: &mut [Masks],
+    t_below: &mut [f32],
+) {
     let len = candidates.len;
     for (c, out) in masks[..len.div_ceil(HIT_LANES)].iter_mut().enumerate() {
         let at = c * HIT_LANES;
@@ -203,12 +236,22 @@ fn filter_all<S: Shape, L: Level>(query: &Segment, candidates: &Candidates, mask
         for (lane, values) in lanes.values.iter_mut().zip(&candidates.values) {
             lane.copy_from_slice(&values[at..at + HIT_LANES]);
         }
-        *out = masks_of::<S, L>(query, &lanes, live_below(len - at));
+        let t = if T {
+            &mut t_below[at..at + HIT_LANES]
+        } else {
+            &mut []
+        };
+        *out = masks_of::<S, L, T>(query, &lanes, live_below(len - at), t);
     }
 }
 
-fn portable<S: Shape>(query: &Segment, candidates: &Candidates, masks: &mut [Masks]) {
-    filter_all::<S, Baseline>(query, candidates, masks)
+fn portable<S: Shape, const T: bool>(
+    query: &Segment,
+    candidates: &Candidates,
+    masks: &mut [Masks],
+    t_below: &mut [f32],
+) {
+    filter_all::<S, Baseline, T>(query, candidates, masks, t_below)
 }
 
 /// [`LaneFilter::count_block`] on level `L`.
@@ -219,7 +262,7 @@ fn count_block<S: Shape, L: Level>(
     live: u16,
     counts: &mut [u32; HIT_LANES],
 ) -> Masks {
-    let masks = masks_of::<S, L>(query, lanes, live);
+    let masks = masks_of::<S, L, false>(query, lanes, live, &mut []);
     L::add_lanes(counts, masks.hit);
     masks
 }
@@ -268,8 +311,13 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx512f")]
-    pub(super) fn avx512<S: Shape>(query: &Segment, c: &Candidates, masks: &mut [Masks]) {
-        filter_all::<S, Avx512>(query, c, masks)
+    pub(super) fn avx512<S: Shape, const T: bool>(
+        query: &Segment,
+        c: &Candidates,
+        masks: &mut [Masks],
+        t_below: &mut [f32],
+    ) {
+        filter_all::<S, Avx512, T>(query, c, masks, t_below)
     }
 
     #[target_feature(enable = "avx512f")]
@@ -283,8 +331,13 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn avx2<S: Shape>(query: &Segment, c: &Candidates, masks: &mut [Masks]) {
-        filter_all::<S, Baseline>(query, c, masks)
+    pub(super) fn avx2<S: Shape, const T: bool>(
+        query: &Segment,
+        c: &Candidates,
+        masks: &mut [Masks],
+        t_below: &mut [f32],
+    ) {
+        filter_all::<S, Baseline, T>(query, c, masks, t_below)
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -308,6 +361,8 @@ pub(crate) struct Candidates {
     pub(crate) len: usize,
     /// The filter's verdicts, a batch of sixteen candidates each (with a filter only).
     masks: Vec<Masks>,
+    /// Each candidate's `t_below` ([`Candidates::sieve_first`] only; as long as `values`).
+    t_below: Vec<f32>,
 }
 
 impl Candidates {
@@ -321,6 +376,7 @@ impl Candidates {
             values: std::array::from_fn(|_| vec![0.0; values]),
             len: 0,
             masks: vec![Masks::default(); values / HIT_LANES],
+            t_below: vec![0.0; values],
         }
     }
 
@@ -371,6 +427,7 @@ impl Candidates {
         self.shapes.resize(room, 0);
         if self.keeps_values() {
             self.values.iter_mut().for_each(|v| v.resize(room, 0.0));
+            self.t_below.resize(room, 0.0);
             self.masks.resize(room / HIT_LANES, Masks::default());
         }
     }
@@ -389,21 +446,51 @@ impl Candidates {
         filter: Option<&LaneFilter>,
         mut visit: impl FnMut(usize, bool),
     ) {
+        self.sieve_with::<false>(query, filter, |k, hit, _| visit(k, hit));
+    }
+
+    /// [`Candidates::sieve`] for first hits: `visit(shape, t_below)`, where `t_below` is at
+    /// or below the shape's rounded `t_enter` ([`crate::cpu::lanes::LaneVerdicts`]; 0 where
+    /// the filter gives no bound, or there is no filter).
+    #[inline]
+    pub(crate) fn sieve_first(
+        &mut self,
+        query: &Segment,
+        filter: Option<&LaneFilter>,
+        mut visit: impl FnMut(usize, f32),
+    ) {
+        self.sieve_with::<true>(query, filter, |k, _, t| visit(k, t));
+    }
+
+    #[inline(always)]
+    fn sieve_with<const T: bool>(
+        &mut self,
+        query: &Segment,
+        filter: Option<&LaneFilter>,
+        mut visit: impl FnMut(usize, bool, f32),
+    ) {
         let len = std::mem::take(&mut self.len);
         let Some(filter) = filter else {
             self.shapes[..len]
                 .iter()
-                .for_each(|&k| visit(k as usize, false));
+                .for_each(|&k| visit(k as usize, false, 0.0));
             return;
         };
-        self.filter(query, filter, len);
+        self.filter::<T>(query, filter, len);
         let masks = &self.masks[..len.div_ceil(HIT_LANES)];
-        for (batch, m) in self.shapes.chunks_exact(HIT_LANES).zip(masks) {
+        let batches = self.shapes.chunks_exact(HIT_LANES).zip(masks);
+        for (c, (batch, m)) in batches.enumerate() {
             let mut kept = m.hit | m.unsure;
             while kept != 0 {
                 let lane = kept.trailing_zeros() as usize;
                 kept &= kept - 1;
-                visit(batch[lane] as usize, m.hit >> lane & 1 == 1);
+                let hit = m.hit >> lane & 1 == 1;
+                let t = if T && hit {
+                    self.t_below[c * HIT_LANES + lane]
+                } else {
+                    0.0
+                };
+                visit(batch[lane] as usize, hit, t);
             }
         }
     }
@@ -430,7 +517,7 @@ impl Candidates {
             }
             return hits;
         };
-        self.filter(query, filter, len);
+        self.filter::<false>(query, filter, len);
         let masks = &self.masks[..len.div_ceil(HIT_LANES)];
         for (batch, m) in self.shapes.chunks_exact(HIT_LANES).zip(masks) {
             hits += m.hit.count_ones();
@@ -453,15 +540,18 @@ impl Candidates {
     }
 
     /// The verdicts of the first `len` candidates into `self.masks`, a pair per batch of
-    /// sixteen.
+    /// sixteen, and with `T` their `t_below` into `self.t_below`.
     #[inline]
-    fn filter(&mut self, query: &Segment, filter: &LaneFilter, len: usize) {
+    fn filter<const T: bool>(&mut self, query: &Segment, filter: &LaneFilter, len: usize) {
         let mut masks = std::mem::take(&mut self.masks);
+        let mut t_below = std::mem::take(&mut self.t_below);
         self.len = len;
+        let run = if T { filter.run_first } else { filter.run };
         // SAFETY: `run` was compiled for a SIMD level this CPU runs (`LaneFilter::of` takes
         // the kernel's level, checked when the kernel was made).
-        unsafe { (filter.run)(query, self, &mut masks) };
+        unsafe { run(query, self, &mut masks, &mut t_below) };
         self.len = 0;
         self.masks = masks;
+        self.t_below = t_below;
     }
 }

@@ -87,10 +87,16 @@ impl HitLanes {
 
 /// A lane filter's verdicts, one per lane: `hit` where floating point certifies a hit,
 /// `unsure` where only the exact path can tell. A lane in neither misses, certainly.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// `t_below` is, for a certain hit, an f32 at or below the hit's `t_enter` (the correctly
+/// rounded one [`crate::Shape::exact`] gives), 0 where the filter gives no bound: first hits
+/// skip a candidate whose bound is past the best hit so far without computing its contact.
+/// Queries that read only the masks never compute it (the filters are inlined, and LLVM drops
+/// what nothing reads).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LaneVerdicts {
     pub hit: [bool; HIT_LANES],
     pub unsure: [bool; HIT_LANES],
+    pub t_below: [f32; HIT_LANES],
 }
 
 impl LaneVerdicts {
@@ -98,5 +104,6 @@ impl LaneVerdicts {
     pub const UNSURE: Self = Self {
         hit: [false; HIT_LANES],
         unsure: [true; HIT_LANES],
+        t_below: [0.0; HIT_LANES],
     };
 }

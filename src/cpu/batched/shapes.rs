@@ -287,13 +287,19 @@ impl CpuKernel {
                 // cells list shapes in ascending order, so a cell's entries above it are
                 // skipped.
                 let ceiling = std::cell::Cell::new(u32::MAX);
-                let visit = |k: usize, _: bool| {
+                let visit = |k: usize, t_below: f32| {
                     // A shape lies in its box: one whose box the segment enters after the best
                     // hit cannot come first, nor one it enters no sooner at a higher index
                     // (best-first pruning, exact: the box's t is at or below the shape's).
+                    // The lane filter's bound, where it gives one, is closer still (walls
+                    // crossed inside their boxes).
                     let now = best.get();
                     if let Some((best_shape, best_contact)) = now {
-                        let below = box_t_below(s, &bounds[k]);
+                        let below = if t_below > 0.0 {
+                            t_below
+                        } else {
+                            box_t_below(s, &bounds[k])
+                        };
                         let t = best_contact.t_enter();
                         if below > t || (below == t && k as u32 > best_shape) {
                             return;
@@ -324,13 +330,13 @@ impl CpuKernel {
                                 // Answered sixteen at a time (the lane filter's width), so
                                 // that a hit at t = 0 soon sets the ceiling.
                                 if candidates.len >= LANES {
-                                    candidates.sieve(s, filter, &visit);
+                                    candidates.sieve_first(s, filter, &visit);
                                 }
                                 Next::Entry
                             }
                             Step::Row(bound) => {
                                 // Every candidate before this boundary answered first.
-                                candidates.sieve(s, filter, &visit);
+                                candidates.sieve_first(s, filter, &visit);
                                 let done = best.get().is_some_and(|(_, c)| {
                                     c.t_enter() < crossing_t_below(s.y0, s.y1, bound)
                                 });
@@ -338,7 +344,7 @@ impl CpuKernel {
                             }
                             Step::Col { x, next_row } => {
                                 // Likewise for the next column and the next row both.
-                                candidates.sieve(s, filter, &visit);
+                                candidates.sieve_first(s, filter, &visit);
                                 let done = best.get().is_some_and(|(_, c)| {
                                     let t = c.t_enter();
                                     t < crossing_t_below(s.x0, s.x1, x)
@@ -351,7 +357,7 @@ impl CpuKernel {
                     }
                     _ => collect_candidates(simd, s, layout, filter, &mut candidates, AppendAll),
                 }
-                candidates.sieve(s, filter, &visit);
+                candidates.sieve_first(s, filter, &visit);
                 let segment = (start + i) as u32;
                 *slot = best.get().map(|(shape, contact)| ShapeHit {
                     segment,

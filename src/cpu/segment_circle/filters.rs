@@ -185,6 +185,7 @@ pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact
 /// ends certainly out, a point, or the line certainly apart from the disk, or its nearest point
 /// certainly past an end, a miss; both ends out, the nearest point certainly between them and
 /// certainly within R, a hit. Tangents and ends on the circle are left to the exact path.
+/// A certain hit whose start is certainly outside gets a `t_below` ([`entering_t_below`]).
 #[inline(always)]
 pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
     let [cx, cy, r, _] = &circles.values;
@@ -196,6 +197,7 @@ pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
     let point = dx == 0.0 && dy == 0.0;
     let mut hit = [false; HIT_LANES];
     let mut unsure = [false; HIT_LANES];
+    let mut t_below = [0.0; HIT_LANES];
     for lane in 0..HIT_LANES {
         let (cx, cy, r) = (cx[lane] as f64, cy[lane] as f64, r[lane] as f64);
         let rr = r * r;
@@ -224,8 +226,43 @@ pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
         let crossed = both_out & !point & not_ahead & not_behind & within;
         hit[lane] = start_in | end_in | crossed;
         unsure[lane] = !(miss | hit[lane]);
+        let start_out = ff - rr > start_bound;
+        t_below[lane] = if hit[lane] & start_out {
+            let q0_low = (ff - rr) - start_bound;
+            entering_t_below(q0_low, rr * dd, far, -fd + fd_bound)
+        } else {
+            0.0
+        };
     }
-    LaneVerdicts { hit, unsure }
+    LaneVerdicts {
+        hit,
+        unsure,
+        t_below,
+    }
+}
+
+/// Relative slack for [`entering_t_below`]: 2^-40, thousands of times each f64 rounding.
+const SLACK: f64 = 1.0 / (1u64 << 40) as f64;
+
+/// An f32 at or below the entering root t = q(0) / (−f·d + √D), D = R²·|d|² − (f × d)², of a
+/// segment that starts certainly outside the disk and meets it, from bounds of its terms:
+/// `q0_low` ≤ q(0) (positive), `rr_dd` within 16u of R²·|d|², `far` ≤ |f × d|, `minus_fd_high`
+/// ≥ −f·d (the circle filter's bounds). Each computed term is moved by [`SLACK`] away from t,
+/// and the quotient, lowered by 2^-20, is rounded to f32 once (2^-24 relative): at or below
+/// the exact t, and so at or below its correctly rounded f32. A bound under 2^-100 (or a
+/// denominator not certainly positive) gives 0.
+#[inline(always)]
+fn entering_t_below(q0_low: f64, rr_dd: f64, far: f64, minus_fd_high: f64) -> f32 {
+    let d_high = rr_dd * (1.0 + SLACK) - far * far * (1.0 - SLACK);
+    let root_high = d_high.max(0.0).sqrt() * (1.0 + SLACK);
+    let den_high = (minus_fd_high + root_high) * (1.0 + SLACK);
+    let t = q0_low * (1.0 - SLACK) / den_high * (1.0 - SLACK);
+    let t = (t * (1.0 - 2f64.powi(-20))) as f32;
+    if den_high > 0.0 && t >= 2f32.powi(-100) {
+        t
+    } else {
+        0.0
+    }
 }
 
 #[cfg(test)]

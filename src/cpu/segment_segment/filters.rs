@@ -183,11 +183,38 @@ const UNDERFLOW_F32: f32 = 1.0 / (1u128 << 120) as f32;
 /// and whether certainly negative, in f32: past Shewchuk's bound plus `UNDERFLOW_F32`.
 #[inline(always)]
 pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
-    let (l, r) = (ux * vy, uy * vx);
-    let value = l - r;
-    let bound = CROSS_ERROR_F32 * (l.abs() + r.abs()) + UNDERFLOW_F32;
+    let (value, bound) = cross_f32(ux, uy, vx, vy);
     (value > bound, value < -bound)
 }
+
+/// `u × v` in f32 and its error bound, Shewchuk's plus `UNDERFLOW_F32`.
+#[inline(always)]
+fn cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (f32, f32) {
+    let (l, r) = (ux * vy, uy * vx);
+    (l - r, CROSS_ERROR_F32 * (l.abs() + r.abs()) + UNDERFLOW_F32)
+}
+
+/// An f32 at or below t = |a0| / (|a0| + |a1|), the crossing of a segment whose ends lie
+/// certainly on either side of a line at cross products `a0` and `a1` (each within its bound
+/// `b0`, `b1`, below its magnitude), and so at or below its correctly rounded t.
+///
+/// The exact t is at least (|a0| − b0) / (|a0| + b0 + |a1| + b1) (t grows with |a0| and falls
+/// with |a1|). Computed in f32 that quotient is off by under 5 roundings (a subtraction, two
+/// sums, the division, each 2^-24 relative, the sums rounded down at worst); lowering it by
+/// 2^-20 and rounding once more stays below it. A quotient under 2^-100, where gradual
+/// underflow's absolute error would count, gives 0.
+#[inline(always)]
+fn crossing_t_below(a0: f32, b0: f32, a1: f32, b1: f32) -> f32 {
+    let t = (a0.abs() - b0) / ((a0.abs() + b0) + (a1.abs() + b1));
+    if t >= TINY_T {
+        t * (1.0 - 1.0 / (1u32 << 20) as f32)
+    } else {
+        0.0
+    }
+}
+
+/// 2^-100: below it [`crossing_t_below`] gives 0.
+const TINY_T: f32 = 1.0 / (1u128 << 100) as f32;
 
 /// [`contact_filtered`]'s hit alone, for sixteen walls ([`crate::Shape::hit_lanes`]; lanes x0, y0, x1,
 /// y1), in f32: the four cross products that place each segment's ends against the other's
@@ -197,7 +224,8 @@ pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
 /// of the other's line. A certain hit: both pairs of ends strictly apart, a proper crossing.
 /// Anything else (an end on a line, parallels, a point, products lost to underflow) is left to
 /// the exact path. f32 rather than f64: half the vector width for the same verdicts, but for
-/// the few pairs whose orientations f32 cannot certify.
+/// the few pairs whose orientations f32 cannot certify. A certain hit's `t_below` comes from
+/// the query's ends against the wall's line ([`crossing_t_below`]).
 #[inline(always)]
 pub fn wall_hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
     let [x0, y0, x1, y1] = &walls.values;
@@ -206,20 +234,33 @@ pub fn wall_hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
     let sign = certain_cross_f32;
     let mut hit = [false; HIT_LANES];
     let mut unsure = [false; HIT_LANES];
+    let mut t_below = [0.0; HIT_LANES];
     for lane in 0..HIT_LANES {
         let (ax, ay, bx, by) = (x0[lane], y0[lane], x1[lane], y1[lane]);
         let (ex, ey) = (bx - ax, by - ay);
         // The wall's ends against the query's line, the query's ends against the wall's.
         let (p1, n1) = sign(dx, dy, ax - px, ay - py);
         let (p2, n2) = sign(dx, dy, bx - px, by - py);
-        let (p3, n3) = sign(ex, ey, px - ax, py - ay);
-        let (p4, n4) = sign(ex, ey, rx - ax, ry - ay);
+        let (a0, b0) = cross_f32(ex, ey, px - ax, py - ay);
+        let (a1, b1) = cross_f32(ex, ey, rx - ax, ry - ay);
+        let (p3, n3) = (a0 > b0, a0 < -b0);
+        let (p4, n4) = (a1 > b1, a1 < -b1);
         let miss = (p1 & p2) | (n1 & n2) | (p3 & p4) | (n3 & n4);
         let cross = ((p1 & n2) | (n1 & p2)) & ((p3 & n4) | (n3 & p4));
         hit[lane] = cross;
         unsure[lane] = !(miss | cross);
+        // The query's ends certainly on either side of the wall's line: where it crosses.
+        t_below[lane] = if cross {
+            crossing_t_below(a0, b0, a1, b1)
+        } else {
+            0.0
+        };
     }
-    LaneVerdicts { hit, unsure }
+    LaneVerdicts {
+        hit,
+        unsure,
+        t_below,
+    }
 }
 
 #[cfg(test)]
