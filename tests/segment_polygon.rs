@@ -606,3 +606,55 @@ fn polygon_overlaps_match_the_oracle_on_both_backends() {
         check("gpu", gpu.polygon_overlaps(&pa, &pb).unwrap());
     }
 }
+
+#[test]
+fn counts_of_segments_along_edges_through_vertices_and_of_points_match_the_pairs() {
+    // Counts ask each pair's hit alone (`polygon_hit`): every segment between two points of a
+    // lattice through the polygons' vertices, edges and notches (points, segments along edges,
+    // rays through vertices, ends on the boundary, both ends in a notch), against the pairs.
+    let triangle = [[5.0, 0.0], [7.0, 2.0], [5.0, 2.0]];
+    let polygons = Polygons::from_rings([&SQUARE[..], &U[..], &triangle[..]]).unwrap();
+    let lattice: Vec<f32> = (-1..=16).map(|k| k as f32 / 2.0).collect();
+    let points: Vec<(f32, f32)> = lattice
+        .iter()
+        .step_by(2)
+        .flat_map(|&x| lattice.iter().map(move |&y| (x, y)))
+        .collect();
+    let segments: Vec<Segment> = points
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &(x0, y0))| {
+            points
+                .iter()
+                .skip(i % 7)
+                .step_by(7)
+                .map(move |&(x1, y1)| s(x0, y0, x1, y1))
+        })
+        .collect();
+    let m = polygons.len();
+    for broad_phase in [rectcast::BroadPhase::Off, rectcast::BroadPhase::On] {
+        let mut engine = common::cpu_engine();
+        engine.set_broad_phase(broad_phase);
+        let pairs = engine.polygon_pairs(&segments, &polygons).unwrap();
+        let counts = engine.polygon_counts(&segments, &polygons).unwrap();
+        let mut per_polygon = vec![0u64; m];
+        for (q, row) in pairs.chunks(m).enumerate() {
+            for (p, pair) in row.iter().enumerate() {
+                per_polygon[p] += pair.hit() as u64;
+            }
+            let want = row.iter().filter(|c| c.hit()).count() as u32;
+            assert_eq!(
+                counts.per_segment[q], want,
+                "{broad_phase:?}: segment {q} {:?}: pairs {row:?}",
+                segments[q]
+            );
+        }
+        assert_eq!(counts.per_target, per_polygon, "{broad_phase:?}");
+        let hits: u64 = per_polygon.iter().sum();
+        assert!(
+            hits > 1000 && hits < (segments.len() * m) as u64 - 1000,
+            "{hits} hits of {} pairs",
+            segments.len() * m
+        );
+    }
+}

@@ -320,13 +320,24 @@ pub fn prefers_brute_force(grid: &Grid, s: &Segment, walk: &Walk, rects: usize) 
     }
     // The entries of the segment's box bound the walk's: when they are few, the walk's own
     // count is not needed.
+    box_entries(grid, walk, rects as u64) > rects as u64
+        && walk_entries(grid, s, walk, rects as u64) > rects as u64
+}
+
+/// Entries the cells of the walk's box list (every cell of its rows and columns; a rect once
+/// per cell), stopping early once past `limit`.
+#[inline(always)]
+pub fn box_entries(grid: &Grid, walk: &Walk, limit: u64) -> u64 {
     let mut in_box = 0u64;
     for row in walk.row_min..=walk.row_max {
         let first = row * grid.cols;
         in_box += (grid.cell_start[(first + walk.col_max + 1) as usize]
             - grid.cell_start[(first + walk.col_min) as usize]) as u64;
+        if in_box > limit {
+            break;
+        }
     }
-    in_box > rects as u64 && walk_entries(grid, s, walk, rects as u64) > rects as u64
+    in_box
 }
 
 /// A rect's cells.

@@ -1,6 +1,6 @@
 //! The queries over polygons, segment × polygon and polygon × polygon, on either backend.
 use crate::cpu::segment_polygon::Polygons;
-use crate::cpu::segment_polygon::filters::polygon_filtered;
+use crate::cpu::segment_polygon::filters::{polygon_filtered, polygon_hit};
 use crate::cpu::segment_polygon::{
     EdgeContact, PolygonContact, PolygonEdge, polygon_contact, polygon_edges,
 };
@@ -11,13 +11,15 @@ use crate::types::{Rect, Segment};
 use crate::validate;
 
 use super::shapes::{
-    SHAPE_PAIRS_PER_CHUNK, check_indices, count_hits, counts_in_rows, first_hits_in_rows,
-    hits_in_rows,
+    SHAPE_PAIRS_PER_CHUNK, check_indices, counts_in_rows, first_hits_in_rows, hits_in_rows,
 };
 use super::{Engine, On};
 
 /// A (segment, polygon index) pair's contact, on the culled paths.
 type PolygonContactOf<'a> = dyn Fn(&Segment, usize) -> PolygonContact + Sync + 'a;
+
+/// A (segment, polygon index) pair's hit alone ([`polygon_hit`]), for the culled counts.
+type PolygonHitOf<'a> = dyn Fn(&Segment, usize) -> bool + Sync + 'a;
 
 impl Engine {
     /// Every query segment against every polygon, segment × polygon (docs/semantics.md):
@@ -71,7 +73,7 @@ impl Engine {
         polygons: &Polygons,
     ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
         let mut first = vec![None; segments.len()];
-        let culled = self.culled_polygons(segments, polygons, |this, bounds, contact| {
+        let culled = self.culled_polygons(segments, polygons, |this, bounds, contact, _| {
             this.culled_first_hits(segments, bounds, |_, _| None, contact, &mut first)
         })?;
         if culled {
@@ -91,7 +93,14 @@ impl Engine {
             per_segment: vec![0; segments.len()],
             per_target: vec![0; polygons.len()],
         };
-        if self.culled_polygon_hits(segments, polygons, |chunk| count_hits(&mut counts, chunk))? {
+        // Each pair's hit alone, never listed (1M bullets × 100k polygons on bullet hell
+        // listed 100M hits with their contacts).
+        let culled = self.culled_polygons(segments, polygons, |this, bounds, _, hit| {
+            this.with_shape_grid(segments.len(), bounds, |kernel, grid| {
+                kernel.shape_counts_culled(segments, bounds, grid, |_, _| None, hit, &mut counts)
+            })
+        })?;
+        if culled {
             return Ok(counts);
         }
         counts_in_rows(segments.len(), polygons.len(), |each| {
@@ -106,18 +115,19 @@ impl Engine {
         polygons: &Polygons,
         each: impl FnMut(&[ShapeHit<PolygonContact>]),
     ) -> Result<bool> {
-        self.culled_polygons(segments, polygons, |this, bounds, contact| {
+        self.culled_polygons(segments, polygons, |this, bounds, contact, _| {
             this.culled_hits(segments, bounds, |_, _| None, contact, each)
         })
     }
 
     /// Checks `segments` against `polygons`, then hands `run` the polygons' boxes and each
-    /// (segment, polygon) pair's contact, for the culled paths ([`Engine::culled_hits`]).
+    /// (segment, polygon) pair's contact and hit, for the culled paths
+    /// ([`Engine::culled_hits`]).
     fn culled_polygons<R>(
         &mut self,
         segments: &[Segment],
         polygons: &Polygons,
-        run: impl FnOnce(&mut Self, &[Rect], &PolygonContactOf) -> Result<R>,
+        run: impl FnOnce(&mut Self, &[Rect], &PolygonContactOf, &PolygonHitOf) -> Result<R>,
     ) -> Result<R> {
         validate::check_inputs(segments, &[])?;
         check_indices(segments.len(), polygons.edge_count(), InputArray::Polygons)?;
@@ -128,7 +138,10 @@ impl Engine {
             let edges = &edges[offsets[k] as usize..offsets[k + 1] as usize];
             polygon_filtered(q, edges, &mut Vec::with_capacity(edges.len()))
         };
-        run(self, &bounds, &contact)
+        let hit = |q: &Segment, k: usize| {
+            polygon_hit(q, &edges[offsets[k] as usize..offsets[k + 1] as usize])
+        };
+        run(self, &bounds, &contact, &hit)
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed

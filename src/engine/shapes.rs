@@ -79,14 +79,6 @@ pub(super) fn counts_in_rows<C: ShapeContact>(
     Ok(counts)
 }
 
-/// Hits per segment and per shape from listed hits.
-pub(super) fn count_hits<C>(counts: &mut Counts, hits: &[ShapeHit<C>]) {
-    for hit in hits {
-        counts.per_segment[hit.segment as usize] += 1;
-        counts.per_target[hit.shape as usize] += 1;
-    }
-}
-
 /// A candidate pair's contact on the CPU: the shape's float filter where it certifies the
 /// answer, else its exact function.
 pub(super) fn contact_of<S: Shape>(

@@ -2,7 +2,9 @@
 //! box tested first, and the candidates kept for the lane filter (`cpu::lane_filter`).
 
 use super::cull::{RectBlock, SegmentBox, fill_blocks};
-use crate::cpu::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
+use crate::cpu::grid::{
+    Grid, Next, Step, Walk, box_entries, prefers_brute_force, visit_cells, walk_of,
+};
 use crate::cpu::lane_filter::{Candidates, LaneFilter};
 use crate::cpu::lanes::{LANES, Simd};
 
@@ -23,9 +25,7 @@ pub(super) fn shape_candidates(
 ) {
     let shapes = layout.order.len();
     match grid.map(|g| (g, walk_of(g, s))) {
-        Some((grid, walk))
-            if !prefers_brute_force(grid, s, &walk, brute_force_cost(shapes, filter)) =>
-        {
+        Some((grid, walk)) if !prefers_cull(grid, s, &walk, shapes, filter, false) => {
             let no_ceiling = std::cell::Cell::new(u32::MAX);
             visit_cells(grid, s, &walk, &no_ceiling, false, |step| {
                 if let Step::Rect(k, e) = step {
@@ -102,19 +102,57 @@ impl<H: Fn(usize) -> bool> DenseBlocks for CountInPlace<'_, H> {
 /// appending them to the candidates.
 pub(super) const DENSE_LANES: u32 = 9;
 
-/// How many rects' worth of the grid's work the brute force over `shapes` costs a segment, for
-/// [`prefers_brute_force`]: all of them, but an eighth with a lane filter, whose box cull and
-/// filter cost a shape about an eighth of what a walk's entry costs. Measured on 2,048 long
-/// random segments × 1,024 walls or circles (`BroadPhase::Auto`, counts, 2 threads): the
-/// grid's choice went from 5.1 ms to 1.8 ms for walls and 4.2 to 2.0 ms for circles, while
-/// 100,000 short bullets × 10,000 circles kept the grid (43 to 44 ms).
-pub(super) fn brute_force_cost(shapes: usize, filter: Option<&LaneFilter>) -> usize {
-    if filter.is_some() { shapes / 8 } else { shapes }
+/// How many of the grid's entries the box cull over `shapes` costs a segment whose box's cells
+/// list `in_box` entries: the shapes it keeps (at most all, at most those entries), but an
+/// eighth with a lane filter, whose box cull and filter cost a shape about an eighth of what a
+/// walk's entry costs. Measured on 2,048 long random segments × 1,024 walls or circles
+/// (`BroadPhase::Auto`, counts, 2 threads): the grid's choice went from 5.1 ms to 1.8 ms for
+/// walls and 4.2 to 2.0 ms for circles, while 100,000 short bullets × 10,000 circles kept the
+/// grid (43 to 44 ms). Without a filter each candidate costs its shape's whole test, in the
+/// walk or the cull alike, so the cull pays only where the walk would scan nearly all of the
+/// box's entries anyway (seven eighths): a short segment's.
+fn cull_cost(shapes: usize, in_box: u64, filter: Option<&LaneFilter>) -> usize {
+    let kept = in_box.min(shapes as u64) as usize;
+    if filter.is_some() {
+        kept / 8
+    } else {
+        kept - kept / 8
+    }
+}
+
+/// Whether segment `s` (its `walk` through `grid`, a grid over the shapes' boxes) takes its
+/// candidates from the box cull ([`collect_candidates`]) rather than the walk:
+///
+/// - With `ceiling_pays` (first hits where recent segments started inside a shape): when the
+///   walk would cost more than the cull over every shape ([`cull_cost`]). Past a hit at t = 0
+///   the walk skips the rest of its cells' entries ([`visit_cells`]' ceiling), which the cull
+///   cannot.
+/// - Otherwise when it would cost more than the cull over the shapes in its box's cells: the
+///   cull goes down the layout's tree ([`for_each_block`]) to the blocks near the segment and
+///   tests sixteen boxes at once, where the walk tests its cells' entries one by one. So a
+///   short segment takes the cull, and a long diagonal one the walk (whose cells are a thin
+///   band of its box's). On 1M bullets × 100k walls (bullet hell, first hits) the walk took
+///   3.3 s end to end and the cull 1.25 s; counts 4.95 s and 1.1 s.
+#[inline(always)]
+pub(super) fn prefers_cull(
+    grid: &Grid,
+    s: &Segment,
+    walk: &Walk,
+    shapes: usize,
+    filter: Option<&LaneFilter>,
+    ceiling_pays: bool,
+) -> bool {
+    let in_box = if ceiling_pays {
+        u64::MAX
+    } else {
+        box_entries(grid, walk, shapes as u64)
+    };
+    prefers_brute_force(grid, s, walk, cull_cost(shapes, in_box, filter))
 }
 
 /// Appends the shapes whose boxes meet `s`'s box to `out`, in the layout's order, with their
-/// lane values when there is a filter: the box cull tests each block's box first (sixteen
-/// blocks at a time), then the boxes of the blocks it keeps. AVX-512 compresses each block's
+/// lane values when there is a filter: the box cull goes down the layout's tree of boxes
+/// ([`for_each_block`]), then tests the boxes of the blocks it reaches. AVX-512 compresses each block's
 /// kept lanes straight into the buffer; the other levels append them one by one. A block
 /// with lanes kept goes first to `dense.take(block, kept lanes)`, which may answer it in place
 /// (true: nothing appended).
@@ -168,22 +206,64 @@ pub(super) fn collect_lanes(
     out: &mut Candidates,
     mut dense: impl DenseBlocks,
 ) {
-    for (g, group) in layout.groups.iter().enumerate() {
-        let mut blocks = lanes_overlapping(b, group);
-        while blocks != 0 {
-            let block = g * LANES + blocks.trailing_zeros() as usize;
-            blocks &= blocks - 1;
-            let kept = lanes_overlapping(b, &layout.blocks[block]);
-            if kept == 0 || dense.take(block, kept) {
+    let overlaps = |block: &RectBlock| lanes_overlapping(b, block);
+    for_each_block(&layout.tree, overlaps, |block| {
+        let kept = lanes_overlapping(b, &layout.blocks[block]);
+        if kept == 0 || dense.take(block, kept) {
+            return;
+        }
+        let values = filter.map(|f| &f.blocks[block]);
+        out.ensure_room(out.len + LANES);
+        let mut lanes = kept;
+        while lanes != 0 {
+            let lane = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            out.push_lane(layout.shapes[block][lane], values, lane);
+        }
+    });
+}
+
+/// Levels of [`ShapeLayout::tree`], at most: sixteen children a node, so 2^32 shapes need 7.
+const MAX_LEVELS: usize = 8;
+
+/// A tree level stops growing once it has this many nodes or fewer (the cull tests each).
+const TOP_NODES: usize = 16;
+
+/// Calls `each(block)` for every block of the layout whose box the cull keeps, in ascending
+/// order: depth first down `tree` (level 0 boxes the blocks; node `i` of a level has children
+/// `16i..16i + 16` one level down), going into a child whose box `overlaps` keeps (a mask over
+/// sixteen boxes). A block's box holds its shapes' boxes and a node's box its children's, so
+/// every block with a box meeting the segment's is reached.
+#[inline(always)]
+pub(super) fn for_each_block(
+    tree: &[Vec<RectBlock>],
+    overlaps: impl Fn(&RectBlock) -> u16,
+    mut each: impl FnMut(usize),
+) {
+    let Some(top) = tree.len().checked_sub(1) else {
+        return;
+    };
+    // Per level: the node being gone through, and its children not gone into yet.
+    let mut stack = [(0usize, 0u16); MAX_LEVELS];
+    for (root, node) in tree[top].iter().enumerate() {
+        let mut level = top;
+        stack[level] = (root, overlaps(node));
+        loop {
+            let (node, children) = &mut stack[level];
+            if *children == 0 {
+                if level == top {
+                    break;
+                }
+                level += 1;
                 continue;
             }
-            let values = filter.map(|f| &f.blocks[block]);
-            out.ensure_room(out.len + LANES);
-            let mut lanes = kept;
-            while lanes != 0 {
-                let lane = lanes.trailing_zeros() as usize;
-                lanes &= lanes - 1;
-                out.push_lane(layout.shapes[block][lane], values, lane);
+            let child = *node * LANES + children.trailing_zeros() as usize;
+            *children &= *children - 1;
+            if level == 0 {
+                each(child);
+            } else {
+                level -= 1;
+                stack[level] = (child, overlaps(&tree[level][child]));
             }
         }
     }
@@ -191,58 +271,29 @@ pub(super) fn collect_lanes(
 
 /// The shapes' boxes as the shapes' box cull reads them: in blocks of sixteen, in the order of
 /// a Morton curve over the boxes' centres (so that a block's shapes lie near one another), each
-/// lane's shape index beside them, and each block's own box (the box of its sixteen) in
-/// `groups`, blocks of sixteen of those, which the cull tests first. Small shapes scattered
-/// over a field (circles) then cost the cull a fraction of their blocks.
+/// lane's shape index beside them, and a tree over the blocks' own boxes (the box of a block's
+/// sixteen), sixteen to a node, which the cull goes down first. Small shapes scattered over a
+/// field (circles, bullet hell's hitboxes) then cost a short segment's cull a few nodes and
+/// the blocks near it, not a test of every block.
 pub(crate) struct ShapeLayout {
     pub(crate) blocks: Vec<RectBlock>,
     pub(crate) shapes: Vec<[u32; LANES]>,
-    pub(crate) groups: Vec<RectBlock>,
+    /// Level 0: the blocks' boxes, sixteen to a node; each level above boxes sixteen nodes of
+    /// the one below, up to [`TOP_NODES`] nodes or fewer (none without shapes).
+    pub(crate) tree: Vec<Vec<RectBlock>>,
     /// The shapes in layout order: place p holds shape `order[p]`.
     pub(crate) order: Vec<u32>,
 }
 
 impl ShapeLayout {
     pub(crate) fn new(bounds: &[Rect]) -> Self {
-        let center = |b: &Rect| {
+        let order = morton_order(bounds.len(), |k| {
+            let b = &bounds[k];
             (
                 (b.min_x as f64 + b.max_x as f64) / 2.0,
                 (b.min_y as f64 + b.max_y as f64) / 2.0,
             )
-        };
-        let (mut lo, mut hi) = (
-            (f64::INFINITY, f64::INFINITY),
-            (f64::NEG_INFINITY, f64::NEG_INFINITY),
-        );
-        for b in bounds {
-            let (x, y) = center(b);
-            lo = (lo.0.min(x), lo.1.min(y));
-            hi = (hi.0.max(x), hi.1.max(y));
-        }
-        let scale = |lo: f64, hi: f64| if hi > lo { 65535.0 / (hi - lo) } else { 0.0 };
-        let (scale_x, scale_y) = (scale(lo.0, hi.0), scale(lo.1, hi.1));
-        // Sixteen bits spread to the even bit positions.
-        let spread = |v: u32| {
-            let mut x = v & 0xFFFF;
-            x = (x | (x << 8)) & 0x00FF_00FF;
-            x = (x | (x << 4)) & 0x0F0F_0F0F;
-            x = (x | (x << 2)) & 0x3333_3333;
-            (x | (x << 1)) & 0x5555_5555
-        };
-        // The Morton key above the shape's index: one u64 sort (ties by index).
-        let mut keyed: Vec<u64> = bounds
-            .iter()
-            .enumerate()
-            .map(|(k, b)| {
-                let (x, y) = center(b);
-                let qx = ((x - lo.0) * scale_x) as u32;
-                let qy = ((y - lo.1) * scale_y) as u32;
-                let key = spread(qx) | spread(qy) << 1;
-                (key as u64) << 32 | k as u64
-            })
-            .collect();
-        keyed.sort_unstable();
-        let order: Vec<u32> = keyed.into_iter().map(|key| key as u32).collect();
+        });
         let sorted: Vec<Rect> = order.iter().map(|&k| bounds[k as usize]).collect();
         let mut blocks = Vec::new();
         fill_blocks(&sorted, &mut blocks);
@@ -250,36 +301,79 @@ impl ShapeLayout {
         for (place, &k) in order.iter().enumerate() {
             shapes[place / LANES][place % LANES] = k;
         }
-        let unions: Vec<Rect> = sorted
-            .chunks(LANES)
-            .map(|chunk| {
-                chunk.iter().fold(
+        let union = |boxes: &[Rect]| {
+            boxes.iter().fold(
+                Rect::new(
+                    f32::INFINITY,
+                    f32::INFINITY,
+                    f32::NEG_INFINITY,
+                    f32::NEG_INFINITY,
+                ),
+                |u, b| {
                     Rect::new(
-                        f32::INFINITY,
-                        f32::INFINITY,
-                        f32::NEG_INFINITY,
-                        f32::NEG_INFINITY,
-                    ),
-                    |u, b| {
-                        Rect::new(
-                            u.min_x.min(b.min_x),
-                            u.min_y.min(b.min_y),
-                            u.max_x.max(b.max_x),
-                            u.max_y.max(b.max_y),
-                        )
-                    },
-                )
-            })
-            .collect();
-        let mut groups = Vec::new();
-        fill_blocks(&unions, &mut groups);
+                        u.min_x.min(b.min_x),
+                        u.min_y.min(b.min_y),
+                        u.max_x.max(b.max_x),
+                        u.max_y.max(b.max_y),
+                    )
+                },
+            )
+        };
+        let mut tree = Vec::new();
+        let mut boxes: Vec<Rect> = sorted.chunks(LANES).map(union).collect();
+        while !boxes.is_empty() {
+            let mut level = Vec::new();
+            fill_blocks(&boxes, &mut level);
+            let done = level.len() <= TOP_NODES;
+            tree.push(level);
+            if done {
+                break;
+            }
+            boxes = boxes.chunks(LANES).map(union).collect();
+        }
         Self {
             blocks,
             shapes,
-            groups,
+            tree,
             order,
         }
     }
+}
+
+/// The indices `0..n` in the order of a Morton curve over their points `at(k)` (16 bits an
+/// axis over the points' extent; ties by index): points near one another come near one another.
+pub(super) fn morton_order(n: usize, at: impl Fn(usize) -> (f64, f64)) -> Vec<u32> {
+    let (mut lo, mut hi) = (
+        (f64::INFINITY, f64::INFINITY),
+        (f64::NEG_INFINITY, f64::NEG_INFINITY),
+    );
+    for k in 0..n {
+        let (x, y) = at(k);
+        lo = (lo.0.min(x), lo.1.min(y));
+        hi = (hi.0.max(x), hi.1.max(y));
+    }
+    let scale = |lo: f64, hi: f64| if hi > lo { 65535.0 / (hi - lo) } else { 0.0 };
+    let (scale_x, scale_y) = (scale(lo.0, hi.0), scale(lo.1, hi.1));
+    // Sixteen bits spread to the even bit positions.
+    let spread = |v: u32| {
+        let mut x = v & 0xFFFF;
+        x = (x | (x << 8)) & 0x00FF_00FF;
+        x = (x | (x << 4)) & 0x0F0F_0F0F;
+        x = (x | (x << 2)) & 0x3333_3333;
+        (x | (x << 1)) & 0x5555_5555
+    };
+    // The Morton key above the index: one u64 sort (ties by index).
+    let mut keyed: Vec<u64> = (0..n)
+        .map(|k| {
+            let (x, y) = at(k);
+            let qx = ((x - lo.0) * scale_x) as u32;
+            let qy = ((y - lo.1) * scale_y) as u32;
+            let key = spread(qx) | spread(qy) << 1;
+            (key as u64) << 32 | k as u64
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|key| key as u32).collect()
 }
 
 /// The shapes' layout and lane filter, and the boxes they were made for.
@@ -344,36 +438,28 @@ mod x86 {
             v3.as_mut_ptr(),
         ];
         let mut n = out.len;
-        for (g, group) in layout.groups.iter().enumerate() {
-            let mut blocks = overlaps(group) as u32;
-            while blocks != 0 {
-                let i = g * LANES + blocks.trailing_zeros() as usize;
-                blocks &= blocks - 1;
-                let k = overlaps(&layout.blocks[i]);
-                if k == 0 || dense.take(i, k) {
-                    continue;
-                }
-                // SAFETY: n + 16 is within the room the caller ensured (n grows by at most 16
-                // a block, once per block); 16 u32 per index array.
-                unsafe {
-                    let index = _mm512_loadu_si512(layout.shapes[i].as_ptr().cast());
-                    _mm512_storeu_si512(
-                        shapes.add(n).cast(),
-                        _mm512_maskz_compress_epi32(k, index),
-                    );
-                }
-                if let Some(values) = values {
-                    for (array, value) in arrays.iter().zip(&values[i].values) {
-                        // SAFETY: as above; each value array has the same room.
-                        unsafe {
-                            let v = _mm512_loadu_ps(value.as_ptr());
-                            _mm512_storeu_ps(array.add(n), _mm512_maskz_compress_ps(k, v));
-                        }
+        super::for_each_block(&layout.tree, overlaps, |i| {
+            let k = overlaps(&layout.blocks[i]);
+            if k == 0 || dense.take(i, k) {
+                return;
+            }
+            // SAFETY: n + 16 is within the room the caller ensured (n grows by at most 16
+            // a block, once per block); 16 u32 per index array.
+            unsafe {
+                let index = _mm512_loadu_si512(layout.shapes[i].as_ptr().cast());
+                _mm512_storeu_si512(shapes.add(n).cast(), _mm512_maskz_compress_epi32(k, index));
+            }
+            if let Some(values) = values {
+                for (array, value) in arrays.iter().zip(&values[i].values) {
+                    // SAFETY: as above; each value array has the same room.
+                    unsafe {
+                        let v = _mm512_loadu_ps(value.as_ptr());
+                        _mm512_storeu_ps(array.add(n), _mm512_maskz_compress_ps(k, v));
                     }
                 }
-                n += k.count_ones() as usize;
             }
-        }
+            n += k.count_ones() as usize;
+        });
         out.len = n;
     }
 

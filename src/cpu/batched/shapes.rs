@@ -3,11 +3,11 @@
 
 use super::cull::{fill_blocks, for_each_candidate};
 use super::shape_cull::{
-    AppendAll, CountInPlace, PreparedShapes, ShapeLayout, brute_force_cost, collect_candidates,
-    shape_candidates,
+    AppendAll, CountInPlace, PreparedShapes, ShapeLayout, collect_candidates, morton_order,
+    prefers_cull, shape_candidates,
 };
 use super::{CpuKernel, chunk_len, work_per_segment};
-use crate::cpu::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
+use crate::cpu::grid::{Grid, Next, Step, visit_cells, walk_of};
 use crate::cpu::lane_filter::{Candidates, LaneFilter};
 use crate::cpu::lanes::{LANES, Simd};
 use crate::cpu::segment_polygon::{PolygonContact, PolygonEdge, filters::polygon_filtered};
@@ -211,12 +211,14 @@ impl CpuKernel {
         let simd = self.simd;
         let prepared = self.prepare_shapes(bounds, grid, filter);
         let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
+        // Segments near one another in turn ([`spatial_order`]).
+        let order = spatial_order(segments, bounds.len());
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
             // Certain hits of the blocks answered in place, by place in the layout.
             let mut per_place = vec![[0u32; LANES]; layout.blocks.len()];
             for (i, hits) in per_segment.iter_mut().enumerate() {
-                let s = &segments[first + i];
+                let s = &segments[order.as_ref().map_or(first + i, |o| o[first + i] as usize)];
                 let in_place = match filter {
                     Some(filter) => {
                         let mut dense = CountInPlace {
@@ -251,7 +253,18 @@ impl CpuKernel {
             }
         };
         let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
-        self.counts_in_chunks(chunk, counts, count_in);
+        match &order {
+            None => self.counts_in_chunks(chunk, counts, count_in),
+            Some(order) => {
+                let mut in_order = Counts {
+                    per_segment: vec![0; segments.len()],
+                    per_target: std::mem::take(&mut counts.per_target),
+                };
+                self.counts_in_chunks(chunk, &mut in_order, count_in);
+                scatter(order, in_order.per_segment, &mut counts.per_segment);
+                counts.per_target = in_order.per_target;
+            }
+        }
         self.keep_shapes(prepared);
     }
 
@@ -278,10 +291,15 @@ impl CpuKernel {
         let simd = self.simd;
         let prepared = self.prepare_shapes(bounds, grid, filter);
         let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
+        // Segments near one another in turn, where the shapes' blocks and cells outgrow the
+        // caches: [`spatial_order`].
+        let order = spatial_order(segments, bounds.len());
         let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            let mut started_inside = 0;
             for (i, slot) in part.iter_mut().enumerate() {
-                let s = &segments[start + i];
+                let index = order.as_ref().map_or(start + i, |o| o[start + i] as usize);
+                let s = &segments[index];
                 let best = std::cell::Cell::new(None::<(u32, C)>);
                 // Past a best hit at t = 0, only a lower shape can come first: the grid's
                 // cells list shapes in ascending order, so a cell's entries above it are
@@ -315,14 +333,12 @@ impl CpuKernel {
                         }
                     }
                 };
+                // The grid's walk pays where its ceiling does: where segments of this part
+                // start inside shapes (1 in 4 or more so far).
+                let ceiling_pays = started_inside * 4 >= i;
                 match grid.map(|g| (g, walk_of(g, s))) {
                     Some((grid, walk))
-                        if !prefers_brute_force(
-                            grid,
-                            s,
-                            &walk,
-                            brute_force_cost(bounds.len(), filter),
-                        ) =>
+                        if !prefers_cull(grid, s, &walk, bounds.len(), filter, ceiling_pays) =>
                     {
                         visit_cells(grid, s, &walk, &ceiling, false, |step| match step {
                             Step::Rect(k, e) => {
@@ -358,7 +374,8 @@ impl CpuKernel {
                     _ => collect_candidates(simd, s, layout, filter, &mut candidates, AppendAll),
                 }
                 candidates.sieve_first(s, filter, &visit);
-                let segment = (start + i) as u32;
+                started_inside += best.get().is_some_and(|(_, c)| c.t_enter() == 0.0) as usize;
+                let segment = index as u32;
                 *slot = best.get().map(|(shape, contact)| ShapeHit {
                     segment,
                     shape,
@@ -367,8 +384,44 @@ impl CpuKernel {
             }
         };
         let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
-        self.chunked(first, chunk, 1, rows);
+        match &order {
+            None => self.chunked(first, chunk, 1, rows),
+            Some(order) => {
+                let mut in_order = vec![None; segments.len()];
+                self.chunked(&mut in_order, chunk, 1, rows);
+                scatter(order, in_order, first);
+            }
+        }
         self.keep_shapes(prepared);
+    }
+}
+
+/// Shapes from which a call's segments go in [`spatial_order`]: about where their blocks,
+/// values and grid outgrow a core's L2 cache.
+const SPATIAL_ORDER_MIN_SHAPES: usize = 8192;
+
+/// The order to take `segments` in against `shapes` shapes (first hits and counts, whose
+/// results go back to each segment's place; hits are listed in segment order): `None` (as
+/// they come) for few segments or shapes, else a Morton order of their midpoints, so that
+/// segments in turn read the same blocks, cells and shapes. On 1M bullets × 100k walls (bullet
+/// hell, first hits) taking them as they come missed the caches at nearly every block, and
+/// polygons' counts at nearly every polygon's edges.
+fn spatial_order(segments: &[Segment], shapes: usize) -> Option<Vec<u32>> {
+    (shapes >= SPATIAL_ORDER_MIN_SHAPES && segments.len() >= 1024).then(|| {
+        morton_order(segments.len(), |k| {
+            let s = &segments[k];
+            (
+                (s.x0 as f64 + s.x1 as f64) / 2.0,
+                (s.y0 as f64 + s.y1 as f64) / 2.0,
+            )
+        })
+    })
+}
+
+/// Puts each value of `in_order` (one per segment, in `order`) at its segment's place in `out`.
+fn scatter<T>(order: &[u32], in_order: Vec<T>, out: &mut [T]) {
+    for (&index, value) in order.iter().zip(in_order) {
+        out[index as usize] = value;
     }
 }
 

@@ -2,7 +2,7 @@
 //! path's filters (always certain, with the wall's exact function as their fallback).
 
 use super::{EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_contact};
-use crate::cpu::segment_segment::filters::contact_filtered;
+use crate::cpu::segment_segment::filters::{contact_filtered, wall_hit};
 use crate::cpu::segment_segment::{SegmentContact, segment_segment};
 use crate::types::Segment;
 
@@ -20,6 +20,48 @@ pub(crate) fn polygon_filtered(
             .map(|e| edge_filtered(query, e).expect("always certain")),
     );
     polygon_contact(query, edges, contacts)
+}
+
+/// [`crate::segment_polygon`]'s hit alone, exact and without t, for one polygon (its edges, in
+/// order, a valid ring's): the query meets an edge ([`wall_hit`]), or its start lies inside,
+/// an odd number of edges crossing the ray from it towards +x, counted as [`edge_filtered`]
+/// counts them. A query that meets no edge lies wholly inside the ring or wholly outside (the
+/// boundary separates them), so its start decides; and a start on no edge has a nonzero
+/// orientation against every edge that straddles its y. Counts ask only this: the contact's
+/// t, its exact tie-breaks and its scratch space are not computed.
+pub fn polygon_hit(query: &Segment, edges: &[PolygonEdge]) -> bool {
+    let Some(first) = edges.first() else {
+        return false;
+    };
+    let b = &first.polygon;
+    if query.x0.max(query.x1) < b.min_x
+        || b.max_x < query.x0.min(query.x1)
+        || query.y0.max(query.y1) < b.min_y
+        || b.max_y < query.y0.min(query.y1)
+    {
+        return false;
+    }
+    let (x, y) = (query.x0, query.y0);
+    let mut rays = 0u32;
+    for edge in edges {
+        let e = &edge.edge;
+        if wall_hit(query, e) {
+            return true;
+        }
+        if (e.y0 > y) == (e.y1 > y) || x > e.x0.max(e.x1) {
+            continue;
+        }
+        let crosses = x < e.x0.min(e.x1) || {
+            let coord = |x: f32, y: f32| robust::Coord {
+                x: x as f64,
+                y: y as f64,
+            };
+            let orientation = robust::orient2d(coord(e.x0, e.y0), coord(e.x1, e.y1), coord(x, y));
+            (e.y1 > y) != (orientation < 0.0)
+        };
+        rays += crosses as u32;
+    }
+    rays % 2 == 1
 }
 
 /// [`crate::polygon_edge`]'s answer, always certain: the ends' orientations are exact signs of
