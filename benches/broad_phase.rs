@@ -163,8 +163,8 @@ fn clustered(c: &mut Criterion) {
 /// hitboxes' inscribed disks), and 1,048,576 against 100,000 (issue 35's scene, over 100 deep:
 /// nearly every bullet starts inside circles; only under `cargo bench`, not in the suite's
 /// single pass), each bullet's first hit (`Engine::shape_first_hits`, exact), with the grid
-/// over the circles' boxes built in each call, against the brute force (every circle's box
-/// culled sixteen at a time) and parry2d's BVH of balls (`Bvh::cast_ray` with
+/// over the circles' boxes built in each call, against the box cull alone (no grid: the
+/// circles' boxes down a tree of Morton blocks, sixteen at a time) and parry2d's BVH of balls (`Bvh::cast_ray` with
 /// `Ball::cast_local_ray`, build included, rayon over the bullets).
 fn circles(c: &mut Criterion) {
     circles_at(c, 100_000, 10_000);
