@@ -201,12 +201,21 @@ fn prefers_brute_force(s: Segment, walk: Walk, rects: u32) -> bool {
     }
     // The entries of the segment's box bound the walk's: when they are few, the walk's own
     // count is not needed.
+    return box_entries(walk, rects) > rects && walk_entries(s, walk, rects) > rects;
+}
+
+// Entries the cells of the walk's box list (every cell of its rows and columns; a rect once
+// per cell), stopping early once past `limit`.
+fn box_entries(walk: Walk, limit: u32) -> u32 {
     var in_box = 0u;
     for (var row = walk.row_min; row <= walk.row_max; row++) {
         let first = row * grid.cols;
         in_box += cell_start[first + walk.col_max + 1u] - cell_start[first + walk.col_min];
+        if (in_box > limit) {
+            break;
+        }
     }
-    return in_box > rects && walk_entries(s, walk, rects) > rects;
+    return in_box;
 }
 
 // A rect's cells.
