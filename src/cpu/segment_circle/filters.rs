@@ -185,7 +185,7 @@ pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact
 /// ends certainly out, a point, or the line certainly apart from the disk, or its nearest point
 /// certainly past an end, a miss; both ends out, the nearest point certainly between them and
 /// certainly within R, a hit. Tangents and ends on the circle are left to the exact path.
-/// A certain hit whose start is certainly outside gets a `t_below` ([`entering_t_below`]).
+/// A certain hit whose start is certainly outside gets a `t_below` (from `entering_t_below`).
 #[inline(always)]
 pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
     let [cx, cy, r, _] = &circles.values;

@@ -225,7 +225,7 @@ const TINY_T: f32 = 1.0 / (1u128 << 100) as f32;
 /// Anything else (an end on a line, parallels, a point, products lost to underflow) is left to
 /// the exact path. f32 rather than f64: half the vector width for the same verdicts, but for
 /// the few pairs whose orientations f32 cannot certify. A certain hit's `t_below` comes from
-/// the query's ends against the wall's line ([`crossing_t_below`]).
+/// the query's ends against the wall's line (`crossing_t_below`).
 #[inline(always)]
 pub fn wall_hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
     let [x0, y0, x1, y1] = &walls.values;
