@@ -164,8 +164,8 @@ fn clustered(c: &mut Criterion) {
 /// nearly every bullet starts inside circles; only under `cargo bench`, not in the suite's
 /// single pass), each bullet's first hit (`Engine::shape_first_hits`, exact), with the grid
 /// over the circles' boxes built in each call, against the box cull alone (no grid: the
-/// circles' boxes down a tree of Morton blocks, sixteen at a time) and parry2d's BVH of balls (`Bvh::cast_ray` with
-/// `Ball::cast_local_ray`, build included, rayon over the bullets).
+/// circles' boxes down a tree of Morton blocks, sixteen at a time) and parry2d's BVH of balls
+/// (`Bvh::cast_ray` with `Ball::cast_local_ray`, build included, rayon over the bullets).
 fn circles(c: &mut Criterion) {
     circles_at(c, 100_000, 10_000);
     if std::env::args().any(|a| a == "--bench") {

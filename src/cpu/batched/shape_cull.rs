@@ -1,5 +1,6 @@
-//! The shapes' cull: their boxes in blocks of sixteen along a Morton curve, each block's own
-//! box tested first, and the candidates kept for the lane filter (`cpu::lane_filter`).
+//! The shapes' cull: their boxes in blocks of sixteen along a Morton curve, a tree over the
+//! blocks' own boxes gone down first, and the candidates kept for the lane filter
+//! (`cpu::lane_filter`); and which of it and the grid's walk a segment takes.
 
 use super::cull::{RectBlock, SegmentBox, fill_blocks};
 use crate::cpu::grid::{
@@ -152,10 +153,10 @@ pub(super) fn prefers_cull(
 
 /// Appends the shapes whose boxes meet `s`'s box to `out`, in the layout's order, with their
 /// lane values when there is a filter: the box cull goes down the layout's tree of boxes
-/// ([`for_each_block`]), then tests the boxes of the blocks it reaches. AVX-512 compresses each block's
-/// kept lanes straight into the buffer; the other levels append them one by one. A block
-/// with lanes kept goes first to `dense.take(block, kept lanes)`, which may answer it in place
-/// (true: nothing appended).
+/// ([`for_each_block`]), then tests the boxes of the blocks it reaches. AVX-512 compresses
+/// each block's kept lanes straight into the buffer; the other levels append them one by
+/// one. A block with lanes kept goes first to `dense.take(block, kept lanes)`, which may
+/// answer it in place (true: nothing appended).
 #[inline(always)]
 pub(super) fn collect_candidates(
     simd: Simd,
