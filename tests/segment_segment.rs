@@ -257,6 +257,23 @@ fn huge_and_subnormal_coordinates_are_exact() {
     );
 }
 
+/// A wall for `query`: one time in four on the query's line, its ends at dyadic fractions of the
+/// query (collinear cases), else another of `random_segment`'s.
+fn wall_for(rng: &mut SplitMix64, query: &Segment, scale: f32) -> Segment {
+    if rng.below(4) != 0 {
+        return random_segment(rng, scale);
+    }
+    let mut along = || [-1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 1.5][rng.below(7) as usize];
+    let (a, b) = (along(), along());
+    let (dx, dy) = (query.x1 - query.x0, query.y1 - query.y0);
+    s(
+        query.x0 + a * dx,
+        query.y0 + a * dy,
+        query.x0 + b * dx,
+        query.y0 + b * dy,
+    )
+}
+
 #[test]
 fn seeded_scenes_full_of_degeneracies_give_the_oracles_answer() {
     let mut rng = SplitMix64::new(17);
@@ -264,20 +281,7 @@ fn seeded_scenes_full_of_degeneracies_give_the_oracles_answer() {
     for i in 0..60_000 {
         let scale = [1.0, 1e-40, 3e18, 0.001][i % 4];
         let query = random_segment(&mut rng, scale);
-        let wall = if rng.below(4) == 0 {
-            // On the query's line, ends at dyadic fractions of it: collinear cases.
-            let mut along = || [-1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 1.5][rng.below(7) as usize];
-            let (a, b) = (along(), along());
-            let (dx, dy) = (query.x1 - query.x0, query.y1 - query.y0);
-            s(
-                query.x0 + a * dx,
-                query.y0 + a * dy,
-                query.x0 + b * dx,
-                query.y0 + b * dy,
-            )
-        } else {
-            random_segment(&mut rng, scale)
-        };
+        let wall = wall_for(&mut rng, &query, scale);
         if !valid(&query) || !valid(&wall) {
             continue;
         }
@@ -373,6 +377,61 @@ fn a_t_halfway_between_two_floats_rounds_to_even() {
         0.5 + 2.0 * ulp,
         0.5 + 2.0 * ulp,
     );
+}
+
+#[test]
+fn the_narrow_integers_give_the_references_contact_and_t_wherever_they_reach() {
+    use rectcast::cpu::segment_segment::narrow::contact_narrow;
+    let mut rng = SplitMix64::new(29);
+    let (mut seen, mut beyond) = ([0usize; 4], 0usize);
+    for i in 0..120_000 {
+        // Grid scenes at every scale (subnormal to huge), a quarter of them collinear, and now
+        // and then a value of any exponent, past the narrow integers' reach.
+        let scale = [1.0, 1e-40, 3e18, 0.001, 7.0][i % 5];
+        let query = random_segment(&mut rng, scale);
+        let wall = wall_for(&mut rng, &query, scale);
+        if !valid(&query) || !valid(&wall) {
+            continue;
+        }
+        let Some(got) = contact_narrow(&query, &wall) else {
+            beyond += 1;
+            continue;
+        };
+        let want = segment_segment(&query, &wall);
+        assert_eq!(
+            (got.contact(), got.t_enter.to_bits(), got.t_exit.to_bits()),
+            (
+                want.contact(),
+                want.t_enter.to_bits(),
+                want.t_exit.to_bits()
+            ),
+            "case {i}: query {query:?} wall {wall:?}"
+        );
+        seen[got.contact as usize] += 1;
+    }
+    // Every contact is reached on narrow integers, most pairs are (a value of any exponent
+    // comes in one pair of three), and some are not.
+    let narrow: usize = seen.iter().sum();
+    assert!(seen.iter().all(|&n| n > 500), "contacts seen: {seen:?}");
+    assert!(
+        narrow > beyond && beyond > 1000,
+        "{narrow} narrow, {beyond} beyond"
+    );
+}
+
+#[test]
+fn values_a_few_binary_orders_too_far_apart_are_left_to_the_wide_integers() {
+    use rectcast::cpu::segment_segment::narrow::contact_narrow;
+    // 62 binary orders between the smallest bit and the largest: narrow. One more: not.
+    let tiny = 2f32.powi(-30);
+    let within = (s(0.0, 0.0, 2f32.powi(31), 1.0), s(tiny, -1.0, tiny, 1.0));
+    assert_eq!(
+        contact_narrow(&within.0, &within.1),
+        Some(segment_segment(&within.0, &within.1))
+    );
+    let past = (s(0.0, 0.0, 2f32.powi(32), 1.0), s(tiny, -1.0, tiny, 1.0));
+    assert_eq!(contact_narrow(&past.0, &past.1), None);
+    assert_eq!(segment_segment(&past.0, &past.1).contact(), Contact::Cross);
 }
 
 /// `n` segments for a dense batch, at a scale, with the degeneracies of `random_segment`.

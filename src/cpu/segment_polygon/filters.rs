@@ -3,6 +3,7 @@
 
 use super::{EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_contact};
 use crate::cpu::segment_segment::filters::{contact_filtered, wall_hit};
+use crate::cpu::segment_segment::narrow::contact_narrow;
 use crate::cpu::segment_segment::{SegmentContact, segment_segment};
 use crate::types::Segment;
 
@@ -65,8 +66,8 @@ pub fn polygon_hit(query: &Segment, edges: &[PolygonEdge]) -> bool {
 }
 
 /// [`crate::polygon_edge`]'s answer, always certain: the ends' orientations are exact signs of
-/// f32 points in f64 (`robust`), and the contact is [`contact_filtered`]'s, or the exact
-/// function's where that cannot tell. The same comparisons as the kernel, on plain floats (the
+/// f32 points in f64 (`robust`), and the contact is [`contact_filtered`]'s, or where that cannot
+/// tell [`contact_narrow`]'s, or the exact function's beyond the narrow integers' reach. The same comparisons as the kernel, on plain floats (the
 /// CPU compares f32 values exactly).
 pub fn edge_filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
     let b = &edge.polygon;
@@ -103,7 +104,9 @@ pub fn edge_filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact>
     {
         SegmentContact::MISS
     } else {
-        contact_filtered(query, e).unwrap_or_else(|| segment_segment(query, e))
+        contact_filtered(query, e)
+            .or_else(|| contact_narrow(query, e))
+            .unwrap_or_else(|| segment_segment(query, e))
     };
     Some(EdgeContact {
         t_enter: contact.t_enter,

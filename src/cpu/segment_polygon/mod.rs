@@ -24,7 +24,9 @@ use super::exact::{
     Big, BigPoint, LIMBS, big_from_f32, big_is_negative, big_is_zero, big_mul, big_sub, difference,
     double_compare, double_mul,
 };
+use super::narrow::ratio_below;
 use super::segment_rect::order_key;
+use super::segment_segment::narrow::narrow_ratios;
 use super::segment_segment::{Contact, SegmentContact, segment_segment, segment_segment_ratios};
 use crate::types::{Kind, Rect, Segment};
 
@@ -394,7 +396,20 @@ fn extreme_edge(
 }
 
 /// Whether edge k's exact t (enter or exit) is strictly before edge b's, in `extreme`'s order.
+/// On the narrow integers where both edges' values reach them ([`narrow_ratios`]), else on the
+/// wide ones.
 fn before(query: &Segment, edges: &[PolygonEdge], k: usize, b: usize, extreme: Extreme) -> bool {
+    if let (Some(rk), Some(rb)) = (
+        narrow_ratios(query, &edges[k].edge),
+        narrow_ratios(query, &edges[b].edge),
+    ) {
+        let (nk, dk, nb, db) = match extreme {
+            Extreme::Entry => (rk.enter_num, rk.enter_den, rb.enter_num, rb.enter_den),
+            Extreme::Exit => (rb.exit_num, rb.exit_den, rk.exit_num, rk.exit_den),
+        };
+        // Non-negative, below 2^127.
+        return ratio_below(nk as u128, dk as u128, nb as u128, db as u128);
+    }
     let (rk, rb) = (
         segment_segment_ratios(query, &edges[k].edge),
         segment_segment_ratios(query, &edges[b].edge),

@@ -9,11 +9,16 @@
 //! differences (the cross and dot products) below
 //! 2^427, within a `Big` (448 bits).
 //!
+//! The CPU batch path answers most pairs before these integers: its float filters
+//! ([`filters`]) and, for pairs whose values span few binary orders, the same steps on 64- and
+//! 128-bit integers ([`narrow`]).
+//!
 //! The CPU mirror of `shaders/segment_segment.wgsl`: the same functions under the same names,
 //! the same branches, u32 arithmetic only (WGSL has no 64-bit integers, so a 32 × 32-bit
 //! product is split into 16-bit halves here too).
 
 pub mod filters;
+pub mod narrow;
 mod shape;
 
 pub use shape::check_walls;

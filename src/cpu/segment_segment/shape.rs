@@ -1,6 +1,7 @@
 //! Walls through the seam ([`crate::Shape`]): the scalar function, its filters and its kernel.
 
 use super::filters::{contact_filtered, wall_hit, wall_hit_lanes};
+use super::narrow::contact_narrow;
 use super::{Contact, SegmentContact, segment_segment};
 use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::error::{InputArray, InputError};
@@ -41,8 +42,10 @@ impl Shape for Segment {
         segment_segment(query, wall)
     }
 
+    /// The float filter, then the narrow integers: `None` only for the pairs that need the
+    /// wide ones.
     fn filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
-        contact_filtered(query, wall)
+        contact_filtered(query, wall).or_else(|| contact_narrow(query, wall))
     }
 
     /// Exact orientation signs alone, no t.

@@ -1,0 +1,219 @@
+//! Exact integers in 64 and 128 bits, for pairs whose values span few binary orders: the CPU's
+//! narrow exact path, taken before the wide integers of [`super::exact`] (448 bits, 896 for
+//! circles), which answer the pairs beyond its reach.
+//!
+//! An f32 is `m · 2^e` with an odd integer `m` below 2^24. When every nonzero value of a pair
+//! lies within [`SPAN`] binary orders of the smallest `e` among them, each one divided by
+//! 2^(that `e`) is an integer below 2^62: differences of two fit an `i64`, and products of two
+//! differences and their sums or differences fit an `i128`. A common power of two scales every
+//! sign alike and cancels from every ratio, so the narrow path's decisions and t are the wide
+//! path's. CPU only: WGSL has no 64-bit integers.
+
+/// Binary orders a pair's values may span for the narrow path: each scaled value is below
+/// 2^SPAN, differences below 2^(SPAN + 1) ≤ 2^63, products of two differences below 2^126, and
+/// a sum or difference of two such products below 2^127.
+pub(crate) const SPAN: i32 = 62;
+
+/// Every value of `values` as an integer multiple of one power of two, exactly: `values[k] =
+/// scaled[k] · 2^e` for the smallest `e` that does it, when every `scaled[k]` is below 2^[`SPAN`]
+/// in magnitude; `None` when the values span more binary orders than that. Zeros (either sign)
+/// scale to 0.
+pub(crate) fn scaled<const N: usize>(values: &[f32; N]) -> Option<[i64; N]> {
+    // Each nonzero value as (odd significand, exponent).
+    let mut parts = [(0i64, 0i32); N];
+    let (mut low, mut high) = (i32::MAX, i32::MIN);
+    for (part, &v) in parts.iter_mut().zip(values) {
+        let bits = v.to_bits();
+        let field = ((bits >> 23) & 0xff) as i32;
+        let fraction = (bits & 0x7f_ffff) as i64;
+        let (mut m, mut e) = if field == 0 {
+            (fraction, -149)
+        } else {
+            (fraction | 0x80_0000, field - 150)
+        };
+        if m == 0 {
+            continue;
+        }
+        let zeros = m.trailing_zeros();
+        m >>= zeros;
+        e += zeros as i32;
+        low = low.min(e);
+        // m < 2^bits: the value is below 2^(e + bits).
+        high = high.max(e + (64 - m.leading_zeros() as i32));
+        *part = (if bits >> 31 == 1 { -m } else { m }, e);
+    }
+    if low == i32::MAX {
+        return Some([0; N]);
+    }
+    if high - low > SPAN {
+        return None;
+    }
+    let mut out = [0i64; N];
+    for (o, &(m, e)) in out.iter_mut().zip(&parts) {
+        if m != 0 {
+            *o = m << (e - low);
+        }
+    }
+    Some(out)
+}
+
+/// `num / den` rounded to the nearest f32, ties to even, for `0 ≤ num ≤ den`, `den > 0`,
+/// `den < 2^127`: [`super::exact`]'s `ratio_to_f32` on 128-bit integers, the same steps (align,
+/// long division for the kept bits, a round bit and a sticky remainder).
+pub(crate) fn ratio_to_f32(num: u128, den: u128) -> f32 {
+    if num == 0 {
+        return 0.0;
+    }
+    // Align the numerator with the denominator: den ≤ rem < 2 den (below 2^128, den being
+    // below 2^127), and the result's exponent is e.
+    let (num_bits, den_bits) = (128 - num.leading_zeros(), 128 - den.leading_zeros());
+    let mut rem = num << (den_bits - num_bits.min(den_bits));
+    let mut e = num_bits as i32 - den_bits as i32;
+    if rem < den {
+        rem <<= 1;
+        e -= 1;
+    }
+    // Quotient bits kept: 24 for a normal result, fewer below 2^-126, none at 2^-150.
+    let kept = (e + 150).min(24);
+    if kept < 0 {
+        return 0.0;
+    }
+    let mut quotient = 0u32;
+    for _ in 0..kept {
+        quotient <<= 1;
+        if rem >= den {
+            rem -= den;
+            quotient |= 1;
+        }
+        rem <<= 1;
+    }
+    let round_bit = rem >= den;
+    if round_bit {
+        rem -= den;
+    }
+    if round_bit && (rem != 0 || quotient & 1 == 1) {
+        quotient += 1;
+    }
+    // A normal result's quotient holds the hidden bit; a carry into 2^24 moves on to the next
+    // exponent, as the bit patterns of f32 do.
+    let mut bits = 0;
+    if kept == 24 {
+        bits = ((e + 126) as u32) << 23;
+    }
+    f32::from_bits(bits + quotient)
+}
+
+/// `a · b` in full, as its (high, low) 128-bit halves.
+fn mul_full(a: u128, b: u128) -> (u128, u128) {
+    const LOW: u128 = u64::MAX as u128;
+    let (a1, a0, b1, b0) = (a >> 64, a & LOW, b >> 64, b & LOW);
+    let (p00, p01, p10, p11) = (a0 * b0, a0 * b1, a1 * b0, a1 * b1);
+    // Below 3 · 2^64: no carry lost.
+    let middle = (p00 >> 64) + (p01 & LOW) + (p10 & LOW);
+    (
+        p11 + (p01 >> 64) + (p10 >> 64) + (middle >> 64),
+        (p00 & LOW) | (middle << 64),
+    )
+}
+
+/// `an / ad < bn / bd`, exactly, for denominators above 0: the cross products in full.
+pub(crate) fn ratio_below(an: u128, ad: u128, bn: u128, bd: u128) -> bool {
+    mul_full(an, bd) < mul_full(bn, ad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SPAN, ratio_below, ratio_to_f32, scaled};
+    use crate::cpu::exact::{Big, LIMBS};
+    use crate::scene::SplitMix64;
+
+    fn big(v: u128) -> Big {
+        let mut out = [0; LIMBS];
+        for (k, limb) in out.iter_mut().take(4).enumerate() {
+            *limb = (v >> (32 * k)) as u32;
+        }
+        out
+    }
+
+    #[test]
+    fn ratios_round_as_the_wide_integers_do_at_every_size_tie_and_subnormal() {
+        let mut rng = SplitMix64::new(5);
+        let mut checked = 0;
+        for i in 0..200_000u32 {
+            let den_bits = 1 + rng.below(126) as u32;
+            let den = ((rng.next_u64() as u128) << 64 | rng.next_u64() as u128) >> (128 - den_bits)
+                | 1u128 << (den_bits - 1);
+            let (num, den) = match i % 4 {
+                // Any numerator up to den, at any size.
+                0 => (
+                    ((rng.next_u64() as u128) << 64 | rng.next_u64() as u128)
+                        >> rng.below(128) as u32,
+                    den,
+                ),
+                // A tie: num / den = (2^24 + 2j + 1) / 2^25, halfway between two f32.
+                1 => {
+                    let unit = den >> 25 | 1;
+                    (
+                        unit * ((1 << 24) + 2 * rng.below(1 << 23) as u128 + 1),
+                        unit << 25,
+                    )
+                }
+                // Tiny quotients, down into the subnormals and past them.
+                2 => (1 + rng.below(8) as u128, den),
+                _ => (den, den),
+            };
+            if num > den {
+                continue;
+            }
+            let want = crate::cpu::exact::ratio_to_f32(&big(num), &big(den));
+            assert_eq!(
+                ratio_to_f32(num, den).to_bits(),
+                want.to_bits(),
+                "{num} / {den}"
+            );
+            checked += 1;
+        }
+        assert!(checked > 150_000, "{checked}");
+    }
+
+    #[test]
+    fn ratios_compare_as_the_wide_integers_do_up_to_the_full_width() {
+        use crate::cpu::exact::{double_compare, double_mul};
+        let mut rng = SplitMix64::new(6);
+        let mut wide = || (rng.next_u64() as u128) << 64 | rng.next_u64() as u128;
+        for i in 0..100_000 {
+            let [an, ad, bn, bd] = [wide(), wide(), wide(), wide()].map(|v| v >> (i % 7) | 1);
+            let [an, ad, bn, bd] = if i % 2 == 0 {
+                // The same ratio times c, off by at most one in the numerator: products that
+                // differ in their low bits alone, carries into the high half included.
+                let (c, an, ad) = (1 + (bn >> 120), an >> 8, ad >> 8 | 1);
+                let bn = (an * c).wrapping_add(i as u128 % 3).wrapping_sub(1).max(1);
+                [an, ad, bn, ad * c]
+            } else {
+                [an, ad, bn, bd]
+            };
+            let want = double_compare(
+                &double_mul(&big(an), &big(bd)),
+                &double_mul(&big(bn), &big(ad)),
+            );
+            assert_eq!(
+                ratio_below(an, ad, bn, bd),
+                want < 0,
+                "{an}/{ad} < {bn}/{bd}"
+            );
+            assert!(!ratio_below(an, ad, an, ad));
+        }
+    }
+
+    #[test]
+    fn values_within_the_span_scale_exactly_and_those_past_it_do_not() {
+        let got = scaled(&[1.5, -0.25, 0.0, -0.0, 3.0 * 2f32.powi(40)]).unwrap();
+        assert_eq!(got, [6, -1, 0, 0, 3 << 42]);
+        assert_eq!(
+            scaled(&[f32::from_bits(1), 2f32.powi(-149 + SPAN - 1)]),
+            Some([1, 1 << 61])
+        );
+        assert_eq!(scaled(&[f32::from_bits(1), 2f32.powi(-149 + SPAN)]), None);
+        assert_eq!(scaled(&[0.0f32; 3]), Some([0; 3]));
+    }
+}
