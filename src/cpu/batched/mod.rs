@@ -18,6 +18,8 @@
 mod cull;
 mod rects;
 mod shape_cull;
+#[cfg(test)]
+mod shape_work;
 mod shapes;
 
 pub use cull::RectBlock;
