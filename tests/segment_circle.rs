@@ -598,6 +598,85 @@ fn tangents_and_rounding_ties_are_left_to_the_exact_path() {
 }
 
 #[test]
+fn the_narrow_integers_give_the_references_kind_and_t_wherever_they_reach() {
+    use rectcast::cpu::segment_circle::narrow::circle_narrow;
+    let mut rng = SplitMix64::new(33);
+    let (mut seen, mut beyond) = ([0usize; 6], 0usize);
+    for i in 0..60_000 {
+        // Grid scenes at every scale (subnormal to huge), circles through the query's start,
+        // and now and then a value of any exponent, past the narrow integers' reach.
+        let scale = [1.0, 1e-40, 3e18, 0.001, 7.0][i % 5];
+        let query = random_segment(&mut rng, scale);
+        let circle = random_circle(&mut rng, scale, &query);
+        if !valid(&query) || !valid_circle(&circle) {
+            continue;
+        }
+        let Some(got) = circle_narrow(&query, &circle) else {
+            beyond += 1;
+            continue;
+        };
+        let want = segment_circle(&query, &circle);
+        assert_eq!(
+            (got.kind(), got.t_enter.to_bits(), got.t_exit.to_bits()),
+            (want.kind(), want.t_enter.to_bits(), want.t_exit.to_bits()),
+            "case {i}: query {query:?} circle {circle:?}"
+        );
+        seen[got.kind as usize] += 1;
+    }
+    let narrow: usize = seen.iter().sum();
+    assert!(seen.iter().all(|&n| n > 30), "kinds seen: {seen:?}");
+    assert!(
+        narrow > beyond && beyond > 1000,
+        "{narrow} narrow, {beyond} beyond"
+    );
+}
+
+#[test]
+fn tangents_ties_and_roots_near_zero_on_narrow_integers_are_the_references_or_left_alone() {
+    use rectcast::cpu::segment_circle::narrow::circle_narrow;
+    let ulp = 2f32.powi(-24);
+    let cases = [
+        // Tangent at the top, and one ulp either side.
+        (s(-2.0, 1.0, 2.0, 1.0), c(0.0, 0.0, 1.0)),
+        (
+            s(-2.0, 1.0 + ulp * 2.0, 2.0, 1.0 + ulp * 2.0),
+            c(0.0, 0.0, 1.0),
+        ),
+        (s(-2.0, 1.0 - ulp, 2.0, 1.0 - ulp), c(0.0, 0.0, 1.0)),
+        // A root halfway between two floats, and one next to it.
+        (s(0.0, 0.0, 1.0, 0.0), c(1.0, 0.0, 0.5 - ulp / 2.0)),
+        (s(0.0, 0.0, 1.0, 0.0), c(1.0, 0.0, 0.5 - ulp)),
+        // Ends on the circle (heading out, and along the tangent: t = 0 exactly), a point
+        // circle on the segment, a point query.
+        (s(1.0, 0.0, 3.0, 0.0), c(0.0, 0.0, 1.0)),
+        (s(0.0, 1.0, 2.0, 1.0), c(0.0, 0.0, 1.0)),
+        (s(-1.0, 0.0, 3.0, 0.0), c(1.0, 0.0, 0.0)),
+        (s(0.5, 0.5, 0.5, 0.5), c(0.0, 0.0, 1.0)),
+    ];
+    for (query, circle) in cases {
+        assert_eq!(
+            circle_narrow(&query, &circle),
+            Some(segment_circle(&query, &circle)),
+            "query {query:?} circle {circle:?}"
+        );
+    }
+    // Roots below 2^-40 are searched on the wide integers; so is a circle 2^70 times its
+    // segment.
+    assert_eq!(
+        circle_narrow(&s(0.0, 0.0, 1.0, 0.0), &c(0.0, 0.0, 2f32.powi(-60))),
+        None
+    );
+    assert_eq!(
+        circle_narrow(&s(0.0, 0.0, 1.0, 0.0), &c(0.0, 0.0, 2f32.powi(70))),
+        None
+    );
+    assert_eq!(
+        segment_circle(&s(0.0, 0.0, 1.0, 0.0), &c(0.0, 0.0, 2f32.powi(-60))).kind(),
+        CircleKind::Exit
+    );
+}
+
+#[test]
 fn the_longest_searches_stay_within_the_gpus_loop_budget() {
     // Under emulated rounding every search starts at the far end of [0, 1] from its estimate:
     // about 60 probes a root, two roots a pair. lavapipe stops an invocation's loops after

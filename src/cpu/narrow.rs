@@ -104,7 +104,7 @@ pub(crate) fn ratio_to_f32(num: u128, den: u128) -> f32 {
 }
 
 /// `a · b` in full, as its (high, low) 128-bit halves.
-fn mul_full(a: u128, b: u128) -> (u128, u128) {
+pub(crate) fn mul_full(a: u128, b: u128) -> (u128, u128) {
     const LOW: u128 = u64::MAX as u128;
     let (a1, a0, b1, b0) = (a >> 64, a & LOW, b >> 64, b & LOW);
     let (p00, p01, p10, p11) = (a0 * b0, a0 * b1, a1 * b0, a1 * b1);
@@ -121,9 +121,70 @@ pub(crate) fn ratio_below(an: u128, ad: u128, bn: u128, bd: u128) -> bool {
     mul_full(an, bd) < mul_full(bn, ad)
 }
 
+/// A 256-bit two's complement integer, (high, low) halves: the circles' probes. Every
+/// operation wraps modulo 2^256, exact while the true value stays within ±2^255.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Wide {
+    high: u128,
+    low: u128,
+}
+
+impl Wide {
+    pub(crate) fn of(v: i128) -> Self {
+        Wide {
+            high: if v < 0 { u128::MAX } else { 0 },
+            low: v as u128,
+        }
+    }
+
+    pub(crate) fn add(self, other: Wide) -> Wide {
+        let low = self.low.wrapping_add(other.low);
+        Wide {
+            high: self
+                .high
+                .wrapping_add(other.high)
+                .wrapping_add((low < self.low) as u128),
+            low,
+        }
+    }
+
+    /// `self · 2^k`, k < 256.
+    pub(crate) fn shl(self, k: u32) -> Wide {
+        match k {
+            0 => self,
+            1..128 => Wide {
+                high: self.high << k | self.low >> (128 - k),
+                low: self.low << k,
+            },
+            _ => Wide {
+                high: self.low << (k - 128),
+                low: 0,
+            },
+        }
+    }
+
+    /// `self · m`.
+    pub(crate) fn mul(self, m: u32) -> Wide {
+        let (carry, low) = mul_full(self.low, m as u128);
+        Wide {
+            high: self.high.wrapping_mul(m as u128).wrapping_add(carry),
+            low,
+        }
+    }
+
+    /// −1, 0 or 1.
+    pub(crate) fn sign(self) -> i32 {
+        if (self.high as i128) < 0 {
+            -1
+        } else {
+            (self.high | self.low != 0) as i32
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{SPAN, ratio_below, ratio_to_f32, scaled};
+    use super::{SPAN, Wide, ratio_below, ratio_to_f32, scaled};
     use crate::cpu::exact::{Big, LIMBS};
     use crate::scene::SplitMix64;
 
@@ -203,6 +264,54 @@ mod tests {
             );
             assert!(!ratio_below(an, ad, an, ad));
         }
+    }
+
+    #[test]
+    fn probes_of_a_quadratic_have_the_wide_integers_sign() {
+        use crate::cpu::exact::{
+            big_neg, double_add, double_from_big, double_mul_small, double_shl, double_sign,
+        };
+        let signed = |v: i128| {
+            let b = big(v.unsigned_abs());
+            if v < 0 { big_neg(&b) } else { b }
+        };
+        let mut rng = SplitMix64::new(7);
+        let mut signs = [0usize; 3];
+        for i in 0..100_000u32 {
+            let mut coefficient = || {
+                let v = ((rng.next_u64() as u128) << 64 | rng.next_u64() as u128) >> 1;
+                (v >> rng.below(127)) as i128 * if rng.below(2) == 0 { 1 } else { -1 }
+            };
+            let (mut a, mut b, mut c) = (coefficient().abs(), coefficient(), coefficient());
+            let mut m = (rng.next_u64() as u32) >> (7 + i % 25);
+            let mut k = rng.below(64) as u32;
+            if i % 3 == 0 {
+                // q = A·m² + C = 0, or one either side: the sign's zero, and borrows through
+                // both halves.
+                (a, m, k, b) = (a >> 70, m >> 1, 0, 0);
+                c = -(a * m as i128 * m as i128) + (i as i128 / 3 % 3 - 1);
+            }
+            let got = Wide::of(a)
+                .mul(m)
+                .mul(m)
+                .add(Wide::of(b).mul(m).shl(k + 1))
+                .add(Wide::of(c).shl(2 * k));
+            let (da, db, dc) = (
+                double_from_big(&signed(a)),
+                double_from_big(&signed(b)),
+                double_from_big(&signed(c)),
+            );
+            let want = double_add(
+                &double_add(
+                    &double_mul_small(&double_mul_small(&da, m), m),
+                    &double_shl(&double_mul_small(&db, m), k + 1),
+                ),
+                &double_shl(&dc, 2 * k),
+            );
+            assert_eq!(got.sign(), double_sign(&want), "{a} {b} {c} {m} {k}");
+            signs[(got.sign() + 1) as usize] += 1;
+        }
+        assert!(signs.iter().all(|&n| n > 100), "{signs:?}");
     }
 
     #[test]

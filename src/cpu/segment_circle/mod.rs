@@ -18,10 +18,15 @@
 //! searches of [`SEARCH_STEPS`] probes, stays well below it; tests/segment_circle.rs holds
 //! the GPU to the oracle on the estimates that need the longest searches.
 //!
+//! The CPU batch path answers most pairs before these integers: its float filters
+//! ([`filters`]) and, for pairs whose values span few binary orders, the same steps and the
+//! same search on 64- to 256-bit integers ([`narrow`]).
+//!
 //! The CPU mirror of `shaders/segment_circle.wgsl`: the same functions under the same names,
 //! the same branches.
 
 pub mod filters;
+pub mod narrow;
 mod shape;
 
 pub use shape::{check_circle, check_circles};

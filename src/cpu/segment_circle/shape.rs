@@ -2,6 +2,7 @@
 
 use super::Circle;
 use super::filters::{circle_filtered, circle_hit_lanes};
+use super::narrow::circle_narrow;
 use super::{CircleContact, CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS, segment_circle};
 use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::error::{InputArray, InputError, Problem};
@@ -27,8 +28,10 @@ impl Shape for Circle {
         segment_circle(query, circle)
     }
 
+    /// The float filter, then the narrow integers: `None` only for the pairs that need the
+    /// wide ones.
     fn filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
-        circle_filtered(query, circle)
+        circle_filtered(query, circle).or_else(|| circle_narrow(query, circle))
     }
 
     const HIT_LANES: bool = true;
