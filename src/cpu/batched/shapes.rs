@@ -213,12 +213,13 @@ impl CpuKernel {
         let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
         // Segments near one another in turn ([`spatial_order`]).
         let order = spatial_order(segments, bounds.len());
+        let in_turn = in_turn(segments, order.as_deref());
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
             // Certain hits of the blocks answered in place, by place in the layout.
             let mut per_place = vec![[0u32; LANES]; layout.blocks.len()];
             for (i, hits) in per_segment.iter_mut().enumerate() {
-                let s = &segments[order.as_ref().map_or(first + i, |o| o[first + i] as usize)];
+                let s = &in_turn[first + i];
                 let in_place = match filter {
                     Some(filter) => {
                         let mut dense = CountInPlace {
@@ -294,12 +295,13 @@ impl CpuKernel {
         // Segments near one another in turn, where the shapes' blocks and cells outgrow the
         // caches: [`spatial_order`].
         let order = spatial_order(segments, bounds.len());
+        let in_turn = in_turn(segments, order.as_deref());
         let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
             let mut candidates = Candidates::new(layout.blocks.len(), filter);
             let mut started_inside = 0;
             for (i, slot) in part.iter_mut().enumerate() {
                 let index = order.as_ref().map_or(start + i, |o| o[start + i] as usize);
-                let s = &segments[index];
+                let s = &in_turn[start + i];
                 let best = std::cell::Cell::new(None::<(u32, C)>);
                 // Past a best hit at t = 0, only a lower shape can come first: the grid's
                 // cells list shapes in ascending order, so a cell's entries above it are
@@ -416,6 +418,16 @@ fn spatial_order(segments: &[Segment], shapes: usize) -> Option<Vec<u32>> {
             )
         })
     })
+}
+
+/// The segments in the order they are taken: `order`'s (gathered once, in one pass whose
+/// reads from anywhere in memory overlap, where the loop over them would wait on each), or as
+/// they come.
+fn in_turn<'a>(segments: &'a [Segment], order: Option<&[u32]>) -> std::borrow::Cow<'a, [Segment]> {
+    match order {
+        Some(order) => order.iter().map(|&k| segments[k as usize]).collect(),
+        None => std::borrow::Cow::Borrowed(segments),
+    }
 }
 
 /// Puts each value of `in_order` (one per segment, in `order`) at its segment's place in `out`.
