@@ -11,7 +11,8 @@
 //! - `parry2d BVH`: the peer a Rust user picks instead: `Bvh::from_leaves` (binned SAH) and
 //!   `Bvh::cast_ray` (best first) per segment, with rayon over the segments, build included.
 //!
-//! And the same for circles (`circles`): a grid over the circles' boxes, built per call.
+//! And the same for circles (`circles`): a grid over the circles' boxes, built per call; and a
+//! tile map's walls and circles (`tile_map`), whose pairs take the narrow exact integers.
 //!
 //! The brute force is left out above 10^10 pairs (seconds per iteration); `rectcast bench
 //! --query broad-phase` times it once there. `cargo bench --bench broad_phase`.
@@ -249,5 +250,136 @@ fn circles_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
     eprintln!("circles: bullets that hit: rectcast {ours}, parry2d {theirs}");
 }
 
-criterion_group!(benches, bullet_hell, uniform_random, clustered, circles);
+/// parry2d's BVH over `aabbs`, built, then one best-first ray cast per segment (t in 0..1),
+/// each leaf through `cast(leaf, ray, best)`, on rayon's threads.
+fn parry_cast(
+    segments: &[Segment],
+    aabbs: &[Aabb],
+    out: &mut [(u32, f32)],
+    cast: impl Fn(usize, &Ray, f32) -> Option<f32> + Sync,
+) {
+    let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, aabbs);
+    segments
+        .par_iter()
+        .zip(out.par_iter_mut())
+        .with_min_len(1024)
+        .for_each(|(s, out)| {
+            let ray = Ray::new(
+                Vector::new(s.x0, s.y0),
+                Vector::new(s.x1 - s.x0, s.y1 - s.y0),
+            );
+            *out = bvh
+                .cast_ray(&ray, 1.0, |leaf, best| cast(leaf as usize, &ray, best))
+                .unwrap_or((u32::MAX, f32::INFINITY));
+        });
+}
+
+/// A tile map (issue 35's narrow integers): 20,000 walls, each a unit edge of a 256 × 256
+/// integer grid, and 20,000 circles on its points (radius 1/2, 1 or 2), against 200,000 short
+/// shots from grid points or a quarter past them. Ends on walls, shots along them and ends on
+/// circles are everyday here: the pairs the float filters leave to the exact integers, which
+/// take the narrow path (64 to 256 bits), not the 448- and 896-bit one. Each shot's first hit
+/// (`Engine::shape_first_hits`, the grid built per call) against parry2d's BVH of segments and
+/// of balls (build included; parry's t are not exact, and a shot along a wall is no hit for it).
+fn tile_map(c: &mut Criterion) {
+    use parry2d::shape::{Ball, Segment as ParrySegment};
+    let mut rng = scene::SplitMix64::new(35);
+    let point = |rng: &mut scene::SplitMix64| (rng.below(256) as f32, rng.below(256) as f32);
+    let walls: Vec<Segment> = (0..20_000)
+        .map(|_| {
+            let (x, y) = point(&mut rng);
+            let across = rng.below(2) as f32;
+            Segment::new(x, y, x + across, y + 1.0 - across)
+        })
+        .collect();
+    let disks: Vec<rectcast::Circle> = (0..20_000)
+        .map(|_| {
+            let (x, y) = point(&mut rng);
+            rectcast::Circle::new(x, y, [0.5, 1.0, 2.0][rng.below(3) as usize])
+        })
+        .collect();
+    let segments: Vec<Segment> = (0..200_000)
+        .map(|_| {
+            let (x, y) = point(&mut rng);
+            let x = x + rng.below(2) as f32 * 0.25;
+            let mut step = || rng.below(9) as f32 - 4.0;
+            Segment::new(x, y, x + step(), y + step())
+        })
+        .collect();
+    let mut group = c.benchmark_group("tile map 200000 shots x 20000");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements((segments.len() * walls.len()) as u64));
+    let mut engine = cpu(0, BroadPhase::On);
+    let mut parry_out = vec![(0u32, 0.0f32); segments.len()];
+    let threads = rayon::current_num_threads();
+    group.bench_function(
+        format!("walls, broad phase + build, {}", engine.chosen()),
+        |b| {
+            b.iter(|| {
+                engine
+                    .shape_first_hits(&segments, &walls)
+                    .expect("first hits")
+            })
+        },
+    );
+    let edges: Vec<ParrySegment> = walls
+        .iter()
+        .map(|w| ParrySegment::new(Vector::new(w.x0, w.y0), Vector::new(w.x1, w.y1)))
+        .collect();
+    group.bench_function(
+        format!("walls, parry2d BVH of segments, {threads} threads"),
+        |b| {
+            b.iter(|| {
+                let aabbs: Vec<Aabb> = edges.iter().map(|e| e.local_aabb()).collect();
+                parry_cast(&segments, &aabbs, &mut parry_out, |leaf, ray, best| {
+                    edges[leaf].cast_local_ray(ray, best, true)
+                })
+            })
+        },
+    );
+    group.bench_function(
+        format!("circles, broad phase + build, {}", engine.chosen()),
+        |b| {
+            b.iter(|| {
+                engine
+                    .shape_first_hits(&segments, &disks)
+                    .expect("first hits")
+            })
+        },
+    );
+    group.bench_function(
+        format!("circles, parry2d BVH of balls, {threads} threads"),
+        |b| {
+            b.iter(|| {
+                let aabbs: Vec<Aabb> = disks
+                    .iter()
+                    .map(|d| {
+                        Aabb::new(
+                            Vector::new(d.cx - d.r, d.cy - d.r),
+                            Vector::new(d.cx + d.r, d.cy + d.r),
+                        )
+                    })
+                    .collect();
+                parry_cast(&segments, &aabbs, &mut parry_out, |leaf, ray, best| {
+                    let d = &disks[leaf];
+                    let local = Ray::new(
+                        Vector::new(ray.origin.x - d.cx, ray.origin.y - d.cy),
+                        ray.dir,
+                    );
+                    Ball::new(d.r).cast_local_ray(&local, best, true)
+                })
+            })
+        },
+    );
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    bullet_hell,
+    uniform_random,
+    clustered,
+    circles,
+    tile_map
+);
 criterion_main!(benches);
