@@ -599,7 +599,7 @@ fn tangents_and_rounding_ties_are_left_to_the_exact_path() {
 
 #[test]
 fn the_narrow_integers_give_the_references_kind_and_t_wherever_they_reach() {
-    use rectcast::cpu::segment_circle::narrow::circle_narrow;
+    use rectcast::cpu::segment_circle::narrow::{circle_narrow, narrow_meeting};
     let mut rng = SplitMix64::new(33);
     let (mut seen, mut beyond) = ([0usize; 6], 0usize);
     for i in 0..60_000 {
@@ -620,6 +620,12 @@ fn the_narrow_integers_give_the_references_kind_and_t_wherever_they_reach() {
             (got.kind(), got.t_enter.to_bits(), got.t_exit.to_bits()),
             (want.kind(), want.t_enter.to_bits(), want.t_exit.to_bits()),
             "case {i}: query {query:?} circle {circle:?}"
+        );
+        // Without the roots (what counts ask), the same kind, wherever they reach.
+        let alone = narrow_meeting(&query, &circle, false).map(|c| c.kind);
+        assert!(
+            alone.is_none_or(|kind| kind == want.kind),
+            "case {i}: query {query:?} circle {circle:?}: the kind alone {alone:?}"
         );
         seen[got.kind as usize] += 1;
     }
@@ -760,6 +766,7 @@ const COUNT_SCENES: [(u64, f32); 5] = [(1, 1.0), (2, 1e-40), (3, 3e18), (4, 0.00
 fn the_box_filter_and_the_hit_alone_give_the_oracles_hit() {
     use rectcast::Shape;
     use rectcast::cpu::segment_circle::circle_meeting;
+    use rectcast::cpu::segment_circle::narrow::narrow_meeting;
     use rectcast::cpu::segment_rect::line_misses_box;
     for (seed, scale) in COUNT_SCENES {
         let (queries, circles) = batch(seed, 100, 80, scale);
@@ -778,6 +785,10 @@ fn the_box_filter_and_the_hit_alone_give_the_oracles_hit() {
                 misses += usize::from(!want.hit());
                 let alone = circle_meeting(q, disk, false);
                 assert_eq!(alone.kind, want.kind, "the kind alone: {at}");
+                if let Some(narrow) = narrow_meeting(q, disk, false) {
+                    assert_eq!(narrow.kind, want.kind, "the kind alone, narrow: {at}");
+                }
+                assert_eq!(Circle::hit(q, disk), want.hit(), "Shape::hit: {at}");
             }
         }
         eprintln!("scale {scale}: {certified} of {misses} misses certified by the box's corners");

@@ -24,6 +24,12 @@ fn dot(l: (i64, i64), r: (i64, i64)) -> i128 {
 /// span at most `SPAN` (62) binary orders and whose roots lie above about 2^-40; `None` for the
 /// others. Exact: the same kind and the same correctly rounded t.
 pub fn circle_narrow(query: &Segment, circle: &Circle) -> Option<CircleContact> {
+    narrow_meeting(query, circle, true)
+}
+
+/// [`circle_narrow`], with its t when `times` holds; without them (both 0: the hit and the kind
+/// alone, what counts ask) the roots' search is skipped, as `circle_meeting`'s is.
+pub fn narrow_meeting(query: &Segment, circle: &Circle, times: bool) -> Option<CircleContact> {
     let v = scaled(&[
         query.x0, query.y0, query.x1, query.y1, circle.cx, circle.cy, circle.r,
     ])?;
@@ -60,11 +66,18 @@ pub fn circle_narrow(query: &Segment, circle: &Circle) -> Option<CircleContact> 
             return Some(CircleContact::MISS);
         }
         if square == product {
-            let t = ratio_to_f32(ahead as u128, dd as u128);
+            let t = if times {
+                ratio_to_f32(ahead as u128, dd as u128)
+            } else {
+                0.0
+            };
             return Some(circle_contact(t, t, CircleKind::Tangent));
         }
         CircleKind::Cross
     };
+    if !times {
+        return Some(circle_contact(0.0, 0.0, kind));
+    }
     let guesses = root_guesses(query, circle);
     let coefficients = [Wide::of(dd), Wide::of(fd), Wide::of(start)];
     let mut t = [0.0f32, 1.0];

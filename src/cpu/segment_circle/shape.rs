@@ -2,8 +2,10 @@
 
 use super::Circle;
 use super::filters::{circle_filtered, circle_hit_lanes};
-use super::narrow::circle_narrow;
-use super::{CircleContact, CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS, segment_circle};
+use super::narrow::{circle_narrow, narrow_meeting};
+use super::{
+    CircleContact, CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS, circle_meeting, segment_circle,
+};
 use crate::cpu::lanes::{HitLanes, LaneVerdicts};
 use crate::error::{InputArray, InputError, Problem};
 use crate::gpu::{Emulation, shader};
@@ -32,6 +34,15 @@ impl Shape for Circle {
     /// wide ones.
     fn filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
         circle_filtered(query, circle).or_else(|| circle_narrow(query, circle))
+    }
+
+    /// The float filter's contact, else the hit and kind alone on the narrow integers, else on
+    /// the wide ones: no roots searched (what counts ask).
+    fn hit(query: &Segment, circle: &Circle) -> bool {
+        circle_filtered(query, circle)
+            .or_else(|| narrow_meeting(query, circle, false))
+            .unwrap_or_else(|| circle_meeting(query, circle, false))
+            .hit()
     }
 
     const HIT_LANES: bool = true;
