@@ -43,22 +43,9 @@ fn parry_first_hit(segments: &[Segment], rects: &[Rect], out: &mut [(u32, f32)])
         .iter()
         .map(|r| Aabb::new(Vector::new(r.min_x, r.min_y), Vector::new(r.max_x, r.max_y)))
         .collect();
-    let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &aabbs);
-    segments
-        .par_iter()
-        .zip(out.par_iter_mut())
-        .with_min_len(1024)
-        .for_each(|(s, out)| {
-            let ray = Ray::new(
-                Vector::new(s.x0, s.y0),
-                Vector::new(s.x1 - s.x0, s.y1 - s.y0),
-            );
-            *out = bvh
-                .cast_ray(&ray, 1.0, |leaf, best| {
-                    aabbs[leaf as usize].cast_local_ray(&ray, best, true)
-                })
-                .unwrap_or((u32::MAX, f32::INFINITY));
-        });
+    parry_cast(segments, &aabbs, out, |leaf, ray, best| {
+        aabbs[leaf].cast_local_ray(ray, best, true)
+    });
 }
 
 fn scene_group(c: &mut Criterion, name: &str, (segments, rects): (Vec<Segment>, Vec<Rect>)) {
@@ -221,26 +208,14 @@ fn circles_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
         |b| {
             b.iter(|| {
                 let aabbs: Vec<Aabb> = balls.iter().map(|(_, a)| *a).collect();
-                let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &aabbs);
-                segments
-                    .par_iter()
-                    .zip(parry_out.par_iter_mut())
-                    .with_min_len(1024)
-                    .for_each(|(s, out)| {
-                        let dir = Vector::new(s.x1 - s.x0, s.y1 - s.y0);
-                        *out = bvh
-                            .cast_ray(
-                                &Ray::new(Vector::new(s.x0, s.y0), dir),
-                                1.0,
-                                |leaf, best| {
-                                    let d = &disks[leaf as usize];
-                                    let local =
-                                        Ray::new(Vector::new(s.x0 - d.cx, s.y0 - d.cy), dir);
-                                    balls[leaf as usize].0.cast_local_ray(&local, best, true)
-                                },
-                            )
-                            .unwrap_or((u32::MAX, f32::INFINITY));
-                    })
+                parry_cast(&segments, &aabbs, &mut parry_out, |leaf, ray, best| {
+                    let d = &disks[leaf];
+                    let local = Ray::new(
+                        Vector::new(ray.origin.x - d.cx, ray.origin.y - d.cy),
+                        ray.dir,
+                    );
+                    balls[leaf].0.cast_local_ray(&local, best, true)
+                })
             })
         },
     );
