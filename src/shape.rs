@@ -129,6 +129,16 @@ pub trait Shape: Pod + Send + Sync + 'static {
         LaneVerdicts::UNSURE
     }
 
+    /// Whether `query` certainly starts strictly inside the shape, from its lane values
+    /// ([`Shape::lane_values`]): then it meets the shape at t = 0 and the contact's `t_enter`
+    /// is 0. Never true where floating point cannot tell (the default: never). The grid's
+    /// first hits answer such a shape at once, not in the lane filter's batch.
+    #[inline(always)]
+    fn starts_inside(query: &Segment, values: &[f32; 4]) -> bool {
+        let _ = (query, values);
+        false
+    }
+
     /// A closed box that holds the shape: a segment whose box misses it misses the shape, and
     /// the CPU batch path culls such pairs sixteen at a time before any other work.
     fn bounds(&self) -> Rect;

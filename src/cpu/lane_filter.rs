@@ -126,6 +126,7 @@ pub(crate) struct LaneFilter {
     /// `run` that also writes each candidate's `t_below` ([`Candidates::sieve_first`]).
     run_first: Run,
     count_block: unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks,
+    starts_inside: fn(&Segment, &[f32; 4]) -> bool,
 }
 
 impl LaneFilter {
@@ -167,6 +168,7 @@ impl LaneFilter {
             run,
             run_first,
             count_block,
+            starts_inside: S::starts_inside,
         })
     }
 
@@ -213,6 +215,22 @@ impl LaneFilter {
     #[inline(always)]
     fn values(&self, k: usize) -> [f32; 4] {
         self.by_shape[k]
+    }
+
+    /// Shape `k`'s values, listed as `entry` of the grid ([`LaneFilter::list_entries`]; by
+    /// shape when it did not list them).
+    #[inline(always)]
+    fn entry_values(&self, k: usize, entry: usize) -> [f32; 4] {
+        match self.by_entry.get(entry) {
+            Some(&values) => values,
+            None => self.values(k),
+        }
+    }
+
+    /// [`Shape::starts_inside`] for shape `k`, listed as `entry` of the grid.
+    #[inline(always)]
+    pub(crate) fn starts_inside(&self, query: &Segment, k: usize, entry: usize) -> bool {
+        (self.starts_inside)(query, &self.entry_values(k, entry))
     }
 }
 
@@ -366,10 +384,11 @@ pub(crate) struct Candidates {
 }
 
 impl Candidates {
-    /// Room for every shape of `blocks` box-cull blocks (and `LANES` more, for the SIMD
-    /// stores).
-    pub(crate) fn new(blocks: usize, filter: Option<&LaneFilter>) -> Self {
-        let room = (blocks + 1) * LANES;
+    /// Room for a few batches, grown as they come ([`Candidates::ensure_room`]): a walk's
+    /// segment takes a batch or two, and zeroing room for every shape (as a box cull of a
+    /// long segment may need) was a chunk's biggest memset.
+    pub(crate) fn new(filter: Option<&LaneFilter>) -> Self {
+        let room = 4 * LANES;
         let values = if filter.is_some() { room } else { 0 };
         Self {
             shapes: vec![0; room],
@@ -388,10 +407,7 @@ impl Candidates {
         self.ensure_room(at + LANES);
         self.shapes[at] = k as u32;
         if let Some(filter) = filter {
-            let values = match filter.by_entry.get(entry) {
-                Some(&values) => values,
-                None => filter.values(k),
-            };
+            let values = filter.entry_values(k, entry);
             for (array, value) in self.values.iter_mut().zip(values) {
                 array[at] = value;
             }

@@ -73,7 +73,7 @@ impl CpuKernel {
         });
         let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
         let rows = |first: usize, rows: &mut [S::Contact]| {
-            let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            let mut candidates = Candidates::new(filter);
             for (i, row) in rows.chunks_exact_mut(shapes.len()).enumerate() {
                 row.fill(S::MISS);
                 let query = &queries[first + i];
@@ -145,7 +145,7 @@ impl CpuKernel {
         let rows = |first: usize, part: &[Segment]| {
             let mut hits = Vec::new();
             let mut row: Vec<(u32, C)> = Vec::new();
-            let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            let mut candidates = Candidates::new(filter);
             for (i, s) in part.iter().enumerate() {
                 row.clear();
                 shape_candidates(simd, layout, grid, s, filter, &mut candidates, AppendAll);
@@ -212,10 +212,9 @@ impl CpuKernel {
         let prepared = self.prepare_shapes(bounds, grid, filter);
         let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
         // Segments near one another in turn ([`spatial_order`]).
-        let order = spatial_order(segments, bounds.len());
-        let in_turn = in_turn(segments, order.as_deref());
+        let (order, in_turn) = self.in_spatial_order(segments, bounds.len());
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
-            let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            let mut candidates = Candidates::new(filter);
             // Certain hits of the blocks answered in place, by place in the layout.
             let mut per_place = vec![[0u32; LANES]; layout.blocks.len()];
             for (i, hits) in per_segment.iter_mut().enumerate() {
@@ -294,10 +293,9 @@ impl CpuKernel {
         let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
         // Segments near one another in turn, where the shapes' blocks and cells outgrow the
         // caches: [`spatial_order`].
-        let order = spatial_order(segments, bounds.len());
-        let in_turn = in_turn(segments, order.as_deref());
+        let (order, in_turn) = self.in_spatial_order(segments, bounds.len());
         let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
-            let mut candidates = Candidates::new(layout.blocks.len(), filter);
+            let mut candidates = Candidates::new(filter);
             let mut started_inside = 0;
             for (i, slot) in part.iter_mut().enumerate() {
                 let index = order.as_ref().map_or(start + i, |o| o[start + i] as usize);
@@ -315,13 +313,20 @@ impl CpuKernel {
                     // crossed inside their boxes).
                     let now = best.get();
                     if let Some((best_shape, best_contact)) = now {
+                        let t = best_contact.t_enter();
+                        let later = k as u32 > best_shape;
+                        // Every bound is at or above 0: past a best hit at t = 0, a higher
+                        // shape is out without its bound (most candidates, where segments
+                        // start inside shapes).
+                        if later && t <= 0.0 {
+                            return;
+                        }
                         let below = if t_below > 0.0 {
                             t_below
                         } else {
                             box_t_below(s, &bounds[k])
                         };
-                        let t = best_contact.t_enter();
-                        if below > t || (below == t && k as u32 > best_shape) {
+                        if below > t || (below == t && later) {
                             return;
                         }
                     }
@@ -342,13 +347,24 @@ impl CpuKernel {
                     Some((grid, walk))
                         if !prefers_cull(grid, s, &walk, bounds.len(), filter, ceiling_pays) =>
                     {
+                        let mut batch = FIRST_BATCH;
                         visit_cells(grid, s, &walk, &ceiling, false, |step| match step {
                             Step::Rect(k, e) => {
-                                candidates.push_entry(k as usize, e as usize, filter);
-                                // Answered sixteen at a time (the lane filter's width), so
-                                // that a hit at t = 0 soon sets the ceiling.
-                                if candidates.len >= LANES {
+                                let (k, e) = (k as usize, e as usize);
+                                // A shape the segment starts inside is met at t = 0: answered
+                                // at once (with the candidates before it), so that it sets
+                                // the ceiling.
+                                let inside = filter.is_some_and(|f| f.starts_inside(s, k, e));
+                                if inside && candidates.len == 0 {
+                                    visit(k, 0.0);
+                                    return Next::Entry;
+                                }
+                                candidates.push_entry(k, e, filter);
+                                // Answered in batches growing to sixteen (the lane filter's
+                                // width), so that a hit at t = 0 soon sets the ceiling.
+                                if inside || candidates.len >= batch {
                                     candidates.sieve_first(s, filter, &visit);
+                                    batch = (batch * 2).min(LANES);
                                 }
                                 Next::Entry
                             }
@@ -398,6 +414,8 @@ impl CpuKernel {
     }
 }
 
+const FIRST_BATCH: usize = 4;
+
 /// Shapes from which a call's segments go in [`spatial_order`]: about where their blocks,
 /// values and grid outgrow a core's L2 cache.
 const SPATIAL_ORDER_MIN_SHAPES: usize = 8192;
@@ -425,7 +443,7 @@ fn spatial_order(segments: &[Segment], shapes: usize) -> Option<Vec<u32>> {
 /// they come.
 fn in_turn<'a>(segments: &'a [Segment], order: Option<&[u32]>) -> std::borrow::Cow<'a, [Segment]> {
     match order {
-        Some(order) => order.iter().map(|&k| segments[k as usize]).collect(),
+        Some(order) => order.par_iter().map(|&k| segments[k as usize]).collect(),
         None => std::borrow::Cow::Borrowed(segments),
     }
 }
@@ -438,6 +456,20 @@ fn scatter<T>(order: &[u32], in_order: Vec<T>, out: &mut [T]) {
 }
 
 impl CpuKernel {
+    /// The order segments go in ([`spatial_order`]), and the segments in it ([`in_turn`]),
+    /// worked out on this kernel's threads.
+    fn in_spatial_order<'a>(
+        &self,
+        segments: &'a [Segment],
+        shapes: usize,
+    ) -> (Option<Vec<u32>>, std::borrow::Cow<'a, [Segment]>) {
+        Self::install(&self.pool, || {
+            let order = spatial_order(segments, shapes);
+            let in_turn = in_turn(segments, order.as_deref());
+            (order, in_turn)
+        })
+    }
+
     /// The layout of `bounds`, and the lane filter `filter` makes for this kernel's SIMD level
     /// in its order, with its values listed beside `grid`'s entries when there is one (a grid
     /// over `bounds`). The last call's are used again when its boxes were these, byte for byte,
@@ -461,7 +493,7 @@ impl CpuKernel {
                 PreparedShapes { filter, ..*last }
             }
             _ => {
-                let layout = ShapeLayout::new(bounds);
+                let layout = Self::install(&self.pool, || ShapeLayout::new(bounds));
                 let filter = filter(self.simd, &layout.order);
                 PreparedShapes {
                     bounds: bounds.to_vec(),

@@ -206,7 +206,7 @@ pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
         // q(0) and q(1), each |·|² − R² within 8u of its terms' magnitudes.
         let (ff, gg) = (fx * fx + fy * fy, gx * gx + gy * gy);
         let (start_bound, end_bound) = (8.0 * HALF_ULP * (ff + rr), 8.0 * HALF_ULP * (gg + rr));
-        let start_in = ff - rr < -start_bound;
+        let start_in = certainly_below(ff, rr);
         let both_out = (ff - rr > start_bound) & (gg - rr > end_bound);
         let end_in = gg - rr < -end_bound;
         // The discriminant from |f × d| within its bound, and where the vertex lies.
@@ -241,6 +241,22 @@ pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
     }
 }
 
+/// Whether a start point certainly lies strictly inside the disk: q(0) = |f|² − R² (`ff` the
+/// f64 |f|², `rr` the exact R²) below 0 by more than its bound (8u of its terms' magnitudes).
+#[inline(always)]
+fn certainly_below(ff: f64, rr: f64) -> bool {
+    ff - rr < -8.0 * HALF_ULP * (ff + rr)
+}
+
+/// [`circle_hit_lanes`]' certain `start_in` for one circle (`[cx, cy, r, _]`, its lane values):
+/// the query starts strictly inside the disk, so it meets it at t = 0.
+#[inline(always)]
+pub fn circle_starts_inside(query: &Segment, &[cx, cy, r, _]: &[f32; 4]) -> bool {
+    let (fx, fy) = (query.x0 as f64 - cx as f64, query.y0 as f64 - cy as f64);
+    let r = r as f64;
+    certainly_below(fx * fx + fy * fy, r * r)
+}
+
 /// Relative slack for [`entering_t_below`]: 2^-40, thousands of times each f64 rounding.
 const SLACK: f64 = 1.0 / (1u64 << 40) as f64;
 
@@ -267,7 +283,31 @@ fn entering_t_below(q0_low: f64, rr_dd: f64, far: f64, minus_fd_high: f64) -> f3
 
 #[cfg(test)]
 mod tests {
-    use super::CircleFrame;
+    use super::{CircleFrame, circle_starts_inside};
+    use crate::types::Segment;
+
+    #[test]
+    fn a_start_is_certainly_inside_only_strictly_inside_the_disk() {
+        // Integer points around a circle of radius 5 about (1, -2), (4, 2) among them on it
+        // (3-4-5), at powers of two down to subnormal and up to 2^60: i64 squares decide.
+        for exp in [-142, -60, -1, 0, 1, 40, 60] {
+            let k = 2f64.powi(exp) as f32;
+            let (cx, cy, r) = (1, -2, 5);
+            for px in -6..=8 {
+                for py in -9..=5 {
+                    let start = [px as f32 * k, py as f32 * k];
+                    let query = Segment::new(start[0], start[1], start[0] + k, start[1]);
+                    let values = [cx as f32 * k, cy as f32 * k, r as f32 * k, 0.0];
+                    let inside = (px - cx) * (px - cx) + (py - cy) * (py - cy) < r * r;
+                    assert_eq!(
+                        circle_starts_inside(&query, &values),
+                        inside,
+                        "start ({px}, {py}) × 2^{exp}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_root_estimate_one_float_off_is_never_certified() {

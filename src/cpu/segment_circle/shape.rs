@@ -1,7 +1,7 @@
 //! Circles through the seam ([`crate::Shape`]): the scalar function, its filters and its kernel.
 
 use super::Circle;
-use super::filters::{circle_filtered, circle_hit_lanes};
+use super::filters::{circle_filtered, circle_hit_lanes, circle_starts_inside};
 use super::narrow::{circle_narrow, narrow_meeting};
 use super::{
     CircleContact, CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS, circle_meeting, segment_circle,
@@ -55,6 +55,11 @@ impl Shape for Circle {
     #[inline(always)]
     fn hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
         circle_hit_lanes(query, circles)
+    }
+
+    #[inline(always)]
+    fn starts_inside(query: &Segment, values: &[f32; 4]) -> bool {
+        circle_starts_inside(query, values)
     }
 
     /// `cx ± r` and `cy ± r`, each rounded outward: the f64 difference is within 2^-53 of
