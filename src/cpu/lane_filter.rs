@@ -37,6 +37,9 @@ impl HitLanes {
 pub(crate) struct Masks {
     pub(crate) hit: u16,
     pub(crate) unsure: u16,
+    /// The lowest `t_below` of a certain hit, as bits (bounds are 0 or above and not NaN, so
+    /// their bits order as they do; `u32::MAX` for none): runs that write `t_below` only.
+    pub(crate) low: u32,
 }
 
 /// How a SIMD level turns sixteen bools into a bit mask (the filters compute bools, which the
@@ -51,6 +54,17 @@ trait Level {
         for (lane, count) in counts.iter_mut().enumerate() {
             *count += (mask >> lane & 1) as u32;
         }
+    }
+
+    /// The lowest of the lanes of `mask` in `t` (each 0 or above, not NaN), as bits, which
+    /// order as the values do; `u32::MAX` (a NaN's bits) for an empty mask.
+    #[inline(always)]
+    fn lowest(t: &[f32; HIT_LANES], mask: u16) -> u32 {
+        (0..HIT_LANES)
+            .filter(|lane| mask >> lane & 1 == 1)
+            .map(|lane| t[lane].to_bits())
+            .min()
+            .unwrap_or(u32::MAX)
     }
 }
 
@@ -91,13 +105,29 @@ fn masks_of<S: Shape, L: Level, const T: bool>(
     t_below: &mut [f32],
 ) -> Masks {
     let v = S::hit_lanes(query, lanes);
+    let hit = L::mask(&v.hit) & live;
+    let mut low = u32::MAX;
     if T {
         t_below.copy_from_slice(&v.t_below);
+        low = L::lowest(&v.t_below, hit);
     }
     Masks {
-        hit: L::mask(&v.hit) & live,
+        hit,
         unsure: L::mask(&v.unsure) & live,
+        low,
     }
+}
+
+/// The lanes set in `mask`, in ascending order.
+#[inline(always)]
+fn lanes_of(mut mask: u16) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let lane = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            lane
+        })
+    })
 }
 
 /// The lanes below `n` (of sixteen).
@@ -326,6 +356,12 @@ mod x86 {
                 _mm512_storeu_si512(counts.as_mut_ptr().cast(), c);
             }
         }
+
+        #[inline(always)]
+        fn lowest(t: &[f32; HIT_LANES], mask: u16) -> u32 {
+            // SAFETY: as above; 16 f32 are one 512-bit load.
+            unsafe { _mm512_mask_reduce_min_epu32(mask, _mm512_loadu_si512(t.as_ptr().cast())) }
+        }
     }
 
     #[target_feature(enable = "avx512f")]
@@ -462,51 +498,88 @@ impl Candidates {
         filter: Option<&LaneFilter>,
         mut visit: impl FnMut(usize, bool),
     ) {
-        self.sieve_with::<false>(query, filter, |k, hit, _| visit(k, hit));
+        let len = std::mem::take(&mut self.len);
+        let Some(filter) = filter else {
+            self.shapes[..len]
+                .iter()
+                .for_each(|&k| visit(k as usize, false));
+            return;
+        };
+        self.filter::<false>(query, filter, len);
+        let masks = &self.masks[..len.div_ceil(HIT_LANES)];
+        let batches = self.shapes.chunks_exact(HIT_LANES).zip(masks);
+        for (batch, m) in batches {
+            for lane in lanes_of(m.hit | m.unsure) {
+                visit(batch[lane] as usize, m.hit >> lane & 1 == 1);
+            }
+        }
     }
 
     /// [`Candidates::sieve`] for first hits: `visit(shape, t_below)`, where `t_below` is at
     /// or below the shape's rounded `t_enter` ([`crate::cpu::lanes::LaneVerdicts`]; 0 where
-    /// the filter gives no bound, or there is no filter).
+    /// the filter gives no bound, or there is no filter), and `visit` gives back the best
+    /// hit's rounded `t_enter` so far (`best`, before the first call; infinity for none).
+    /// The certain hit with the lowest bound goes first: most often it is the first hit, and
+    /// past its t every certain hit bounded later is left out sixteen at a time, with no
+    /// visit (walls: a bullet crosses dozens). Every candidate left out has a bound above the
+    /// best t, so it cannot come first.
     #[inline]
     pub(crate) fn sieve_first(
         &mut self,
         query: &Segment,
         filter: Option<&LaneFilter>,
-        mut visit: impl FnMut(usize, f32),
-    ) {
-        self.sieve_with::<true>(query, filter, |k, _, t| visit(k, t));
-    }
-
-    #[inline(always)]
-    fn sieve_with<const T: bool>(
-        &mut self,
-        query: &Segment,
-        filter: Option<&LaneFilter>,
-        mut visit: impl FnMut(usize, bool, f32),
+        mut best: f32,
+        mut visit: impl FnMut(usize, f32) -> f32,
     ) {
         let len = std::mem::take(&mut self.len);
         let Some(filter) = filter else {
-            self.shapes[..len]
-                .iter()
-                .for_each(|&k| visit(k as usize, false, 0.0));
+            for &k in &self.shapes[..len] {
+                visit(k as usize, 0.0);
+            }
             return;
         };
-        self.filter::<T>(query, filter, len);
-        let masks = &self.masks[..len.div_ceil(HIT_LANES)];
-        let batches = self.shapes.chunks_exact(HIT_LANES).zip(masks);
-        for (c, (batch, m)) in batches.enumerate() {
-            let mut kept = m.hit | m.unsure;
-            while kept != 0 {
-                let lane = kept.trailing_zeros() as usize;
-                kept &= kept - 1;
-                let hit = m.hit >> lane & 1 == 1;
-                let t = if T && hit {
-                    self.t_below[c * HIT_LANES + lane]
+        self.filter::<true>(query, filter, len);
+        let batches = len.div_ceil(HIT_LANES);
+        // The lowest bound of a certain hit (each batch's from the filter), then its lane.
+        // None gives `u32::MAX`, a NaN's bits, which compares below nothing.
+        let (mut low, mut low_batch) = (u32::MAX, 0);
+        for (c, m) in self.masks[..batches].iter().enumerate() {
+            if m.low < low {
+                (low, low_batch) = (m.low, c);
+            }
+        }
+        let low = f32::from_bits(low);
+        let lowest = (low <= best).then(|| {
+            let at = low_batch * HIT_LANES;
+            let m = self.masks[low_batch].hit;
+            at + lanes_of(m)
+                .find(|&lane| self.t_below[at + lane] == low)
+                .unwrap_or(0)
+        });
+        if let Some(at) = lowest {
+            best = visit(self.shapes[at] as usize, low);
+        }
+        for c in 0..batches {
+            let (m, at) = (self.masks[c], c * HIT_LANES);
+            let t_below = &self.t_below[at..at + HIT_LANES];
+            let mut near = 0u16;
+            // A batch whose every certain hit is bounded past the best keeps its unsure lanes.
+            if f32::from_bits(m.low) <= best {
+                for (lane, &t) in t_below.iter().enumerate() {
+                    near |= ((t <= best) as u16) << lane;
+                }
+            }
+            let mut kept = m.unsure | (m.hit & near);
+            if let Some(lowest) = lowest.filter(|l| l / HIT_LANES == c) {
+                kept &= !(1 << (lowest % HIT_LANES));
+            }
+            for lane in lanes_of(kept) {
+                let t = if m.hit >> lane & 1 == 1 {
+                    t_below[lane]
                 } else {
                     0.0
                 };
-                visit(batch[lane] as usize, hit, t);
+                best = visit(self.shapes[at + lane] as usize, t);
             }
         }
     }

@@ -340,6 +340,12 @@ impl CpuKernel {
                         }
                     }
                 };
+                // The best hit's t so far (infinity for none).
+                let best_t = || best.get().map_or(f32::INFINITY, |(_, c)| c.t_enter());
+                let visited = |k: usize, t_below: f32| {
+                    visit(k, t_below);
+                    best_t()
+                };
                 // The grid's walk pays where its ceiling does: where segments of this part
                 // start inside shapes (1 in 4 or more so far).
                 let ceiling_pays = started_inside * 4 >= i;
@@ -363,14 +369,14 @@ impl CpuKernel {
                                 // Answered in batches growing to sixteen (the lane filter's
                                 // width), so that a hit at t = 0 soon sets the ceiling.
                                 if inside || candidates.len >= batch {
-                                    candidates.sieve_first(s, filter, &visit);
+                                    candidates.sieve_first(s, filter, best_t(), &visited);
                                     batch = (batch * 2).min(LANES);
                                 }
                                 Next::Entry
                             }
                             Step::Row(bound) => {
                                 // Every candidate before this boundary answered first.
-                                candidates.sieve_first(s, filter, &visit);
+                                candidates.sieve_first(s, filter, best_t(), &visited);
                                 let done = best.get().is_some_and(|(_, c)| {
                                     c.t_enter() < crossing_t_below(s.y0, s.y1, bound)
                                 });
@@ -378,7 +384,7 @@ impl CpuKernel {
                             }
                             Step::Col { x, next_row } => {
                                 // Likewise for the next column and the next row both.
-                                candidates.sieve_first(s, filter, &visit);
+                                candidates.sieve_first(s, filter, best_t(), &visited);
                                 let done = best.get().is_some_and(|(_, c)| {
                                     let t = c.t_enter();
                                     t < crossing_t_below(s.x0, s.x1, x)
@@ -391,7 +397,7 @@ impl CpuKernel {
                     }
                     _ => collect_candidates(simd, s, layout, filter, &mut candidates, AppendAll),
                 }
-                candidates.sieve_first(s, filter, &visit);
+                candidates.sieve_first(s, filter, best_t(), &visited);
                 started_inside += best.get().is_some_and(|(_, c)| c.t_enter() == 0.0) as usize;
                 let segment = index as u32;
                 *slot = best.get().map(|(shape, contact)| ShapeHit {
