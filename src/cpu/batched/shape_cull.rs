@@ -288,8 +288,9 @@ pub(crate) struct ShapeLayout {
 }
 
 impl ShapeLayout {
-    pub(crate) fn new(bounds: &[Rect]) -> Self {
-        let order = morton_order(bounds.len(), |k| {
+    /// With `parallel`, on the current rayon pool ([`morton_order`]).
+    pub(crate) fn new(bounds: &[Rect], parallel: bool) -> Self {
+        let order = morton_order(bounds.len(), parallel, |k| {
             let b = &bounds[k];
             (
                 (b.min_x as f64 + b.max_x as f64) / 2.0,
@@ -344,22 +345,22 @@ impl ShapeLayout {
 
 /// The indices `0..n` in the order of a Morton curve over their points `at(k)` (16 bits an
 /// axis over the points' extent; ties by index): points near one another come near one another.
-/// Parallel, on the current rayon pool: call it on a kernel's (`CpuKernel::install`).
-pub(super) fn morton_order(n: usize, at: impl Fn(usize) -> (f64, f64) + Sync) -> Vec<u32> {
-    let (lo, hi) = (0..n).into_par_iter().map(|k| (at(k), at(k))).reduce(
-        || {
-            (
-                (f64::INFINITY, f64::INFINITY),
-                (f64::NEG_INFINITY, f64::NEG_INFINITY),
-            )
-        },
-        |(lo, hi), (l, h)| {
-            (
-                (lo.0.min(l.0), lo.1.min(l.1)),
-                (hi.0.max(h.0), hi.1.max(h.1)),
-            )
-        },
+/// With `parallel`, the keys and the sort on the current rayon pool: call it on a kernel's
+/// (`CpuKernel::install`).
+pub(super) fn morton_order(
+    n: usize,
+    parallel: bool,
+    at: impl Fn(usize) -> (f64, f64) + Sync,
+) -> Vec<u32> {
+    let (mut lo, mut hi) = (
+        (f64::INFINITY, f64::INFINITY),
+        (f64::NEG_INFINITY, f64::NEG_INFINITY),
     );
+    for k in 0..n {
+        let (x, y) = at(k);
+        lo = (lo.0.min(x), lo.1.min(y));
+        hi = (hi.0.max(x), hi.1.max(y));
+    }
     let scale = |lo: f64, hi: f64| if hi > lo { 65535.0 / (hi - lo) } else { 0.0 };
     let (scale_x, scale_y) = (scale(lo.0, hi.0), scale(lo.1, hi.1));
     // Sixteen bits spread to the even bit positions.
@@ -371,18 +372,22 @@ pub(super) fn morton_order(n: usize, at: impl Fn(usize) -> (f64, f64) + Sync) ->
         (x | (x << 1)) & 0x5555_5555
     };
     // The Morton key above the index: one u64 sort (ties by index).
-    let mut keyed: Vec<u64> = (0..n)
-        .into_par_iter()
-        .map(|k| {
-            let (x, y) = at(k);
-            let qx = ((x - lo.0) * scale_x) as u32;
-            let qy = ((y - lo.1) * scale_y) as u32;
-            let key = spread(qx) | spread(qy) << 1;
-            (key as u64) << 32 | k as u64
-        })
-        .collect();
-    keyed.par_sort_unstable();
-    keyed.into_par_iter().map(|key| key as u32).collect()
+    let keyed = |k: usize| {
+        let (x, y) = at(k);
+        let qx = ((x - lo.0) * scale_x) as u32;
+        let qy = ((y - lo.1) * scale_y) as u32;
+        let key = spread(qx) | spread(qy) << 1;
+        (key as u64) << 32 | k as u64
+    };
+    if parallel {
+        let mut keys: Vec<u64> = (0..n).into_par_iter().map(keyed).collect();
+        keys.par_sort_unstable();
+        keys.into_par_iter().map(|key| key as u32).collect()
+    } else {
+        let mut keys: Vec<u64> = (0..n).map(keyed).collect();
+        keys.sort_unstable();
+        keys.into_iter().map(|key| key as u32).collect()
+    }
 }
 
 /// The shapes' layout and lane filter, and the boxes they were made for.

@@ -49,7 +49,7 @@ fn assert_never_much_worse(name: &str, segments: &[Segment], bounds: &[Rect]) ->
     let mut grid = Grid::default();
     grid.build(bounds);
     grid.list_entry_spans();
-    let layout = ShapeLayout::new(bounds);
+    let layout = ShapeLayout::new(bounds, false);
     // The lane filter's presence is what the choice reads: walls over the boxes' diagonals.
     let walls: Vec<Segment> = bounds
         .iter()

@@ -16,6 +16,7 @@ use crate::query::Counts;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Rect, Segment};
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// An f32 at or below the correctly rounded t at which a segment whose coordinate goes from
 /// `p0` to `p1` (not equal) reaches `bound` (which it does, at some t >= 0): the quotient in f64
@@ -426,32 +427,26 @@ const FIRST_BATCH: usize = 4;
 /// values and grid outgrow a core's L2 cache.
 const SPATIAL_ORDER_MIN_SHAPES: usize = 8192;
 
-/// The order to take `segments` in against `shapes` shapes (first hits and counts, whose
-/// results go back to each segment's place; hits are listed in segment order): `None` (as
-/// they come) for few segments or shapes, else a Morton order of their midpoints, so that
-/// segments in turn read the same blocks, cells and shapes. On 1M bullets × 100k walls (bullet
+/// The order to take `segments` in (first hits and counts, whose results go back to each
+/// segment's place; hits are listed in segment order), where [`takes_spatial_order`]: a
+/// Morton order of their midpoints, so that segments in turn read the same blocks, cells and
+/// shapes. On 1M bullets × 100k walls (bullet
 /// hell, first hits) taking them as they come missed the caches at nearly every block, and
 /// polygons' counts at nearly every polygon's edges.
-fn spatial_order(segments: &[Segment], shapes: usize) -> Option<Vec<u32>> {
-    (shapes >= SPATIAL_ORDER_MIN_SHAPES && segments.len() >= 1024).then(|| {
-        morton_order(segments.len(), |k| {
-            let s = &segments[k];
-            (
-                (s.x0 as f64 + s.x1 as f64) / 2.0,
-                (s.y0 as f64 + s.y1 as f64) / 2.0,
-            )
-        })
+fn spatial_order(segments: &[Segment], parallel: bool) -> Vec<u32> {
+    morton_order(segments.len(), parallel, |k| {
+        let s = &segments[k];
+        (
+            (s.x0 as f64 + s.x1 as f64) / 2.0,
+            (s.y0 as f64 + s.y1 as f64) / 2.0,
+        )
     })
 }
 
-/// The segments in the order they are taken: `order`'s (gathered once, in one pass whose
-/// reads from anywhere in memory overlap, where the loop over them would wait on each), or as
-/// they come.
-fn in_turn<'a>(segments: &'a [Segment], order: Option<&[u32]>) -> std::borrow::Cow<'a, [Segment]> {
-    match order {
-        Some(order) => order.par_iter().map(|&k| segments[k as usize]).collect(),
-        None => std::borrow::Cow::Borrowed(segments),
-    }
+/// Whether [`spatial_order`] pays for `segments` segments against `shapes` shapes: not for
+/// few of either (taken as they come).
+fn takes_spatial_order(segments: usize, shapes: usize) -> bool {
+    shapes >= SPATIAL_ORDER_MIN_SHAPES && segments >= 1024
 }
 
 /// Puts each value of `in_order` (one per segment, in `order`) at its segment's place in `out`.
@@ -462,17 +457,27 @@ fn scatter<T>(order: &[u32], in_order: Vec<T>, out: &mut [T]) {
 }
 
 impl CpuKernel {
-    /// The order segments go in ([`spatial_order`]), and the segments in it ([`in_turn`]),
-    /// worked out on this kernel's threads.
+    /// The order segments go in ([`spatial_order`], where it pays), and the segments gathered
+    /// in it once (in one pass whose reads from anywhere in memory overlap, where the loop
+    /// over them would wait on each), worked out on this kernel's threads.
+    /// With one thread, on this one: a one-thread kernel runs nothing on a pool.
     fn in_spatial_order<'a>(
         &self,
         segments: &'a [Segment],
         shapes: usize,
-    ) -> (Option<Vec<u32>>, std::borrow::Cow<'a, [Segment]>) {
+    ) -> (Option<Vec<u32>>, Cow<'a, [Segment]>) {
+        if !takes_spatial_order(segments.len(), shapes) {
+            return (None, Cow::Borrowed(segments));
+        }
+        if self.threads == 1 {
+            let order = spatial_order(segments, false);
+            let in_turn = order.iter().map(|&k| segments[k as usize]).collect();
+            return (Some(order), Cow::Owned(in_turn));
+        }
         Self::install(&self.pool, || {
-            let order = spatial_order(segments, shapes);
-            let in_turn = in_turn(segments, order.as_deref());
-            (order, in_turn)
+            let order = spatial_order(segments, true);
+            let in_turn = order.par_iter().map(|&k| segments[k as usize]).collect();
+            (Some(order), Cow::Owned(in_turn))
         })
     }
 
@@ -499,7 +504,10 @@ impl CpuKernel {
                 PreparedShapes { filter, ..*last }
             }
             _ => {
-                let layout = Self::install(&self.pool, || ShapeLayout::new(bounds));
+                let layout = match self.threads {
+                    1 => ShapeLayout::new(bounds, false),
+                    _ => Self::install(&self.pool, || ShapeLayout::new(bounds, true)),
+                };
                 let filter = filter(self.simd, &layout.order);
                 PreparedShapes {
                     bounds: bounds.to_vec(),
