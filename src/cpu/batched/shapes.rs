@@ -421,6 +421,9 @@ impl CpuKernel {
     }
 }
 
+/// The first batch of a walk's candidates for the lane filter in first hits: the batches
+/// double up to its width, so that a bullet starting inside shapes sets the ceiling after a
+/// few (docs/broad_phase.md).
 const FIRST_BATCH: usize = 4;
 
 /// Shapes from which a call's segments go in [`spatial_order`]: about where their blocks,
