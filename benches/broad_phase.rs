@@ -11,8 +11,9 @@
 //! - `parry2d BVH`: the peer a Rust user picks instead: `Bvh::from_leaves` (binned SAH) and
 //!   `Bvh::cast_ray` (best first) per segment, with rayon over the segments, build included.
 //!
-//! And the same for circles (`circles`): a grid over the circles' boxes, built per call; and a
-//! tile map's walls and circles (`tile_map`), whose pairs take the narrow exact integers.
+//! And the same for circles (`circles`): a grid over the circles' boxes, built per call; for
+//! walls (`walls`): a grid along them, built per call, beside the rects they cross; and a tile
+//! map's walls and circles (`tile_map`), whose pairs take the narrow exact integers.
 //!
 //! The brute force is left out above 10^10 pairs (seconds per iteration); `rectcast bench
 //! --query broad-phase` times it once there. `cargo bench --bench broad_phase`.
@@ -225,6 +226,72 @@ fn circles_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
     eprintln!("circles: bullets that hit: rectcast {ours}, parry2d {theirs}");
 }
 
+/// The game case with walls (issue 35's target: within 3× the rects' time): 100,000 bullets
+/// against the diagonals of 10,000 bullet-hell hitboxes, and 1,048,576 against 100,000's (only
+/// under `cargo bench`), each bullet's first hit (`Engine::shape_first_hits`: the grid along the
+/// walls built in each call), beside the same bullets' first hit among the hitboxes themselves
+/// (`Engine::first_hit_into`, the grid built in each call) and parry2d's BVH of segments (build
+/// included).
+fn walls(c: &mut Criterion) {
+    walls_at(c, 100_000, 10_000);
+    if std::env::args().any(|a| a == "--bench") {
+        walls_at(c, 1 << 20, 100_000);
+    }
+}
+
+fn walls_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
+    use parry2d::shape::Segment as ParrySegment;
+    let (segments, rects) = scene::bullet_hell(2026, bullets, hitboxes);
+    let walls: Vec<Segment> = rects
+        .iter()
+        .map(|r| Segment::new(r.min_x, r.min_y, r.max_x, r.max_y))
+        .collect();
+    let mut group = c.benchmark_group(format!("walls, bullet-hell {bullets}x{hitboxes}"));
+    group.sample_size(10);
+    group.throughput(Throughput::Elements((segments.len() * walls.len()) as u64));
+    let mut engine = cpu(0, BroadPhase::On);
+    let mut first = Vec::new();
+    group.bench_function(
+        format!("walls, broad phase + build, {}", engine.chosen()),
+        |b| {
+            b.iter(|| {
+                first = engine
+                    .shape_first_hits(&segments, &walls)
+                    .expect("first hits")
+            })
+        },
+    );
+    let mut out = vec![FirstHit::NONE; segments.len()];
+    let plain = Batch::new(&segments, &rects);
+    group.bench_function(
+        format!("rects, broad phase + build, {}", engine.chosen()),
+        |b| b.iter(|| engine.first_hit_into(&plain, &mut out).unwrap()),
+    );
+    let edges: Vec<ParrySegment> = walls
+        .iter()
+        .map(|w| ParrySegment::new(Vector::new(w.x0, w.y0), Vector::new(w.x1, w.y1)))
+        .collect();
+    let mut parry_out = vec![(0u32, 0.0f32); segments.len()];
+    group.bench_function(
+        format!(
+            "walls, parry2d BVH of segments, build + cast_ray, {} threads",
+            rayon::current_num_threads()
+        ),
+        |b| {
+            b.iter(|| {
+                let aabbs: Vec<Aabb> = edges.iter().map(|e| e.local_aabb()).collect();
+                parry_cast(&segments, &aabbs, &mut parry_out, |leaf, ray, best| {
+                    edges[leaf].cast_local_ray(ray, best, true)
+                })
+            })
+        },
+    );
+    group.finish();
+    let ours = first.iter().filter(|h| h.is_some()).count();
+    let theirs = parry_out.iter().filter(|h| h.0 != u32::MAX).count();
+    eprintln!("walls: bullets that hit: rectcast {ours}, parry2d {theirs}");
+}
+
 /// parry2d's BVH over `aabbs`, built, then one best-first ray cast per segment (t in 0..1),
 /// each leaf through `cast(leaf, ray, best)`, on rayon's threads.
 fn parry_cast(
@@ -355,6 +422,7 @@ criterion_group!(
     uniform_random,
     clustered,
     circles,
+    walls,
     tile_map
 );
 criterion_main!(benches);

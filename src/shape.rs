@@ -143,6 +143,14 @@ pub trait Shape: Pod + Send + Sync + 'static {
     /// the CPU batch path culls such pairs sixteen at a time before any other work.
     fn bounds(&self) -> Rect;
 
+    /// The segments `shapes` are, when they are segments (walls): the CPU's first hits then
+    /// list each in the grid's cells along it ([`crate::cpu::grid::Grid::build_along`]), not
+    /// in every cell of its box. None for shapes with an area (the default).
+    fn paths(shapes: &[Self]) -> Option<&[Segment]> {
+        let _ = shapes;
+        None
+    }
+
     /// Checks one shape against the input domain; `index` is its place in its array.
     ///
     /// # Errors

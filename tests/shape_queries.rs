@@ -462,18 +462,23 @@ fn bullets_passing_a_hair_from_grid_corners_get_the_brute_forces_first_hits() {
             Segment::new(x, y, x + len * angle.cos(), y + len * angle.sin())
         })
         .collect();
+    // Walls' first hits walk a grid along them, hits and counts one over their boxes: the
+    // corners of both.
     let boxes: Vec<rectcast::Rect> = walls.iter().map(Shape::bounds).collect();
-    let mut grid = rectcast::cpu::grid::Grid::default();
-    grid.build(&boxes);
-    let (xs, ys) = (&grid.xs.bounds, &grid.ys.bounds);
-    assert!(
-        xs.len() > 10 && ys.len() > 10,
-        "{} x {} cells",
-        xs.len(),
-        ys.len()
-    );
-    let segments: Vec<Segment> = (0..6000)
-        .map(|_| {
+    let mut over_boxes = rectcast::cpu::grid::Grid::default();
+    over_boxes.build(&boxes);
+    let mut along = rectcast::cpu::grid::Grid::default();
+    along.build_along(&walls, false);
+    let mut segments = Vec::new();
+    for grid in [&over_boxes, &along] {
+        let (xs, ys) = (&grid.xs.bounds, &grid.ys.bounds);
+        assert!(
+            xs.len() >= 8 && ys.len() >= 8,
+            "{} x {} cells",
+            xs.len(),
+            ys.len()
+        );
+        segments.extend((0..6000).map(|_| {
             let x = xs[rng.below(xs.len() as u64) as usize] + rng.range(-1.0, 1.0);
             let y = ys[rng.below(ys.len() as u64) as usize] + rng.range(-1.0, 1.0);
             let angle = rng.range(0.0, std::f32::consts::TAU);
@@ -485,8 +490,8 @@ fn bullets_passing_a_hair_from_grid_corners_get_the_brute_forces_first_hits() {
                 x + after * dx,
                 y + after * dy,
             )
-        })
-        .collect();
+        }));
+    }
     let mut off = common::cpu_engine();
     off.set_broad_phase(rectcast::BroadPhase::Off);
     let mut on = common::cpu_engine();
@@ -494,7 +499,7 @@ fn bullets_passing_a_hair_from_grid_corners_get_the_brute_forces_first_hits() {
     let want = off.shape_first_hits(&segments, &walls).unwrap();
     let got = on.shape_first_hits(&segments, &walls).unwrap();
     assert!(on.used_broad_phase());
-    assert!(want.iter().flatten().count() > 3000, "too few hits");
+    assert!(want.iter().flatten().count() > 6000, "too few hits");
     if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
         panic!(
             "segment {i} {:?}: brute force {:?}, grid {:?}",
@@ -507,7 +512,8 @@ fn bullets_passing_a_hair_from_grid_corners_get_the_brute_forces_first_hits() {
 fn a_call_over_new_walls_with_the_last_calls_boxes_answers_for_the_new_walls() {
     // The engine keeps the last shapes' grid, layout and lane filter for a call over the
     // same boxes (a CLI job's next chunk). Walls along the diagonals of circles' boxes after
-    // the circles, and then along the other diagonals, must each be answered for themselves.
+    // the circles, and then along the other diagonals, must each be answered for themselves:
+    // first hits list walls along their lines, so the same boxes are not the same grid.
     let (segments, rects) = rectcast::scene::bullet_hell(57, 3000, 3000);
     let disks: Vec<Circle> = rects
         .iter()
@@ -529,18 +535,22 @@ fn a_call_over_new_walls_with_the_last_calls_boxes_answers_for_the_new_walls() {
         let mut engine = fresh();
         let counts = engine.shape_counts(&segments, &disks).unwrap();
         assert!(counts.per_segment.iter().sum::<u32>() > 100);
-        for (what, walls) in [
+        let both = [
             ("walls after circles", &walls),
             ("the other diagonals", &crossing),
-        ] {
-            let what = format!("{broad_phase:?}, {what}");
+        ];
+        // First hits one after the other (a grid along the walls, then along the others),
+        // then hits (a grid over their boxes).
+        for (what, walls) in both {
             assert_same(
-                &format!("{what}: first hits"),
+                &format!("{broad_phase:?}, {what}: first hits"),
                 &fresh().shape_first_hits(&segments, walls).unwrap(),
                 &engine.shape_first_hits(&segments, walls).unwrap(),
             );
+        }
+        for (what, walls) in both {
             assert_same(
-                &format!("{what}: hits"),
+                &format!("{broad_phase:?}, {what}: hits"),
                 &fresh().shape_hits(&segments, walls).unwrap(),
                 &engine.shape_hits(&segments, walls).unwrap(),
             );

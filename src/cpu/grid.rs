@@ -101,7 +101,7 @@ pub struct Grid {
     pub cell_start: Vec<u32>,
     /// Rect indices, ascending within each cell.
     pub entries: Vec<u32>,
-    /// Each entry's rect, for a streaming box test.
+    /// Each entry's rect, for a streaming box test (none along walls).
     pub boxes: Vec<Rect>,
     /// Each rect's cells.
     pub spans: Vec<CellSpan>,
@@ -113,6 +113,11 @@ pub struct Grid {
     pub entry_spans: Vec<EntrySpan>,
     /// The entries the cells list (or will, after [`Grid::plan`] alone).
     pub planned_entries: u64,
+    /// Whether the cells list walls along their lines ([`Grid::build_along`]) rather than
+    /// rects over their boxes: then a walk meets a wall in every visited cell that lists it
+    /// (no each-pair-once rule: first hits only, through [`walk_cells`]), and `boxes`,
+    /// `spans` and `entry_spans` are empty.
+    pub along: bool,
 }
 
 /// The cells of one axis: `bounds` (non-decreasing) split it, and `origin` and `scale` (cells
@@ -378,33 +383,35 @@ pub enum Next {
     Stop,
 }
 
-/// Calls `visit(Step::Rect(rect, entry))` once for each rect listed in a cell of the walk whose box
-/// overlaps the segment's box, cell by cell in walk order, each cell's rects in ascending
-/// order, and `visit(Step::Row(y))` before each row after the first. A cell's entries above
-/// `ceiling` (which `visit` may lower) are skipped. With `ceiling_ends_walk`, once the first
-/// cell (the start point's) is done with a ceiling set, the walk ends: for rects a ceiling
-/// means a hit at t = 0 exactly, and every rect such a hit can be on contains the start point,
-/// so it is listed in that cell. Shapes compare rounded t, and a t that rounds to 0 can belong
-/// to a shape that does not hold the start point (a root below 2^-150 on a long segment), in
-/// another cell: their ceiling only skips entries.
-///
-/// Rows come in the order of t: every point of the segment in a row comes before every point in
-/// the next. So when a rect has not been tested by the time a row starts, it has no point before
-/// that row's boundary (else the conservative walk would have listed it in an earlier visited
-/// cell), and a first-hit search whose best hit comes strictly before the boundary is done.
+/// A cell of a walk, as [`walk_cells`] hands it over: its index (`row * cols + col`), its
+/// column and row, its row's column range, whether it is in the walk's first row and first in
+/// its row, and the previous row's range (what [`is_first_visit`] reads).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CellAt {
+    pub cell: u32,
+    pub col: u32,
+    pub row: u32,
+    pub range: (u32, u32),
+    pub first_row: bool,
+    pub first_col: bool,
+    pub prev: (u32, u32),
+}
+
+/// What [`walk_cells`] hands its visitor: a boundary ([`Step::Row`] or [`Step::Col`]) or a
+/// cell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CellStep {
+    Boundary(Step),
+    Cell(CellAt),
+}
+
+/// Calls `visit` for each cell of `s`'s walk through `grid` in walk order (rows along the
+/// motion, each row's columns from the start's side), and for each boundary crossed between
+/// them, before the cell past it: `Step::Row(y)` before each row after the first,
+/// `Step::Col { .. }` before each column after the first of a row. [`Next::Stop`] from any
+/// step ends the walk.
 #[inline(always)]
-pub fn visit_cells(
-    grid: &Grid,
-    s: &Segment,
-    walk: &Walk,
-    ceiling: &std::cell::Cell<u32>,
-    ceiling_ends_walk: bool,
-    mut visit: impl FnMut(Step) -> Next,
-) {
-    let min_x = order_key(key_min(s.x0, s.x1));
-    let max_x = order_key(key_max(s.x0, s.x1));
-    let min_y = order_key(key_min(s.y0, s.y1));
-    let max_y = order_key(key_max(s.y0, s.y1));
+pub fn walk_cells(grid: &Grid, s: &Segment, walk: &Walk, mut visit: impl FnMut(CellStep) -> Next) {
     // Never for valid values; values changed after validation (NaN) may give inverted ranges,
     // whose walk is skipped rather than run out of the grid.
     if walk.row_min > walk.row_max || walk.col_min > walk.col_max {
@@ -420,7 +427,7 @@ pub fn visit_cells(
             } else {
                 grid.ys.bounds[row as usize]
             };
-            if visit(Step::Row(bound)) == Next::Stop {
+            if visit(CellStep::Boundary(Step::Row(bound))) == Next::Stop {
                 return;
             }
         }
@@ -445,45 +452,98 @@ pub fn visit_cells(
                 } else {
                     grid.xs.bounds[col as usize]
                 };
-                if visit(Step::Col { x, next_row }) == Next::Stop {
+                if visit(CellStep::Boundary(Step::Col { x, next_row })) == Next::Stop {
                     return;
                 }
             }
-            let cell = (row * grid.cols + col) as usize;
-            let (start, end) = (grid.cell_start[cell], grid.cell_start[cell + 1]);
-            for e in start as usize..end as usize {
-                let rect = grid.entries[e];
-                if rect > ceiling.get() {
-                    break;
-                }
-                let b = &grid.boxes[e];
-                // The reference's first rule: boxes apart is a miss.
-                if min_x > order_key(b.max_x)
-                    || order_key(b.min_x) > max_x
-                    || min_y > order_key(b.max_y)
-                    || order_key(b.min_y) > max_y
-                {
-                    continue;
-                }
-                let span = match grid.entry_spans.get(e) {
-                    Some(packed) => packed.span(),
-                    None => grid.spans[rect as usize],
-                };
-                if !is_first_visit(&span, walk, col, row, range, step == 0, prev) {
-                    continue;
-                }
-                if visit(Step::Rect(rect, e as u32)) == Next::Cell {
-                    break;
-                }
-            }
-            // The first cell holds the start point, so it lists every rect a hit at t = 0 can
-            // be on: past a t = 0 hit (a ceiling), nothing later can win.
-            if ceiling_ends_walk && step == 0 && col_step == 0 && ceiling.get() != u32::MAX {
+            let at = CellAt {
+                cell: row * grid.cols + col,
+                col,
+                row,
+                range,
+                first_row: step == 0,
+                first_col: col_step == 0,
+                prev,
+            };
+            if visit(CellStep::Cell(at)) == Next::Stop {
                 return;
             }
         }
         prev = range;
     }
+}
+
+/// Calls `visit(Step::Rect(rect, entry))` once for each rect listed in a cell of the walk whose box
+/// overlaps the segment's box, cell by cell in walk order ([`walk_cells`]), each cell's rects
+/// in ascending order, and `visit(Step::Row(y))` before each row after the first (likewise
+/// `Step::Col`). A cell's entries above `ceiling` (which `visit` may lower) are skipped. With
+/// `ceiling_ends_walk`, once the first
+/// cell (the start point's) is done with a ceiling set, the walk ends: for rects a ceiling
+/// means a hit at t = 0 exactly, and every rect such a hit can be on contains the start point,
+/// so it is listed in that cell. Shapes compare rounded t, and a t that rounds to 0 can belong
+/// to a shape that does not hold the start point (a root below 2^-150 on a long segment), in
+/// another cell: their ceiling only skips entries.
+///
+/// Rows come in the order of t: every point of the segment in a row comes before every point in
+/// the next. So when a rect has not been tested by the time a row starts, it has no point before
+/// that row's boundary (else the conservative walk would have listed it in an earlier visited
+/// cell), and a first-hit search whose best hit comes strictly before the boundary is done.
+#[inline(always)]
+pub fn visit_cells(
+    grid: &Grid,
+    s: &Segment,
+    walk: &Walk,
+    ceiling: &std::cell::Cell<u32>,
+    ceiling_ends_walk: bool,
+    mut visit: impl FnMut(Step) -> Next,
+) {
+    debug_assert!(
+        !grid.along,
+        "a grid along walls lists a wall in several cells"
+    );
+    let min_x = order_key(key_min(s.x0, s.x1));
+    let max_x = order_key(key_max(s.x0, s.x1));
+    let min_y = order_key(key_min(s.y0, s.y1));
+    let max_y = order_key(key_max(s.y0, s.y1));
+    walk_cells(grid, s, walk, |step| {
+        let at = match step {
+            CellStep::Boundary(boundary) => return visit(boundary),
+            CellStep::Cell(at) => at,
+        };
+        let cell = at.cell as usize;
+        let (start, end) = (grid.cell_start[cell], grid.cell_start[cell + 1]);
+        for e in start as usize..end as usize {
+            let rect = grid.entries[e];
+            if rect > ceiling.get() {
+                break;
+            }
+            let b = &grid.boxes[e];
+            // The reference's first rule: boxes apart is a miss.
+            if min_x > order_key(b.max_x)
+                || order_key(b.min_x) > max_x
+                || min_y > order_key(b.max_y)
+                || order_key(b.min_y) > max_y
+            {
+                continue;
+            }
+            let span = match grid.entry_spans.get(e) {
+                Some(packed) => packed.span(),
+                None => grid.spans[rect as usize],
+            };
+            if !is_first_visit(&span, walk, at.col, at.row, at.range, at.first_row, at.prev) {
+                continue;
+            }
+            if visit(Step::Rect(rect, e as u32)) == Next::Cell {
+                break;
+            }
+        }
+        // The first cell holds the start point, so it lists every rect a hit at t = 0 can
+        // be on: past a t = 0 hit (a ceiling), nothing later can win.
+        if ceiling_ends_walk && at.first_row && at.first_col && ceiling.get() != u32::MAX {
+            return Next::Stop;
+        }
+        Next::Entry
+    });
 }
 
 impl Grid {
@@ -499,6 +559,7 @@ impl Grid {
     /// false). Returns the entries the lists will hold. The GPU builds the lists from this.
     pub fn plan(&mut self, rects: &[Rect]) -> u64 {
         let (mut cols, mut rows, bounds) = size_for(rects);
+        self.along = false;
         self.cell_start.clear();
         self.entries.clear();
         self.boxes.clear();
@@ -523,7 +584,7 @@ impl Grid {
     }
 
     /// Boundaries splitting `bounds` (min_x, max_x, min_y, max_y) evenly.
-    fn fill_bounds(&mut self, cols: u32, rows: u32, bounds: &[f64; 4]) {
+    pub(crate) fn fill_bounds(&mut self, cols: u32, rows: u32, bounds: &[f64; 4]) {
         self.cols = cols;
         self.rows = rows;
         let even = |lo: f64, hi: f64, n: u32, axis: &mut Axis| {

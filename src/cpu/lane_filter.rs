@@ -156,8 +156,38 @@ pub(crate) struct LaneFilter {
     /// `run` that also writes each candidate's `t_below` ([`Candidates::sieve_first`]).
     run_first: Run,
     count_block: unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks,
+    /// The verdicts and each lane's `t_below` for one block read in place (a cell's block).
+    first_block: FirstBlock,
     starts_inside: fn(&Segment, &[f32; 4]) -> bool,
+    /// A grid along walls' cells, in blocks (after [`LaneFilter::list_cells`]).
+    cells: CellBlocks,
 }
+
+/// [`LaneFilter`]'s `first_block`.
+type FirstBlock = unsafe fn(&Segment, &HitLanes, u16, &mut [f32; HIT_LANES]) -> Masks;
+
+/// The shapes a grid along walls lists, cell by cell in blocks of sixteen lanes.
+#[derive(Default)]
+struct CellBlocks {
+    /// Cell c's blocks are `start[c]..start[c + 1]`.
+    start: Vec<u32>,
+    blocks: Vec<CellBlock>,
+    /// The entries they were listed from.
+    entries: usize,
+}
+
+/// Sixteen shapes of a cell: their values, their indices, and which lanes are live (a cell's
+/// last block may have fewer), side by side in memory (the walk reads them in turn).
+#[derive(Clone, Copy)]
+struct CellBlock {
+    lanes: HitLanes,
+    shapes: [u32; HIT_LANES],
+    live: u16,
+}
+
+/// The blocks of a cell [`LaneFilter::first_in_cell`] filters before it visits any: most cells
+/// have fewer, and the lowest bound among them goes first.
+const CELL_GROUP: usize = 4;
 
 impl LaneFilter {
     /// The filter of `S` over `shapes` on `simd` (a level this CPU runs), their values laid out
@@ -168,25 +198,29 @@ impl LaneFilter {
             return None;
         }
         type CountBlock = unsafe fn(&Segment, &HitLanes, u16, &mut [u32; HIT_LANES]) -> Masks;
-        let (run, run_first, count_block): (Run, Run, CountBlock) = match simd {
-            #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => (
-                x86::avx512::<S, false>,
-                x86::avx512::<S, true>,
-                x86::avx512_count::<S>,
-            ),
-            #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => (
-                x86::avx2::<S, false>,
-                x86::avx2::<S, true>,
-                x86::avx2_count::<S>,
-            ),
-            _ => (
-                portable::<S, false>,
-                portable::<S, true>,
-                portable_count::<S>,
-            ),
-        };
+        let (run, run_first, count_block, first_block): (Run, Run, CountBlock, FirstBlock) =
+            match simd {
+                #[cfg(target_arch = "x86_64")]
+                Simd::Avx512 => (
+                    x86::avx512::<S, false>,
+                    x86::avx512::<S, true>,
+                    x86::avx512_count::<S>,
+                    x86::avx512_first::<S>,
+                ),
+                #[cfg(target_arch = "x86_64")]
+                Simd::Avx2 => (
+                    x86::avx2::<S, false>,
+                    x86::avx2::<S, true>,
+                    x86::avx2_count::<S>,
+                    x86::avx2_first::<S>,
+                ),
+                _ => (
+                    portable::<S, false>,
+                    portable::<S, true>,
+                    portable_count::<S>,
+                    portable_first::<S>,
+                ),
+            };
         let mut blocks = vec![HitLanes::ZERO; shapes.len().div_ceil(LANES)];
         for (p, &k) in order.iter().enumerate() {
             blocks[p / LANES].set(p % LANES, shapes[k as usize].lane_values());
@@ -198,7 +232,9 @@ impl LaneFilter {
             run,
             run_first,
             count_block,
+            first_block,
             starts_inside: S::starts_inside,
+            cells: CellBlocks::default(),
         })
     }
 
@@ -225,6 +261,7 @@ impl LaneFilter {
         std::ptr::fn_addr_eq(self.run, other.run)
             && std::ptr::fn_addr_eq(self.run_first, other.run_first)
             && std::ptr::fn_addr_eq(self.count_block, other.count_block)
+            && std::ptr::fn_addr_eq(self.first_block, other.first_block)
             && bytes(&self.by_shape) == bytes(&other.by_shape)
     }
 
@@ -239,6 +276,76 @@ impl LaneFilter {
         self.by_entry.clear();
         self.by_entry
             .extend(grid.entries.iter().map(|&k| by_shape[k as usize]));
+    }
+
+    /// Lists the shapes of each cell of `grid` (a grid along these shapes, walls:
+    /// `Grid::build_along`) in blocks of sixteen lanes, unless they are listed already (a grid
+    /// along the same walls lists as many entries only when it is the same grid: it is built
+    /// from the walls alone, and the filter holds the same walls only when it
+    /// [`is_same`](Self::is_same)).
+    pub(crate) fn list_cells(&mut self, grid: &Grid) {
+        let cells = (grid.cols * grid.rows) as usize;
+        let c = &mut self.cells;
+        if c.start.len() == cells + 1 && c.entries == grid.entries.len() {
+            return;
+        }
+        c.start.clear();
+        c.blocks.clear();
+        c.entries = grid.entries.len();
+        c.start.push(0);
+        for cell in 0..cells {
+            let listed = &grid.entries[grid.cell_start[cell] as usize..]
+                [..(grid.cell_start[cell + 1] - grid.cell_start[cell]) as usize];
+            for part in listed.chunks(HIT_LANES) {
+                let mut lanes = HitLanes::ZERO;
+                let mut shapes = [u32::MAX; HIT_LANES];
+                for (lane, &k) in part.iter().enumerate() {
+                    lanes.set(lane, self.by_shape[k as usize]);
+                    shapes[lane] = k;
+                }
+                c.blocks.push(CellBlock {
+                    lanes,
+                    shapes,
+                    live: live_below(part.len()),
+                });
+            }
+            c.start.push(c.blocks.len() as u32);
+        }
+    }
+
+    /// [`Candidates::sieve_first`] over the shapes listed in `cell` of the grid along walls
+    /// ([`LaneFilter::list_cells`]), read in place, [`CELL_GROUP`] blocks at a time: the
+    /// certain hit with the lowest bound first, then the lanes that can still come first.
+    /// Returns the best t after them (`best` before; `visit` gives it back after each shape).
+    #[inline(always)]
+    pub(crate) fn first_in_cell(
+        &self,
+        query: &Segment,
+        cell: usize,
+        mut best: f32,
+        visit: &mut impl FnMut(usize, f32) -> f32,
+    ) -> f32 {
+        let c = &self.cells;
+        let blocks = &c.blocks[c.start[cell] as usize..c.start[cell + 1] as usize];
+        for group in blocks.chunks(CELL_GROUP) {
+            let mut masks = [Masks::default(); CELL_GROUP];
+            let mut t_below = [[0f32; HIT_LANES]; CELL_GROUP];
+            for ((block, m), t) in group.iter().zip(&mut masks).zip(&mut t_below) {
+                // SAFETY: as in `Candidates::filter`.
+                *m = unsafe { (self.first_block)(query, &block.lanes, block.live, t) };
+            }
+            if masks.iter().all(|m| m.hit | m.unsure == 0) {
+                continue;
+            }
+            best = answer_first(
+                &masks[..group.len()],
+                t_below.as_flattened(),
+                |at| group[at / HIT_LANES].shapes[at % HIT_LANES],
+                best,
+                visit,
+            );
+        }
+        best
     }
 
     /// Shape `k`'s values.
@@ -315,6 +422,26 @@ fn count_block<S: Shape, L: Level>(
     masks
 }
 
+/// [`LaneFilter`]'s `first_block` on level `L`.
+#[inline(always)]
+fn first_block<S: Shape, L: Level>(
+    query: &Segment,
+    lanes: &HitLanes,
+    live: u16,
+    t_below: &mut [f32; HIT_LANES],
+) -> Masks {
+    masks_of::<S, L, true>(query, lanes, live, t_below)
+}
+
+fn portable_first<S: Shape>(
+    query: &Segment,
+    lanes: &HitLanes,
+    live: u16,
+    t_below: &mut [f32; HIT_LANES],
+) -> Masks {
+    first_block::<S, Baseline>(query, lanes, live, t_below)
+}
+
 fn portable_count<S: Shape>(
     query: &Segment,
     lanes: &HitLanes,
@@ -328,7 +455,10 @@ fn portable_count<S: Shape>(
 /// `#[inline(always)]`, so their bodies take these functions' target features).
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Baseline, Candidates, HIT_LANES, HitLanes, Level, Masks, count_block, filter_all};
+    use super::{
+        Baseline, Candidates, HIT_LANES, HitLanes, Level, Masks, count_block, filter_all,
+        first_block,
+    };
     use crate::shape::Shape;
     use crate::types::Segment;
     use std::arch::x86_64::*;
@@ -384,6 +514,26 @@ mod x86 {
         count_block::<S, Avx512>(query, lanes, live, counts)
     }
 
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn avx512_first<S: Shape>(
+        query: &Segment,
+        lanes: &HitLanes,
+        live: u16,
+        t_below: &mut [f32; HIT_LANES],
+    ) -> Masks {
+        first_block::<S, Avx512>(query, lanes, live, t_below)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn avx2_first<S: Shape>(
+        query: &Segment,
+        lanes: &HitLanes,
+        live: u16,
+        t_below: &mut [f32; HIT_LANES],
+    ) -> Masks {
+        first_block::<S, Baseline>(query, lanes, live, t_below)
+    }
+
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn avx2<S: Shape, const T: bool>(
         query: &Segment,
@@ -403,6 +553,64 @@ mod x86 {
     ) -> Masks {
         count_block::<S, Baseline>(query, lanes, live, counts)
     }
+}
+
+/// The candidates of `masks.len()` batches of [`Candidates::sieve_first`] that can come first
+/// (verdicts `masks`, bounds `t_below` at the same places, `shape(place)`): the certain hit
+/// with the lowest bound first, then in each batch each unsure lane (bound 0) and each certain
+/// hit bounded at or below the best, `visit(shape, its bound)` giving the best after it. A
+/// batch whose every certain hit is bounded past the best keeps its unsure lanes. Returns the
+/// best after them (`best` before).
+#[inline(always)]
+fn answer_first(
+    masks: &[Masks],
+    t_below: &[f32],
+    shape: impl Fn(usize) -> u32,
+    mut best: f32,
+    visit: &mut impl FnMut(usize, f32) -> f32,
+) -> f32 {
+    // The lowest bound of a certain hit (each batch's from the filter), then its lane.
+    // None gives `u32::MAX`, a NaN's bits, which compares below nothing.
+    let (mut low, mut low_batch) = (u32::MAX, 0);
+    for (c, m) in masks.iter().enumerate() {
+        if m.low < low {
+            (low, low_batch) = (m.low, c);
+        }
+    }
+    let low = f32::from_bits(low);
+    let lowest = (low <= best).then(|| {
+        let at = low_batch * HIT_LANES;
+        at + lanes_of(masks[low_batch].hit)
+            .find(|&lane| t_below[at + lane] == low)
+            .unwrap_or(0)
+    });
+    if let Some(at) = lowest {
+        best = visit(shape(at) as usize, low);
+    }
+    for (c, &m) in masks.iter().enumerate() {
+        let at = c * HIT_LANES;
+        let t_below = &t_below[at..at + HIT_LANES];
+        let mut kept = m.unsure;
+        if f32::from_bits(m.low) <= best {
+            let mut near = 0u16;
+            for (lane, &t) in t_below.iter().enumerate() {
+                near |= ((t <= best) as u16) << lane;
+            }
+            kept |= m.hit & near;
+        }
+        if let Some(lowest) = lowest.filter(|l| l / HIT_LANES == c) {
+            kept &= !(1 << (lowest % HIT_LANES));
+        }
+        for lane in lanes_of(kept) {
+            let t = if m.hit >> lane & 1 == 1 {
+                t_below[lane]
+            } else {
+                0.0
+            };
+            best = visit(shape(at + lane) as usize, t);
+        }
+    }
+    best
 }
 
 /// One query's candidates, in the order found: their shapes and, when the shapes have a lane
@@ -528,7 +736,7 @@ impl Candidates {
         &mut self,
         query: &Segment,
         filter: Option<&LaneFilter>,
-        mut best: f32,
+        best: f32,
         mut visit: impl FnMut(usize, f32) -> f32,
     ) {
         let len = std::mem::take(&mut self.len);
@@ -540,48 +748,14 @@ impl Candidates {
         };
         self.filter::<true>(query, filter, len);
         let batches = len.div_ceil(HIT_LANES);
-        // The lowest bound of a certain hit (each batch's from the filter), then its lane.
-        // None gives `u32::MAX`, a NaN's bits, which compares below nothing.
-        let (mut low, mut low_batch) = (u32::MAX, 0);
-        for (c, m) in self.masks[..batches].iter().enumerate() {
-            if m.low < low {
-                (low, low_batch) = (m.low, c);
-            }
-        }
-        let low = f32::from_bits(low);
-        let lowest = (low <= best).then(|| {
-            let at = low_batch * HIT_LANES;
-            let m = self.masks[low_batch].hit;
-            at + lanes_of(m)
-                .find(|&lane| self.t_below[at + lane] == low)
-                .unwrap_or(0)
-        });
-        if let Some(at) = lowest {
-            best = visit(self.shapes[at] as usize, low);
-        }
-        for c in 0..batches {
-            let (m, at) = (self.masks[c], c * HIT_LANES);
-            let t_below = &self.t_below[at..at + HIT_LANES];
-            let mut near = 0u16;
-            // A batch whose every certain hit is bounded past the best keeps its unsure lanes.
-            if f32::from_bits(m.low) <= best {
-                for (lane, &t) in t_below.iter().enumerate() {
-                    near |= ((t <= best) as u16) << lane;
-                }
-            }
-            let mut kept = m.unsure | (m.hit & near);
-            if let Some(lowest) = lowest.filter(|l| l / HIT_LANES == c) {
-                kept &= !(1 << (lowest % HIT_LANES));
-            }
-            for lane in lanes_of(kept) {
-                let t = if m.hit >> lane & 1 == 1 {
-                    t_below[lane]
-                } else {
-                    0.0
-                };
-                best = visit(self.shapes[at + lane] as usize, t);
-            }
-        }
+        let shapes = &self.shapes;
+        answer_first(
+            &self.masks[..batches],
+            &self.t_below,
+            |at| shapes[at],
+            best,
+            &mut visit,
+        );
     }
 
     /// Counts the candidates that hit into `per_shape` and returns how many: the filter's

@@ -15,7 +15,7 @@ use crate::gpu::{
 };
 use crate::query::Batch;
 use crate::shape::Shape;
-use crate::types::Rect;
+use crate::types::{Rect, Segment};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -171,11 +171,14 @@ pub struct Engine {
     used_grid: bool,
     /// The grid built for batches without a [`RectSet`], its memory kept between calls.
     own_grid: Grid,
-    /// The grid over the last call's shapes' boxes (walls, circles, polygons on the CPU), and
-    /// those boxes: a call over the same boxes, byte for byte (a CLI job's next chunk, a game's
+    /// The grid over the last call's shapes' boxes (walls, circles, polygons on the CPU), or
+    /// along its walls (walls' first hits), and those boxes: a call over the same boxes, byte
+    /// for byte, and the same walls for a grid along them (a CLI job's next chunk, a game's
     /// static walls), uses it again instead of building it.
     shape_grid: Grid,
     shape_grid_bounds: Vec<Rect>,
+    /// The walls the shape grid lists along their lines, when it does ([`Grid::build_along`]).
+    shape_grid_paths: Vec<Segment>,
     /// Checked before, during (between chunks) and after each call.
     cancel: Option<Cancel>,
 }
@@ -224,6 +227,7 @@ impl Engine {
             own_grid: Grid::default(),
             shape_grid: Grid::default(),
             shape_grid_bounds: Vec::new(),
+            shape_grid_paths: Vec::new(),
             cancel: None,
         }
     }

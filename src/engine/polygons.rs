@@ -74,7 +74,7 @@ impl Engine {
     ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
         let mut first = vec![None; segments.len()];
         let culled = self.culled_polygons(segments, polygons, |this, bounds, contact, _| {
-            this.culled_first_hits(segments, bounds, |_, _| None, contact, &mut first)
+            this.culled_first_hits(segments, bounds, None, |_, _| None, contact, &mut first)
         })?;
         if culled {
             return Ok(first);
@@ -96,7 +96,7 @@ impl Engine {
         // Each pair's hit alone, never listed (1M bullets × 100k polygons on bullet hell
         // listed 100M hits with their contacts).
         let culled = self.culled_polygons(segments, polygons, |this, bounds, _, hit| {
-            this.with_shape_grid(segments.len(), bounds, |kernel, grid| {
+            this.with_shape_grid(segments.len(), bounds, None, |kernel, grid| {
                 kernel.shape_counts_culled(segments, bounds, grid, |_, _| None, hit, &mut counts)
             })
         })?;

@@ -241,7 +241,8 @@ impl Engine {
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
-        if self.culled_first_hits(segments, &bounds, filter, contact, &mut first)? {
+        let along = S::paths(shapes);
+        if self.culled_first_hits(segments, &bounds, along, filter, contact, &mut first)? {
             return Ok(first);
         }
         if S::KERNEL.reduces {
@@ -281,7 +282,7 @@ impl Engine {
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let hit = |q: &Segment, k: usize| S::hit(q, &shapes[k]);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
-        let listed = self.with_shape_grid(segments.len(), &bounds, |kernel, grid| {
+        let listed = self.with_shape_grid(segments.len(), &bounds, None, |kernel, grid| {
             kernel.shape_counts_culled(segments, &bounds, grid, filter, hit, &mut counts)
         })?;
         if listed {
@@ -315,11 +316,12 @@ impl Engine {
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
+        along: Option<&[Segment]>,
         filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         first: &mut [Option<ShapeHit<C>>],
     ) -> Result<bool> {
-        self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
+        self.with_shape_grid(segments.len(), bounds, along, |kernel, grid| {
             kernel.shape_first_hits_culled(segments, bounds, grid, filter, contact, first)
         })
     }
@@ -331,6 +333,7 @@ impl Engine {
         &mut self,
         segments: usize,
         bounds: &[Rect],
+        along: Option<&[Segment]>,
         run: impl FnOnce(&mut CpuKernel, Option<&Grid>),
     ) -> Result<bool> {
         let use_grid =
@@ -343,14 +346,31 @@ impl Engine {
         };
         self.last_fallback = None;
         let bytes = bytemuck::cast_slice::<Rect, u8>;
+        let wall_bytes = bytemuck::cast_slice::<Segment, u8>;
         // Compared only when the grid is wanted: the brute force's calls pay nothing for it.
         if use_grid
-            && !(self.shape_grid.is_built() && bytes(&self.shape_grid_bounds) == bytes(bounds))
+            && !(self.shape_grid.is_built()
+                && bytes(&self.shape_grid_bounds) == bytes(bounds)
+                && match along {
+                    Some(walls) => {
+                        self.shape_grid.along
+                            && wall_bytes(&self.shape_grid_paths) == wall_bytes(walls)
+                    }
+                    None => !self.shape_grid.along,
+                })
         {
-            self.shape_grid.build(bounds);
-            self.shape_grid.list_entry_spans();
+            match along {
+                Some(walls) => kernel.build_along(&mut self.shape_grid, walls),
+                None => {
+                    self.shape_grid.build(bounds);
+                    self.shape_grid.list_entry_spans();
+                }
+            }
             self.shape_grid_bounds.clear();
             self.shape_grid_bounds.extend_from_slice(bounds);
+            self.shape_grid_paths.clear();
+            self.shape_grid_paths
+                .extend_from_slice(along.unwrap_or_default());
         }
         run(kernel, use_grid.then_some(&self.shape_grid));
         self.used_grid = use_grid;
@@ -374,7 +394,7 @@ impl Engine {
         contact: impl Fn(&Segment, usize) -> C + Sync,
         each: impl FnMut(&[ShapeHit<C>]),
     ) -> Result<bool> {
-        self.with_shape_grid(segments.len(), bounds, |kernel, grid| {
+        self.with_shape_grid(segments.len(), bounds, None, |kernel, grid| {
             kernel.shape_hit_chunks(segments, bounds, grid, filter, contact, each)
         })
     }

@@ -15,6 +15,7 @@
 //! - **Threads.** rayon over chunks of segments, or none at all with one thread (then nothing is
 //!   allocated per call).
 
+mod along;
 mod cull;
 mod rects;
 mod shape_cull;

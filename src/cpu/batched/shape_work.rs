@@ -1,8 +1,9 @@
 //! The shapes' broad phase is never much worse than their brute force, counted in work (boxes
 //! and entries looked at), not time: per segment and per scene, on the scenes of
 //! docs/broad_phase.md ("Worst cases, and the bound"), with and without a lane filter, with and
-//! without first hits' t = 0 ceiling.
+//! without first hits' t = 0 ceiling, and first hits over walls through the grid along them.
 
+use super::along::{prefers_cull_along, walk_lanes};
 use super::cull::SegmentBox;
 use super::shape_cull::{ShapeLayout, for_each_block, lanes_overlapping, prefers_cull};
 use crate::cpu::grid::{Grid, walk_entries, walk_of};
@@ -27,6 +28,11 @@ fn work(
         let rows = (walk.row_max - walk.row_min + 1) as u64;
         return walk_entries(grid, s, &walk, u64::MAX) + rows;
     }
+    cull_work(layout, s)
+}
+
+/// What the box cull looks at for `s`: sixteen boxes for each tree node or block it tests.
+fn cull_work(layout: &ShapeLayout, s: &Segment) -> u64 {
     let b = SegmentBox::of(s);
     let tested = std::cell::Cell::new(0u64);
     let overlaps = |node: &_| {
@@ -35,6 +41,18 @@ fn work(
     };
     for_each_block(&layout.tree, overlaps, |_| tested.set(tested.get() + 1));
     tested.get() * LANES as u64
+}
+
+/// What first hits over walls look at for `s` with a grid along them: where it takes the walk,
+/// the lanes of the cells it walks (`walk_lanes`, the full walk, before any stop) and one per
+/// row; else the box cull's.
+fn along_work(grid: &Grid, layout: &ShapeLayout, s: &Segment) -> u64 {
+    let walk = walk_of(grid, s);
+    if prefers_cull_along(grid, s, &walk, layout.order.len()) {
+        return cull_work(layout, s);
+    }
+    let rows = (walk.row_max - walk.row_min + 1) as u64;
+    walk_lanes(grid, s, &walk, u64::MAX) + rows
 }
 
 /// The brute force's work for one segment: every shape's box, sixteen to a block.
@@ -81,7 +99,24 @@ fn assert_never_much_worse(name: &str, segments: &[Segment], bounds: &[Rect]) ->
             worst = worst.max(ratio);
         }
     }
-    worst
+    // First hits over walls: the grid along them.
+    let mut along = Grid::default();
+    along.build_along(&walls, false);
+    let mut total = 0u64;
+    for (i, s) in segments.iter().enumerate() {
+        let w = along_work(&along, &layout, s);
+        assert!(
+            w <= 2 * brute,
+            "{name}, along walls: segment {i} {s:?} costs {w} where the brute force costs {brute}"
+        );
+        total += w;
+    }
+    let ratio = total as f64 / (brute * segments.len() as u64) as f64;
+    assert!(
+        ratio <= 1.25,
+        "{name}, along walls: {ratio:.3} × the brute force's work"
+    );
+    worst.max(ratio)
 }
 
 #[test]

@@ -1,13 +1,14 @@
 //! The queries over shapes (and polygons' edges) on the CPU: dense pairs, hits, first hits and
 //! counts, each the shape's scalar function's answer.
 
+use super::along::prefers_cull_along;
 use super::cull::{fill_blocks, for_each_candidate};
 use super::shape_cull::{
     AppendAll, CountInPlace, PreparedShapes, ShapeLayout, collect_candidates, morton_order,
     prefers_cull, shape_candidates,
 };
 use super::{CpuKernel, chunk_len, work_per_segment};
-use crate::cpu::grid::{Grid, Next, Step, visit_cells, walk_of};
+use crate::cpu::grid::{CellStep, Grid, Next, Step, visit_cells, walk_cells, walk_of};
 use crate::cpu::lane_filter::{Candidates, LaneFilter};
 use crate::cpu::lanes::{LANES, Simd};
 use crate::cpu::segment_polygon::{PolygonContact, PolygonEdge, filters::polygon_filtered};
@@ -280,6 +281,8 @@ impl CpuKernel {
     /// (the lane filter's width), so that a bullet starting inside shapes sets that ceiling
     /// after its first few. The best is the smallest (t, shape) of the candidates answered,
     /// whatever their order, so the batches change only how soon the pruning starts.
+    /// On a grid along walls ([`Grid::build_along`]) each cell's walls are filtered where the
+    /// lane filter listed them ([`LaneFilter::first_in_cell`]), with the same stops.
     pub(crate) fn shape_first_hits_culled<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
@@ -314,6 +317,10 @@ impl CpuKernel {
                     // crossed inside their boxes).
                     let now = best.get();
                     if let Some((best_shape, best_contact)) = now {
+                        // A grid along walls lists a wall in each cell of its line.
+                        if k as u32 == best_shape {
+                            return;
+                        }
                         let t = best_contact.t_enter();
                         let later = k as u32 > best_shape;
                         // Every bound is at or above 0: past a best hit at t = 0, a higher
@@ -350,9 +357,47 @@ impl CpuKernel {
                 // The grid's walk pays where its ceiling does: where segments of this part
                 // start inside shapes (1 in 4 or more so far).
                 let ceiling_pays = started_inside * 4 >= i;
-                match grid.map(|g| (g, walk_of(g, s))) {
-                    Some((grid, walk))
-                        if !prefers_cull(grid, s, &walk, bounds.len(), filter, ceiling_pays) =>
+                // Whether the best hit so far comes before every shape not met yet when the
+                // walk is about to cross `boundary` (a row's or a column's: [`Step`]).
+                let done_at = |boundary: Step| {
+                    best.get().is_some_and(|(_, c)| {
+                        let t = c.t_enter();
+                        match boundary {
+                            Step::Row(y) => t < crossing_t_below(s.y0, s.y1, y),
+                            Step::Col { x, next_row } => {
+                                t < crossing_t_below(s.x0, s.x1, x)
+                                    && next_row.is_none_or(|y| t < crossing_t_below(s.y0, s.y1, y))
+                            }
+                            Step::Rect(..) => false,
+                        }
+                    })
+                };
+                let walk = grid.map(|g| (g, walk_of(g, s)));
+                match (walk, filter) {
+                    // Along walls: each cell's walls through the lane filter in place.
+                    (Some((grid, walk)), Some(filter))
+                        if grid.along && !prefers_cull_along(grid, s, &walk, bounds.len()) =>
+                    {
+                        let mut visited = visited;
+                        walk_cells(grid, s, &walk, |step| match step {
+                            CellStep::Cell(at) => {
+                                filter.first_in_cell(s, at.cell as usize, best_t(), &mut visited);
+                                Next::Entry
+                            }
+                            CellStep::Boundary(boundary) if done_at(boundary) => Next::Stop,
+                            CellStep::Boundary(_) => Next::Entry,
+                        });
+                    }
+                    (Some((grid, walk)), _)
+                        if !grid.along
+                            && !prefers_cull(
+                                grid,
+                                s,
+                                &walk,
+                                bounds.len(),
+                                filter,
+                                ceiling_pays,
+                            ) =>
                     {
                         let mut batch = FIRST_BATCH;
                         visit_cells(grid, s, &walk, &ceiling, false, |step| match step {
@@ -375,24 +420,14 @@ impl CpuKernel {
                                 }
                                 Next::Entry
                             }
-                            Step::Row(bound) => {
+                            boundary => {
                                 // Every candidate before this boundary answered first.
                                 candidates.sieve_first(s, filter, best_t(), &visited);
-                                let done = best.get().is_some_and(|(_, c)| {
-                                    c.t_enter() < crossing_t_below(s.y0, s.y1, bound)
-                                });
-                                if done { Next::Stop } else { Next::Entry }
-                            }
-                            Step::Col { x, next_row } => {
-                                // Likewise for the next column and the next row both.
-                                candidates.sieve_first(s, filter, best_t(), &visited);
-                                let done = best.get().is_some_and(|(_, c)| {
-                                    let t = c.t_enter();
-                                    t < crossing_t_below(s.x0, s.x1, x)
-                                        && next_row
-                                            .is_none_or(|y| t < crossing_t_below(s.y0, s.y1, y))
-                                });
-                                if done { Next::Stop } else { Next::Entry }
+                                if done_at(boundary) {
+                                    Next::Stop
+                                } else {
+                                    Next::Entry
+                                }
                             }
                         });
                     }
@@ -519,8 +554,10 @@ impl CpuKernel {
                 }
             }
         };
-        if let (Some(filter), Some(grid)) = (&mut prepared.filter, grid) {
-            filter.list_entries(grid);
+        match (&mut prepared.filter, grid) {
+            (Some(filter), Some(grid)) if grid.along => filter.list_cells(grid),
+            (Some(filter), Some(grid)) => filter.list_entries(grid),
+            _ => {}
         }
         prepared
     }

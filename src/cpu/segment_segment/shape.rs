@@ -64,6 +64,10 @@ impl Shape for Segment {
         wall_hit_lanes(query, walls)
     }
 
+    fn paths(walls: &[Segment]) -> Option<&[Segment]> {
+        Some(walls)
+    }
+
     fn bounds(&self) -> Rect {
         Rect::new(
             self.x0.min(self.x1),
