@@ -30,6 +30,9 @@ use rectcast::{
 
 type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
 
+/// A parry2d result not written yet (its row left out by a filter).
+const UNSET: u32 = u32::MAX - 1;
+
 fn cpu(threads: usize, broad_phase: BroadPhase) -> Engine {
     let options = CpuOptions::threads(threads);
     let mut engine = Engine::with_cpu_options(Backend::Cpu, options).expect("the CPU engine opens");
@@ -177,14 +180,15 @@ fn circles_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
     group.throughput(Throughput::Elements((segments.len() * disks.len()) as u64));
     let mut first = Vec::new();
     for broad_phase in [BroadPhase::Off, BroadPhase::On] {
-        let mut engine = cpu(0, broad_phase);
+        let chosen = cpu(0, broad_phase).chosen();
         let name = match broad_phase {
-            BroadPhase::Off => format!("brute force, {}", engine.chosen()),
-            _ => format!("broad phase + build, {}", engine.chosen()),
+            BroadPhase::Off => format!("brute force, {chosen}"),
+            _ => format!("broad phase + build, {chosen}"),
         };
+        // A new engine each time: an engine keeps the last call's grid, layout and filter.
         group.bench_function(name, |b| {
             b.iter(|| {
-                first = engine
+                first = cpu(0, broad_phase)
                     .shape_first_hits(&segments, &disks)
                     .expect("first hits")
             })
@@ -200,7 +204,7 @@ fn circles_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
             (Ball::new(d.r), aabb)
         })
         .collect();
-    let mut parry_out = vec![(0u32, 0.0f32); segments.len()];
+    let mut parry_out = vec![(UNSET, 0.0f32); segments.len()];
     group.bench_function(
         format!(
             "parry2d BVH of balls, build + cast_ray, {} threads",
@@ -221,8 +225,8 @@ fn circles_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
         },
     );
     group.finish();
-    // Only where the rows ran (a filter may leave them out).
-    if !first.is_empty() {
+    // Only where both rows ran (a filter may leave them out).
+    if !first.is_empty() && parry_out.iter().any(|h| h.0 != UNSET) {
         let ours = first.iter().filter(|h| h.is_some()).count();
         let theirs = parry_out.iter().filter(|h| h.0 != u32::MAX).count();
         eprintln!("circles: bullets that hit: rectcast {ours}, parry2d {theirs}");
@@ -254,11 +258,12 @@ fn walls_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
     group.throughput(Throughput::Elements((segments.len() * walls.len()) as u64));
     let mut engine = cpu(0, BroadPhase::On);
     let mut first = Vec::new();
+    // A new engine each time: an engine keeps the last call's grid along the walls.
     group.bench_function(
         format!("walls, broad phase + build, {}", engine.chosen()),
         |b| {
             b.iter(|| {
-                first = engine
+                first = cpu(0, BroadPhase::On)
                     .shape_first_hits(&segments, &walls)
                     .expect("first hits")
             })
@@ -274,7 +279,7 @@ fn walls_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
         .iter()
         .map(|w| ParrySegment::new(Vector::new(w.x0, w.y0), Vector::new(w.x1, w.y1)))
         .collect();
-    let mut parry_out = vec![(0u32, 0.0f32); segments.len()];
+    let mut parry_out = vec![(UNSET, 0.0f32); segments.len()];
     group.bench_function(
         format!(
             "walls, parry2d BVH of segments, build + cast_ray, {} threads",
@@ -290,8 +295,8 @@ fn walls_at(c: &mut Criterion, bullets: usize, hitboxes: usize) {
         },
     );
     group.finish();
-    // Only where the rows ran (a filter may leave them out).
-    if !first.is_empty() {
+    // Only where both rows ran (a filter may leave them out).
+    if !first.is_empty() && parry_out.iter().any(|h| h.0 != UNSET) {
         let ours = first.iter().filter(|h| h.is_some()).count();
         let theirs = parry_out.iter().filter(|h| h.0 != u32::MAX).count();
         eprintln!("walls: bullets that hit: rectcast {ours}, parry2d {theirs}");
@@ -357,14 +362,15 @@ fn tile_map(c: &mut Criterion) {
     let mut group = c.benchmark_group("tile map 200000 shots x 20000");
     group.sample_size(10);
     group.throughput(Throughput::Elements((segments.len() * walls.len()) as u64));
-    let mut engine = cpu(0, BroadPhase::On);
+    let engine = cpu(0, BroadPhase::On);
     let mut parry_out = vec![(0u32, 0.0f32); segments.len()];
     let threads = rayon::current_num_threads();
+    // A new engine each time: an engine keeps the last call's grid, layout and filter.
     group.bench_function(
         format!("walls, broad phase + build, {}", engine.chosen()),
         |b| {
             b.iter(|| {
-                engine
+                cpu(0, BroadPhase::On)
                     .shape_first_hits(&segments, &walls)
                     .expect("first hits")
             })
@@ -389,7 +395,7 @@ fn tile_map(c: &mut Criterion) {
         format!("circles, broad phase + build, {}", engine.chosen()),
         |b| {
             b.iter(|| {
-                engine
+                cpu(0, BroadPhase::On)
                     .shape_first_hits(&segments, &disks)
                     .expect("first hits")
             })

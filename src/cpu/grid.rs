@@ -70,7 +70,7 @@ pub struct CellSpan {
 pub struct EntrySpan(pub [u16; 4]);
 
 impl EntrySpan {
-    fn of(span: &CellSpan) -> Self {
+    pub(crate) fn of(span: &CellSpan) -> Self {
         Self([span.col_min, span.col_max, span.row_min, span.row_max].map(|v| v as u16))
     }
 
@@ -689,8 +689,9 @@ impl Grid {
         }
     }
 
-    /// Lists every rect in its cells, in rect order (`cell_start` holds the counts).
-    fn fill_entries(&mut self, rects: &[Rect]) {
+    /// Turns the cells' counts (in `cell_start[1..]`) into their starts, and sizes the entries
+    /// and their boxes for them; returns the entries.
+    pub(crate) fn size_lists(&mut self) -> usize {
         for i in 1..self.cell_start.len() {
             self.cell_start[i] += self.cell_start[i - 1];
         }
@@ -699,6 +700,12 @@ impl Grid {
         self.entries.resize(total, 0);
         self.boxes.clear();
         self.boxes.resize(total, Rect::new(0.0, 0.0, 0.0, 0.0));
+        total
+    }
+
+    /// Lists every rect in its cells, in rect order (`cell_start` holds the counts).
+    fn fill_entries(&mut self, rects: &[Rect]) {
+        self.size_lists();
         let mut next: Vec<u32> = self.cell_start[..self.cell_start.len() - 1].to_vec();
         for (rect, span) in self.spans.iter().enumerate() {
             for row in span.row_min..=span.row_max {

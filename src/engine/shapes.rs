@@ -361,10 +361,7 @@ impl Engine {
         {
             match along {
                 Some(walls) => kernel.build_along(&mut self.shape_grid, walls),
-                None => {
-                    self.shape_grid.build(bounds);
-                    self.shape_grid.list_entry_spans();
-                }
+                None => kernel.build_grid(&mut self.shape_grid, bounds),
             }
             self.shape_grid_bounds.clear();
             self.shape_grid_bounds.extend_from_slice(bounds);

@@ -17,6 +17,7 @@
 
 mod along;
 mod cull;
+mod grid_build;
 mod rects;
 mod shape_cull;
 #[cfg(test)]
