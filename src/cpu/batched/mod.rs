@@ -18,6 +18,7 @@
 mod along;
 mod cull;
 mod grid_build;
+mod order;
 mod rects;
 mod shape_cull;
 #[cfg(test)]

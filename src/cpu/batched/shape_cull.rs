@@ -352,15 +352,42 @@ pub(super) fn morton_order(
     parallel: bool,
     at: impl Fn(usize) -> (f64, f64) + Sync,
 ) -> Vec<u32> {
-    let (mut lo, mut hi) = (
+    let keys = morton_keys(n, parallel, at);
+    // The key above the index: one u64 sort (ties by index).
+    let keyed = |(k, &key): (usize, &u32)| (key as u64) << 32 | k as u64;
+    if parallel {
+        let mut keyed: Vec<u64> = keys.par_iter().enumerate().map(keyed).collect();
+        keyed.par_sort_unstable();
+        keyed.into_par_iter().map(|key| key as u32).collect()
+    } else {
+        let mut keyed: Vec<u64> = keys.iter().enumerate().map(keyed).collect();
+        keyed.sort_unstable();
+        keyed.into_iter().map(|key| key as u32).collect()
+    }
+}
+
+/// Each point's 32-bit Morton key: `at(k)` scaled to 16 bits an axis over the points' extent,
+/// the bits interleaved (x's even, y's odd).
+pub(super) fn morton_keys(
+    n: usize,
+    parallel: bool,
+    at: impl Fn(usize) -> (f64, f64) + Sync,
+) -> Vec<u32> {
+    let extent = |(lo, hi): ((f64, f64), (f64, f64)), (x, y): (f64, f64)| {
+        ((lo.0.min(x), lo.1.min(y)), (hi.0.max(x), hi.1.max(y)))
+    };
+    let empty = (
         (f64::INFINITY, f64::INFINITY),
         (f64::NEG_INFINITY, f64::NEG_INFINITY),
     );
-    for k in 0..n {
-        let (x, y) = at(k);
-        lo = (lo.0.min(x), lo.1.min(y));
-        hi = (hi.0.max(x), hi.1.max(y));
-    }
+    let (lo, hi) = if parallel {
+        (0..n)
+            .into_par_iter()
+            .fold(|| empty, |e, k| extent(e, at(k)))
+            .reduce(|| empty, |a, b| extent(extent(a, b.0), b.1))
+    } else {
+        (0..n).fold(empty, |e, k| extent(e, at(k)))
+    };
     let scale = |lo: f64, hi: f64| if hi > lo { 65535.0 / (hi - lo) } else { 0.0 };
     let (scale_x, scale_y) = (scale(lo.0, hi.0), scale(lo.1, hi.1));
     // Sixteen bits spread to the even bit positions.
@@ -371,22 +398,16 @@ pub(super) fn morton_order(
         x = (x | (x << 2)) & 0x3333_3333;
         (x | (x << 1)) & 0x5555_5555
     };
-    // The Morton key above the index: one u64 sort (ties by index).
-    let keyed = |k: usize| {
+    let key = |k: usize| {
         let (x, y) = at(k);
         let qx = ((x - lo.0) * scale_x) as u32;
         let qy = ((y - lo.1) * scale_y) as u32;
-        let key = spread(qx) | spread(qy) << 1;
-        (key as u64) << 32 | k as u64
+        spread(qx) | spread(qy) << 1
     };
     if parallel {
-        let mut keys: Vec<u64> = (0..n).into_par_iter().map(keyed).collect();
-        keys.par_sort_unstable();
-        keys.into_par_iter().map(|key| key as u32).collect()
+        (0..n).into_par_iter().map(key).collect()
     } else {
-        let mut keys: Vec<u64> = (0..n).map(keyed).collect();
-        keys.sort_unstable();
-        keys.into_iter().map(|key| key as u32).collect()
+        (0..n).map(key).collect()
     }
 }
 

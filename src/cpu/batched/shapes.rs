@@ -3,9 +3,10 @@
 
 use super::along::prefers_cull_along;
 use super::cull::{fill_blocks, for_each_candidate};
+use super::order::scatter;
 use super::shape_cull::{
-    AppendAll, CountInPlace, PreparedShapes, ShapeLayout, collect_candidates, morton_order,
-    prefers_cull, shape_candidates,
+    AppendAll, CountInPlace, PreparedShapes, ShapeLayout, collect_candidates, prefers_cull,
+    shape_candidates,
 };
 use super::{CpuKernel, chunk_len, work_per_segment};
 use crate::cpu::grid::{CellStep, Grid, Next, Step, visit_cells, walk_cells, walk_of};
@@ -17,7 +18,7 @@ use crate::query::Counts;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Rect, Segment};
 use rayon::prelude::*;
-use std::borrow::Cow;
+use std::ops::Range;
 
 /// An f32 at or below the correctly rounded t at which a segment whose coordinate goes from
 /// `p0` to `p1` (not equal) reaches `bound` (which it does, at some t >= 0): the quotient in f64
@@ -213,7 +214,7 @@ impl CpuKernel {
         let simd = self.simd;
         let prepared = self.prepare_shapes(bounds, grid, filter);
         let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
-        // Segments near one another in turn ([`spatial_order`]).
+        // Segments near one another in turn (`order::spatial_order`).
         let (order, in_turn) = self.in_spatial_order(segments, bounds.len());
         let count_in = |first: usize, per_segment: &mut [u32], per_shape: &mut [u64]| {
             let mut candidates = Candidates::new(filter);
@@ -296,14 +297,16 @@ impl CpuKernel {
         let prepared = self.prepare_shapes(bounds, grid, filter);
         let (layout, filter) = (&prepared.layout, prepared.filter.as_ref());
         // Segments near one another in turn, where the shapes' blocks and cells outgrow the
-        // caches: [`spatial_order`].
+        // caches: `order::spatial_order`.
         let (order, in_turn) = self.in_spatial_order(segments, bounds.len());
-        let rows = |start: usize, part: &mut [Option<ShapeHit<C>>]| {
+        let rows = |turns: Range<usize>, put: &mut dyn FnMut(usize, Option<ShapeHit<C>>)| {
             let mut candidates = Candidates::new(filter);
             let mut started_inside = 0;
-            for (i, slot) in part.iter_mut().enumerate() {
-                let index = order.as_ref().map_or(start + i, |o| o[start + i] as usize);
-                let s = &in_turn[start + i];
+            let start = turns.start;
+            for turn in turns {
+                let i = turn - start;
+                let index = order.as_ref().map_or(turn, |o| o.indices()[turn] as usize);
+                let s = &in_turn[turn];
                 let best = std::cell::Cell::new(None::<(u32, C)>);
                 // Past a best hit at t = 0, only a lower shape can come first: the grid's
                 // cells list shapes in ascending order, so a cell's entries above it are
@@ -436,22 +439,16 @@ impl CpuKernel {
                 candidates.sieve_first(s, filter, best_t(), &visited);
                 started_inside += best.get().is_some_and(|(_, c)| c.t_enter() == 0.0) as usize;
                 let segment = index as u32;
-                *slot = best.get().map(|(shape, contact)| ShapeHit {
+                let hit = best.get().map(|(shape, contact)| ShapeHit {
                     segment,
                     shape,
                     contact,
                 });
+                put(turn, hit);
             }
         };
         let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
-        match &order {
-            None => self.chunked(first, chunk, 1, rows),
-            Some(order) => {
-                let mut in_order = vec![None; segments.len()];
-                self.chunked(&mut in_order, chunk, 1, rows);
-                scatter(order, in_order, first);
-            }
-        }
+        self.chunked_into(first, order.as_ref(), chunk, rows);
         self.keep_shapes(prepared);
     }
 }
@@ -461,64 +458,7 @@ impl CpuKernel {
 /// few (docs/broad_phase.md).
 const FIRST_BATCH: usize = 4;
 
-/// Shapes from which a call's segments go in [`spatial_order`]: about where their blocks,
-/// values and grid outgrow a core's L2 cache.
-const SPATIAL_ORDER_MIN_SHAPES: usize = 8192;
-
-/// The order to take `segments` in (first hits and counts, whose results go back to each
-/// segment's place; hits are listed in segment order), where [`takes_spatial_order`]: a
-/// Morton order of their midpoints, so that segments in turn read the same blocks, cells and
-/// shapes. On 1M bullets × 100k walls (bullet
-/// hell, first hits) taking them as they come missed the caches at nearly every block, and
-/// polygons' counts at nearly every polygon's edges.
-fn spatial_order(segments: &[Segment], parallel: bool) -> Vec<u32> {
-    morton_order(segments.len(), parallel, |k| {
-        let s = &segments[k];
-        (
-            (s.x0 as f64 + s.x1 as f64) / 2.0,
-            (s.y0 as f64 + s.y1 as f64) / 2.0,
-        )
-    })
-}
-
-/// Whether [`spatial_order`] pays for `segments` segments against `shapes` shapes: not for
-/// few of either (taken as they come).
-fn takes_spatial_order(segments: usize, shapes: usize) -> bool {
-    shapes >= SPATIAL_ORDER_MIN_SHAPES && segments >= 1024
-}
-
-/// Puts each value of `in_order` (one per segment, in `order`) at its segment's place in `out`.
-fn scatter<T>(order: &[u32], in_order: Vec<T>, out: &mut [T]) {
-    for (&index, value) in order.iter().zip(in_order) {
-        out[index as usize] = value;
-    }
-}
-
 impl CpuKernel {
-    /// The order segments go in ([`spatial_order`], where it pays), and the segments gathered
-    /// in it once (in one pass whose reads from anywhere in memory overlap, where the loop
-    /// over them would wait on each), worked out on this kernel's threads.
-    /// With one thread, on this one: a one-thread kernel runs nothing on a pool.
-    fn in_spatial_order<'a>(
-        &self,
-        segments: &'a [Segment],
-        shapes: usize,
-    ) -> (Option<Vec<u32>>, Cow<'a, [Segment]>) {
-        if !takes_spatial_order(segments.len(), shapes) {
-            return (None, Cow::Borrowed(segments));
-        }
-        if self.threads == 1 {
-            let order = spatial_order(segments, false);
-            let in_turn = order.iter().map(|&k| segments[k as usize]).collect();
-            return (Some(order), Cow::Owned(in_turn));
-        }
-        Self::install(&self.pool, || {
-            let order = spatial_order(segments, true);
-            let in_turn = order.par_iter().map(|&k| segments[k as usize]).collect();
-            (Some(order), Cow::Owned(in_turn))
-        })
-    }
-
     /// The layout of `bounds`, and the lane filter `filter` makes for this kernel's SIMD level
     /// in its order, with its values listed beside `grid`'s entries when there is one (a grid
     /// over `bounds`). The last call's are used again when its boxes were these, byte for byte,
