@@ -96,6 +96,17 @@ fn cell_of(axis: Axis, v: f32) -> u32 {
     return j;
 }
 
+// cell_of for a value v at or above (by order key) one that lies in cell `low`: most often
+// cell `low` itself, told by one comparison with the next boundary (a short segment's far
+// end, in walk_of).
+fn cell_at_or_above(axis: Axis, v: f32, low: u32) -> u32 {
+    if (low + 1u >= axis.cells || order_key(axis_bound(axis, low)) > order_key(v)) {
+        return low;
+    } else {
+        return cell_of(axis, v);
+    }
+}
+
 // The smaller of two values by order key (one of them, exactly).
 fn key_min(a: f32, b: f32) -> f32 {
     return select(a, b, order_key(b) < order_key(a));
@@ -115,9 +126,9 @@ fn x_at(s: Segment, y: f32) -> f32 {
 // The rows and the columns of a segment's box, and its directions.
 fn walk_of(s: Segment) -> Walk {
     let row_min = cell_of(grid.ys, key_min(s.y0, s.y1));
-    let row_max = cell_of(grid.ys, key_max(s.y0, s.y1));
+    let row_max = cell_at_or_above(grid.ys, key_max(s.y0, s.y1), row_min);
     let col_min = cell_of(grid.xs, key_min(s.x0, s.x1));
-    let col_max = cell_of(grid.xs, key_max(s.x0, s.x1));
+    let col_max = cell_at_or_above(grid.xs, key_max(s.x0, s.x1), col_min);
     let span = abs(f_sub(s.y1, s.y0));
     return Walk(
         row_min,

@@ -622,3 +622,46 @@ fn a_segment_finding_more_pairs_than_a_binding_holds_splits_its_rects_and_keeps_
         assert_engine_matches("4 KiB bindings", &mut gpu, &b, &expected, &segments, &rects);
     }
 }
+
+#[test]
+fn a_far_end_found_from_the_near_ends_cell_is_the_cell_of_it_on_every_axis() {
+    use rectcast::cpu::grid::{Axis, cell_at_or_above, cell_of};
+    // Axes with repeated boundaries, one cell, and boundaries at ±0 and subnormals; values
+    // on the boundaries, one ulp either side, and far outside.
+    let axes: Vec<Vec<f32>> = vec![
+        vec![],
+        vec![0.0],
+        vec![-1.0, 0.0, 0.0, 0.0, 2.5, 2.5, 7.0],
+        vec![-f32::MIN_POSITIVE, -0.0, 1e-45, 3e-45, 1.0],
+        (0..50).map(|k| k as f32 * 0.25 - 6.0).collect(),
+    ];
+    let mut rng = SplitMix64::new(44);
+    for bounds in axes {
+        let cells = bounds.len() as u32 + 1;
+        let axis = Axis {
+            origin: bounds.first().copied().unwrap_or(0.0),
+            scale: if bounds.len() > 1 { 4.0 } else { 0.0 },
+            cells,
+            bounds: bounds.clone(),
+        };
+        let mut values: Vec<f32> = vec![-1e30, 1e30, -0.0, 0.0, 1e-45, -1e-45];
+        for &b in &bounds {
+            values.extend([b, b.next_down(), b.next_up()]);
+        }
+        values.extend((0..200).map(|_| rng.range(-10.0, 10.0)));
+        for &a in &values {
+            for &b in values.iter().filter(|&&b| b >= a) {
+                let (from_near, direct) = (
+                    cell_at_or_above(&axis, b, cell_of(&axis, a)),
+                    cell_of(&axis, b),
+                );
+                assert_eq!(
+                    from_near,
+                    direct,
+                    "bounds {bounds:?}: {b:e} (from {a:e} in cell {}) put in cell {from_near}, its cell is {direct}",
+                    cell_of(&axis, a)
+                );
+            }
+        }
+    }
+}

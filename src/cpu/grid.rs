@@ -152,6 +152,18 @@ pub fn cell_of(axis: &Axis, v: f32) -> u32 {
     j
 }
 
+/// [`cell_of`] for a value `v` at or above (by order key) one that lies in cell `low`: most
+/// often cell `low` itself, told by one comparison with the next boundary (a short segment's
+/// far end, in [`walk_of`]).
+#[inline(always)]
+pub fn cell_at_or_above(axis: &Axis, v: f32, low: u32) -> u32 {
+    if low + 1 >= axis.cells || order_key(axis.bounds[low as usize]) > order_key(v) {
+        low
+    } else {
+        cell_of(axis, v)
+    }
+}
+
 /// The smaller of two values by order key (one of them, exactly).
 #[inline(always)]
 fn key_min(a: f32, b: f32) -> f32 {
@@ -192,9 +204,9 @@ pub struct Walk {
 #[inline(always)]
 pub fn walk_of(grid: &Grid, s: &Segment) -> Walk {
     let row_min = cell_of(&grid.ys, key_min(s.y0, s.y1));
-    let row_max = cell_of(&grid.ys, key_max(s.y0, s.y1));
+    let row_max = cell_at_or_above(&grid.ys, key_max(s.y0, s.y1), row_min);
     let col_min = cell_of(&grid.xs, key_min(s.x0, s.x1));
-    let col_max = cell_of(&grid.xs, key_max(s.x0, s.x1));
+    let col_max = cell_at_or_above(&grid.xs, key_max(s.x0, s.x1), col_min);
     let span = (s.y1 - s.y0).abs();
     Walk {
         row_min,

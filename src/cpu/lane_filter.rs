@@ -740,6 +740,10 @@ impl Candidates {
         mut visit: impl FnMut(usize, f32) -> f32,
     ) {
         let len = std::mem::take(&mut self.len);
+        // Most calls in a walk whose segment starts inside a shape: nothing buffered.
+        if len == 0 {
+            return;
+        }
         let Some(filter) = filter else {
             for &k in &self.shapes[..len] {
                 visit(k as usize, 0.0);
