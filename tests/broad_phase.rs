@@ -626,13 +626,13 @@ fn a_segment_finding_more_pairs_than_a_binding_holds_splits_its_rects_and_keeps_
 #[test]
 fn a_far_end_found_from_the_near_ends_cell_is_the_cell_of_it_on_every_axis() {
     use rectcast::cpu::grid::{Axis, cell_at_or_above, cell_of};
-    // Axes with repeated boundaries, one cell, and boundaries at ±0 and subnormals; values
-    // on the boundaries, one ulp either side, and far outside.
+    // Axes with one cell, repeated boundaries (-0 and +0 among them: equal as values), and
+    // subnormal boundaries; values on the boundaries, one ulp either side, and far outside.
     let axes: Vec<Vec<f32>> = vec![
         vec![],
         vec![0.0],
         vec![-1.0, 0.0, 0.0, 0.0, 2.5, 2.5, 7.0],
-        vec![-f32::MIN_POSITIVE, -0.0, 1e-45, 3e-45, 1.0],
+        vec![-1e-44, -0.0, 0.0, 1e-45, 3e-45, 1.0],
         (0..50).map(|k| k as f32 * 0.25 - 6.0).collect(),
     ];
     let mut rng = SplitMix64::new(44);

@@ -13,7 +13,8 @@ use std::ops::Range;
 const SPATIAL_ORDER_MIN_SHAPES: usize = 8192;
 
 /// A permutation of `0..n`: place p holds index `self.0[p]`. Made only by [`spatial_order`],
-/// whose counting pass hands out each index once, so that the answers written through it
+/// whose counting pass hands out each index once (n within u32, which it asserts), so that
+/// the answers written through it
 /// ([`CpuKernel::chunked_into`]) land each at a place of its own.
 pub(super) struct Order(Vec<u32>);
 
@@ -33,6 +34,11 @@ impl Order {
 /// full Morton order's comparison sort took 20 ms of 1M segments' 40 ms set-up.
 fn spatial_order(segments: &[Segment], parallel: bool) -> Order {
     const BITS: u32 = 16;
+    // Indices and counts in u32: more segments would wrap them, and places would repeat.
+    assert!(
+        u32::try_from(segments.len()).is_ok(),
+        "more segments than u32 indices"
+    );
     let mut keys = morton_keys(segments.len(), parallel, |k| {
         let s = &segments[k];
         (
@@ -66,7 +72,8 @@ fn spatial_order(segments: &[Segment], parallel: bool) -> Order {
 /// Whether [`spatial_order`] pays for `segments` segments against `shapes` shapes: not for
 /// few of either (taken as they come).
 fn takes_spatial_order(segments: usize, shapes: usize) -> bool {
-    shapes >= SPATIAL_ORDER_MIN_SHAPES && segments >= 1024
+    // An `Order` holds u32 indices: beyond them it could not be a permutation.
+    shapes >= SPATIAL_ORDER_MIN_SHAPES && (1024..=u32::MAX as usize).contains(&segments)
 }
 
 /// Puts each value of `in_order` (one per segment, in `order`) at its segment's place in `out`.
@@ -130,9 +137,11 @@ impl CpuKernel {
 
     /// Runs `each(indices, put)` over consecutive runs of `chunk` indices of `out`'s items,
     /// as [`CpuKernel::chunked`] does; `put(i, value)` stores item i's value at `out[i]`, or
-    /// with an `order` at `out[order[i]]`: the answers of segments taken in order go straight
-    /// to their places, with no second vector to fill and no pass to scatter it (1M circles'
-    /// first hits: 9 ms and 16 ms on two threads).
+    /// with an `order` at `out[order[i]]`: the answers of segments taken in order go to their
+    /// places as each chunk ends (from a chunk's own small buffer), with no vector of the
+    /// whole call in turn to fill and no serial pass to scatter it (1M circles' first hits:
+    /// 9 ms and 16 ms on two threads). Answers written to their places one by one from inside
+    /// the walk cost it more than that: the writes all over `out` evicted what it reads.
     pub(super) fn chunked_into<T: Send>(
         &self,
         out: &mut [T],
@@ -142,7 +151,9 @@ impl CpuKernel {
     ) {
         let Some(order) = order else {
             return self.chunked(out, chunk, 1, |start, part| {
-                each(start..start + part.len(), &mut |i, value| {
+                let range = start..start + part.len();
+                each(range.clone(), &mut |i, value| {
+                    assert!(range.contains(&i), "index {i} outside its chunk {range:?}");
                     part[i - start] = value
                 })
             });

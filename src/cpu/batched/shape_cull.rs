@@ -373,8 +373,15 @@ pub(super) fn morton_keys(
     parallel: bool,
     at: impl Fn(usize) -> (f64, f64) + Sync,
 ) -> Vec<u32> {
-    let extent = |(lo, hi): ((f64, f64), (f64, f64)), (x, y): (f64, f64)| {
+    type Extent = ((f64, f64), (f64, f64));
+    let extent = |(lo, hi): Extent, (x, y): (f64, f64)| {
         ((lo.0.min(x), lo.1.min(y)), (hi.0.max(x), hi.1.max(y)))
+    };
+    let union = |(a_lo, a_hi): Extent, (b_lo, b_hi): Extent| {
+        (
+            (a_lo.0.min(b_lo.0), a_lo.1.min(b_lo.1)),
+            (a_hi.0.max(b_hi.0), a_hi.1.max(b_hi.1)),
+        )
     };
     let empty = (
         (f64::INFINITY, f64::INFINITY),
@@ -384,7 +391,7 @@ pub(super) fn morton_keys(
         (0..n)
             .into_par_iter()
             .fold(|| empty, |e, k| extent(e, at(k)))
-            .reduce(|| empty, |a, b| extent(extent(a, b.0), b.1))
+            .reduce(|| empty, union)
     } else {
         (0..n).fold(empty, |e, k| extent(e, at(k)))
     };
