@@ -14,8 +14,8 @@ const SPATIAL_ORDER_MIN_SHAPES: usize = 8192;
 
 /// A permutation of `0..n`: place p holds index `self.0[p]`. Made only by [`spatial_order`],
 /// whose counting pass hands out each index once (n within u32, which it asserts), so that
-/// the answers written through it
-/// ([`CpuKernel::chunked_into`]) land each at a place of its own.
+/// the answers written through it ([`CpuKernel::chunked_into`]) land each at a place of its
+/// own.
 pub(super) struct Order(Vec<u32>);
 
 impl Order {
@@ -39,30 +39,26 @@ fn spatial_order(segments: &[Segment], parallel: bool) -> Order {
         u32::try_from(segments.len()).is_ok(),
         "more segments than u32 indices"
     );
-    let mut keys = morton_keys(segments.len(), parallel, |k| {
+    let keys = morton_keys(segments.len(), parallel, |k| {
         let s = &segments[k];
         (
             (s.x0 as f64 + s.x1 as f64) / 2.0,
             (s.y0 as f64 + s.y1 as f64) / 2.0,
         )
     });
-    let coarse = |key: &mut u32| *key >>= 32 - BITS;
-    if parallel {
-        keys.par_iter_mut().for_each(coarse);
-    } else {
-        keys.iter_mut().for_each(coarse);
-    }
+    // A key's lattice cell: its top bits (eight an axis, interleaved).
+    let cell = |key: u32| (key >> (32 - BITS)) as usize;
     // Each lattice cell's first place, then the indices dealt out in turn.
     let mut next = vec![0u32; (1 << BITS) + 1];
     for &key in &keys {
-        next[key as usize + 1] += 1;
+        next[cell(key) + 1] += 1;
     }
     for cell in 1..next.len() {
         next[cell] += next[cell - 1];
     }
     let mut order = vec![0u32; keys.len()];
     for (k, &key) in keys.iter().enumerate() {
-        let place = &mut next[key as usize];
+        let place = &mut next[cell(key)];
         order[*place as usize] = k as u32;
         *place += 1;
     }
