@@ -2,7 +2,7 @@
 //! ([`crate::cpu::grid`]), and [`BroadPhase`], whether an [`crate::Engine`] uses one.
 
 use crate::cpu::grid::Grid;
-use crate::error::Result;
+use crate::error::{InputError, Result};
 use crate::types::Rect;
 use crate::validate;
 
@@ -58,6 +58,8 @@ impl BroadPhase {
 #[derive(Clone, Debug, Default)]
 pub struct RectSet {
     rects: Vec<Rect>,
+    /// The invalid rects the last rebuild kept as stand-ins that never hit.
+    skipped: Vec<InputError>,
     grid: Grid,
     /// Which contents these are: new with every rebuild (a GPU keeps the grid it built for an
     /// id until another comes; clones share it, and their contents).
@@ -85,6 +87,7 @@ impl RectSet {
     pub fn rebuild(&mut self, rects: &[Rect]) -> Result<()> {
         self.id = NEXT_SET.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.rects.clear();
+        self.skipped.clear();
         if let Err(e) = validate::check_inputs(&[], rects) {
             self.grid.build(&[]);
             return Err(e.into());
@@ -92,6 +95,32 @@ impl RectSet {
         self.rects.extend_from_slice(rects);
         self.grid.build(&self.rects);
         Ok(())
+    }
+
+    /// [`rebuild`](Self::rebuild), keeping every valid rect when some are invalid (a game's
+    /// frame, where one bad hitbox must not empty the set): each invalid rect keeps its index
+    /// but misses every segment in every query over the set. Returns them, each with its first
+    /// problem ([`skipped`](Self::skipped) keeps them until the next rebuild).
+    pub fn rebuild_skipping_invalid(&mut self, rects: &[Rect]) -> &[InputError] {
+        if self.rebuild(rects).is_err() {
+            self.id = NEXT_SET.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.rects.extend_from_slice(rects);
+            for (i, r) in rects.iter().enumerate() {
+                if let Err(e) = validate::check_rect(i, r) {
+                    self.skipped.push(e);
+                    // A valid stand-in, for the grid; queries never test it.
+                    self.rects[i] = Rect::default();
+                }
+            }
+            self.grid.build(&self.rects);
+        }
+        &self.skipped
+    }
+
+    /// The invalid rects the last rebuild skipped
+    /// ([`rebuild_skipping_invalid`](Self::rebuild_skipping_invalid)); they miss every segment.
+    pub fn skipped(&self) -> &[InputError] {
+        &self.skipped
     }
 
     pub fn rects(&self) -> &[Rect] {

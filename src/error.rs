@@ -12,6 +12,11 @@ pub enum Error {
     /// No GPU adapter matched (none at all, or none named by `WGPU_ADAPTER_NAME`).
     #[error("no GPU adapter: {0}")]
     NoAdapter(String),
+    /// The device's (or adapter's) limits are below what rectcast's kernels need
+    /// ([`crate::GpuContext::required_limits`]): each limit short, with what it needs and what
+    /// the device gives.
+    #[error("the GPU device's limits are below rectcast's: {}", crate::gpu::context::describe_shortfalls(.0))]
+    DeviceLimits(Vec<crate::gpu::LimitShortfall>),
     /// The adapter refused to create a device.
     #[error("could not create a GPU device: {0}")]
     RequestDevice(#[from] wgpu::RequestDeviceError),

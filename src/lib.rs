@@ -40,11 +40,14 @@ pub use cpu::segment_rect::segment_rect;
 pub use cpu::segment_segment::{Contact, SegmentContact, segment_segment};
 pub use engine::{Backend, Chosen, Engine};
 pub use error::{Error, InputArray, InputError, Problem, Result};
-pub use gpu::{GpuContext, GpuLimits, WaitLimit};
-pub use query::{Batch, ClipTo, Clipped, Counts};
+pub use gpu::{GpuContext, GpuLimits, LimitShortfall, WaitLimit};
+pub use query::{Batch, ClipTo, Clipped, Counts, OnInvalid, Skipped};
 pub use shape::{Outline, Shape, ShapeContact, ShapeHit, ShapeKernel, ShapeRecord};
 pub use types::{Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
 pub use validate::MAX_ABS_COORDINATE;
+/// The wgpu this crate is built with (30): a game passing its own device to
+/// [`GpuContext::from_device`] names its types through this, so the versions cannot differ.
+pub use wgpu;
 
 /// The per-pair contract (docs/semantics.md).
 #[doc = include_str!("../docs/semantics.md")]

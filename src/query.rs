@@ -4,9 +4,75 @@
 
 use crate::broad_phase::RectSet;
 use crate::cpu::rounding::crossing_point_exact;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputError, Result};
 use crate::types::{Filter, Kind, PairResult, Rect, Segment, Sides};
 use crate::validate;
+
+/// What a query does with an invalid element of its [`Batch`] (NaN, infinite, beyond ±2^62, or
+/// a rect with min above max).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnInvalid {
+    /// The call fails with [`Error::Input`] naming the first one, before any work: for batch
+    /// jobs, where a bad value is a bug to stop at.
+    #[default]
+    Fail,
+    /// Each one misses everything, the rest of the batch is answered, and the engine lists them
+    /// ([`crate::Engine::last_skipped`]): for a game's frame, which one bad bullet must not
+    /// stop.
+    Miss,
+}
+
+/// The invalid elements a call (or a [`RectSet`] rebuild) skipped, each with its index and its
+/// first problem, in index order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Skipped {
+    pub segments: Vec<InputError>,
+    pub rects: Vec<InputError>,
+}
+
+impl Skipped {
+    /// How many elements were skipped.
+    pub fn count(&self) -> usize {
+        self.segments.len() + self.rects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count() == 0
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.segments.clear();
+        self.rects.clear();
+    }
+}
+
+/// A batch's stand-ins for its invalid elements ([`OnInvalid::Miss`]): copies of its arrays with
+/// each invalid element replaced by a zero one that its filter ([`Filter::NONE`]) never tests.
+/// Kept between calls, so a frame that has some allocates only when it is larger than any before.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StandIns {
+    segments: Vec<Segment>,
+    rects: Vec<Rect>,
+    segment_filters: Vec<Filter>,
+    rect_filters: Vec<Filter>,
+}
+
+/// `filters` (or [`Filter::ALL`] for each of `len`) with [`Filter::NONE`] at each skipped index.
+fn filters_without(
+    out: &mut Vec<Filter>,
+    filters: Option<&[Filter]>,
+    len: usize,
+    skipped: &[InputError],
+) {
+    out.clear();
+    match filters {
+        Some(f) => out.extend_from_slice(f),
+        None => out.resize(len, Filter::ALL),
+    }
+    for e in skipped {
+        out[e.index] = Filter::NONE;
+    }
+}
 
 /// Segments and rects to test every segment against every rect, with optional per-segment and
 /// per-rect [`Filter`]s (absent: everything is tested).
@@ -20,6 +86,8 @@ pub struct Batch<'a> {
     pub rect_filters: Option<&'a [Filter]>,
     /// The rects prepared with their grid ([`Batch::over`]): `rects` is then its rects.
     pub rect_set: Option<&'a RectSet>,
+    /// What a query does with an invalid segment or rect (default: [`OnInvalid::Fail`]).
+    pub on_invalid: OnInvalid,
 }
 
 impl<'a> Batch<'a> {
@@ -30,6 +98,19 @@ impl<'a> Batch<'a> {
             segment_filters: None,
             rect_filters: None,
             rect_set: None,
+            on_invalid: OnInvalid::Fail,
+        }
+    }
+
+    /// Invalid segments and rects miss everything instead of failing the call
+    /// ([`OnInvalid::Miss`]): the rest of the batch is answered, and
+    /// [`crate::Engine::last_skipped`] lists them. A [`RectSet`]'s own invalid rects (kept by
+    /// [`RectSet::rebuild_skipping_invalid`]) miss in any batch. A filter array of the wrong
+    /// length still fails the call.
+    pub fn skip_invalid(self) -> Self {
+        Self {
+            on_invalid: OnInvalid::Miss,
+            ..self
         }
     }
 
@@ -70,6 +151,12 @@ impl<'a> Batch<'a> {
     /// # Errors
     /// [`Error::Input`] naming the first invalid value; [`Error::FilterLength`].
     pub fn validate(&self) -> Result<()> {
+        self.check_values()?;
+        self.check_filter_lengths()
+    }
+
+    /// Checks every value, and that a rect set's rects are the batch's.
+    fn check_values(&self) -> Result<()> {
         if let Some(set) = self.rect_set {
             // The set's rects were checked when it was built.
             validate::check_inputs(self.segments, &[])?;
@@ -79,6 +166,10 @@ impl<'a> Batch<'a> {
         } else {
             validate::check_inputs(self.segments, self.rects)?;
         }
+        Ok(())
+    }
+
+    fn check_filter_lengths(&self) -> Result<()> {
         let lengths = [
             ("segment", self.segment_filters, self.segments.len()),
             ("rect", self.rect_filters, self.rects.len()),
@@ -95,6 +186,91 @@ impl<'a> Batch<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The batch a query runs: this one when every element is valid; under
+    /// [`OnInvalid::Miss`], one whose invalid elements (and a rect set's skipped rects) are
+    /// stand-ins that its filters never test, each listed in `skipped`.
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate), except for invalid values under [`OnInvalid::Miss`].
+    pub(crate) fn admitted<'s>(
+        &self,
+        stand_ins: &'s mut StandIns,
+        skipped: &mut Skipped,
+    ) -> Result<Batch<'s>>
+    where
+        'a: 's,
+    {
+        skipped.clear();
+        let set_skipped = self.rect_set.map_or(&[][..], RectSet::skipped);
+        match self.check_values() {
+            Ok(()) if set_skipped.is_empty() => {
+                self.check_filter_lengths()?;
+                return Ok(*self);
+            }
+            Ok(()) => {}
+            Err(Error::Input(_)) if self.on_invalid == OnInvalid::Miss => {}
+            Err(e) => return Err(e),
+        }
+        self.check_filter_lengths()?;
+        if let Some(set) = self.rect_set
+            && !std::ptr::eq(set.rects(), self.rects)
+        {
+            return Err(Error::RectSetMismatch);
+        }
+        skipped.segments.extend(
+            (self.segments.iter().enumerate())
+                .filter_map(|(i, s)| validate::check_segment(i, s).err()),
+        );
+        match self.rect_set {
+            Some(_) => skipped.rects.extend_from_slice(set_skipped),
+            None => skipped.rects.extend(
+                (self.rects.iter().enumerate())
+                    .filter_map(|(i, r)| validate::check_rect(i, r).err()),
+            ),
+        }
+        let mut batch: Batch<'s> = *self;
+        if !skipped.segments.is_empty() {
+            stand_ins.segments.clear();
+            stand_ins.segments.extend_from_slice(self.segments);
+            for e in &skipped.segments {
+                stand_ins.segments[e.index] = Segment::default();
+            }
+            filters_without(
+                &mut stand_ins.segment_filters,
+                self.segment_filters,
+                self.segments.len(),
+                &skipped.segments,
+            );
+        }
+        if !skipped.rects.is_empty() {
+            if self.rect_set.is_none() {
+                stand_ins.rects.clear();
+                stand_ins.rects.extend_from_slice(self.rects);
+                for e in &skipped.rects {
+                    stand_ins.rects[e.index] = Rect::default();
+                }
+            }
+            filters_without(
+                &mut stand_ins.rect_filters,
+                self.rect_filters,
+                self.rects.len(),
+                &skipped.rects,
+            );
+        }
+        let stand_ins: &'s StandIns = stand_ins;
+        if !skipped.segments.is_empty() {
+            batch.segments = &stand_ins.segments;
+            batch.segment_filters = Some(&stand_ins.segment_filters);
+        }
+        if !skipped.rects.is_empty() {
+            if self.rect_set.is_none() {
+                batch.rects = &stand_ins.rects;
+            }
+            batch.rect_filters = Some(&stand_ins.rect_filters);
+        }
+        Ok(batch)
     }
 }
 

@@ -91,6 +91,9 @@ pub struct Filter {
 impl Filter {
     /// In every category, tested against every category: what no filter means.
     pub const ALL: Filter = Filter::new(u32::MAX, u32::MAX);
+    /// In no category, tested against none: never tested (what a skipped invalid element gets,
+    /// [`crate::Batch::skip_invalid`]).
+    pub const NONE: Filter = Filter::new(0, 0);
 
     pub const fn new(category: u32, mask: u32) -> Self {
         Self { category, mask }

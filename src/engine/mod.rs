@@ -13,7 +13,7 @@ use crate::gpu::{
     GpuCall, GpuContext, GpuLimits, GpuRectPairs, GpuRectQueries, GpuShapeQueries, GridQuery,
     WaitLimit,
 };
-use crate::query::Batch;
+use crate::query::{Batch, Skipped, StandIns};
 use crate::shape::Shape;
 use crate::types::{Rect, Segment};
 use std::any::{Any, TypeId};
@@ -181,6 +181,9 @@ pub struct Engine {
     shape_grid_paths: Vec<Segment>,
     /// Checked before, during (between chunks) and after each call.
     cancel: Option<Cancel>,
+    /// What the last query over a [`Batch`] skipped, and the stand-ins it ran with.
+    skipped: Skipped,
+    stand_ins: StandIns,
 }
 
 impl Engine {
@@ -229,6 +232,8 @@ impl Engine {
             shape_grid_bounds: Vec::new(),
             shape_grid_paths: Vec::new(),
             cancel: None,
+            skipped: Skipped::default(),
+            stand_ins: StandIns::default(),
         }
     }
 

@@ -3,7 +3,7 @@ use super::{Engine, On, check_output};
 use crate::cpu::grid::Grid;
 use crate::error::{Error, InputArray, Result};
 use crate::gpu::GridQuery;
-use crate::query::{Batch, ClipTo, Clipped, Counts};
+use crate::query::{Batch, ClipTo, Clipped, Counts, Skipped};
 
 use crate::types::{FirstHit, Hit, PairIndex, PairResult, Rect, Segment};
 use crate::validate;
@@ -113,9 +113,13 @@ impl Engine {
     ///
     /// A segment starting inside a rect hits it at `t_enter = 0`.
     ///
+    /// An invalid segment or rect fails the call ([`Error::Input`]), unless the batch skips
+    /// them ([`Batch::skip_invalid`]): then each misses, and
+    /// [`last_skipped`](Self::last_skipped) lists them.
+    ///
     /// # Errors
-    /// [`Error::Input`] naming the first invalid value, [`Error::FilterLength`], before any
-    /// work; GPU errors.
+    /// [`Error::Input`] naming the first invalid value (unless skipped),
+    /// [`Error::FilterLength`], before any work; GPU errors.
     pub fn first_hit(&mut self, batch: &Batch) -> Result<Vec<FirstHit>> {
         let mut out = vec![FirstHit::NONE; batch.segments.len()];
         self.first_hit_into(batch, &mut out)?;
@@ -128,17 +132,18 @@ impl Engine {
     /// # Errors
     /// [`Error::OutputLength`] for a wrong-sized buffer; as [`first_hit`](Self::first_hit).
     pub fn first_hit_into(&mut self, batch: &Batch, out: &mut [FirstHit]) -> Result<()> {
-        batch.validate()?;
         check_output(batch.segments.len(), out.len())?;
-        self.run_with_grid(batch, |on, grid| {
-            match on {
-                On::Gpu(gpu) => {
-                    gpu.queries.first_hit(batch, grid, out)?;
-                    gpu.account_queries();
+        self.admitting(batch, |engine, batch| {
+            engine.run_with_grid(batch, |on, grid| {
+                match on {
+                    On::Gpu(gpu) => {
+                        gpu.queries.first_hit(batch, grid, out)?;
+                        gpu.account_queries();
+                    }
+                    On::Cpu(kernel) => kernel.first_hit(batch, built(grid), out),
                 }
-                On::Cpu(kernel) => kernel.first_hit(batch, built(grid), out),
-            }
-            Ok(())
+                Ok(())
+            })
         })
     }
 
@@ -161,21 +166,22 @@ impl Engine {
     /// # Errors
     /// [`Error::OutputLength`] for a wrong-sized buffer; as [`first_hit`](Self::first_hit).
     pub fn first_hit_rects_into(&mut self, batch: &Batch, out: &mut [u32]) -> Result<()> {
-        batch.validate()?;
         check_output(batch.segments.len(), out.len())?;
-        self.run_with_grid(batch, |on, grid| {
-            match on {
-                On::Gpu(gpu) => {
-                    gpu.queries.first_hit_rects(batch, grid, out)?;
-                    gpu.account_queries();
+        self.admitting(batch, |engine, batch| {
+            engine.run_with_grid(batch, |on, grid| {
+                match on {
+                    On::Gpu(gpu) => {
+                        gpu.queries.first_hit_rects(batch, grid, out)?;
+                        gpu.account_queries();
+                    }
+                    On::Cpu(kernel) => {
+                        let mut first = vec![FirstHit::NONE; out.len()];
+                        kernel.first_hit(batch, built(grid), &mut first);
+                        crate::cpu::rect_queries::first_hit_rects(&first, out);
+                    }
                 }
-                On::Cpu(kernel) => {
-                    let mut first = vec![FirstHit::NONE; out.len()];
-                    kernel.first_hit(batch, built(grid), &mut first);
-                    crate::cpu::rect_queries::first_hit_rects(&first, out);
-                }
-            }
-            Ok(())
+                Ok(())
+            })
         })
     }
 
@@ -185,14 +191,15 @@ impl Engine {
     /// # Errors
     /// As [`first_hit`](Self::first_hit).
     pub fn hits(&mut self, batch: &Batch) -> Result<Vec<Hit>> {
-        batch.validate()?;
-        self.run_with_grid(batch, |on, grid| match on {
-            On::Gpu(gpu) => {
-                let hits = gpu.queries.hits(batch, grid)?;
-                gpu.account_queries();
-                Ok(hits)
-            }
-            On::Cpu(kernel) => Ok(kernel.hits(batch, built(grid))),
+        self.admitting(batch, |engine, batch| {
+            engine.run_with_grid(batch, |on, grid| match on {
+                On::Gpu(gpu) => {
+                    let hits = gpu.queries.hits(batch, grid)?;
+                    gpu.account_queries();
+                    Ok(hits)
+                }
+                On::Cpu(kernel) => Ok(kernel.hits(batch, built(grid))),
+            })
         })
     }
 
@@ -201,7 +208,10 @@ impl Engine {
     /// # Errors
     /// As [`first_hit`](Self::first_hit).
     pub fn counts(&mut self, batch: &Batch) -> Result<Counts> {
-        batch.validate()?;
+        self.admitting(batch, |engine, batch| engine.counts_admitted(batch))
+    }
+
+    fn counts_admitted(&mut self, batch: &Batch) -> Result<Counts> {
         let mut counts = Counts {
             per_segment: vec![0; batch.segments.len()],
             per_target: vec![0; batch.rects.len()],
@@ -270,6 +280,33 @@ impl Engine {
                 Clipped::new(&segments[i], rect, r.result)
             })
             .collect())
+    }
+}
+
+impl Engine {
+    /// What the last first-hit, hits or counts call over a [`Batch`] skipped: its invalid
+    /// segments and rects under [`Batch::skip_invalid`] (they missed), and a rect set's invalid
+    /// rects ([`crate::RectSet::rebuild_skipping_invalid`]). Empty after a call with none.
+    pub fn last_skipped(&self) -> &Skipped {
+        &self.skipped
+    }
+
+    /// Runs `call` on the batch a query answers ([`Batch::admitted`]: under
+    /// [`Batch::skip_invalid`], invalid elements replaced by stand-ins that never hit), and
+    /// keeps what it skipped.
+    fn admitting<T>(
+        &mut self,
+        batch: &Batch,
+        call: impl FnOnce(&mut Self, &Batch) -> Result<T>,
+    ) -> Result<T> {
+        let mut stand_ins = std::mem::take(&mut self.stand_ins);
+        let mut skipped = std::mem::take(&mut self.skipped);
+        let outcome = batch
+            .admitted(&mut stand_ins, &mut skipped)
+            .and_then(|batch| call(self, &batch));
+        self.stand_ins = stand_ins;
+        self.skipped = skipped;
+        outcome
     }
 }
 

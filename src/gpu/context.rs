@@ -68,6 +68,42 @@ const NO_DRIVER: &str = if cfg!(target_os = "linux") {
 const NO_BACKENDS: &str = "rectcast was built without GPU backends (default-features = false): \
      enable its `vulkan`, `metal` or `dx12` feature";
 
+/// One device limit below what rectcast needs ([`GpuContext::required_limits`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitShortfall {
+    /// The limit's name, as a field of [`wgpu::Limits`] (`max_storage_buffers_per_shader_stage`).
+    pub limit: &'static str,
+    /// What rectcast needs: at least this, or for an alignment (`min_…_alignment`) at most.
+    pub needs: u64,
+    /// What the device gives.
+    pub got: u64,
+}
+
+/// The limits of `device` below `required`, each named.
+fn shortfalls(required: &wgpu::Limits, device: &wgpu::Limits) -> Vec<LimitShortfall> {
+    let mut short = Vec::new();
+    required.check_limits_with_fail_fn(device, false, |limit, needs, got| {
+        short.push(LimitShortfall { limit, needs, got });
+    });
+    short
+}
+
+/// `max_storage_buffers_per_shader_stage is 4, needs 8; …`
+pub(crate) fn describe_shortfalls(short: &[LimitShortfall]) -> String {
+    let each: Vec<String> = short
+        .iter()
+        .map(|s| {
+            let bound = if s.limit.starts_with("min_") {
+                "at most"
+            } else {
+                "at least"
+            };
+            format!("{} is {}, needs {bound} {}", s.limit, s.got, s.needs)
+        })
+        .collect();
+    each.join("; ")
+}
+
 fn describe(info: &wgpu::AdapterInfo) -> String {
     format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
 }
@@ -135,6 +171,10 @@ impl GpuContext {
         let emulation = Emulation::from_env()?;
         let instance = instance()?;
         let adapter = choose_adapter(&instance)?;
+        let short = shortfalls(&Self::required_limits(), &adapter.limits());
+        if !short.is_empty() {
+            return Err(Error::DeviceLimits(short));
+        }
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("rectcast.device"),
             // Timestamps time the kernels for benchmarks (`Engine::time_gpu_kernels`).
@@ -173,10 +213,55 @@ impl GpuContext {
 
     /// Runs on a device the caller already has (a game's renderer). rectcast records its work
     /// inside error scopes, so the caller's uncaptured-error handler and device-lost callback
-    /// are left alone. The device must allow 5 storage buffers per shader stage (any WebGPU
-    /// device does); bigger binding limits mean fewer chunks.
-    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
-        Self::wrap(device, queue, info)
+    /// are left alone.
+    ///
+    /// The device must have been requested with at least
+    /// [`required_limits`](Self::required_limits) (WebGPU's defaults meet them); with
+    /// [`grid_limits`](Self::grid_limits) the broad phase runs on the GPU too. Bigger binding
+    /// limits mean fewer chunks. The device is checked here, before any kernel is built.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLimits`] naming every limit below
+    /// [`required_limits`](Self::required_limits), what it needs and what the device has.
+    pub fn from_device(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        info: wgpu::AdapterInfo,
+    ) -> Result<Self> {
+        let short = shortfalls(&Self::required_limits(), &device.limits());
+        if short.is_empty() {
+            Ok(Self::wrap(device, queue, info))
+        } else {
+            Err(Error::DeviceLimits(short))
+        }
+    }
+
+    /// The limits a device needs for every rectcast kernel: request a device with at least
+    /// these (`wgpu::DeviceDescriptor::required_limits`, each raised to your own needs), and
+    /// pass it to [`from_device`](Self::from_device). They are counted from the kernels' own
+    /// bind group layouts:
+    ///
+    /// - 8 storage buffers per shader stage (the rect queries bind 8), 1 uniform buffer, 1 bind
+    ///   group, 14 bindings per group (a shape's reductions bind at 13);
+    /// - workgroups of 64 invocations along x, 16,352 bytes of workgroup memory (wgpu's
+    ///   downlevel figure), and WebGPU's default binding and buffer sizes (larger ones mean
+    ///   fewer chunks).
+    ///
+    /// So WebGPU's default limits (`wgpu::Limits::default()`) meet them, and
+    /// `wgpu::Limits::downlevel_defaults()` (4 storage buffers) does not. The limits rectcast
+    /// does not use (textures, vertex buffers) are `wgpu::Limits::downlevel_webgl2_defaults()`'s,
+    /// the lowest wgpu knows.
+    pub fn required_limits() -> wgpu::Limits {
+        super::layouts::required_limits()
+    }
+
+    /// [`required_limits`](Self::required_limits), raised to what the GPU broad phase binds: 15
+    /// storage buffers per stage and 2 bind groups (its walk binds the queries' group and its
+    /// own). On a device below these, GPU queries test every rect instead of walking a grid:
+    /// the same bytes, slower on large scenes (and [`crate::Engine::used_broad_phase`] says
+    /// false). Most desktop GPUs allow them; WebGPU's defaults (8 storage buffers) do not.
+    pub fn grid_limits() -> wgpu::Limits {
+        super::layouts::grid_limits()
     }
 
     fn wrap(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {

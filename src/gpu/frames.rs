@@ -15,7 +15,7 @@ use crate::cpu::grid::Grid;
 use crate::cpu::rect_queries::beats;
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::{Error, Result};
-use crate::query::Batch;
+use crate::query::{Batch, Skipped, StandIns};
 use crate::types::{Filter, FirstHit, Rect, Segment, flags};
 
 /// A slot's staging buffer is free, waiting for its map, mapped, or its map failed.
@@ -118,6 +118,9 @@ pub struct Frames {
     plan: Grid,
     max_binding_bytes: u64,
     used_grid: bool,
+    /// What the last write skipped ([`Batch::skip_invalid`]), and the stand-ins it wrote.
+    skipped: Skipped,
+    stand_ins: StandIns,
 }
 
 impl Frames {
@@ -182,6 +185,8 @@ impl Frames {
             plan: Grid::default(),
             max_binding_bytes,
             used_grid: false,
+            skipped: Skipped::default(),
+            stand_ins: StandIns::default(),
         })
     }
 
@@ -205,12 +210,31 @@ impl Frames {
     /// Writes this frame's segments, rects and filters (validated, within the capacity). The
     /// upload happens at the next submit on the queue.
     ///
+    /// Under [`Batch::skip_invalid`] its invalid segments and rects miss, and
+    /// [`last_skipped`](Self::last_skipped) lists them.
+    ///
     /// # Errors
-    /// [`Error::Input`], [`Error::FilterLength`]; [`Error::FrameCapacity`] when the batch is
+    /// [`Error::Input`] (unless skipped), [`Error::FilterLength`]; [`Error::FrameCapacity`] when the batch is
     /// larger than the capacity; [`Error::RingFull`] when the slot this frame needs still
     /// holds an unread frame.
     pub fn write(&mut self, batch: &Batch) -> Result<()> {
-        batch.validate()?;
+        let mut stand_ins = std::mem::take(&mut self.stand_ins);
+        let mut skipped = std::mem::take(&mut self.skipped);
+        let outcome = batch
+            .admitted(&mut stand_ins, &mut skipped)
+            .and_then(|batch| self.write_admitted(&batch));
+        self.stand_ins = stand_ins;
+        self.skipped = skipped;
+        outcome
+    }
+
+    /// What the last [`write`](Self::write) skipped: a batch's invalid segments and rects under
+    /// [`Batch::skip_invalid`] (they miss), and its rect set's invalid ones.
+    pub fn last_skipped(&self) -> &Skipped {
+        &self.skipped
+    }
+
+    fn write_admitted(&mut self, batch: &Batch) -> Result<()> {
         let (n, m) = (batch.segments.len(), batch.rects.len());
         if n > self.capacity.segments || m > self.capacity.rects {
             return Err(Error::FrameCapacity {
@@ -514,6 +538,6 @@ fn slot_batch(slot: &Slot) -> Batch<'_> {
             .0
             .then_some(&slot.segment_filters.1[..]),
         rect_filters: slot.rect_filters.0.then_some(&slot.rect_filters.1[..]),
-        rect_set: None,
+        ..Batch::default()
     }
 }

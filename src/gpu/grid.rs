@@ -6,18 +6,16 @@
 //! the same submission as the query: no round trip between the build and the walk. A grid
 //! built for a prepared [`crate::RectSet`] is kept on the GPU until another set comes.
 
-use super::buffers::{Binder, Growable, compute_pipeline, storage_entry, uniform_entry};
+use super::buffers::{Binder, Growable, compute_pipeline};
 use super::chunks::workgroup_grid;
 use super::context::GpuContext;
+use super::layouts::{self, GRID};
 use super::rect_kernel::RectKernel;
 use super::shader::{self, GridAxis, GridParams, SCAN_PER_INVOCATION, WORKGROUP_SIZE};
 use crate::cpu::grid::Grid;
 use crate::cpu::rect_queries::query;
 use crate::error::Result;
 use crate::types::Rect;
-
-/// Storage buffers the grid kernels bind at once: the query kernels' eight and the grid's seven.
-pub const STORAGE_BUFFERS: u32 = 15;
 
 /// The most blocks the prefix sum's single-workgroup step takes in (its invocations add up
 /// their shares serially).
@@ -52,7 +50,7 @@ impl GridKernels {
         context: &GpuContext,
         queries_layout: &wgpu::BindGroupLayout,
     ) -> Result<Option<Self>> {
-        if context.limits().max_storage_buffers_per_shader_stage < STORAGE_BUFFERS {
+        if !layouts::allow_grid(&context.limits()) {
             return Ok(None);
         }
         let device = &context.device;
@@ -61,17 +59,12 @@ impl GridKernels {
                 label: Some("rectcast.grid.wgsl"),
                 source: wgpu::ShaderSource::Wgsl(shader::GRID_WGSL.into()),
             });
-            let mut entries = vec![uniform_entry(0), storage_entry(1, true)];
-            entries.extend((2..=7).map(|b| storage_entry(b, false)));
-            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("rectcast.grid.layout"),
-                entries: &entries,
-            });
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("rectcast.grid.pipeline_layout"),
-                bind_group_layouts: &[Some(queries_layout), Some(&layout)],
-                immediate_size: 0,
-            });
+            let layout = layouts::bind_group_layout(device, "rectcast.grid.layout", GRID);
+            let pipeline_layout = layouts::pipeline_layout(
+                device,
+                "rectcast.grid.pipeline_layout",
+                &[queries_layout, &layout],
+            );
             let pipeline = |entry_point: &str, query: u32| {
                 let constants = shader::grid_constants(query, context.emulation());
                 compute_pipeline(

@@ -8,6 +8,7 @@ pub mod context;
 pub mod emulation;
 pub mod frames;
 pub mod grid;
+mod layouts;
 mod limits;
 mod rect_kernel;
 pub mod rect_pairs;
@@ -18,7 +19,7 @@ pub mod shapes;
 mod timer;
 
 pub use call::GpuCall;
-pub use context::{AdapterReport, GpuContext, enumerate_adapters};
+pub use context::{AdapterReport, GpuContext, LimitShortfall, enumerate_adapters};
 pub use emulation::Emulation;
 pub use frames::Frames;
 pub use limits::{GpuLimits, WaitLimit};

@@ -28,7 +28,7 @@ impl Scene {
             rects: &self.rects,
             segment_filters: self.segment_filters.as_deref(),
             rect_filters: self.rect_filters.as_deref(),
-            rect_set: None,
+            ..Batch::default()
         }
     }
 

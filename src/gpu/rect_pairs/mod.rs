@@ -11,12 +11,11 @@ use std::ops::Range;
 
 use wgpu::util::DeviceExt;
 
-use super::buffers::{
-    Binder, Growable, PendingRead, Uploaded, Wait, compute_pipeline, storage_entry, uniform_entry,
-};
+use super::buffers::{Binder, Growable, PendingRead, Uploaded, Wait, compute_pipeline};
 use super::call::GpuCall;
 use super::chunks::{self, ChunkCaps};
 use super::context::GpuContext;
+use super::layouts::{self, RECT_PAIRS};
 use super::limits::{GpuLimits, WaitLimit};
 use super::ring::{self, CHUNKS_IN_FLIGHT, Submitted};
 use super::shader::{self, Params};
@@ -97,24 +96,10 @@ impl GpuRectPairs {
                     label: Some("rectcast.rect_pairs.wgsl"),
                     source: wgpu::ShaderSource::Wgsl(shader::RECT_PAIRS_WGSL.into()),
                 });
-                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some("rectcast.pairs.layout"),
-                    entries: &[
-                        uniform_entry(0),
-                        storage_entry(1, true),
-                        storage_entry(2, true),
-                        storage_entry(3, true),
-                        storage_entry(4, false),
-                        storage_entry(5, false),
-                        storage_entry(6, false),
-                    ],
-                });
+                let layout =
+                    layouts::bind_group_layout(&device, "rectcast.pairs.layout", RECT_PAIRS);
                 let pipeline_layout =
-                    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                        label: Some("rectcast.pairs.pipeline_layout"),
-                        bind_group_layouts: &[Some(&layout)],
-                        immediate_size: 0,
-                    });
+                    layouts::pipeline_layout(&device, "rectcast.pairs.pipeline_layout", &[&layout]);
                 let constants = shader::rect_pairs_constants(context.emulation());
                 let pipeline = |entry_point: &str, label: &str| {
                     compute_pipeline(

@@ -5,9 +5,10 @@ use std::ops::Range;
 
 use crate::cpu::rect_queries::{FILTER_RECTS, FILTER_SEGMENTS, query};
 use crate::error::Result;
-use crate::gpu::buffers::{Binder, Growable, compute_pipeline, storage_entry, uniform_entry};
+use crate::gpu::buffers::{Binder, Growable, compute_pipeline};
 use crate::gpu::chunks::workgroup_grid;
 use crate::gpu::context::GpuContext;
+use crate::gpu::layouts::{self, RECT_QUERIES};
 use crate::gpu::rect_kernel::RectKernel;
 use crate::gpu::shader::{self, QueryParams, WORKGROUP_SIZE};
 use crate::gpu::timer::KernelTimer;
@@ -49,18 +50,10 @@ impl QueryKernels {
                 label: Some("rectcast.rect_queries.wgsl"),
                 source: wgpu::ShaderSource::Wgsl(shader::RECT_QUERIES_WGSL.into()),
             });
-            let mut entries = vec![uniform_entry(0)];
-            entries.extend((1..=4).map(|b| storage_entry(b, true)));
-            entries.extend((5..=8).map(|b| storage_entry(b, false)));
-            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("rectcast.queries.layout"),
-                entries: &entries,
-            });
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("rectcast.queries.pipeline_layout"),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
+            let layout =
+                layouts::bind_group_layout(device, "rectcast.queries.layout", RECT_QUERIES);
+            let pipeline_layout =
+                layouts::pipeline_layout(device, "rectcast.queries.pipeline_layout", &[&layout]);
             let pipeline = |entry_point: &str, query: u32, label: &str| {
                 let constants = shader::rect_queries_constants(query, context.emulation());
                 compute_pipeline(

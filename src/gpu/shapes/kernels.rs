@@ -2,8 +2,9 @@
 //! kernel with their buffers: the counts entry point and the reductions of
 //! `shaders/shape_queries.wgsl`.
 
-use super::super::buffers::{Growable, compute_pipeline, storage_entry, uniform_entry};
+use super::super::buffers::{Growable, compute_pipeline};
 use super::super::context::GpuContext;
+use super::super::layouts::{self, Entries, SHAPE_COUNTS, SHAPE_REDUCTIONS, SHAPES};
 use crate::error::Result;
 use crate::shape::Shape;
 
@@ -15,17 +16,10 @@ pub(super) const HITS_ENTRY: &str = "shape_hit_list";
 fn layouts(
     device: &wgpu::Device,
     label: &'static str,
-    entries: &[wgpu::BindGroupLayoutEntry],
+    entries: Entries,
 ) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(label),
-        entries,
-    });
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(label),
-        bind_group_layouts: &[Some(&layout)],
-        immediate_size: 0,
-    });
+    let layout = layouts::bind_group_layout(device, label, entries);
+    let pipeline_layout = layouts::pipeline_layout(device, label, &[&layout]);
     (layout, pipeline_layout)
 }
 
@@ -58,56 +52,25 @@ impl ShapeKernels {
             let constants = S::constants(context.emulation());
             let (module, constants) = (&module, &constants);
             // Each layout's pipelines, named after their entry points.
-            let pipelines = |label: &'static str, entries: &[wgpu::BindGroupLayoutEntry]| {
+            let pipelines = |label: &'static str, entries: Entries| {
                 let (layout, pipeline_layout) = layouts(device, label, entries);
                 let pipeline = move |entry: &str| {
                     compute_pipeline(device, &pipeline_layout, module, entry, entry, constants)
                 };
                 (layout, pipeline)
             };
-            let (layout, pipeline) = pipelines(
-                "rectcast.shapes.layout",
-                &[
-                    uniform_entry(0),
-                    storage_entry(1, true),
-                    storage_entry(2, true),
-                    storage_entry(3, false),
-                    storage_entry(4, true),
-                    storage_entry(7, false),
-                    storage_entry(8, false),
-                ],
-            );
+            let (layout, pipeline) = pipelines("rectcast.shapes.layout", SHAPES);
             let dense = pipeline(S::KERNEL.entry);
             let listed = S::KERNEL
                 .listed
                 .map(|entry| (pipeline("list_dispatch"), pipeline(entry)));
             let counts = S::KERNEL.counts.map(|entry| {
-                let (layout, pipeline) = pipelines(
-                    "rectcast.shapes.counts_layout",
-                    &[
-                        uniform_entry(0),
-                        storage_entry(1, true),
-                        storage_entry(2, true),
-                        storage_entry(4, true),
-                        storage_entry(5, false),
-                        storage_entry(6, false),
-                    ],
-                );
+                let (layout, pipeline) = pipelines("rectcast.shapes.counts_layout", SHAPE_COUNTS);
                 (layout, pipeline(entry))
             });
             let reductions = S::KERNEL.reduces.then(|| {
-                let (layout, pipeline) = pipelines(
-                    "rectcast.shapes.reductions_layout",
-                    &[
-                        uniform_entry(0),
-                        storage_entry(3, false),
-                        storage_entry(9, false),
-                        storage_entry(10, false),
-                        storage_entry(11, false),
-                        storage_entry(12, false),
-                        storage_entry(13, false),
-                    ],
-                );
+                let (layout, pipeline) =
+                    pipelines("rectcast.shapes.reductions_layout", SHAPE_REDUCTIONS);
                 (layout, pipeline(FIRST_HITS_ENTRY), pipeline(HITS_ENTRY))
             });
             Ok(Self {
