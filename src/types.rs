@@ -124,10 +124,12 @@ pub mod flags {
     pub const ENTRY_SHIFT: u32 = 4;
     /// Shift of the 4-bit exit-side mask ([`super::Sides`] bits).
     pub const EXIT_SHIFT: u32 = 8;
-    /// Internal: set by the GPU kernel, alone, on a pair its floating-point filter could not
-    /// decide with certainty. The host re-decides those pairs exactly before results reach the
-    /// caller, so no returned result carries it.
-    pub(crate) const UNCERTAIN: u32 = 1 << 31;
+    /// Set by the GPU kernel, alone, on a pair its floating-point filter could not decide with
+    /// certainty. rectcast re-decides those pairs exactly on the host before results reach the
+    /// caller, so no result it returns carries it; a game running
+    /// [`crate::gpu::shader::SEGMENT_RECT_WGSL`] in its own shader decides them with
+    /// [`crate::segment_rect`].
+    pub const UNCERTAIN: u32 = 1 << 31;
 }
 
 /// The result for one (segment, rect) pair. Mirrors WGSL `PairResult`.

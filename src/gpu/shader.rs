@@ -16,6 +16,66 @@ use crate::types::{Filter, FirstHit, Sides, flags};
 /// GPU could not decide with certainty: decide it with [`crate::segment_rect`] on the host.
 pub const SEGMENT_RECT_WGSL: &str = include_str!("../../shaders/segment_rect.wgsl");
 
+/// [`SEGMENT_RECT_WGSL`] specialised for a game's own shader: every `override` a `const` with
+/// its value (native arithmetic), so the pipeline takes no constants. Include it before your
+/// kernel and call `segment_rect(s, r)`; a result whose `flags` equal
+/// [`flags::UNCERTAIN`] is decided with [`crate::segment_rect`] on the
+/// host.
+pub fn segment_rect_wgsl() -> String {
+    specialised(
+        SEGMENT_RECT_WGSL,
+        &segment_rect_constants(Emulation::Native),
+    )
+}
+
+/// `source` with each `override NAME: TYPE;` declaration that `constants` names made
+/// `const NAME: TYPE = value;`: floats as exact hexadecimal literals, integers as `u` or `i`
+/// literals. Overrides `constants` does not name are left as they are.
+pub fn specialised(source: &str, constants: &[(&str, f64)]) -> String {
+    let mut out = String::with_capacity(source.len());
+    for line in source.split_inclusive('\n') {
+        let declared = line
+            .trim()
+            .strip_prefix("override ")
+            .and_then(|rest| rest.strip_suffix(';'))
+            .and_then(|decl| decl.split_once(':'))
+            .map(|(name, ty)| (name.trim(), ty.trim()));
+        let value = declared.and_then(|(name, ty)| {
+            let (_, v) = constants.iter().find(|(n, _)| *n == name)?;
+            Some((name, ty, wgsl_literal(ty, *v)?))
+        });
+        match value {
+            Some((name, ty, literal)) => {
+                out.push_str(&format!("const {name}: {ty} = {literal};"));
+                if line.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `v` as a WGSL literal of type `ty` (`u32`, `i32`, `f32`), exactly; `None` for another type.
+fn wgsl_literal(ty: &str, v: f64) -> Option<String> {
+    match ty {
+        "u32" => Some(format!("{}u", v as u32)),
+        "i32" => Some(format!("{}i", v as i32)),
+        "f32" => {
+            let bits = (v as f32).to_bits();
+            let sign = if bits >> 31 == 1 { "-" } else { "" };
+            let (exponent, fraction) = ((bits >> 23) & 0xff, bits & 0x7f_ffff);
+            // 23 fraction bits as six hexadecimal digits.
+            Some(match exponent {
+                0 => format!("{sign}0x0.{:06x}p-126f", fraction << 1),
+                e => format!("{sign}0x1.{:06x}p{}f", fraction << 1, e as i32 - 127),
+            })
+        }
+        _ => None,
+    }
+}
+
 /// The dense and pair-list kernels (`shaders/rect_pairs.wgsl`), after the per-pair function.
 pub const RECT_PAIRS_WGSL: &str = concat!(
     include_str!("../../shaders/segment_rect.wgsl"),
