@@ -38,7 +38,7 @@ pub use cpu::segment_polygon::{
 };
 pub use cpu::segment_rect::segment_rect;
 pub use cpu::segment_segment::{Contact, SegmentContact, segment_segment};
-pub use engine::{Backend, Chosen, Engine};
+pub use engine::{Backend, Chosen, Engine, FrameLoop};
 pub use error::{Error, InputArray, InputError, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits, LimitShortfall, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts, OnInvalid, Skipped};

@@ -1,8 +1,11 @@
 //! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
 
+mod frames;
 mod polygons;
 mod rects;
 mod shapes;
+
+pub use frames::FrameLoop;
 
 use crate::broad_phase::{BroadPhase, RectSet};
 use crate::cancel::Cancel;

@@ -26,7 +26,7 @@ const FAILED: u8 = 3;
 
 /// A dispatched frame, to read its results with [`Frames::try_read`] or [`Frames::read`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FrameId(u64);
+pub struct FrameId(pub(crate) u64);
 
 /// The most a frame may hold; buffers are sized for it once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

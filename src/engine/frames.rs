@@ -1,0 +1,218 @@
+//! One per-frame loop on either backend: [`FrameLoop`], the same calls over
+//! [`crate::gpu::frames::Frames`] on a GPU engine and over the engine itself on the CPU.
+
+use super::Engine;
+use crate::broad_phase::BroadPhase;
+use crate::error::{Error, Result};
+use crate::gpu::frames::{FrameCapacity, FrameId, Frames};
+use crate::query::{Batch, Skipped};
+use crate::types::FirstHit;
+
+/// Closest hit per segment, frame after frame, on whichever backend an [`Engine`] runs: write a
+/// frame, dispatch it, and read its first hits a frame later. A game writes this loop once and
+/// runs it on a GPU, or on the CPU where there is none, with the same results, byte for byte.
+///
+/// ```
+/// # use rectcast::{Backend, Batch, Engine, FirstHit, FrameLoop, scene};
+/// # use rectcast::gpu::frames::FrameCapacity;
+/// # fn main() -> rectcast::Result<()> {
+/// let engine = Engine::new(Backend::Auto)?; // the CPU when no GPU opens
+/// let mut frames = FrameLoop::new(engine, FrameCapacity::new(10_000, 1_000))?;
+/// let mut hits = vec![FirstHit::NONE; 10_000];
+/// let mut previous = None;
+/// for frame in 0..3 {
+///     let (bullets, hitboxes) = scene::bullet_hell(frame, 10_000, 1_000);
+///     frames.write(&Batch::new(&bullets, &hitboxes).skip_invalid())?;
+///     let id = frames.dispatch()?;
+///     if let Some(previous) = previous {
+///         frames.read(previous, &mut hits)?; // last frame's: ready by now
+///     }
+///     previous = Some(id);
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// On a GPU engine it is [`Frames`] (its ring, its no-stall reads; see there for recording into
+/// your own encoder). On the CPU a frame is answered when it is written, on the engine's
+/// threads, into a ring of result buffers made once: [`read`](Self::read) copies them, and
+/// steady state on one thread allocates nothing. The errors are the same on both: a frame over
+/// the capacity, a ring full of unread frames, a dispatch with nothing written, a frame read
+/// twice.
+pub struct FrameLoop {
+    inner: Inner,
+}
+
+enum Inner {
+    /// The engine is kept for what it says it runs on.
+    Gpu {
+        frames: Box<Frames>,
+        engine: Engine,
+    },
+    Cpu(CpuFrames),
+}
+
+/// The CPU's ring: each slot's frame (`None`: read, or never dispatched) and first hits.
+struct CpuFrames {
+    engine: Engine,
+    capacity: FrameCapacity,
+    ring: Vec<(Option<u64>, Vec<FirstHit>)>,
+    /// A frame answered by `write` and not dispatched yet.
+    written: bool,
+    next_frame: u64,
+}
+
+impl FrameLoop {
+    /// A loop on `engine`'s backend, its buffers sized for `capacity` once.
+    ///
+    /// # Errors
+    /// On a GPU engine, as [`Frames::new`].
+    pub fn new(engine: Engine, capacity: FrameCapacity) -> Result<Self> {
+        let inner = match engine.gpu_context() {
+            Some(context) => Inner::Gpu {
+                frames: Box::new(Frames::new(context, capacity)?),
+                engine,
+            },
+            None => Inner::Cpu(CpuFrames {
+                engine,
+                capacity,
+                ring: (0..capacity.ring.max(1))
+                    .map(|_| (None, Vec::with_capacity(capacity.segments)))
+                    .collect(),
+                written: false,
+                next_frame: 0,
+            }),
+        };
+        Ok(Self { inner })
+    }
+
+    /// What the loop runs on.
+    pub fn chosen(&self) -> crate::Chosen {
+        match &self.inner {
+            Inner::Gpu { engine, .. } => engine.chosen(),
+            Inner::Cpu(cpu) => cpu.engine.chosen(),
+        }
+    }
+
+    /// Whether frames find candidates through a grid (`Auto` by default); from the next write.
+    pub fn set_broad_phase(&mut self, broad_phase: BroadPhase) {
+        match &mut self.inner {
+            Inner::Gpu { frames, .. } => frames.set_broad_phase(broad_phase),
+            Inner::Cpu(cpu) => cpu.engine.set_broad_phase(broad_phase),
+        }
+    }
+
+    /// Whether the last frame walked a grid.
+    pub fn used_broad_phase(&self) -> bool {
+        match &self.inner {
+            Inner::Gpu { frames, .. } => frames.used_broad_phase(),
+            Inner::Cpu(cpu) => cpu.engine.used_broad_phase(),
+        }
+    }
+
+    /// Writes this frame's segments, rects and filters. Under [`Batch::skip_invalid`] its invalid
+    /// elements miss, and [`last_skipped`](Self::last_skipped) lists them.
+    ///
+    /// # Errors
+    /// [`Error::Input`] (unless skipped), [`Error::FilterLength`]; [`Error::FrameCapacity`]
+    /// when the batch is larger than the capacity; [`Error::RingFull`] when the slot this frame
+    /// needs still holds an unread frame.
+    pub fn write(&mut self, batch: &Batch) -> Result<()> {
+        let cpu = match &mut self.inner {
+            Inner::Gpu { frames, .. } => return frames.write(batch),
+            Inner::Cpu(cpu) => cpu,
+        };
+        let (n, m) = (batch.segments.len(), batch.rects.len());
+        let capacity = cpu.capacity;
+        if n > capacity.segments || m > capacity.rects {
+            return Err(Error::FrameCapacity {
+                segments: n,
+                rects: m,
+                capacity_segments: capacity.segments,
+                capacity_rects: capacity.rects,
+            });
+        }
+        let ring = cpu.ring.len();
+        let (unread, out) = &mut cpu.ring[(cpu.next_frame % ring as u64) as usize];
+        if let Some(frame) = *unread {
+            return Err(Error::RingFull { frame, ring });
+        }
+        cpu.written = false;
+        out.clear();
+        out.resize(n, FirstHit::NONE);
+        cpu.engine.first_hit_into(batch, out)?;
+        cpu.written = true;
+        Ok(())
+    }
+
+    /// What the last [`write`](Self::write) skipped ([`Batch::skip_invalid`]).
+    pub fn last_skipped(&self) -> &Skipped {
+        match &self.inner {
+            Inner::Gpu { frames, .. } => frames.last_skipped(),
+            Inner::Cpu(cpu) => cpu.engine.last_skipped(),
+        }
+    }
+
+    /// Starts the written frame: on a GPU, submits it; on the CPU, where `write` answered it,
+    /// names it.
+    ///
+    /// # Errors
+    /// [`Error::NothingWritten`] when no frame was written since the last dispatch; GPU errors.
+    pub fn dispatch(&mut self) -> Result<FrameId> {
+        let cpu = match &mut self.inner {
+            Inner::Gpu { frames, .. } => return frames.dispatch(),
+            Inner::Cpu(cpu) => cpu,
+        };
+        if !std::mem::take(&mut cpu.written) {
+            return Err(Error::NothingWritten);
+        }
+        let frame = cpu.next_frame;
+        cpu.next_frame += 1;
+        let ring = cpu.ring.len() as u64;
+        cpu.ring[(frame % ring) as usize].0 = Some(frame);
+        Ok(FrameId(frame))
+    }
+
+    /// Copies `frame`'s first hits into `out` if they are ready, without waiting: `Ok(false)`
+    /// when not (on the CPU they always are).
+    ///
+    /// # Errors
+    /// [`Error::OutputLength`]; [`Error::UnknownFrame`] for a frame already read or never
+    /// dispatched; GPU errors.
+    pub fn try_read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<bool> {
+        match &mut self.inner {
+            Inner::Gpu { frames, .. } => frames.try_read(frame, out),
+            Inner::Cpu(cpu) => cpu.read(frame, out).map(|()| true),
+        }
+    }
+
+    /// Waits for `frame` (on a GPU; on the CPU it is ready) and copies its first hits into
+    /// `out`.
+    ///
+    /// # Errors
+    /// As [`try_read`](Self::try_read); [`Error::Timeout`] on a GPU that does not finish.
+    pub fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
+        match &mut self.inner {
+            Inner::Gpu { frames, .. } => frames.read(frame, out),
+            Inner::Cpu(cpu) => cpu.read(frame, out),
+        }
+    }
+}
+
+impl CpuFrames {
+    fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
+        let ring = self.ring.len() as u64;
+        let (unread, first_hits) = &mut self.ring[(frame.0 % ring) as usize];
+        if *unread != Some(frame.0) {
+            return Err(Error::UnknownFrame(frame.0));
+        }
+        if out.len() != first_hits.len() {
+            return Err(Error::OutputLength {
+                expected: first_hits.len(),
+                got: out.len(),
+            });
+        }
+        out.copy_from_slice(first_hits);
+        *unread = None;
+        Ok(())
+    }
+}

@@ -1,0 +1,137 @@
+//! One frame loop for both backends (`FrameLoop`): the same calls give the same first hits on
+//! the CPU and on a GPU, frame after frame, read a frame late, with a bad bullet skipped; and
+//! the same misuse gets the same error on both.
+
+mod common;
+
+use common::{cpu_engine, gpu_engine};
+use rectcast::gpu::frames::FrameCapacity;
+use rectcast::{Batch, Engine, Error, FirstHit, FrameLoop, GpuLimits, Segment, scene};
+
+/// Frame `k`'s bullets and hitboxes: a bullet-hell scene, with a NaN bullet in odd frames.
+fn frame(k: u64) -> (Vec<Segment>, Vec<rectcast::Rect>) {
+    let (mut bullets, hitboxes) = scene::bullet_hell(k, 3000 + 100 * k as usize, 1500);
+    if k % 2 == 1 {
+        bullets[k as usize * 7].y0 = f32::NAN;
+    }
+    (bullets, hitboxes)
+}
+
+/// Runs 6 frames through `frames`, reading each one a frame late, and checks each against the
+/// engine's own first hits on the CPU, element by element.
+fn assert_loop_answers(what: &str, mut frames: FrameLoop) {
+    let mut reference = cpu_engine();
+    let mut previous: Option<(_, Vec<FirstHit>)> = None;
+    let mut hits = 0;
+    for k in 0..7u64 {
+        let last = k == 6;
+        let id = if last {
+            None
+        } else {
+            let (bullets, hitboxes) = frame(k);
+            let batch = Batch::new(&bullets, &hitboxes).skip_invalid();
+            frames.write(&batch).expect("written");
+            let skipped = frames.last_skipped().segments.len();
+            assert_eq!(
+                skipped,
+                (k % 2) as usize,
+                "{what}: frame {k}'s skipped bullets"
+            );
+            let want = reference.first_hit(&batch).expect("the reference");
+            Some((frames.dispatch().expect("dispatched"), want))
+        };
+        if let Some((id, want)) = previous.take() {
+            let mut got = vec![FirstHit::NONE; want.len()];
+            frames.read(id, &mut got).expect("read");
+            if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
+                panic!(
+                    "{what}: frame {}: segment {i}: want {:?}, got {:?}",
+                    k - 1,
+                    want[i],
+                    got[i]
+                );
+            }
+            hits += got.iter().filter(|h| h.rect != FirstHit::NO_RECT).count();
+        }
+        previous = id;
+    }
+    assert!(
+        hits > 1000,
+        "{what}: {hits} hits in six frames prove little"
+    );
+}
+
+#[test]
+fn one_loop_gives_the_references_first_hits_on_the_cpu() {
+    let frames = FrameLoop::new(cpu_engine(), FrameCapacity::new(4000, 1500)).expect("a loop");
+    assert!(frames.chosen().to_string().starts_with("cpu"));
+    assert_loop_answers("cpu", frames);
+}
+
+#[test]
+fn one_loop_gives_the_references_first_hits_on_the_gpu() {
+    let Some(gpu) = gpu_engine("one_loop_on_the_gpu", GpuLimits::default()) else {
+        return;
+    };
+    let frames = FrameLoop::new(gpu, FrameCapacity::new(4000, 1500)).expect("a loop");
+    assert!(frames.chosen().to_string().starts_with("gpu"));
+    assert_loop_answers("gpu", frames);
+}
+
+/// The errors of misuse, by variant name, in order: dispatch with nothing written, a frame
+/// over the capacity, a full ring, a wrong-sized output, a frame read twice.
+fn misuse(engine: Engine) -> Vec<String> {
+    let capacity = FrameCapacity {
+        ring: 2,
+        ..FrameCapacity::new(100, 10)
+    };
+    let mut frames = FrameLoop::new(engine, capacity).expect("a loop");
+    let (bullets, hitboxes) = scene::bullet_hell(1, 100, 10);
+    let batch = Batch::new(&bullets, &hitboxes);
+    let name = |e: Error| {
+        format!("{e:?}")
+            .split([' ', '(', '{'])
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut errors = vec![name(frames.dispatch().expect_err("nothing written"))];
+    let (more, _) = scene::bullet_hell(2, 101, 10);
+    errors.push(name(
+        frames
+            .write(&Batch::new(&more, &hitboxes))
+            .expect_err("over capacity"),
+    ));
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        frames.write(&batch).expect("written");
+        ids.push(frames.dispatch().expect("dispatched"));
+    }
+    errors.push(name(frames.write(&batch).expect_err("the ring is full")));
+    let mut out = vec![FirstHit::NONE; 100];
+    errors.push(name(
+        frames.read(ids[0], &mut out[..99]).expect_err("wrong size"),
+    ));
+    frames.read(ids[0], &mut out).expect("read");
+    errors.push(name(frames.read(ids[0], &mut out).expect_err("read twice")));
+    frames.write(&batch).expect("a slot is free again");
+    errors
+}
+
+#[test]
+fn the_same_misuse_gets_the_same_error_on_both_backends() {
+    let cpu = misuse(cpu_engine());
+    assert_eq!(
+        cpu,
+        [
+            "NothingWritten",
+            "FrameCapacity",
+            "RingFull",
+            "OutputLength",
+            "UnknownFrame"
+        ]
+    );
+    if let Some(gpu) = gpu_engine("the_same_misuse_on_the_gpu", GpuLimits::default()) {
+        assert_eq!(misuse(gpu), cpu);
+    }
+}
