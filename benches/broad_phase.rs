@@ -11,6 +11,9 @@
 //! - `parry2d BVH`: the peer a Rust user picks instead: `Bvh::from_leaves` (binned SAH) and
 //!   `Bvh::cast_ray` (best first) per segment, with rayon over the segments, build included.
 //!
+//! A game's frame (`game frame`): 50,000 bullets against 5,000 moving hitboxes, everything
+//! rebuilt each frame, on one thread and on all, beside parry2d.
+//!
 //! And the same for circles (`circles`): a grid over the circles' boxes, built per call; for
 //! walls (`walls`): a grid along them, built per call, beside the rects they cross; and a tile
 //! map's walls and circles (`tile_map`), whose pairs take the narrow exact integers.
@@ -24,8 +27,10 @@ use parry2d::math::Vector;
 use parry2d::partitioning::{Bvh, BvhBuildStrategy};
 use parry2d::query::{Ray, RayCast};
 use rayon::prelude::*;
+use rectcast::gpu::frames::FrameCapacity;
 use rectcast::{
-    Backend, Batch, BroadPhase, CpuOptions, Engine, FirstHit, Rect, RectSet, Segment, scene,
+    Backend, Batch, BroadPhase, CpuOptions, Engine, FirstHit, FrameLoop, Rect, RectSet, Segment,
+    scene,
 };
 
 type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
@@ -137,6 +142,56 @@ fn bullet_hell(c: &mut Criterion) {
     for (n, m) in [(65_536, 4096), (262_144, 32_768), (1_048_576, 100_000)] {
         scene_group(c, "bullet-hell", scene::bullet_hell(2026, n, m));
     }
+}
+
+/// A game's frame (issue 37): 50,000 bullets against 5,000 hitboxes that move, so everything is
+/// redone each frame: a `RectSet` rebuilt then queried, a plain `Batch` whose grid the call
+/// builds, and the same frame through a `FrameLoop` on the CPU (write, dispatch, read), on one
+/// thread and on all; parry2d's BVH, built and cast, is the peer.
+fn game_frame(c: &mut Criterion) {
+    let (segments, rects) = scene::bullet_hell(37, 50_000, 5_000);
+    let mut group: Group = c.benchmark_group("game frame/bullet-hell 50000x5000");
+    group.sample_size(30);
+    let mut out = vec![FirstHit::NONE; segments.len()];
+    let plain = Batch::new(&segments, &rects);
+    let mut set = RectSet::default();
+    for threads in [1, 0] {
+        let mut engine = cpu(threads, BroadPhase::Auto);
+        let chosen = engine.chosen();
+        group.bench_function(format!("RectSet rebuilt + first hit, {chosen}"), |b| {
+            b.iter(|| {
+                set.rebuild(&rects).unwrap();
+                engine
+                    .first_hit_into(&Batch::over(&segments, &set), &mut out)
+                    .unwrap()
+            })
+        });
+        group.bench_function(
+            format!("plain Batch (grid built in the call), {chosen}"),
+            |b| b.iter(|| engine.first_hit_into(&plain, &mut out).unwrap()),
+        );
+        let capacity = FrameCapacity::new(segments.len(), rects.len());
+        let mut frames = FrameLoop::new(cpu(threads, BroadPhase::Auto), capacity).unwrap();
+        group.bench_function(
+            format!("FrameLoop write + dispatch + read, {chosen}"),
+            |b| {
+                b.iter(|| {
+                    frames.write(&plain).unwrap();
+                    let id = frames.dispatch().unwrap();
+                    frames.read(id, &mut out).unwrap()
+                })
+            },
+        );
+    }
+    let mut parry_out = vec![(0, 0.0); segments.len()];
+    group.bench_function(
+        format!(
+            "parry2d BVH, build + cast_ray, {} threads",
+            rayon::current_num_threads()
+        ),
+        |b| b.iter(|| parry_first_hit(&segments, &rects, &mut parry_out)),
+    );
+    group.finish();
 }
 
 fn uniform_random(c: &mut Criterion) {
@@ -431,6 +486,7 @@ fn tile_map(c: &mut Criterion) {
 criterion_group!(
     benches,
     bullet_hell,
+    game_frame,
     uniform_random,
     clustered,
     circles,
