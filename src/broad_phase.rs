@@ -108,9 +108,13 @@ impl RectSet {
             for (i, r) in rects.iter().enumerate() {
                 if let Err(e) = validate::check_rect(i, r) {
                     self.skipped.push(e);
-                    // A valid stand-in, for the grid; queries never test it.
-                    self.rects[i] = Rect::default();
                 }
+            }
+            // A valid stand-in for each, within the valid rects' bounds, for the grid; queries
+            // over the set never test it.
+            let stand_in = validate::stand_in_rect(&self.rects, &self.skipped);
+            for e in &self.skipped {
+                self.rects[e.index] = stand_in;
             }
             self.grid.build(&self.rects);
         }
@@ -123,6 +127,10 @@ impl RectSet {
         &self.skipped
     }
 
+    /// The rects, each at its index; a rect skipped by
+    /// [`rebuild_skipping_invalid`](Self::rebuild_skipping_invalid) is a valid stand-in there (a
+    /// point at a valid rect's corner), which queries over the set never test, but which a batch
+    /// made of these rects alone (`Batch::new`) would.
     pub fn rects(&self) -> &[Rect] {
         &self.rects
     }

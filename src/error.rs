@@ -15,8 +15,8 @@ pub enum Error {
     /// The device's (or adapter's) limits are below what rectcast's kernels need
     /// ([`crate::GpuContext::required_limits`]): each limit short, with what it needs and what
     /// the device gives.
-    #[error("the GPU device's limits are below rectcast's: {}", crate::gpu::context::describe_shortfalls(.0))]
-    DeviceLimits(Vec<crate::gpu::LimitShortfall>),
+    #[error("the GPU device's limits are below rectcast's: {}", describe_shortfalls(.0))]
+    DeviceLimits(Vec<LimitShortfall>),
     /// The adapter refused to create a device.
     #[error("could not create a GPU device: {0}")]
     RequestDevice(#[from] wgpu::RequestDeviceError),
@@ -111,6 +111,33 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// One device limit below what rectcast needs ([`crate::GpuContext::required_limits`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitShortfall {
+    /// The limit's name, as a field of [`wgpu::Limits`] (`max_storage_buffers_per_shader_stage`).
+    pub limit: &'static str,
+    /// What rectcast needs: at least this, or for an alignment (`min_…_alignment`) at most.
+    pub needs: u64,
+    /// What the device gives.
+    pub got: u64,
+}
+
+/// `max_storage_buffers_per_shader_stage is 4, needs 8; …`
+fn describe_shortfalls(short: &[LimitShortfall]) -> String {
+    let each: Vec<String> = short
+        .iter()
+        .map(|s| {
+            let bound = if s.limit.starts_with("min_") {
+                "at most"
+            } else {
+                "at least"
+            };
+            format!("{} is {}, needs {bound} {}", s.limit, s.got, s.needs)
+        })
+        .collect();
+    each.join("; ")
+}
 
 /// Which input array a bad value is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -39,8 +39,8 @@ pub use cpu::segment_polygon::{
 pub use cpu::segment_rect::segment_rect;
 pub use cpu::segment_segment::{Contact, SegmentContact, segment_segment};
 pub use engine::{Backend, Chosen, Engine, FrameLoop};
-pub use error::{Error, InputArray, InputError, Problem, Result};
-pub use gpu::{GpuContext, GpuLimits, LimitShortfall, WaitLimit};
+pub use error::{Error, InputArray, InputError, LimitShortfall, Problem, Result};
+pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts, OnInvalid, Skipped};
 pub use shape::{Outline, Shape, ShapeContact, ShapeHit, ShapeKernel, ShapeRecord};
 pub use types::{Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};

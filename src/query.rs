@@ -188,6 +188,26 @@ impl<'a> Batch<'a> {
         Ok(())
     }
 
+    /// Whether every element is valid; `Ok(false)` when some are not and the batch skips them.
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate), except for invalid values under [`OnInvalid::Miss`]:
+    /// what [`admitted`](Self::admitted) refuses, in its order.
+    pub(crate) fn check_admissible(&self) -> Result<bool> {
+        let valid = match self.check_values() {
+            Ok(()) => true,
+            Err(Error::Input(_)) if self.on_invalid == OnInvalid::Miss => false,
+            Err(e) => return Err(e),
+        };
+        self.check_filter_lengths()?;
+        if let Some(set) = self.rect_set
+            && !std::ptr::eq(set.rects(), self.rects)
+        {
+            return Err(Error::RectSetMismatch);
+        }
+        Ok(valid)
+    }
+
     /// The batch a query runs: this one when every element is valid; under
     /// [`OnInvalid::Miss`], one whose invalid elements (and a rect set's skipped rects) are
     /// stand-ins that its filters never test, each listed in `skipped`.
@@ -204,20 +224,8 @@ impl<'a> Batch<'a> {
     {
         skipped.clear();
         let set_skipped = self.rect_set.map_or(&[][..], RectSet::skipped);
-        match self.check_values() {
-            Ok(()) if set_skipped.is_empty() => {
-                self.check_filter_lengths()?;
-                return Ok(*self);
-            }
-            Ok(()) => {}
-            Err(Error::Input(_)) if self.on_invalid == OnInvalid::Miss => {}
-            Err(e) => return Err(e),
-        }
-        self.check_filter_lengths()?;
-        if let Some(set) = self.rect_set
-            && !std::ptr::eq(set.rects(), self.rects)
-        {
-            return Err(Error::RectSetMismatch);
+        if self.check_admissible()? && set_skipped.is_empty() {
+            return Ok(*self);
         }
         skipped.segments.extend(
             (self.segments.iter().enumerate())
@@ -234,8 +242,9 @@ impl<'a> Batch<'a> {
         if !skipped.segments.is_empty() {
             stand_ins.segments.clear();
             stand_ins.segments.extend_from_slice(self.segments);
+            let stand_in = validate::stand_in_segment(&stand_ins.segments, &skipped.segments);
             for e in &skipped.segments {
-                stand_ins.segments[e.index] = Segment::default();
+                stand_ins.segments[e.index] = stand_in;
             }
             filters_without(
                 &mut stand_ins.segment_filters,
@@ -248,8 +257,9 @@ impl<'a> Batch<'a> {
             if self.rect_set.is_none() {
                 stand_ins.rects.clear();
                 stand_ins.rects.extend_from_slice(self.rects);
+                let stand_in = validate::stand_in_rect(&stand_ins.rects, &skipped.rects);
                 for e in &skipped.rects {
-                    stand_ins.rects[e.index] = Rect::default();
+                    stand_ins.rects[e.index] = stand_in;
                 }
             }
             filters_without(

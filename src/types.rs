@@ -127,7 +127,7 @@ pub mod flags {
     /// Set by the GPU kernel, alone, on a pair its floating-point filter could not decide with
     /// certainty. rectcast re-decides those pairs exactly on the host before results reach the
     /// caller, so no result it returns carries it; a game running
-    /// [`crate::gpu::shader::SEGMENT_RECT_WGSL`] in its own shader decides them with
+    /// [`crate::gpu::shader::segment_rect_wgsl`] in its own shader decides them with
     /// [`crate::segment_rect`].
     pub const UNCERTAIN: u32 = 1 << 31;
 }

@@ -141,3 +141,30 @@ pub fn check_pairs(
     }
     Ok(())
 }
+
+/// What stands in for each skipped segment of `segments`: a point at the start of the first
+/// valid one (so that its walk through a grid is short), or at the origin when none is.
+pub(crate) fn stand_in_segment(segments: &[Segment], skipped: &[InputError]) -> Segment {
+    let valid = first_valid(segments.len(), skipped);
+    valid.map_or_else(Segment::default, |i| {
+        let s = segments[i];
+        Segment::new(s.x0, s.y0, s.x0, s.y0)
+    })
+}
+
+/// What stands in for each skipped rect of `rects`: a point at the corner of the first valid one
+/// (so that a grid over the rects covers no more than theirs), or at the origin when none is.
+pub(crate) fn stand_in_rect(rects: &[Rect], skipped: &[InputError]) -> Rect {
+    let valid = first_valid(rects.len(), skipped);
+    valid.map_or_else(Rect::default, |i| {
+        let r = rects[i];
+        Rect::new(r.min_x, r.min_y, r.min_x, r.min_y)
+    })
+}
+
+/// The first index below `len` that `skipped` (in index order) does not name.
+fn first_valid(len: usize, skipped: &[InputError]) -> Option<usize> {
+    let taken = skipped.iter().enumerate().find(|(k, e)| e.index != *k);
+    let first = taken.map_or(skipped.len(), |(k, _)| k);
+    (first < len).then_some(first)
+}

@@ -135,3 +135,38 @@ fn the_same_misuse_gets_the_same_error_on_both_backends() {
         assert_eq!(misuse(gpu), cpu);
     }
 }
+
+/// A frame written, then a write refused for a NaN bullet: the first frame is still the one
+/// dispatched, and nothing is listed as skipped; the same on both backends.
+fn refused_write_keeps_the_frame(what: &str, engine: Engine) {
+    let mut frames = FrameLoop::new(engine, FrameCapacity::new(4000, 1500)).expect("a loop");
+    let (bullets, hitboxes) = frame(1);
+    let skipping = Batch::new(&bullets, &hitboxes).skip_invalid();
+    frames.write(&skipping).expect("written");
+    assert_eq!(frames.last_skipped().count(), 1, "{what}");
+    let strict = Batch::new(&bullets, &hitboxes);
+    assert!(
+        matches!(frames.write(&strict), Err(Error::Input(_))),
+        "{what}"
+    );
+    assert!(
+        frames.last_skipped().is_empty(),
+        "{what}: a refused write skipped nothing"
+    );
+    let id = frames.dispatch().expect("the first frame is still written");
+    let mut got = vec![FirstHit::NONE; bullets.len()];
+    frames.read(id, &mut got).expect("read");
+    let want = cpu_engine().first_hit(&skipping).expect("the reference");
+    assert!(
+        want == got,
+        "{what}: the dispatched frame is not the one written first"
+    );
+}
+
+#[test]
+fn a_refused_write_keeps_the_frame_written_before_it_on_both_backends() {
+    refused_write_keeps_the_frame("cpu", cpu_engine());
+    if let Some(gpu) = gpu_engine("a_refused_write_on_the_gpu", GpuLimits::default()) {
+        refused_write_keeps_the_frame("gpu", gpu);
+    }
+}

@@ -64,15 +64,20 @@ struct Expected {
     skipped_rects: Vec<usize>,
 }
 
-fn expected(segments: &[Segment], rects: &[Rect], filters: Option<&[Filter]>) -> Expected {
+/// Teams: a filter per segment and per rect.
+type Teams<'a> = Option<(&'a [Filter], &'a [Filter])>;
+
+fn expected(segments: &[Segment], rects: &[Rect], teams: Teams) -> Expected {
     let (ks, kr) = (kept(segments, valid_segment), kept(rects, valid_rect));
     let sub_segments: Vec<Segment> = ks.iter().map(|&i| segments[i as usize]).collect();
     let sub_rects: Vec<Rect> = kr.iter().map(|&i| rects[i as usize]).collect();
-    let sub_filters: Option<Vec<Filter>> =
-        filters.map(|f| ks.iter().map(|&i| f[i as usize]).collect());
+    let pick = |f: &[Filter], keep: &[u32]| -> Vec<Filter> {
+        keep.iter().map(|&i| f[i as usize]).collect()
+    };
+    let sub_teams = teams.map(|(s, r)| (pick(s, &ks), pick(r, &kr)));
     let mut batch = Batch::new(&sub_segments, &sub_rects);
-    if let Some(f) = &sub_filters {
-        batch = batch.with_segment_filters(f);
+    if let Some((s, r)) = &sub_teams {
+        batch = batch.with_segment_filters(s).with_rect_filters(r);
     }
     let mut cpu = cpu_engine();
     let sub_first = cpu.first_hit(&batch).expect("the valid elements alone");
@@ -135,16 +140,16 @@ fn indices(errors: &[InputError]) -> Vec<usize> {
 }
 
 /// Runs the skipping queries on `engine` and checks them against [`expected`].
-fn assert_skipping_frame(what: &str, engine: &mut Engine, filters: Option<&[Filter]>) {
+fn assert_skipping_frame(what: &str, engine: &mut Engine, teams: Teams) {
     let (segments, rects) = bad_frame();
-    let want = expected(&segments, &rects, filters);
+    let want = expected(&segments, &rects, teams);
     assert!(
         want.hits.len() > 1000,
         "{what}: a frame with few hits proves little"
     );
     let mut batch = Batch::new(&segments, &rects).skip_invalid();
-    if let Some(f) = filters {
-        batch = batch.with_segment_filters(f);
+    if let Some((s, r)) = teams {
+        batch = batch.with_segment_filters(s).with_rect_filters(r);
     }
     let mut first = vec![FirstHit::NONE; segments.len()];
     engine.first_hit_into(&batch, &mut first).expect("answered");
@@ -193,10 +198,17 @@ fn a_frame_with_bad_bullets_and_hitboxes_answers_every_valid_pair_on_the_cpu() {
 
 #[test]
 fn a_frame_with_bad_bullets_and_hitboxes_and_teams_answers_every_valid_pair_on_the_cpu() {
-    let teams: Vec<Filter> = (0..2500u32)
-        .map(|i| Filter::new(1 << (i % 3), 0b101))
-        .collect();
-    assert_skipping_frame("cpu, teams", &mut cpu_engine(), Some(&teams));
+    let (segments, rects) = team_filters();
+    assert_skipping_frame("cpu, teams", &mut cpu_engine(), Some((&segments, &rects)));
+    if let Some(mut gpu) = gpu_engine("bad bullets and teams on the gpu", GpuLimits::default()) {
+        assert_skipping_frame("gpu, teams", &mut gpu, Some((&segments, &rects)));
+    }
+}
+
+/// Three teams of bullets and of hitboxes; a bullet tests two teams of hitboxes.
+fn team_filters() -> (Vec<Filter>, Vec<Filter>) {
+    let team = |n: u32, mask| (0..n).map(|i| Filter::new(1 << (i % 3), mask)).collect();
+    (team(2500, 0b101), team(1200, 0b111))
 }
 
 #[test]
@@ -270,6 +282,38 @@ fn a_rect_set_rebuilt_with_bad_hitboxes_keeps_the_others_and_they_miss() {
         let counts = cpu.counts(&Batch::over(&good, &set)).expect("answered");
         assert_eq!(counts.per_target, want.counts.per_target);
     }
+    // On a GPU, whose grid of the set is built there and kept for it.
+    if let Some(mut gpu) = gpu_engine(
+        "a_rect_set_with_bad_hitboxes_on_the_gpu",
+        GpuLimits::default(),
+    ) {
+        gpu.set_broad_phase(BroadPhase::On);
+        let first = gpu.first_hit(&Batch::over(&good, &set)).expect("answered");
+        assert_same("gpu over the set", &want.first, &first, &good);
+        let hits = gpu.hits(&Batch::over(&good, &set)).expect("answered");
+        assert_same("gpu hits over the set", &want.hits, &hits, &good);
+        assert_eq!(indices(&gpu.last_skipped().rects), skipped);
+    }
+    // The stand-ins lie within the valid rects' bounds: the grid is the one of a set whose bad
+    // rects were valid points there.
+    let mut pointed = rects.clone();
+    for &i in &skipped {
+        pointed[i] = Rect::new(
+            rects[0].min_x,
+            rects[0].min_y,
+            rects[0].min_x,
+            rects[0].min_y,
+        );
+    }
+    let far = |r: &Rect| Rect::new(r.min_x + 1e6, r.min_y + 1e6, r.max_x + 1e6, r.max_y + 1e6);
+    let far_rects: Vec<Rect> = rects.iter().map(far).collect();
+    let far_pointed: Vec<Rect> = pointed.iter().map(far).collect();
+    set.rebuild_skipping_invalid(&far_rects);
+    let strict = RectSet::new(&far_pointed).expect("valid");
+    assert_eq!(
+        (set.cells(), set.entries()),
+        (strict.cells(), strict.entries())
+    );
     // A clean rebuild clears the list.
     set.rebuild_skipping_invalid(&rects[4..400]);
     assert!(set.skipped().is_empty());

@@ -3,7 +3,7 @@
 
 use super::Engine;
 use crate::broad_phase::BroadPhase;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputArray, Result};
 use crate::gpu::frames::{FrameCapacity, FrameId, Frames};
 use crate::query::{Batch, Skipped};
 use crate::types::FirstHit;
@@ -65,22 +65,36 @@ impl FrameLoop {
     /// A loop on `engine`'s backend, its buffers sized for `capacity` once.
     ///
     /// # Errors
-    /// On a GPU engine, as [`Frames::new`].
+    /// On a GPU engine, as [`Frames::new`]; on the CPU, [`Error::TooManyPairs`] when the ring's
+    /// result buffers do not fit in memory.
     pub fn new(engine: Engine, capacity: FrameCapacity) -> Result<Self> {
         let inner = match engine.gpu_context() {
             Some(context) => Inner::Gpu {
                 frames: Box::new(Frames::new(context, capacity)?),
                 engine,
             },
-            None => Inner::Cpu(CpuFrames {
-                engine,
-                capacity,
-                ring: (0..capacity.ring.max(1))
-                    .map(|_| (None, Vec::with_capacity(capacity.segments)))
-                    .collect(),
-                written: false,
-                next_frame: 0,
-            }),
+            None => {
+                let mut ring = Vec::new();
+                for _ in 0..capacity.ring.max(1) {
+                    let mut first_hits = Vec::new();
+                    first_hits
+                        .try_reserve_exact(capacity.segments)
+                        .map_err(|_| Error::TooManyPairs {
+                            queries: capacity.segments,
+                            query_array: InputArray::Segments,
+                            targets: capacity.rects,
+                            target_array: InputArray::Rects,
+                        })?;
+                    ring.push((None, first_hits));
+                }
+                Inner::Cpu(CpuFrames {
+                    engine,
+                    capacity,
+                    ring,
+                    written: false,
+                    next_frame: 0,
+                })
+            }
         };
         Ok(Self { inner })
     }
@@ -121,6 +135,10 @@ impl FrameLoop {
             Inner::Gpu { frames, .. } => return frames.write(batch),
             Inner::Cpu(cpu) => cpu,
         };
+        // As `Frames::write`: the batch first, then the capacity, then the ring; a write refused
+        // for any of them leaves a frame written before it in place, and skips nothing.
+        cpu.engine.skipped.clear();
+        batch.check_admissible()?;
         let (n, m) = (batch.segments.len(), batch.rects.len());
         let capacity = cpu.capacity;
         if n > capacity.segments || m > capacity.rects {
@@ -136,15 +154,17 @@ impl FrameLoop {
         if let Some(frame) = *unread {
             return Err(Error::RingFull { frame, ring });
         }
-        cpu.written = false;
+        // Within the capacity reserved at creation: no allocation.
         out.clear();
         out.resize(n, FirstHit::NONE);
+        cpu.written = false;
         cpu.engine.first_hit_into(batch, out)?;
         cpu.written = true;
         Ok(())
     }
 
-    /// What the last [`write`](Self::write) skipped ([`Batch::skip_invalid`]).
+    /// What the last [`write`](Self::write) skipped ([`Batch::skip_invalid`]); empty after a
+    /// write that failed.
     pub fn last_skipped(&self) -> &Skipped {
         match &self.inner {
             Inner::Gpu { frames, .. } => frames.last_skipped(),

@@ -193,8 +193,8 @@ impl Engine {
     /// An engine on the given backend. `Auto` falls back to the CPU when no GPU can be opened.
     ///
     /// # Errors
-    /// With `Backend::Gpu`: [`Error::NoAdapter`], [`Error::RequestDevice`], or [`Error::Gpu`] if
-    /// the kernels fail to build on the device.
+    /// With `Backend::Gpu`: [`Error::NoAdapter`], [`Error::DeviceLimits`],
+    /// [`Error::RequestDevice`], or [`Error::Gpu`] if the kernels fail to build on the device.
     pub fn new(backend: Backend) -> Result<Self> {
         match backend {
             Backend::Cpu => Ok(Self::cpu()),

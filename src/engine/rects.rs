@@ -132,8 +132,8 @@ impl Engine {
     /// # Errors
     /// [`Error::OutputLength`] for a wrong-sized buffer; as [`first_hit`](Self::first_hit).
     pub fn first_hit_into(&mut self, batch: &Batch, out: &mut [FirstHit]) -> Result<()> {
-        check_output(batch.segments.len(), out.len())?;
         self.admitting(batch, |engine, batch| {
+            check_output(batch.segments.len(), out.len())?;
             engine.run_with_grid(batch, |on, grid| {
                 match on {
                     On::Gpu(gpu) => {
@@ -166,8 +166,8 @@ impl Engine {
     /// # Errors
     /// [`Error::OutputLength`] for a wrong-sized buffer; as [`first_hit`](Self::first_hit).
     pub fn first_hit_rects_into(&mut self, batch: &Batch, out: &mut [u32]) -> Result<()> {
-        check_output(batch.segments.len(), out.len())?;
         self.admitting(batch, |engine, batch| {
+            check_output(batch.segments.len(), out.len())?;
             engine.run_with_grid(batch, |on, grid| {
                 match on {
                     On::Gpu(gpu) => {
@@ -286,7 +286,8 @@ impl Engine {
 impl Engine {
     /// What the last first-hit, hits or counts call over a [`Batch`] skipped: its invalid
     /// segments and rects under [`Batch::skip_invalid`] (they missed), and a rect set's invalid
-    /// rects ([`crate::RectSet::rebuild_skipping_invalid`]). Empty after a call with none.
+    /// rects ([`crate::RectSet::rebuild_skipping_invalid`]). Empty after a call with none, and
+    /// after a call that failed.
     pub fn last_skipped(&self) -> &Skipped {
         &self.skipped
     }
@@ -294,7 +295,7 @@ impl Engine {
     /// Runs `call` on the batch a query answers ([`Batch::admitted`]: under
     /// [`Batch::skip_invalid`], invalid elements replaced by stand-ins that never hit), and
     /// keeps what it skipped.
-    fn admitting<T>(
+    pub(super) fn admitting<T>(
         &mut self,
         batch: &Batch,
         call: impl FnOnce(&mut Self, &Batch) -> Result<T>,
@@ -304,6 +305,10 @@ impl Engine {
         let outcome = batch
             .admitted(&mut stand_ins, &mut skipped)
             .and_then(|batch| call(self, &batch));
+        if outcome.is_err() {
+            // A failed call skipped nothing it answered.
+            skipped.clear();
+        }
         self.stand_ins = stand_ins;
         self.skipped = skipped;
         outcome

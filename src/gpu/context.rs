@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use super::compiled::Compiled;
 use super::emulation::Emulation;
-use crate::error::{Error, Result};
+use crate::error::{Error, LimitShortfall, Result};
 
 /// A wgpu device and queue that rectcast runs on. Build it once and share it (it is cheap to
 /// clone): from a new adapter with [`GpuContext::new`], or from a game's own device with
@@ -68,17 +68,6 @@ const NO_DRIVER: &str = if cfg!(target_os = "linux") {
 const NO_BACKENDS: &str = "rectcast was built without GPU backends (default-features = false): \
      enable its `vulkan`, `metal` or `dx12` feature";
 
-/// One device limit below what rectcast needs ([`GpuContext::required_limits`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LimitShortfall {
-    /// The limit's name, as a field of [`wgpu::Limits`] (`max_storage_buffers_per_shader_stage`).
-    pub limit: &'static str,
-    /// What rectcast needs: at least this, or for an alignment (`min_…_alignment`) at most.
-    pub needs: u64,
-    /// What the device gives.
-    pub got: u64,
-}
-
 /// The limits of `device` below `required`, each named.
 fn shortfalls(required: &wgpu::Limits, device: &wgpu::Limits) -> Vec<LimitShortfall> {
     let mut short = Vec::new();
@@ -86,22 +75,6 @@ fn shortfalls(required: &wgpu::Limits, device: &wgpu::Limits) -> Vec<LimitShortf
         short.push(LimitShortfall { limit, needs, got });
     });
     short
-}
-
-/// `max_storage_buffers_per_shader_stage is 4, needs 8; …`
-pub(crate) fn describe_shortfalls(short: &[LimitShortfall]) -> String {
-    let each: Vec<String> = short
-        .iter()
-        .map(|s| {
-            let bound = if s.limit.starts_with("min_") {
-                "at most"
-            } else {
-                "at least"
-            };
-            format!("{} is {}, needs {bound} {}", s.limit, s.got, s.needs)
-        })
-        .collect();
-    each.join("; ")
 }
 
 fn describe(info: &wgpu::AdapterInfo) -> String {
@@ -165,8 +138,9 @@ impl GpuContext {
     /// see [`Emulation`]).
     ///
     /// # Errors
-    /// [`Error::NoAdapter`] when no adapter matches; [`Error::RequestDevice`] when the adapter
-    /// refuses a device; [`Error::Gpu`] for an unknown `RECTCAST_GPU_EMULATION`.
+    /// [`Error::NoAdapter`] when no adapter matches; [`Error::DeviceLimits`] when its limits are
+    /// below [`required_limits`](Self::required_limits); [`Error::RequestDevice`] when the
+    /// adapter refuses a device; [`Error::Gpu`] for an unknown `RECTCAST_GPU_EMULATION`.
     pub fn new() -> Result<Self> {
         let emulation = Emulation::from_env()?;
         let instance = instance()?;

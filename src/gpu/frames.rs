@@ -223,13 +223,17 @@ impl Frames {
         let outcome = batch
             .admitted(&mut stand_ins, &mut skipped)
             .and_then(|batch| self.write_admitted(&batch));
+        if outcome.is_err() {
+            skipped.clear();
+        }
         self.stand_ins = stand_ins;
         self.skipped = skipped;
         outcome
     }
 
     /// What the last [`write`](Self::write) skipped: a batch's invalid segments and rects under
-    /// [`Batch::skip_invalid`] (they miss), and its rect set's invalid ones.
+    /// [`Batch::skip_invalid`] (they miss), and its rect set's invalid ones; empty after a write
+    /// that failed.
     pub fn last_skipped(&self) -> &Skipped {
         &self.skipped
     }

@@ -18,8 +18,9 @@ pub mod shader;
 pub mod shapes;
 mod timer;
 
+pub use crate::error::LimitShortfall;
 pub use call::GpuCall;
-pub use context::{AdapterReport, GpuContext, LimitShortfall, enumerate_adapters};
+pub use context::{AdapterReport, GpuContext, enumerate_adapters};
 pub use emulation::Emulation;
 pub use frames::Frames;
 pub use limits::{GpuLimits, WaitLimit};

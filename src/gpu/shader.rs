@@ -22,15 +22,20 @@ pub const SEGMENT_RECT_WGSL: &str = include_str!("../../shaders/segment_rect.wgs
 /// [`flags::UNCERTAIN`] is decided with [`crate::segment_rect`] on the
 /// host.
 pub fn segment_rect_wgsl() -> String {
-    specialised(
-        SEGMENT_RECT_WGSL,
-        &segment_rect_constants(Emulation::Native),
-    )
+    let header = "// rectcast's shaders/segment_rect.wgsl, specialised: each override below is a \
+                  const with the value rectcast's pipelines pass.\n";
+    header.to_string()
+        + &specialised(
+            SEGMENT_RECT_WGSL,
+            &segment_rect_constants(Emulation::Native),
+        )
 }
 
 /// `source` with each `override NAME: TYPE;` declaration that `constants` names made
 /// `const NAME: TYPE = value;`: floats as exact hexadecimal literals, integers as `u` or `i`
-/// literals. Overrides `constants` does not name are left as they are.
+/// literals. An override `constants` does not name, or whose value its type cannot hold
+/// exactly (a fraction or an out-of-range integer, a non-finite float, a float f32 rounds), is
+/// left as it is, for the pipeline to set.
 pub fn specialised(source: &str, constants: &[(&str, f64)]) -> String {
     let mut out = String::with_capacity(source.len());
     for line in source.split_inclusive('\n') {
@@ -57,12 +62,18 @@ pub fn specialised(source: &str, constants: &[(&str, f64)]) -> String {
     out
 }
 
-/// `v` as a WGSL literal of type `ty` (`u32`, `i32`, `f32`), exactly; `None` for another type.
+/// `v` as a WGSL literal of type `ty` (`u32`, `i32`, `f32`), exactly; `None` for another type
+/// or a value the type does not hold exactly.
 fn wgsl_literal(ty: &str, v: f64) -> Option<String> {
+    let integral = |lo: f64, hi: f64| v.fract() == 0.0 && (lo..=hi).contains(&v);
     match ty {
-        "u32" => Some(format!("{}u", v as u32)),
-        "i32" => Some(format!("{}i", v as i32)),
-        "f32" => {
+        "u32" if integral(0.0, f64::from(u32::MAX)) => Some(format!("{}u", v as u32)),
+        // -2147483648i is the negation of a literal i32 cannot hold.
+        "i32" if v == f64::from(i32::MIN) => Some("(-2147483647i - 1i)".into()),
+        "i32" if integral(f64::from(i32::MIN), f64::from(i32::MAX)) => {
+            Some(format!("{}i", v as i32))
+        }
+        "f32" if v.is_finite() && f64::from(v as f32) == v => {
             let bits = (v as f32).to_bits();
             let sign = if bits >> 31 == 1 { "-" } else { "" };
             let (exponent, fraction) = ((bits >> 23) & 0xff, bits & 0x7f_ffff);
