@@ -57,6 +57,19 @@ fn parry_first_hit(segments: &[Segment], rects: &[Rect], out: &mut [(u32, f32)])
     });
 }
 
+/// The peer's row, parry2d's BVH built and cast ([`parry_first_hit`]); its last answers.
+fn parry_row(group: &mut Group, segments: &[Segment], rects: &[Rect]) -> Vec<(u32, f32)> {
+    let mut parry_out = vec![(0, 0.0); segments.len()];
+    group.bench_function(
+        format!(
+            "parry2d BVH, build + cast_ray, {} threads",
+            rayon::current_num_threads()
+        ),
+        |b| b.iter(|| parry_first_hit(segments, rects, &mut parry_out)),
+    );
+    parry_out
+}
+
 fn scene_group(c: &mut Criterion, name: &str, (segments, rects): (Vec<Segment>, Vec<Rect>)) {
     let pairs = (segments.len() as f64) * (rects.len() as f64);
     let mut group: Group = c.benchmark_group(format!(
@@ -122,14 +135,7 @@ fn scene_group(c: &mut Criterion, name: &str, (segments, rects): (Vec<Segment>, 
         }
         Err(e) => eprintln!("gpu: skipped ({e})"),
     }
-    let mut parry_out = vec![(0, 0.0); segments.len()];
-    group.bench_function(
-        format!(
-            "parry2d BVH, build + cast_ray, {} threads",
-            rayon::current_num_threads()
-        ),
-        |b| b.iter(|| parry_first_hit(&segments, &rects, &mut parry_out)),
-    );
+    let parry_out = parry_row(&mut group, &segments, &rects);
     group.finish();
     // The same segments hit something in both (parry's t is not the contract's, and it breaks
     // ties its own way, so only hit or miss is compared).
@@ -183,14 +189,7 @@ fn game_frame(c: &mut Criterion) {
             },
         );
     }
-    let mut parry_out = vec![(0, 0.0); segments.len()];
-    group.bench_function(
-        format!(
-            "parry2d BVH, build + cast_ray, {} threads",
-            rayon::current_num_threads()
-        ),
-        |b| b.iter(|| parry_first_hit(&segments, &rects, &mut parry_out)),
-    );
+    parry_row(&mut group, &segments, &rects);
     group.finish();
 }
 

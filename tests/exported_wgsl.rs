@@ -33,7 +33,9 @@ fn game_source() -> String {
 #[test]
 fn the_exported_function_has_every_constant_filled_in_exactly() {
     let source = shader::segment_rect_wgsl();
-    let left = source.lines().find(|l| l.trim_start().starts_with("override "));
+    let left = source
+        .lines()
+        .find(|l| l.trim_start().starts_with("override "));
     assert!(left.is_none(), "an override is left: {left:?}");
     let module = naga::front::wgsl::parse_str(&game_source())
         .unwrap_or_else(|e| panic!("does not parse:\n{}", e.emit_to_string(&game_source())));
