@@ -4,6 +4,7 @@ mod frames;
 mod polygons;
 mod rects;
 mod shapes;
+mod targets;
 
 pub use frames::FrameLoop;
 

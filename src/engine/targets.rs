@@ -1,0 +1,253 @@
+//! The queries over a scene of mixed targets ([`Targets`]): each kind's own query, on this
+//! engine's backend, merged on the host in one exact order.
+
+use super::{Engine, check_output};
+use crate::error::Result;
+use crate::query::Batch;
+use crate::shape::ShapeHit;
+use crate::targets::entry_time::EntryTime;
+use crate::targets::{TargetBatch, TargetContact, TargetCounts, TargetHit, TargetKind, Targets};
+use crate::types::{Filter, FirstHit, Segment};
+use std::cmp::Ordering;
+
+/// Each kind's hits of one call, in (segment, target) order, before the filters.
+struct KindHits {
+    circles: Vec<TargetHit>,
+    walls: Vec<TargetHit>,
+    polygons: Vec<TargetHit>,
+}
+
+fn as_targets<C: Copy>(
+    hits: Vec<ShapeHit<C>>,
+    contact: impl Fn(C) -> TargetContact,
+) -> Vec<TargetHit> {
+    hits.into_iter()
+        .map(|h| TargetHit {
+            segment: h.segment,
+            target: h.shape,
+            contact: contact(h.contact),
+        })
+        .collect()
+}
+
+/// Takes the hits of `segment` from the front of `hits` (in segment order).
+fn take_segment<'h>(hits: &mut &'h [TargetHit], segment: u32) -> &'h [TargetHit] {
+    let n = hits.iter().take_while(|h| h.segment == segment).count();
+    let (now, rest) = hits.split_at(n);
+    *hits = rest;
+    now
+}
+
+/// What a merge needs of one call: its (admitted) segments and their filters, and the targets.
+struct Merge<'a> {
+    segments: &'a [Segment],
+    segment_filters: Option<&'a [Filter]>,
+    targets: &'a Targets,
+}
+
+impl Merge<'_> {
+    /// Whether the pair is tested: the filters accept each other, and neither is skipped.
+    fn tested(&self, hit: &TargetHit) -> bool {
+        let segment = self
+            .segment_filters
+            .map_or(Filter::ALL, |f| f[hit.segment as usize]);
+        segment.tests(&self.targets.filter(hit.kind(), hit.target as usize))
+    }
+
+    /// The exact time at which `hit`'s segment enters its target.
+    fn entry_time(&self, hit: &TargetHit) -> EntryTime {
+        let s = &self.segments[hit.segment as usize];
+        let k = hit.target as usize;
+        let t = self.targets;
+        match &hit.contact {
+            TargetContact::Rect(r) => EntryTime::of_rect(s, &t.rects().rects()[k], r),
+            TargetContact::Circle(c) => EntryTime::of_circle(s, &t.circles()[k], c),
+            TargetContact::Wall(_) => EntryTime::of_wall(s, &t.walls()[k]),
+            TargetContact::Polygon(c) => EntryTime::of_polygon(s, t.polygons().ring(k), c),
+        }
+    }
+
+    /// The first of `candidates` (in target order: kind, then index), by exact entry time.
+    fn first<'h>(&self, candidates: impl Iterator<Item = &'h TargetHit>) -> Option<TargetHit> {
+        let mut best: Option<(TargetHit, Option<EntryTime>)> = None;
+        for hit in candidates {
+            let Some((now, exact)) = &mut best else {
+                best = Some((*hit, None));
+                continue;
+            };
+            let (t, t_best) = (hit.contact.t_enter(), now.contact.t_enter());
+            // Rounding is monotone: a smaller rounded t is a smaller exact one, and only equal
+            // rounded ones need the exact order. An exact tie keeps the earlier in target order.
+            let sooner = t < t_best
+                || (t == t_best && {
+                    let best_time = exact.get_or_insert_with(|| self.entry_time(now));
+                    self.entry_time(hit).cmp(best_time) == Ordering::Less
+                });
+            if sooner {
+                best = Some((*hit, None));
+            }
+        }
+        best.map(|(hit, _)| hit)
+    }
+}
+
+impl Engine {
+    /// Each segment's first hit among every target of `batch.targets`, whatever its kind: the
+    /// smallest `t_enter` in exact arithmetic (two hits whose rounded `t_enter` are equal are
+    /// ordered by their exact entry), an exact tie going to the lower [`TargetKind`], then to
+    /// the lower index. `None` when a segment hits nothing its filter tests. Into a buffer of
+    /// one entry per segment, reused across frames.
+    ///
+    /// Each kind runs its own query on this engine's backend (rects through their grid), and
+    /// the host merges them, so both backends give the same results.
+    ///
+    /// # Errors
+    /// [`crate::Error::Input`] naming the first invalid segment (unless the batch skips them:
+    /// [`crate::Engine::last_skipped`] then lists them),
+    /// [`crate::Error::FilterLength`], [`crate::Error::OutputLength`], before any work; GPU
+    /// errors.
+    pub fn target_first_hits_into(
+        &mut self,
+        batch: &TargetBatch,
+        out: &mut [Option<TargetHit>],
+    ) -> Result<()> {
+        let rect_batch = batch.rect_batch()?;
+        self.admitting(&rect_batch, |engine, admitted| {
+            check_output(admitted.segments.len(), out.len())?;
+            let mut rect_first = vec![FirstHit::NONE; out.len()];
+            if !admitted.rects.is_empty() {
+                engine.first_hit_into(admitted, &mut rect_first)?;
+            }
+            let kinds = engine.shape_kind_hits(admitted.segments, batch.targets)?;
+            let merge = merge_of(admitted, batch.targets);
+            let (mut circles, mut walls, mut polygons) =
+                (&kinds.circles[..], &kinds.walls[..], &kinds.polygons[..]);
+            for (i, (slot, rect)) in out.iter_mut().zip(&rect_first).enumerate() {
+                let i = i as u32;
+                let rect = rect.rect().map(|r| TargetHit {
+                    segment: i,
+                    target: r,
+                    contact: TargetContact::Rect(rect.result),
+                });
+                let shapes = [
+                    take_segment(&mut circles, i),
+                    take_segment(&mut walls, i),
+                    take_segment(&mut polygons, i),
+                ];
+                let tested = shapes.into_iter().flatten().filter(|h| merge.tested(h));
+                *slot = merge.first(rect.iter().chain(tested));
+            }
+            Ok(())
+        })
+    }
+
+    /// [`target_first_hits_into`](Self::target_first_hits_into) into a new vector.
+    ///
+    /// # Errors
+    /// As [`target_first_hits_into`](Self::target_first_hits_into).
+    pub fn target_first_hits(&mut self, batch: &TargetBatch) -> Result<Vec<Option<TargetHit>>> {
+        let mut out = vec![None; batch.segments.len()];
+        self.target_first_hits_into(batch, &mut out)?;
+        Ok(out)
+    }
+
+    /// Every tested hitting (segment, target) pair, in (segment, kind, index) order.
+    ///
+    /// # Errors
+    /// As [`target_first_hits_into`](Self::target_first_hits_into).
+    pub fn target_hits(&mut self, batch: &TargetBatch) -> Result<Vec<TargetHit>> {
+        let rect_batch = batch.rect_batch()?;
+        self.admitting(&rect_batch, |engine, admitted| {
+            let rects = if admitted.rects.is_empty() {
+                Vec::new()
+            } else {
+                engine.hits(admitted)?
+            };
+            let kinds = engine.shape_kind_hits(admitted.segments, batch.targets)?;
+            let merge = merge_of(admitted, batch.targets);
+            let mut rects = &rects[..];
+            let (mut circles, mut walls, mut polygons) =
+                (&kinds.circles[..], &kinds.walls[..], &kinds.polygons[..]);
+            let mut out = Vec::with_capacity(
+                rects.len() + kinds.circles.len() + kinds.walls.len() + kinds.polygons.len(),
+            );
+            for i in 0..admitted.segments.len() as u32 {
+                let n = rects.iter().take_while(|h| h.segment == i).count();
+                let (now, rest) = rects.split_at(n);
+                rects = rest;
+                out.extend(now.iter().map(|h| TargetHit {
+                    segment: i,
+                    target: h.rect,
+                    contact: TargetContact::Rect(h.result),
+                }));
+                for kind in [&mut circles, &mut walls, &mut polygons] {
+                    out.extend(take_segment(kind, i).iter().filter(|h| merge.tested(h)));
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// Tested hits per segment and per target of each kind.
+    ///
+    /// # Errors
+    /// As [`target_first_hits_into`](Self::target_first_hits_into).
+    pub fn target_counts(&mut self, batch: &TargetBatch) -> Result<TargetCounts> {
+        let rect_batch = batch.rect_batch()?;
+        self.admitting(&rect_batch, |engine, admitted| {
+            let targets = batch.targets;
+            let mut counts = TargetCounts {
+                per_segment: vec![0; admitted.segments.len()],
+                per_target: TargetKind::ALL.map(|k| vec![0; targets.len(k)]),
+            };
+            if !admitted.rects.is_empty() {
+                let rects = engine.counts(admitted)?;
+                counts.per_segment = rects.per_segment;
+                counts.per_target[0] = rects.per_target;
+            }
+            // Shapes take no filters: their counts come from their tested hits.
+            let kinds = engine.shape_kind_hits(admitted.segments, targets)?;
+            let merge = merge_of(admitted, targets);
+            for hit in [kinds.circles, kinds.walls, kinds.polygons]
+                .iter()
+                .flatten()
+            {
+                if merge.tested(hit) {
+                    counts.per_segment[hit.segment as usize] += 1;
+                    counts.per_target[hit.kind() as usize][hit.target as usize] += 1;
+                }
+            }
+            Ok(counts)
+        })
+    }
+
+    /// The hits of every kind but rects, each kind's own query.
+    fn shape_kind_hits(&mut self, segments: &[Segment], targets: &Targets) -> Result<KindHits> {
+        let mut kinds = KindHits {
+            circles: Vec::new(),
+            walls: Vec::new(),
+            polygons: Vec::new(),
+        };
+        if !targets.circles().is_empty() {
+            let hits = self.shape_hits(segments, targets.circles())?;
+            kinds.circles = as_targets(hits, TargetContact::Circle);
+        }
+        if !targets.walls().is_empty() {
+            let hits = self.shape_hits(segments, targets.walls())?;
+            kinds.walls = as_targets(hits, TargetContact::Wall);
+        }
+        if !targets.polygons().is_empty() {
+            let hits = self.polygon_hits(segments, targets.polygons())?;
+            kinds.polygons = as_targets(hits, TargetContact::Polygon);
+        }
+        Ok(kinds)
+    }
+}
+
+fn merge_of<'a>(admitted: &Batch<'a>, targets: &'a Targets) -> Merge<'a> {
+    Merge {
+        segments: admitted.segments,
+        segment_filters: admitted.segment_filters,
+        targets,
+    }
+}

@@ -1,0 +1,622 @@
+//! A scene of mixed targets (`Targets`): one call answers rects, circles, walls and polygons
+//! together, in one exact order. Checked element by element against a brute force over the
+//! scalar functions ordered by an independent exact oracle (rationals, and circles' roots
+//! bracketed by integer square roots), on the CPU and on the GPU; hits whose rounded t are
+//! equal but whose exact t differ come in their exact order, whatever their kinds; exact ties go
+//! to the lower kind, then index; filters, skipped elements and bad calls.
+//!
+//! scripts/test.sh: native only (the merge is host code; each kind's kernels are tested under
+//! the emulated arithmetics in their own files).
+
+mod common;
+
+use std::cmp::Ordering;
+
+use common::exact::scaled_2_149;
+use common::polygons::random_simple_ring;
+use common::segments::common_part;
+use common::{cpu_engine, gpu_engine};
+use num_bigint::BigInt;
+use num_traits::{Signed, Zero};
+use rectcast::scene::SplitMix64;
+use rectcast::{
+    Circle, Engine, Error, Filter, GpuLimits, InputArray, Kind, Polygons, Rect, Segment,
+    TargetBatch, TargetContact, TargetHit, TargetKind, Targets, segment_circle, segment_polygon,
+    segment_rect, segment_segment,
+};
+
+/// An exact entry time: a ratio (den > 0) or a circle's smaller root (−b − √disc) / a.
+#[derive(Clone, Debug)]
+enum Exact {
+    Ratio(BigInt, BigInt),
+    Root { a: BigInt, b: BigInt, disc: BigInt },
+}
+
+fn ratio(n: BigInt, d: BigInt) -> Exact {
+    if d.is_negative() {
+        Exact::Ratio(-n, -d)
+    } else {
+        Exact::Ratio(n, d)
+    }
+}
+
+impl Exact {
+    /// As a ratio, when it is one.
+    fn rational(&self) -> Option<(BigInt, BigInt)> {
+        match self {
+            Exact::Ratio(n, d) => Some((n.clone(), d.clone())),
+            Exact::Root { a, b, disc } => {
+                let s = disc.sqrt();
+                (&s * &s == *disc).then(|| (-b - s, a.clone()))
+            }
+        }
+    }
+
+    /// Brackets of an irrational root, ever finer: (lo, hi, den).
+    fn bracket(a: &BigInt, b: &BigInt, disc: &BigInt, k: u64) -> (BigInt, BigInt, BigInt) {
+        let s = (disc << (2 * k)).sqrt();
+        let base = -(b << k);
+        (&base - &s - 1, &base - &s, a << k)
+    }
+
+    fn cmp(&self, other: &Exact) -> Ordering {
+        let ratios =
+            |(n1, d1): (BigInt, BigInt), (n2, d2): (BigInt, BigInt)| (n1 * d2).cmp(&(n2 * d1));
+        match (self.rational(), other.rational()) {
+            (Some(x), Some(y)) => ratios(x, y),
+            (None, Some((n, d))) => {
+                let Exact::Root { a, b, disc } = self else {
+                    unreachable!()
+                };
+                let mut k = 64;
+                loop {
+                    let (lo, hi, den) = Self::bracket(a, b, disc, k);
+                    if ratios((hi, den.clone()), (n.clone(), d.clone())) == Ordering::Less {
+                        return Ordering::Less;
+                    }
+                    if ratios((lo, den), (n.clone(), d.clone())) == Ordering::Greater {
+                        return Ordering::Greater;
+                    }
+                    k *= 2;
+                }
+            }
+            (Some(_), None) => other.cmp(self).reverse(),
+            (None, None) => {
+                let (
+                    Exact::Root {
+                        a: a1,
+                        b: b1,
+                        disc: d1,
+                    },
+                    Exact::Root {
+                        a: a2,
+                        b: b2,
+                        disc: d2,
+                    },
+                ) = (self, other)
+                else {
+                    unreachable!()
+                };
+                // Two irrational roots are equal only with equal integer and surd parts.
+                if a2 * a2 * d1 == a1 * a1 * d2 && a2 * b1 == a1 * b2 {
+                    return Ordering::Equal;
+                }
+                let mut k = 64;
+                loop {
+                    let (lo1, hi1, den1) = Self::bracket(a1, b1, d1, k);
+                    let (lo2, hi2, den2) = Self::bracket(a2, b2, d2, k);
+                    if ratios((hi1, den1.clone()), (lo2, den2.clone())) == Ordering::Less {
+                        return Ordering::Less;
+                    }
+                    if ratios((lo1, den1), (hi2, den2)) == Ordering::Greater {
+                        return Ordering::Greater;
+                    }
+                    k *= 2;
+                }
+            }
+        }
+    }
+}
+
+fn zero() -> Exact {
+    Exact::Ratio(BigInt::zero(), BigInt::from(1))
+}
+
+/// Liang–Barsky in rationals: the latest entry into a slab, or 0.
+fn rect_entry(s: &Segment, r: &Rect) -> Exact {
+    let mut best = zero();
+    for (c0, c1, lo, hi) in [
+        (s.x0, s.x1, r.min_x, r.max_x),
+        (s.y0, s.y1, r.min_y, r.max_y),
+    ] {
+        let (c0, d) = (scaled_2_149(c0), scaled_2_149(c1) - scaled_2_149(c0));
+        if d.is_zero() {
+            continue;
+        }
+        let bound = scaled_2_149(if d.is_positive() { lo } else { hi });
+        let t = ratio(bound - c0, d);
+        if t.cmp(&best) == Ordering::Greater {
+            best = t;
+        }
+    }
+    best
+}
+
+fn wall_entry(s: &Segment, w: &Segment) -> Exact {
+    let part = common_part(s, w).expect("a hit");
+    ratio(part.enter.0, part.enter.1)
+}
+
+fn circle_entry(s: &Segment, c: &Circle) -> Exact {
+    let v = scaled_2_149;
+    let (fx, fy) = (v(s.x0) - v(c.cx), v(s.y0) - v(c.cy));
+    let (dx, dy) = (v(s.x1) - v(s.x0), v(s.y1) - v(s.y0));
+    let a = &dx * &dx + &dy * &dy;
+    let b = &fx * &dx + &fy * &dy;
+    let cc = &fx * &fx + &fy * &fy - v(c.r) * v(c.r);
+    if !cc.is_positive() {
+        return zero();
+    }
+    let disc = &b * &b - &a * &cc;
+    Exact::Root { a, b, disc }
+}
+
+/// The smallest first t over the edges the segment meets, 0 when it starts inside.
+fn polygon_entry(s: &Segment, ring: &[[f32; 2]], kind: Kind) -> Exact {
+    if matches!(kind, Kind::Inside | Kind::Exit) {
+        return zero();
+    }
+    (0..ring.len())
+        .filter_map(|k| {
+            let (a, b) = (ring[k], ring[(k + 1) % ring.len()]);
+            common_part(s, &Segment::new(a[0], a[1], b[0], b[1]))
+        })
+        .map(|part| ratio(part.enter.0, part.enter.1))
+        .min_by(|x, y| x.cmp(y))
+        .expect("a hit meets an edge")
+}
+
+struct Scene {
+    segments: Vec<Segment>,
+    segment_filters: Vec<Filter>,
+    rects: Vec<Rect>,
+    circles: Vec<Circle>,
+    walls: Vec<Segment>,
+    rings: Vec<Vec<[f32; 2]>>,
+    filters: [Vec<Filter>; 4],
+}
+
+fn team(rng: &mut SplitMix64) -> Filter {
+    match rng.below(4) {
+        0 => Filter::new(1, 2),
+        1 => Filter::new(2, 1),
+        _ => Filter::ALL,
+    }
+}
+
+/// Small integers and halves: many exact ties (shared sides, starts inside several targets).
+fn scene(seed: u64, segments: usize, each: usize) -> Scene {
+    let mut rng = SplitMix64::new(seed);
+    let c = |rng: &mut SplitMix64| (rng.below(65) as f32 - 32.0) / 2.0;
+    let segments: Vec<Segment> = (0..segments)
+        .map(|_| Segment::new(c(&mut rng), c(&mut rng), c(&mut rng), c(&mut rng)))
+        .collect();
+    let rects = (0..each)
+        .map(|_| {
+            let (x, y) = (c(&mut rng), c(&mut rng));
+            Rect::new(x, y, x + rng.below(8) as f32, y + rng.below(8) as f32)
+        })
+        .collect();
+    let circles = (0..each)
+        .map(|_| Circle::new(c(&mut rng), c(&mut rng), rng.below(9) as f32 / 2.0))
+        .collect();
+    let walls = (0..each)
+        .map(|_| Segment::new(c(&mut rng), c(&mut rng), c(&mut rng), c(&mut rng)))
+        .collect();
+    let rings = (0..each / 2)
+        .map(|_| {
+            let (x, y) = (c(&mut rng), c(&mut rng));
+            let ring = random_simple_ring(&mut rng, 2.0);
+            ring.iter().map(|v| [v[0] + x, v[1] + y]).collect()
+        })
+        .collect::<Vec<Vec<[f32; 2]>>>();
+    let segment_filters = (0..segments.len()).map(|_| team(&mut rng)).collect();
+    let counts = [each, each, each, rings.len()];
+    let filters = counts.map(|n| (0..n).map(|_| team(&mut rng)).collect());
+    Scene {
+        segments,
+        segment_filters,
+        rects,
+        circles,
+        walls,
+        rings,
+        filters,
+    }
+}
+
+fn targets_of(scene: &Scene) -> Targets {
+    let mut targets = Targets::new();
+    targets.set_rects(&scene.rects).unwrap();
+    targets.set_circles(&scene.circles).unwrap();
+    targets.set_walls(&scene.walls).unwrap();
+    targets.set_polygons(Polygons::from_rings(&scene.rings).unwrap());
+    for kind in TargetKind::ALL {
+        targets.set_filters(kind, Some(&scene.filters[kind as usize]));
+    }
+    targets
+}
+
+/// Every tested hit, from the scalar functions, in (segment, kind, index) order, each with its
+/// exact entry time.
+fn brute_force(scene: &Scene) -> Vec<(TargetHit, Exact)> {
+    let mut out = Vec::new();
+    for (i, s) in scene.segments.iter().enumerate() {
+        let tested = |kind: TargetKind, k: usize| {
+            scene.segment_filters[i].tests(&scene.filters[kind as usize][k])
+        };
+        let mut push = |k: usize, contact: TargetContact, exact: Exact| {
+            let hit = TargetHit {
+                segment: i as u32,
+                target: k as u32,
+                contact,
+            };
+            out.push((hit, exact));
+        };
+        for (k, r) in scene.rects.iter().enumerate() {
+            let c = segment_rect(s, r);
+            if c.hit() && tested(TargetKind::Rect, k) {
+                push(k, TargetContact::Rect(c), rect_entry(s, r));
+            }
+        }
+        for (k, circle) in scene.circles.iter().enumerate() {
+            let c = segment_circle(s, circle);
+            if c.hit() && tested(TargetKind::Circle, k) {
+                push(k, TargetContact::Circle(c), circle_entry(s, circle));
+            }
+        }
+        for (k, w) in scene.walls.iter().enumerate() {
+            let c = segment_segment(s, w);
+            if c.hit() && tested(TargetKind::Wall, k) {
+                push(k, TargetContact::Wall(c), wall_entry(s, w));
+            }
+        }
+        for (k, ring) in scene.rings.iter().enumerate() {
+            let c = segment_polygon(s, ring);
+            if c.hit() && tested(TargetKind::Polygon, k) {
+                push(
+                    k,
+                    TargetContact::Polygon(c),
+                    polygon_entry(s, ring, c.kind()),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Each segment's first hit: the least exact entry, then kind, then index.
+fn first_hits(hits: &[(TargetHit, Exact)], segments: usize) -> (Vec<Option<TargetHit>>, usize) {
+    let mut first: Vec<Option<(TargetHit, Exact)>> = vec![None; segments];
+    let mut near_ties = 0;
+    for (hit, exact) in hits {
+        let slot = &mut first[hit.segment as usize];
+        let sooner = match slot {
+            None => true,
+            Some((best, best_exact)) => {
+                let order = exact.cmp(best_exact);
+                if hit.contact.t_enter() == best.contact.t_enter() && order != Ordering::Equal {
+                    near_ties += 1;
+                }
+                order == Ordering::Less
+            }
+        };
+        if sooner {
+            *slot = Some((*hit, exact.clone()));
+        }
+    }
+    (
+        first.into_iter().map(|f| f.map(|(h, _)| h)).collect(),
+        near_ties,
+    )
+}
+
+fn describe(scene: &Scene, hit: &Option<TargetHit>) -> String {
+    let Some(h) = hit else {
+        return "none".into();
+    };
+    let k = h.target as usize;
+    let target = match h.kind() {
+        TargetKind::Rect => format!("{:?}", scene.rects[k]),
+        TargetKind::Circle => format!("{:?}", scene.circles[k]),
+        TargetKind::Wall => format!("{:?}", scene.walls[k]),
+        TargetKind::Polygon => format!("{:?}", scene.rings[k]),
+    };
+    format!("{h:?} on {target}")
+}
+
+fn assert_scene(engine: &mut Engine, scene: &Scene, what: &str) {
+    let targets = targets_of(scene);
+    let batch =
+        TargetBatch::over(&scene.segments, &targets).with_segment_filters(&scene.segment_filters);
+    let expected = brute_force(scene);
+    let (first, _) = first_hits(&expected, scene.segments.len());
+    let got = engine.target_first_hits(&batch).unwrap();
+    for (i, (want, got)) in first.iter().zip(&got).enumerate() {
+        assert_eq!(
+            want,
+            got,
+            "{what}: segment {i} {:?}: expected {}, got {}",
+            scene.segments[i],
+            describe(scene, want),
+            describe(scene, got)
+        );
+    }
+    let hits = engine.target_hits(&batch).unwrap();
+    for (k, (want, got)) in expected.iter().map(|(h, _)| h).zip(&hits).enumerate() {
+        assert_eq!(want, got, "{what}: hit {k}");
+    }
+    assert_eq!(hits.len(), expected.len(), "{what}: hits");
+    let counts = engine.target_counts(&batch).unwrap();
+    let mut per_segment = vec![0; scene.segments.len()];
+    let mut per_target = TargetKind::ALL.map(|k| vec![0u64; targets.len(k)]);
+    for (h, _) in &expected {
+        per_segment[h.segment as usize] += 1;
+        per_target[h.kind() as usize][h.target as usize] += 1;
+    }
+    assert_eq!(
+        counts.per_segment, per_segment,
+        "{what}: counts per segment"
+    );
+    for kind in TargetKind::ALL {
+        assert_eq!(
+            counts.of(kind),
+            per_target[kind as usize],
+            "{what}: counts of {kind:?}"
+        );
+    }
+}
+
+#[test]
+fn mixed_scenes_match_the_brute_force_in_exact_order_on_the_cpu() {
+    for seed in 0..4 {
+        let scene = scene(seed, 400, 60);
+        let (_, near_ties) = first_hits(&brute_force(&scene), scene.segments.len());
+        eprintln!("seed {seed}: {near_ties} rounded ties of different exact t");
+        assert_scene(&mut cpu_engine(), &scene, &format!("cpu, seed {seed}"));
+    }
+}
+
+#[test]
+fn mixed_scenes_give_the_cpus_results_on_the_gpu() {
+    let Some(mut gpu) = gpu_engine(
+        "mixed_scenes_give_the_cpus_results_on_the_gpu",
+        GpuLimits::default(),
+    ) else {
+        return;
+    };
+    assert_scene(&mut gpu, &scene(11, 300, 40), "gpu");
+}
+
+/// A segment along y = 0 from x = 0 to 3 enters the rect at x = 1 (t = 1/3) and crosses a
+/// wall at x = 1 − 2^-27 (t = 1/3 − 2^-27/3): 5/12 of an ulp apart, the same f32.
+fn near_tie() -> (Segment, Rect, Segment) {
+    let s = Segment::new(0.0, 0.0, 3.0, 0.0);
+    let rect = Rect::new(1.0, -1.0, 2.0, 1.0);
+    let wall = Segment::new(1.0, -1.0, 1.0 - 2f32.powi(-24), 7.0);
+    (s, rect, wall)
+}
+
+#[test]
+fn a_wall_entered_under_half_an_ulp_before_a_rect_comes_first_though_both_round_alike() {
+    let (s, rect, wall) = near_tie();
+    assert_eq!(
+        segment_rect(&s, &rect).t_enter,
+        segment_segment(&s, &wall).t_enter
+    );
+    let mut targets = Targets::new();
+    targets.set_rects(&[rect]).unwrap();
+    targets
+        .set_walls(&[Segment::new(5.0, 5.0, 6.0, 6.0), wall])
+        .unwrap();
+    let first = cpu_engine()
+        .target_first_hits(&TargetBatch::over(&[s], &targets))
+        .unwrap();
+    let first = first[0].expect("a hit");
+    assert_eq!(
+        (first.kind(), first.target),
+        (TargetKind::Wall, 1),
+        "{first:?}"
+    );
+    // Reversed, the segment leaves the rect last and meets the wall first at the other end.
+    let back = Segment::new(3.0, 0.0, 0.0, 0.0);
+    let first = cpu_engine()
+        .target_first_hits(&TargetBatch::over(&[back], &targets))
+        .unwrap();
+    assert_eq!(first[0].map(|h| h.kind()), Some(TargetKind::Rect));
+}
+
+#[test]
+fn an_exact_tie_goes_to_the_lower_kind_then_the_lower_index() {
+    // From (0, 0): in a rect, a circle, a polygon, on a wall, all at t = 0.
+    let s = Segment::new(0.0, 0.0, 4.0, 0.0);
+    let mut targets = Targets::new();
+    targets
+        .set_walls(&[Segment::new(0.0, -1.0, 0.0, 1.0)])
+        .unwrap();
+    targets
+        .set_circles(&[Circle::new(9.0, 9.0, 1.0), Circle::new(0.0, 0.0, 1.0)])
+        .unwrap();
+    targets.set_polygons(
+        Polygons::from_rings(&[vec![[-1.0, -1.0], [1.0, -1.0], [0.0, 1.0]]]).unwrap(),
+    );
+    let mut engine = cpu_engine();
+    let first = |engine: &mut Engine, targets: &Targets| {
+        let hit = engine
+            .target_first_hits(&TargetBatch::over(&[s], targets))
+            .unwrap()[0];
+        hit.map(|h| (h.kind(), h.target))
+    };
+    assert_eq!(first(&mut engine, &targets), Some((TargetKind::Circle, 1)));
+    targets
+        .set_rects(&[
+            Rect::new(5.0, 5.0, 6.0, 6.0),
+            Rect::new(-1.0, -1.0, 1.0, 1.0),
+        ])
+        .unwrap();
+    assert_eq!(first(&mut engine, &targets), Some((TargetKind::Rect, 1)));
+    // At t = 1/4, x = 1: a rect's side, a circle's tangent point and two walls, exactly.
+    let mut targets = Targets::new();
+    targets.set_circles(&[Circle::new(1.0, 1.0, 1.0)]).unwrap();
+    targets
+        .set_walls(&[
+            Segment::new(1.0, 1.0, 1.0, -1.0),
+            Segment::new(1.0, -2.0, 1.0, 2.0),
+        ])
+        .unwrap();
+    assert_eq!(first(&mut engine, &targets), Some((TargetKind::Circle, 0)));
+    targets.set_circles(&[]).unwrap();
+    assert_eq!(first(&mut engine, &targets), Some((TargetKind::Wall, 0)));
+    targets
+        .set_rects(&[Rect::new(1.0, -1.0, 2.0, 1.0)])
+        .unwrap();
+    assert_eq!(first(&mut engine, &targets), Some((TargetKind::Rect, 0)));
+}
+
+#[test]
+fn teams_filter_every_kind() {
+    let s = Segment::new(0.0, 0.0, 10.0, 0.0);
+    let mut targets = Targets::new();
+    targets
+        .set_rects(&[Rect::new(1.0, -1.0, 2.0, 1.0)])
+        .unwrap();
+    targets.set_circles(&[Circle::new(4.0, 0.0, 1.0)]).unwrap();
+    targets
+        .set_walls(&[Segment::new(6.0, -1.0, 6.0, 1.0)])
+        .unwrap();
+    targets
+        .set_polygons(Polygons::from_rings(&[vec![[8.0, -1.0], [9.0, -1.0], [8.0, 1.0]]]).unwrap());
+    let (ours, theirs) = (Filter::new(1, 2), Filter::new(2, 1));
+    let mut engine = cpu_engine();
+    let mut order = Vec::new();
+    let (segments, theirs, ours) = ([s], [theirs], [ours]);
+    let first = |engine: &mut Engine, targets: &Targets, team: &[Filter]| {
+        let batch = TargetBatch::over(&segments, targets).with_segment_filters(team);
+        let first = engine.target_first_hits(&batch).unwrap()[0];
+        let hits = engine.target_hits(&batch).unwrap().len();
+        let counts = engine.target_counts(&batch).unwrap().per_segment[0] as usize;
+        assert_eq!(hits, counts);
+        (first.map(|h| h.kind()), hits)
+    };
+    // Our bullets pass through our own targets, kind by kind; theirs hit them all.
+    for kind in TargetKind::ALL {
+        let (kind_first, hits) = first(&mut engine, &targets, &ours);
+        order.push(kind_first.expect("a hit"));
+        assert_eq!(hits, 4 - kind as usize);
+        targets.set_filters(kind, Some(&ours));
+        assert_eq!(
+            first(&mut engine, &targets, &theirs),
+            (Some(TargetKind::Rect), 4)
+        );
+    }
+    assert_eq!(first(&mut engine, &targets, &ours), (None, 0));
+    assert_eq!(order, TargetKind::ALL);
+}
+
+#[test]
+fn a_frame_with_bad_bullets_and_targets_answers_every_valid_pair_and_lists_the_bad_ones() {
+    let scene = scene(5, 300, 40);
+    let (mut segments, mut rects, mut circles, mut walls) = (
+        scene.segments.clone(),
+        scene.rects.clone(),
+        scene.circles.clone(),
+        scene.walls.clone(),
+    );
+    segments[3].x1 = f32::NAN;
+    segments[200].y0 = f32::INFINITY;
+    rects[7].min_x = f32::NAN;
+    circles[0].r = -1.0;
+    circles[39].cx = 1e19;
+    walls[12].y1 = f32::NEG_INFINITY;
+    let mut targets = Targets::new().skipping_invalid();
+    targets.set_rects(&rects).unwrap();
+    targets.set_circles(&circles).unwrap();
+    targets.set_walls(&walls).unwrap();
+    targets.set_polygons(Polygons::from_rings(&scene.rings).unwrap());
+    let skipped = |kind| {
+        targets
+            .skipped(kind)
+            .iter()
+            .map(|e| e.index)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(skipped(TargetKind::Rect), [7]);
+    assert_eq!(skipped(TargetKind::Circle), [0, 39]);
+    assert_eq!(skipped(TargetKind::Wall), [12]);
+    let mut engine = cpu_engine();
+    let first = engine
+        .target_first_hits(&TargetBatch::over(&segments, &targets).skip_invalid())
+        .unwrap();
+    let bad: Vec<usize> = engine
+        .last_skipped()
+        .segments
+        .iter()
+        .map(|e| e.index)
+        .collect();
+    assert_eq!(bad, [3, 200]);
+    // The same frame without the bad elements: each bad target made a point far away.
+    let far = 1e6;
+    rects[7] = Rect::new(far, far, far, far);
+    circles[0] = Circle::new(far, far, 0.0);
+    circles[39] = circles[0];
+    walls[12] = Segment::new(far, far, far, far);
+    let mut clean = Targets::new();
+    clean.set_rects(&rects).unwrap();
+    clean.set_circles(&circles).unwrap();
+    clean.set_walls(&walls).unwrap();
+    clean.set_polygons(Polygons::from_rings(&scene.rings).unwrap());
+    let expected = engine
+        .target_first_hits(&TargetBatch::over(&scene.segments, &clean))
+        .unwrap();
+    for (i, (want, got)) in expected.iter().zip(&first).enumerate() {
+        let want = if bad.contains(&i) { None } else { *want };
+        assert_eq!(&want, got, "segment {i}");
+    }
+    assert!(first.iter().filter(|f| f.is_some()).count() > 100);
+}
+
+#[test]
+fn bad_calls_are_errors_before_any_work() {
+    let scene = scene(3, 10, 4);
+    let mut targets = targets_of(&scene);
+    let mut engine = cpu_engine();
+    let batch = TargetBatch::over(&scene.segments, &targets);
+    let mut out = vec![None; 9];
+    assert!(matches!(
+        engine.target_first_hits_into(&batch, &mut out),
+        Err(Error::OutputLength {
+            expected: 10,
+            got: 9
+        })
+    ));
+    let mut segments = scene.segments.clone();
+    segments[4].y0 = f32::NAN;
+    match engine.target_hits(&TargetBatch::over(&segments, &targets)) {
+        Err(Error::Input(e)) => {
+            assert_eq!((e.array, e.index, e.field), (InputArray::Segments, 4, "y0"))
+        }
+        other => panic!("{other:?}"),
+    }
+    targets.set_filters(TargetKind::Circle, Some(&[Filter::ALL; 3]));
+    let batch = TargetBatch::over(&scene.segments, &targets);
+    match engine.target_counts(&batch) {
+        Err(e @ Error::FilterLength { .. }) => {
+            assert_eq!(e.to_string(), "3 circle filters for 4 circles")
+        }
+        other => panic!("{other:?}"),
+    }
+    let bad = Circle::new(0.0, 0.0, -2.0);
+    match targets.set_circles(&[Circle::new(0.0, 0.0, 1.0), bad]) {
+        Err(Error::Input(e)) => assert_eq!((e.array, e.index), (InputArray::Circles, 1)),
+        other => panic!("{other:?}"),
+    }
+}
