@@ -194,10 +194,12 @@ fn team(rng: &mut SplitMix64) -> Filter {
     }
 }
 
-/// Small integers and halves: many exact ties (shared sides, starts inside several targets).
-fn scene(seed: u64, segments: usize, each: usize) -> Scene {
+/// Coordinates on a grid of `steps` steps a side: few steps give many exact ties (shared sides,
+/// starts inside several targets), many give rounded ties of different exact t (entries a few
+/// units apart along segments thousands of units long).
+fn scene(seed: u64, segments: usize, each: usize, steps: u64) -> Scene {
     let mut rng = SplitMix64::new(seed);
-    let c = |rng: &mut SplitMix64| (rng.below(65) as f32 - 32.0) / 2.0;
+    let c = |rng: &mut SplitMix64| (rng.below(steps + 1) as f32 - (steps / 2) as f32) / 2.0;
     let segments: Vec<Segment> = (0..segments)
         .map(|_| Segment::new(c(&mut rng), c(&mut rng), c(&mut rng), c(&mut rng)))
         .collect();
@@ -232,6 +234,53 @@ fn scene(seed: u64, segments: usize, each: usize) -> Scene {
         rings,
         filters,
     }
+}
+
+/// Segments each entering two targets 1 / (dx·dy) apart in t, about 2^-26: often the same f32.
+/// Over dx, dy coprime, u·dx − v·dy = 1 gives the line x = x0 + v crossed at t = v / dx, just
+/// before the line y = y0 + u at u / dy. The first is a wall's or a polygon's edge, the second a
+/// rect's side, so that the exact order and the kinds' order disagree.
+fn near_ties(seed: u64, count: usize) -> Scene {
+    let mut rng = SplitMix64::new(seed);
+    let mut scene = scene(seed, 0, 0, 2);
+    for i in 0..count {
+        let gcd = |mut a: i64, mut b: i64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let (dx, dy) = loop {
+            let (dx, dy) = (4096 + rng.below(4096) as i64, 4096 + rng.below(4096) as i64);
+            if gcd(dx, dy) == 1 {
+                break (dx, dy);
+            }
+        };
+        let u = (1..dy).find(|u| u * dx % dy == 1).unwrap();
+        let v = (u * dx - 1) / dy;
+        let (x0, y0) = (i as i64 * 20_000, -(rng.below(4096) as i64));
+        let (bx, by) = ((x0 + v) as f32, (y0 + u) as f32);
+        scene.segments.push(Segment::new(
+            x0 as f32,
+            y0 as f32,
+            (x0 + dx) as f32,
+            (y0 + dy) as f32,
+        ));
+        scene
+            .rects
+            .push(Rect::new(bx - 5.0, by, bx + 5.0, by + 5.0));
+        if i % 2 == 0 {
+            scene.walls.push(Segment::new(bx, by - 5.0, bx, by + 5.0));
+        } else {
+            scene
+                .rings
+                .push(vec![[bx, by - 5.0], [bx + 5.0, by], [bx, by + 5.0]]);
+        }
+    }
+    scene.segment_filters = vec![Filter::ALL; count];
+    let counts = [scene.rects.len(), 0, scene.walls.len(), scene.rings.len()];
+    scene.filters = counts.map(|n| vec![Filter::ALL; n]);
+    scene
 }
 
 fn targets_of(scene: &Scene) -> Targets {
@@ -379,11 +428,16 @@ fn assert_scene(engine: &mut Engine, scene: &Scene, what: &str) {
 #[test]
 fn mixed_scenes_match_the_brute_force_in_exact_order_on_the_cpu() {
     for seed in 0..4 {
-        let scene = scene(seed, 400, 60);
+        let scene = scene(seed, 400, 60, 64);
         let (_, near_ties) = first_hits(&brute_force(&scene), scene.segments.len());
         eprintln!("seed {seed}: {near_ties} rounded ties of different exact t");
         assert_scene(&mut cpu_engine(), &scene, &format!("cpu, seed {seed}"));
     }
+    let scene = near_ties(9, 200);
+    let (_, near_ties) = first_hits(&brute_force(&scene), scene.segments.len());
+    eprintln!("near ties: {near_ties} rounded ties of different exact t");
+    assert!(near_ties > 40, "{near_ties}");
+    assert_scene(&mut cpu_engine(), &scene, "cpu, near ties");
 }
 
 #[test]
@@ -394,7 +448,8 @@ fn mixed_scenes_give_the_cpus_results_on_the_gpu() {
     ) else {
         return;
     };
-    assert_scene(&mut gpu, &scene(11, 300, 40), "gpu");
+    assert_scene(&mut gpu, &scene(11, 300, 40, 64), "gpu");
+    assert_scene(&mut gpu, &near_ties(9, 200), "gpu, near ties");
 }
 
 /// A segment along y = 0 from x = 0 to 3 enters the rect at x = 1 (t = 1/3) and crosses a
@@ -524,13 +579,20 @@ fn teams_filter_every_kind() {
 
 #[test]
 fn a_frame_with_bad_bullets_and_targets_answers_every_valid_pair_and_lists_the_bad_ones() {
-    let scene = scene(5, 300, 40);
+    let scene = scene(5, 300, 40, 64);
     let (mut segments, mut rects, mut circles, mut walls) = (
         scene.segments.clone(),
         scene.rects.clone(),
         scene.circles.clone(),
         scene.walls.clone(),
     );
+    // Through where the skipped targets' stand-ins lie: the first valid circle's center (1),
+    // the first valid wall's start (0), the first valid rect's corner (0).
+    let through = |x: f32, y: f32| Segment::new(x - 1.0, y - 1.0, x + 1.0, y + 1.0);
+    segments[10] = through(circles[1].cx, circles[1].cy);
+    segments[11] = through(walls[0].x0, walls[0].y0);
+    segments[12] = through(rects[0].min_x, rects[0].min_y);
+    let good = segments.clone();
     segments[3].x1 = f32::NAN;
     segments[200].y0 = f32::INFINITY;
     rects[7].min_x = f32::NAN;
@@ -575,18 +637,27 @@ fn a_frame_with_bad_bullets_and_targets_answers_every_valid_pair_and_lists_the_b
     clean.set_walls(&walls).unwrap();
     clean.set_polygons(Polygons::from_rings(&scene.rings).unwrap());
     let expected = engine
-        .target_first_hits(&TargetBatch::over(&scene.segments, &clean))
+        .target_first_hits(&TargetBatch::over(&good, &clean))
         .unwrap();
     for (i, (want, got)) in expected.iter().zip(&first).enumerate() {
         let want = if bad.contains(&i) { None } else { *want };
         assert_eq!(&want, got, "segment {i}");
     }
     assert!(first.iter().filter(|f| f.is_some()).count() > 100);
+    let hits = engine
+        .target_hits(&TargetBatch::over(&segments, &targets).skip_invalid())
+        .unwrap();
+    let mut expected = engine.target_hits(&TargetBatch::over(&good, &clean)).unwrap();
+    expected.retain(|h| !bad.contains(&(h.segment as usize)));
+    for (k, (want, got)) in expected.iter().zip(&hits).enumerate() {
+        assert_eq!(want, got, "hit {k}");
+    }
+    assert_eq!(expected.len(), hits.len());
 }
 
 #[test]
 fn bad_calls_are_errors_before_any_work() {
-    let scene = scene(3, 10, 4);
+    let scene = scene(3, 10, 4, 64);
     let mut targets = targets_of(&scene);
     let mut engine = cpu_engine();
     let batch = TargetBatch::over(&scene.segments, &targets);
