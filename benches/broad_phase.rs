@@ -29,8 +29,8 @@ use parry2d::query::{Ray, RayCast};
 use rayon::prelude::*;
 use rectcast::gpu::frames::FrameCapacity;
 use rectcast::{
-    Backend, Batch, BroadPhase, CpuOptions, Engine, FirstHit, FrameLoop, Rect, RectSet, Segment,
-    scene,
+    Backend, Batch, BroadPhase, Circle, CpuOptions, Engine, FirstHit, FrameLoop, Rect, RectSet,
+    Segment, TargetBatch, Targets, scene,
 };
 
 type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
@@ -190,6 +190,58 @@ fn game_frame(c: &mut Criterion) {
         );
     }
     parry_row(&mut group, &segments, &rects);
+    group.finish();
+}
+
+/// A game's frame over mixed targets (issue 37's scene): 50,000 bullets against bullet hell's
+/// hitboxes made 2,000 boxes, 2,000 circles (their inscribed disks) and 1,000 walls (their
+/// diagonals), all moving: one `Targets` set again and queried in one call, against the three
+/// calls a game made before (rects, circles, walls) without their merge.
+fn mixed_frame(c: &mut Criterion) {
+    let (segments, boxes) = scene::bullet_hell(37, 50_000, 5_000);
+    let rects = &boxes[..2_000];
+    let circles: Vec<Circle> = boxes[2_000..4_000]
+        .iter()
+        .map(|b| {
+            let r = (b.max_x - b.min_x).min(b.max_y - b.min_y) / 2.0;
+            Circle::new((b.min_x + b.max_x) / 2.0, (b.min_y + b.max_y) / 2.0, r)
+        })
+        .collect();
+    let walls: Vec<Segment> = boxes[4_000..]
+        .iter()
+        .map(|b| Segment::new(b.min_x, b.min_y, b.max_x, b.max_y))
+        .collect();
+    let mut group: Group =
+        c.benchmark_group("game frame/mixed 50000x(2000 rects+2000 circles+1000 walls)");
+    group.sample_size(20);
+    let mut targets = Targets::new();
+    let mut out = vec![None; segments.len()];
+    let mut rect_out = vec![FirstHit::NONE; segments.len()];
+    for threads in [1, 0] {
+        let mut engine = cpu(threads, BroadPhase::Auto);
+        let chosen = engine.chosen();
+        group.bench_function(
+            format!("Targets set + target_first_hits_into, {chosen}"),
+            |b| {
+                b.iter(|| {
+                    targets.set_rects(rects).unwrap();
+                    targets.set_circles(&circles).unwrap();
+                    targets.set_walls(&walls).unwrap();
+                    let batch = TargetBatch::over(&segments, &targets);
+                    engine.target_first_hits_into(&batch, &mut out).unwrap()
+                })
+            },
+        );
+        group.bench_function(format!("three calls, no merge, {chosen}"), |b| {
+            b.iter(|| {
+                let plain = Batch::new(&segments, rects);
+                engine.first_hit_into(&plain, &mut rect_out).unwrap();
+                let c = engine.shape_first_hits(&segments, &circles).unwrap();
+                let w = engine.shape_first_hits(&segments, &walls).unwrap();
+                (c, w)
+            })
+        });
+    }
     group.finish();
 }
 
@@ -486,6 +538,7 @@ criterion_group!(
     benches,
     bullet_hell,
     game_frame,
+    mixed_frame,
     uniform_random,
     clustered,
     circles,

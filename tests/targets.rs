@@ -18,11 +18,12 @@ use common::segments::common_part;
 use common::{cpu_engine, gpu_engine};
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
+use rectcast::gpu::frames::FrameCapacity;
 use rectcast::scene::SplitMix64;
 use rectcast::{
-    Circle, Engine, Error, Filter, GpuLimits, InputArray, Kind, Polygons, Rect, Segment,
-    TargetBatch, TargetContact, TargetHit, TargetKind, Targets, segment_circle, segment_polygon,
-    segment_rect, segment_segment,
+    Batch, Circle, Engine, Error, Filter, FrameLoop, GpuLimits, InputArray, Kind, Polygons, Rect,
+    Segment, TargetBatch, TargetContact, TargetHit, TargetKind, Targets, segment_circle,
+    segment_polygon, segment_rect, segment_segment,
 };
 
 /// An exact entry time: a ratio (den > 0) or a circle's smaller root (−b − √disc) / a.
@@ -647,12 +648,53 @@ fn a_frame_with_bad_bullets_and_targets_answers_every_valid_pair_and_lists_the_b
     let hits = engine
         .target_hits(&TargetBatch::over(&segments, &targets).skip_invalid())
         .unwrap();
-    let mut expected = engine.target_hits(&TargetBatch::over(&good, &clean)).unwrap();
+    let mut expected = engine
+        .target_hits(&TargetBatch::over(&good, &clean))
+        .unwrap();
     expected.retain(|h| !bad.contains(&(h.segment as usize)));
     for (k, (want, got)) in expected.iter().zip(&hits).enumerate() {
         assert_eq!(want, got, "hit {k}");
     }
     assert_eq!(expected.len(), hits.len());
+}
+
+/// One loop for a game on either backend: the scene's first hits through a `FrameLoop`, with a
+/// bad bullet, are the CPU engine's, and the write's skipped list is the write's own.
+#[test]
+fn a_frame_loop_answers_the_scene_on_either_backend() {
+    let scene = scene(8, 300, 40, 64);
+    let targets = targets_of(&scene);
+    let mut segments = scene.segments.clone();
+    segments[9].y1 = f32::NAN;
+    let batch = TargetBatch::over(&segments, &targets).skip_invalid();
+    let expected = cpu_engine().target_first_hits(&batch).unwrap();
+    assert!(expected.iter().flatten().count() > 50);
+    let gpu = gpu_engine(
+        "a_frame_loop_answers_the_scene_on_either_backend",
+        GpuLimits::default(),
+    );
+    for engine in [Some(cpu_engine()), gpu].into_iter().flatten() {
+        let on = engine.chosen().to_string();
+        let capacity = FrameCapacity::new(segments.len(), scene.rects.len());
+        let mut frames = FrameLoop::new(engine, capacity).unwrap();
+        let (bullets, boxes) = (&scene.segments[..5], &scene.rects[..3]);
+        let mut bad = bullets.to_vec();
+        bad[1].x0 = f32::INFINITY;
+        frames
+            .write(&Batch::new(&bad, boxes).skip_invalid())
+            .unwrap();
+        let mut out = vec![None; segments.len()];
+        for _ in 0..2 {
+            frames.target_first_hits_into(&batch, &mut out).unwrap();
+            for (i, (want, got)) in expected.iter().zip(&out).enumerate() {
+                assert_eq!(want, got, "{on}: segment {i}");
+            }
+        }
+        let skipped =
+            |s: &rectcast::Skipped| s.segments.iter().map(|e| e.index).collect::<Vec<_>>();
+        assert_eq!(skipped(frames.last_target_skipped()), [9], "{on}");
+        assert_eq!(skipped(frames.last_skipped()), [1], "{on}");
+    }
 }
 
 #[test]

@@ -58,6 +58,8 @@ struct CpuFrames {
     ring: Vec<(Option<u64>, Vec<FirstHit>)>,
     /// A frame answered by `write` and not dispatched yet.
     written: bool,
+    /// What the last query over mixed targets skipped.
+    target_skipped: Skipped,
     next_frame: u64,
 }
 
@@ -92,6 +94,7 @@ impl FrameLoop {
                     capacity,
                     ring,
                     written: false,
+                    target_skipped: Skipped::default(),
                     next_frame: 0,
                 })
             }
@@ -161,6 +164,51 @@ impl FrameLoop {
         cpu.engine.first_hit_into(batch, out)?;
         cpu.written = true;
         Ok(())
+    }
+
+    /// This frame's first hits among a scene of mixed targets ([`crate::Targets`]: rects,
+    /// circles, walls, polygons), answered now on the loop's backend, into `out` (one per
+    /// segment, reused across frames): [`Engine::target_first_hits_into`], the same results on
+    /// both. It does not take a slot of the ring: a frame's rects-only query and its scene can
+    /// run side by side. [`last_target_skipped`](Self::last_target_skipped) lists the segments
+    /// it skipped; [`last_skipped`](Self::last_skipped) stays the last write's.
+    ///
+    /// # Errors
+    /// As [`Engine::target_first_hits_into`].
+    pub fn target_first_hits_into(
+        &mut self,
+        batch: &crate::TargetBatch,
+        out: &mut [Option<crate::TargetHit>],
+    ) -> Result<()> {
+        match &mut self.inner {
+            Inner::Gpu { engine, .. } => engine.target_first_hits_into(batch, out),
+            Inner::Cpu(cpu) => {
+                // The engine keeps one list of what its last call skipped: the write's is kept.
+                let written = std::mem::take(&mut cpu.engine.skipped);
+                let outcome = cpu.engine.target_first_hits_into(batch, out);
+                cpu.target_skipped = std::mem::replace(&mut cpu.engine.skipped, written);
+                outcome
+            }
+        }
+    }
+
+    /// What the last [`target_first_hits_into`](Self::target_first_hits_into) skipped (its
+    /// invalid segments, under [`crate::TargetBatch::skip_invalid`]).
+    pub fn last_target_skipped(&self) -> &Skipped {
+        match &self.inner {
+            Inner::Gpu { engine, .. } => engine.last_skipped(),
+            Inner::Cpu(cpu) => &cpu.target_skipped,
+        }
+    }
+
+    /// The engine the loop runs on: for this frame's other queries (hits, counts, shapes) on
+    /// the same backend and device. On the CPU the loop's writes run on it too, so a query
+    /// over a [`Batch`] through it replaces what [`last_skipped`](Self::last_skipped) lists.
+    pub fn engine_mut(&mut self) -> &mut Engine {
+        match &mut self.inner {
+            Inner::Gpu { engine, .. } => engine,
+            Inner::Cpu(cpu) => &mut cpu.engine,
+        }
     }
 
     /// What the last [`write`](Self::write) skipped ([`Batch::skip_invalid`]); empty after a

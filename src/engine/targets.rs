@@ -78,8 +78,10 @@ impl Merge<'_> {
             let (t, t_best) = (hit.contact.t_enter(), now.contact.t_enter());
             // Rounding is monotone: a smaller rounded t is a smaller exact one, and only equal
             // rounded ones need the exact order. An exact tie keeps the earlier in target order.
+            // Two targets the segment starts in tie at exactly 0 (bullets inside hitboxes).
+            let both_in = t == 0.0 && starts_in(&hit.contact) && starts_in(&now.contact);
             let sooner = t < t_best
-                || (t == t_best && {
+                || (t == t_best && !both_in && {
                     let best_time = exact.get_or_insert_with(|| self.entry_time(now));
                     self.entry_time(hit).cmp(best_time) == Ordering::Less
                 });
@@ -88,6 +90,22 @@ impl Merge<'_> {
             }
         }
         best.map(|(hit, _)| hit)
+    }
+}
+
+/// Whether the segment certainly starts in the target (its entry is exactly 0), from the
+/// contact alone; false for walls, whose t of 0 may be a rounded tiny one.
+fn starts_in(contact: &TargetContact) -> bool {
+    use crate::types::Kind;
+    match contact {
+        TargetContact::Rect(r) => r.start_inside(),
+        TargetContact::Circle(c) => matches!(
+            c.kind(),
+            crate::cpu::segment_circle::CircleKind::Inside
+                | crate::cpu::segment_circle::CircleKind::Exit
+        ),
+        TargetContact::Polygon(c) => matches!(c.kind(), Kind::Inside | Kind::Exit),
+        TargetContact::Wall(_) => false,
     }
 }
 
