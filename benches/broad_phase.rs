@@ -196,7 +196,8 @@ fn game_frame(c: &mut Criterion) {
 /// A game's frame over mixed targets (issue 37's scene): 50,000 bullets against bullet hell's
 /// hitboxes made 2,000 boxes, 2,000 circles (their inscribed disks) and 1,000 walls (their
 /// diagonals), all moving: one `Targets` set again and queried in one call, against the three
-/// calls a game made before (rects, circles, walls) without their merge.
+/// calls a game made before (rects, circles, walls) without their merge; on the GPU, where one
+/// opens, the same call end to end.
 fn mixed_frame(c: &mut Criterion) {
     let (segments, boxes) = scene::bullet_hell(37, 50_000, 5_000);
     let rects = &boxes[..2_000];
@@ -241,6 +242,24 @@ fn mixed_frame(c: &mut Criterion) {
                 (c, w)
             })
         });
+    }
+    if let Ok(mut gpu) = Engine::new(Backend::Gpu) {
+        eprintln!("gpu: {}", gpu.chosen());
+        let mut on_gpu = vec![None; segments.len()];
+        group.bench_function(
+            "gpu, Targets set + target_first_hits_into, end to end",
+            |b| {
+                b.iter(|| {
+                    targets.set_rects(rects).unwrap();
+                    targets.set_circles(&circles).unwrap();
+                    targets.set_walls(&walls).unwrap();
+                    let batch = TargetBatch::over(&segments, &targets);
+                    gpu.target_first_hits_into(&batch, &mut on_gpu).unwrap()
+                })
+            },
+        );
+        let same = out.iter().zip(&on_gpu).filter(|(a, b)| a == b).count();
+        eprintln!("gpu: {same} of {} first hits the CPU's", out.len());
     }
     group.finish();
 }

@@ -1,7 +1,11 @@
 //! The queries over a scene of mixed targets ([`Targets`]): each kind's own query, on this
 //! engine's backend, merged on the host in one exact order.
 
-use super::{Engine, check_output};
+use super::{Engine, Inner, check_output};
+use crate::cpu::batched::CpuKernel;
+use crate::cpu::segment_circle::CircleContact;
+use crate::cpu::segment_polygon::PolygonContact;
+use crate::cpu::segment_segment::SegmentContact;
 use crate::error::Result;
 use crate::query::Batch;
 use crate::shape::ShapeHit;
@@ -11,31 +15,63 @@ use crate::types::{Filter, FirstHit, Segment};
 use std::cmp::Ordering;
 
 /// Each kind's hits of one call, in (segment, target) order, before the filters.
+#[derive(Default)]
 struct KindHits {
-    circles: Vec<TargetHit>,
-    walls: Vec<TargetHit>,
-    polygons: Vec<TargetHit>,
+    circles: Vec<ShapeHit<CircleContact>>,
+    walls: Vec<ShapeHit<SegmentContact>>,
+    polygons: Vec<ShapeHit<PolygonContact>>,
 }
 
-fn as_targets<C: Copy>(
-    hits: Vec<ShapeHit<C>>,
-    contact: impl Fn(C) -> TargetContact,
-) -> Vec<TargetHit> {
-    hits.into_iter()
-        .map(|h| TargetHit {
-            segment: h.segment,
-            target: h.shape,
-            contact: contact(h.contact),
-        })
-        .collect()
+/// A range of segments' part of each kind's hits.
+struct KindSlices<'h> {
+    circles: &'h [ShapeHit<CircleContact>],
+    walls: &'h [ShapeHit<SegmentContact>],
+    polygons: &'h [ShapeHit<PolygonContact>],
 }
 
-/// Takes the hits of `segment` from the front of `hits` (in segment order).
-fn take_segment<'h>(hits: &mut &'h [TargetHit], segment: u32) -> &'h [TargetHit] {
+/// The hits of segments `from..` in `hits` (in segment order).
+fn from_segment<C>(hits: &[ShapeHit<C>], from: usize) -> &[ShapeHit<C>] {
+    &hits[hits.partition_point(|h| (h.segment as usize) < from)..]
+}
+
+/// Takes the hits of `segment` from the front of `hits` (in segment order), as targets.
+fn take_segment<'h, C: Copy>(
+    hits: &mut &'h [ShapeHit<C>],
+    segment: u32,
+    contact: fn(C) -> TargetContact,
+) -> impl Iterator<Item = TargetHit> + 'h {
     let n = hits.iter().take_while(|h| h.segment == segment).count();
     let (now, rest) = hits.split_at(n);
     *hits = rest;
-    now
+    now.iter().map(move |h| TargetHit {
+        segment: h.segment,
+        target: h.shape,
+        contact: contact(h.contact),
+    })
+}
+
+impl KindHits {
+    fn from_segment(&self, from: usize) -> KindSlices<'_> {
+        KindSlices {
+            circles: from_segment(&self.circles, from),
+            walls: from_segment(&self.walls, from),
+            polygons: from_segment(&self.polygons, from),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.circles.len() + self.walls.len() + self.polygons.len()
+    }
+}
+
+impl<'h> KindSlices<'h> {
+    /// Takes `segment`'s hits of every kind from the front, in kind order.
+    fn take(&mut self, segment: u32) -> impl Iterator<Item = TargetHit> + 'h {
+        let circles = take_segment(&mut self.circles, segment, TargetContact::Circle);
+        let walls = take_segment(&mut self.walls, segment, TargetContact::Wall);
+        let polygons = take_segment(&mut self.polygons, segment, TargetContact::Polygon);
+        circles.chain(walls).chain(polygons)
+    }
 }
 
 /// What a merge needs of one call: its (admitted) segments and their filters, and the targets.
@@ -68,11 +104,11 @@ impl Merge<'_> {
     }
 
     /// The first of `candidates` (in target order: kind, then index), by exact entry time.
-    fn first<'h>(&self, candidates: impl Iterator<Item = &'h TargetHit>) -> Option<TargetHit> {
+    fn first(&self, candidates: impl Iterator<Item = TargetHit>) -> Option<TargetHit> {
         let mut best: Option<(TargetHit, Option<EntryTime>)> = None;
         for hit in candidates {
             let Some((now, exact)) = &mut best else {
-                best = Some((*hit, None));
+                best = Some((hit, None));
                 continue;
             };
             let (t, t_best) = (hit.contact.t_enter(), now.contact.t_enter());
@@ -83,10 +119,10 @@ impl Merge<'_> {
             let sooner = t < t_best
                 || (t == t_best && !both_in && {
                     let best_time = exact.get_or_insert_with(|| self.entry_time(now));
-                    self.entry_time(hit).cmp(best_time) == Ordering::Less
+                    self.entry_time(&hit).cmp(best_time) == Ordering::Less
                 });
             if sooner {
-                best = Some((*hit, None));
+                best = Some((hit, None));
             }
         }
         best.map(|(hit, _)| hit)
@@ -138,23 +174,21 @@ impl Engine {
             }
             let kinds = engine.shape_kind_hits(admitted.segments, batch.targets)?;
             let merge = merge_of(admitted, batch.targets);
-            let (mut circles, mut walls, mut polygons) =
-                (&kinds.circles[..], &kinds.walls[..], &kinds.polygons[..]);
-            for (i, (slot, rect)) in out.iter_mut().zip(&rect_first).enumerate() {
-                let i = i as u32;
-                let rect = rect.rect().map(|r| TargetHit {
-                    segment: i,
-                    target: r,
-                    contact: TargetContact::Rect(rect.result),
-                });
-                let shapes = [
-                    take_segment(&mut circles, i),
-                    take_segment(&mut walls, i),
-                    take_segment(&mut polygons, i),
-                ];
-                let tested = shapes.into_iter().flatten().filter(|h| merge.tested(h));
-                *slot = merge.first(rect.iter().chain(tested));
-            }
+            // Over the engine's threads, a part of the segments each.
+            engine.host_chunks(out, MERGE_CHUNK, |from, part| {
+                let mut shapes = kinds.from_segment(from);
+                for (j, slot) in part.iter_mut().enumerate() {
+                    let i = (from + j) as u32;
+                    let rect = &rect_first[i as usize];
+                    let rect = rect.rect().map(|r| TargetHit {
+                        segment: i,
+                        target: r,
+                        contact: TargetContact::Rect(rect.result),
+                    });
+                    let tested = shapes.take(i).filter(|h| merge.tested(h));
+                    *slot = merge.first(rect.into_iter().chain(tested));
+                }
+            });
             Ok(())
         })
     }
@@ -184,11 +218,8 @@ impl Engine {
             let kinds = engine.shape_kind_hits(admitted.segments, batch.targets)?;
             let merge = merge_of(admitted, batch.targets);
             let mut rects = &rects[..];
-            let (mut circles, mut walls, mut polygons) =
-                (&kinds.circles[..], &kinds.walls[..], &kinds.polygons[..]);
-            let mut out = Vec::with_capacity(
-                rects.len() + kinds.circles.len() + kinds.walls.len() + kinds.polygons.len(),
-            );
+            let mut shapes = kinds.from_segment(0);
+            let mut out = Vec::with_capacity(rects.len() + kinds.len());
             for i in 0..admitted.segments.len() as u32 {
                 let n = rects.iter().take_while(|h| h.segment == i).count();
                 let (now, rest) = rects.split_at(n);
@@ -198,9 +229,7 @@ impl Engine {
                     target: h.rect,
                     contact: TargetContact::Rect(h.result),
                 }));
-                for kind in [&mut circles, &mut walls, &mut polygons] {
-                    out.extend(take_segment(kind, i).iter().filter(|h| merge.tested(h)));
-                }
+                out.extend(shapes.take(i).filter(|h| merge.tested(h)));
             }
             Ok(out)
         })
@@ -226,12 +255,10 @@ impl Engine {
             // Shapes take no filters: their counts come from their tested hits.
             let kinds = engine.shape_kind_hits(admitted.segments, targets)?;
             let merge = merge_of(admitted, targets);
-            for hit in [kinds.circles, kinds.walls, kinds.polygons]
-                .iter()
-                .flatten()
-            {
-                if merge.tested(hit) {
-                    counts.per_segment[hit.segment as usize] += 1;
+            let mut shapes = kinds.from_segment(0);
+            for i in 0..admitted.segments.len() as u32 {
+                for hit in shapes.take(i).filter(|h| merge.tested(h)) {
+                    counts.per_segment[i as usize] += 1;
                     counts.per_target[hit.kind() as usize][hit.target as usize] += 1;
                 }
             }
@@ -241,24 +268,39 @@ impl Engine {
 
     /// The hits of every kind but rects, each kind's own query.
     fn shape_kind_hits(&mut self, segments: &[Segment], targets: &Targets) -> Result<KindHits> {
-        let mut kinds = KindHits {
-            circles: Vec::new(),
-            walls: Vec::new(),
-            polygons: Vec::new(),
-        };
+        let mut kinds = KindHits::default();
         if !targets.circles().is_empty() {
-            let hits = self.shape_hits(segments, targets.circles())?;
-            kinds.circles = as_targets(hits, TargetContact::Circle);
+            kinds.circles = self.shape_hits(segments, targets.circles())?;
         }
         if !targets.walls().is_empty() {
-            let hits = self.shape_hits(segments, targets.walls())?;
-            kinds.walls = as_targets(hits, TargetContact::Wall);
+            kinds.walls = self.shape_hits(segments, targets.walls())?;
         }
         if !targets.polygons().is_empty() {
-            let hits = self.polygon_hits(segments, targets.polygons())?;
-            kinds.polygons = as_targets(hits, TargetContact::Polygon);
+            kinds.polygons = self.polygon_hits(segments, targets.polygons())?;
         }
         Ok(kinds)
+    }
+}
+
+/// Segments a part of the merge takes.
+const MERGE_CHUNK: usize = 4096;
+
+impl Engine {
+    /// Runs `each(first segment, its part of out)` over parts of `chunk` segments, on the
+    /// engine's CPU threads (a GPU engine's: its fallback's, or the process's).
+    fn host_chunks<T: Send>(
+        &self,
+        out: &mut [T],
+        chunk: usize,
+        each: impl Fn(usize, &mut [T]) + Sync,
+    ) {
+        match &self.inner {
+            Inner::Cpu { kernel, .. } => kernel.chunked(out, chunk, 1, each),
+            Inner::Gpu(host) => match &host.fallback {
+                Some(kernel) => kernel.chunked(out, chunk, 1, each),
+                None => CpuKernel::default().chunked(out, chunk, 1, each),
+            },
+        }
     }
 }
 

@@ -211,7 +211,7 @@ impl CpuKernel {
     /// Runs `each(first segment, its part of out)` over consecutive parts of `out`, `chunk`
     /// segments of `per` items each a part: on the pool, or in order on this thread with one
     /// thread. A part not started once the call is cancelled is skipped.
-    fn chunked<T: Send>(
+    pub(crate) fn chunked<T: Send>(
         &self,
         out: &mut [T],
         chunk: usize,
