@@ -30,7 +30,7 @@ use rayon::prelude::*;
 use rectcast::gpu::frames::FrameCapacity;
 use rectcast::{
     Backend, Batch, BroadPhase, Circle, CpuOptions, Engine, FirstHit, FrameLoop, Rect, RectSet,
-    Segment, TargetBatch, Targets, scene,
+    Segment, TargetBatch, TargetHit, Targets, scene,
 };
 
 type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
@@ -215,6 +215,14 @@ fn mixed_frame(c: &mut Criterion) {
     let mut group: Group =
         c.benchmark_group("game frame/mixed 50000x(2000 rects+2000 circles+1000 walls)");
     group.sample_size(20);
+    // Every target moves: each kind set again, then the one call.
+    let frame = |engine: &mut Engine, targets: &mut Targets, out: &mut [Option<TargetHit>]| {
+        targets.set_rects(rects).unwrap();
+        targets.set_circles(&circles).unwrap();
+        targets.set_walls(&walls).unwrap();
+        let batch = TargetBatch::over(&segments, targets);
+        engine.target_first_hits_into(&batch, out).unwrap()
+    };
     let mut targets = Targets::new();
     let mut out = vec![None; segments.len()];
     let mut rect_out = vec![FirstHit::NONE; segments.len()];
@@ -223,15 +231,7 @@ fn mixed_frame(c: &mut Criterion) {
         let chosen = engine.chosen();
         group.bench_function(
             format!("Targets set + target_first_hits_into, {chosen}"),
-            |b| {
-                b.iter(|| {
-                    targets.set_rects(rects).unwrap();
-                    targets.set_circles(&circles).unwrap();
-                    targets.set_walls(&walls).unwrap();
-                    let batch = TargetBatch::over(&segments, &targets);
-                    engine.target_first_hits_into(&batch, &mut out).unwrap()
-                })
-            },
+            |b| b.iter(|| frame(&mut engine, &mut targets, &mut out)),
         );
         group.bench_function(format!("three calls, no merge, {chosen}"), |b| {
             b.iter(|| {
@@ -248,15 +248,7 @@ fn mixed_frame(c: &mut Criterion) {
         let mut on_gpu = vec![None; segments.len()];
         group.bench_function(
             "gpu, Targets set + target_first_hits_into, end to end",
-            |b| {
-                b.iter(|| {
-                    targets.set_rects(rects).unwrap();
-                    targets.set_circles(&circles).unwrap();
-                    targets.set_walls(&walls).unwrap();
-                    let batch = TargetBatch::over(&segments, &targets);
-                    gpu.target_first_hits_into(&batch, &mut on_gpu).unwrap()
-                })
-            },
+            |b| b.iter(|| frame(&mut gpu, &mut targets, &mut on_gpu)),
         );
         let same = out.iter().zip(&on_gpu).filter(|(a, b)| a == b).count();
         eprintln!("gpu: {same} of {} first hits the CPU's", out.len());

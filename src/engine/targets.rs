@@ -51,7 +51,7 @@ fn take_segment<'h, C: Copy>(
 }
 
 impl KindHits {
-    fn from_segment(&self, from: usize) -> KindSlices<'_> {
+    fn starting_at(&self, from: usize) -> KindSlices<'_> {
         KindSlices {
             circles: from_segment(&self.circles, from),
             walls: from_segment(&self.walls, from),
@@ -176,7 +176,7 @@ impl Engine {
             let merge = merge_of(admitted, batch.targets);
             // Over the engine's threads, a part of the segments each.
             engine.host_chunks(out, MERGE_CHUNK, |from, part| {
-                let mut shapes = kinds.from_segment(from);
+                let mut shapes = kinds.starting_at(from);
                 for (j, slot) in part.iter_mut().enumerate() {
                     let i = (from + j) as u32;
                     let rect = &rect_first[i as usize];
@@ -218,7 +218,7 @@ impl Engine {
             let kinds = engine.shape_kind_hits(admitted.segments, batch.targets)?;
             let merge = merge_of(admitted, batch.targets);
             let mut rects = &rects[..];
-            let mut shapes = kinds.from_segment(0);
+            let mut shapes = kinds.starting_at(0);
             let mut out = Vec::with_capacity(rects.len() + kinds.len());
             for i in 0..admitted.segments.len() as u32 {
                 let n = rects.iter().take_while(|h| h.segment == i).count();
@@ -255,7 +255,7 @@ impl Engine {
             // Shapes take no filters: their counts come from their tested hits.
             let kinds = engine.shape_kind_hits(admitted.segments, targets)?;
             let merge = merge_of(admitted, targets);
-            let mut shapes = kinds.from_segment(0);
+            let mut shapes = kinds.starting_at(0);
             for i in 0..admitted.segments.len() as u32 {
                 for hit in shapes.take(i).filter(|h| merge.tested(h)) {
                     counts.per_segment[i as usize] += 1;
