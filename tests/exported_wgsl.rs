@@ -8,26 +8,50 @@ mod common;
 use common::cases::{hand_rects, hand_segments};
 use rectcast::gpu::Emulation;
 use rectcast::gpu::shader::{self, segment_rect_constants};
-use rectcast::{GpuLimits, PairResult, Rect, Segment, flags, segment_rect, wgpu};
-use wgpu::util::DeviceExt;
+use rectcast::{GpuLimits, Rect, Segment, flags, segment_rect};
 
-/// A game's kernel: one pair per invocation, `segment_rect` from the included module.
-const GAME_KERNEL: &str = "
-@group(0) @binding(0) var<storage, read> game_segments: array<Segment>;
-@group(0) @binding(1) var<storage, read> game_rects: array<Rect>;
-@group(0) @binding(2) var<storage, read_write> game_results: array<PairResult>;
+#[allow(dead_code, reason = "the example's main is not run here")]
+#[path = "../examples/game_shader.rs"]
+mod game_shader;
 
-@compute @workgroup_size(64)
-fn game_main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x;
-    if (i < arrayLength(&game_results)) {
-        game_results[i] = segment_rect(game_segments[i], game_rects[i]);
+use game_shader::{game_source, pairs_in_own_pipeline};
+
+#[test]
+fn every_name_the_export_declares_is_prefixed_and_fields_keep_theirs() {
+    let source = shader::segment_rect_wgsl();
+    let module = naga::front::wgsl::parse_str(&source).expect("parses");
+    let names: Vec<String> = (module.types.iter().filter_map(|(_, t)| t.name.clone()))
+        .chain(module.functions.iter().filter_map(|(_, f)| f.name.clone()))
+        .chain(module.constants.iter().filter_map(|(_, c)| c.name.clone()))
+        .chain(module.overrides.iter().filter_map(|(_, o)| o.name.clone()))
+        .chain(
+            module
+                .global_variables
+                .iter()
+                .filter_map(|(_, g)| g.name.clone()),
+        )
+        .collect();
+    assert!(names.len() > 50, "{names:?}");
+    for name in &names {
+        assert!(
+            name.starts_with(shader::EXPORT_PREFIX),
+            "{name} is not prefixed"
+        );
     }
-}
-";
-
-fn game_source() -> String {
-    format!("{}\n{GAME_KERNEL}", shader::segment_rect_wgsl())
+    // The structs' fields are the Rust mirrors' (the buffers' layouts).
+    let (_, segment) = (module.types.iter())
+        .find(|(_, t)| t.name.as_deref() == Some("rc_Segment"))
+        .expect("rc_Segment");
+    let naga::TypeInner::Struct { members, .. } = &segment.inner else {
+        panic!("{segment:?}")
+    };
+    let fields: Vec<_> = members.iter().filter_map(|m| m.name.as_deref()).collect();
+    assert_eq!(fields, ["x0", "y0", "x1", "y1"]);
+    // A field named like a module-scope name keeps its name, where declared and after a `.`;
+    // comments are left alone.
+    let src = "struct Hit {\n    flags: u32,\n}\nconst flags: u32 = 1u;\nfn get(h: Hit) -> u32 {\n    // flags of h\n    return h.flags + flags;\n}\n";
+    let want = "struct p_Hit {\n    flags: u32,\n}\nconst p_flags: u32 = 1u;\nfn p_get(h: p_Hit) -> u32 {\n    // flags of h\n    return h.flags + p_flags;\n}\n";
+    assert_eq!(shader::prefixed(src, "p_"), want);
 }
 
 #[test]
@@ -48,7 +72,7 @@ fn the_exported_function_has_every_constant_filled_in_exactly() {
     // Each constant's value, read back from the module, is the one the pipelines get.
     for (name, want) in segment_rect_constants(Emulation::Native) {
         let (_, constant) = (module.constants.iter())
-            .find(|(_, c)| c.name.as_deref() == Some(name))
+            .find(|(_, c)| c.name.as_deref() == Some(&format!("{}{name}", shader::EXPORT_PREFIX)))
             .unwrap_or_else(|| panic!("no const {name}"));
         let got = match module.global_expressions[constant.init] {
             naga::Expression::Literal(naga::Literal::U32(v)) => f64::from(v),
@@ -147,81 +171,15 @@ fn a_games_own_pipeline_runs_the_exported_function_with_the_cpus_results() {
         .into_iter()
         .unzip();
     let n = segments.len();
-    let input = |data: &[u8], label| {
-        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: data,
-            usage: wgpu::BufferUsages::STORAGE,
-        })
-    };
-    let segment_buffer = input(bytemuck::cast_slice(&segments), "game.segments");
-    let rect_buffer = input(bytemuck::cast_slice(&rects), "game.rects");
-    let bytes = (n * size_of::<PairResult>()) as u64;
-    let results = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("game.results"),
-        size: bytes,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let readback = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("game.readback"),
-        size: bytes,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("game.wgsl"),
-        source: wgpu::ShaderSource::Wgsl(game_source().into()),
-    });
-    // No layout and no constants: the game's pipeline as wgpu derives it.
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("game.pipeline"),
-        layout: None,
-        module: &module,
-        entry_point: Some("game_main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("game.group"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[(0, &segment_buffer), (1, &rect_buffer), (2, &results)].map(
-            |(binding, buffer)| wgpu::BindGroupEntry {
-                binding,
-                resource: buffer.as_entire_binding(),
-            },
-        ),
-    });
-    let mut encoder = device.create_command_encoder(&Default::default());
-    {
-        let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups(n.div_ceil(64) as u32, 1, 1);
-    }
-    encoder.copy_buffer_to_buffer(&results, 0, &readback, 0, bytes);
-    queue.submit([encoder.finish()]);
-    readback
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, |r| r.expect("mapped"));
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .expect("the GPU finishes");
-    let view = readback.slice(..).get_mapped_range().expect("mapped");
-    let got: Vec<PairResult> = bytemuck::cast_slice(&view).to_vec();
-    let mut uncertain = 0;
+    let (got, uncertain) = pairs_in_own_pipeline(device, queue, &segments, &rects);
     for i in 0..n {
         let want = segment_rect(&segments[i], &rects[i]);
-        let mut answer = got[i];
-        if answer.flags == flags::UNCERTAIN {
-            uncertain += 1;
-            answer = segment_rect(&segments[i], &rects[i]);
-        }
         assert!(
-            bytemuck::bytes_of(&answer) == bytemuck::bytes_of(&want),
-            "pair {i} ({:?} x {:?}): the game's pipeline gave {answer:?}, the CPU {want:?}",
+            bytemuck::bytes_of(&got[i]) == bytemuck::bytes_of(&want),
+            "pair {i} ({:?} x {:?}): the game's pipeline gave {:?}, the CPU {want:?}",
             segments[i],
-            rects[i]
+            rects[i],
+            got[i]
         );
     }
     let hits = (0..n).filter(|&i| got[i].flags & flags::HIT != 0).count();

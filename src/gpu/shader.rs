@@ -16,19 +16,109 @@ use crate::types::{Filter, FirstHit, Sides, flags};
 /// GPU could not decide with certainty: decide it with [`crate::segment_rect`] on the host.
 pub const SEGMENT_RECT_WGSL: &str = include_str!("../../shaders/segment_rect.wgsl");
 
-/// [`SEGMENT_RECT_WGSL`] specialised for a game's own shader: every `override` a `const` with
-/// its value (native arithmetic), so the pipeline takes no constants. Include it before your
-/// kernel and call `segment_rect(s, r)`; a result whose `flags` equal
-/// [`flags::UNCERTAIN`] is decided with [`crate::segment_rect`] on the
-/// host.
+/// The prefix of every module-scope name of [`segment_rect_wgsl`].
+pub const EXPORT_PREFIX: &str = "rc_";
+
+/// [`SEGMENT_RECT_WGSL`] for a game's own shader: every `override` a `const` with its value
+/// (native arithmetic), so the pipeline takes no constants, and every module-scope name
+/// prefixed with [`EXPORT_PREFIX`], so that none meets the game's own (`rc_Segment`,
+/// `rc_Rect`, `rc_PairResult`, `rc_segment_rect`, …; the structs' fields keep their names).
+/// Include it before your kernel and call `rc_segment_rect(s, r)`; a result whose `flags`
+/// equal [`flags::UNCERTAIN`] is decided with [`crate::segment_rect`] on the host.
+/// examples/game_shader.rs runs it in a pipeline of its own.
 pub fn segment_rect_wgsl() -> String {
     let header = "// rectcast's shaders/segment_rect.wgsl, specialised: each override below is a \
-                  const with the value rectcast's pipelines pass.\n";
-    header.to_string()
-        + &specialised(
-            SEGMENT_RECT_WGSL,
-            &segment_rect_constants(Emulation::Native),
-        )
+                  const with the value rectcast's pipelines pass, and each name prefixed.\n";
+    let constants = segment_rect_constants(Emulation::Native);
+    header.to_string() + &prefixed(&specialised(SEGMENT_RECT_WGSL, &constants), EXPORT_PREFIX)
+}
+
+/// The names `source` declares at module scope: each `struct`, `fn`, `const`, `override`,
+/// `var` and `alias` that starts a line.
+fn module_names(source: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    for line in source.lines() {
+        let mut words = line.splitn(2, ' ');
+        let (Some(keyword), Some(rest)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let rest = match keyword {
+            "struct" | "fn" | "const" | "override" | "alias" => rest,
+            // `var<storage, read> name: …`
+            k if k.starts_with("var") => match line.find('>') {
+                Some(end) if k.contains('<') => line[end + 1..].trim_start(),
+                _ => rest,
+            },
+            _ => continue,
+        };
+        let name = identifier(rest.trim_start());
+        if !name.is_empty() {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The identifier `s` starts with (empty if none).
+fn identifier(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// `source` (WGSL whose module-scope declarations start their lines, as rectcast's do) with
+/// each module-scope name `prefix`ed wherever it is used: not after a `.` (a field), and not
+/// where a struct declares a field of that name. Comments are kept as they are.
+pub fn prefixed(source: &str, prefix: &str) -> String {
+    let names = module_names(source);
+    let mut out = String::with_capacity(source.len() + 8 * names.len());
+    let (mut in_struct, mut depth, mut after_struct) = (false, 0usize, false);
+    let mut last = ' ';
+    let mut rest = source;
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("//") {
+            let end = rest.find('\n').unwrap_or(rest.len());
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == '_' {
+            let word = identifier(rest);
+            let tail = &rest[word.len()..];
+            let field_declared = in_struct && tail.trim_start().starts_with(':');
+            if last != '.' && !field_declared && names.contains(&word) {
+                out.push_str(prefix);
+            }
+            out.push_str(word);
+            after_struct |= word == "struct";
+            last = 'a';
+            rest = tail;
+            continue;
+        }
+        match c {
+            '{' => {
+                depth += 1;
+                if after_struct {
+                    in_struct = true;
+                    after_struct = false;
+                }
+            }
+            '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    in_struct = false;
+                }
+            }
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            last = c;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 /// `source` with each `override NAME: TYPE;` declaration that `constants` names made
