@@ -218,9 +218,17 @@ fn scene(seed: u64, segments: usize, each: usize, steps: u64) -> Scene {
         .collect();
     let rings = (0..each / 2)
         .map(|_| {
-            let (x, y) = (c(&mut rng), c(&mut rng));
-            let ring = random_simple_ring(&mut rng, 2.0);
-            ring.iter().map(|v| [v[0] + x, v[1] + y]).collect()
+            loop {
+                // Moved, a ring's rounding may make it repeat a vertex: another, then.
+                let (x, y) = (c(&mut rng), c(&mut rng));
+                let ring: Vec<[f32; 2]> = random_simple_ring(&mut rng, 2.0)
+                    .iter()
+                    .map(|v| [v[0] + x, v[1] + y])
+                    .collect();
+                if Polygons::from_rings([&ring]).is_ok() {
+                    break ring;
+                }
+            }
         })
         .collect::<Vec<Vec<[f32; 2]>>>();
     let segment_filters = (0..segments.len()).map(|_| team(&mut rng)).collect();
@@ -695,6 +703,63 @@ fn a_frame_loop_answers_the_scene_on_either_backend() {
         assert_eq!(skipped(frames.last_target_skipped()), [9], "{on}");
         assert_eq!(skipped(frames.last_skipped()), [1], "{on}");
     }
+}
+
+/// Over 2^16 segments the shapes' hits are listed a part at a time: the segments across the
+/// first part's end get what they get in a call of their own.
+#[test]
+fn a_batch_larger_than_one_part_answers_each_segment_as_alone() {
+    let scene = scene(4, 70_000, 30, 64);
+    let targets = targets_of(&scene);
+    let mut engine = cpu_engine();
+    let all =
+        TargetBatch::over(&scene.segments, &targets).with_segment_filters(&scene.segment_filters);
+    let first = engine.target_first_hits(&all).unwrap();
+    let counts = engine.target_counts(&all).unwrap();
+    let from = 60_000;
+    let part = TargetBatch::over(&scene.segments[from..], &targets)
+        .with_segment_filters(&scene.segment_filters[from..]);
+    let part_first = engine.target_first_hits(&part).unwrap();
+    let part_counts = engine.target_counts(&part).unwrap();
+    let mut hits = 0;
+    for (j, want) in part_first.iter().enumerate() {
+        let want = want.map(|h| TargetHit {
+            segment: h.segment + from as u32,
+            ..h
+        });
+        assert_eq!(first[from + j], want, "segment {}", from + j);
+        hits += want.is_some() as usize;
+    }
+    assert!(hits > 1000, "{hits}");
+    assert_eq!(counts.per_segment[from..], part_counts.per_segment[..]);
+}
+
+#[test]
+fn a_cancelled_engine_answers_cancelled_even_with_nothing_to_query() {
+    let scene = scene(2, 50, 10, 64);
+    let mut engine = cpu_engine();
+    let cancel = rectcast::Cancel::new();
+    engine.set_cancel(Some(cancel.clone()));
+    cancel.cancel();
+    for targets in [Targets::new(), targets_of(&scene)] {
+        let batch = TargetBatch::over(&scene.segments, &targets);
+        assert!(matches!(
+            engine.target_first_hits(&batch),
+            Err(Error::Cancelled)
+        ));
+        assert!(matches!(engine.target_hits(&batch), Err(Error::Cancelled)));
+        assert!(matches!(
+            engine.target_counts(&batch),
+            Err(Error::Cancelled)
+        ));
+    }
+    cancel.reset();
+    let targets = targets_of(&scene);
+    assert!(
+        engine
+            .target_first_hits(&TargetBatch::over(&scene.segments, &targets))
+            .is_ok()
+    );
 }
 
 #[test]

@@ -40,6 +40,8 @@ use crate::types::FirstHit;
 /// twice.
 pub struct FrameLoop {
     inner: Inner,
+    /// What the last query over mixed targets skipped.
+    target_skipped: Skipped,
 }
 
 enum Inner {
@@ -58,8 +60,6 @@ struct CpuFrames {
     ring: Vec<(Option<u64>, Vec<FirstHit>)>,
     /// A frame answered by `write` and not dispatched yet.
     written: bool,
-    /// What the last query over mixed targets skipped.
-    target_skipped: Skipped,
     next_frame: u64,
 }
 
@@ -94,12 +94,14 @@ impl FrameLoop {
                     capacity,
                     ring,
                     written: false,
-                    target_skipped: Skipped::default(),
                     next_frame: 0,
                 })
             }
         };
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            target_skipped: Skipped::default(),
+        })
     }
 
     /// What the loop runs on.
@@ -180,30 +182,27 @@ impl FrameLoop {
         batch: &crate::TargetBatch,
         out: &mut [Option<crate::TargetHit>],
     ) -> Result<()> {
-        match &mut self.inner {
-            Inner::Gpu { engine, .. } => engine.target_first_hits_into(batch, out),
-            Inner::Cpu(cpu) => {
-                // The engine keeps one list of what its last call skipped: the write's is kept.
-                let written = std::mem::take(&mut cpu.engine.skipped);
-                let outcome = cpu.engine.target_first_hits_into(batch, out);
-                cpu.target_skipped = std::mem::replace(&mut cpu.engine.skipped, written);
-                outcome
-            }
-        }
+        // The engine keeps one list of what its last call skipped: on the CPU that is the
+        // write's, kept.
+        let engine = self.engine_mut();
+        let written = std::mem::take(&mut engine.skipped);
+        let outcome = engine.target_first_hits_into(batch, out);
+        let skipped = std::mem::replace(&mut engine.skipped, written);
+        self.target_skipped = skipped;
+        outcome
     }
 
     /// What the last [`target_first_hits_into`](Self::target_first_hits_into) skipped (its
     /// invalid segments, under [`crate::TargetBatch::skip_invalid`]).
     pub fn last_target_skipped(&self) -> &Skipped {
-        match &self.inner {
-            Inner::Gpu { engine, .. } => engine.last_skipped(),
-            Inner::Cpu(cpu) => &cpu.target_skipped,
-        }
+        &self.target_skipped
     }
 
     /// The engine the loop runs on: for this frame's other queries (hits, counts, shapes) on
     /// the same backend and device. On the CPU the loop's writes run on it too, so a query
-    /// over a [`Batch`] through it replaces what [`last_skipped`](Self::last_skipped) lists.
+    /// over a [`Batch`] through it replaces what [`last_skipped`](Self::last_skipped) lists;
+    /// on a GPU it does not. [`last_target_skipped`](Self::last_target_skipped) is the loop's
+    /// own on both.
     pub fn engine_mut(&mut self) -> &mut Engine {
         match &mut self.inner {
             Inner::Gpu { engine, .. } => engine,

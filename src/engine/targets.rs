@@ -6,7 +6,7 @@ use crate::cpu::batched::CpuKernel;
 use crate::cpu::segment_circle::CircleContact;
 use crate::cpu::segment_polygon::PolygonContact;
 use crate::cpu::segment_segment::SegmentContact;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::query::Batch;
 use crate::shape::ShapeHit;
 use crate::targets::entry_time::EntryTime;
@@ -165,6 +165,7 @@ impl Engine {
         batch: &TargetBatch,
         out: &mut [Option<TargetHit>],
     ) -> Result<()> {
+        self.check_cancel()?;
         let rect_batch = batch.rect_batch()?;
         self.admitting(&rect_batch, |engine, admitted| {
             check_output(admitted.segments.len(), out.len())?;
@@ -172,23 +173,31 @@ impl Engine {
             if !admitted.rects.is_empty() {
                 engine.first_hit_into(admitted, &mut rect_first)?;
             }
-            let kinds = engine.shape_kind_hits(admitted.segments, batch.targets)?;
             let merge = merge_of(admitted, batch.targets);
-            // Over the engine's threads, a part of the segments each.
-            engine.host_chunks(out, MERGE_CHUNK, |from, part| {
-                let mut shapes = kinds.starting_at(from);
-                for (j, slot) in part.iter_mut().enumerate() {
-                    let i = (from + j) as u32;
-                    let rect = &rect_first[i as usize];
-                    let rect = rect.rect().map(|r| TargetHit {
-                        segment: i,
-                        target: r,
-                        contact: TargetContact::Rect(rect.result),
-                    });
-                    let tested = shapes.take(i).filter(|h| merge.tested(h));
-                    *slot = merge.first(rect.into_iter().chain(tested));
-                }
-            });
+            // The shapes' hits a part of the segments at a time, so that memory follows the
+            // part's hits, not the call's.
+            for start in (0..out.len()).step_by(SHAPE_CHUNK) {
+                let out = &mut out[start..(start + SHAPE_CHUNK).min(rect_first.len())];
+                let segments = &admitted.segments[start..start + out.len()];
+                let kinds = engine.shape_kind_hits(segments, batch.targets, start)?;
+                // Over the engine's threads, a part of these segments each.
+                engine.host_chunks(out, MERGE_CHUNK, |from, part| {
+                    let from = start + from;
+                    let mut shapes = kinds.starting_at(from);
+                    for (j, slot) in part.iter_mut().enumerate() {
+                        let i = (from + j) as u32;
+                        let rect = &rect_first[i as usize];
+                        let rect = rect.rect().map(|r| TargetHit {
+                            segment: i,
+                            target: r,
+                            contact: TargetContact::Rect(rect.result),
+                        });
+                        let tested = shapes.take(i).filter(|h| merge.tested(h));
+                        *slot = merge.first(rect.into_iter().chain(tested));
+                    }
+                });
+                engine.check_cancel()?;
+            }
             Ok(())
         })
     }
@@ -208,6 +217,7 @@ impl Engine {
     /// # Errors
     /// As [`target_first_hits_into`](Self::target_first_hits_into).
     pub fn target_hits(&mut self, batch: &TargetBatch) -> Result<Vec<TargetHit>> {
+        self.check_cancel()?;
         let rect_batch = batch.rect_batch()?;
         self.admitting(&rect_batch, |engine, admitted| {
             let rects = if admitted.rects.is_empty() {
@@ -215,7 +225,7 @@ impl Engine {
             } else {
                 engine.hits(admitted)?
             };
-            let kinds = engine.shape_kind_hits(admitted.segments, batch.targets)?;
+            let kinds = engine.shape_kind_hits(admitted.segments, batch.targets, 0)?;
             let merge = merge_of(admitted, batch.targets);
             let mut rects = &rects[..];
             let mut shapes = kinds.starting_at(0);
@@ -231,6 +241,7 @@ impl Engine {
                 }));
                 out.extend(shapes.take(i).filter(|h| merge.tested(h)));
             }
+            engine.check_cancel()?;
             Ok(out)
         })
     }
@@ -240,6 +251,7 @@ impl Engine {
     /// # Errors
     /// As [`target_first_hits_into`](Self::target_first_hits_into).
     pub fn target_counts(&mut self, batch: &TargetBatch) -> Result<TargetCounts> {
+        self.check_cancel()?;
         let rect_batch = batch.rect_batch()?;
         self.admitting(&rect_batch, |engine, admitted| {
             let targets = batch.targets;
@@ -252,22 +264,34 @@ impl Engine {
                 counts.per_segment = rects.per_segment;
                 counts.per_target[0] = rects.per_target;
             }
-            // Shapes take no filters: their counts come from their tested hits.
-            let kinds = engine.shape_kind_hits(admitted.segments, targets)?;
+            // Shapes take no filters: their counts come from their tested hits, a part of the
+            // segments at a time.
             let merge = merge_of(admitted, targets);
-            let mut shapes = kinds.starting_at(0);
-            for i in 0..admitted.segments.len() as u32 {
-                for hit in shapes.take(i).filter(|h| merge.tested(h)) {
-                    counts.per_segment[i as usize] += 1;
-                    counts.per_target[hit.kind() as usize][hit.target as usize] += 1;
+            let n = admitted.segments.len();
+            for start in (0..n).step_by(SHAPE_CHUNK) {
+                let segments = &admitted.segments[start..(start + SHAPE_CHUNK).min(n)];
+                let kinds = engine.shape_kind_hits(segments, targets, start)?;
+                let mut shapes = kinds.starting_at(start);
+                for i in start as u32..(start + segments.len()) as u32 {
+                    for hit in shapes.take(i).filter(|h| merge.tested(h)) {
+                        counts.per_segment[i as usize] += 1;
+                        counts.per_target[hit.kind() as usize][hit.target as usize] += 1;
+                    }
                 }
             }
+            engine.check_cancel()?;
             Ok(counts)
         })
     }
 
-    /// The hits of every kind but rects, each kind's own query.
-    fn shape_kind_hits(&mut self, segments: &[Segment], targets: &Targets) -> Result<KindHits> {
+    /// The hits of every kind but rects, each kind's own query, for `segments`, which are the
+    /// call's from segment `base` on (the hits name the call's segments).
+    fn shape_kind_hits(
+        &mut self,
+        segments: &[Segment],
+        targets: &Targets,
+        base: usize,
+    ) -> Result<KindHits> {
         let mut kinds = KindHits::default();
         if !targets.circles().is_empty() {
             kinds.circles = self.shape_hits(segments, targets.circles())?;
@@ -278,6 +302,12 @@ impl Engine {
         if !targets.polygons().is_empty() {
             kinds.polygons = self.polygon_hits(segments, targets.polygons())?;
         }
+        if base > 0 {
+            let base = base as u32;
+            kinds.circles.iter_mut().for_each(|h| h.segment += base);
+            kinds.walls.iter_mut().for_each(|h| h.segment += base);
+            kinds.polygons.iter_mut().for_each(|h| h.segment += base);
+        }
         Ok(kinds)
     }
 }
@@ -285,7 +315,19 @@ impl Engine {
 /// Segments a part of the merge takes.
 const MERGE_CHUNK: usize = 4096;
 
+/// Segments whose shapes' hits a first-hit or counts call lists at once.
+const SHAPE_CHUNK: usize = 1 << 16;
+
 impl Engine {
+    /// [`Error::Cancelled`] once the engine's [`crate::Cancel`] is set: the merges run no
+    /// query of their own that would say so.
+    fn check_cancel(&self) -> Result<()> {
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        Ok(())
+    }
+
     /// Runs `each(first segment, its part of out)` over parts of `chunk` segments, on the
     /// engine's CPU threads (a GPU engine's: its fallback's, or the process's).
     fn host_chunks<T: Send>(

@@ -127,8 +127,9 @@ impl TargetCounts {
 }
 
 /// Targets of every kind, prepared for many queries: a level's static geometry, a frame's
-/// moving hitboxes, or both, each kind set on its own. Setting a kind again replaces it in the
-/// memory already held (rects rebuild their grid, [`RectSet::rebuild`]).
+/// moving hitboxes, or both, each kind set on its own. Setting rects, circles or walls again
+/// replaces them in the memory already held (rects rebuild their grid, [`RectSet::rebuild`]);
+/// polygons are replaced by the [`Polygons`] given.
 ///
 /// By default an invalid target fails its setter, which leaves the kind empty. Under
 /// [`Targets::skipping_invalid`] it keeps its index and misses every segment, and
