@@ -153,16 +153,23 @@ pub enum InputArray {
     Polygons,
 }
 
-impl fmt::Display for InputArray {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl InputArray {
+    /// What errors call one element of the array (`segment`, `rect`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
             InputArray::Segments => "segment",
             InputArray::Rects => "rect",
             InputArray::Pairs => "pair",
             InputArray::Walls => "wall",
             InputArray::Circles => "circle",
             InputArray::Polygons => "polygon",
-        })
+        }
+    }
+}
+
+impl fmt::Display for InputArray {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

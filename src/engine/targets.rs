@@ -11,7 +11,7 @@ use crate::query::Batch;
 use crate::shape::ShapeHit;
 use crate::targets::entry_time::EntryTime;
 use crate::targets::{TargetBatch, TargetContact, TargetCounts, TargetHit, TargetKind, Targets};
-use crate::types::{Filter, FirstHit, Segment};
+use crate::types::{Filter, FirstHit, PairResult, Segment};
 use std::cmp::Ordering;
 
 /// Each kind's hits of one call, in (segment, target) order, before the filters.
@@ -71,6 +71,15 @@ impl<'h> KindSlices<'h> {
         let walls = take_segment(&mut self.walls, segment, TargetContact::Wall);
         let polygons = take_segment(&mut self.polygons, segment, TargetContact::Polygon);
         circles.chain(walls).chain(polygons)
+    }
+}
+
+/// Segment `segment`'s hit of rect `rect`, as a target.
+fn rect_hit(segment: u32, rect: u32, result: PairResult) -> TargetHit {
+    TargetHit {
+        segment,
+        target: rect,
+        contact: TargetContact::Rect(result),
     }
 }
 
@@ -187,11 +196,7 @@ impl Engine {
                     for (j, slot) in part.iter_mut().enumerate() {
                         let i = (from + j) as u32;
                         let rect = &rect_first[i as usize];
-                        let rect = rect.rect().map(|r| TargetHit {
-                            segment: i,
-                            target: r,
-                            contact: TargetContact::Rect(rect.result),
-                        });
+                        let rect = rect.rect().map(|r| rect_hit(i, r, rect.result));
                         let tested = shapes.take(i).filter(|h| merge.tested(h));
                         *slot = merge.first(rect.into_iter().chain(tested));
                     }
@@ -234,11 +239,7 @@ impl Engine {
                 let n = rects.iter().take_while(|h| h.segment == i).count();
                 let (now, rest) = rects.split_at(n);
                 rects = rest;
-                out.extend(now.iter().map(|h| TargetHit {
-                    segment: i,
-                    target: h.rect,
-                    contact: TargetContact::Rect(h.result),
-                }));
+                out.extend(now.iter().map(|h| rect_hit(i, h.rect, h.result)));
                 out.extend(shapes.take(i).filter(|h| merge.tested(h)));
             }
             engine.check_cancel()?;

@@ -309,22 +309,13 @@ impl Targets {
                 && f.len() != self.len(kind)
             {
                 return Err(Error::FilterLength {
-                    array: kind_name(kind),
+                    array: kind.array().name(),
                     expected: self.len(kind),
                     got: f.len(),
                 });
             }
         }
         Ok(())
-    }
-}
-
-fn kind_name(kind: TargetKind) -> &'static str {
-    match kind {
-        TargetKind::Rect => "rect",
-        TargetKind::Circle => "circle",
-        TargetKind::Wall => "wall",
-        TargetKind::Polygon => "polygon",
     }
 }
 
