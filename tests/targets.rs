@@ -21,9 +21,9 @@ use num_traits::{Signed, Zero};
 use rectcast::gpu::frames::FrameCapacity;
 use rectcast::scene::SplitMix64;
 use rectcast::{
-    Batch, Circle, Engine, Error, Filter, FrameLoop, GpuLimits, InputArray, Kind, Polygons, Rect,
-    Segment, TargetBatch, TargetContact, TargetHit, TargetKind, Targets, segment_circle,
-    segment_polygon, segment_rect, segment_segment,
+    Batch, BroadPhase, Circle, Engine, Error, Filter, FrameLoop, GpuLimits, InputArray, Kind,
+    Polygons, Rect, Segment, TargetBatch, TargetContact, TargetHit, TargetKind, Targets,
+    segment_circle, segment_polygon, segment_rect, segment_segment,
 };
 
 /// An exact entry time: a ratio (den > 0) or a circle's smaller root (−b − √disc) / a.
@@ -292,6 +292,70 @@ fn near_ties(seed: u64, count: usize) -> Scene {
     scene
 }
 
+/// Segments each entering two targets of one kind, the higher index first in exact arithmetic
+/// but often at the same f32, so that only the exact order picks it: walls and polygon edges
+/// on the lines x = x0 + v and y = y0 + u of [`near_ties`] (1 / (dx·dy) apart, about 2^-26),
+/// and two circles about one center, their radii one ulp apart (entries about 2^-35 apart).
+/// Then walls crossed at t that round to 0 (about 1e-48): the lower wall crossed later.
+fn near_ties_within_kinds(seed: u64, count: usize) -> Scene {
+    let mut rng = SplitMix64::new(seed);
+    let mut scene = scene(seed, 0, 0, 2);
+    for i in 0..count {
+        let gcd = |mut a: i64, mut b: i64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let (dx, dy) = loop {
+            let (dx, dy) = (4096 + rng.below(4096) as i64, 4096 + rng.below(4096) as i64);
+            if gcd(dx, dy) == 1 {
+                break (dx, dy);
+            }
+        };
+        let u = (1..dy).find(|u| u * dx % dy == 1).unwrap();
+        let v = (u * dx - 1) / dy;
+        let (x0, y0) = (i as i64 * 20_000, -(rng.below(4096) as i64));
+        let (bx, by) = ((x0 + v) as f32, (y0 + u) as f32);
+        scene.segments.push(Segment::new(
+            x0 as f32,
+            y0 as f32,
+            (x0 + dx) as f32,
+            (y0 + dy) as f32,
+        ));
+        match i % 3 {
+            // The lower index on y = by, crossed 1 / (dx·dy) after x = bx.
+            0 => {
+                scene.walls.push(Segment::new(bx - 5.0, by, bx + 5.0, by));
+                scene.walls.push(Segment::new(bx, by - 5.0, bx, by + 5.0));
+            }
+            1 => {
+                scene
+                    .rings
+                    .push(vec![[bx - 5.0, by], [bx + 5.0, by], [bx, by + 5.0]]);
+                scene
+                    .rings
+                    .push(vec![[bx, by - 5.0], [bx + 5.0, by], [bx, by + 5.0]]);
+            }
+            _ => {
+                let (cx, cy) = ((x0 + dx / 2) as f32, (y0 + dy / 2) as f32);
+                let r = 3.0 + rng.below(64) as f32 / 16.0;
+                scene.circles.push(Circle::new(cx, cy, r));
+                scene.circles.push(Circle::new(cx, cy, r.next_up()));
+            }
+        }
+    }
+    // From just above y = 0 down a long way: the wall at y = 1e-39 (index 1) is crossed at
+    // t ≈ 9e-49, before the wall at y = 0 (index 0) at t ≈ 1e-48, and both round to 0.
+    scene.walls.push(Segment::new(-1.0, 0.0, 1.0, 0.0));
+    scene.walls.push(Segment::new(-1.0, 1e-39, 1.0, 1e-39));
+    scene.segments.push(Segment::new(0.0, 1e-38, 0.0, -1e10));
+    scene.segment_filters = vec![Filter::ALL; scene.segments.len()];
+    let counts = [0, scene.circles.len(), scene.walls.len(), scene.rings.len()];
+    scene.filters = counts.map(|n| vec![Filter::ALL; n]);
+    scene
+}
+
 fn targets_of(scene: &Scene) -> Targets {
     let mut targets = Targets::new();
     targets.set_rects(&scene.rects).unwrap();
@@ -447,6 +511,19 @@ fn mixed_scenes_match_the_brute_force_in_exact_order_on_the_cpu() {
     eprintln!("near ties: {near_ties} rounded ties of different exact t");
     assert!(near_ties > 40, "{near_ties}");
     assert_scene(&mut cpu_engine(), &scene, "cpu, near ties");
+}
+
+#[test]
+fn within_a_kind_rounded_ties_go_to_the_exact_first_entry_whatever_the_broad_phase() {
+    let scene = near_ties_within_kinds(21, 150);
+    let (_, near_ties) = first_hits(&brute_force(&scene), scene.segments.len());
+    eprintln!("near ties within kinds: {near_ties} rounded ties of different exact t");
+    assert!(near_ties > 60, "{near_ties}");
+    for broad_phase in [BroadPhase::On, BroadPhase::Off] {
+        let mut engine = cpu_engine();
+        engine.set_broad_phase(broad_phase);
+        assert_scene(&mut engine, &scene, &format!("cpu, {broad_phase:?}"));
+    }
 }
 
 #[test]

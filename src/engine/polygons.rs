@@ -1,4 +1,5 @@
 //! The queries over polygons, segment × polygon and polygon × polygon, on either backend.
+use crate::cpu::batched::ByIndex;
 use crate::cpu::segment_polygon::Polygons;
 use crate::cpu::segment_polygon::filters::{polygon_filtered, polygon_hit};
 use crate::cpu::segment_polygon::{
@@ -74,7 +75,15 @@ impl Engine {
     ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
         let mut first = vec![None; segments.len()];
         let culled = self.culled_polygons(segments, polygons, |this, bounds, contact, _| {
-            this.culled_first_hits(segments, bounds, None, |_, _| None, contact, &mut first)
+            this.culled_first_hits(
+                segments,
+                bounds,
+                None,
+                |_, _| None,
+                contact,
+                &ByIndex,
+                &mut first,
+            )
         })?;
         if culled {
             return Ok(first);
@@ -123,7 +132,7 @@ impl Engine {
     /// Checks `segments` against `polygons`, then hands `run` the polygons' boxes and each
     /// (segment, polygon) pair's contact and hit, for the culled paths
     /// ([`Engine::culled_hits`]).
-    fn culled_polygons<R>(
+    pub(super) fn culled_polygons<R>(
         &mut self,
         segments: &[Segment],
         polygons: &Polygons,

@@ -1,7 +1,7 @@
 //! The queries over shapes ([`Shape`]: walls, circles), on either backend.
 use super::{Engine, Inner, On};
 use crate::Circle;
-use crate::cpu::batched::{CpuKernel, Simd};
+use crate::cpu::batched::{ByIndex, CpuKernel, FirstOrder, Simd};
 use crate::cpu::grid::Grid;
 use crate::cpu::lane_filter::LaneFilter;
 use crate::cpu::segment_circle::CircleContact;
@@ -242,7 +242,10 @@ impl Engine {
         let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let along = S::paths(shapes);
-        if self.culled_first_hits(segments, &bounds, along, filter, contact, &mut first)? {
+        let culled = self.culled_first_hits(
+            segments, &bounds, along, filter, contact, &ByIndex, &mut first,
+        )?;
+        if culled {
             return Ok(first);
         }
         if S::KERNEL.reduces {
@@ -255,7 +258,7 @@ impl Engine {
                     }
                     On::Cpu(kernel) => {
                         kernel.shape_first_hits_culled(
-                            segments, &bounds, None, filter, contact, &mut first,
+                            segments, &bounds, None, filter, contact, &ByIndex, &mut first,
                         );
                         Ok(())
                     }
@@ -311,7 +314,9 @@ impl Engine {
         Ok(counts)
     }
 
-    /// [`Engine::culled_hits`] for first hits, the grid's walk stopping early.
+    /// [`Engine::culled_hits`] for first hits in `order_of`'s order, the grid's walk stopping
+    /// early.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn culled_first_hits<C: ShapeContact>(
         &mut self,
         segments: &[Segment],
@@ -319,10 +324,11 @@ impl Engine {
         along: Option<&[Segment]>,
         filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
+        order_of: &impl FirstOrder<C>,
         first: &mut [Option<ShapeHit<C>>],
     ) -> Result<bool> {
         self.with_shape_grid(segments.len(), bounds, along, |kernel, grid| {
-            kernel.shape_first_hits_culled(segments, bounds, grid, filter, contact, first)
+            kernel.shape_first_hits_culled(segments, bounds, grid, filter, contact, order_of, first)
         })
     }
 

@@ -1,17 +1,19 @@
 //! The queries over a scene of mixed targets ([`Targets`]): each kind's own query, on this
 //! engine's backend, merged on the host in one exact order.
 
+use super::shapes::contact_of;
 use super::{Engine, Inner, check_output};
-use crate::cpu::batched::CpuKernel;
+use crate::cpu::batched::{CpuKernel, FirstOrder};
+use crate::cpu::lane_filter::LaneFilter;
 use crate::cpu::segment_circle::CircleContact;
 use crate::cpu::segment_polygon::PolygonContact;
 use crate::cpu::segment_segment::SegmentContact;
 use crate::error::{Error, Result};
 use crate::query::Batch;
-use crate::shape::ShapeHit;
+use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::targets::entry_time::EntryTime;
 use crate::targets::{TargetBatch, TargetContact, TargetCounts, TargetHit, TargetKind, Targets};
-use crate::types::{Filter, FirstHit, PairResult, Segment};
+use crate::types::{Filter, FirstHit, PairResult, Rect, Segment};
 use std::cmp::Ordering;
 
 /// Each kind's hits of one call, in (segment, target) order, before the filters.
@@ -93,18 +95,25 @@ struct Merge<'a> {
 impl Merge<'_> {
     /// Whether the pair is tested: the filters accept each other, and neither is skipped.
     fn tested(&self, hit: &TargetHit) -> bool {
-        let segment = self
-            .segment_filters
-            .map_or(Filter::ALL, |f| f[hit.segment as usize]);
-        segment.tests(&self.targets.filter(hit.kind(), hit.target as usize))
+        self.tests(hit.segment as usize, hit.kind(), hit.target as usize)
+    }
+
+    /// Whether segment `segment` and target `k` of `kind` are tested.
+    fn tests(&self, segment: usize, kind: TargetKind, k: usize) -> bool {
+        let segment = self.segment_filters.map_or(Filter::ALL, |f| f[segment]);
+        segment.tests(&self.targets.filter(kind, k))
     }
 
     /// The exact time at which `hit`'s segment enters its target.
     fn entry_time(&self, hit: &TargetHit) -> EntryTime {
         let s = &self.segments[hit.segment as usize];
-        let k = hit.target as usize;
+        self.entry_of(s, hit.target as usize, &hit.contact)
+    }
+
+    /// The exact time at which `s` enters target `k`, its contact `contact`.
+    fn entry_of(&self, s: &Segment, k: usize, contact: &TargetContact) -> EntryTime {
         let t = self.targets;
-        match &hit.contact {
+        match contact {
             TargetContact::Rect(r) => EntryTime::of_rect(s, &t.rects().rects()[k], r),
             TargetContact::Circle(c) => EntryTime::of_circle(s, &t.circles()[k], c),
             TargetContact::Wall(_) => EntryTime::of_wall(s, &t.walls()[k]),
@@ -141,16 +150,80 @@ impl Merge<'_> {
 /// Whether the segment certainly starts in the target (its entry is exactly 0), from the
 /// contact alone; false for walls, whose t of 0 may be a rounded tiny one.
 fn starts_in(contact: &TargetContact) -> bool {
-    use crate::types::Kind;
     match contact {
         TargetContact::Rect(r) => r.start_inside(),
-        TargetContact::Circle(c) => matches!(
-            c.kind(),
-            crate::cpu::segment_circle::CircleKind::Inside
-                | crate::cpu::segment_circle::CircleKind::Exit
-        ),
-        TargetContact::Polygon(c) => matches!(c.kind(), Kind::Inside | Kind::Exit),
-        TargetContact::Wall(_) => false,
+        TargetContact::Circle(c) => shape_starts_in(c),
+        TargetContact::Wall(c) => shape_starts_in(c),
+        TargetContact::Polygon(c) => shape_starts_in(c),
+    }
+}
+
+/// Whether a shape's hit starts inside it: it meets no boundary on the way in (never a wall).
+fn shape_starts_in(c: &impl ShapeContact) -> bool {
+    c.hit() && !c.boundary().0
+}
+
+/// One kind's first hits in the scene's order ([`CpuKernel::shape_first_hits_culled`]): the
+/// pairs the filters test, equal rounded `t_enter` ordered by their exact entries, then by
+/// index.
+struct KindOrder<'m, C> {
+    merge: &'m Merge<'m>,
+    kind: TargetKind,
+    contact: fn(C) -> TargetContact,
+}
+
+impl<C: ShapeContact> FirstOrder<C> for KindOrder<'_, C> {
+    const BY_INDEX: bool = false;
+
+    fn tests(&self, segment: usize, shape: usize) -> bool {
+        self.merge.tests(segment, self.kind, shape)
+    }
+
+    fn before(&self, s: &Segment, (k, c): (u32, &C), (best, b): (u32, &C)) -> bool {
+        if shape_starts_in(c) && shape_starts_in(b) {
+            return k < best;
+        }
+        let exact = |k: u32, c: &C| self.merge.entry_of(s, k as usize, &(self.contact)(*c));
+        match exact(k, c).cmp(&exact(best, b)) {
+            Ordering::Less => true,
+            Ordering::Equal => k < best,
+            Ordering::Greater => false,
+        }
+    }
+
+    fn settles(&self, c: &C) -> bool {
+        shape_starts_in(c)
+    }
+}
+
+/// Each shape kind's first hit per segment, in the scene's order (empty for a kind with no
+/// targets).
+#[derive(Default)]
+struct KindFirst {
+    circles: Vec<Option<ShapeHit<CircleContact>>>,
+    walls: Vec<Option<ShapeHit<SegmentContact>>>,
+    polygons: Vec<Option<ShapeHit<PolygonContact>>>,
+}
+
+impl KindFirst {
+    /// Segment `i`'s first hit of each kind, as targets, in kind order.
+    fn of(&self, i: usize) -> impl Iterator<Item = TargetHit> + '_ {
+        fn at<C: Copy>(
+            first: &[Option<ShapeHit<C>>],
+            i: usize,
+            contact: fn(C) -> TargetContact,
+        ) -> Option<TargetHit> {
+            let hit = first.get(i).copied().flatten()?;
+            Some(TargetHit {
+                segment: hit.segment,
+                target: hit.shape,
+                contact: contact(hit.contact),
+            })
+        }
+        let circles = at(&self.circles, i, TargetContact::Circle);
+        let walls = at(&self.walls, i, TargetContact::Wall);
+        let polygons = at(&self.polygons, i, TargetContact::Polygon);
+        circles.into_iter().chain(walls).chain(polygons)
     }
 }
 
@@ -183,8 +256,20 @@ impl Engine {
                 engine.first_hit_into(admitted, &mut rect_first)?;
             }
             let merge = merge_of(admitted, batch.targets);
-            // The shapes' hits a part of the segments at a time, so that memory follows the
-            // part's hits, not the call's.
+            if let Some(kinds) = engine.kind_first_hits(&merge)? {
+                // Each kind's first hit, merged over the engine's threads.
+                engine.host_chunks(out, MERGE_CHUNK, |from, part| {
+                    for (j, slot) in part.iter_mut().enumerate() {
+                        let i = from + j;
+                        let rect = &rect_first[i];
+                        let rect = rect.rect().map(|r| rect_hit(i as u32, r, rect.result));
+                        *slot = merge.first(rect.into_iter().chain(kinds.of(i)));
+                    }
+                });
+                return engine.check_cancel();
+            }
+            // On a GPU: the shapes' hits a part of the segments at a time, so that memory
+            // follows the part's hits, not the call's.
             for start in (0..out.len()).step_by(SHAPE_CHUNK) {
                 let out = &mut out[start..(start + SHAPE_CHUNK).min(rect_first.len())];
                 let segments = &admitted.segments[start..start + out.len()];
@@ -283,6 +368,69 @@ impl Engine {
             engine.check_cancel()?;
             Ok(counts)
         })
+    }
+
+    /// On the CPU, each shape kind's first hits of `merge`'s segments in the scene's order,
+    /// through the kind's broad phase with the walk stopping early; `None` on a GPU.
+    fn kind_first_hits(&mut self, merge: &Merge) -> Result<Option<KindFirst>> {
+        if !matches!(self.inner, Inner::Cpu { .. }) {
+            return Ok(None);
+        }
+        let (segments, targets) = (merge.segments, merge.targets);
+        let mut kinds = KindFirst::default();
+        if !targets.circles().is_empty() {
+            kinds.circles = vec![None; segments.len()];
+            let order = KindOrder {
+                merge,
+                kind: TargetKind::Circle,
+                contact: TargetContact::Circle,
+            };
+            self.shape_kind_first(segments, targets.circles(), &order, &mut kinds.circles)?;
+        }
+        if !targets.walls().is_empty() {
+            kinds.walls = vec![None; segments.len()];
+            let order = KindOrder {
+                merge,
+                kind: TargetKind::Wall,
+                contact: TargetContact::Wall,
+            };
+            self.shape_kind_first(segments, targets.walls(), &order, &mut kinds.walls)?;
+        }
+        if !targets.polygons().is_empty() {
+            kinds.polygons = vec![None; segments.len()];
+            let order = KindOrder {
+                merge,
+                kind: TargetKind::Polygon,
+                contact: TargetContact::Polygon,
+            };
+            let first = &mut kinds.polygons;
+            self.culled_polygons(segments, targets.polygons(), |this, bounds, contact, _| {
+                this.culled_first_hits(segments, bounds, None, |_, _| None, contact, &order, first)
+            })?;
+        }
+        Ok(Some(kinds))
+    }
+
+    /// The first hits of `segments` among `shapes` in `order`'s order, on the CPU.
+    fn shape_kind_first<S: Shape>(
+        &mut self,
+        segments: &[Segment],
+        shapes: &[S],
+        order: &impl FirstOrder<S::Contact>,
+        first: &mut [Option<ShapeHit<S::Contact>>],
+    ) -> Result<bool> {
+        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
+        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
+        let contact = contact_of(shapes);
+        self.culled_first_hits(
+            segments,
+            &bounds,
+            S::paths(shapes),
+            filter,
+            contact,
+            order,
+            first,
+        )
     }
 
     /// The hits of every kind but rects, each kind's own query, for `segments`, which are the

@@ -26,6 +26,7 @@ mod shape_work;
 mod shapes;
 
 pub use cull::RectBlock;
+pub(crate) use shapes::{ByIndex, FirstOrder};
 
 use rayon::prelude::*;
 

@@ -13,7 +13,6 @@ use crate::cpu::grid::{CellStep, Grid, Next, Step, visit_cells, walk_cells, walk
 use crate::cpu::lane_filter::{Candidates, LaneFilter};
 use crate::cpu::lanes::{LANES, Simd};
 use crate::cpu::segment_polygon::{PolygonContact, PolygonEdge, filters::polygon_filtered};
-use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
 use crate::query::Counts;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Rect, Segment};
@@ -272,25 +271,29 @@ impl CpuKernel {
     }
 
     /// Each segment's first hit among shapes whose closed boxes are `bounds` (the smallest
-    /// `t_enter`, the lowest shape on a tie), `first` one per segment: as
+    /// `t_enter`, a tie ordered by `order_of`: [`ByIndex`], the lowest shape), of the pairs
+    /// `order_of` tests, `first` one per segment: as
     /// [`CpuKernel::shape_hit_chunks`], but the grid's walk stops at the first row boundary
     /// the best hit so far is certainly before (every shape not visited yet meets the segment
     /// only past that boundary, so its rounded t cannot be smaller, nor tie), a candidate
     /// whose box the segment enters after the best hit (or as soon, at a higher index) is
-    /// skipped, and past a best hit at t = 0 each cell's entries above it are skipped (cells
-    /// list shapes in ascending order). The walk's candidates are answered sixteen at a time
+    /// skipped (unless `order_of` orders ties exactly), and past a best hit that
+    /// [settles](FirstOrder::settles) each cell's entries above it are skipped (cells list
+    /// shapes in ascending order). The walk's candidates are answered sixteen at a time
     /// (the lane filter's width), so that a bullet starting inside shapes sets that ceiling
     /// after its first few. The best is the smallest (t, shape) of the candidates answered,
     /// whatever their order, so the batches change only how soon the pruning starts.
     /// On a grid along walls ([`Grid::build_along`]) each cell's walls are filtered where the
     /// lane filter listed them ([`LaneFilter::first_in_cell`]), with the same stops.
-    pub(crate) fn shape_first_hits_culled<C: ShapeContact>(
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn shape_first_hits_culled<C: ShapeContact, O: FirstOrder<C>>(
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],
         grid: Option<&Grid>,
         filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
+        order_of: &O,
         first: &mut [Option<ShapeHit<C>>],
     ) {
         let simd = self.simd;
@@ -326,10 +329,10 @@ impl CpuKernel {
                         }
                         let t = best_contact.t_enter();
                         let later = k as u32 > best_shape;
-                        // Every bound is at or above 0: past a best hit at t = 0, a higher
-                        // shape is out without its bound (most candidates, where segments
-                        // start inside shapes).
-                        if later && t <= 0.0 {
+                        // Every bound is at or above 0: past a best hit that nothing later
+                        // comes before (t = 0), a higher shape is out without its bound
+                        // (most candidates, where segments start inside shapes).
+                        if later && order_of.settles(&best_contact) {
                             return;
                         }
                         let below = if t_below > 0.0 {
@@ -337,16 +340,25 @@ impl CpuKernel {
                         } else {
                             box_t_below(s, &bounds[k])
                         };
-                        if below > t || (below == t && later) {
+                        // Of equal rounded t, an exact order may put a higher shape first.
+                        if below > t || (below == t && later && O::BY_INDEX) {
                             return;
                         }
                     }
+                    if !order_of.tests(index, k) {
+                        return;
+                    }
                     let c = contact(s, k);
                     let k = k as u32;
-                    let (best_shape, best_contact) = now.unwrap_or((NO_SHAPE, c));
-                    if comes_first(&c, k, &best_contact, best_shape) {
+                    let sooner = c.hit()
+                        && now.is_none_or(|(best_shape, b)| {
+                            c.t_enter() < b.t_enter()
+                                || (c.t_enter() == b.t_enter()
+                                    && order_of.before(s, (k, &c), (best_shape, &b)))
+                        });
+                    if sooner {
                         best.set(Some((k, c)));
-                        if c.t_enter() == 0.0 {
+                        if order_of.settles(&c) {
                             ceiling.set(k);
                         }
                     }
@@ -450,6 +462,43 @@ impl CpuKernel {
         let chunk = chunk_len(segments.len(), work_per_segment(bounds, grid), self.threads);
         self.chunked_into(first, order.as_ref(), chunk, rows);
         self.keep_shapes(prepared);
+    }
+}
+
+/// What a first-hit query over shapes ([`CpuKernel::shape_first_hits_culled`]) answers:
+/// which pairs it tests, and how it orders two hits whose rounded `t_enter` are equal (a
+/// smaller rounded `t_enter` always comes first: rounding is monotone).
+pub(crate) trait FirstOrder<C: ShapeContact>: Sync {
+    /// Whether equal rounded `t_enter` go to the lower index, whatever their exact entries
+    /// (the shapes' own queries); the walk then skips a shape entered no sooner at a higher
+    /// index without answering it.
+    const BY_INDEX: bool;
+
+    /// Whether the pair (segment `segment`, shape `shape`) is tested; an untested one misses.
+    fn tests(&self, _segment: usize, _shape: usize) -> bool {
+        true
+    }
+
+    /// Whether `c` (its shape and contact) comes before `best` for segment `s`, their rounded
+    /// `t_enter` equal.
+    fn before(&self, s: &Segment, c: (u32, &C), best: (u32, &C)) -> bool;
+
+    /// Whether no higher shape can come before hit `c` (its entry is the least there is).
+    fn settles(&self, c: &C) -> bool;
+}
+
+/// The shapes' own order: the smallest rounded `t_enter`, then the lowest index.
+pub(crate) struct ByIndex;
+
+impl<C: ShapeContact> FirstOrder<C> for ByIndex {
+    const BY_INDEX: bool = true;
+
+    fn before(&self, _: &Segment, (k, _): (u32, &C), (best, _): (u32, &C)) -> bool {
+        k < best
+    }
+
+    fn settles(&self, c: &C) -> bool {
+        c.t_enter() == 0.0
     }
 }
 
