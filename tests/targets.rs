@@ -526,6 +526,34 @@ fn within_a_kind_rounded_ties_go_to_the_exact_first_entry_whatever_the_broad_pha
     }
 }
 
+/// A game's frames: static circles and polygons set once, rects and walls moved every frame,
+/// on one engine, which keeps each kind's grid and layout between frames; every frame against
+/// the brute force, with the grids forced on.
+#[test]
+fn static_kinds_set_once_and_moving_kinds_each_frame_answer_every_frame_afresh() {
+    let mut engine = cpu_engine();
+    engine.set_broad_phase(BroadPhase::On);
+    let level = scene(31, 300, 200, 512);
+    for frame in 0..4 {
+        let moved = scene(40 + frame, 0, 200, 512);
+        let frame_scene = Scene {
+            rects: moved.rects,
+            walls: moved.walls,
+            segments: level.segments.clone(),
+            segment_filters: level.segment_filters.clone(),
+            circles: level.circles.clone(),
+            rings: level.rings.clone(),
+            filters: [
+                moved.filters[0].clone(),
+                level.filters[1].clone(),
+                moved.filters[2].clone(),
+                level.filters[3].clone(),
+            ],
+        };
+        assert_scene(&mut engine, &frame_scene, &format!("frame {frame}"));
+    }
+}
+
 #[test]
 fn mixed_scenes_give_the_cpus_results_on_the_gpu() {
     let Some(mut gpu) = gpu_engine(

@@ -3,6 +3,7 @@
 mod frames;
 mod polygons;
 mod rects;
+mod shape_grids;
 mod shapes;
 mod targets;
 
@@ -19,7 +20,7 @@ use crate::gpu::{
 };
 use crate::query::{Batch, Skipped, StandIns};
 use crate::shape::Shape;
-use crate::types::{Rect, Segment};
+use crate::types::Rect;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -175,14 +176,12 @@ pub struct Engine {
     used_grid: bool,
     /// The grid built for batches without a [`RectSet`], its memory kept between calls.
     own_grid: Grid,
-    /// The grid over the last call's shapes' boxes (walls, circles, polygons on the CPU), or
-    /// along its walls (walls' first hits), and those boxes: a call over the same boxes, byte
-    /// for byte, and the same walls for a grid along them (a CLI job's next chunk, a game's
-    /// static walls), uses it again instead of building it.
-    shape_grid: Grid,
-    shape_grid_bounds: Vec<Rect>,
-    /// The walls the shape grid lists along their lines, when it does ([`Grid::build_along`]).
-    shape_grid_paths: Vec<Segment>,
+    /// The grids over the last few calls' shapes' boxes (walls, circles, polygons on the CPU),
+    /// or along their walls (walls' first hits).
+    shape_grids: shape_grids::ShapeGrids,
+    /// A scene's per-kind first hits and rects' first hits ([`Targets`]), their memory kept
+    /// between frames.
+    target_first: targets::KindFirst,
     /// Checked before, during (between chunks) and after each call.
     cancel: Option<Cancel>,
     /// What the last query over a [`Batch`] skipped, and the stand-ins it ran with.
@@ -232,9 +231,8 @@ impl Engine {
             broad_phase: BroadPhase::default(),
             used_grid: false,
             own_grid: Grid::default(),
-            shape_grid: Grid::default(),
-            shape_grid_bounds: Vec::new(),
-            shape_grid_paths: Vec::new(),
+            shape_grids: Default::default(),
+            target_first: Default::default(),
             cancel: None,
             skipped: Skipped::default(),
             stand_ins: StandIns::default(),

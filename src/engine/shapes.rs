@@ -333,8 +333,8 @@ impl Engine {
     }
 
     /// On the CPU, runs `run` with the grid over `bounds` when the broad-phase setting picks
-    /// it (built for the call, in the engine's own grid's memory), else `None`; `false` on the
-    /// GPU.
+    /// it (one of the last few calls' when it was over the same shapes, else built for the
+    /// call: [`ShapeGrids`](super::shape_grids::ShapeGrids)), else `None`; `false` on the GPU.
     pub(super) fn with_shape_grid(
         &mut self,
         segments: usize,
@@ -351,31 +351,14 @@ impl Engine {
             return Ok(false);
         };
         self.last_fallback = None;
-        let bytes = bytemuck::cast_slice::<Rect, u8>;
-        let wall_bytes = bytemuck::cast_slice::<Segment, u8>;
-        // Compared only when the grid is wanted: the brute force's calls pay nothing for it.
-        if use_grid
-            && !(self.shape_grid.is_built()
-                && bytes(&self.shape_grid_bounds) == bytes(bounds)
-                && match along {
-                    Some(walls) => {
-                        self.shape_grid.along
-                            && wall_bytes(&self.shape_grid_paths) == wall_bytes(walls)
-                    }
-                    None => !self.shape_grid.along,
-                })
-        {
-            match along {
-                Some(walls) => kernel.build_along(&mut self.shape_grid, walls),
-                None => kernel.build_grid(&mut self.shape_grid, bounds),
-            }
-            self.shape_grid_bounds.clear();
-            self.shape_grid_bounds.extend_from_slice(bounds);
-            self.shape_grid_paths.clear();
-            self.shape_grid_paths
-                .extend_from_slice(along.unwrap_or_default());
-        }
-        run(kernel, use_grid.then_some(&self.shape_grid));
+        // Looked up only when the grid is wanted: the brute force's calls pay nothing for it.
+        let grid = use_grid.then(|| {
+            self.shape_grids.over(bounds, along, |grid| match along {
+                Some(walls) => kernel.build_along(grid, walls),
+                None => kernel.build_grid(grid, bounds),
+            })
+        });
+        run(kernel, grid);
         self.used_grid = use_grid;
         if self.cancelled() {
             return Err(Error::Cancelled);

@@ -196,10 +196,11 @@ impl<C: ShapeContact> FirstOrder<C> for KindOrder<'_, C> {
     }
 }
 
-/// Each shape kind's first hit per segment, in the scene's order (empty for a kind with no
+/// Each kind's first hit per segment, in the scene's order (empty for a shape kind with no
 /// targets).
 #[derive(Default)]
-struct KindFirst {
+pub(super) struct KindFirst {
+    rects: Vec<FirstHit>,
     circles: Vec<Option<ShapeHit<CircleContact>>>,
     walls: Vec<Option<ShapeHit<SegmentContact>>>,
     polygons: Vec<Option<ShapeHit<PolygonContact>>>,
@@ -208,6 +209,10 @@ struct KindFirst {
 impl KindFirst {
     /// Segment `i`'s first hit of each kind, as targets, in kind order.
     fn of(&self, i: usize) -> impl Iterator<Item = TargetHit> + '_ {
+        let rect = self.rects.get(i).and_then(|first| {
+            let rect = first.rect()?;
+            Some(rect_hit(i as u32, rect, first.result))
+        });
         fn at<C: Copy>(
             first: &[Option<ShapeHit<C>>],
             i: usize,
@@ -223,7 +228,16 @@ impl KindFirst {
         let circles = at(&self.circles, i, TargetContact::Circle);
         let walls = at(&self.walls, i, TargetContact::Wall);
         let polygons = at(&self.polygons, i, TargetContact::Polygon);
-        circles.into_iter().chain(walls).chain(polygons)
+        rect.into_iter().chain(circles).chain(walls).chain(polygons)
+    }
+
+    /// `first` sized for `n` segments where `used`, else emptied (its memory kept).
+    fn sized<T: Clone>(first: &mut Vec<T>, used: bool, n: usize, none: T) -> &mut [T] {
+        first.clear();
+        if used {
+            first.resize(n, none);
+        }
+        first
     }
 }
 
@@ -251,23 +265,25 @@ impl Engine {
         let rect_batch = batch.rect_batch()?;
         self.admitting(&rect_batch, |engine, admitted| {
             check_output(admitted.segments.len(), out.len())?;
+            let mut kinds = std::mem::take(&mut engine.target_first);
+            let answered = engine.kind_first_hits(admitted, batch.targets, &mut kinds);
+            engine.target_first = kinds;
+            if answered? {
+                // Each kind's first hit, merged over the engine's threads.
+                let merge = merge_of(admitted, batch.targets);
+                let kinds = &engine.target_first;
+                engine.host_chunks(out, MERGE_CHUNK, |from, part| {
+                    for (j, slot) in part.iter_mut().enumerate() {
+                        *slot = merge.first(kinds.of(from + j));
+                    }
+                });
+                return engine.check_cancel();
+            }
             let mut rect_first = vec![FirstHit::NONE; out.len()];
             if !admitted.rects.is_empty() {
                 engine.first_hit_into(admitted, &mut rect_first)?;
             }
             let merge = merge_of(admitted, batch.targets);
-            if let Some(kinds) = engine.kind_first_hits(&merge)? {
-                // Each kind's first hit, merged over the engine's threads.
-                engine.host_chunks(out, MERGE_CHUNK, |from, part| {
-                    for (j, slot) in part.iter_mut().enumerate() {
-                        let i = from + j;
-                        let rect = &rect_first[i];
-                        let rect = rect.rect().map(|r| rect_hit(i as u32, r, rect.result));
-                        *slot = merge.first(rect.into_iter().chain(kinds.of(i)));
-                    }
-                });
-                return engine.check_cancel();
-            }
             // On a GPU: the shapes' hits a part of the segments at a time, so that memory
             // follows the part's hits, not the call's.
             for start in (0..out.len()).step_by(SHAPE_CHUNK) {
@@ -370,45 +386,69 @@ impl Engine {
         })
     }
 
-    /// On the CPU, each shape kind's first hits of `merge`'s segments in the scene's order,
-    /// through the kind's broad phase with the walk stopping early; `None` on a GPU.
-    fn kind_first_hits(&mut self, merge: &Merge) -> Result<Option<KindFirst>> {
+    /// On the CPU, each kind's first hits of the admitted batch's segments in the scene's
+    /// order, into `kinds`: the rects' through their set, the shapes' through their broad
+    /// phase with the walk stopping early. `false` on a GPU.
+    fn kind_first_hits(
+        &mut self,
+        admitted: &Batch,
+        targets: &Targets,
+        kinds: &mut KindFirst,
+    ) -> Result<bool> {
         if !matches!(self.inner, Inner::Cpu { .. }) {
-            return Ok(None);
+            return Ok(false);
         }
-        let (segments, targets) = (merge.segments, merge.targets);
-        let mut kinds = KindFirst::default();
-        if !targets.circles().is_empty() {
-            kinds.circles = vec![None; segments.len()];
+        let merge = &merge_of(admitted, targets);
+        let segments = admitted.segments;
+        let n = segments.len();
+        let rects = KindFirst::sized(
+            &mut kinds.rects,
+            !admitted.rects.is_empty(),
+            n,
+            FirstHit::NONE,
+        );
+        if !rects.is_empty() {
+            self.first_hit_into(admitted, rects)?;
+        }
+        let circles = KindFirst::sized(&mut kinds.circles, !targets.circles().is_empty(), n, None);
+        if !circles.is_empty() {
             let order = KindOrder {
                 merge,
                 kind: TargetKind::Circle,
                 contact: TargetContact::Circle,
             };
-            self.shape_kind_first(segments, targets.circles(), &order, &mut kinds.circles)?;
+            self.shape_kind_first(segments, targets.circles(), &order, circles)?;
         }
-        if !targets.walls().is_empty() {
-            kinds.walls = vec![None; segments.len()];
+        let walls = KindFirst::sized(&mut kinds.walls, !targets.walls().is_empty(), n, None);
+        if !walls.is_empty() {
             let order = KindOrder {
                 merge,
                 kind: TargetKind::Wall,
                 contact: TargetContact::Wall,
             };
-            self.shape_kind_first(segments, targets.walls(), &order, &mut kinds.walls)?;
+            self.shape_kind_first(segments, targets.walls(), &order, walls)?;
         }
-        if !targets.polygons().is_empty() {
-            kinds.polygons = vec![None; segments.len()];
+        let polygons =
+            KindFirst::sized(&mut kinds.polygons, !targets.polygons().is_empty(), n, None);
+        if !polygons.is_empty() {
             let order = KindOrder {
                 merge,
                 kind: TargetKind::Polygon,
                 contact: TargetContact::Polygon,
             };
-            let first = &mut kinds.polygons;
             self.culled_polygons(segments, targets.polygons(), |this, bounds, contact, _| {
-                this.culled_first_hits(segments, bounds, None, |_, _| None, contact, &order, first)
+                this.culled_first_hits(
+                    segments,
+                    bounds,
+                    None,
+                    |_, _| None,
+                    contact,
+                    &order,
+                    polygons,
+                )
             })?;
         }
-        Ok(Some(kinds))
+        Ok(true)
     }
 
     /// The first hits of `segments` among `shapes` in `order`'s order, on the CPU.

@@ -69,8 +69,9 @@ pub struct CpuKernel {
     /// Its own workers, or `None` for the process's shared pool ([`Workers::shared`]).
     pool: Option<Workers>,
     blocks: Vec<RectBlock>,
-    /// The last shapes' layout and lane filter, kept for a call over the same shapes.
-    shapes: Option<Box<shape_cull::PreparedShapes>>,
+    /// The last few calls' shapes' layouts and lane filters, the most recently used first,
+    /// kept for a call over the same shapes ([`CpuKernel::prepare_shapes`]).
+    shapes: Vec<shape_cull::PreparedShapes>,
     /// Set: chunks not started yet are skipped (the engine then discards the call's results).
     cancel: Option<Cancel>,
 }
@@ -114,7 +115,7 @@ impl Default for CpuKernel {
             threads: Workers::shared().threads(),
             pool: None,
             blocks: Vec::new(),
-            shapes: None,
+            shapes: Vec::new(),
             cancel: None,
         }
     }
@@ -186,7 +187,7 @@ impl CpuKernel {
             threads,
             pool,
             blocks: Vec::new(),
-            shapes: None,
+            shapes: Vec::new(),
             cancel: None,
         })
     }

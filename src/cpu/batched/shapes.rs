@@ -502,6 +502,10 @@ impl<C: ShapeContact> FirstOrder<C> for ByIndex {
     }
 }
 
+/// How many shapes' layouts a kernel keeps: one per shape kind of a scene (`Targets`: circles,
+/// walls and polygons), so that the static kinds of a frame are never prepared again.
+const KEPT_SHAPES: usize = 3;
+
 /// The first batch of a walk's candidates for the lane filter in first hits: the batches
 /// double up to its width, so that a bullet starting inside shapes sets the ceiling after a
 /// few (docs/broad_phase.md).
@@ -510,10 +514,11 @@ const FIRST_BATCH: usize = 4;
 impl CpuKernel {
     /// The layout of `bounds`, and the lane filter `filter` makes for this kernel's SIMD level
     /// in its order, with its values listed beside `grid`'s entries when there is one (a grid
-    /// over `bounds`). The last call's are used again when its boxes were these, byte for byte,
-    /// and its filter the same (the same lane values and function): the Morton sort, the
-    /// filter's blocks and its entries' values are the most of a call's set-up (a CLI job
-    /// calls once per chunk of segments). Hand it back with [`CpuKernel::keep_shapes`].
+    /// over `bounds`). One of the last few calls' ([`KEPT_SHAPES`]) is used again when its
+    /// boxes were these, byte for byte, and its filter the same (the same lane values and
+    /// function): the Morton sort, the filter's blocks and its entries' values are the most of
+    /// a call's set-up (a CLI job calls once per chunk of segments; a game's frame once per
+    /// kind of its scene). Hand it back with [`CpuKernel::keep_shapes`].
     pub(super) fn prepare_shapes(
         &mut self,
         bounds: &[Rect],
@@ -521,16 +526,20 @@ impl CpuKernel {
         filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
     ) -> PreparedShapes {
         let bytes = bytemuck::cast_slice::<Rect, u8>;
-        let mut prepared = match self.shapes.take() {
-            Some(last) if bytes(&last.bounds) == bytes(bounds) => {
+        let kept = self
+            .shapes
+            .iter()
+            .position(|kept| bytes(&kept.bounds) == bytes(bounds));
+        let mut prepared = match kept.map(|at| self.shapes.remove(at)) {
+            Some(last) => {
                 let fresh = filter(self.simd, &last.layout.order);
                 let filter = match (last.filter, fresh) {
                     (Some(last), Some(fresh)) if last.is_same(&fresh) => Some(last),
                     (_, fresh) => fresh,
                 };
-                PreparedShapes { filter, ..*last }
+                PreparedShapes { filter, ..last }
             }
-            _ => {
+            None => {
                 let layout = match self.threads {
                     1 => ShapeLayout::new(bounds, false),
                     _ => Self::install(&self.pool, || ShapeLayout::new(bounds, true)),
@@ -551,8 +560,9 @@ impl CpuKernel {
         prepared
     }
 
-    /// Keeps `prepared` for the next call.
+    /// Keeps `prepared` for the next calls, in place of the least recently used.
     pub(super) fn keep_shapes(&mut self, prepared: PreparedShapes) {
-        self.shapes = Some(Box::new(prepared));
+        self.shapes.truncate(KEPT_SHAPES - 1);
+        self.shapes.insert(0, prepared);
     }
 }
