@@ -195,9 +195,9 @@ fn game_frame(c: &mut Criterion) {
 
 /// A game's frame over mixed targets (issue 37's scene): 50,000 bullets against bullet hell's
 /// hitboxes made 2,000 boxes, 2,000 circles (their inscribed disks) and 1,000 walls (their
-/// diagonals), all moving: one `Targets` set again and queried in one call, against the three
-/// calls a game made before (rects, circles, walls) without their merge; on the GPU, where one
-/// opens, the same call end to end.
+/// diagonals), all moving (no grid kept from the frame before): one `Targets` set again and
+/// queried in one call, against the three calls a game made before (rects, circles, walls)
+/// without their merge; on the GPU, where one opens, the same call end to end.
 fn mixed_frame(c: &mut Criterion) {
     let (segments, boxes) = scene::bullet_hell(37, 50_000, 5_000);
     let rects = &boxes[..2_000];
@@ -212,14 +212,28 @@ fn mixed_frame(c: &mut Criterion) {
         .iter()
         .map(|b| Segment::new(b.min_x, b.min_y, b.max_x, b.max_y))
         .collect();
+    // Every target moves, a quarter unit right and back on alternate frames, so that no kind's
+    // grid or layout is kept from the frame before.
+    let moved_circles: Vec<Circle> = circles
+        .iter()
+        .map(|c| Circle::new(c.cx + 0.25, c.cy, c.r))
+        .collect();
+    let moved_walls: Vec<Segment> = walls
+        .iter()
+        .map(|w| Segment::new(w.x0 + 0.25, w.y0, w.x1 + 0.25, w.y1))
+        .collect();
+    let poses = [(&circles, &walls), (&moved_circles, &moved_walls)];
     let mut group: Group =
         c.benchmark_group("game frame/mixed 50000x(2000 rects+2000 circles+1000 walls)");
     group.sample_size(20);
-    // Every target moves: each kind set again, then the one call.
-    let frame = |engine: &mut Engine, targets: &mut Targets, out: &mut [Option<TargetHit>]| {
+    // Each kind set again, then the one call.
+    let mut frames = 0;
+    let mut frame = |engine: &mut Engine, targets: &mut Targets, out: &mut [Option<TargetHit>]| {
+        let (circles, walls) = poses[frames % 2];
+        frames += 1;
         targets.set_rects(rects).unwrap();
-        targets.set_circles(&circles).unwrap();
-        targets.set_walls(&walls).unwrap();
+        targets.set_circles(circles).unwrap();
+        targets.set_walls(walls).unwrap();
         let batch = TargetBatch::over(&segments, targets);
         engine.target_first_hits_into(&batch, out).unwrap()
     };
@@ -233,12 +247,15 @@ fn mixed_frame(c: &mut Criterion) {
             format!("Targets set + target_first_hits_into, {chosen}"),
             |b| b.iter(|| frame(&mut engine, &mut targets, &mut out)),
         );
+        let mut three_frames = 0;
         group.bench_function(format!("three calls, no merge, {chosen}"), |b| {
             b.iter(|| {
+                let (circles, walls) = poses[three_frames % 2];
+                three_frames += 1;
                 let plain = Batch::new(&segments, rects);
                 engine.first_hit_into(&plain, &mut rect_out).unwrap();
-                let c = engine.shape_first_hits(&segments, &circles).unwrap();
-                let w = engine.shape_first_hits(&segments, &walls).unwrap();
+                let c = engine.shape_first_hits(&segments, circles).unwrap();
+                let w = engine.shape_first_hits(&segments, walls).unwrap();
                 (c, w)
             })
         });

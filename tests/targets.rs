@@ -245,6 +245,29 @@ fn scene(seed: u64, segments: usize, each: usize, steps: u64) -> Scene {
     }
 }
 
+/// Segment `i` of a near-ties scene: from (x0, y0) by (dx, dy), coprime, with u·dx − v·dy = 1,
+/// so that it crosses the line x = bx = x0 + v at t = v / dx, 1 / (dx·dy) (about 2^-26) before
+/// the line y = by = y0 + u at u / dy. Returns the segment and (bx, by).
+fn near_tie_crossing(rng: &mut SplitMix64, i: usize) -> (Segment, f32, f32) {
+    let gcd = |mut a: i64, mut b: i64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let (dx, dy) = loop {
+        let (dx, dy) = (4096 + rng.below(4096) as i64, 4096 + rng.below(4096) as i64);
+        if gcd(dx, dy) == 1 {
+            break (dx, dy);
+        }
+    };
+    let u = (1..dy).find(|u| u * dx % dy == 1).unwrap();
+    let v = (u * dx - 1) / dy;
+    let (x0, y0) = (i as i64 * 20_000, -(rng.below(4096) as i64));
+    let s = Segment::new(x0 as f32, y0 as f32, (x0 + dx) as f32, (y0 + dy) as f32);
+    (s, (x0 + v) as f32, (y0 + u) as f32)
+}
+
 /// Segments each entering two targets 1 / (dx·dy) apart in t, about 2^-26: often the same f32.
 /// Over dx, dy coprime, u·dx − v·dy = 1 gives the line x = x0 + v crossed at t = v / dx, just
 /// before the line y = y0 + u at u / dy. The first is a wall's or a polygon's edge, the second a
@@ -253,28 +276,8 @@ fn near_ties(seed: u64, count: usize) -> Scene {
     let mut rng = SplitMix64::new(seed);
     let mut scene = scene(seed, 0, 0, 2);
     for i in 0..count {
-        let gcd = |mut a: i64, mut b: i64| {
-            while b != 0 {
-                (a, b) = (b, a % b);
-            }
-            a
-        };
-        let (dx, dy) = loop {
-            let (dx, dy) = (4096 + rng.below(4096) as i64, 4096 + rng.below(4096) as i64);
-            if gcd(dx, dy) == 1 {
-                break (dx, dy);
-            }
-        };
-        let u = (1..dy).find(|u| u * dx % dy == 1).unwrap();
-        let v = (u * dx - 1) / dy;
-        let (x0, y0) = (i as i64 * 20_000, -(rng.below(4096) as i64));
-        let (bx, by) = ((x0 + v) as f32, (y0 + u) as f32);
-        scene.segments.push(Segment::new(
-            x0 as f32,
-            y0 as f32,
-            (x0 + dx) as f32,
-            (y0 + dy) as f32,
-        ));
+        let (segment, bx, by) = near_tie_crossing(&mut rng, i);
+        scene.segments.push(segment);
         scene
             .rects
             .push(Rect::new(bx - 5.0, by, bx + 5.0, by + 5.0));
@@ -301,28 +304,8 @@ fn near_ties_within_kinds(seed: u64, count: usize) -> Scene {
     let mut rng = SplitMix64::new(seed);
     let mut scene = scene(seed, 0, 0, 2);
     for i in 0..count {
-        let gcd = |mut a: i64, mut b: i64| {
-            while b != 0 {
-                (a, b) = (b, a % b);
-            }
-            a
-        };
-        let (dx, dy) = loop {
-            let (dx, dy) = (4096 + rng.below(4096) as i64, 4096 + rng.below(4096) as i64);
-            if gcd(dx, dy) == 1 {
-                break (dx, dy);
-            }
-        };
-        let u = (1..dy).find(|u| u * dx % dy == 1).unwrap();
-        let v = (u * dx - 1) / dy;
-        let (x0, y0) = (i as i64 * 20_000, -(rng.below(4096) as i64));
-        let (bx, by) = ((x0 + v) as f32, (y0 + u) as f32);
-        scene.segments.push(Segment::new(
-            x0 as f32,
-            y0 as f32,
-            (x0 + dx) as f32,
-            (y0 + dy) as f32,
-        ));
+        let (segment, bx, by) = near_tie_crossing(&mut rng, i);
+        scene.segments.push(segment);
         match i % 3 {
             // The lower index on y = by, crossed 1 / (dx·dy) after x = bx.
             0 => {
@@ -338,7 +321,10 @@ fn near_ties_within_kinds(seed: u64, count: usize) -> Scene {
                     .push(vec![[bx, by - 5.0], [bx + 5.0, by], [bx, by + 5.0]]);
             }
             _ => {
-                let (cx, cy) = ((x0 + dx / 2) as f32, (y0 + dy / 2) as f32);
+                let (cx, cy) = (
+                    (segment.x0 + segment.x1) / 2.0,
+                    (segment.y0 + segment.y1) / 2.0,
+                );
                 let r = 3.0 + rng.below(64) as f32 / 16.0;
                 scene.circles.push(Circle::new(cx, cy, r));
                 scene.circles.push(Circle::new(cx, cy, r.next_up()));

@@ -1,5 +1,5 @@
 //! The queries over polygons, segment × polygon and polygon × polygon, on either backend.
-use crate::cpu::batched::ByIndex;
+use crate::cpu::batched::{ByIndex, FirstOrder};
 use crate::cpu::segment_polygon::Polygons;
 use crate::cpu::segment_polygon::filters::{polygon_filtered, polygon_hit};
 use crate::cpu::segment_polygon::{
@@ -74,18 +74,7 @@ impl Engine {
         polygons: &Polygons,
     ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
         let mut first = vec![None; segments.len()];
-        let culled = self.culled_polygons(segments, polygons, |this, bounds, contact, _| {
-            this.culled_first_hits(
-                segments,
-                bounds,
-                None,
-                |_, _| None,
-                contact,
-                &ByIndex,
-                &mut first,
-            )
-        })?;
-        if culled {
+        if self.culled_polygon_first_hits(segments, polygons, &ByIndex, &mut first)? {
             return Ok(first);
         }
         first_hits_in_rows(segments.len(), polygons.len(), |each| {
@@ -117,6 +106,20 @@ impl Engine {
         })
     }
 
+    /// [`Engine::culled_first_hits`] over polygons, in `order`'s order: segments checked
+    /// first.
+    pub(super) fn culled_polygon_first_hits(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+        order: &impl FirstOrder<PolygonContact>,
+        first: &mut [Option<ShapeHit<PolygonContact>>],
+    ) -> Result<bool> {
+        self.culled_polygons(segments, polygons, |this, bounds, contact, _| {
+            this.culled_first_hits(segments, bounds, None, |_, _| None, contact, order, first)
+        })
+    }
+
     /// [`Engine::culled_hits`] over polygons: segments checked first.
     fn culled_polygon_hits(
         &mut self,
@@ -132,7 +135,7 @@ impl Engine {
     /// Checks `segments` against `polygons`, then hands `run` the polygons' boxes and each
     /// (segment, polygon) pair's contact and hit, for the culled paths
     /// ([`Engine::culled_hits`]).
-    pub(super) fn culled_polygons<R>(
+    fn culled_polygons<R>(
         &mut self,
         segments: &[Segment],
         polygons: &Polygons,

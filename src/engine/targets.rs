@@ -436,17 +436,7 @@ impl Engine {
                 kind: TargetKind::Polygon,
                 contact: TargetContact::Polygon,
             };
-            self.culled_polygons(segments, targets.polygons(), |this, bounds, contact, _| {
-                this.culled_first_hits(
-                    segments,
-                    bounds,
-                    None,
-                    |_, _| None,
-                    contact,
-                    &order,
-                    polygons,
-                )
-            })?;
+            self.culled_polygon_first_hits(segments, targets.polygons(), &order, polygons)?;
         }
         Ok(true)
     }
