@@ -512,6 +512,30 @@ fn within_a_kind_rounded_ties_go_to_the_exact_first_entry_whatever_the_broad_pha
     }
 }
 
+/// Each kind after the rects looks only for hits no later than the kinds' before it, and not
+/// at all past an exact start inside one. A rect's top side and a circle's top point at y = 0,
+/// entered from just above at t ≈ 1e-48, round to 0 like a start inside, but are not: the wall
+/// at y = 1e-39, crossed at t ≈ 9e-49, comes first for both segments.
+#[test]
+fn a_wall_crossed_before_a_rect_or_a_circle_at_t_that_round_to_0_comes_first() {
+    let mut scene = scene(1, 0, 0, 2);
+    scene.segments = vec![
+        Segment::new(0.0, 1e-38, 0.0, -1e10),
+        Segment::new(10.0, 1e-38, 10.0, -1e10),
+    ];
+    scene.rects = vec![Rect::new(-1.0, -1.0, 1.0, 0.0)];
+    scene.circles = vec![Circle::new(10.0, -1.0, 1.0)];
+    scene.walls = vec![Segment::new(-1.0, 1e-39, 11.0, 1e-39)];
+    scene.segment_filters = vec![Filter::ALL; 2];
+    scene.filters = [1, 1, 1, 0].map(|n| vec![Filter::ALL; n]);
+    let (first, _) = first_hits(&brute_force(&scene), 2);
+    for hit in &first {
+        let hit = hit.expect("a hit");
+        assert_eq!((hit.kind(), hit.contact.t_enter()), (TargetKind::Wall, 0.0));
+    }
+    assert_scene(&mut cpu_engine(), &scene, "entries that round to 0");
+}
+
 /// A game's frames: static circles and polygons set once, rects and walls moved every frame,
 /// on one engine, which keeps each kind's grid and layout between frames; every frame against
 /// the brute force, with the grids forced on.

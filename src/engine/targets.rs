@@ -3,7 +3,7 @@
 
 use super::shapes::contact_of;
 use super::{Engine, Inner, check_output};
-use crate::cpu::batched::{CpuKernel, FirstOrder};
+use crate::cpu::batched::{CpuKernel, Earlier, FirstOrder};
 use crate::cpu::lane_filter::LaneFilter;
 use crate::cpu::segment_circle::CircleContact;
 use crate::cpu::segment_polygon::PolygonContact;
@@ -170,6 +170,8 @@ struct KindOrder<'m, C> {
     merge: &'m Merge<'m>,
     kind: TargetKind,
     contact: fn(C) -> TargetContact,
+    /// Each segment's first hit among the kinds before this one.
+    earlier: &'m [Earlier],
 }
 
 impl<C: ShapeContact> FirstOrder<C> for KindOrder<'_, C> {
@@ -194,12 +196,18 @@ impl<C: ShapeContact> FirstOrder<C> for KindOrder<'_, C> {
     fn settles(&self, c: &C) -> bool {
         shape_starts_in(c)
     }
+
+    fn earlier(&self, segment: usize) -> Earlier {
+        self.earlier[segment]
+    }
 }
 
 /// Each kind's first hit per segment, in the scene's order (empty for a shape kind with no
 /// targets).
 #[derive(Default)]
 pub(super) struct KindFirst {
+    /// Each segment's first hit among the kinds queried so far.
+    earlier: Vec<Earlier>,
     rects: Vec<FirstHit>,
     circles: Vec<Option<ShapeHit<CircleContact>>>,
     walls: Vec<Option<ShapeHit<SegmentContact>>>,
@@ -229,6 +237,16 @@ impl KindFirst {
         let walls = at(&self.walls, i, TargetContact::Wall);
         let polygons = at(&self.polygons, i, TargetContact::Polygon);
         rect.into_iter().chain(circles).chain(walls).chain(polygons)
+    }
+
+    /// Takes each segment's first hit of a kind just queried (`first`) into `earlier`.
+    fn after<C: ShapeContact>(earlier: &mut [Earlier], first: &[Option<ShapeHit<C>>]) {
+        for (earlier, hit) in earlier.iter_mut().zip(first) {
+            if let Some(hit) = hit {
+                earlier.t_enter = earlier.t_enter.min(hit.contact.t_enter());
+                earlier.settles |= shape_starts_in(&hit.contact);
+            }
+        }
     }
 
     /// `first` sized for `n` segments where `used`, else emptied (its memory kept).
@@ -410,14 +428,25 @@ impl Engine {
         if !rects.is_empty() {
             self.first_hit_into(admitted, rects)?;
         }
+        // Each kind after the rects looks only for hits no later than the kinds' before it:
+        // a segment that starts inside a rect looks no further.
+        let earlier = KindFirst::sized(&mut kinds.earlier, true, n, Earlier::NONE);
+        for (earlier, first) in earlier.iter_mut().zip(&kinds.rects) {
+            if first.rect().is_some() {
+                earlier.t_enter = first.result.t_enter;
+                earlier.settles = first.result.start_inside();
+            }
+        }
         let circles = KindFirst::sized(&mut kinds.circles, !targets.circles().is_empty(), n, None);
         if !circles.is_empty() {
             let order = KindOrder {
                 merge,
                 kind: TargetKind::Circle,
                 contact: TargetContact::Circle,
+                earlier: &kinds.earlier,
             };
             self.shape_kind_first(segments, targets.circles(), &order, circles)?;
+            KindFirst::after(&mut kinds.earlier, &kinds.circles);
         }
         let walls = KindFirst::sized(&mut kinds.walls, !targets.walls().is_empty(), n, None);
         if !walls.is_empty() {
@@ -425,8 +454,10 @@ impl Engine {
                 merge,
                 kind: TargetKind::Wall,
                 contact: TargetContact::Wall,
+                earlier: &kinds.earlier,
             };
             self.shape_kind_first(segments, targets.walls(), &order, walls)?;
+            KindFirst::after(&mut kinds.earlier, &kinds.walls);
         }
         let polygons =
             KindFirst::sized(&mut kinds.polygons, !targets.polygons().is_empty(), n, None);
@@ -435,6 +466,7 @@ impl Engine {
                 merge,
                 kind: TargetKind::Polygon,
                 contact: TargetContact::Polygon,
+                earlier: &kinds.earlier,
             };
             self.culled_polygon_first_hits(segments, targets.polygons(), &order, polygons)?;
         }

@@ -26,7 +26,7 @@ mod shape_work;
 mod shapes;
 
 pub use cull::RectBlock;
-pub(crate) use shapes::{ByIndex, FirstOrder};
+pub(crate) use shapes::{ByIndex, Earlier, FirstOrder};
 
 use rayon::prelude::*;
 

@@ -53,6 +53,16 @@ fn box_t_below(s: &Segment, b: &Rect) -> f32 {
     if f as f64 > t { f.next_down() } else { f }
 }
 
+/// A bound at or below the rounded t at which `s` first meets a shape in box `b`: the lane
+/// filter's `t_below` where it gave one (above 0), else the box's ([`box_t_below`]).
+fn box_bound(s: &Segment, b: &Rect, t_below: f32) -> f32 {
+    if t_below > 0.0 {
+        t_below
+    } else {
+        box_t_below(s, b)
+    }
+}
+
 impl CpuKernel {
     /// [`crate::Engine::shape_pairs`]: inputs valid, `out` one per (query, shape),
     /// query-major. The shapes' boxes ([`Shape::bounds`]) are culled sixteen at a time as the
@@ -310,6 +320,14 @@ impl CpuKernel {
                 let i = turn - start;
                 let index = order.as_ref().map_or(turn, |o| o.indices()[turn] as usize);
                 let s = &in_turn[turn];
+                // What comes before this query's shapes: past a hit there that nothing here
+                // can come before, the segment has nothing to look for; else only a shape
+                // entered no later than its rounded t can come first.
+                let earlier = order_of.earlier(index);
+                if earlier.settles {
+                    put(turn, None);
+                    continue;
+                }
                 let best = std::cell::Cell::new(None::<(u32, C)>);
                 // Past a best hit at t = 0, only a lower shape can come first: the grid's
                 // cells list shapes in ascending order, so a cell's entries above it are
@@ -322,6 +340,11 @@ impl CpuKernel {
                     // The lane filter's bound, where it gives one, is closer still (walls
                     // crossed inside their boxes).
                     let now = best.get();
+                    if earlier.t_enter < f32::INFINITY
+                        && earlier.t_enter < box_bound(s, &bounds[k], t_below)
+                    {
+                        return;
+                    }
                     if let Some((best_shape, best_contact)) = now {
                         // A grid along walls lists a wall in each cell of its line.
                         if k as u32 == best_shape {
@@ -335,11 +358,7 @@ impl CpuKernel {
                         if later && order_of.settles(&best_contact) {
                             return;
                         }
-                        let below = if t_below > 0.0 {
-                            t_below
-                        } else {
-                            box_t_below(s, &bounds[k])
-                        };
+                        let below = box_bound(s, &bounds[k], t_below);
                         // Of equal rounded t, an exact order may put a higher shape first.
                         if below > t || (below == t && later && O::BY_INDEX) {
                             return;
@@ -363,8 +382,11 @@ impl CpuKernel {
                         }
                     }
                 };
-                // The best hit's t so far (infinity for none).
-                let best_t = || best.get().map_or(f32::INFINITY, |(_, c)| c.t_enter());
+                // The best hit's t so far, or the earlier one's if sooner (infinity for none).
+                let best_t = || {
+                    let t = best.get().map_or(f32::INFINITY, |(_, c)| c.t_enter());
+                    t.min(earlier.t_enter)
+                };
                 let visited = |k: usize, t_below: f32| {
                     visit(k, t_below);
                     best_t()
@@ -375,9 +397,9 @@ impl CpuKernel {
                 // Whether the best hit so far comes before every shape not met yet when the
                 // walk is about to cross `boundary` (a row's or a column's: [`Step`]).
                 let done_at = |boundary: Step| {
-                    best.get().is_some_and(|(_, c)| {
-                        let t = c.t_enter();
-                        match boundary {
+                    let t = best_t();
+                    t < f32::INFINITY
+                        && match boundary {
                             Step::Row(y) => t < crossing_t_below(s.y0, s.y1, y),
                             Step::Col { x, next_row } => {
                                 t < crossing_t_below(s.x0, s.x1, x)
@@ -385,7 +407,6 @@ impl CpuKernel {
                             }
                             Step::Rect(..) => false,
                         }
-                    })
                 };
                 let walk = grid.map(|g| (g, walk_of(g, s)));
                 match (walk, filter) {
@@ -485,6 +506,30 @@ pub(crate) trait FirstOrder<C: ShapeContact>: Sync {
 
     /// Whether no higher shape can come before hit `c` (its entry is the least there is).
     fn settles(&self, c: &C) -> bool;
+
+    /// What segment `segment` hit before this query, in targets ordered before these shapes
+    /// (none: the shapes' own queries). A shape entered after it cannot come first, and the
+    /// query may answer any hit, or none, for a segment whose first hit comes earlier.
+    fn earlier(&self, _segment: usize) -> Earlier {
+        Earlier::NONE
+    }
+}
+
+/// A first hit among targets ordered before a query's shapes ([`FirstOrder::earlier`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Earlier {
+    /// Its rounded `t_enter` (infinity for none).
+    pub(crate) t_enter: f32,
+    /// Whether no shape of the query can come before it (an exact start inside: every entry
+    /// is at least 0, and an exact tie goes to the earlier target).
+    pub(crate) settles: bool,
+}
+
+impl Earlier {
+    pub(crate) const NONE: Self = Self {
+        t_enter: f32::INFINITY,
+        settles: false,
+    };
 }
 
 /// The shapes' own order: the smallest rounded `t_enter`, then the lowest index.
