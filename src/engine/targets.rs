@@ -122,9 +122,27 @@ impl Merge<'_> {
     }
 
     /// The first of `candidates` (in target order: kind, then index), by exact entry time.
-    fn first(&self, candidates: impl Iterator<Item = TargetHit>) -> Option<TargetHit> {
+    fn first(&self, candidates: &[TargetHit]) -> Option<TargetHit> {
+        // Most segments: one candidate has the least rounded t, which decides.
+        let (mut best, mut tied) = (candidates.first()?, false);
+        for hit in &candidates[1..] {
+            let (t, t_best) = (hit.contact.t_enter(), best.contact.t_enter());
+            if t < t_best {
+                (best, tied) = (hit, false);
+            } else if t == t_best {
+                tied = true;
+            }
+        }
+        if !tied {
+            return Some(*best);
+        }
+        self.first_exact(candidates)
+    }
+
+    /// [`Merge::first`] where two candidates share a rounded t.
+    fn first_exact(&self, candidates: &[TargetHit]) -> Option<TargetHit> {
         let mut best: Option<(TargetHit, Option<EntryTime>)> = None;
-        for hit in candidates {
+        for &hit in candidates {
             let Some((now, exact)) = &mut best else {
                 best = Some((hit, None));
                 continue;
@@ -291,8 +309,11 @@ impl Engine {
                 let merge = merge_of(admitted, batch.targets);
                 let kinds = &engine.target_first;
                 engine.host_chunks(out, MERGE_CHUNK, |from, part| {
+                    let mut candidates = Vec::with_capacity(TargetKind::ALL.len());
                     for (j, slot) in part.iter_mut().enumerate() {
-                        *slot = merge.first(kinds.of(from + j));
+                        candidates.clear();
+                        candidates.extend(kinds.of(from + j));
+                        *slot = merge.first(&candidates);
                     }
                 });
                 return engine.check_cancel();
@@ -312,12 +333,14 @@ impl Engine {
                 engine.host_chunks(out, MERGE_CHUNK, |from, part| {
                     let from = start + from;
                     let mut shapes = kinds.starting_at(from);
+                    let mut candidates = Vec::new();
                     for (j, slot) in part.iter_mut().enumerate() {
                         let i = (from + j) as u32;
                         let rect = &rect_first[i as usize];
-                        let rect = rect.rect().map(|r| rect_hit(i, r, rect.result));
-                        let tested = shapes.take(i).filter(|h| merge.tested(h));
-                        *slot = merge.first(rect.into_iter().chain(tested));
+                        candidates.clear();
+                        candidates.extend(rect.rect().map(|r| rect_hit(i, r, rect.result)));
+                        candidates.extend(shapes.take(i).filter(|h| merge.tested(h)));
+                        *slot = merge.first(&candidates);
                     }
                 });
                 engine.check_cancel()?;
