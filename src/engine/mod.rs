@@ -93,6 +93,9 @@ struct GpuHost {
     /// Runs a call the GPU could not finish (a timeout, a lost device): `Auto`'s engines, and
     /// [`Engine::with_cpu_fallback`].
     fallback: Option<CpuKernel>,
+    /// The host's CPU kernel for the work its CPU does sooner than the GPU (a scene's shapes'
+    /// first hits: [`Engine::target_first_hits_into`]), made on first use.
+    host_cpu: Option<CpuKernel>,
     /// The last call's kernel time, when timing is on.
     kernel_time: Option<Duration>,
     /// Where the last call's host time went.
@@ -181,9 +184,12 @@ pub struct Engine {
     shape_grids: shape_grids::ShapeGrids,
     /// A scene's per-kind first hits and rects' first hits ([`Targets`]), their memory kept
     /// between frames.
-    target_first: targets::KindFirst,
+    target_first: crate::targets::kind_first::KindFirst,
     /// Checked before, during (between chunks) and after each call.
     cancel: Option<Cancel>,
+    /// Whether the shapes' CPU queries run on a GPU engine's host CPU too
+    /// ([`Engine::on_host`]).
+    shapes_on_host: bool,
     /// What the last query over a [`Batch`] skipped, and the stand-ins it ran with.
     skipped: Skipped,
     stand_ins: StandIns,
@@ -233,6 +239,7 @@ impl Engine {
             own_grid: Grid::default(),
             shape_grids: Default::default(),
             target_first: Default::default(),
+            shapes_on_host: false,
             cancel: None,
             skipped: Skipped::default(),
             stand_ins: StandIns::default(),
@@ -277,6 +284,7 @@ impl Engine {
             shapes: HashMap::new(),
             limits,
             fallback: None,
+            host_cpu: None,
             kernel_time: None,
             call: None,
             pid: std::process::id(),
@@ -328,7 +336,7 @@ impl Engine {
     pub fn set_cancel(&mut self, cancel: Option<Cancel>) {
         match &mut self.inner {
             Inner::Gpu(host) => {
-                if let Some(kernel) = &mut host.fallback {
+                for kernel in host.fallback.iter_mut().chain(&mut host.host_cpu) {
                     kernel.set_cancel(cancel.clone());
                 }
             }

@@ -314,6 +314,15 @@ impl Engine {
         Ok(counts)
     }
 
+    /// Runs `run` with the shapes' CPU queries on a GPU engine's host CPU (its own kernel, all
+    /// cores) rather than its GPU; the same on the CPU.
+    pub(super) fn on_host<R>(&mut self, run: impl FnOnce(&mut Self) -> R) -> R {
+        let was = std::mem::replace(&mut self.shapes_on_host, true);
+        let result = run(self);
+        self.shapes_on_host = was;
+        result
+    }
+
     /// [`Engine::culled_hits`] for first hits in `order_of`'s order, the grid's walk stopping
     /// early.
     #[allow(clippy::too_many_arguments)]
@@ -334,7 +343,8 @@ impl Engine {
 
     /// On the CPU, runs `run` with the grid over `bounds` when the broad-phase setting picks
     /// it (one of the last few calls' when it was over the same shapes, else built for the
-    /// call: [`ShapeGrids`](super::shape_grids::ShapeGrids)), else `None`; `false` on the GPU.
+    /// call: [`ShapeGrids`](super::shape_grids::ShapeGrids)), else `None`; `false` on the GPU,
+    /// unless [on its host](Engine::on_host).
     pub(super) fn with_shape_grid(
         &mut self,
         segments: usize,
@@ -347,8 +357,17 @@ impl Engine {
         if self.cancelled() {
             return Err(Error::Cancelled);
         }
-        let Inner::Cpu { kernel, .. } = &mut self.inner else {
-            return Ok(false);
+        let kernel = match &mut self.inner {
+            Inner::Cpu { kernel, .. } => kernel,
+            Inner::Gpu(host) if self.shapes_on_host => {
+                let cancel = &self.cancel;
+                host.host_cpu.get_or_insert_with(|| {
+                    let mut kernel = CpuKernel::default();
+                    kernel.set_cancel(cancel.clone());
+                    kernel
+                })
+            }
+            Inner::Gpu(_) => return Ok(false),
         };
         self.last_fallback = None;
         // Looked up only when the grid is wanted: the brute force's calls pay nothing for it.

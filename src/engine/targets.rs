@@ -12,8 +12,9 @@ use crate::error::{Error, Result};
 use crate::query::Batch;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::targets::entry_time::EntryTime;
+use crate::targets::kind_first::{KindFirst, rect_hit, shape_starts_in};
 use crate::targets::{TargetBatch, TargetContact, TargetCounts, TargetHit, TargetKind, Targets};
-use crate::types::{Filter, FirstHit, PairResult, Rect, Segment};
+use crate::types::{Filter, FirstHit, Rect, Segment};
 use std::cmp::Ordering;
 
 /// Each kind's hits of one call, in (segment, target) order, before the filters.
@@ -73,15 +74,6 @@ impl<'h> KindSlices<'h> {
         let walls = take_segment(&mut self.walls, segment, TargetContact::Wall);
         let polygons = take_segment(&mut self.polygons, segment, TargetContact::Polygon);
         circles.chain(walls).chain(polygons)
-    }
-}
-
-/// Segment `segment`'s hit of rect `rect`, as a target.
-fn rect_hit(segment: u32, rect: u32, result: PairResult) -> TargetHit {
-    TargetHit {
-        segment,
-        target: rect,
-        contact: TargetContact::Rect(result),
     }
 }
 
@@ -176,11 +168,6 @@ fn starts_in(contact: &TargetContact) -> bool {
     }
 }
 
-/// Whether a shape's hit starts inside it: it meets no boundary on the way in (never a wall).
-fn shape_starts_in(c: &impl ShapeContact) -> bool {
-    c.hit() && !c.boundary().0
-}
-
 /// One kind's first hits in the scene's order ([`CpuKernel::shape_first_hits_culled`]): the
 /// pairs the filters test, equal rounded `t_enter` ordered by their exact entries, then by
 /// index.
@@ -220,63 +207,6 @@ impl<C: ShapeContact> FirstOrder<C> for KindOrder<'_, C> {
     }
 }
 
-/// Each kind's first hit per segment, in the scene's order (empty for a shape kind with no
-/// targets).
-#[derive(Default)]
-pub(super) struct KindFirst {
-    /// Each segment's first hit among the kinds queried so far.
-    earlier: Vec<Earlier>,
-    rects: Vec<FirstHit>,
-    circles: Vec<Option<ShapeHit<CircleContact>>>,
-    walls: Vec<Option<ShapeHit<SegmentContact>>>,
-    polygons: Vec<Option<ShapeHit<PolygonContact>>>,
-}
-
-impl KindFirst {
-    /// Segment `i`'s first hit of each kind, as targets, in kind order.
-    fn of(&self, i: usize) -> impl Iterator<Item = TargetHit> + '_ {
-        let rect = self.rects.get(i).and_then(|first| {
-            let rect = first.rect()?;
-            Some(rect_hit(i as u32, rect, first.result))
-        });
-        fn at<C: Copy>(
-            first: &[Option<ShapeHit<C>>],
-            i: usize,
-            contact: fn(C) -> TargetContact,
-        ) -> Option<TargetHit> {
-            let hit = first.get(i).copied().flatten()?;
-            Some(TargetHit {
-                segment: hit.segment,
-                target: hit.shape,
-                contact: contact(hit.contact),
-            })
-        }
-        let circles = at(&self.circles, i, TargetContact::Circle);
-        let walls = at(&self.walls, i, TargetContact::Wall);
-        let polygons = at(&self.polygons, i, TargetContact::Polygon);
-        rect.into_iter().chain(circles).chain(walls).chain(polygons)
-    }
-
-    /// Takes each segment's first hit of a kind just queried (`first`) into `earlier`.
-    fn after<C: ShapeContact>(earlier: &mut [Earlier], first: &[Option<ShapeHit<C>>]) {
-        for (earlier, hit) in earlier.iter_mut().zip(first) {
-            if let Some(hit) = hit {
-                earlier.t_enter = earlier.t_enter.min(hit.contact.t_enter());
-                earlier.settles |= shape_starts_in(&hit.contact);
-            }
-        }
-    }
-
-    /// `first` sized for `n` segments where `used`, else emptied (its memory kept).
-    fn sized<T: Clone>(first: &mut Vec<T>, used: bool, n: usize, none: T) -> &mut [T] {
-        first.clear();
-        if used {
-            first.resize(n, none);
-        }
-        first
-    }
-}
-
 impl Engine {
     /// Each segment's first hit among every target of `batch.targets`, whatever its kind: the
     /// smallest `t_enter` in exact arithmetic (two hits whose rounded `t_enter` are equal are
@@ -284,8 +214,11 @@ impl Engine {
     /// the lower index. `None` when a segment hits nothing its filter tests. Into a buffer of
     /// one entry per segment, reused across frames.
     ///
-    /// Each kind runs its own query on this engine's backend (rects through their grid), and
-    /// the host merges them, so both backends give the same results.
+    /// Each kind runs its own query, in kind order, each looking only for hits no later than
+    /// the kinds' before it: the rects through their grid on this engine's backend, the shapes
+    /// on the host's CPU on either backend (bounded by the rects, their walks are short; the
+    /// GPU's exact shape kernels are slower than one CPU thread). The host merges them, so both
+    /// backends give the same results.
     ///
     /// # Errors
     /// [`crate::Error::Input`] naming the first invalid segment (unless the batch skips them:
@@ -304,48 +237,19 @@ impl Engine {
             let mut kinds = std::mem::take(&mut engine.target_first);
             let answered = engine.kind_first_hits(admitted, batch.targets, &mut kinds);
             engine.target_first = kinds;
-            if answered? {
-                // Each kind's first hit, merged over the engine's threads.
-                let merge = merge_of(admitted, batch.targets);
-                let kinds = &engine.target_first;
-                engine.host_chunks(out, MERGE_CHUNK, |from, part| {
-                    let mut candidates = Vec::with_capacity(TargetKind::ALL.len());
-                    for (j, slot) in part.iter_mut().enumerate() {
-                        candidates.clear();
-                        candidates.extend(kinds.of(from + j));
-                        *slot = merge.first(&candidates);
-                    }
-                });
-                return engine.check_cancel();
-            }
-            let mut rect_first = vec![FirstHit::NONE; out.len()];
-            if !admitted.rects.is_empty() {
-                engine.first_hit_into(admitted, &mut rect_first)?;
-            }
+            answered?;
+            // Each kind's first hit, merged over the engine's threads.
             let merge = merge_of(admitted, batch.targets);
-            // On a GPU: the shapes' hits a part of the segments at a time, so that memory
-            // follows the part's hits, not the call's.
-            for start in (0..out.len()).step_by(SHAPE_CHUNK) {
-                let out = &mut out[start..(start + SHAPE_CHUNK).min(rect_first.len())];
-                let segments = &admitted.segments[start..start + out.len()];
-                let kinds = engine.shape_kind_hits(segments, batch.targets, start)?;
-                // Over the engine's threads, a part of these segments each.
-                engine.host_chunks(out, MERGE_CHUNK, |from, part| {
-                    let from = start + from;
-                    let mut shapes = kinds.starting_at(from);
-                    let mut candidates = Vec::new();
-                    for (j, slot) in part.iter_mut().enumerate() {
-                        let i = (from + j) as u32;
-                        let rect = &rect_first[i as usize];
-                        candidates.clear();
-                        candidates.extend(rect.rect().map(|r| rect_hit(i, r, rect.result)));
-                        candidates.extend(shapes.take(i).filter(|h| merge.tested(h)));
-                        *slot = merge.first(&candidates);
-                    }
-                });
-                engine.check_cancel()?;
-            }
-            Ok(())
+            let kinds = &engine.target_first;
+            engine.host_chunks(out, MERGE_CHUNK, |from, part| {
+                let mut candidates = Vec::with_capacity(TargetKind::ALL.len());
+                for (j, slot) in part.iter_mut().enumerate() {
+                    candidates.clear();
+                    candidates.extend(kinds.of(from + j));
+                    *slot = merge.first(&candidates);
+                }
+            });
+            engine.check_cancel()
         })
     }
 
@@ -427,18 +331,16 @@ impl Engine {
         })
     }
 
-    /// On the CPU, each kind's first hits of the admitted batch's segments in the scene's
-    /// order, into `kinds`: the rects' through their set, the shapes' through their broad
-    /// phase with the walk stopping early. `false` on a GPU.
+    /// Each kind's first hits of the admitted batch's segments in the scene's order, into
+    /// `kinds`: the rects' through their set on this engine's backend, then the shapes'
+    /// through their broad phase on the host's CPU ([`Engine::on_host`]), each kind's walk
+    /// stopping past the kinds' before it.
     fn kind_first_hits(
         &mut self,
         admitted: &Batch,
         targets: &Targets,
         kinds: &mut KindFirst,
-    ) -> Result<bool> {
-        if !matches!(self.inner, Inner::Cpu { .. }) {
-            return Ok(false);
-        }
+    ) -> Result<()> {
         let merge = &merge_of(admitted, targets);
         let segments = admitted.segments;
         let n = segments.len();
@@ -460,40 +362,45 @@ impl Engine {
                 earlier.settles = first.result.start_inside();
             }
         }
-        let circles = KindFirst::sized(&mut kinds.circles, !targets.circles().is_empty(), n, None);
-        if !circles.is_empty() {
-            let order = KindOrder {
-                merge,
-                kind: TargetKind::Circle,
-                contact: TargetContact::Circle,
-                earlier: &kinds.earlier,
-            };
-            self.shape_kind_first(segments, targets.circles(), &order, circles)?;
-            KindFirst::after(&mut kinds.earlier, &kinds.circles);
-        }
-        let walls = KindFirst::sized(&mut kinds.walls, !targets.walls().is_empty(), n, None);
-        if !walls.is_empty() {
-            let order = KindOrder {
-                merge,
-                kind: TargetKind::Wall,
-                contact: TargetContact::Wall,
-                earlier: &kinds.earlier,
-            };
-            self.shape_kind_first(segments, targets.walls(), &order, walls)?;
-            KindFirst::after(&mut kinds.earlier, &kinds.walls);
-        }
-        let polygons =
-            KindFirst::sized(&mut kinds.polygons, !targets.polygons().is_empty(), n, None);
-        if !polygons.is_empty() {
-            let order = KindOrder {
-                merge,
-                kind: TargetKind::Polygon,
-                contact: TargetContact::Polygon,
-                earlier: &kinds.earlier,
-            };
-            self.culled_polygon_first_hits(segments, targets.polygons(), &order, polygons)?;
-        }
-        Ok(true)
+        // The shapes on the host's CPU, on a GPU engine too: bounded by the rects' hits, their
+        // walks are short, and the GPU's exact shape kernels are slower than one CPU thread.
+        self.on_host(|this| {
+            let circles =
+                KindFirst::sized(&mut kinds.circles, !targets.circles().is_empty(), n, None);
+            if !circles.is_empty() {
+                let order = KindOrder {
+                    merge,
+                    kind: TargetKind::Circle,
+                    contact: TargetContact::Circle,
+                    earlier: &kinds.earlier,
+                };
+                this.shape_kind_first(segments, targets.circles(), &order, circles)?;
+                KindFirst::after(&mut kinds.earlier, &kinds.circles);
+            }
+            let walls = KindFirst::sized(&mut kinds.walls, !targets.walls().is_empty(), n, None);
+            if !walls.is_empty() {
+                let order = KindOrder {
+                    merge,
+                    kind: TargetKind::Wall,
+                    contact: TargetContact::Wall,
+                    earlier: &kinds.earlier,
+                };
+                this.shape_kind_first(segments, targets.walls(), &order, walls)?;
+                KindFirst::after(&mut kinds.earlier, &kinds.walls);
+            }
+            let polygons =
+                KindFirst::sized(&mut kinds.polygons, !targets.polygons().is_empty(), n, None);
+            if !polygons.is_empty() {
+                let order = KindOrder {
+                    merge,
+                    kind: TargetKind::Polygon,
+                    contact: TargetContact::Polygon,
+                    earlier: &kinds.earlier,
+                };
+                this.culled_polygon_first_hits(segments, targets.polygons(), &order, polygons)?;
+            }
+            Ok(())
+        })
     }
 
     /// The first hits of `segments` among `shapes` in `order`'s order, on the CPU.
@@ -563,7 +470,8 @@ impl Engine {
     }
 
     /// Runs `each(first segment, its part of out)` over parts of `chunk` segments, on the
-    /// engine's CPU threads (a GPU engine's: its fallback's, or the process's).
+    /// engine's CPU threads (a GPU engine's: its fallback's, its host kernel's, or the
+    /// process's).
     fn host_chunks<T: Send>(
         &self,
         out: &mut [T],
@@ -572,7 +480,7 @@ impl Engine {
     ) {
         match &self.inner {
             Inner::Cpu { kernel, .. } => kernel.chunked(out, chunk, 1, each),
-            Inner::Gpu(host) => match &host.fallback {
+            Inner::Gpu(host) => match host.fallback.as_ref().or(host.host_cpu.as_ref()) {
                 Some(kernel) => kernel.chunked(out, chunk, 1, each),
                 None => CpuKernel::default().chunked(out, chunk, 1, each),
             },

@@ -10,6 +10,7 @@
 //! [`TargetKind`], then the lower index.
 
 pub(crate) mod entry_time;
+pub(crate) mod kind_first;
 
 use crate::broad_phase::RectSet;
 use crate::cpu::segment_circle::{Circle, CircleContact};

@@ -1,0 +1,81 @@
+//! Each kind's first hits of one call over a scene, kept between frames: what the engine's
+//! scene queries merge ([`crate::Engine::target_first_hits_into`]).
+
+use super::{TargetContact, TargetHit};
+use crate::cpu::batched::Earlier;
+use crate::cpu::segment_circle::CircleContact;
+use crate::cpu::segment_polygon::PolygonContact;
+use crate::cpu::segment_segment::SegmentContact;
+use crate::shape::{ShapeContact, ShapeHit};
+use crate::types::{FirstHit, PairResult};
+
+/// Segment `segment`'s hit of rect `rect`, as a target.
+pub(crate) fn rect_hit(segment: u32, rect: u32, result: PairResult) -> TargetHit {
+    TargetHit {
+        segment,
+        target: rect,
+        contact: TargetContact::Rect(result),
+    }
+}
+
+/// Whether a shape's hit starts inside it: it meets no boundary on the way in (never a wall).
+pub(crate) fn shape_starts_in(c: &impl ShapeContact) -> bool {
+    c.hit() && !c.boundary().0
+}
+
+/// Each kind's first hit per segment, in the scene's order (empty for a shape kind with no
+/// targets).
+#[derive(Default)]
+pub(crate) struct KindFirst {
+    /// Each segment's first hit among the kinds queried so far.
+    pub(crate) earlier: Vec<Earlier>,
+    pub(crate) rects: Vec<FirstHit>,
+    pub(crate) circles: Vec<Option<ShapeHit<CircleContact>>>,
+    pub(crate) walls: Vec<Option<ShapeHit<SegmentContact>>>,
+    pub(crate) polygons: Vec<Option<ShapeHit<PolygonContact>>>,
+}
+
+impl KindFirst {
+    /// Segment `i`'s first hit of each kind, as targets, in kind order.
+    pub(crate) fn of(&self, i: usize) -> impl Iterator<Item = TargetHit> + '_ {
+        let rect = self.rects.get(i).and_then(|first| {
+            let rect = first.rect()?;
+            Some(rect_hit(i as u32, rect, first.result))
+        });
+        fn at<C: Copy>(
+            first: &[Option<ShapeHit<C>>],
+            i: usize,
+            contact: fn(C) -> TargetContact,
+        ) -> Option<TargetHit> {
+            let hit = first.get(i).copied().flatten()?;
+            Some(TargetHit {
+                segment: hit.segment,
+                target: hit.shape,
+                contact: contact(hit.contact),
+            })
+        }
+        let circles = at(&self.circles, i, TargetContact::Circle);
+        let walls = at(&self.walls, i, TargetContact::Wall);
+        let polygons = at(&self.polygons, i, TargetContact::Polygon);
+        rect.into_iter().chain(circles).chain(walls).chain(polygons)
+    }
+
+    /// Takes each segment's first hit of a kind just queried (`first`) into `earlier`.
+    pub(crate) fn after<C: ShapeContact>(earlier: &mut [Earlier], first: &[Option<ShapeHit<C>>]) {
+        for (earlier, hit) in earlier.iter_mut().zip(first) {
+            if let Some(hit) = hit {
+                earlier.t_enter = earlier.t_enter.min(hit.contact.t_enter());
+                earlier.settles |= shape_starts_in(&hit.contact);
+            }
+        }
+    }
+
+    /// `first` sized for `n` segments where `used`, else emptied (its memory kept).
+    pub(crate) fn sized<T: Clone>(first: &mut Vec<T>, used: bool, n: usize, none: T) -> &mut [T] {
+        first.clear();
+        if used {
+            first.resize(n, none);
+        }
+        first
+    }
+}
