@@ -195,9 +195,10 @@ fn game_frame(c: &mut Criterion) {
 
 /// A game's frame over mixed targets (issue 37's scene): 50,000 bullets against bullet hell's
 /// hitboxes made 2,000 boxes, 2,000 circles (their inscribed disks) and 1,000 walls (their
-/// diagonals), all moving (no grid kept from the frame before): one `Targets` set again and
-/// queried in one call, against the three calls a game made before (rects, circles, walls)
-/// without their merge; on the GPU, where one opens, the same call end to end.
+/// diagonals), the circles and walls moving (no grid kept from the frame before): one
+/// `Targets` set again and queried in one call, against the three calls a game made before
+/// (rects, circles, walls) without their merge; on the GPU, where one opens, the same call end
+/// to end.
 fn mixed_frame(c: &mut Criterion) {
     let (segments, boxes) = scene::bullet_hell(37, 50_000, 5_000);
     let rects = &boxes[..2_000];

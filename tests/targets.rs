@@ -19,11 +19,11 @@ use common::{cpu_engine, gpu_engine};
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 use rectcast::gpu::frames::FrameCapacity;
-use rectcast::scene::SplitMix64;
+use rectcast::scene::{SplitMix64, bullet_hell};
 use rectcast::{
-    Batch, BroadPhase, Circle, Engine, Error, Filter, FrameLoop, GpuLimits, InputArray, Kind,
-    Polygons, Rect, Segment, TargetBatch, TargetContact, TargetHit, TargetKind, Targets,
-    segment_circle, segment_polygon, segment_rect, segment_segment,
+    Batch, BroadPhase, Circle, CpuOptions, Engine, Error, Filter, FrameLoop, GpuLimits, InputArray,
+    Kind, Polygons, Rect, Segment, TargetBatch, TargetContact, TargetHit, TargetKind, Targets,
+    WaitLimit, segment_circle, segment_polygon, segment_rect, segment_segment,
 };
 
 /// An exact entry time: a ratio (den > 0) or a circle's smaller root (−b − √disc) / a.
@@ -574,6 +574,48 @@ fn mixed_scenes_give_the_cpus_results_on_the_gpu() {
     };
     assert_scene(&mut gpu, &scene(11, 300, 40, 64), "gpu");
     assert_scene(&mut gpu, &near_ties(9, 200), "gpu, near ties");
+}
+
+/// A GPU engine runs the scene's rects on the GPU and its shapes on the host's CPU: when the
+/// rects' call times out and falls back to the CPU, the call still says so after the shapes
+/// ran, with the CPU's results. Batches double until a call with no time to wait times out.
+#[test]
+fn a_scene_whose_rects_fall_back_to_the_cpu_says_so_after_its_shapes_ran_on_the_host() {
+    let no_wait = WaitLimit {
+        base: std::time::Duration::ZERO,
+        per_gigapair: std::time::Duration::ZERO,
+    };
+    let limits = GpuLimits {
+        wait: Some(no_wait),
+        ..GpuLimits::default()
+    };
+    let Some(gpu) = gpu_engine("a_scene_whose_rects_fall_back", limits) else {
+        return;
+    };
+    let mut gpu = gpu.with_cpu_fallback(CpuOptions::default()).unwrap();
+    for scale in (0..8).map(|k| 1 << k) {
+        let (bullets, boxes) = bullet_hell(5, 10_000 * scale, 1000);
+        let mut targets = Targets::new();
+        targets.set_rects(&boxes[..500]).unwrap();
+        let circles: Vec<Circle> = boxes[500..]
+            .iter()
+            .map(|b| Circle::new(b.min_x, b.min_y, (b.max_x - b.min_x) / 2.0))
+            .collect();
+        targets.set_circles(&circles).unwrap();
+        let batch = TargetBatch::over(&bullets, &targets);
+        let want = cpu_engine().target_first_hits(&batch).unwrap();
+        let got = gpu
+            .target_first_hits(&batch)
+            .expect("falls back instead of failing");
+        for (i, (want, got)) in want.iter().zip(&got).enumerate() {
+            assert_eq!(want, got, "segment {i} {:?}", bullets[i]);
+        }
+        if let Some(reason) = gpu.last_fallback() {
+            assert!(reason.contains("this call ran on the CPU"), "{reason}");
+            return;
+        }
+    }
+    panic!("no call with no time to wait timed out, up to 1.28M bullets");
 }
 
 /// A segment along y = 0 from x = 0 to 3 enters the rect at x = 1 (t = 1/3) and crosses a

@@ -94,7 +94,8 @@ struct GpuHost {
     /// [`Engine::with_cpu_fallback`].
     fallback: Option<CpuKernel>,
     /// The host's CPU kernel for the work its CPU does sooner than the GPU (a scene's shapes'
-    /// first hits: [`Engine::target_first_hits_into`]), made on first use.
+    /// first hits: [`Engine::target_first_hits_into`]) where there is no fallback, made on
+    /// first use.
     host_cpu: Option<CpuKernel>,
     /// The last call's kernel time, when timing is on.
     kernel_time: Option<Duration>,

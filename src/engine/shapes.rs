@@ -314,8 +314,9 @@ impl Engine {
         Ok(counts)
     }
 
-    /// Runs `run` with the shapes' CPU queries on a GPU engine's host CPU (its own kernel, all
-    /// cores) rather than its GPU; the same on the CPU.
+    /// Runs `run` with the shapes' CPU queries on a GPU engine's host CPU (its CPU fallback's
+    /// kernel where it has one, else its own on all cores) rather than its GPU; the same on the
+    /// CPU.
     pub(super) fn on_host<R>(&mut self, run: impl FnOnce(&mut Self) -> R) -> R {
         let was = std::mem::replace(&mut self.shapes_on_host, true);
         let result = run(self);
@@ -357,19 +358,28 @@ impl Engine {
         if self.cancelled() {
             return Err(Error::Cancelled);
         }
-        let kernel = match &mut self.inner {
-            Inner::Cpu { kernel, .. } => kernel,
+        // On a GPU engine's host, the call's GPU part says where it ran and whether it used
+        // a grid: the fallback's report and `used_grid` are its.
+        let (kernel, own_call) = match &mut self.inner {
+            Inner::Cpu { kernel, .. } => (kernel, true),
             Inner::Gpu(host) if self.shapes_on_host => {
                 let cancel = &self.cancel;
-                host.host_cpu.get_or_insert_with(|| {
-                    let mut kernel = CpuKernel::default();
-                    kernel.set_cancel(cancel.clone());
-                    kernel
-                })
+                let kernel = match &mut host.fallback {
+                    // The CPU options the engine was given.
+                    Some(kernel) => kernel,
+                    None => host.host_cpu.get_or_insert_with(|| {
+                        let mut kernel = CpuKernel::default();
+                        kernel.set_cancel(cancel.clone());
+                        kernel
+                    }),
+                };
+                (kernel, false)
             }
             Inner::Gpu(_) => return Ok(false),
         };
-        self.last_fallback = None;
+        if own_call {
+            self.last_fallback = None;
+        }
         // Looked up only when the grid is wanted: the brute force's calls pay nothing for it.
         let grid = use_grid.then(|| {
             self.shape_grids.over(bounds, along, |grid| match along {
@@ -378,7 +388,9 @@ impl Engine {
             })
         });
         run(kernel, grid);
-        self.used_grid = use_grid;
+        if own_call {
+            self.used_grid = use_grid;
+        }
         if self.cancelled() {
             return Err(Error::Cancelled);
         }

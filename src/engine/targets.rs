@@ -1,5 +1,7 @@
-//! The queries over a scene of mixed targets ([`Targets`]): each kind's own query, on this
-//! engine's backend, merged on the host in one exact order.
+//! The queries over a scene of mixed targets ([`Targets`]): each kind's own query, merged on
+//! the host in one exact order. First hits run the rects on this engine's backend and the
+//! shapes on the host's CPU, each kind bounded by the kinds before it; hits and counts run
+//! every kind on the engine's backend.
 
 use super::shapes::contact_of;
 use super::{Engine, Inner, check_output};

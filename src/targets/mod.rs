@@ -3,8 +3,9 @@
 //! [`crate::Engine::target_first_hits_into`], [`crate::Engine::target_hits`] and
 //! [`crate::Engine::target_counts`], on either backend.
 //!
-//! Each kind's query runs as it does alone (rects through their [`RectSet`]'s grid, shapes
-//! through theirs); this module only merges. A first hit is the smallest `t_enter` in exact
+//! Each kind's query runs through its own broad phase (rects through their [`RectSet`]'s grid,
+//! shapes through theirs); the engine merges them (`kind_first.rs` holds each kind's first
+//! hits of a call). A first hit is the smallest `t_enter` in exact
 //! arithmetic across every kind: two hits whose rounded `t_enter` are equal are ordered by
 //! their exact entry times ([`entry_time`]), and an exact tie goes to the lower
 //! [`TargetKind`], then the lower index.
