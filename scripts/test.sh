@@ -5,7 +5,8 @@
 #     when no Vulkan driver is present, so the GPU tests run even without a GPU;
 #   - runs every test with RECTCAST_REQUIRE_GPU=1, so a GPU test fails rather than skips when no
 #     adapter opens (set RECTCAST_REQUIRE_GPU=0 to allow skipping);
-#   - builds and smoke-runs the benchmarks once, before the suite;
+#   - builds and smoke-runs the benchmarks once, before the suite (their GPU rows on the small
+#     scenes only);
 #   - runs the library's GPU tests again under each emulated GPU arithmetic (unpredictable
 #     rounding and a 2.5-ulp division, flushed subnormals, fused multiply-adds:
 #     rectcast::gpu::Emulation), where every result must stay byte-identical to the CPU's;
@@ -73,7 +74,9 @@ cargo test --release --locked --benches
 stage "the docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace
 stage "the library without GPU backends"
-cargo test --release --locked -p rectcast --no-default-features --test cpu_only
+# Unoptimised: its features differ from the suite's, so wgpu and the library build again, in
+# half the time of a release build; its one test does little work (and checks overflow too).
+cargo test --locked -p rectcast --no-default-features --test cpu_only
 stage "the CLI's file tests without Parquet"
 cargo test --release --locked --test streaming
 stage "the whole suite"

@@ -1,6 +1,10 @@
 //! The queries over shapes (hits, first hits, counts; docs/semantics.md, "Queries over
 //! shapes") against the dense pairs they reduce, element by element, on the CPU and the GPU,
 //! for walls and circles.
+//!
+//! scripts/test.sh: native only (the reductions order t by their bits, which no arithmetic
+//! changes; each kind's pairs, first hits, hits and counts are tested under the emulated
+//! arithmetics in its own file).
 
 mod common;
 
