@@ -11,6 +11,7 @@
 mod common;
 
 use std::cmp::Ordering;
+use std::time::Duration;
 
 use common::exact::scaled_2_149;
 use common::polygons::random_simple_ring;
@@ -573,7 +574,45 @@ fn mixed_scenes_give_the_cpus_results_on_the_gpu() {
         return;
     };
     assert_scene(&mut gpu, &scene(11, 300, 40, 64), "gpu");
+    // The counts, the last call, reported whole: every kind's GPU call, and the host's merge.
+    let call = gpu.last_gpu_call().expect("a GPU engine reports its calls");
+    assert!(
+        call.chunks >= 4 && call.on_host > Duration::ZERO,
+        "{call:?}"
+    );
     assert_scene(&mut gpu, &near_ties(9, 200), "gpu, near ties");
+}
+
+/// A GPU engine's scene call reports itself whole in `last_gpu_call`: the rects' chunks on the
+/// GPU and the host's part (the shapes' first hits and the merge); a scene without rects, no
+/// chunk, never the call before it. A CPU engine reports none.
+#[test]
+fn a_gpu_scenes_report_has_the_rects_chunks_and_the_hosts_part_and_never_the_last_calls() {
+    let Some(mut gpu) = gpu_engine("a_gpu_scenes_report", GpuLimits::default()) else {
+        return;
+    };
+    let scene = scene(3, 2000, 60, 64);
+    let targets = targets_of(&scene);
+    let batch =
+        TargetBatch::over(&scene.segments, &targets).with_segment_filters(&scene.segment_filters);
+    gpu.target_first_hits(&batch).unwrap();
+    let call = gpu.last_gpu_call().expect("a GPU engine reports its calls");
+    assert!(
+        call.chunks >= 1 && call.on_host > Duration::ZERO,
+        "{call:?}"
+    );
+    let mut circles_only = Targets::new();
+    circles_only.set_circles(&scene.circles).unwrap();
+    gpu.target_first_hits(&TargetBatch::over(&scene.segments, &circles_only))
+        .unwrap();
+    let call = gpu.last_gpu_call().expect("a GPU engine reports its calls");
+    assert!(
+        call.chunks == 0 && call.on_host > Duration::ZERO,
+        "{call:?}"
+    );
+    let mut cpu = cpu_engine();
+    cpu.target_first_hits(&batch).unwrap();
+    assert_eq!(cpu.last_gpu_call(), None);
 }
 
 /// A GPU engine runs the scene's rects on the GPU and its shapes on the host's CPU: when the

@@ -3,6 +3,7 @@
 mod frames;
 mod polygons;
 mod rects;
+mod scene_report;
 mod shape_grids;
 mod shapes;
 mod targets;
@@ -502,7 +503,10 @@ impl Engine {
     /// Where the last GPU call's host time went (submitting, waiting for the GPU, merging
     /// results) and how its chunks overlapped: a batch of several chunks keeps up to
     /// [`CHUNKS_IN_FLIGHT`](crate::gpu::CHUNKS_IN_FLIGHT) in flight, so that uploads, kernels
-    /// and readbacks overlap. `None` on the CPU, and for a call that ran there.
+    /// and readbacks overlap. `None` on the CPU, and for a call that ran there. A call over a
+    /// scene of mixed targets ([`crate::Targets`]) reports every kind's GPU call summed, and
+    /// in [`GpuCall::on_host`] what the host answered itself (the shapes' first hits, the
+    /// merge); its [`gpu_kernel_time`](Self::gpu_kernel_time) is its kinds' summed.
     pub fn last_gpu_call(&self) -> Option<GpuCall> {
         self.gpu_call
     }

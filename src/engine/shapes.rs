@@ -319,9 +319,10 @@ impl Engine {
     /// CPU.
     pub(super) fn on_host<R>(&mut self, run: impl FnOnce(&mut Self) -> R) -> R {
         let was = std::mem::replace(&mut self.shapes_on_host, true);
-        let result = run(self);
+        // Restored on a panic too, so that a caught panic leaves the engine's shapes on its GPU.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(self)));
         self.shapes_on_host = was;
-        result
+        result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 
     /// [`Engine::culled_hits`] for first hits in `order_of`'s order, the grid's walk stopping

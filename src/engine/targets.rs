@@ -3,6 +3,7 @@
 //! shapes on the host's CPU, each kind bounded by the kinds before it; hits and counts run
 //! every kind on the engine's backend.
 
+use super::scene_report::SceneReport;
 use super::shapes::contact_of;
 use super::{Engine, Inner, check_output};
 use crate::cpu::batched::{CpuKernel, Earlier, FirstOrder};
@@ -236,21 +237,25 @@ impl Engine {
         let rect_batch = batch.rect_batch()?;
         self.admitting(&rect_batch, |engine, admitted| {
             check_output(admitted.segments.len(), out.len())?;
+            let mut report = SceneReport::default();
             let mut kinds = std::mem::take(&mut engine.target_first);
-            let answered = engine.kind_first_hits(admitted, batch.targets, &mut kinds);
+            let answered = engine.kind_first_hits(admitted, batch.targets, &mut kinds, &mut report);
             engine.target_first = kinds;
             answered?;
             // Each kind's first hit, merged over the engine's threads.
             let merge = merge_of(admitted, batch.targets);
-            let kinds = &engine.target_first;
-            engine.host_chunks(out, MERGE_CHUNK, |from, part| {
-                let mut candidates = Vec::with_capacity(TargetKind::ALL.len());
-                for (j, slot) in part.iter_mut().enumerate() {
-                    candidates.clear();
-                    candidates.extend(kinds.of(from + j));
-                    *slot = merge.first(&candidates);
-                }
+            engine.host_part(&mut report, |engine| {
+                let kinds = &engine.target_first;
+                engine.host_chunks(out, MERGE_CHUNK, |from, part| {
+                    let mut candidates = Vec::with_capacity(TargetKind::ALL.len());
+                    for (j, slot) in part.iter_mut().enumerate() {
+                        candidates.clear();
+                        candidates.extend(kinds.of(from + j));
+                        *slot = merge.first(&candidates);
+                    }
+                });
             });
+            engine.report_scene(report);
             engine.check_cancel()
         })
     }
@@ -273,23 +278,28 @@ impl Engine {
         self.check_cancel()?;
         let rect_batch = batch.rect_batch()?;
         self.admitting(&rect_batch, |engine, admitted| {
+            let mut report = SceneReport::default();
             let rects = if admitted.rects.is_empty() {
                 Vec::new()
             } else {
-                engine.hits(admitted)?
+                engine.gpu_part(&mut report, |engine| engine.hits(admitted))?
             };
-            let kinds = engine.shape_kind_hits(admitted.segments, batch.targets, 0)?;
+            let kinds = engine.shape_kind_hits(admitted.segments, batch.targets, 0, &mut report)?;
             let merge = merge_of(admitted, batch.targets);
-            let mut rects = &rects[..];
-            let mut shapes = kinds.starting_at(0);
-            let mut out = Vec::with_capacity(rects.len() + kinds.len());
-            for i in 0..admitted.segments.len() as u32 {
-                let n = rects.iter().take_while(|h| h.segment == i).count();
-                let (now, rest) = rects.split_at(n);
-                rects = rest;
-                out.extend(now.iter().map(|h| rect_hit(i, h.rect, h.result)));
-                out.extend(shapes.take(i).filter(|h| merge.tested(h)));
-            }
+            let out = engine.host_part(&mut report, |_| {
+                let mut rects = &rects[..];
+                let mut shapes = kinds.starting_at(0);
+                let mut out = Vec::with_capacity(rects.len() + kinds.len());
+                for i in 0..admitted.segments.len() as u32 {
+                    let n = rects.iter().take_while(|h| h.segment == i).count();
+                    let (now, rest) = rects.split_at(n);
+                    rects = rest;
+                    out.extend(now.iter().map(|h| rect_hit(i, h.rect, h.result)));
+                    out.extend(shapes.take(i).filter(|h| merge.tested(h)));
+                }
+                out
+            });
+            engine.report_scene(report);
             engine.check_cancel()?;
             Ok(out)
         })
@@ -308,8 +318,9 @@ impl Engine {
                 per_segment: vec![0; admitted.segments.len()],
                 per_target: TargetKind::ALL.map(|k| vec![0; targets.len(k)]),
             };
+            let mut report = SceneReport::default();
             if !admitted.rects.is_empty() {
-                let rects = engine.counts(admitted)?;
+                let rects = engine.gpu_part(&mut report, |engine| engine.counts(admitted))?;
                 counts.per_segment = rects.per_segment;
                 counts.per_target[0] = rects.per_target;
             }
@@ -319,15 +330,18 @@ impl Engine {
             let n = admitted.segments.len();
             for start in (0..n).step_by(SHAPE_CHUNK) {
                 let segments = &admitted.segments[start..(start + SHAPE_CHUNK).min(n)];
-                let kinds = engine.shape_kind_hits(segments, targets, start)?;
-                let mut shapes = kinds.starting_at(start);
-                for i in start as u32..(start + segments.len()) as u32 {
-                    for hit in shapes.take(i).filter(|h| merge.tested(h)) {
-                        counts.per_segment[i as usize] += 1;
-                        counts.per_target[hit.kind() as usize][hit.target as usize] += 1;
+                let kinds = engine.shape_kind_hits(segments, targets, start, &mut report)?;
+                engine.host_part(&mut report, |_| {
+                    let mut shapes = kinds.starting_at(start);
+                    for i in start as u32..(start + segments.len()) as u32 {
+                        for hit in shapes.take(i).filter(|h| merge.tested(h)) {
+                            counts.per_segment[i as usize] += 1;
+                            counts.per_target[hit.kind() as usize][hit.target as usize] += 1;
+                        }
                     }
-                }
+                });
             }
+            engine.report_scene(report);
             engine.check_cancel()?;
             Ok(counts)
         })
@@ -342,6 +356,7 @@ impl Engine {
         admitted: &Batch,
         targets: &Targets,
         kinds: &mut KindFirst,
+        report: &mut SceneReport,
     ) -> Result<()> {
         let merge = &merge_of(admitted, targets);
         let segments = admitted.segments;
@@ -353,7 +368,7 @@ impl Engine {
             FirstHit::NONE,
         );
         if !rects.is_empty() {
-            self.first_hit_into(admitted, rects)?;
+            self.gpu_part(report, |this| this.first_hit_into(admitted, rects))?;
         }
         // Each kind after the rects looks only for hits no later than the kinds' before it:
         // a segment that starts inside a rect looks no further.
@@ -366,42 +381,45 @@ impl Engine {
         }
         // The shapes on the host's CPU, on a GPU engine too: bounded by the rects' hits, their
         // walks are short, and the GPU's exact shape kernels are slower than one CPU thread.
-        self.on_host(|this| {
-            let circles =
-                KindFirst::sized(&mut kinds.circles, !targets.circles().is_empty(), n, None);
-            if !circles.is_empty() {
-                let order = KindOrder {
-                    merge,
-                    kind: TargetKind::Circle,
-                    contact: TargetContact::Circle,
-                    earlier: &kinds.earlier,
-                };
-                this.shape_kind_first(segments, targets.circles(), &order, circles)?;
-                KindFirst::after(&mut kinds.earlier, &kinds.circles);
-            }
-            let walls = KindFirst::sized(&mut kinds.walls, !targets.walls().is_empty(), n, None);
-            if !walls.is_empty() {
-                let order = KindOrder {
-                    merge,
-                    kind: TargetKind::Wall,
-                    contact: TargetContact::Wall,
-                    earlier: &kinds.earlier,
-                };
-                this.shape_kind_first(segments, targets.walls(), &order, walls)?;
-                KindFirst::after(&mut kinds.earlier, &kinds.walls);
-            }
-            let polygons =
-                KindFirst::sized(&mut kinds.polygons, !targets.polygons().is_empty(), n, None);
-            if !polygons.is_empty() {
-                let order = KindOrder {
-                    merge,
-                    kind: TargetKind::Polygon,
-                    contact: TargetContact::Polygon,
-                    earlier: &kinds.earlier,
-                };
-                this.culled_polygon_first_hits(segments, targets.polygons(), &order, polygons)?;
-            }
-            Ok(())
+        self.host_part(report, |this| {
+            this.on_host(|this| {
+                let circles =
+                    KindFirst::sized(&mut kinds.circles, !targets.circles().is_empty(), n, None);
+                if !circles.is_empty() {
+                    let order = KindOrder {
+                        merge,
+                        kind: TargetKind::Circle,
+                        contact: TargetContact::Circle,
+                        earlier: &kinds.earlier,
+                    };
+                    this.shape_kind_first(segments, targets.circles(), &order, circles)?;
+                    KindFirst::after(&mut kinds.earlier, &kinds.circles);
+                }
+                let walls =
+                    KindFirst::sized(&mut kinds.walls, !targets.walls().is_empty(), n, None);
+                if !walls.is_empty() {
+                    let order = KindOrder {
+                        merge,
+                        kind: TargetKind::Wall,
+                        contact: TargetContact::Wall,
+                        earlier: &kinds.earlier,
+                    };
+                    this.shape_kind_first(segments, targets.walls(), &order, walls)?;
+                    KindFirst::after(&mut kinds.earlier, &kinds.walls);
+                }
+                let polygons =
+                    KindFirst::sized(&mut kinds.polygons, !targets.polygons().is_empty(), n, None);
+                if !polygons.is_empty() {
+                    let order = KindOrder {
+                        merge,
+                        kind: TargetKind::Polygon,
+                        contact: TargetContact::Polygon,
+                        earlier: &kinds.earlier,
+                    };
+                    this.culled_polygon_first_hits(segments, targets.polygons(), &order, polygons)?;
+                }
+                Ok(())
+            })
         })
     }
 
@@ -434,16 +452,18 @@ impl Engine {
         segments: &[Segment],
         targets: &Targets,
         base: usize,
+        report: &mut SceneReport,
     ) -> Result<KindHits> {
         let mut kinds = KindHits::default();
         if !targets.circles().is_empty() {
-            kinds.circles = self.shape_hits(segments, targets.circles())?;
+            kinds.circles = self.gpu_part(report, |e| e.shape_hits(segments, targets.circles()))?;
         }
         if !targets.walls().is_empty() {
-            kinds.walls = self.shape_hits(segments, targets.walls())?;
+            kinds.walls = self.gpu_part(report, |e| e.shape_hits(segments, targets.walls()))?;
         }
         if !targets.polygons().is_empty() {
-            kinds.polygons = self.polygon_hits(segments, targets.polygons())?;
+            kinds.polygons =
+                self.gpu_part(report, |e| e.polygon_hits(segments, targets.polygons()))?;
         }
         if base > 0 {
             let base = base as u32;

@@ -27,6 +27,27 @@ pub struct GpuCall {
     /// compact dense or listed results beyond what their chunk copied back, once a later
     /// chunk had overwritten them on the GPU. Uncertain pairs are not counted here.
     pub decided_on_host: u64,
+    /// Answering on the host's CPU what a call over a scene of mixed targets
+    /// ([`crate::Targets`]) does not send to the GPU: the shapes' first hits (bounded by the
+    /// rects') and the merge of every kind's results.
+    pub on_host: std::time::Duration,
+}
+
+impl std::ops::AddAssign for GpuCall {
+    /// Adds another call's parts: the report of a call made of several (one per kind of a
+    /// scene). `submitted_before_first_read` stays the first call's.
+    fn add_assign(&mut self, other: Self) {
+        if self.submitted_before_first_read == 0 {
+            self.submitted_before_first_read = other.submitted_before_first_read;
+        }
+        self.chunks += other.chunks;
+        self.submitting += other.submitting;
+        self.waiting += other.waiting;
+        self.merging += other.merging;
+        self.bytes_read += other.bytes_read;
+        self.decided_on_host += other.decided_on_host;
+        self.on_host += other.on_host;
+    }
 }
 
 impl GpuCall {
