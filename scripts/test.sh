@@ -91,12 +91,20 @@ for file in tests/*.rs; do
         gpu_tests+=(--test "$(basename "$file" .rs)")
     fi
 done
+# A test whose doc says so (`/// scripts/test.sh: native only`, above its `#[test]`) is about
+# how the work is split, which no arithmetic changes: those passes skip it by its exact name.
+native_only=()
+for name in $(awk '/^\/\/\/ scripts\/test.sh: native only/ { marked = 1 }
+                   marked && /^fn / { sub(/^fn /, ""); sub(/\(.*/, ""); print; marked = 0 }' \
+                  tests/*.rs); do
+    native_only+=(--skip "$name")
+done
 for mode in rounding flush fused; do
     stage "the library's GPU tests on a GPU emulating '$mode' arithmetic"
     # The whole suite's packages and features, so that nothing is built again (`-p rectcast`
     # alone would unify its dependencies' features differently, and rebuild wgpu).
     RECTCAST_GPU_EMULATION=$mode cargo test --release --locked --features rectcast-cli/parquet \
-        --lib "${gpu_tests[@]}"
+        --lib "${gpu_tests[@]}" -- --exact "${native_only[@]}"
 done
 
 # The Python package: a venv of its own, the wheel built by maturin, then pytest, whose summary

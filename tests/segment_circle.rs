@@ -499,6 +499,8 @@ fn the_gpu_gives_the_oracles_bytes_on_seeded_scenes() {
     assert!(seen.iter().all(|&n| n > 10), "kinds seen: {seen:?}");
 }
 
+/// scripts/test.sh: native only (how the work is split into tiles and chunks, which no
+/// emulated arithmetic changes: the default limits' tests run under each).
 #[test]
 fn circle_batches_over_tiny_limits_are_chunked_invisibly() {
     // 4 KiB bindings: 256 segments, 341 circles or contacts per dispatch; 4 workgroups per
@@ -799,43 +801,48 @@ fn the_box_filter_and_the_hit_alone_give_the_oracles_hit() {
 }
 
 #[test]
-fn the_gpus_counts_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
-    let tiny = common::tiny_limits();
-    for (limits, what) in [
-        (rectcast::GpuLimits::default(), "default"),
-        (tiny, "tiny limits"),
-    ] {
-        let Some(mut gpu) = common::gpu_engine("circle_queries", limits) else {
-            return;
+fn the_gpus_counts_first_hits_and_hits_are_the_oracles_on_seeded_scenes() {
+    gpu_queries_match_the_oracle(rectcast::GpuLimits::default(), "default");
+}
+
+/// Apart from the default limits' test, so that the two run at once (they share the kernels).
+/// scripts/test.sh: native only (how the work is split into tiles and chunks, which no
+/// emulated arithmetic changes: the default limits' tests run under each).
+#[test]
+fn the_gpus_counts_first_hits_and_hits_are_the_oracles_over_tiny_limits() {
+    gpu_queries_match_the_oracle(common::tiny_limits(), "tiny limits");
+}
+
+fn gpu_queries_match_the_oracle(limits: rectcast::GpuLimits, what: &str) {
+    let Some(mut gpu) = common::gpu_engine("circle_queries", limits) else {
+        return;
+    };
+    for (seed, scale) in COUNT_SCENES {
+        // Over tiny limits, more circles than one binding holds: circle tiles, and each
+        // query's pairs split over several dispatches. Fewer queries there: the scales are
+        // the default run's to cover, the tiles and chunks this one's.
+        let (n, m) = if what == "tiny limits" {
+            (20, 400)
+        } else {
+            (100, 80)
         };
-        for (seed, scale) in COUNT_SCENES {
-            // Over tiny limits, more circles than one binding holds: circle tiles, and each
-            // query's pairs split over several dispatches. Fewer queries there: the scales are
-            // the default run's to cover, the tiles and chunks this one's.
-            let (n, m) = if what == "tiny limits" {
-                (20, 400)
-            } else {
-                (100, 80)
-            };
-            let (queries, circles) = batch(seed, n, m, scale);
-            let pairs = oracle(&queries, &circles);
-            let what = format!("{what}, scale {scale}");
-            let describe = |s: usize, k: usize| {
-                format!("query {s} {:?}, circle {k} {:?}", queries[s], circles[k])
-            };
-            let hits: Vec<bool> = pairs.iter().map(|c| c.hit()).collect();
-            let got = gpu.shape_counts(&queries, &circles).expect("gpu counts");
-            common::assert_counts_of_pairs(&what, &hits, circles.len(), &got, describe);
-            common::assert_queries_of_pairs(
-                &what,
-                &pairs,
-                circles.len(),
-                &gpu.shape_hits(&queries, &circles).expect("gpu hits"),
-                &gpu.shape_first_hits(&queries, &circles)
-                    .expect("gpu first hits"),
-                describe,
-            );
-        }
+        let (queries, circles) = batch(seed, n, m, scale);
+        let pairs = oracle(&queries, &circles);
+        let what = format!("{what}, scale {scale}");
+        let describe =
+            |s: usize, k: usize| format!("query {s} {:?}, circle {k} {:?}", queries[s], circles[k]);
+        let hits: Vec<bool> = pairs.iter().map(|c| c.hit()).collect();
+        let got = gpu.shape_counts(&queries, &circles).expect("gpu counts");
+        common::assert_counts_of_pairs(&what, &hits, circles.len(), &got, describe);
+        common::assert_queries_of_pairs(
+            &what,
+            &pairs,
+            circles.len(),
+            &gpu.shape_hits(&queries, &circles).expect("gpu hits"),
+            &gpu.shape_first_hits(&queries, &circles)
+                .expect("gpu first hits"),
+            describe,
+        );
     }
 }
 

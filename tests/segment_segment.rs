@@ -505,6 +505,8 @@ fn the_gpu_gives_the_cpus_bytes_on_seeded_scenes() {
     assert!(seen.iter().all(|&n| n > 20), "contacts seen: {seen:?}");
 }
 
+/// scripts/test.sh: native only (how the work is split into tiles and chunks, which no
+/// emulated arithmetic changes: the default limits' tests run under each).
 #[test]
 fn wall_batches_over_tiny_limits_are_chunked_invisibly() {
     // 4 KiB bindings: 256 segments or walls and 341 contacts per dispatch; 4 workgroups per
@@ -758,49 +760,55 @@ fn the_orientation_filter_and_the_hit_alone_give_the_oracles_hit() {
 }
 
 #[test]
-fn the_gpus_counts_first_hits_and_hits_are_the_oracles_on_seeded_scenes_and_over_tiny_limits() {
-    let tiny = common::tiny_limits();
-    for (limits, what) in [
-        (rectcast::GpuLimits::default(), "default"),
-        (tiny, "tiny limits"),
-    ] {
-        let Some(mut gpu) = common::gpu_engine("wall_queries", limits) else {
-            return;
+fn the_gpus_counts_first_hits_and_hits_are_the_oracles_on_seeded_scenes() {
+    gpu_queries_match_the_oracle(rectcast::GpuLimits::default(), "default");
+}
+
+/// Apart from the default limits' test, so that the two run at once (they share the kernels).
+/// scripts/test.sh: native only (how the work is split into tiles and chunks, which no
+/// emulated arithmetic changes: the default limits' tests run under each).
+#[test]
+fn the_gpus_counts_first_hits_and_hits_are_the_oracles_over_tiny_limits() {
+    gpu_queries_match_the_oracle(common::tiny_limits(), "tiny limits");
+}
+
+fn gpu_queries_match_the_oracle(limits: rectcast::GpuLimits, what: &str) {
+    let Some(mut gpu) = common::gpu_engine("wall_queries", limits) else {
+        return;
+    };
+    for (seed, scale) in COUNT_SCENES {
+        // Over tiny limits, more walls than one binding holds: wall tiles, and each
+        // query's pairs split over several dispatches. Fewer queries there: the scales are
+        // the default run's to cover, the tiles and chunks this one's.
+        let (n, m) = if what == "tiny limits" {
+            (24, 300)
+        } else {
+            (120, 90)
         };
-        for (seed, scale) in COUNT_SCENES {
-            // Over tiny limits, more walls than one binding holds: wall tiles, and each
-            // query's pairs split over several dispatches. Fewer queries there: the scales are
-            // the default run's to cover, the tiles and chunks this one's.
-            let (n, m) = if what == "tiny limits" {
-                (24, 300)
-            } else {
-                (120, 90)
-            };
-            let (queries, walls) = (batch(seed, n, scale), batch(seed + 100, m, scale));
-            let pairs: Vec<SegmentContact> = queries
-                .iter()
-                .flat_map(|q| {
-                    walls
-                        .iter()
-                        .map(move |w| common::segments::segment_segment(q, w))
-                })
-                .collect();
-            let what = format!("{what}, scale {scale}");
-            let describe =
-                |s: usize, k: usize| format!("query {s} {:?}, wall {k} {:?}", queries[s], walls[k]);
-            let hits: Vec<bool> = pairs.iter().map(|c| c.hit()).collect();
-            let got = gpu.shape_counts(&queries, &walls).expect("gpu counts");
-            common::assert_counts_of_pairs(&what, &hits, walls.len(), &got, describe);
-            common::assert_queries_of_pairs(
-                &what,
-                &pairs,
-                walls.len(),
-                &gpu.shape_hits(&queries, &walls).expect("gpu hits"),
-                &gpu.shape_first_hits(&queries, &walls)
-                    .expect("gpu first hits"),
-                describe,
-            );
-        }
+        let (queries, walls) = (batch(seed, n, scale), batch(seed + 100, m, scale));
+        let pairs: Vec<SegmentContact> = queries
+            .iter()
+            .flat_map(|q| {
+                walls
+                    .iter()
+                    .map(move |w| common::segments::segment_segment(q, w))
+            })
+            .collect();
+        let what = format!("{what}, scale {scale}");
+        let describe =
+            |s: usize, k: usize| format!("query {s} {:?}, wall {k} {:?}", queries[s], walls[k]);
+        let hits: Vec<bool> = pairs.iter().map(|c| c.hit()).collect();
+        let got = gpu.shape_counts(&queries, &walls).expect("gpu counts");
+        common::assert_counts_of_pairs(&what, &hits, walls.len(), &got, describe);
+        common::assert_queries_of_pairs(
+            &what,
+            &pairs,
+            walls.len(),
+            &gpu.shape_hits(&queries, &walls).expect("gpu hits"),
+            &gpu.shape_first_hits(&queries, &walls)
+                .expect("gpu first hits"),
+            describe,
+        );
     }
 }
 
