@@ -432,7 +432,6 @@ impl Engine {
         batch: &Batch,
         mut call: impl FnMut(On, Option<GridQuery>) -> Result<T>,
     ) -> Result<T> {
-        let on_gpu = matches!(self.inner, Inner::Gpu(_));
         let use_grid = self.broad_phase.uses_grid(
             batch.segments.len(),
             batch.rects.len(),
@@ -440,10 +439,11 @@ impl Engine {
         );
         let mut own = std::mem::take(&mut self.own_grid);
         if use_grid && batch.rect_set.is_none() {
-            if on_gpu {
-                own.plan(batch.rects);
-            } else {
-                own.build(batch.rects);
+            match &self.inner {
+                Inner::Gpu(_) => {
+                    own.plan(batch.rects);
+                }
+                Inner::Cpu { kernel, .. } => kernel.build_rect_grid(&mut own, batch.rects),
             }
         }
         let grid = use_grid.then(|| match batch.rect_set {
