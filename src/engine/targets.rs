@@ -249,8 +249,7 @@ impl Engine {
                 engine.host_chunks(out, MERGE_CHUNK, |from, part| {
                     let mut candidates = Vec::with_capacity(TargetKind::ALL.len());
                     for (j, slot) in part.iter_mut().enumerate() {
-                        candidates.clear();
-                        candidates.extend(kinds.of(from + j));
+                        kinds.of(from + j, &mut candidates);
                         *slot = merge.first(&candidates);
                     }
                 });

@@ -36,28 +36,34 @@ pub(crate) struct KindFirst {
 }
 
 impl KindFirst {
-    /// Segment `i`'s first hit of each kind, as targets, in kind order.
-    pub(crate) fn of(&self, i: usize) -> impl Iterator<Item = TargetHit> + '_ {
-        let rect = self.rects.get(i).and_then(|first| {
-            let rect = first.rect()?;
-            Some(rect_hit(i as u32, rect, first.result))
-        });
-        fn at<C: Copy>(
+    /// Segment `i`'s first hit of each kind, as targets, in kind order, into `into` (cleared
+    /// first). Pushed kind by kind: a chain of the kinds' iterators cost the merge of a frame
+    /// of 50k bullets twice its time.
+    pub(crate) fn of(&self, i: usize, into: &mut Vec<TargetHit>) {
+        into.clear();
+        if let Some(first) = self.rects.get(i)
+            && let Some(rect) = first.rect()
+        {
+            into.push(rect_hit(i as u32, rect, first.result));
+        }
+        #[inline(always)]
+        fn push<C: Copy>(
             first: &[Option<ShapeHit<C>>],
             i: usize,
             contact: fn(C) -> TargetContact,
-        ) -> Option<TargetHit> {
-            let hit = first.get(i).copied().flatten()?;
-            Some(TargetHit {
-                segment: hit.segment,
-                target: hit.shape,
-                contact: contact(hit.contact),
-            })
+            into: &mut Vec<TargetHit>,
+        ) {
+            if let Some(Some(hit)) = first.get(i) {
+                into.push(TargetHit {
+                    segment: hit.segment,
+                    target: hit.shape,
+                    contact: contact(hit.contact),
+                });
+            }
         }
-        let circles = at(&self.circles, i, TargetContact::Circle);
-        let walls = at(&self.walls, i, TargetContact::Wall);
-        let polygons = at(&self.polygons, i, TargetContact::Polygon);
-        rect.into_iter().chain(circles).chain(walls).chain(polygons)
+        push(&self.circles, i, TargetContact::Circle, into);
+        push(&self.walls, i, TargetContact::Wall, into);
+        push(&self.polygons, i, TargetContact::Polygon, into);
     }
 
     /// Takes each segment's first hit of a kind just queried (`first`) into `earlier`.
