@@ -20,6 +20,38 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The emulation passes' arguments, into `emulation`: the library's test files that open a GPU
+# (found by what they call), not the CPU-only ones, since the emulation changes only the kernels
+# a GPU runs; then `--exact` and a `--skip` for each test marked native only.
+# (`scripts/test.sh --print-emulation-args` prints them, one a line, and stops: tests/layout.rs
+# checks them.)
+emulation_args() {
+    emulation=()
+    local file name
+    for file in tests/*.rs; do
+        # A file whose doc (`//!`) says so is about what no arithmetic changes (a device's limits).
+        grep -q '^//! scripts/test.sh: native only' "$file" && continue
+        if grep -qE 'gpu_engine|GpuContext::|Engine::gpu|Backend::(Gpu|Auto)' "$file"; then
+            emulation+=(--test "$(basename "$file" .rs)")
+        fi
+    done
+    emulation+=(-- --exact)
+    # A test whose doc says so (`/// scripts/test.sh: native only`, above its `#[test]`) is
+    # about how the work is split, which no arithmetic changes: those passes skip it by its
+    # exact name.
+    for name in $(awk '/^\/\/\/ scripts\/test.sh: native only/ { marked = 1 }
+                       marked && /^fn / { sub(/^fn /, ""); sub(/\(.*/, ""); print; marked = 0 }' \
+                      tests/*.rs); do
+        emulation+=(--skip "$name")
+    done
+}
+
+if [ "${1:-}" = --print-emulation-args ]; then
+    emulation_args
+    printf '%s\n' "${emulation[@]}"
+    exit 0
+fi
+
 vulkan_ready() {
     # A Vulkan loader and at least one installable client driver (ICD) manifest.
     # Read the whole list before matching: `grep -q` stops at the first match, and under
@@ -81,30 +113,13 @@ stage "the CLI's file tests without Parquet"
 cargo test --release --locked --test streaming
 stage "the whole suite"
 cargo test --release --locked --features rectcast-cli/parquet
-# The emulation changes only the kernels a GPU runs, so those passes run the library's test
-# files that open a GPU (found by what they call), not the CPU-only ones.
-gpu_tests=()
-for file in tests/*.rs; do
-    # A file whose doc (`//!`) says so is about what no arithmetic changes (a device's limits).
-    grep -q '^//! scripts/test.sh: native only' "$file" && continue
-    if grep -qE 'gpu_engine|GpuContext::|Engine::gpu|Backend::(Gpu|Auto)' "$file"; then
-        gpu_tests+=(--test "$(basename "$file" .rs)")
-    fi
-done
-# A test whose doc says so (`/// scripts/test.sh: native only`, above its `#[test]`) is about
-# how the work is split, which no arithmetic changes: those passes skip it by its exact name.
-native_only=()
-for name in $(awk '/^\/\/\/ scripts\/test.sh: native only/ { marked = 1 }
-                   marked && /^fn / { sub(/^fn /, ""); sub(/\(.*/, ""); print; marked = 0 }' \
-                  tests/*.rs); do
-    native_only+=(--skip "$name")
-done
+emulation_args
 for mode in rounding flush fused; do
     stage "the library's GPU tests on a GPU emulating '$mode' arithmetic"
     # The whole suite's packages and features, so that nothing is built again (`-p rectcast`
     # alone would unify its dependencies' features differently, and rebuild wgpu).
     RECTCAST_GPU_EMULATION=$mode cargo test --release --locked --features rectcast-cli/parquet \
-        --lib "${gpu_tests[@]}" -- --exact "${native_only[@]}"
+        --lib "${emulation[@]}"
 done
 
 # The Python package: a venv of its own, the wheel built by maturin, then pytest, whose summary

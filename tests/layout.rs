@@ -8,6 +8,9 @@
 //! the item lives, and are not edges themselves: a parent module that re-exports its children
 //! is their facade, not their user. Items under `#[cfg(test)]` are left out, and so is the
 //! crate root, the facade of all.
+//!
+//! The test suite's own layout is checked here too: which test files the emulation passes of
+//! scripts/test.sh run, and which single tests they skip.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -488,4 +491,134 @@ fn the_old_names_still_resolve_for_one_release() {
         targets: 4..6,
     };
     assert_eq!(chunk.rects(), 4..6);
+}
+
+/// The arguments scripts/test.sh gives its emulation passes (`--print-emulation-args`).
+fn emulation_args() -> Vec<String> {
+    let out = std::process::Command::new("bash")
+        .args(["scripts/test.sh", "--print-emulation-args"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("bash runs scripts/test.sh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The values that follow each `flag` in `args`.
+fn values_of<'a>(args: &'a [String], flag: &str) -> BTreeSet<&'a str> {
+    args.windows(2)
+        .filter(|w| w[0] == flag)
+        .map(|w| w[1].as_str())
+        .collect()
+}
+
+/// The tests a file marks native only (`/// scripts/test.sh: native only` among the doc and
+/// attribute lines above a `#[test] fn`), as (name, whether the marker is above a `#[test]`).
+fn marked_native_only(text: &str) -> Vec<(String, bool)> {
+    let mut marked = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if !line.starts_with("/// scripts/test.sh: native only") {
+            continue;
+        }
+        let mut is_test = false;
+        for line in lines.by_ref() {
+            is_test |= line.trim() == "#[test]";
+            if let Some(rest) = line.strip_prefix("fn ") {
+                let name = rest.split('(').next().unwrap_or_default();
+                marked.push((name.to_owned(), is_test));
+                break;
+            }
+            if !(line.starts_with("///") || line.starts_with("#[")) {
+                marked.push((format!("(no fn after the marker, at {line:?})"), false));
+                break;
+            }
+        }
+    }
+    marked
+}
+
+/// The emulation passes (scripts/test.sh) run the GPU tests again under each hostile
+/// arithmetic. A file leaves them only when its own doc says `//! scripts/test.sh: native only`;
+/// a test marked `/// scripts/test.sh: native only` is skipped by its exact name, and its file
+/// stays. (Once a test's marker dropped its whole file, segment_circle's, from every pass, and
+/// every pass still passed.)
+#[test]
+fn the_emulation_passes_run_every_gpu_test_file_not_marked_native_only_as_a_whole() {
+    let args = emulation_args();
+    let files = values_of(&args, "--test");
+    let skipped = values_of(&args, "--skip");
+    assert!(
+        args.iter().any(|a| a == "--exact"),
+        "the skips must name whole tests: {args:?}"
+    );
+    // The suites of the kernels the emulation changes: every kind's queries and the rounding.
+    for must in [
+        "segment_circle",
+        "segment_segment",
+        "segment_polygon",
+        "rounding",
+        "exact",
+        "gpu_vs_cpu",
+        "queries",
+        "broad_phase",
+    ] {
+        assert!(files.contains(must), "{must} is not emulated: {args:?}");
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut marked_names = BTreeSet::new();
+    for entry in std::fs::read_dir(&dir).expect("tests/") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).expect("a test file");
+        let whole = text
+            .lines()
+            .any(|l| l == "//! scripts/test.sh: native only");
+        let tests = marked_native_only(&text);
+        if whole {
+            assert!(
+                !files.contains(name.as_str()),
+                "{name} says it is native only"
+            );
+        } else if !tests.is_empty() {
+            assert!(
+                files.contains(name.as_str()),
+                "{name} marks single tests native only, and the passes dropped the whole file"
+            );
+        }
+        for (test, is_test) in tests {
+            assert!(
+                is_test,
+                "{name}: the marker above {test} is not above a #[test]"
+            );
+            assert!(
+                skipped.contains(test.as_str()),
+                "{name}: {test} is not skipped"
+            );
+            marked_names.insert(test);
+        }
+    }
+    for file in &files {
+        assert!(
+            dir.join(format!("{file}.rs")).exists(),
+            "no tests/{file}.rs"
+        );
+    }
+    for name in &skipped {
+        assert!(
+            marked_names.contains(*name),
+            "{name} is skipped but marked nowhere"
+        );
+    }
 }
