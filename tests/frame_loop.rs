@@ -1,12 +1,16 @@
 //! One frame loop for both backends (`FrameLoop`): the same calls give the same first hits on
 //! the CPU and on a GPU, frame after frame, read a frame late, with a bad bullet skipped; and
-//! the same misuse gets the same error on both.
+//! the same misuse gets the same error on both; and a frame the GPU does not finish in time is
+//! answered on the CPU fallback.
 
 mod common;
 
 use common::{cpu_engine, gpu_engine};
 use rectcast::gpu::frames::FrameCapacity;
-use rectcast::{Batch, Engine, Error, FirstHit, FrameLoop, GpuLimits, Segment, scene};
+use rectcast::{
+    Batch, CpuOptions, Engine, Error, FirstHit, FrameLoop, GpuLimits, Segment, WaitLimit, scene,
+};
+use std::time::Duration;
 
 /// Frame `k`'s bullets and hitboxes: a bullet-hell scene, with a NaN bullet in odd frames.
 fn frame(k: u64) -> (Vec<Segment>, Vec<rectcast::Rect>) {
@@ -168,5 +172,82 @@ fn a_refused_write_keeps_the_frame_written_before_it_on_both_backends() {
     refused_write_keeps_the_frame("cpu", cpu_engine());
     if let Some(gpu) = gpu_engine("a_refused_write_on_the_gpu", GpuLimits::default()) {
         refused_write_keeps_the_frame("gpu", gpu);
+    }
+}
+
+/// The first segment where two frames' first hits differ, with its inputs, as a panic.
+fn assert_same_first_hits(what: &str, batch: &Batch, want: &[FirstHit], got: &[FirstHit]) {
+    assert_eq!(want.len(), got.len(), "{what}: lengths");
+    if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
+        panic!(
+            "{what}: segment {i} {:?}: want {:?}, got {:?}",
+            batch.segments[i], want[i], got[i]
+        );
+    }
+}
+
+/// scripts/test.sh: native only (how a frame is answered after a timeout, which no emulated
+/// arithmetic changes: the loop's answers run under each in the tests above).
+#[test]
+fn a_frame_the_gpu_does_not_finish_in_time_is_answered_on_the_cpu_fallback_and_says_so() {
+    // No time at all to wait: a frame the GPU has not finished at the first look times out.
+    let no_wait = GpuLimits {
+        wait: Some(WaitLimit {
+            base: Duration::ZERO,
+            per_gigapair: Duration::ZERO,
+        }),
+        ..GpuLimits::default()
+    };
+    let Some(engine) = gpu_engine("frame fallback", no_wait) else {
+        return;
+    };
+    let engine = engine
+        .with_cpu_fallback(CpuOptions::default())
+        .expect("a fallback");
+    let mut frames = FrameLoop::new(engine, FrameCapacity::new(640_000, 1500)).expect("a loop");
+    let mut reference = cpu_engine();
+    // lavapipe runs much of a submission inside the submitting call, and a fast GPU finishes a
+    // small frame at once: each frame finished in time makes the next one larger.
+    let mut fell_back = false;
+    for (k, scale) in [1, 2, 4, 8, 16, 32, 64, 64, 64, 64].into_iter().enumerate() {
+        let (bullets, hitboxes) = scene::bullet_hell(k as u64, 10_000 * scale, 1500);
+        let batch = Batch::new(&bullets, &hitboxes);
+        frames.write(&batch).expect("written");
+        let id = frames.dispatch().expect("dispatched");
+        let mut got = vec![FirstHit::NONE; bullets.len()];
+        frames
+            .read(id, &mut got)
+            .expect("with a fallback, a read never times out");
+        let want = reference.first_hit(&batch).expect("the reference");
+        assert_same_first_hits(&format!("frame {k}"), &batch, &want, &got);
+        if let Some(reason) = frames.last_fallback() {
+            assert!(reason.contains("did not finish a frame"), "{reason}");
+            assert!(reason.contains("this frame ran on the CPU"), "{reason}");
+            // Answered is read: a second read is refused, as after any read.
+            assert!(
+                matches!(frames.read(id, &mut got), Err(Error::UnknownFrame(_))),
+                "a frame answered on the CPU read again"
+            );
+            fell_back = true;
+            break;
+        }
+    }
+    assert!(
+        fell_back,
+        "ten frames up to 640k bullets, and none timed out"
+    );
+    // With time to wait, the GPU answers again, in every slot of the ring: the one whose frame
+    // the CPU answered is freed once the GPU is done with it.
+    frames.set_gpu_wait(WaitLimit::default());
+    for k in 0..4u64 {
+        let (bullets, hitboxes) = scene::bullet_hell(100 + k, 20_000, 1500);
+        let batch = Batch::new(&bullets, &hitboxes);
+        frames.write(&batch).expect("the ring has room again");
+        let id = frames.dispatch().expect("dispatched");
+        let mut got = vec![FirstHit::NONE; bullets.len()];
+        frames.read(id, &mut got).expect("read");
+        assert_eq!(frames.last_fallback(), None, "frame {k} after the fallback");
+        let want = reference.first_hit(&batch).expect("the reference");
+        assert_same_first_hits(&format!("frame {k} after"), &batch, &want, &got);
     }
 }

@@ -4,6 +4,7 @@
 use super::Engine;
 use crate::broad_phase::BroadPhase;
 use crate::error::{Error, InputArray, Result};
+use crate::gpu::WaitLimit;
 use crate::gpu::frames::{FrameCapacity, FrameId, Frames};
 use crate::query::{Batch, Skipped};
 use crate::types::FirstHit;
@@ -42,6 +43,8 @@ pub struct FrameLoop {
     inner: Inner,
     /// What the last query over mixed targets skipped.
     target_skipped: Skipped,
+    /// Why the last read ran on the CPU, if it did.
+    last_fallback: Option<String>,
 }
 
 enum Inner {
@@ -71,10 +74,11 @@ impl FrameLoop {
     /// result buffers do not fit in memory.
     pub fn new(engine: Engine, capacity: FrameCapacity) -> Result<Self> {
         let inner = match engine.gpu_context() {
-            Some(context) => Inner::Gpu {
-                frames: Box::new(Frames::new(context, capacity)?),
-                engine,
-            },
+            Some(context) => {
+                let mut frames = Box::new(Frames::new(context, capacity)?);
+                frames.set_wait(engine.gpu_wait());
+                Inner::Gpu { frames, engine }
+            }
             None => {
                 let mut ring = Vec::new();
                 for _ in 0..capacity.ring.max(1) {
@@ -101,7 +105,26 @@ impl FrameLoop {
         Ok(Self {
             inner,
             target_skipped: Skipped::default(),
+            last_fallback: None,
         })
+    }
+
+    /// How long a GPU loop waits for a frame, and the engine for its other calls, from now on
+    /// ([`Engine::set_gpu_wait`]); nothing on the CPU.
+    pub fn set_gpu_wait(&mut self, wait: WaitLimit) {
+        if let Inner::Gpu { frames, engine } = &mut self.inner {
+            frames.set_wait(wait);
+            engine.set_gpu_wait(wait);
+        }
+    }
+
+    /// Why the last [`read`](Self::read) ran on the CPU: on a GPU engine with a CPU fallback
+    /// ([`Engine::with_cpu_fallback`]; `Backend::Auto` engines have one), a frame the GPU does
+    /// not finish within the wait limit, or on a lost device, is answered on the CPU from the
+    /// frame's inputs, which the loop keeps: the same first hits, and this says so. `None`
+    /// after a read the GPU answered, and always on a CPU engine.
+    pub fn last_fallback(&self) -> Option<&str> {
+        self.last_fallback.as_deref()
     }
 
     /// What the loop runs on.
@@ -253,13 +276,28 @@ impl FrameLoop {
     }
 
     /// Waits for `frame` (on a GPU; on the CPU it is ready) and copies its first hits into
-    /// `out`.
+    /// `out`. On a GPU engine with a CPU fallback, a frame the GPU does not finish in time (or
+    /// a lost device) is answered on the CPU instead ([`last_fallback`](Self::last_fallback)).
     ///
     /// # Errors
-    /// As [`try_read`](Self::try_read); [`Error::Timeout`] on a GPU that does not finish.
+    /// As [`try_read`](Self::try_read); [`Error::Timeout`] on a GPU that does not finish, where
+    /// the engine has no fallback (the frame then stays in flight, and a later read may get
+    /// it).
     pub fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
+        self.last_fallback = None;
         match &mut self.inner {
-            Inner::Gpu { frames, .. } => frames.read(frame, out),
+            Inner::Gpu { frames, engine } => match frames.read(frame, out) {
+                Err(e @ (Error::Timeout { .. } | Error::DeviceLost(_)))
+                    if engine.has_cpu_fallback() =>
+                {
+                    frames.answer_on_host(frame, out, |batch, out| {
+                        engine.first_hits_on_fallback(batch, out)
+                    })?;
+                    self.last_fallback = Some(format!("{e}; this frame ran on the CPU"));
+                    Ok(())
+                }
+                outcome => outcome,
+            },
             Inner::Cpu(cpu) => cpu.read(frame, out),
         }
     }
@@ -281,5 +319,38 @@ impl CpuFrames {
         out.copy_from_slice(first_hits);
         *unread = None;
         Ok(())
+    }
+}
+
+impl Engine {
+    /// The wait limit of this engine's GPU steps (the default on the CPU).
+    fn gpu_wait(&self) -> WaitLimit {
+        match &self.inner {
+            super::Inner::Gpu(host) => host.limits.wait.unwrap_or_default(),
+            super::Inner::Cpu { .. } => WaitLimit::default(),
+        }
+    }
+
+    /// Whether this GPU engine runs a call on the CPU when the GPU times out or is lost.
+    fn has_cpu_fallback(&self) -> bool {
+        matches!(&self.inner, super::Inner::Gpu(host) if host.fallback.is_some())
+    }
+
+    /// A frame's first hits on this GPU engine's CPU fallback (none: `out` is left as it is),
+    /// through a grid where the broad phase would take one; `batch` valid.
+    fn first_hits_on_fallback(&mut self, batch: &Batch, out: &mut [FirstHit]) {
+        let super::Inner::Gpu(host) = &mut self.inner else {
+            return;
+        };
+        let Some(kernel) = host.fallback.as_mut() else {
+            return;
+        };
+        let (n, m) = (batch.segments.len(), batch.rects.len());
+        let grid = &mut self.own_grid;
+        let use_grid = self.broad_phase.uses_grid(n, m, false);
+        if use_grid {
+            kernel.build_rect_grid(grid, batch.rects);
+        }
+        kernel.first_hit(batch, use_grid.then_some(&*grid), out);
     }
 }

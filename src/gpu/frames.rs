@@ -64,6 +64,10 @@ struct Slot {
     /// The filters, when the frame has them (`None` leaves the reserved vector alone).
     segment_filters: (bool, Vec<Filter>),
     rect_filters: (bool, Vec<Filter>),
+    /// Its frame was answered on the host after a read timed out ([`Frames::answer_on_host`]):
+    /// the GPU's results for it are dropped unread, and the slot is freed once the GPU is
+    /// done with it.
+    answered: bool,
 }
 
 /// Closest hit per segment, frame after frame, on one GPU context.
@@ -121,6 +125,8 @@ pub struct Frames {
     /// What the last write skipped ([`Batch::skip_invalid`]), and the stand-ins it wrote.
     skipped: Skipped,
     stand_ins: StandIns,
+    /// How long a read waits for its frame.
+    wait: WaitLimit,
 }
 
 impl Frames {
@@ -164,6 +170,7 @@ impl Frames {
                         rects: Vec::with_capacity(capacity.rects),
                         segment_filters: (false, Vec::with_capacity(capacity.segments)),
                         rect_filters: (false, Vec::with_capacity(capacity.rects)),
+                        answered: false,
                     }
                 })
                 .collect())
@@ -187,6 +194,7 @@ impl Frames {
             used_grid: false,
             skipped: Skipped::default(),
             stand_ins: StandIns::default(),
+            wait: WaitLimit::default(),
         })
     }
 
@@ -201,6 +209,12 @@ impl Frames {
     /// Whether the last encoded frame walked a grid.
     pub fn used_broad_phase(&self) -> bool {
         self.used_grid
+    }
+
+    /// How long [`read`](Self::read) waits for a frame from now on (default
+    /// [`WaitLimit::default`]): past it the read returns [`Error::Timeout`].
+    pub fn set_wait(&mut self, wait: WaitLimit) {
+        self.wait = wait;
     }
 
     fn slot_of(&self, frame: u64) -> usize {
@@ -249,6 +263,7 @@ impl Frames {
             });
         }
         let index = self.slot_of(self.next_frame);
+        self.reclaim(index);
         let slot = &mut self.ring[index];
         if slot.state.load(Ordering::Acquire) != IDLE {
             return Err(Error::RingFull {
@@ -401,13 +416,13 @@ impl Frames {
     ///
     /// # Errors
     /// As [`try_read`](Self::try_read);
-    /// [`Error::Timeout`] past [`WaitLimit::default`] for the frame's pairs; the frame stays in
-    /// flight, and a later `read` or `try_read` may still get it.
+    /// [`Error::Timeout`] past the wait limit ([`set_wait`](Self::set_wait)) for the frame's
+    /// pairs; the frame stays in flight, and a later `read` or `try_read` may still get it.
     pub fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
         let slot = &self.ring[self.slot_of(frame.0)];
         let pairs = (slot.segments.len() * slot.rects.len()) as u64;
         let submission = slot.submission.clone().filter(|_| slot.frame == frame.0);
-        let limit = WaitLimit::default().for_pairs(pairs);
+        let limit = self.wait.for_pairs(pairs);
         let deadline = std::time::Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -435,7 +450,7 @@ impl Frames {
         let index = self.slot_of(frame.0);
         let slot = &mut self.ring[index];
         let state = slot.state.load(Ordering::Acquire);
-        if slot.frame != frame.0 || state == IDLE {
+        if slot.frame != frame.0 || state == IDLE || slot.answered {
             return Err(Error::UnknownFrame(frame.0));
         }
         if out.len() != slot.segments.len() {
@@ -508,6 +523,64 @@ impl Frames {
         }
         self.uncertain_pairs += uncertain;
         Ok(true)
+    }
+
+    /// Answers `frame`, dispatched and not read, on the host instead: `answer` gets the frame's
+    /// inputs (as written, invalid ones already stand-ins) and `out`, one per segment. The
+    /// GPU's results for it are dropped unread; its slot is freed when a write needs it and
+    /// the GPU is done with it. For a frame whose read timed out, where the engine has a CPU
+    /// fallback ([`crate::FrameLoop::read`]).
+    ///
+    /// # Errors
+    /// [`Error::OutputLength`]; [`Error::UnknownFrame`] for a frame already read or never
+    /// submitted.
+    pub(crate) fn answer_on_host(
+        &mut self,
+        frame: FrameId,
+        out: &mut [FirstHit],
+        answer: impl FnOnce(&Batch, &mut [FirstHit]),
+    ) -> Result<()> {
+        let index = self.slot_of(frame.0);
+        let slot = &mut self.ring[index];
+        let state = slot.state.load(Ordering::Acquire);
+        if slot.frame != frame.0 || state == IDLE || slot.answered {
+            return Err(Error::UnknownFrame(frame.0));
+        }
+        if out.len() != slot.segments.len() {
+            return Err(Error::OutputLength {
+                expected: slot.segments.len(),
+                got: out.len(),
+            });
+        }
+        answer(&slot_batch(slot), out);
+        slot.answered = true;
+        Ok(())
+    }
+
+    /// Frees slot `index` if its frame was answered on the host and the GPU is done with it,
+    /// waiting for the GPU up to the wait limit: a slot still in flight after that stays taken
+    /// (the write then finds the ring full).
+    fn reclaim(&mut self, index: usize) {
+        let slot = &self.ring[index];
+        if !slot.answered {
+            return;
+        }
+        let limit = self
+            .wait
+            .for_pairs((slot.segments.len() * slot.rects.len()) as u64);
+        // An error here (a lost device, a timeout) leaves the state as it is, which decides.
+        let _ = self.context.device.poll(wgpu::PollType::Wait {
+            submission_index: slot.submission.clone(),
+            timeout: Some(limit),
+        });
+        let slot = &mut self.ring[index];
+        match slot.state.load(Ordering::Acquire) {
+            MAPPED => slot.staging.unmap(),
+            FAILED => {}
+            _ => return,
+        }
+        slot.state.store(IDLE, Ordering::Release);
+        slot.answered = false;
     }
 
     /// The buffer of `FirstHit` records (one per segment) the last dispatched frame writes, for
