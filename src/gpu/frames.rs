@@ -447,18 +447,7 @@ impl Frames {
     }
 
     fn read_if_ready(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<bool> {
-        let index = self.slot_of(frame.0);
-        let slot = &mut self.ring[index];
-        let state = slot.state.load(Ordering::Acquire);
-        if slot.frame != frame.0 || state == IDLE || slot.answered {
-            return Err(Error::UnknownFrame(frame.0));
-        }
-        if out.len() != slot.segments.len() {
-            return Err(Error::OutputLength {
-                expected: slot.segments.len(),
-                got: out.len(),
-            });
-        }
+        let (slot, state) = unread_slot(&mut self.ring, frame, out.len())?;
         match state {
             PENDING => return Ok(false),
             FAILED => {
@@ -540,18 +529,7 @@ impl Frames {
         out: &mut [FirstHit],
         answer: impl FnOnce(&Batch, &mut [FirstHit]),
     ) -> Result<()> {
-        let index = self.slot_of(frame.0);
-        let slot = &mut self.ring[index];
-        let state = slot.state.load(Ordering::Acquire);
-        if slot.frame != frame.0 || state == IDLE || slot.answered {
-            return Err(Error::UnknownFrame(frame.0));
-        }
-        if out.len() != slot.segments.len() {
-            return Err(Error::OutputLength {
-                expected: slot.segments.len(),
-                got: out.len(),
-            });
-        }
+        let (slot, _) = unread_slot(&mut self.ring, frame, out.len())?;
         answer(&slot_batch(slot), out);
         slot.answered = true;
         Ok(())
@@ -598,6 +576,28 @@ impl Frames {
     pub fn frames_redone(&self) -> u64 {
         self.frames_redone
     }
+}
+
+/// The slot of `frame`, dispatched and not read yet, and its state, for an output of `out_len`
+/// first hits.
+///
+/// # Errors
+/// [`Error::UnknownFrame`] for a frame already read or never submitted;
+/// [`Error::OutputLength`] when `out_len` is not the frame's segments.
+fn unread_slot(ring: &mut [Slot], frame: FrameId, out_len: usize) -> Result<(&mut Slot, u8)> {
+    let index = (frame.0 % ring.len() as u64) as usize;
+    let slot = &mut ring[index];
+    let state = slot.state.load(Ordering::Acquire);
+    if slot.frame != frame.0 || state == IDLE || slot.answered {
+        return Err(Error::UnknownFrame(frame.0));
+    }
+    if out_len != slot.segments.len() {
+        return Err(Error::OutputLength {
+            expected: slot.segments.len(),
+            got: out_len,
+        });
+    }
+    Ok((slot, state))
 }
 
 fn copy_filters(copy: &mut (bool, Vec<Filter>), filters: Option<&[Filter]>) {
