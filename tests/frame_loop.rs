@@ -1,14 +1,15 @@
 //! One frame loop for both backends (`FrameLoop`): the same calls give the same first hits on
 //! the CPU and on a GPU, frame after frame, read a frame late, with a bad bullet skipped; and
-//! the same misuse gets the same error on both; and a frame the GPU does not finish in time is
-//! answered on the CPU fallback.
+//! the same misuse gets the same error on both; and a frame the GPU does not finish in time, or
+//! one on a lost device, is answered on the CPU fallback.
 
 mod common;
 
 use common::{cpu_engine, gpu_engine};
 use rectcast::gpu::frames::FrameCapacity;
 use rectcast::{
-    Batch, CpuOptions, Engine, Error, FirstHit, FrameLoop, GpuLimits, Segment, WaitLimit, scene,
+    Batch, Cancel, CpuOptions, Engine, Error, FirstHit, FrameLoop, GpuContext, GpuLimits, Segment,
+    WaitLimit, scene, wgpu,
 };
 use std::time::Duration;
 
@@ -250,4 +251,91 @@ fn a_frame_the_gpu_does_not_finish_in_time_is_answered_on_the_cpu_fallback_and_s
         let want = reference.first_hit(&batch).expect("the reference");
         assert_same_first_hits(&format!("frame {k} after"), &batch, &want, &got);
     }
+}
+
+/// scripts/test.sh: native only (a lost device, which no emulated arithmetic changes).
+#[test]
+fn a_frame_on_a_device_lost_before_its_read_is_answered_on_the_cpu_fallback() {
+    // A device of its own (the suite's other tests share one), opened on the same adapter.
+    let Some(probe) = gpu_engine("lost device", GpuLimits::default()) else {
+        return;
+    };
+    let info = probe.gpu_context().expect("a gpu").adapter_info().clone();
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .find(|a| a.get_info().name == info.name)
+        .expect("the same adapter again");
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_limits: GpuContext::required_limits(),
+        ..Default::default()
+    }))
+    .expect("a device");
+    let context = GpuContext::from_device(device.clone(), queue, info).expect("a context");
+    let engine = Engine::gpu(context, GpuLimits::default())
+        .expect("an engine")
+        .with_cpu_fallback(CpuOptions::default())
+        .expect("a fallback");
+    let mut frames = FrameLoop::new(engine, FrameCapacity::new(20_000, 1500)).expect("a loop");
+    let (bullets, hitboxes) = scene::bullet_hell(7, 20_000, 1500);
+    let batch = Batch::new(&bullets, &hitboxes);
+    frames.write(&batch).expect("written");
+    let id = frames.dispatch().expect("dispatched");
+    device.destroy();
+    let mut got = vec![FirstHit::NONE; bullets.len()];
+    frames
+        .read(id, &mut got)
+        .expect("a lost device's frame answered on the CPU");
+    let reason = frames.last_fallback().expect("the read says it fell back");
+    assert!(reason.contains("lost"), "{reason}");
+    assert!(reason.contains("this frame ran on the CPU"), "{reason}");
+    let want = cpu_engine().first_hit(&batch).expect("the reference");
+    assert_same_first_hits("the lost device's frame", &batch, &want, &got);
+}
+
+/// scripts/test.sh: native only (a cancelled fallback, which no emulated arithmetic changes).
+#[test]
+fn a_cancelled_engine_does_not_answer_a_timed_out_frame_and_the_frame_stays_readable() {
+    let no_wait = GpuLimits {
+        wait: Some(WaitLimit {
+            base: Duration::ZERO,
+            per_gigapair: Duration::ZERO,
+        }),
+        ..GpuLimits::default()
+    };
+    let Some(engine) = gpu_engine("cancelled fallback", no_wait) else {
+        return;
+    };
+    let mut engine = engine
+        .with_cpu_fallback(CpuOptions::default())
+        .expect("a fallback");
+    let cancel = Cancel::new();
+    engine.set_cancel(Some(cancel.clone()));
+    cancel.cancel();
+    let mut frames = FrameLoop::new(engine, FrameCapacity::new(640_000, 1500)).expect("a loop");
+    let mut reference = cpu_engine();
+    for (k, scale) in [1, 2, 4, 8, 16, 32, 64, 64, 64, 64].into_iter().enumerate() {
+        let (bullets, hitboxes) = scene::bullet_hell(k as u64, 10_000 * scale, 1500);
+        let batch = Batch::new(&bullets, &hitboxes);
+        frames.write(&batch).expect("written");
+        let id = frames.dispatch().expect("dispatched");
+        let mut got = vec![FirstHit::NONE; bullets.len()];
+        match frames.read(id, &mut got) {
+            // In time: the GPU's answer.
+            Ok(()) => assert_eq!(frames.last_fallback(), None, "frame {k}"),
+            Err(Error::Cancelled) => {
+                // Not answered: with the cancel gone and time to wait, the GPU's answer.
+                frames.engine_mut().set_cancel(None);
+                frames.set_gpu_wait(WaitLimit::default());
+                frames.read(id, &mut got).expect("the frame is still there");
+                assert_eq!(frames.last_fallback(), None);
+                let want = reference.first_hit(&batch).expect("the reference");
+                assert_same_first_hits(&format!("frame {k}"), &batch, &want, &got);
+                return;
+            }
+            Err(e) => panic!("frame {k}: {e}"),
+        }
+    }
+    panic!("ten frames up to 640k bullets, and none timed out");
 }

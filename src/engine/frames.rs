@@ -110,7 +110,8 @@ impl FrameLoop {
     }
 
     /// How long a GPU loop waits for a frame, and the engine for its other calls, from now on
-    /// ([`Engine::set_gpu_wait`]); nothing on the CPU.
+    /// ([`Engine::set_gpu_wait`]); nothing on the CPU. (The engine's own `set_gpu_wait`,
+    /// through [`engine_mut`](Self::engine_mut), does not reach the loop's frames.)
     pub fn set_gpu_wait(&mut self, wait: WaitLimit) {
         if let Inner::Gpu { frames, engine } = &mut self.inner {
             frames.set_wait(wait);
@@ -282,7 +283,13 @@ impl FrameLoop {
     /// # Errors
     /// As [`try_read`](Self::try_read); [`Error::Timeout`] on a GPU that does not finish, where
     /// the engine has no fallback (the frame then stays in flight, and a later read may get
-    /// it).
+    /// it); [`Error::Cancelled`] when the engine's [`crate::Cancel`] stops the fallback (the
+    /// frame stays unread).
+    ///
+    /// A frame answered on the CPU still holds its slot of the ring until the GPU is done with
+    /// it: the write that next needs the slot waits for the GPU, up to the wait limit, and
+    /// finds the ring full past it. So a GPU that stays slower than the limit moves the stall
+    /// from the read to that write.
     pub fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
         self.last_fallback = None;
         match &mut self.inner {
@@ -336,14 +343,21 @@ impl Engine {
         matches!(&self.inner, super::Inner::Gpu(host) if host.fallback.is_some())
     }
 
-    /// A frame's first hits on this GPU engine's CPU fallback (none: `out` is left as it is),
-    /// through a grid where the broad phase would take one; `batch` valid.
-    fn first_hits_on_fallback(&mut self, batch: &Batch, out: &mut [FirstHit]) {
+    /// A frame's first hits on this GPU engine's CPU fallback, through a grid where the broad
+    /// phase would take one; `batch` valid.
+    ///
+    /// # Errors
+    /// [`Error::Cancelled`] once the engine's [`crate::Cancel`] is set (the kernel skips its
+    /// chunks then, and `out` is not the answer); [`Error::Gpu`] without a fallback.
+    fn first_hits_on_fallback(&mut self, batch: &Batch, out: &mut [FirstHit]) -> Result<()> {
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
         let super::Inner::Gpu(host) = &mut self.inner else {
-            return;
+            return Err(Error::Gpu("a CPU engine has no fallback".into()));
         };
         let Some(kernel) = host.fallback.as_mut() else {
-            return;
+            return Err(Error::Gpu("this GPU engine has no CPU fallback".into()));
         };
         let (n, m) = (batch.segments.len(), batch.rects.len());
         let grid = &mut self.own_grid;
@@ -352,5 +366,9 @@ impl Engine {
             kernel.build_rect_grid(grid, batch.rects);
         }
         kernel.first_hit(batch, use_grid.then_some(&*grid), out);
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        Ok(())
     }
 }

@@ -323,6 +323,16 @@ impl GpuContext {
         }
     }
 
+    /// [`Error::DeviceLost`] once the device-lost callback has fired (the other faults are
+    /// left for [`check`](Self::check) to return).
+    pub(crate) fn lost(&self) -> Option<Error> {
+        let faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
+        faults.iter().find_map(|e| match e {
+            Error::DeviceLost(message) => Some(Error::DeviceLost(message.clone())),
+            _ => None,
+        })
+    }
+
     /// Returns a fault recorded by the callbacks: a lost device every time from then on,
     /// other errors once.
     pub(crate) fn check(&self) -> Result<()> {

@@ -419,6 +419,8 @@ impl Frames {
     /// [`Error::Timeout`] past the wait limit ([`set_wait`](Self::set_wait)) for the frame's
     /// pairs; the frame stays in flight, and a later `read` or `try_read` may still get it.
     pub fn read(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<()> {
+        // A frame already read, or a wrong output, is an error at once, not after a wait.
+        unread_slot(&mut self.ring, frame, out.len())?;
         let slot = &self.ring[self.slot_of(frame.0)];
         let pairs = (slot.segments.len() * slot.rects.len()) as u64;
         let submission = slot.submission.clone().filter(|_| slot.frame == frame.0);
@@ -434,8 +436,10 @@ impl Frames {
                 submission_index: submission.clone(),
                 timeout: Some(left),
             }) {
-                Err(wgpu::PollError::Timeout) => return Err(timeout),
-                other => other?,
+                // A lost device is said as such (a CPU fallback then answers the frame).
+                Err(wgpu::PollError::Timeout) => return Err(self.lost_or(timeout)),
+                Err(e) => return Err(self.lost_or(e.into())),
+                Ok(_) => {}
             };
             if self.read_if_ready(frame, out)? {
                 return Ok(());
@@ -448,6 +452,12 @@ impl Frames {
 
     fn read_if_ready(&mut self, frame: FrameId, out: &mut [FirstHit]) -> Result<bool> {
         let (slot, state) = unread_slot(&mut self.ring, frame, out.len())?;
+        // On a lost device the buffer is neither read nor unmapped (either raises an error, a
+        // panic on a device whose owner handles none), and the slot stays taken: a CPU
+        // fallback answers the frame from its inputs, and the next write frees the slot.
+        if let Some(lost) = self.context.lost() {
+            return Err(lost);
+        }
         match state {
             PENDING => return Ok(false),
             FAILED => {
@@ -467,10 +477,23 @@ impl Frames {
             let view = match slot.staging.slice(..layout.bytes()).get_mapped_range() {
                 Ok(view) => view,
                 Err(e) => {
-                    // Free the slot, or every later frame would find the ring full.
-                    slot.staging.unmap();
-                    slot.state.store(IDLE, Ordering::Release);
-                    return Err(Error::Gpu(e.to_string()));
+                    // Mapped, and yet unreadable: the buffer or its device is gone (a device
+                    // destroyed or lost, before its lost callback ran). The unmap goes inside
+                    // an error scope: its error must not reach a handler the device's owner
+                    // may not have set, which panics. The slot stays taken, its readback
+                    // failed: a CPU fallback answers the frame from its inputs, and the next
+                    // write that needs the slot frees it.
+                    let _ = self.context.scoped(|| {
+                        slot.staging.unmap();
+                        Ok(())
+                    });
+                    slot.state.store(FAILED, Ordering::Release);
+                    return Err(self.context.lost().unwrap_or_else(|| {
+                        Error::DeviceLost(format!(
+                            "frame {}'s results are unreadable: {e}",
+                            frame.0
+                        ))
+                    }));
                 }
             };
             let (chunk, count) = parse_staging(&view, &layout, 0..n, 0..m);
@@ -527,19 +550,31 @@ impl Frames {
         &mut self,
         frame: FrameId,
         out: &mut [FirstHit],
-        answer: impl FnOnce(&Batch, &mut [FirstHit]),
+        answer: impl FnOnce(&Batch, &mut [FirstHit]) -> Result<()>,
     ) -> Result<()> {
         let (slot, _) = unread_slot(&mut self.ring, frame, out.len())?;
-        answer(&slot_batch(slot), out);
+        // An answer that fails (a cancelled call) leaves the frame unread.
+        answer(&slot_batch(slot), out)?;
         slot.answered = true;
         Ok(())
     }
 
+    /// `e`, or [`Error::DeviceLost`] when the device is lost.
+    fn lost_or(&self, e: Error) -> Error {
+        self.context.lost().unwrap_or(e)
+    }
+
     /// Frees slot `index` if its frame was answered on the host and the GPU is done with it,
     /// waiting for the GPU up to the wait limit: a slot still in flight after that stays taken
-    /// (the write then finds the ring full).
+    /// (the write then finds the ring full). On a lost device every slot is freed, read or
+    /// not, and nothing is unmapped: the write then fails on the device, not on the ring.
     fn reclaim(&mut self, index: usize) {
-        let slot = &self.ring[index];
+        let slot = &mut self.ring[index];
+        if self.context.lost().is_some() {
+            slot.state.store(IDLE, Ordering::Release);
+            slot.answered = false;
+            return;
+        }
         if !slot.answered {
             return;
         }
@@ -553,7 +588,14 @@ impl Frames {
         });
         let slot = &mut self.ring[index];
         match slot.state.load(Ordering::Acquire) {
-            MAPPED => slot.staging.unmap(),
+            MAPPED => {
+                let staging = &slot.staging;
+                // Scoped, as on a read: no error of it reaches the device's handler.
+                let _ = self.context.scoped(|| {
+                    staging.unmap();
+                    Ok(())
+                });
+            }
             FAILED => {}
             _ => return,
         }
