@@ -32,9 +32,10 @@ pub enum Error {
     /// Reading results back from the GPU failed.
     #[error("could not read results back from the GPU: {0}")]
     BufferMap(#[from] wgpu::BufferAsyncError),
-    /// Waiting for the GPU failed.
+    /// Waiting for the GPU failed (a wait for a submission the queue never took is
+    /// [`Error::DeviceLost`] instead).
     #[error("waiting for the GPU failed: {0}")]
-    Poll(#[from] wgpu::PollError),
+    Poll(wgpu::PollError),
     /// The GPU did not finish a step within its [`crate::gpu::WaitLimit`]. The call is
     /// abandoned (its work may still finish on the GPU); the engine stays usable.
     #[error(
@@ -253,6 +254,20 @@ impl fmt::Display for Problem {
             Problem::IndexOutOfRange { index, len } => {
                 write!(f, "is {index}, out of range (there are {len})")
             }
+        }
+    }
+}
+
+impl From<wgpu::PollError> for Error {
+    /// A wait for a submission the queue never took (`WrongSubmissionIndex`) is a device that
+    /// was destroyed or lost, whose lost callback may not have run yet: an engine with a CPU
+    /// fallback then answers on the CPU.
+    fn from(e: wgpu::PollError) -> Self {
+        match e {
+            wgpu::PollError::WrongSubmissionIndex(..) => {
+                Error::DeviceLost(format!("the queue did not take a submission ({e})"))
+            }
+            e => Error::Poll(e),
         }
     }
 }

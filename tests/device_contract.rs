@@ -17,24 +17,7 @@ fn device_with(
     test: &str,
     limits: wgpu::Limits,
 ) -> Option<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo)> {
-    let probe = common::gpu_engine(test, GpuLimits::default())?;
-    let info = probe
-        .gpu_context()
-        .expect("on the gpu")
-        .adapter_info()
-        .clone();
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
-        .into_iter()
-        .find(|a| a.get_info().name == info.name)
-        .expect("the same adapter again");
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        required_limits: limits.clone(),
-        ..Default::default()
-    }))
-    .unwrap_or_else(|e| panic!("{test}: the adapter refused {limits:?}: {e}"));
-    Some((device, queue, info))
+    common::own_device(test, limits)
 }
 
 /// Runs pairs, first hits, hits and counts over rects and walls on `gpu` and on the CPU, and

@@ -8,8 +8,8 @@ mod common;
 use common::{cpu_engine, gpu_engine};
 use rectcast::gpu::frames::FrameCapacity;
 use rectcast::{
-    Batch, Cancel, CpuOptions, Engine, Error, FirstHit, FrameLoop, GpuContext, GpuLimits, Segment,
-    WaitLimit, scene, wgpu,
+    Batch, Cancel, CpuOptions, Engine, Error, FirstHit, FrameLoop, GpuLimits, Segment, WaitLimit,
+    scene,
 };
 use std::time::Duration;
 
@@ -187,19 +187,22 @@ fn assert_same_first_hits(what: &str, batch: &Batch, want: &[FirstHit], got: &[F
     }
 }
 
-/// scripts/test.sh: native only (how a frame is answered after a timeout, which no emulated
-/// arithmetic changes: the loop's answers run under each in the tests above).
-#[test]
-fn a_frame_the_gpu_does_not_finish_in_time_is_answered_on_the_cpu_fallback_and_says_so() {
-    // No time at all to wait: a frame the GPU has not finished at the first look times out.
-    let no_wait = GpuLimits {
+/// No time at all to wait: a frame the GPU has not finished at the first look times out.
+fn no_wait() -> GpuLimits {
+    GpuLimits {
         wait: Some(WaitLimit {
             base: Duration::ZERO,
             per_gigapair: Duration::ZERO,
         }),
         ..GpuLimits::default()
-    };
-    let Some(engine) = gpu_engine("frame fallback", no_wait) else {
+    }
+}
+
+/// scripts/test.sh: native only (how a frame is answered after a timeout, which no emulated
+/// arithmetic changes: the loop's answers run under each in the tests above).
+#[test]
+fn a_frame_the_gpu_does_not_finish_in_time_is_answered_on_the_cpu_fallback_and_says_so() {
+    let Some(engine) = gpu_engine("frame fallback", no_wait()) else {
         return;
     };
     let engine = engine
@@ -256,23 +259,9 @@ fn a_frame_the_gpu_does_not_finish_in_time_is_answered_on_the_cpu_fallback_and_s
 /// scripts/test.sh: native only (a lost device, which no emulated arithmetic changes).
 #[test]
 fn a_frame_on_a_device_lost_before_its_read_is_answered_on_the_cpu_fallback() {
-    // A device of its own (the suite's other tests share one), opened on the same adapter.
-    let Some(probe) = gpu_engine("lost device", GpuLimits::default()) else {
+    let Some((context, device)) = common::own_gpu_context("lost device") else {
         return;
     };
-    let info = probe.gpu_context().expect("a gpu").adapter_info().clone();
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
-        .into_iter()
-        .find(|a| a.get_info().name == info.name)
-        .expect("the same adapter again");
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        required_limits: GpuContext::required_limits(),
-        ..Default::default()
-    }))
-    .expect("a device");
-    let context = GpuContext::from_device(device.clone(), queue, info).expect("a context");
     let engine = Engine::gpu(context, GpuLimits::default())
         .expect("an engine")
         .with_cpu_fallback(CpuOptions::default())
@@ -297,14 +286,7 @@ fn a_frame_on_a_device_lost_before_its_read_is_answered_on_the_cpu_fallback() {
 /// scripts/test.sh: native only (a cancelled fallback, which no emulated arithmetic changes).
 #[test]
 fn a_cancelled_engine_does_not_answer_a_timed_out_frame_and_the_frame_stays_readable() {
-    let no_wait = GpuLimits {
-        wait: Some(WaitLimit {
-            base: Duration::ZERO,
-            per_gigapair: Duration::ZERO,
-        }),
-        ..GpuLimits::default()
-    };
-    let Some(engine) = gpu_engine("cancelled fallback", no_wait) else {
+    let Some(engine) = gpu_engine("cancelled fallback", no_wait()) else {
         return;
     };
     let mut engine = engine

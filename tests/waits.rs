@@ -174,3 +174,38 @@ fn a_timeout_in_a_call_of_many_chunks_leaves_the_engine_serving_the_next() {
     let overlap = gpu.last_gpu_call().expect("on the GPU");
     assert!(overlap.submitted_before_first_read > 1, "{overlap:?}");
 }
+
+/// A game's own device, lost between two calls (`Device::destroy`), its error handler not set:
+/// with a CPU fallback the next call runs on the CPU and says why, and nothing panics.
+/// scripts/test.sh: native only (a lost device, which no emulated arithmetic changes).
+#[test]
+fn on_a_games_device_lost_between_calls_the_fallback_answers_and_nothing_panics() {
+    let Some((context, device)) = common::own_gpu_context("lost between calls") else {
+        return;
+    };
+    let mut gpu = rectcast::Engine::gpu(context, GpuLimits::default())
+        .expect("an engine")
+        .with_cpu_fallback(CpuOptions::default())
+        .expect("a fallback");
+    let (bullets, boxes) = bullet_hell(8, 20_000, 1000);
+    let batch = Batch::new(&bullets, &boxes);
+    let want = cpu_engine().first_hit(&batch).expect("cpu");
+    let same = |got: &[rectcast::FirstHit]| {
+        bytemuck::cast_slice::<_, u8>(got) == bytemuck::cast_slice::<_, u8>(&want)
+    };
+    assert!(
+        same(&gpu.first_hit(&batch).expect("on the gpu")),
+        "the GPU's first hits"
+    );
+    assert_eq!(gpu.last_fallback(), None);
+    device.destroy();
+    let got = gpu
+        .first_hit(&batch)
+        .expect("a lost device's call answered on the CPU");
+    assert!(
+        same(&got),
+        "the fallback's first hits differ from the CPU's"
+    );
+    let reason = gpu.last_fallback().expect("the call says it fell back");
+    assert!(reason.contains("lost"), "{reason}");
+}

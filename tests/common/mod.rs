@@ -37,6 +37,42 @@ pub fn gpu_engine_emulating(
     open_gpu(test, limits, |context| context.with_emulation(emulation))
 }
 
+/// The adapter the suite's GPU tests use, opened again as a device of the test's own with
+/// `limits` (the suite's other tests share one: [`shared_context`]): `None` as [`gpu_engine`].
+pub fn own_device(
+    test: &str,
+    limits: rectcast::wgpu::Limits,
+) -> Option<(
+    rectcast::wgpu::Device,
+    rectcast::wgpu::Queue,
+    rectcast::wgpu::AdapterInfo,
+)> {
+    use rectcast::wgpu;
+    let probe = gpu_engine(test, GpuLimits::default())?;
+    let info = probe.gpu_context()?.adapter_info().clone();
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .find(|a| a.get_info().name == info.name)
+        .expect("the same adapter again");
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_limits: limits.clone(),
+        ..Default::default()
+    }))
+    .unwrap_or_else(|e| panic!("{test}: the adapter refused {limits:?}: {e}"));
+    Some((device, queue, info))
+}
+
+/// A context on a device of the test's own with [`GpuContext::required_limits`], as a game
+/// brings its device ([`GpuContext::from_device`]), and a handle to the device (to destroy
+/// it, say).
+pub fn own_gpu_context(test: &str) -> Option<(GpuContext, rectcast::wgpu::Device)> {
+    let (device, queue, info) = own_device(test, GpuContext::required_limits())?;
+    let context = GpuContext::from_device(device.clone(), queue, info).expect("a context");
+    Some((context, device))
+}
+
 /// One device for the whole test binary, as an application would keep one: its engines share
 /// the kernels compiled on it (a shape's take about 20 s to compile on lavapipe), and each
 /// engine keeps its own buffers. Tests of a device's own behaviour open their own.
