@@ -59,7 +59,7 @@ fn parry_first_hit(segments: &[Segment], rects: &[Rect], out: &mut [(u32, f32)])
 
 /// The peer's row, parry2d's BVH built and cast ([`parry_first_hit`]); its last answers.
 fn parry_row(group: &mut Group, segments: &[Segment], rects: &[Rect]) -> Vec<(u32, f32)> {
-    let mut parry_out = vec![(0, 0.0); segments.len()];
+    let mut parry_out = vec![(UNSET, 0.0); segments.len()];
     group.bench_function(
         format!(
             "parry2d BVH, build + cast_ray, {} threads",
@@ -156,9 +156,12 @@ fn scene_group(c: &mut Criterion, name: &str, (segments, rects): (Vec<Segment>, 
     group.finish();
     // The same segments hit something in both (parry's t is not the contract's, and it breaks
     // ties its own way, so only hit or miss is compared).
-    let ours = out.iter().filter(|h| h.rect().is_some()).count();
-    let theirs = parry_out.iter().filter(|h| h.0 != u32::MAX).count();
-    eprintln!("{name}: segments hit: rectcast {ours}, parry2d {theirs}");
+    // Only where the rows ran (a filter on the command line leaves them out).
+    if parry_out.iter().any(|h| h.0 != UNSET) {
+        let ours = out.iter().filter(|h| h.rect().is_some()).count();
+        let theirs = parry_out.iter().filter(|h| h.0 != u32::MAX).count();
+        eprintln!("{name}: segments hit: rectcast {ours}, parry2d {theirs}");
+    }
 }
 
 fn bullet_hell(c: &mut Criterion) {
@@ -206,8 +209,76 @@ fn game_frame(c: &mut Criterion) {
             },
         );
     }
+    gpu_frame_rows(&mut group, &segments, &rects, &out);
     parry_row(&mut group, &segments, &rects);
     group.finish();
+}
+
+/// The game frame on the GPU, where one opens, end to end: a `RectSet` rebuilt and queried, a
+/// plain `Batch`, and a `FrameLoop` read at once (latency) or a frame later (pipelined, as a
+/// game runs it); each row's last call split into its host parts, and every row's answers
+/// checked against the CPU's (`cpu_out`).
+fn gpu_frame_rows(group: &mut Group, segments: &[Segment], rects: &[Rect], cpu_out: &[FirstHit]) {
+    let plain = &Batch::new(segments, rects);
+    let Ok(mut gpu) = Engine::new(Backend::Gpu) else {
+        return;
+    };
+    eprintln!("gpu: {}", gpu.chosen());
+    let mut out = vec![FirstHit::NONE; cpu_out.len()];
+    let mut set = RectSet::default();
+    let report = |row: &str, gpu: &Engine, out: &mut [FirstHit]| {
+        if out.iter().all(|h| *h == FirstHit::NONE) {
+            return; // the row left out by a filter
+        }
+        let same = out.iter().zip(cpu_out).filter(|(a, b)| a == b).count();
+        eprintln!("gpu, {row}: {same} of {} first hits the CPU's", out.len());
+        eprintln!("gpu, {row}: last call {:?}", gpu.last_gpu_call());
+        out.fill(FirstHit::NONE);
+    };
+    group.bench_function("gpu, RectSet rebuilt + first hit, end to end", |b| {
+        b.iter(|| {
+            set.rebuild(rects).unwrap();
+            let batch = Batch::over(segments, &set);
+            gpu.first_hit_into(&batch, &mut out).unwrap()
+        })
+    });
+    report("RectSet rebuilt", &gpu, &mut out);
+    group.bench_function("gpu, plain Batch, end to end", |b| {
+        b.iter(|| gpu.first_hit_into(plain, &mut out).unwrap())
+    });
+    report("plain Batch", &gpu, &mut out);
+    let capacity = FrameCapacity::new(cpu_out.len(), rects.len());
+    let mut frames = FrameLoop::new(gpu, capacity).unwrap();
+    group.bench_function("gpu, FrameLoop write + dispatch + read", |b| {
+        b.iter(|| {
+            frames.write(plain).unwrap();
+            let id = frames.dispatch().unwrap();
+            frames.read(id, &mut out).unwrap()
+        })
+    });
+    let mut previous = None;
+    group.bench_function("gpu, FrameLoop pipelined (read a frame later)", |b| {
+        b.iter(|| {
+            frames.write(plain).unwrap();
+            let id = frames.dispatch().unwrap();
+            if let Some(previous) = previous.replace(id) {
+                frames.read(previous, &mut out).unwrap()
+            }
+        })
+    });
+    if let Some(previous) = previous {
+        frames.read(previous, &mut out).unwrap();
+    }
+    let same = out.iter().zip(cpu_out).filter(|(a, b)| a == b).count();
+    eprintln!(
+        "gpu, FrameLoop pipelined: {same} of {} first hits the CPU's",
+        out.len()
+    );
+    assert_eq!(
+        frames.last_fallback(),
+        None,
+        "a GPU frame fell back to the CPU"
+    );
 }
 
 /// A game's frame over mixed targets (issue 37's scene): 50,000 bullets against bullet hell's
@@ -296,10 +367,14 @@ fn mixed_frame(c: &mut Criterion) {
                 })
             },
         );
-        // The CPU's answer in the GPU's last pose.
+        // The CPU's answer in the GPU's last pose, where the row ran.
+        if pose == 0 {
+            return group.finish();
+        }
         frame(&mut cpu(0, BroadPhase::Auto), &mut targets, pose, &mut out);
         let same = out.iter().zip(&on_gpu).filter(|(a, b)| a == b).count();
         eprintln!("gpu: {same} of {} first hits the CPU's", out.len());
+        eprintln!("gpu: last call {:?}", gpu.last_gpu_call());
     }
     group.finish();
 }

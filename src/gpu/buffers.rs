@@ -257,10 +257,26 @@ impl PendingRead {
                 .slice(..self.bytes)
                 .get_mapped_range()
                 .map(|view| read(&view))
-                .map_err(|e| Error::Gpu(e.to_string()))
+                // Mapped, and yet unreadable: the buffer's device is gone (destroyed or lost,
+                // before its lost callback ran), which a CPU fallback answers.
+                .map_err(|e| {
+                    context.lost().unwrap_or_else(|| {
+                        Error::DeviceLost(format!(
+                            "{}: the mapped results are unreadable: {e}",
+                            wait.step
+                        ))
+                    })
+                })
         });
-        if is_mapped || matches!(outcome, Err(Error::Timeout { .. })) {
-            staging.unmap();
+        match &outcome {
+            // Read: the common path, with no error scope to pay for.
+            Ok(()) => staging.unmap(),
+            // A map that failed, a read of a buffer whose device was lost meanwhile, or a
+            // map still pending: unmapped in a scope ([`GpuContext::unmap_scoped`]).
+            Err(_) if is_mapped || matches!(outcome, Err(Error::Timeout { .. })) => {
+                context.unmap_scoped(staging)
+            }
+            Err(_) => {}
         }
         outcome
     }
@@ -290,8 +306,78 @@ impl PendingRead {
         }
     }
 
-    /// Gives the read up: cancels the map if it is still pending, unmaps it if it is done.
-    pub(crate) fn cancel(self, staging: &wgpu::Buffer) {
-        staging.unmap();
+    /// Gives the read up: cancels the map if it is still pending, unmaps it if it is done. It
+    /// runs after an error, the device's loss among them, so in a scope.
+    pub(crate) fn cancel(self, context: &GpuContext, staging: &wgpu::Buffer) {
+        context.unmap_scoped(staging);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device of the test's own, as a game brings one: no uncaptured-error handler set, so
+    /// an error outside a scope panics. `None` where no adapter opens, unless the suite
+    /// requires a GPU.
+    fn games_device() -> Option<(GpuContext, wgpu::Device)> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = pollster::block_on(instance.request_adapter(&Default::default()));
+        let adapter = match adapter {
+            Ok(adapter) => adapter,
+            Err(e) if std::env::var("RECTCAST_REQUIRE_GPU").as_deref() == Ok("1") => {
+                panic!("RECTCAST_REQUIRE_GPU=1 but no adapter opened: {e}")
+            }
+            Err(_) => return None,
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            required_limits: GpuContext::required_limits(),
+            ..Default::default()
+        }))
+        .expect("a device");
+        let context =
+            GpuContext::from_device(device.clone(), queue, adapter.get_info()).expect("a context");
+        Some((context, device))
+    }
+
+    /// A staging buffer of the caller's own device (`MAP_READ`), 256 bytes, whose map is asked
+    /// for after an empty submission and done.
+    fn mapped_read(
+        context: &GpuContext,
+        device: &wgpu::Device,
+    ) -> (wgpu::Buffer, PendingRead, wgpu::SubmissionIndex) {
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("staging"),
+            size: 256,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let submission = context.queue.submit(std::iter::empty());
+        let pending = context
+            .scoped(|| Ok(PendingRead::start(&staging, 256)))
+            .unwrap();
+        device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        (staging, pending, submission)
+    }
+
+    /// A chunk's read finished after its device was lost, its map done before: the mapped
+    /// bytes are unreadable, which is a lost device (a CPU fallback answers it), and the
+    /// unmap, which fails on the dead device, must not reach the game's missing handler.
+    #[test]
+    fn a_read_finished_on_a_games_lost_device_is_device_lost_and_does_not_panic() {
+        let Some((context, device)) = games_device() else {
+            return;
+        };
+        let (staging, pending, submission) = mapped_read(&context, &device);
+        device.destroy();
+        let wait = Wait {
+            step: "the test's readback",
+            limit: Duration::from_secs(5),
+        };
+        let read = pending.finish(&context, &staging, submission, wait, |_| {
+            panic!("a lost device's buffer read")
+        });
+        assert!(matches!(read, Err(Error::DeviceLost(_))), "{read:?}");
     }
 }

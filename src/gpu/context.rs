@@ -323,6 +323,16 @@ impl GpuContext {
         }
     }
 
+    /// Unmaps `buffer` inside an error scope, on the paths where its map may have failed or
+    /// its device be lost: an error of the unmap must not reach a handler that the owner of a
+    /// device brought with [`from_device`](Self::from_device) may not have set, which panics.
+    pub(crate) fn unmap_scoped(&self, buffer: &wgpu::Buffer) {
+        let _ = self.scoped(|| {
+            buffer.unmap();
+            Ok(())
+        });
+    }
+
     /// [`Error::DeviceLost`] once the device-lost callback has fired (the other faults are
     /// left for [`check`](Self::check) to return).
     pub(crate) fn lost(&self) -> Option<Error> {

@@ -483,10 +483,7 @@ impl Frames {
                     // may not have set, which panics. The slot stays taken, its readback
                     // failed: a CPU fallback answers the frame from its inputs, and the next
                     // write that needs the slot frees it.
-                    let _ = self.context.scoped(|| {
-                        slot.staging.unmap();
-                        Ok(())
-                    });
+                    self.context.unmap_scoped(&slot.staging);
                     slot.state.store(FAILED, Ordering::Release);
                     return Err(self.context.lost().unwrap_or_else(|| {
                         Error::DeviceLost(format!(
@@ -591,10 +588,7 @@ impl Frames {
             MAPPED => {
                 let staging = &slot.staging;
                 // Scoped, as on a read: no error of it reaches the device's handler.
-                let _ = self.context.scoped(|| {
-                    staging.unmap();
-                    Ok(())
-                });
+                self.context.unmap_scoped(staging);
             }
             FAILED => {}
             _ => return,

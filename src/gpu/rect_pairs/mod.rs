@@ -400,7 +400,9 @@ impl GpuRectPairs {
                 this.finish(pending, newest, out)
             },
             cancel: |this: &mut Self, pending: Pending<C>| {
-                pending.read.cancel(this.staging[pending.slot].get());
+                pending
+                    .read
+                    .cancel(&this.context, this.staging[pending.slot].get());
             },
         };
         let outcome = ring::run(self, size, chunks.into_iter(), steps);

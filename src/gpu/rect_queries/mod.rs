@@ -343,7 +343,9 @@ impl GpuRectQueries {
             // On an error, the chunks still in flight give their maps up: the staging buffers
             // are free for the next call.
             cancel: |this: &mut Self, chunk: InFlight| {
-                chunk.read.cancel(this.staging[chunk.slot].get());
+                chunk
+                    .read
+                    .cancel(&this.context, this.staging[chunk.slot].get());
             },
         };
         // `work` was laid out last first.
@@ -439,7 +441,7 @@ impl GpuRectQueries {
         if let Some(timer) = &mut self.timer {
             // Waits for the kernel (only when timing is on: then chunks go one at a time).
             if let Err(e) = timer.read(&context, chunk.submission.clone(), wait) {
-                chunk.read.cancel(self.staging[slot].get());
+                chunk.read.cancel(&context, self.staging[slot].get());
                 return Err(e);
             }
         }

@@ -284,7 +284,8 @@ impl<S: Shape> GpuShapeQueries<S> {
                 Ok(())
             },
             cancel: |this: &mut Self, done: InFlight<W>| {
-                done.read.cancel(this.staging[done.slot].get());
+                done.read
+                    .cancel(&this.context, this.staging[done.slot].get());
             },
         };
         ring::run(self, run.in_flight, work, steps)
