@@ -44,7 +44,10 @@ pub use error::{Error, InputArray, InputError, LimitShortfall, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts, OnInvalid, Skipped};
 pub use shape::{Outline, Shape, ShapeContact, ShapeHit, ShapeKernel, ShapeRecord};
-pub use targets::{TargetBatch, TargetContact, TargetCounts, TargetHit, TargetKind, Targets};
+pub use targets::{
+    LayerHit, LayeredBatch, TargetBatch, TargetContact, TargetCounts, TargetHit, TargetKind,
+    Targets,
+};
 pub use types::{Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
 pub use validate::MAX_ABS_COORDINATE;
 /// The wgpu this crate is built with (30): a game passing its own device to

@@ -23,8 +23,8 @@ use rectcast::gpu::frames::FrameCapacity;
 use rectcast::scene::{SplitMix64, bullet_hell};
 use rectcast::{
     Batch, BroadPhase, Circle, CpuOptions, Engine, Error, Filter, FrameLoop, GpuLimits, InputArray,
-    Kind, Polygons, Rect, Segment, TargetBatch, TargetContact, TargetHit, TargetKind, Targets,
-    WaitLimit, segment_circle, segment_polygon, segment_rect, segment_segment,
+    Kind, LayerHit, LayeredBatch, Polygons, Rect, Segment, TargetBatch, TargetContact, TargetHit,
+    TargetKind, Targets, WaitLimit, segment_circle, segment_polygon, segment_rect, segment_segment,
 };
 
 /// An exact entry time: a ratio (den > 0) or a circle's smaller root (−b − √disc) / a.
@@ -565,6 +565,105 @@ fn static_kinds_set_once_and_moving_kinds_each_frame_answer_every_frame_afresh()
     }
 }
 
+/// `scene`'s targets as two layers, each kind's arrays split at `at` (their filters with them),
+/// both over its segments.
+fn split_scene(scene: &Scene, at: usize) -> [Scene; 2] {
+    fn halves<T: Clone>(v: &[T], at: usize) -> [Vec<T>; 2] {
+        let (a, b) = v.split_at(at.min(v.len()));
+        [a.to_vec(), b.to_vec()]
+    }
+    let [rects, circles, walls, rings] = [
+        halves(&scene.rects, at).map(|v| (v, Vec::new(), Vec::new(), Vec::new())),
+        halves(&scene.circles, at).map(|v| (Vec::new(), v, Vec::new(), Vec::new())),
+        halves(&scene.walls, at).map(|v| (Vec::new(), Vec::new(), v, Vec::new())),
+        halves(&scene.rings, at).map(|v| (Vec::new(), Vec::new(), Vec::new(), v)),
+    ];
+    let filters = scene.filters.clone().map(|f| halves(&f, at));
+    [0, 1].map(|l| Scene {
+        segments: scene.segments.clone(),
+        segment_filters: scene.segment_filters.clone(),
+        rects: rects[l].0.clone(),
+        circles: circles[l].1.clone(),
+        walls: walls[l].2.clone(),
+        rings: rings[l].3.clone(),
+        filters: filters.clone().map(|f| f[l].clone()),
+    })
+}
+
+/// A hit of one scene, as two layers of its targets name it, `first` the first layer.
+fn in_two_layers(first: &Targets, hit: &TargetHit) -> LayerHit {
+    let before = first.len(hit.kind()) as u32;
+    let layer = u32::from(hit.target >= before);
+    let target = hit.target - layer * before;
+    LayerHit {
+        layer,
+        hit: TargetHit { target, ..*hit },
+    }
+}
+
+/// `scene` split into two layers at `at` answers, in one layered call, what the one scene
+/// answers: each hit the same, its index within its kind the layer's plus the layers' before.
+fn assert_layers_as_one_scene(engine: &mut Engine, scene: &Scene, at: usize, what: &str) {
+    let layers = split_scene(scene, at).map(|l| targets_of(&l));
+    let layer_refs = [&layers[0], &layers[1]];
+    let batch = LayeredBatch::over(&scene.segments, &layer_refs)
+        .with_segment_filters(&scene.segment_filters);
+    let expected = brute_force(scene);
+    let (first, _) = first_hits(&expected, scene.segments.len());
+    let in_layers = |hit: &TargetHit| in_two_layers(&layers[0], hit);
+    let got = engine.layered_first_hits(&batch).unwrap();
+    for (i, (want, got)) in first.iter().zip(&got).enumerate() {
+        assert_eq!(
+            want.as_ref().map(in_layers),
+            *got,
+            "{what}: segment {i} {:?}: expected {}",
+            scene.segments[i],
+            describe(scene, want),
+        );
+    }
+    let hits = engine.layered_hits(&batch).unwrap();
+    for (k, (want, got)) in expected.iter().zip(&hits).enumerate() {
+        assert_eq!(in_layers(&want.0), *got, "{what}: hit {k}");
+    }
+    assert_eq!(hits.len(), expected.len(), "{what}: hits");
+}
+
+/// A level's static layer and a frame's layer, queried as one scene: ties across layers (a
+/// start inside targets of both, shared sides) go to the lower kind, then the lower layer,
+/// then the lower index; rounded ties of different exact t across layers come in exact order.
+#[test]
+fn layers_answer_as_the_one_scene_their_arrays_make_in_exact_order_on_the_cpu() {
+    for (seed, at) in [(0, 30), (1, 0), (2, 60), (3, 17)] {
+        let scene = scene(seed, 400, 60, 64);
+        assert_layers_as_one_scene(&mut cpu_engine(), &scene, at, &format!("cpu, seed {seed}"));
+    }
+    // The near ties' two targets of a segment are of one kind, or of two, in either layer.
+    for at in [0, 50, 100, 200] {
+        let what = format!("cpu, near ties split at {at}");
+        assert_layers_as_one_scene(&mut cpu_engine(), &near_ties(9, 200), at, &what);
+        let what = format!("cpu, near ties within kinds split at {at}");
+        let scene = near_ties_within_kinds(5, 200);
+        assert_layers_as_one_scene(&mut cpu_engine(), &scene, at, &what);
+    }
+}
+
+#[test]
+fn layers_give_the_cpus_results_on_the_gpu() {
+    let Some(mut gpu) = gpu_engine(
+        "layers_give_the_cpus_results_on_the_gpu",
+        GpuLimits::default(),
+    ) else {
+        return;
+    };
+    assert_layers_as_one_scene(&mut gpu, &scene(11, 300, 40, 64), 20, "gpu");
+    let call = gpu.last_gpu_call().expect("a GPU engine reports its calls");
+    assert!(
+        call.chunks >= 2 && call.on_host > Duration::ZERO,
+        "{call:?}"
+    );
+    assert_layers_as_one_scene(&mut gpu, &near_ties(9, 200), 100, "gpu, near ties");
+}
+
 #[test]
 fn mixed_scenes_give_the_cpus_results_on_the_gpu() {
     let Some(mut gpu) = gpu_engine(
@@ -863,7 +962,8 @@ fn a_frame_with_bad_bullets_and_targets_answers_every_valid_pair_and_lists_the_b
 }
 
 /// One loop for a game on either backend: the scene's first hits through a `FrameLoop`, with a
-/// bad bullet, are the CPU engine's, and the write's skipped list is the write's own.
+/// bad bullet, are the CPU engine's, as one scene or as two layers, and the write's skipped
+/// list is the write's own.
 #[test]
 fn a_frame_loop_answers_the_scene_on_either_backend() {
     let scene = scene(8, 300, 40, 64);
@@ -872,6 +972,10 @@ fn a_frame_loop_answers_the_scene_on_either_backend() {
     segments[9].y1 = f32::NAN;
     let batch = TargetBatch::over(&segments, &targets).skip_invalid();
     let expected = cpu_engine().target_first_hits(&batch).unwrap();
+    let layers = split_scene(&scene, 25).map(|l| targets_of(&l));
+    let layer_refs = [&layers[0], &layers[1]];
+    let layered = LayeredBatch::over(&segments, &layer_refs).skip_invalid();
+    let in_layers = |hit: &Option<TargetHit>| hit.map(|h| in_two_layers(&layers[0], &h));
     assert!(expected.iter().flatten().count() > 50);
     let gpu = gpu_engine(
         "a_frame_loop_answers_the_scene_on_either_backend",
@@ -896,6 +1000,19 @@ fn a_frame_loop_answers_the_scene_on_either_backend() {
         }
         let skipped =
             |s: &rectcast::Skipped| s.segments.iter().map(|e| e.index).collect::<Vec<_>>();
+        assert_eq!(skipped(frames.last_target_skipped()), [9], "{on}");
+        assert_eq!(skipped(frames.last_skipped()), [1], "{on}");
+        let mut layered_out = vec![None; segments.len()];
+        // A query that skips nothing, so that the layers' list is their own.
+        let clean = TargetBatch::over(&scene.segments, &targets);
+        frames.target_first_hits_into(&clean, &mut out).unwrap();
+        assert_eq!(skipped(frames.last_target_skipped()), [0; 0], "{on}");
+        frames
+            .layered_first_hits_into(&layered, &mut layered_out)
+            .unwrap();
+        for (i, (want, got)) in expected.iter().zip(&layered_out).enumerate() {
+            assert_eq!(in_layers(want), *got, "{on}, layers: segment {i}");
+        }
         assert_eq!(skipped(frames.last_target_skipped()), [9], "{on}");
         assert_eq!(skipped(frames.last_skipped()), [1], "{on}");
     }

@@ -206,18 +206,42 @@ impl FrameLoop {
         batch: &crate::TargetBatch,
         out: &mut [Option<crate::TargetHit>],
     ) -> Result<()> {
-        // The engine keeps one list of what its last call skipped: on the CPU that is the
-        // write's, kept.
+        self.keeping_written_skipped(|engine| engine.target_first_hits_into(batch, out))
+    }
+
+    /// This frame's first hits over layers of targets ([`crate::LayeredBatch`]: a level's
+    /// static layer and the frame's moving one), as
+    /// [`target_first_hits_into`](Self::target_first_hits_into):
+    /// [`Engine::layered_first_hits_into`].
+    ///
+    /// # Errors
+    /// As [`Engine::layered_first_hits_into`].
+    pub fn layered_first_hits_into(
+        &mut self,
+        batch: &crate::LayeredBatch,
+        out: &mut [Option<crate::LayerHit>],
+    ) -> Result<()> {
+        self.keeping_written_skipped(|engine| engine.layered_first_hits_into(batch, out))
+    }
+
+    /// Runs a query over targets on the engine, its skipped segments kept as the last target
+    /// query's: the engine keeps one list of what its last call skipped, which on the CPU is
+    /// the write's, kept.
+    fn keeping_written_skipped(
+        &mut self,
+        query: impl FnOnce(&mut Engine) -> Result<()>,
+    ) -> Result<()> {
         let engine = self.engine_mut();
         let written = std::mem::take(&mut engine.skipped);
-        let outcome = engine.target_first_hits_into(batch, out);
+        let outcome = query(engine);
         let skipped = std::mem::replace(&mut engine.skipped, written);
         self.target_skipped = skipped;
         outcome
     }
 
-    /// What the last [`target_first_hits_into`](Self::target_first_hits_into) skipped (its
-    /// invalid segments, under [`crate::TargetBatch::skip_invalid`]).
+    /// What the last [`target_first_hits_into`](Self::target_first_hits_into) or
+    /// [`layered_first_hits_into`](Self::layered_first_hits_into) skipped (its invalid
+    /// segments, under [`crate::TargetBatch::skip_invalid`]).
     pub fn last_target_skipped(&self) -> &Skipped {
         &self.target_skipped
     }

@@ -1,6 +1,7 @@
 //! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
 
 mod frames;
+mod layers;
 mod polygons;
 mod rects;
 mod scene_report;
@@ -187,6 +188,8 @@ pub struct Engine {
     /// A scene's per-kind first hits and rects' first hits ([`Targets`]), their memory kept
     /// between frames.
     target_first: crate::targets::kind_first::KindFirst,
+    /// A layered scene's first hits of each layer, their memory kept between frames.
+    layer_first: Vec<Vec<Option<crate::TargetHit>>>,
     /// Checked before, during (between chunks) and after each call.
     cancel: Option<Cancel>,
     /// Whether the shapes' CPU queries run on a GPU engine's host CPU too
@@ -241,6 +244,7 @@ impl Engine {
             own_grid: Grid::default(),
             shape_grids: Default::default(),
             target_first: Default::default(),
+            layer_first: Vec::new(),
             shapes_on_host: false,
             cancel: None,
             skipped: Skipped::default(),

@@ -81,13 +81,13 @@ impl<'h> KindSlices<'h> {
 }
 
 /// What a merge needs of one call: its (admitted) segments and their filters, and the targets.
-struct Merge<'a> {
+pub(super) struct Merge<'a> {
     segments: &'a [Segment],
     segment_filters: Option<&'a [Filter]>,
     targets: &'a Targets,
 }
 
-impl Merge<'_> {
+impl<'a> Merge<'a> {
     /// Whether the pair is tested: the filters accept each other, and neither is skipped.
     fn tested(&self, hit: &TargetHit) -> bool {
         self.tests(hit.segment as usize, hit.kind(), hit.target as usize)
@@ -99,8 +99,18 @@ impl Merge<'_> {
         segment.tests(&self.targets.filter(kind, k))
     }
 
+    /// The merge of `batch`'s segments as given: for ordering hits only, which skipped
+    /// segments have none of.
+    pub(super) fn of(batch: &TargetBatch<'a>) -> Self {
+        Merge {
+            segments: batch.segments,
+            segment_filters: batch.segment_filters,
+            targets: batch.targets,
+        }
+    }
+
     /// The exact time at which `hit`'s segment enters its target.
-    fn entry_time(&self, hit: &TargetHit) -> EntryTime {
+    pub(super) fn entry_time(&self, hit: &TargetHit) -> EntryTime {
         let s = &self.segments[hit.segment as usize];
         self.entry_of(s, hit.target as usize, &hit.contact)
     }
@@ -118,46 +128,55 @@ impl Merge<'_> {
 
     /// The first of `candidates` (in target order: kind, then index), by exact entry time.
     fn first(&self, candidates: &[TargetHit]) -> Option<TargetHit> {
-        // Most segments: one candidate has the least rounded t, which decides.
-        let (mut best, mut tied) = (candidates.first()?, false);
-        for hit in &candidates[1..] {
-            let (t, t_best) = (hit.contact.t_enter(), best.contact.t_enter());
-            if t < t_best {
-                (best, tied) = (hit, false);
-            } else if t == t_best {
-                tied = true;
-            }
-        }
-        if !tied {
-            return Some(*best);
-        }
-        self.first_exact(candidates)
+        first_by(candidates, |hit| &hit.contact, |hit| self.entry_time(hit)).copied()
     }
+}
 
-    /// [`Merge::first`] where two candidates share a rounded t.
-    fn first_exact(&self, candidates: &[TargetHit]) -> Option<TargetHit> {
-        let mut best: Option<(TargetHit, Option<EntryTime>)> = None;
-        for &hit in candidates {
-            let Some((now, exact)) = &mut best else {
-                best = Some((hit, None));
-                continue;
-            };
-            let (t, t_best) = (hit.contact.t_enter(), now.contact.t_enter());
-            // Rounding is monotone: a smaller rounded t is a smaller exact one, and only equal
-            // rounded ones need the exact order. An exact tie keeps the earlier in target order.
-            // Two targets the segment starts in tie at exactly 0 (bullets inside hitboxes).
-            let both_in = t == 0.0 && starts_in(&hit.contact) && starts_in(&now.contact);
-            let sooner = t < t_best
-                || (t == t_best && !both_in && {
-                    let best_time = exact.get_or_insert_with(|| self.entry_time(now));
-                    self.entry_time(&hit).cmp(best_time) == Ordering::Less
-                });
-            if sooner {
-                best = Some((hit, None));
-            }
+/// The first of `candidates` by exact entry time, an exact tie going to the earlier in
+/// `candidates`' order: `contact` gives a candidate's contact, and `exact` its exact entry
+/// time, asked only on a tie of rounded `t_enter`.
+pub(super) fn first_by<T>(
+    candidates: &[T],
+    contact: impl Fn(&T) -> &TargetContact,
+    exact: impl Fn(&T) -> EntryTime,
+) -> Option<&T> {
+    // Most segments: one candidate has the least rounded t, which decides.
+    let (mut best, mut tied) = (candidates.first()?, false);
+    let mut t_best = contact(best).t_enter();
+    for c in &candidates[1..] {
+        let t = contact(c).t_enter();
+        if t < t_best {
+            (best, tied, t_best) = (c, false, t);
+        } else if t == t_best {
+            tied = true;
         }
-        best.map(|(hit, _)| hit)
     }
+    if !tied {
+        return Some(best);
+    }
+    // Two candidates share a rounded t.
+    let mut best: Option<(&T, Option<EntryTime>)> = None;
+    for c in candidates {
+        let Some((now, best_time)) = &mut best else {
+            best = Some((c, None));
+            continue;
+        };
+        let (c_contact, now_contact) = (contact(c), contact(now));
+        let (t, t_best) = (c_contact.t_enter(), now_contact.t_enter());
+        // Rounding is monotone: a smaller rounded t is a smaller exact one, and only equal
+        // rounded ones need the exact order. An exact tie keeps the earlier candidate.
+        // Two targets the segment starts in tie at exactly 0 (bullets inside hitboxes).
+        let both_in = t == 0.0 && starts_in(c_contact) && starts_in(now_contact);
+        let sooner = t < t_best
+            || (t == t_best && !both_in && {
+                let best_time = best_time.get_or_insert_with(|| exact(now));
+                exact(c).cmp(best_time) == Ordering::Less
+            });
+        if sooner {
+            best = Some((c, None));
+        }
+    }
+    best.map(|(c, _)| c)
 }
 
 /// Whether the segment certainly starts in the target (its entry is exactly 0), from the
@@ -475,7 +494,7 @@ impl Engine {
 }
 
 /// Segments a part of the merge takes.
-const MERGE_CHUNK: usize = 4096;
+pub(super) const MERGE_CHUNK: usize = 4096;
 
 /// Segments whose shapes' hits a first-hit or counts call lists at once.
 const SHAPE_CHUNK: usize = 1 << 16;
@@ -483,7 +502,7 @@ const SHAPE_CHUNK: usize = 1 << 16;
 impl Engine {
     /// [`Error::Cancelled`] once the engine's [`crate::Cancel`] is set: the merges run no
     /// query of their own that would say so.
-    fn check_cancel(&self) -> Result<()> {
+    pub(super) fn check_cancel(&self) -> Result<()> {
         if self.cancelled() {
             return Err(Error::Cancelled);
         }
@@ -493,7 +512,7 @@ impl Engine {
     /// Runs `each(first segment, its part of out)` over parts of `chunk` segments, on the
     /// engine's CPU threads (a GPU engine's: its fallback's, its host kernel's, or the
     /// process's).
-    fn host_chunks<T: Send>(
+    pub(super) fn host_chunks<T: Send>(
         &self,
         out: &mut [T],
         chunk: usize,

@@ -12,6 +12,9 @@
 
 pub(crate) mod entry_time;
 pub(crate) mod kind_first;
+mod layers;
+
+pub use layers::{LayerHit, LayeredBatch};
 
 use crate::broad_phase::RectSet;
 use crate::cpu::segment_circle::{Circle, CircleContact};

@@ -1,0 +1,139 @@
+//! The queries over layers of targets ([`LayeredBatch`]): each layer's own query
+//! ([`Engine::target_first_hits_into`], [`Engine::target_hits`]), merged on the host in the
+//! scene's one exact order.
+
+use super::targets::{MERGE_CHUNK, Merge, first_by};
+use super::{Engine, check_output};
+use crate::error::Result;
+use crate::gpu::GpuCall;
+use crate::targets::{LayerHit, LayeredBatch, TargetHit, TargetKind};
+
+impl Engine {
+    /// Each segment's first hit over every layer of `batch`, as if the layers were one
+    /// [`crate::Targets`] whose every kind is its layers' arrays one after the other: the
+    /// smallest `t_enter` in exact arithmetic, an exact tie going to the lower
+    /// [`TargetKind`], then the lower layer, then the lower index. `None` when a segment hits
+    /// nothing its filter tests. Into a buffer of one entry per segment, reused across frames.
+    ///
+    /// Each layer runs its own query ([`target_first_hits_into`](Self::target_first_hits_into))
+    /// on what it prepared, so a level's static layer keeps its grids while the frame's layer
+    /// is set again; the host merges them. On a GPU engine, [`Engine::last_gpu_call`] sums the
+    /// layers' calls and the merge.
+    ///
+    /// # Errors
+    /// [`crate::Error::OutputLength`] before any work; as
+    /// [`target_first_hits_into`](Self::target_first_hits_into) for each layer.
+    pub fn layered_first_hits_into(
+        &mut self,
+        batch: &LayeredBatch,
+        out: &mut [Option<LayerHit>],
+    ) -> Result<()> {
+        check_output(batch.segments.len(), out.len())?;
+        let mut layers = std::mem::take(&mut self.layer_first);
+        let answered = self.each_layer_first(batch, &mut layers);
+        self.layer_first = layers;
+        let mut call = answered?;
+        let started = std::time::Instant::now();
+        let layers = &self.layer_first;
+        let merges: Vec<Merge> = (0..layers.len())
+            .map(|l| Merge::of(&batch.layer(l)))
+            .collect();
+        self.host_chunks(out, MERGE_CHUNK, |from, part| {
+            let mut candidates: Vec<LayerHit> = Vec::with_capacity(layers.len());
+            for (j, slot) in part.iter_mut().enumerate() {
+                candidates.clear();
+                candidates.extend(layers.iter().enumerate().filter_map(|(l, hits)| {
+                    let hit = hits[from + j]?;
+                    Some(LayerHit {
+                        layer: l as u32,
+                        hit,
+                    })
+                }));
+                candidates.sort_unstable_by_key(LayerHit::tie_order);
+                *slot = first_by(
+                    &candidates,
+                    |c| &c.hit.contact,
+                    |c| merges[c.layer as usize].entry_time(&c.hit),
+                )
+                .copied();
+            }
+        });
+        if let Some(call) = &mut call {
+            call.on_host += started.elapsed();
+        }
+        self.gpu_call = call;
+        self.check_cancel()
+    }
+
+    /// [`layered_first_hits_into`](Self::layered_first_hits_into) into a new vector.
+    ///
+    /// # Errors
+    /// As [`layered_first_hits_into`](Self::layered_first_hits_into).
+    pub fn layered_first_hits(&mut self, batch: &LayeredBatch) -> Result<Vec<Option<LayerHit>>> {
+        let mut out = vec![None; batch.segments.len()];
+        self.layered_first_hits_into(batch, &mut out)?;
+        Ok(out)
+    }
+
+    /// Every tested hitting (segment, target) pair over every layer, in (segment, kind,
+    /// layer, index) order: the order of the one scene the layers make.
+    ///
+    /// # Errors
+    /// As [`layered_first_hits_into`](Self::layered_first_hits_into).
+    pub fn layered_hits(&mut self, batch: &LayeredBatch) -> Result<Vec<LayerHit>> {
+        let mut layers = Vec::with_capacity(batch.layers.len());
+        let mut call: Option<GpuCall> = None;
+        for l in 0..batch.layers.len() {
+            layers.push(self.target_hits(&batch.layer(l))?);
+            add_call(&mut call, self.gpu_call);
+        }
+        let started = std::time::Instant::now();
+        let mut out = Vec::with_capacity(layers.iter().map(Vec::len).sum());
+        let mut rest: Vec<&[TargetHit]> = layers.iter().map(Vec::as_slice).collect();
+        for segment in 0..batch.segments.len() as u32 {
+            for kind in TargetKind::ALL {
+                for (l, hits) in rest.iter_mut().enumerate() {
+                    let n = hits
+                        .iter()
+                        .take_while(|h| h.segment == segment && h.kind() == kind)
+                        .count();
+                    let (now, later) = hits.split_at(n);
+                    *hits = later;
+                    out.extend(now.iter().map(|&hit| LayerHit {
+                        layer: l as u32,
+                        hit,
+                    }));
+                }
+            }
+        }
+        if let Some(call) = &mut call {
+            call.on_host += started.elapsed();
+        }
+        self.gpu_call = call;
+        Ok(out)
+    }
+
+    /// Each layer's first hits into `layers` (one vector a layer, reused), and the layers'
+    /// GPU calls summed (none on the CPU).
+    fn each_layer_first(
+        &mut self,
+        batch: &LayeredBatch,
+        layers: &mut Vec<Vec<Option<TargetHit>>>,
+    ) -> Result<Option<GpuCall>> {
+        layers.resize_with(batch.layers.len(), Vec::new);
+        let mut call = None;
+        for (l, hits) in layers.iter_mut().enumerate() {
+            hits.resize(batch.segments.len(), None);
+            self.target_first_hits_into(&batch.layer(l), hits)?;
+            add_call(&mut call, self.gpu_call);
+        }
+        Ok(call)
+    }
+}
+
+/// `call` with one more layer's added, when on the GPU.
+fn add_call(call: &mut Option<GpuCall>, layer: Option<GpuCall>) {
+    if let Some(layer) = layer {
+        *call.get_or_insert_with(GpuCall::default) += layer;
+    }
+}
