@@ -292,6 +292,56 @@ fn a_frame_on_a_device_lost_before_its_read_is_answered_on_the_cpu_fallback() {
     assert_same_first_hits("the lost device's frame", &batch, &want, &got);
 }
 
+/// A game's device lost in the middle of its loop: the frame in flight is answered on the CPU
+/// when read, and the loop goes on with every later frame on the CPU (written, dispatched and
+/// read as before, read a frame late), each the CPU's answer.
+///
+/// scripts/test.sh: native only (a lost device, which no emulated arithmetic changes).
+#[test]
+fn after_its_device_is_lost_a_frame_loop_goes_on_on_the_cpu_fallback() {
+    let Some((context, device)) = common::own_gpu_context("lost mid-loop") else {
+        return;
+    };
+    let engine = Engine::gpu(context, GpuLimits::default())
+        .expect("an engine")
+        .with_cpu_fallback(CpuOptions::default())
+        .expect("a fallback");
+    let mut frames = FrameLoop::new(engine, FrameCapacity::new(20_000, 1500)).expect("a loop");
+    let mut reference = cpu_engine();
+    let mut previous: Option<(_, Vec<FirstHit>, Batch)> = None;
+    let scenes: Vec<_> = (0..5)
+        .map(|k| scene::bullet_hell(200 + k, 20_000, 1500))
+        .collect();
+    for (k, (bullets, hitboxes)) in scenes.iter().enumerate() {
+        let batch = Batch::new(bullets, hitboxes);
+        if k == 2 {
+            device.destroy();
+        }
+        frames
+            .write(&batch)
+            .unwrap_or_else(|e| panic!("frame {k} written: {e}"));
+        let id = frames
+            .dispatch()
+            .unwrap_or_else(|e| panic!("frame {k} dispatched: {e}"));
+        let want = reference.first_hit(&batch).expect("the reference");
+        if let Some((id, want, batch)) = previous.replace((id, want, batch)) {
+            let mut got = vec![FirstHit::NONE; want.len()];
+            frames
+                .read(id, &mut got)
+                .unwrap_or_else(|e| panic!("frame {} read: {e}", k - 1));
+            assert_same_first_hits(&format!("frame {}", k - 1), &batch, &want, &got);
+        }
+    }
+    let (id, want, batch) = previous.expect("the last frame");
+    let mut got = vec![FirstHit::NONE; want.len()];
+    frames.read(id, &mut got).expect("the last frame read");
+    assert_same_first_hits("the last frame", &batch, &want, &got);
+    let reason = frames
+        .last_fallback()
+        .expect("the last read says it ran on the CPU");
+    assert!(reason.contains("lost"), "{reason}");
+}
+
 /// scripts/test.sh: native only (a cancelled fallback, which no emulated arithmetic changes).
 #[test]
 fn a_cancelled_engine_does_not_answer_a_timed_out_frame_and_the_frame_stays_readable() {
