@@ -29,8 +29,8 @@ use parry2d::query::{Ray, RayCast};
 use rayon::prelude::*;
 use rectcast::gpu::frames::FrameCapacity;
 use rectcast::{
-    Backend, Batch, BroadPhase, Circle, CpuOptions, Engine, FirstHit, FrameLoop, Rect, RectSet,
-    Segment, TargetBatch, TargetHit, Targets, scene,
+    Backend, Batch, BroadPhase, Circle, CpuOptions, Engine, FirstHit, FrameLoop, LayeredBatch,
+    Rect, RectSet, Segment, TargetBatch, TargetHit, Targets, scene,
 };
 
 type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
@@ -379,6 +379,76 @@ fn mixed_frame(c: &mut Criterion) {
     group.finish();
 }
 
+/// A game's frame over a level and its enemies (issue 37's layers): bullet hell's 5,000 boxes,
+/// 3,000 of them the level's (static) and 2,000 enemies moving every frame, against 50,000
+/// bullets. One `Targets` whose rects are set again every frame (the grid over all 5,000
+/// rebuilt), against two layers: the level set once, the enemies set each frame, one layered
+/// call; both give the same first hits.
+fn layered_frame(c: &mut Criterion) {
+    let (segments, boxes) = scene::bullet_hell(37, 50_000, 5_000);
+    let (enemies, level_boxes) = boxes.split_at(2_000);
+    let moved: Vec<Rect> = enemies
+        .iter()
+        .map(|r| Rect::new(r.min_x + 0.25, r.min_y, r.max_x + 0.25, r.max_y))
+        .collect();
+    let poses = [enemies, &moved[..]];
+    let mut group: Group = c.benchmark_group("game frame/level 3000 + enemies 2000, 50000 bullets");
+    group.sample_size(20);
+    let mut level = Targets::new();
+    level.set_rects(level_boxes).unwrap();
+    let (mut frame_layer, mut one) = (Targets::new(), Targets::new());
+    let mut all = Vec::with_capacity(boxes.len());
+    let (mut out, mut layered_out) = (vec![None; segments.len()], vec![None; segments.len()]);
+    for threads in [1, 0] {
+        let mut engine = cpu(threads, BroadPhase::Auto);
+        let chosen = engine.chosen();
+        let mut pose = 0;
+        group.bench_function(
+            format!("one Targets, every rect set each frame, {chosen}"),
+            |b| {
+                b.iter(|| {
+                    pose += 1;
+                    all.clear();
+                    all.extend_from_slice(level_boxes);
+                    all.extend_from_slice(poses[pose % 2]);
+                    one.set_rects(&all).unwrap();
+                    let batch = TargetBatch::over(&segments, &one);
+                    engine.target_first_hits_into(&batch, &mut out).unwrap()
+                })
+            },
+        );
+        let mut layered_pose = 0;
+        group.bench_function(format!("two layers, the level set once, {chosen}"), |b| {
+            b.iter(|| {
+                layered_pose += 1;
+                frame_layer.set_rects(poses[layered_pose % 2]).unwrap();
+                let layers = [&level, &frame_layer];
+                let batch = LayeredBatch::over(&segments, &layers);
+                engine
+                    .layered_first_hits_into(&batch, &mut layered_out)
+                    .unwrap()
+            })
+        });
+        // The same answers, where both rows ran in the same pose: the level's rects first,
+        // then the enemies', in both.
+        if pose > 0 && pose % 2 == layered_pose % 2 {
+            let same = out
+                .iter()
+                .zip(&layered_out)
+                .filter(|(one, layered)| {
+                    let as_one = layered.map(|l| {
+                        let before = if l.layer == 1 { level_boxes.len() } else { 0 };
+                        (l.hit.target as usize + before, l.hit.contact)
+                    });
+                    one.map(|h| (h.target as usize, h.contact)) == as_one
+                })
+                .count();
+            eprintln!("layers: {same} of {} first hits the one scene's", out.len());
+        }
+    }
+    group.finish();
+}
+
 fn uniform_random(c: &mut Criterion) {
     scene_group(
         c,
@@ -673,6 +743,7 @@ criterion_group!(
     bullet_hell,
     game_frame,
     mixed_frame,
+    layered_frame,
     uniform_random,
     clustered,
     circles,

@@ -49,6 +49,11 @@ impl Engine {
                         hit,
                     })
                 }));
+                if candidates.len() < 2 {
+                    // Most segments: settled by one layer, or hitting nothing.
+                    *slot = candidates.first().copied();
+                    continue;
+                }
                 candidates.sort_unstable_by_key(LayerHit::tie_order);
                 *slot = first_by(
                     &candidates,
@@ -114,18 +119,65 @@ impl Engine {
     }
 
     /// Each layer's first hits into `layers` (one vector a layer, reused), and the layers'
-    /// GPU calls summed (none on the CPU).
+    /// GPU calls summed (none on the CPU). A segment that starts inside a rect of an earlier
+    /// layer is settled: nothing comes before t = 0, and a tie there goes to the rect of the
+    /// lowest layer. So each later layer queries only the segments not settled yet, gathered
+    /// into a batch of their own, and leaves the others `None`.
     fn each_layer_first(
         &mut self,
         batch: &LayeredBatch,
         layers: &mut Vec<Vec<Option<TargetHit>>>,
     ) -> Result<Option<GpuCall>> {
+        let n = batch.segments.len();
         layers.resize_with(batch.layers.len(), Vec::new);
         let mut call = None;
+        let mut open: Vec<u32> = Vec::new();
+        let mut settled = vec![false; if batch.layers.len() > 1 { n } else { 0 }];
+        let mut skipped_segments = None;
+        let (mut segments, mut filters) = (Vec::new(), Vec::new());
+        let mut answers = Vec::new();
         for (l, hits) in layers.iter_mut().enumerate() {
-            hits.resize(batch.segments.len(), None);
-            self.target_first_hits_into(&batch.layer(l), hits)?;
-            add_call(&mut call, self.gpu_call);
+            hits.clear();
+            hits.resize(n, None);
+            if l == 0 || open.len() == n {
+                self.target_first_hits_into(&batch.layer(l), hits)?;
+                add_call(&mut call, self.gpu_call);
+            } else if !open.is_empty() {
+                // The segments still open, alone: their answers go back to their indices.
+                segments.clear();
+                segments.extend(open.iter().map(|&i| batch.segments[i as usize]));
+                let mut layer = batch.layer(l);
+                layer.segments = &segments;
+                if let Some(f) = batch.segment_filters {
+                    filters.clear();
+                    filters.extend(open.iter().map(|&i| f[i as usize]));
+                    layer.segment_filters = Some(&filters);
+                }
+                answers.clear();
+                answers.resize(open.len(), None);
+                self.target_first_hits_into(&layer, &mut answers)?;
+                for (&i, answer) in open.iter().zip(&answers) {
+                    hits[i as usize] = answer.map(|hit| TargetHit { segment: i, ..hit });
+                }
+                add_call(&mut call, self.gpu_call);
+            }
+            if l == 0 {
+                // The skipped segments, named in the whole batch.
+                skipped_segments = Some(self.skipped.segments.clone());
+            }
+            if l + 1 < batch.layers.len() {
+                for (s, hit) in settled.iter_mut().zip(hits.iter()) {
+                    *s |= hit.is_some_and(|h| match h.contact {
+                        crate::TargetContact::Rect(r) => r.start_inside(),
+                        _ => false,
+                    });
+                }
+                open.clear();
+                open.extend((0..n as u32).filter(|&i| !settled[i as usize]));
+            }
+        }
+        if let Some(segments) = skipped_segments {
+            self.skipped.segments = segments;
         }
         Ok(call)
     }
