@@ -626,6 +626,30 @@ fn assert_layers_as_one_scene(engine: &mut Engine, scene: &Scene, at: usize, wha
         assert_eq!(in_layers(&want.0), *got, "{what}: hit {k}");
     }
     assert_eq!(hits.len(), expected.len(), "{what}: hits");
+    let counts = engine.layered_counts(&batch).unwrap();
+    let mut per_segment = vec![0; scene.segments.len()];
+    let mut per_target = layers
+        .each_ref()
+        .map(|l| TargetKind::ALL.map(|k| vec![0u64; l.len(k)]));
+    for (h, _) in &expected {
+        per_segment[h.segment as usize] += 1;
+        let h = in_layers(h);
+        per_target[h.layer as usize][h.hit.kind() as usize][h.hit.target as usize] += 1;
+    }
+    let summed: Vec<u32> = (0..scene.segments.len())
+        .map(|i| counts.iter().map(|c| c.per_segment[i]).sum())
+        .collect();
+    assert_eq!(summed, per_segment, "{what}: counts per segment");
+    for (l, layer) in counts.iter().enumerate() {
+        for kind in TargetKind::ALL {
+            let want = &per_target[l][kind as usize];
+            assert_eq!(
+                layer.of(kind),
+                want,
+                "{what}: layer {l}'s counts of {kind:?}"
+            );
+        }
+    }
 }
 
 /// A level's static layer and a frame's layer, queried as one scene: ties across layers (a

@@ -1,12 +1,12 @@
 //! The queries over layers of targets ([`LayeredBatch`]): each layer's own query
-//! ([`Engine::target_first_hits_into`], [`Engine::target_hits`]), merged on the host in the
-//! scene's one exact order.
+//! ([`Engine::target_first_hits_into`], [`Engine::target_hits`], [`Engine::target_counts`]),
+//! merged on the host in the scene's one exact order.
 
 use super::targets::{MERGE_CHUNK, Merge, first_by};
 use super::{Engine, check_output};
 use crate::error::Result;
 use crate::gpu::GpuCall;
-use crate::targets::{LayerHit, LayeredBatch, TargetHit, TargetKind};
+use crate::targets::{LayerHit, LayeredBatch, TargetCounts, TargetHit, TargetKind};
 
 impl Engine {
     /// Each segment's first hit over every layer of `batch`, as if the layers were one
@@ -116,6 +116,23 @@ impl Engine {
         }
         self.gpu_call = call;
         Ok(out)
+    }
+
+    /// Tested hits per segment and per target, each layer's own
+    /// ([`target_counts`](Self::target_counts)): one [`TargetCounts`] a layer, in layer order.
+    /// A segment's hits over the whole scene are its `per_segment` summed over the layers.
+    ///
+    /// # Errors
+    /// As [`layered_first_hits_into`](Self::layered_first_hits_into).
+    pub fn layered_counts(&mut self, batch: &LayeredBatch) -> Result<Vec<TargetCounts>> {
+        let mut counts = Vec::with_capacity(batch.layers.len());
+        let mut call: Option<GpuCall> = None;
+        for l in 0..batch.layers.len() {
+            counts.push(self.target_counts(&batch.layer(l))?);
+            add_call(&mut call, self.gpu_call);
+        }
+        self.gpu_call = call;
+        Ok(counts)
     }
 
     /// Each layer's first hits into `layers` (one vector a layer, reused), and the layers'
