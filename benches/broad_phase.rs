@@ -443,7 +443,13 @@ fn layered_frame(c: &mut Criterion) {
                     one.map(|h| (h.target as usize, h.contact)) == as_one
                 })
                 .count();
-            eprintln!("layers: {same} of {} first hits the one scene's", out.len());
+            let settled = layered_out
+                .iter()
+                .flatten()
+                .filter(|l| l.layer == 0 && l.hit.contact.t_enter() == 0.0)
+                .count();
+            eprintln!("layers: {settled} bullets first hit the level at t = 0");
+            assert_eq!(same, out.len(), "layers: first hits not the one scene's");
         }
     }
     group.finish();

@@ -671,6 +671,76 @@ fn layers_answer_as_the_one_scene_their_arrays_make_in_exact_order_on_the_cpu() 
     }
 }
 
+/// Three layers, team filters and a bad bullet after many bullets a first layer's rect settles
+/// (they start inside it): the later layers query only the bullets still open, gathered into a
+/// batch of their own, and the answers are still the one scene's, the bad bullet named by its
+/// index in the whole batch. A later layer's bad filters fail the call even when every bullet
+/// is settled before it.
+#[test]
+fn later_layers_query_only_the_open_bullets_and_name_them_in_the_whole_batch() {
+    let scene = scene(6, 400, 60, 64);
+    let bad = 390;
+    let [first, rest] = split_scene(&scene, 20);
+    let [second, third] = split_scene(&rest, 20);
+    let layers = [&first, &second, &third].map(targets_of);
+    let mut segments = scene.segments.clone();
+    segments[bad].x0 = f32::NAN;
+    let one = targets_of(&scene);
+    let mut engine = cpu_engine();
+    let want = engine
+        .target_first_hits(
+            &TargetBatch::over(&segments, &one)
+                .with_segment_filters(&scene.segment_filters)
+                .skip_invalid(),
+        )
+        .unwrap();
+    let refs = [&layers[0], &layers[1], &layers[2]];
+    let batch = LayeredBatch::over(&segments, &refs)
+        .with_segment_filters(&scene.segment_filters)
+        .skip_invalid();
+    let got = engine.layered_first_hits(&batch).unwrap();
+    let settled = got[..bad]
+        .iter()
+        .flatten()
+        .filter(|h| {
+            h.layer == 0 && matches!(h.hit.contact, TargetContact::Rect(r) if r.start_inside())
+        })
+        .count();
+    assert!(settled > 20, "{settled} bullets settled by the first layer");
+    for (i, (want, got)) in want.iter().zip(&got).enumerate() {
+        // Named in the first layer and the rest, then the rest in the second and third.
+        let want = want.map(|h| match in_two_layers(&layers[0], &h) {
+            LayerHit { layer: 0, hit } => LayerHit { layer: 0, hit },
+            LayerHit { hit, .. } => {
+                let LayerHit { layer, hit } = in_two_layers(&layers[1], &hit);
+                LayerHit {
+                    layer: layer + 1,
+                    hit,
+                }
+            }
+        });
+        assert_eq!(want, *got, "segment {i} {:?}", segments[i]);
+    }
+    let skipped: Vec<usize> = engine
+        .last_skipped()
+        .segments
+        .iter()
+        .map(|e| e.index)
+        .collect();
+    assert_eq!(skipped, [bad]);
+    // Every bullet starts inside the first layer's one rect; the second's filters are short.
+    let mut everywhere = Targets::new();
+    everywhere
+        .set_rects(&[Rect::new(-1e4, -1e4, 1e4, 1e4)])
+        .unwrap();
+    let mut short = targets_of(&second);
+    short.set_filters(TargetKind::Circle, Some(&[Filter::ALL]));
+    let refs = [&everywhere, &short];
+    let batch = LayeredBatch::over(&scene.segments, &refs);
+    let error = engine.layered_first_hits(&batch).unwrap_err();
+    assert!(matches!(error, Error::FilterLength { .. }), "{error}");
+}
+
 #[test]
 fn layers_give_the_cpus_results_on_the_gpu() {
     let Some(mut gpu) = gpu_engine(

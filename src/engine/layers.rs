@@ -7,6 +7,7 @@ use super::{Engine, check_output};
 use crate::error::Result;
 use crate::gpu::GpuCall;
 use crate::targets::{LayerHit, LayeredBatch, TargetCounts, TargetHit, TargetKind};
+use std::time::Duration;
 
 impl Engine {
     /// Each segment's first hit over every layer of `batch`, as if the layers were one
@@ -32,7 +33,7 @@ impl Engine {
         let mut layers = std::mem::take(&mut self.layer_first);
         let answered = self.each_layer_first(batch, &mut layers);
         self.layer_first = layers;
-        let mut call = answered?;
+        let calls = answered?;
         let started = std::time::Instant::now();
         let layers = &self.layer_first;
         let merges: Vec<Merge> = (0..layers.len())
@@ -63,10 +64,7 @@ impl Engine {
                 .copied();
             }
         });
-        if let Some(call) = &mut call {
-            call.on_host += started.elapsed();
-        }
-        self.gpu_call = call;
+        calls.report(self, started.elapsed());
         self.check_cancel()
     }
 
@@ -86,12 +84,14 @@ impl Engine {
     /// # Errors
     /// As [`layered_first_hits_into`](Self::layered_first_hits_into).
     pub fn layered_hits(&mut self, batch: &LayeredBatch) -> Result<Vec<LayerHit>> {
+        batch.check_layers()?;
         let mut layers = Vec::with_capacity(batch.layers.len());
-        let mut call: Option<GpuCall> = None;
+        let mut calls = LayerCalls::default();
         for l in 0..batch.layers.len() {
             layers.push(self.target_hits(&batch.layer(l))?);
-            add_call(&mut call, self.gpu_call);
+            calls.add(self);
         }
+        self.keep_layer_skipped(batch, None);
         let started = std::time::Instant::now();
         let mut out = Vec::with_capacity(layers.iter().map(Vec::len).sum());
         let mut rest: Vec<&[TargetHit]> = layers.iter().map(Vec::as_slice).collect();
@@ -111,10 +111,7 @@ impl Engine {
                 }
             }
         }
-        if let Some(call) = &mut call {
-            call.on_host += started.elapsed();
-        }
-        self.gpu_call = call;
+        calls.report(self, started.elapsed());
         Ok(out)
     }
 
@@ -125,14 +122,34 @@ impl Engine {
     /// # Errors
     /// As [`layered_first_hits_into`](Self::layered_first_hits_into).
     pub fn layered_counts(&mut self, batch: &LayeredBatch) -> Result<Vec<TargetCounts>> {
+        batch.check_layers()?;
         let mut counts = Vec::with_capacity(batch.layers.len());
-        let mut call: Option<GpuCall> = None;
+        let mut calls = LayerCalls::default();
         for l in 0..batch.layers.len() {
             counts.push(self.target_counts(&batch.layer(l))?);
-            add_call(&mut call, self.gpu_call);
+            calls.add(self);
         }
-        self.gpu_call = call;
+        self.keep_layer_skipped(batch, None);
+        calls.report(self, Duration::ZERO);
         Ok(counts)
+    }
+
+    /// What a layered call leaves in [`Engine::last_skipped`]: the skipped segments, named in
+    /// the whole batch (`segments`: the first layer's list, which ran over all of them; `None`:
+    /// the last layer's, which did too), and no rects (each layer's
+    /// [`crate::Targets::skipped`] lists its own); nothing after a call with no layers.
+    fn keep_layer_skipped(
+        &mut self,
+        batch: &LayeredBatch,
+        segments: Option<Vec<crate::InputError>>,
+    ) {
+        if batch.layers.is_empty() {
+            self.skipped = Default::default();
+        }
+        if let Some(segments) = segments {
+            self.skipped.segments = segments;
+        }
+        self.skipped.rects.clear();
     }
 
     /// Each layer's first hits into `layers` (one vector a layer, reused), and the layers'
@@ -144,10 +161,11 @@ impl Engine {
         &mut self,
         batch: &LayeredBatch,
         layers: &mut Vec<Vec<Option<TargetHit>>>,
-    ) -> Result<Option<GpuCall>> {
+    ) -> Result<LayerCalls> {
+        batch.check_layers()?;
         let n = batch.segments.len();
         layers.resize_with(batch.layers.len(), Vec::new);
-        let mut call = None;
+        let mut calls = LayerCalls::default();
         let mut open: Vec<u32> = Vec::new();
         let mut settled = vec![false; if batch.layers.len() > 1 { n } else { 0 }];
         let mut skipped_segments = None;
@@ -158,7 +176,7 @@ impl Engine {
             hits.resize(n, None);
             if l == 0 || open.len() == n {
                 self.target_first_hits_into(&batch.layer(l), hits)?;
-                add_call(&mut call, self.gpu_call);
+                calls.add(self);
             } else if !open.is_empty() {
                 // The segments still open, alone: their answers go back to their indices.
                 segments.clear();
@@ -176,7 +194,7 @@ impl Engine {
                 for (&i, answer) in open.iter().zip(&answers) {
                     hits[i as usize] = answer.map(|hit| TargetHit { segment: i, ..hit });
                 }
-                add_call(&mut call, self.gpu_call);
+                calls.add(self);
             }
             if l == 0 {
                 // The skipped segments, named in the whole batch.
@@ -193,16 +211,36 @@ impl Engine {
                 open.extend((0..n as u32).filter(|&i| !settled[i as usize]));
             }
         }
-        if let Some(segments) = skipped_segments {
-            self.skipped.segments = segments;
-        }
-        Ok(call)
+        self.keep_layer_skipped(batch, skipped_segments);
+        Ok(calls)
     }
 }
 
-/// `call` with one more layer's added, when on the GPU.
-fn add_call(call: &mut Option<GpuCall>, layer: Option<GpuCall>) {
-    if let Some(layer) = layer {
-        *call.get_or_insert_with(GpuCall::default) += layer;
+/// A layered call's GPU accounting: its layers' calls and kernel times summed (none on the
+/// CPU), and the host's merge.
+#[derive(Default)]
+struct LayerCalls {
+    call: Option<GpuCall>,
+    kernel_time: Option<Duration>,
+}
+
+impl LayerCalls {
+    /// Adds the layer call `engine` just made.
+    fn add(&mut self, engine: &Engine) {
+        if let Some(layer) = engine.gpu_call {
+            *self.call.get_or_insert_with(GpuCall::default) += layer;
+        }
+        if let Some(kernel) = engine.kernel_time {
+            *self.kernel_time.get_or_insert(Duration::ZERO) += kernel;
+        }
+    }
+
+    /// Makes the sums `engine`'s last call's, with `merging` on the host added.
+    fn report(self, engine: &mut Engine, merging: Duration) {
+        engine.gpu_call = self.call.map(|mut call| {
+            call.on_host += merging;
+            call
+        });
+        engine.kernel_time = self.kernel_time;
     }
 }

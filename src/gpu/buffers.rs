@@ -271,8 +271,9 @@ impl PendingRead {
         match &outcome {
             // Read: the common path, with no error scope to pay for.
             Ok(()) => staging.unmap(),
-            // A map that failed, a read of a buffer whose device was lost meanwhile, or a
-            // map still pending: unmapped in a scope ([`GpuContext::unmap_scoped`]).
+            // A read of a mapped buffer whose device was lost meanwhile, or a map still
+            // pending (a timeout): unmapped in a scope ([`GpuContext::unmap_scoped`]). A map
+            // that failed left nothing mapped.
             Err(_) if is_mapped || matches!(outcome, Err(Error::Timeout { .. })) => {
                 context.unmap_scoped(staging)
             }

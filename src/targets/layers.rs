@@ -62,6 +62,12 @@ impl<'a> LayeredBatch<'a> {
         }
     }
 
+    /// Every layer's filters against its kinds, so that a call fails alike whichever layers
+    /// its segments need.
+    pub(crate) fn check_layers(&self) -> crate::Result<()> {
+        self.layers.iter().try_for_each(|l| l.check_filters())
+    }
+
     /// The same segments over layer `layer` alone.
     pub(crate) fn layer(&self, layer: usize) -> TargetBatch<'a> {
         TargetBatch {

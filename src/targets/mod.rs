@@ -308,7 +308,7 @@ impl Targets {
     }
 
     /// Every filter array's length against its kind's.
-    fn check_filters(&self) -> Result<()> {
+    pub(crate) fn check_filters(&self) -> Result<()> {
         for kind in TargetKind::ALL {
             if let Some(f) = self.filters(kind)
                 && f.len() != self.len(kind)
