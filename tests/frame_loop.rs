@@ -265,17 +265,24 @@ fn a_frame_the_gpu_does_not_finish_in_time_is_answered_on_the_cpu_fallback_and_s
     }
 }
 
-/// scripts/test.sh: native only (a lost device, which no emulated arithmetic changes).
-#[test]
-fn a_frame_on_a_device_lost_before_its_read_is_answered_on_the_cpu_fallback() {
-    let Some((context, device)) = common::own_gpu_context("lost device") else {
-        return;
-    };
+/// A loop of 20,000 bullets × 1,500 boxes on a GPU engine with a CPU fallback, on a device of
+/// the test's own (to lose), and the device.
+fn loop_on_own_device(test: &str) -> Option<(FrameLoop, rectcast::wgpu::Device)> {
+    let (context, device) = common::own_gpu_context(test)?;
     let engine = Engine::gpu(context, GpuLimits::default())
         .expect("an engine")
         .with_cpu_fallback(CpuOptions::default())
         .expect("a fallback");
-    let mut frames = FrameLoop::new(engine, FrameCapacity::new(20_000, 1500)).expect("a loop");
+    let frames = FrameLoop::new(engine, FrameCapacity::new(20_000, 1500)).expect("a loop");
+    Some((frames, device))
+}
+
+/// scripts/test.sh: native only (a lost device, which no emulated arithmetic changes).
+#[test]
+fn a_frame_on_a_device_lost_before_its_read_is_answered_on_the_cpu_fallback() {
+    let Some((mut frames, device)) = loop_on_own_device("lost device") else {
+        return;
+    };
     let (bullets, hitboxes) = scene::bullet_hell(7, 20_000, 1500);
     let batch = Batch::new(&bullets, &hitboxes);
     frames.write(&batch).expect("written");
@@ -299,14 +306,9 @@ fn a_frame_on_a_device_lost_before_its_read_is_answered_on_the_cpu_fallback() {
 /// scripts/test.sh: native only (a lost device, which no emulated arithmetic changes).
 #[test]
 fn after_its_device_is_lost_a_frame_loop_goes_on_on_the_cpu_fallback() {
-    let Some((context, device)) = common::own_gpu_context("lost mid-loop") else {
+    let Some((mut frames, device)) = loop_on_own_device("lost mid-loop") else {
         return;
     };
-    let engine = Engine::gpu(context, GpuLimits::default())
-        .expect("an engine")
-        .with_cpu_fallback(CpuOptions::default())
-        .expect("a fallback");
-    let mut frames = FrameLoop::new(engine, FrameCapacity::new(20_000, 1500)).expect("a loop");
     let mut reference = cpu_engine();
     let mut previous: Option<(_, Vec<FirstHit>, Batch)> = None;
     let scenes: Vec<_> = (0..5)

@@ -6,7 +6,7 @@ use super::targets::{MERGE_CHUNK, Merge, first_by};
 use super::{Engine, check_output};
 use crate::error::Result;
 use crate::gpu::GpuCall;
-use crate::targets::{LayerHit, LayeredBatch, TargetCounts, TargetHit, TargetKind};
+use crate::targets::{LayerHit, LayeredBatch, TargetBatch, TargetCounts, TargetHit, TargetKind};
 use std::time::Duration;
 
 impl Engine {
@@ -84,14 +84,7 @@ impl Engine {
     /// # Errors
     /// As [`layered_first_hits_into`](Self::layered_first_hits_into).
     pub fn layered_hits(&mut self, batch: &LayeredBatch) -> Result<Vec<LayerHit>> {
-        batch.check_layers()?;
-        let mut layers = Vec::with_capacity(batch.layers.len());
-        let mut calls = LayerCalls::default();
-        for l in 0..batch.layers.len() {
-            layers.push(self.target_hits(&batch.layer(l))?);
-            calls.add(self);
-        }
-        self.keep_layer_skipped(batch, None);
+        let (layers, calls) = self.each_layer(batch, Engine::target_hits)?;
         let started = std::time::Instant::now();
         let mut out = Vec::with_capacity(layers.iter().map(Vec::len).sum());
         let mut rest: Vec<&[TargetHit]> = layers.iter().map(Vec::as_slice).collect();
@@ -122,16 +115,27 @@ impl Engine {
     /// # Errors
     /// As [`layered_first_hits_into`](Self::layered_first_hits_into).
     pub fn layered_counts(&mut self, batch: &LayeredBatch) -> Result<Vec<TargetCounts>> {
+        let (counts, calls) = self.each_layer(batch, Engine::target_counts)?;
+        calls.report(self, Duration::ZERO);
+        Ok(counts)
+    }
+
+    /// `query` over each layer of `batch` in turn (every layer's filters checked first), and
+    /// the layers' GPU calls.
+    fn each_layer<T>(
+        &mut self,
+        batch: &LayeredBatch,
+        query: impl Fn(&mut Engine, &TargetBatch) -> Result<T>,
+    ) -> Result<(Vec<T>, LayerCalls)> {
         batch.check_layers()?;
-        let mut counts = Vec::with_capacity(batch.layers.len());
+        let mut answers = Vec::with_capacity(batch.layers.len());
         let mut calls = LayerCalls::default();
         for l in 0..batch.layers.len() {
-            counts.push(self.target_counts(&batch.layer(l))?);
+            answers.push(query(self, &batch.layer(l))?);
             calls.add(self);
         }
         self.keep_layer_skipped(batch, None);
-        calls.report(self, Duration::ZERO);
-        Ok(counts)
+        Ok((answers, calls))
     }
 
     /// What a layered call leaves in [`Engine::last_skipped`]: the skipped segments, named in
