@@ -133,6 +133,17 @@ fn engines(test: &str) -> Vec<Engine> {
     engines
 }
 
+/// (bound, c0, c1), f32 bits, whose quotient (bound − c0) / (c1 − c0) lies within 5e-17 of,
+/// but not on, a midpoint of two f32: f64's division rounds it onto the midpoint.
+const ROUNDED_ONTO_A_TIE: [(u32, u32, u32); 6] = [
+    (0x3fb3ac38, 0xb18482ed, 0x3feae8e6),
+    (0x3f8c1c77, 0xb19a3798, 0x3fa5183c),
+    (0x3f0bbd7d, 0xb15b2d18, 0x3f845b48),
+    (0x3f49ffd3, 0xb1320ec6, 0x3f900a97),
+    (0x3fa3d9c5, 0x31aaf211, 0x3fe21c46),
+    (0x3f7c3c7c, 0x320a13a6, 0x3f9905f3),
+];
+
 /// c0 = −2^25·s, c1 = 2^25·s, bound = b·s: t = 1/2 + b / 2^26, a tie between two f32 when b
 /// is 2 mod 4, a quarter-ulp from one when b is odd.
 fn ties_and_near_ties() -> Vec<Case> {
@@ -142,6 +153,15 @@ fn ties_and_near_ties() -> Vec<Case> {
             let (c0, c1) = (-(1 << 25) as f32 * scale, (1 << 25) as f32 * scale);
             cases.push(Case::new(c0, c1, b as f32 * scale));
             cases.push(Case::new(c1, c0, b as f32 * scale));
+        }
+    }
+    // Quotients 1e-17 off a tie, which an f64 division rounds onto it (the CPU's batched
+    // kernels round t from f64 where that is certain, and must leave these to the exact path):
+    // (bound, c0, c1) as f32 bits, found by a search with exact rationals.
+    for (bound, c0, c1) in ROUNDED_ONTO_A_TIE {
+        let [bound, c0, c1] = [bound, c0, c1].map(f32::from_bits);
+        for scale in [1.0f32, -1.0, 2f32.powi(-40), 2f32.powi(50)] {
+            cases.push(Case::new(c0 * scale, c1 * scale, bound * scale));
         }
     }
     // Ties in other binades: den 2^(25 + k), t near 2^-k.

@@ -407,10 +407,13 @@ pub(crate) fn pair_flags(s: &Segment, r: &Rect) -> PairResult {
     }
 }
 
-/// The t of a side crossing: on the axis of the sides `sides` (x at a corner, where both
-/// axes give the same exact t, hence the same rounded one), at that side's bound.
+/// The line of a side crossing, (bound, c0, c1): on the axis of the sides `sides` (x at a
+/// corner, where both axes give the same exact t, hence the same rounded one), that side's
+/// bound and the segment's two coordinates on that axis. CPU only: the shader has these lines
+/// inline in `side_crossing_time`, and the CPU's batched kernels share them
+/// ([`pair_times_in_f64`]).
 #[inline(always)]
-fn side_crossing_time(s: &Segment, r: &Rect, sides: u32) -> f32 {
+fn side_line(s: &Segment, r: &Rect, sides: u32) -> (f32, f32, f32) {
     let on_x = (sides & (SIDE_MIN_X | SIDE_MAX_X)) != 0;
     let bound = select_f32(
         select_f32(r.max_y, r.min_y, (sides & SIDE_MIN_Y) != 0),
@@ -419,6 +422,13 @@ fn side_crossing_time(s: &Segment, r: &Rect, sides: u32) -> f32 {
     );
     let c0 = select_f32(s.y0, s.x0, on_x);
     let c1 = select_f32(s.y1, s.x1, on_x);
+    (bound, c0, c1)
+}
+
+/// The t of a side crossing ([`side_line`]).
+#[inline(always)]
+fn side_crossing_time(s: &Segment, r: &Rect, sides: u32) -> f32 {
+    let (bound, c0, c1) = side_line(s, r, sides);
     let t = crossing_time(bound, c0, c1);
     round_exactly(t, bound, c0, c1) // backend: the CPU rounds inline
 }
@@ -439,6 +449,42 @@ pub(crate) fn pair_times(s: &Segment, r: &Rect, decided: PairResult) -> PairResu
         result.t_exit = side_crossing_time(s, r, exit);
     }
     result
+}
+
+/// CPU only, not in the shader (WGSL has no f64): [`pair_times`] for the batched kernels, the
+/// same result, each t rounded from f64 where that is certainly right
+/// ([`super::rounding::crossing_time_f64`]: almost every pair), else as [`pair_times`] rounds
+/// it. A third of the time of a bullet that starts in a hitbox goes to the integer path's t.
+#[inline(always)]
+pub(crate) fn pair_times_in_f64(s: &Segment, r: &Rect, decided: PairResult) -> PairResult {
+    let time = |inside: u32, shift: u32| -> Option<f32> {
+        if (decided.flags & inside) != 0 {
+            return Some(select_f32(1.0, 0.0, inside == flags::START_INSIDE));
+        }
+        let (bound, c0, c1) = side_line(s, r, (decided.flags >> shift) & 0xf);
+        super::rounding::crossing_time_f64(bound, c0, c1)
+    };
+    match (
+        time(flags::START_INSIDE, flags::ENTRY_SHIFT),
+        time(flags::END_INSIDE, flags::EXIT_SHIFT),
+    ) {
+        (Some(t_enter), Some(t_exit)) => PairResult {
+            t_enter,
+            t_exit,
+            flags: decided.flags,
+        },
+        _ => pair_times(s, r, decided),
+    }
+}
+
+/// CPU only: [`segment_rect`] for the batched kernels, its t from [`pair_times_in_f64`].
+#[inline(always)]
+pub(crate) fn segment_rect_in_f64(s: &Segment, r: &Rect) -> PairResult {
+    let result = pair_flags(s, r);
+    if (result.flags & flags::HIT) == 0 {
+        return result;
+    }
+    pair_times_in_f64(s, r, result)
 }
 
 /// CPU only: where the filter left a decision UNCERTAIN, the sign of the same det computed

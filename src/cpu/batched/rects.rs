@@ -7,7 +7,7 @@ use crate::cpu::grid::{Grid, Next, Step, cell_of, prefers_brute_force, visit_cel
 use crate::cpu::lanes::Simd;
 use crate::cpu::rect_queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use crate::cpu::segment_rect::AXIS_Y;
-use crate::cpu::segment_rect::{order_key, pair_flags, pair_times, segment_rect};
+use crate::cpu::segment_rect::{order_key, pair_flags, pair_times_in_f64, segment_rect_in_f64};
 use crate::query::{Batch, Counts};
 use crate::types::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
 use rayon::prelude::*;
@@ -31,7 +31,7 @@ pub(super) fn first_hit_of(
     if let Some(rect) = grid.and_then(|grid| start_rect(grid, batch, s, &s_filter)) {
         return FirstHit {
             rect,
-            result: segment_rect(s, &batch.rects[rect as usize]),
+            result: segment_rect_in_f64(s, &batch.rects[rect as usize]),
         };
     }
     let mut best = FirstHit::NONE;
@@ -88,7 +88,7 @@ pub(super) fn first_hit_of(
     }
     // t for the closest hit only, as in the reference.
     if best.rect != FirstHit::NO_RECT {
-        best.result = pair_times(s, &batch.rects[best.rect as usize], best.result);
+        best.result = pair_times_in_f64(s, &batch.rects[best.rect as usize], best.result);
     }
     best
 }
@@ -191,7 +191,7 @@ impl CpuKernel {
                     found.push(Hit {
                         segment: segment as u32,
                         rect: rect as u32,
-                        result: pair_times(s, &batch.rects[rect], result),
+                        result: pair_times_in_f64(s, &batch.rects[rect], result),
                     })
                 });
                 if grid.is_some() {
@@ -307,7 +307,7 @@ impl CpuKernel {
                 row.fill(PairResult::MISS);
                 let s = &segments[first + i];
                 for_each_candidate(simd, s, blocks, |rect| {
-                    row[rect] = segment_rect(s, &rects[rect]);
+                    row[rect] = segment_rect_in_f64(s, &rects[rect]);
                 });
             }
         };
@@ -324,7 +324,8 @@ impl CpuKernel {
         results: &mut [PairResult],
     ) {
         let one = |(pair, result): (&PairIndex, &mut PairResult)| {
-            *result = segment_rect(&segments[pair.segment as usize], &rects[pair.rect as usize]);
+            *result =
+                segment_rect_in_f64(&segments[pair.segment as usize], &rects[pair.rect as usize]);
         };
         if self.threads == 1 {
             pairs.iter().zip(results.iter_mut()).for_each(one);
