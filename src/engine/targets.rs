@@ -268,6 +268,12 @@ impl Engine {
                 engine.host_chunks(out, MERGE_CHUNK, |from, part| {
                     let mut candidates = Vec::with_capacity(TargetKind::ALL.len());
                     for (j, slot) in part.iter_mut().enumerate() {
+                        // Most bullets of a crowded frame: settled by a rect, with nothing to
+                        // merge.
+                        if let Some(hit) = kinds.settled(from + j) {
+                            *slot = Some(hit);
+                            continue;
+                        }
                         kinds.of(from + j, &mut candidates);
                         *slot = merge.first(&candidates);
                     }

@@ -66,6 +66,19 @@ impl KindFirst {
         push(&self.polygons, i, TargetContact::Polygon, into);
     }
 
+    /// Segment `i`'s rect hit, if the segment starts inside that rect: then it is the
+    /// segment's first hit of every kind (nothing precedes t = 0, and an exact tie goes to the
+    /// lowest kind, rects), and the shapes' queries left the segment out.
+    #[inline(always)]
+    pub(crate) fn settled(&self, i: usize) -> Option<TargetHit> {
+        let first = self.rects.get(i)?;
+        let rect = first.rect()?;
+        first
+            .result
+            .start_inside()
+            .then(|| rect_hit(i as u32, rect, first.result))
+    }
+
     /// Takes each segment's first hit of a kind just queried (`first`) into `earlier`.
     pub(crate) fn after<C: ShapeContact>(earlier: &mut [Earlier], first: &[Option<ShapeHit<C>>]) {
         for (earlier, hit) in earlier.iter_mut().zip(first) {
