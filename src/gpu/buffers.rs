@@ -249,7 +249,8 @@ impl PendingRead {
             Ok(()) => self.callback(context, wait.limit),
             Err(_) => self.mapped.try_recv().ok(),
         };
-        let is_mapped = matches!(mapped, Some(Ok(())));
+        // Only a map that failed left nothing to unmap or cancel.
+        let map_failed = matches!(mapped, Some(Err(_)));
         let outcome = waited.and_then(|()| {
             mapped.ok_or_else(|| Error::Gpu("the buffer map callback never ran".into()))??;
             // The view borrows the mapping: it is dropped inside the closure, before unmap.
@@ -272,11 +273,10 @@ impl PendingRead {
             // Read: the common path, with no error scope to pay for.
             Ok(()) => staging.unmap(),
             // A read of a mapped buffer whose device was lost meanwhile, or a map still
-            // pending (a timeout): unmapped in a scope ([`GpuContext::unmap_scoped`]). A map
-            // that failed left nothing mapped.
-            Err(_) if is_mapped || matches!(outcome, Err(Error::Timeout { .. })) => {
-                context.unmap_scoped(staging)
-            }
+            // pending (a timeout, or a callback that did not come within the limit after
+            // its submission was done): unmapped, or cancelled, in a scope
+            // ([`GpuContext::unmap_scoped`]), so that the next read can map the buffer.
+            Err(_) if !map_failed => context.unmap_scoped(staging),
             Err(_) => {}
         }
         outcome
