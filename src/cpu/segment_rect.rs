@@ -454,7 +454,9 @@ pub(crate) fn pair_times(s: &Segment, r: &Rect, decided: PairResult) -> PairResu
 /// CPU only, not in the shader (WGSL has no f64): [`pair_times`] for the batched kernels, the
 /// same result, each t rounded from f64 where that is certainly right
 /// ([`super::rounding::crossing_time_f64`]: almost every pair), else as [`pair_times`] rounds
-/// it. A third of the time of a bullet that starts in a hitbox goes to the integer path's t.
+/// it: both t of a pair in 19 ns instead of 45 (bullet hell's hitting pairs, this project's
+/// 2-core AVX-512 VM); the integer t_exit was about a quarter of the time of a bullet that
+/// starts in a hitbox.
 #[inline(always)]
 pub(crate) fn pair_times_in_f64(s: &Segment, r: &Rect, decided: PairResult) -> PairResult {
     let time = |inside: u32, shift: u32| -> Option<f32> {
