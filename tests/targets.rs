@@ -935,6 +935,35 @@ fn an_exact_tie_goes_to_the_lower_kind_then_the_lower_index() {
     assert_eq!(first(&mut engine, &targets), Some((TargetKind::Rect, 0)));
 }
 
+/// An engine keeps each kind's first hits between frames, and a kind's query leaves a bullet
+/// that an earlier kind settles (an exact start inside) as it was: the merge must never read
+/// that stale answer. Here it names wall 40 of an earlier frame, which no longer exists.
+#[test]
+fn a_bullet_settled_by_a_circle_is_not_merged_with_its_wall_hit_of_an_earlier_frame() {
+    let s = Segment::new(0.0, 0.0, 4.0, 0.0);
+    let mut engine = cpu_engine();
+    let mut targets = Targets::new();
+    let far = Circle::new(50.0, 50.0, 1.0);
+    // Frame 1: it starts on wall 40 (t = 0, not inside), and hits no circle.
+    let mut walls = vec![Segment::new(90.0, 90.0, 91.0, 91.0); 50];
+    walls[40] = Segment::new(0.0, -1.0, 0.0, 1.0);
+    targets.set_walls(&walls).unwrap();
+    targets.set_circles(&[far]).unwrap();
+    let first = |engine: &mut Engine, targets: &Targets| {
+        let hit = engine
+            .target_first_hits(&TargetBatch::over(&[s], targets))
+            .unwrap()[0];
+        hit.map(|h| (h.kind(), h.target))
+    };
+    assert_eq!(first(&mut engine, &targets), Some((TargetKind::Wall, 40)));
+    // Frame 2: it starts inside circle 1, and one wall is left, far away.
+    targets
+        .set_circles(&[far, Circle::new(0.0, 0.0, 1.0)])
+        .unwrap();
+    targets.set_walls(&walls[..1]).unwrap();
+    assert_eq!(first(&mut engine, &targets), Some((TargetKind::Circle, 1)));
+}
+
 #[test]
 fn teams_filter_every_kind() {
     let s = Segment::new(0.0, 0.0, 10.0, 0.0);

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::query::Batch;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::targets::entry_time::EntryTime;
-use crate::targets::kind_first::{KindFirst, rect_hit, shape_starts_in};
+use crate::targets::kind_first::{KindFirst, KindsBefore, rect_hit, shape_starts_in};
 use crate::targets::{TargetBatch, TargetContact, TargetCounts, TargetHit, TargetKind, Targets};
 use crate::types::{Filter, FirstHit, Rect, Segment};
 use std::cmp::Ordering;
@@ -197,8 +197,8 @@ struct KindOrder<'m, C> {
     merge: &'m Merge<'m>,
     kind: TargetKind,
     contact: fn(C) -> TargetContact,
-    /// Each segment's first hit among the kinds before this one.
-    earlier: &'m [Earlier],
+    /// The kinds before this one: each segment's first hit among them.
+    before: KindsBefore<'m>,
 }
 
 impl<C: ShapeContact> FirstOrder<C> for KindOrder<'_, C> {
@@ -225,7 +225,7 @@ impl<C: ShapeContact> FirstOrder<C> for KindOrder<'_, C> {
     }
 
     fn earlier(&self, segment: usize) -> Earlier {
-        self.earlier[segment]
+        self.before.earlier(segment)
     }
 }
 
@@ -394,15 +394,8 @@ impl Engine {
         if !rects.is_empty() {
             self.gpu_part(report, |this| this.first_hit_into(admitted, rects))?;
         }
-        // Each kind after the rects looks only for hits no later than the kinds' before it:
-        // a segment that starts inside a rect looks no further.
-        let earlier = KindFirst::sized(&mut kinds.earlier, true, n, Earlier::NONE);
-        for (earlier, first) in earlier.iter_mut().zip(&kinds.rects) {
-            if first.rect().is_some() {
-                earlier.t_enter = first.result.t_enter;
-                earlier.settles = first.result.start_inside();
-            }
-        }
+        // Each kind after the rects looks only for hits no later than the kinds' before it
+        // (`KindsBefore`): a segment that starts inside a rect looks no further.
         // The shapes on the host's CPU, on a GPU engine too: bounded by the rects' hits, their
         // walks are short, and the GPU's exact shape kernels are slower than one CPU thread.
         self.host_part(report, |this| {
@@ -414,10 +407,13 @@ impl Engine {
                         merge,
                         kind: TargetKind::Circle,
                         contact: TargetContact::Circle,
-                        earlier: &kinds.earlier,
+                        before: KindsBefore {
+                            rects: &kinds.rects,
+                            circles: &[],
+                            walls: &[],
+                        },
                     };
                     this.shape_kind_first(segments, targets.circles(), &order, circles)?;
-                    KindFirst::after(&mut kinds.earlier, &kinds.circles);
                 }
                 let walls =
                     KindFirst::sized(&mut kinds.walls, !targets.walls().is_empty(), n, None);
@@ -426,10 +422,13 @@ impl Engine {
                         merge,
                         kind: TargetKind::Wall,
                         contact: TargetContact::Wall,
-                        earlier: &kinds.earlier,
+                        before: KindsBefore {
+                            rects: &kinds.rects,
+                            circles: &kinds.circles,
+                            walls: &[],
+                        },
                     };
                     this.shape_kind_first(segments, targets.walls(), &order, walls)?;
-                    KindFirst::after(&mut kinds.earlier, &kinds.walls);
                 }
                 let polygons =
                     KindFirst::sized(&mut kinds.polygons, !targets.polygons().is_empty(), n, None);
@@ -438,7 +437,11 @@ impl Engine {
                         merge,
                         kind: TargetKind::Polygon,
                         contact: TargetContact::Polygon,
-                        earlier: &kinds.earlier,
+                        before: KindsBefore {
+                            rects: &kinds.rects,
+                            circles: &kinds.circles,
+                            walls: &kinds.walls,
+                        },
                     };
                     this.culled_polygon_first_hits(segments, targets.polygons(), &order, polygons)?;
                 }

@@ -18,6 +18,8 @@ pub(super) fn filter_at(filters: Option<&[Filter]>, i: usize) -> Filter {
 
 /// Segment `segment`'s first hit: the reference's `segment_rects` loop for QUERY_FIRST_HIT,
 /// over the candidates only (from the grid when there is one and it pays for this segment).
+/// With a grid, `start` is the entries of the cell the segment starts in ([`start_entries`]);
+/// without one it is not read.
 #[inline(always)]
 pub(super) fn first_hit_of(
     simd: Simd,
@@ -25,10 +27,11 @@ pub(super) fn first_hit_of(
     grid: Option<&Grid>,
     batch: &Batch,
     segment: usize,
+    start: CellEntries,
 ) -> FirstHit {
     let s = &batch.segments[segment];
     let s_filter = filter_at(batch.segment_filters, segment);
-    if let Some(rect) = grid.and_then(|grid| start_rect(grid, batch, s, &s_filter)) {
+    if let Some(rect) = grid.and_then(|grid| start_rect(grid, batch, s, start, &s_filter)) {
         return FirstHit {
             rect,
             result: segment_rect_in_f64(s, &batch.rects[rect as usize]),
@@ -93,20 +96,65 @@ pub(super) fn first_hit_of(
     best
 }
 
-/// The lowest rect the filters test that holds segment `s`'s start (closed, as the reference's
-/// slabs are), if any: then that rect is the first hit. Its hit is at t = 0, the earliest there
-/// is, and a tie at t = 0 goes to the lowest rect; every rect that holds the start is listed
-/// in the start's cell, in ascending order. Most bullets in a crowded scene start inside a
-/// hitbox, and this answers them with a few comparisons instead of a walk.
+/// The entries of a cell of the grid: `start..end` of its `entries` and `boxes`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct CellEntries {
+    start: u32,
+    end: u32,
+}
+
+/// Segments whose start cells a first-hit query looks up, and asks the memory system for the
+/// first of their boxes, before it answers any of them ([`fetch_ahead`]).
+const AHEAD: usize = 32;
+
+/// The entries of the cell segment `s` starts in.
 #[inline(always)]
-fn start_rect(grid: &Grid, batch: &Batch, s: &Segment, s_filter: &Filter) -> Option<u32> {
+fn start_entries(grid: &Grid, s: &Segment) -> CellEntries {
     let (x, y) = (order_key(s.x0), order_key(s.y0));
     let cell = (cell_of(&grid.ys, y) * grid.cols + cell_of(&grid.xs, x)) as usize;
-    let (start, end) = (
-        grid.cell_start[cell] as usize,
-        grid.cell_start[cell + 1] as usize,
-    );
-    (start..end)
+    CellEntries {
+        start: grid.cell_start[cell],
+        end: grid.cell_start[cell + 1],
+    }
+}
+
+/// A hint that the first of `entries`' boxes and rect indices will soon be read: a bullet's
+/// start cell is anywhere in the grid, whose lists outgrow the caches, and a lookup that waits
+/// for each cell's boxes in turn cost [`start_rect`] most of its time. A prefetch changes no
+/// answer.
+#[inline(always)]
+fn fetch_ahead(grid: &Grid, entries: CellEntries) {
+    #[cfg(target_arch = "x86_64")]
+    if let (Some(b), Some(e)) = (
+        grid.boxes.get(entries.start as usize),
+        grid.entries.get(entries.start as usize),
+    ) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch of an address inside a live allocation reads nothing the program
+        // sees and cannot fault.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(b).cast());
+            _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(e).cast());
+        }
+    }
+}
+
+/// The lowest rect the filters test that holds segment `s`'s start (closed, as the reference's
+/// slabs are), if any, `start` the entries of the start's cell: then that rect is the first
+/// hit. Its hit is at t = 0, the earliest there is, and a tie at t = 0 goes to the lowest rect;
+/// every rect that holds the start is listed in the start's cell, in ascending order. Most
+/// bullets in a crowded scene start inside a hitbox, and this answers them with a few
+/// comparisons instead of a walk.
+#[inline(always)]
+fn start_rect(
+    grid: &Grid,
+    batch: &Batch,
+    s: &Segment,
+    start: CellEntries,
+    s_filter: &Filter,
+) -> Option<u32> {
+    let (x, y) = (order_key(s.x0), order_key(s.y0));
+    (start.start as usize..start.end as usize)
         .find(|&e| {
             let b = &grid.boxes[e];
             // Without short circuits: one branch per entry, rarely taken until the last.
@@ -166,15 +214,26 @@ impl CpuKernel {
         fill_blocks(batch.rects, &mut self.blocks);
         let (simd, blocks) = (self.simd, &self.blocks[..]);
         // Segments in input order: sorting them by start cell (for the cells' sake in cache)
-        // measured slower on bullet-hell scenes, whose gather and scatter cost more.
+        // measured slower on bullet-hell scenes, whose gather and scatter cost more. Instead
+        // the start cells of the next `AHEAD` segments are looked up and fetched first.
         let chunk = chunk_len(
             batch.segments.len(),
             work_per_segment(batch.rects, grid),
             self.threads,
         );
         self.chunked(out, chunk, 1, |first, out| {
-            for (i, out) in out.iter_mut().enumerate() {
-                *out = first_hit_of(simd, blocks, grid, batch, first + i);
+            for (k, out) in out.chunks_mut(AHEAD).enumerate() {
+                let first = first + k * AHEAD;
+                let mut starts = [CellEntries::default(); AHEAD];
+                if let Some(grid) = grid {
+                    for (i, start) in starts[..out.len()].iter_mut().enumerate() {
+                        *start = start_entries(grid, &batch.segments[first + i]);
+                        fetch_ahead(grid, *start);
+                    }
+                }
+                for (i, out) in out.iter_mut().enumerate() {
+                    *out = first_hit_of(simd, blocks, grid, batch, first + i, starts[i]);
+                }
             }
         });
     }

@@ -512,7 +512,8 @@ pub(crate) trait FirstOrder<C: ShapeContact>: Sync {
     /// (none: the shapes' own queries). A shape entered after it cannot come first, and the
     /// query may answer any hit, or none, for a segment whose first hit comes earlier; one
     /// that [settles](Earlier::settles) is not answered at all: its slot in `first` is left as
-    /// the caller filled it.
+    /// it was (a scene's kinds keep theirs from frame to frame, and read no kind's slot past
+    /// one that settles: `targets::kind_first`).
     fn earlier(&self, _segment: usize) -> Earlier {
         Earlier::NONE
     }
