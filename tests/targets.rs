@@ -888,6 +888,14 @@ fn a_wall_entered_under_half_an_ulp_before_a_rect_comes_first_though_both_round_
     assert_eq!(first[0].map(|h| h.kind()), Some(TargetKind::Rect));
 }
 
+/// Segment `s`'s first hit among `targets`: its kind and index.
+fn first_target(engine: &mut Engine, targets: &Targets, s: Segment) -> Option<(TargetKind, u32)> {
+    let hit = engine
+        .target_first_hits(&TargetBatch::over(&[s], targets))
+        .unwrap()[0];
+    hit.map(|h| (h.kind(), h.target))
+}
+
 #[test]
 fn an_exact_tie_goes_to_the_lower_kind_then_the_lower_index() {
     // From (0, 0): in a rect, a circle, a polygon, on a wall, all at t = 0.
@@ -903,12 +911,7 @@ fn an_exact_tie_goes_to_the_lower_kind_then_the_lower_index() {
         Polygons::from_rings(&[vec![[-1.0, -1.0], [1.0, -1.0], [0.0, 1.0]]]).unwrap(),
     );
     let mut engine = cpu_engine();
-    let first = |engine: &mut Engine, targets: &Targets| {
-        let hit = engine
-            .target_first_hits(&TargetBatch::over(&[s], targets))
-            .unwrap()[0];
-        hit.map(|h| (h.kind(), h.target))
-    };
+    let first = |engine: &mut Engine, targets: &Targets| first_target(engine, targets, s);
     assert_eq!(first(&mut engine, &targets), Some((TargetKind::Circle, 1)));
     targets
         .set_rects(&[
@@ -949,12 +952,7 @@ fn a_bullet_settled_by_a_circle_is_not_merged_with_its_wall_hit_of_an_earlier_fr
     walls[40] = Segment::new(0.0, -1.0, 0.0, 1.0);
     targets.set_walls(&walls).unwrap();
     targets.set_circles(&[far]).unwrap();
-    let first = |engine: &mut Engine, targets: &Targets| {
-        let hit = engine
-            .target_first_hits(&TargetBatch::over(&[s], targets))
-            .unwrap()[0];
-        hit.map(|h| (h.kind(), h.target))
-    };
+    let first = |engine: &mut Engine, targets: &Targets| first_target(engine, targets, s);
     assert_eq!(first(&mut engine, &targets), Some((TargetKind::Wall, 40)));
     // Frame 2: it starts inside circle 1, and one wall is left, far away.
     targets
