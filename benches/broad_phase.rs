@@ -283,11 +283,12 @@ fn gpu_frame_rows(group: &mut Group, segments: &[Segment], rects: &[Rect], cpu_o
 
 /// A game's frame over mixed targets (issue 37's scene): 50,000 bullets against bullet hell's
 /// hitboxes made 2,000 boxes, 2,000 circles (their inscribed disks) and 1,000 walls (their
-/// diagonals), the circles and walls moving (no grid kept from the frame before): one
+/// diagonals), the circles and walls moving (no grid or layout kept from an earlier frame): one
 /// `Targets` set again and queried in one call, against the three calls a game made before
 /// (rects, circles, walls) without their merge; on the GPU, where one opens, the same call end
 /// to end.
 fn mixed_frame(c: &mut Criterion) {
+    const POSES: usize = 8;
     let (segments, boxes) = scene::bullet_hell(37, 50_000, 5_000);
     let rects = &boxes[..2_000];
     let circles: Vec<Circle> = boxes[2_000..4_000]
@@ -301,24 +302,25 @@ fn mixed_frame(c: &mut Criterion) {
         .iter()
         .map(|b| Segment::new(b.min_x, b.min_y, b.max_x, b.max_y))
         .collect();
-    // Every target moves, a quarter unit right and back on alternate frames, so that no kind's
-    // grid or layout is kept from the frame before.
-    let moved_circles: Vec<Circle> = circles
-        .iter()
-        .map(|c| Circle::new(c.cx + 0.25, c.cy, c.r))
+    // Every target moves each frame, a quarter unit at a time through eight poses, more than
+    // an engine keeps grids and layouts of: none is used again, as in a game.
+    let poses: Vec<(Vec<Circle>, Vec<Segment>)> = (0..POSES)
+        .map(|p| {
+            let d = 0.25 * p as f32;
+            let circles = circles.iter().map(|c| Circle::new(c.cx + d, c.cy, c.r));
+            let walls = walls
+                .iter()
+                .map(|w| Segment::new(w.x0 + d, w.y0, w.x1 + d, w.y1));
+            (circles.collect(), walls.collect())
+        })
         .collect();
-    let moved_walls: Vec<Segment> = walls
-        .iter()
-        .map(|w| Segment::new(w.x0 + 0.25, w.y0, w.x1 + 0.25, w.y1))
-        .collect();
-    let poses = [(&circles, &walls), (&moved_circles, &moved_walls)];
     let mut group: Group =
         c.benchmark_group("game frame/mixed 50000x(2000 rects+2000 circles+1000 walls)");
     group.sample_size(20);
     // Each kind set again in `pose`, then the one call.
     let frame =
         |engine: &mut Engine, targets: &mut Targets, pose: usize, out: &mut [Option<TargetHit>]| {
-            let (circles, walls) = poses[pose % 2];
+            let (circles, walls) = &poses[pose % POSES];
             targets.set_rects(rects).unwrap();
             targets.set_circles(circles).unwrap();
             targets.set_walls(walls).unwrap();
@@ -344,7 +346,7 @@ fn mixed_frame(c: &mut Criterion) {
         let mut three_frames = 0;
         group.bench_function(format!("three calls, no merge, {chosen}"), |b| {
             b.iter(|| {
-                let (circles, walls) = poses[three_frames % 2];
+                let (circles, walls) = &poses[three_frames % POSES];
                 three_frames += 1;
                 let plain = Batch::new(&segments, rects);
                 engine.first_hit_into(&plain, &mut rect_out).unwrap();

@@ -492,6 +492,11 @@ fn mixed_scenes_match_the_brute_force_in_exact_order_on_the_cpu() {
         let (_, near_ties) = first_hits(&brute_force(&scene), scene.segments.len());
         eprintln!("seed {seed}: {near_ties} rounded ties of different exact t");
         assert_scene(&mut cpu_engine(), &scene, &format!("cpu, seed {seed}"));
+        // Through the grids (too few for them by default): starts inside shapes and on
+        // their boundaries, on the lattice, answered from the start's cell.
+        let mut engine = cpu_engine();
+        engine.set_broad_phase(BroadPhase::On);
+        assert_scene(&mut engine, &scene, &format!("cpu, grids, seed {seed}"));
     }
     let scene = near_ties(9, 200);
     let (_, near_ties) = first_hits(&brute_force(&scene), scene.segments.len());
@@ -936,6 +941,49 @@ fn an_exact_tie_goes_to_the_lower_kind_then_the_lower_index() {
         .set_rects(&[Rect::new(1.0, -1.0, 2.0, 1.0)])
         .unwrap();
     assert_eq!(first(&mut engine, &targets), Some((TargetKind::Rect, 0)));
+}
+
+/// Through the grid, a bullet that starts inside a shape is answered from its start's cell.
+/// This one also starts on the rim of a lower circle (and on the edge of a lower polygon):
+/// the closed shape holds the start, its entry is exactly 0 too, and the lower shape comes
+/// first, though the start is not strictly inside it.
+#[test]
+fn a_bullet_starting_on_a_lower_shapes_boundary_and_inside_a_higher_one_hits_the_lower() {
+    // Through the lower shape and out.
+    let s = Segment::new(1.0, 0.0, -3.0, 0.0);
+    let mut engine = cpu_engine();
+    engine.set_broad_phase(BroadPhase::On);
+    let mut targets = Targets::new();
+    let inside = Circle::new(1.0, 0.0, 0.5);
+    targets
+        .set_circles(&[Circle::new(0.0, 0.0, 1.0), inside])
+        .unwrap();
+    assert_eq!(
+        first_target(&mut engine, &targets, s),
+        Some((TargetKind::Circle, 0))
+    );
+    // Strictly inside both: the lower again, and the higher where the lower is not tested.
+    let inner = Segment::new(0.75, 0.0, -3.0, 0.0);
+    assert_eq!(
+        first_target(&mut engine, &targets, inner),
+        Some((TargetKind::Circle, 0))
+    );
+    targets.set_filters(TargetKind::Circle, Some(&[Filter::NONE, Filter::ALL]));
+    assert_eq!(
+        first_target(&mut engine, &targets, inner),
+        Some((TargetKind::Circle, 1))
+    );
+    // Polygons: the start on the lower triangle's edge x = 1, inside the higher square.
+    let mut targets = Targets::new();
+    let rings = [
+        vec![[1.0, -1.0], [1.0, 1.0], [-1.0, 0.0]],
+        vec![[0.5, -0.5], [1.5, -0.5], [1.5, 0.5], [0.5, 0.5]],
+    ];
+    targets.set_polygons(Polygons::from_rings(&rings).unwrap());
+    assert_eq!(
+        first_target(&mut engine, &targets, s),
+        Some((TargetKind::Polygon, 0))
+    );
 }
 
 /// An engine keeps each kind's first hits between frames, and a kind's query leaves a bullet

@@ -112,12 +112,12 @@ impl CpuKernel {
     /// A grid over `rects` with its entries' spans listed (a shapes' grid), built on this
     /// kernel's threads.
     pub(crate) fn build_grid(&self, grid: &mut Grid, rects: &[Rect]) {
-        match self.threads {
-            1 => {
+        match self.in_parallel(rects.len()) {
+            false => {
                 grid.build(rects);
                 grid.list_entry_spans();
             }
-            _ => Self::install(&self.pool, || grid.build_listing_spans_in_parallel(rects)),
+            true => Self::install(&self.pool, || grid.build_listing_spans_in_parallel(rects)),
         }
     }
 

@@ -2,12 +2,13 @@
 //! clipping, each the scalar reference's answer.
 
 use super::cull::{RectBlock, candidates_until, fill_blocks, for_each_candidate};
+use super::start_cell::{AHEAD, CellEntries, fetch_ahead, holds_start, start_entries};
 use super::{CpuKernel, chunk_len, work_per_segment};
-use crate::cpu::grid::{Grid, Next, Step, cell_of, prefers_brute_force, visit_cells, walk_of};
+use crate::cpu::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use crate::cpu::lanes::Simd;
 use crate::cpu::rect_queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
 use crate::cpu::segment_rect::AXIS_Y;
-use crate::cpu::segment_rect::{order_key, pair_flags, pair_times_in_f64, segment_rect_in_f64};
+use crate::cpu::segment_rect::{pair_flags, pair_times_in_f64, segment_rect_in_f64};
 use crate::query::{Batch, Counts};
 use crate::types::{Filter, FirstHit, Hit, PairIndex, PairResult, Rect, Segment, flags};
 use rayon::prelude::*;
@@ -96,51 +97,6 @@ pub(super) fn first_hit_of(
     best
 }
 
-/// The entries of a cell of the grid: `start..end` of its `entries` and `boxes`.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct CellEntries {
-    start: u32,
-    end: u32,
-}
-
-/// Segments whose start cells a first-hit query looks up, and asks the memory system for the
-/// first of their boxes, before it answers any of them ([`fetch_ahead`]).
-const AHEAD: usize = 32;
-
-/// The entries of the cell segment `s` starts in.
-#[inline(always)]
-fn start_entries(grid: &Grid, s: &Segment) -> CellEntries {
-    let (x, y) = (order_key(s.x0), order_key(s.y0));
-    let cell = (cell_of(&grid.ys, y) * grid.cols + cell_of(&grid.xs, x)) as usize;
-    CellEntries {
-        start: grid.cell_start[cell],
-        end: grid.cell_start[cell + 1],
-    }
-}
-
-/// A hint that the first of `entries`' boxes and rect indices will soon be read: a bullet's
-/// start cell is anywhere in the grid, whose lists outgrow the caches, and a lookup that waits
-/// for each cell's boxes in turn cost [`start_rect`] most of its time. A prefetch changes no
-/// answer.
-#[inline(always)]
-fn fetch_ahead(grid: &Grid, entries: CellEntries) {
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (grid, entries);
-    #[cfg(target_arch = "x86_64")]
-    if let (Some(b), Some(e)) = (
-        grid.boxes.get(entries.start as usize),
-        grid.entries.get(entries.start as usize),
-    ) {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: a prefetch of an address inside a live allocation reads nothing the program
-        // sees and cannot fault.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(b).cast());
-            _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(e).cast());
-        }
-    }
-}
-
 /// The lowest rect the filters test that holds segment `s`'s start (closed, as the reference's
 /// slabs are), if any, `start` the entries of the start's cell: then that rect is the first
 /// hit. Its hit is at t = 0, the earliest there is, and a tie at t = 0 goes to the lowest rect;
@@ -155,15 +111,10 @@ fn start_rect(
     start: CellEntries,
     s_filter: &Filter,
 ) -> Option<u32> {
-    let (x, y) = (order_key(s.x0), order_key(s.y0));
-    (start.start as usize..start.end as usize)
+    start
+        .range()
         .find(|&e| {
-            let b = &grid.boxes[e];
-            // Without short circuits: one branch per entry, rarely taken until the last.
-            (order_key(b.min_x) <= x)
-                & (x <= order_key(b.max_x))
-                & (order_key(b.min_y) <= y)
-                & (y <= order_key(b.max_y))
+            holds_start(&grid.boxes[e], s)
                 && is_tested(
                     s_filter,
                     &filter_at(batch.rect_filters, grid.entries[e] as usize),

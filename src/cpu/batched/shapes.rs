@@ -8,6 +8,7 @@ use super::shape_cull::{
     AppendAll, CountInPlace, PreparedShapes, ShapeLayout, collect_candidates, prefers_cull,
     shape_candidates,
 };
+use super::start_cell::{CellEntries, holds_start, start_entries};
 use super::{CpuKernel, chunk_len, work_per_segment};
 use crate::cpu::grid::{CellStep, Grid, Next, Step, visit_cells, walk_cells, walk_of};
 use crate::cpu::lane_filter::{Candidates, LaneFilter};
@@ -329,6 +330,25 @@ impl CpuKernel {
                     // frame's bullets, whose writes cost the scene's merge a tenth.
                     continue;
                 }
+                // A segment that starts inside a shape, in an exact order: answered from its
+                // start's cell alone.
+                if let (false, Some(grid)) = (O::BY_INDEX, grid.filter(|g| !g.along)) {
+                    let start = start_entries(grid, s);
+                    let tested = |k: usize| order_of.tests(index, k).then(|| contact(s, k));
+                    if let Some((shape, contact)) = start_shape(grid, s, start, order_of, tested) {
+                        started_inside += 1;
+                        let segment = index as u32;
+                        put(
+                            turn,
+                            Some(ShapeHit {
+                                segment,
+                                shape,
+                                contact,
+                            }),
+                        );
+                        continue;
+                    }
+                }
                 let best = std::cell::Cell::new(None::<(u32, C)>);
                 // Past a best hit at t = 0, only a lower shape can come first: the grid's
                 // cells list shapes in ascending order, so a cell's entries above it are
@@ -487,13 +507,46 @@ impl CpuKernel {
     }
 }
 
+/// The first hit of segment `s` among shapes in an exact order (not [`FirstOrder::BY_INDEX`])
+/// when it starts inside one: the lowest shape `contact` answers (the pairs tested) whose
+/// closed set holds the start (its hit [settles](FirstOrder::settles)), `start` the entries of
+/// the start's cell ([`start_entries`]); `None` when no listed shape settles (the walk then
+/// answers). Its entry is exactly 0, the least there is, and an exact tie goes to the lower
+/// shape; every shape whose box holds the start is listed there, in ascending order. A lower
+/// shape entered at a t that rounds to 0 is entered later, exactly; one the segment starts on
+/// (a circle's rim, a polygon's edge) holds the start, and settles first.
+#[inline(always)]
+fn start_shape<C: ShapeContact, O: FirstOrder<C>>(
+    grid: &Grid,
+    s: &Segment,
+    start: CellEntries,
+    order_of: &O,
+    contact: impl Fn(usize) -> Option<C>,
+) -> Option<(u32, C)> {
+    for e in start.range() {
+        if !holds_start(&grid.boxes[e], s) {
+            continue;
+        }
+        let k = grid.entries[e];
+        let Some(c) = contact(k as usize) else {
+            continue;
+        };
+        if order_of.settles(&c) {
+            return Some((k, c));
+        }
+    }
+    None
+}
+
 /// What a first-hit query over shapes ([`CpuKernel::shape_first_hits_culled`]) answers:
 /// which pairs it tests, and how it orders two hits whose rounded `t_enter` are equal (a
 /// smaller rounded `t_enter` always comes first: rounding is monotone).
 pub(crate) trait FirstOrder<C: ShapeContact>: Sync {
     /// Whether equal rounded `t_enter` go to the lower index, whatever their exact entries
     /// (the shapes' own queries); the walk then skips a shape entered no sooner at a higher
-    /// index without answering it.
+    /// index without answering it. Otherwise they go by exact entry, then index, and a hit
+    /// [settles](Self::settles) only where its exact entry is 0: a segment that starts in a
+    /// shape is then answered from its start's cell alone ([`start_shape`]).
     const BY_INDEX: bool;
 
     /// Whether the pair (segment `segment`, shape `shape`) is tested; an untested one misses.
@@ -589,9 +642,9 @@ impl CpuKernel {
                 PreparedShapes { filter, ..last }
             }
             None => {
-                let layout = match self.threads {
-                    1 => ShapeLayout::new(bounds, false),
-                    _ => Self::install(&self.pool, || ShapeLayout::new(bounds, true)),
+                let layout = match self.in_parallel(bounds.len()) {
+                    false => ShapeLayout::new(bounds, false),
+                    true => Self::install(&self.pool, || ShapeLayout::new(bounds, true)),
                 };
                 let filter = filter(self.simd, &layout.order);
                 PreparedShapes {
