@@ -32,10 +32,10 @@ pub(super) fn first_hit_of(
 ) -> FirstHit {
     let s = &batch.segments[segment];
     let s_filter = filter_at(batch.segment_filters, segment);
-    if let Some(rect) = grid.and_then(|grid| start_rect(grid, batch, s, start, &s_filter)) {
+    if let Some((rect, r)) = grid.and_then(|grid| start_rect(grid, batch, s, start, &s_filter)) {
         return FirstHit {
             rect,
-            result: segment_rect_in_f64(s, &batch.rects[rect as usize]),
+            result: segment_rect_in_f64(s, r),
         };
     }
     let mut best = FirstHit::NONE;
@@ -102,15 +102,16 @@ pub(super) fn first_hit_of(
 /// hit. Its hit is at t = 0, the earliest there is, and a tie at t = 0 goes to the lowest rect;
 /// every rect that holds the start is listed in the start's cell, in ascending order. Most
 /// bullets in a crowded scene start inside a hitbox, and this answers them with a few
-/// comparisons instead of a walk.
+/// comparisons instead of a walk. With the rect, its copy in the grid's boxes (just read,
+/// where `batch.rects` is a read from anywhere in memory).
 #[inline(always)]
-fn start_rect(
-    grid: &Grid,
+fn start_rect<'g>(
+    grid: &'g Grid,
     batch: &Batch,
     s: &Segment,
     start: CellEntries,
     s_filter: &Filter,
-) -> Option<u32> {
+) -> Option<(u32, &'g Rect)> {
     start
         .range()
         .find(|&e| {
@@ -120,7 +121,7 @@ fn start_rect(
                     &filter_at(batch.rect_filters, grid.entries[e] as usize),
                 )
         })
-        .map(|e| grid.entries[e])
+        .map(|e| (grid.entries[e], &grid.boxes[e]))
 }
 
 /// Calls `hit` for every tested, hitting pair of segment `segment`, with the pair's decisions
