@@ -517,3 +517,31 @@ mod x86 {
         super::collect_lanes(b, layout, filter, out, dense)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::morton_order;
+    use crate::scene::bullet_hell;
+    use crate::types::Rect;
+
+    /// A kernel sorts shapes on its pool only from `PARALLEL_SETUP_MIN` shapes, which few
+    /// tests reach: the order made there must be the serial one, ties (equal centres) included.
+    #[test]
+    fn the_morton_order_made_on_the_pool_is_the_serial_one() {
+        let (_, rects) = bullet_hell(5, 10, 40_000);
+        let rects: Vec<Rect> = rects.iter().chain(&rects).copied().collect();
+        let at = |k: usize| {
+            let b = &rects[k];
+            (
+                (b.min_x as f64 + b.max_x as f64) / 2.0,
+                (b.min_y as f64 + b.max_y as f64) / 2.0,
+            )
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let parallel = pool.install(|| morton_order(rects.len(), true, at));
+        assert_eq!(parallel, morton_order(rects.len(), false, at));
+    }
+}
