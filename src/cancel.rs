@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// A flag shared between an [`crate::Engine`] ([`crate::Engine::set_cancel`]) and whoever may
 /// cancel its calls. Once set, the engine's call in progress stops at its next chunk (on the
 /// CPU, at most 65,536 segments' work; on the GPU, when its submission comes back) and returns
-/// [`crate::Error::Cancelled`], and so does every later call until [`Cancel::reset`]. A
-/// cancelled call's outputs are unspecified (an `_into` call may have written part of its
-/// buffer); the engine stays usable.
+/// [`crate::Error::Cancelled`], and so does every later call until [`Cancel::reset`]. A call
+/// that skipped any of its work answers `Cancelled` even when the flag was reset before it
+/// ended, so an `Ok` answer is always whole. A cancelled call's outputs are unspecified (an
+/// `_into` call may have written part of its buffer); the engine stays usable.
 #[derive(Clone, Debug, Default)]
 pub struct Cancel(Arc<AtomicBool>);
 

@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use rectcast::{
-    Backend, Batch, BroadPhase, Cancel, Circle, CpuOptions, Engine, Error, Polygons, Rect, Segment,
+    Backend, Batch, BroadPhase, Cancel, Circle, CpuOptions, Engine, Error, FirstHit, Polygons,
+    Rect, Segment,
 };
 
 fn scene(n: usize, m: usize) -> (Vec<Segment>, Vec<Rect>) {
@@ -136,5 +137,54 @@ fn a_long_call_cancelled_from_another_thread_stops_between_chunks() {
             stopped < whole / 2 + Duration::from_millis(50),
             "{threads} threads: cancelled after {stopped:?}, the whole call takes {whole:?}"
         );
+    }
+}
+
+/// A cancel set and reset while a call runs (a game's frame dropped, then the next one
+/// started) must not leave that call answering `Ok` with chunks it skipped: every call here
+/// either answers in full, the uncancelled answer, or is `Cancelled`.
+#[test]
+fn a_cancel_set_and_reset_during_a_call_never_leaves_skipped_chunks_in_an_ok_answer() {
+    let (s, r) = scene(20_000, 200);
+    let batch = Batch::new(&s, &r);
+    let expected = engine(1).first_hit(&batch).unwrap();
+    for threads in [1, 2] {
+        let mut e = engine(threads);
+        let cancel = Cancel::new();
+        e.set_cancel(Some(cancel.clone()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let toggler = {
+            let (cancel, stop) = (cancel.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    cancel.cancel();
+                    std::thread::sleep(Duration::from_micros(20));
+                    cancel.reset();
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            })
+        };
+        let (mut answered, mut cancelled) = (0, 0);
+        for call in 0..400 {
+            let mut out = vec![FirstHit::NONE; s.len()];
+            match e.first_hit_into(&batch, &mut out) {
+                Ok(()) => {
+                    answered += 1;
+                    if let Some(i) = (0..s.len()).find(|&i| out[i] != expected[i]) {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        panic!(
+                            "{threads} threads, call {call}: Ok, but segment {i} {:?} has {:?}, \
+                             not {:?}",
+                            s[i], out[i], expected[i]
+                        );
+                    }
+                }
+                Err(Error::Cancelled) => cancelled += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        toggler.join().unwrap();
+        eprintln!("{threads} threads: {answered} calls answered, {cancelled} cancelled");
     }
 }

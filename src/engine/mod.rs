@@ -351,8 +351,19 @@ impl Engine {
         self.cancel = cancel;
     }
 
+    /// Whether the call in progress is cancelled: the token is set, or one of the engine's CPU
+    /// kernels skipped a chunk since this was last asked (the token may have been reset since:
+    /// the call's results are partial all the same). Asked before a call's work and after it.
     fn cancelled(&self) -> bool {
-        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+        let skipped = match &self.inner {
+            Inner::Gpu(host) => host
+                .fallback
+                .iter()
+                .chain(&host.host_cpu)
+                .fold(false, |skipped, kernel| kernel.take_skipped() | skipped),
+            Inner::Cpu { kernel, .. } => kernel.take_skipped(),
+        };
+        self.cancel.as_ref().is_some_and(Cancel::is_cancelled) || skipped
     }
 
     /// [`run_uncancelled`](Self::run_uncancelled), checking the cancel token before and after

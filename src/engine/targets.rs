@@ -275,10 +275,11 @@ impl Engine {
                             continue;
                         }
                         kinds.of(from + j, &mut candidates);
-                        // Every slot read is this frame's, unless a cancel was set and reset
-                        // while the call ran: its skipped chunks left slots of an earlier
-                        // frame, whose targets may be gone. The answer is then unspecified,
-                        // but must not index past this frame's targets.
+                        // Every slot read is this frame's, unless a cancel was set while the
+                        // call ran: its skipped chunks left slots of an earlier frame, whose
+                        // targets may be gone. The call then answers `Cancelled` (even if the
+                        // cancel was reset: the kernel remembers the skip), but this merge
+                        // runs first and must not index past this frame's targets.
                         candidates.retain(|h| (h.target as usize) < merge.targets.len(h.kind()));
                         *slot = merge.first(&candidates);
                     }

@@ -30,6 +30,7 @@ pub use cull::RectBlock;
 pub(crate) use shapes::{ByIndex, Earlier, FirstOrder};
 
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::workers::Workers;
 use crate::cancel::Cancel;
@@ -75,6 +76,9 @@ pub struct CpuKernel {
     shapes: Vec<shape_cull::PreparedShapes>,
     /// Set: chunks not started yet are skipped (the engine then discards the call's results).
     cancel: Option<Cancel>,
+    /// Whether a chunk was skipped since the engine last asked ([`CpuKernel::take_skipped`]):
+    /// a cancel reset before the call ends must not make its partial results an answer.
+    skipped: AtomicBool,
 }
 
 impl std::fmt::Debug for CpuKernel {
@@ -130,6 +134,7 @@ impl Default for CpuKernel {
             blocks: Vec::new(),
             shapes: Vec::new(),
             cancel: None,
+            skipped: AtomicBool::new(false),
         }
     }
 }
@@ -202,6 +207,7 @@ impl CpuKernel {
             blocks: Vec::new(),
             shapes: Vec::new(),
             cancel: None,
+            skipped: AtomicBool::new(false),
         })
     }
 
@@ -218,9 +224,20 @@ impl CpuKernel {
         self.cancel = cancel;
     }
 
-    /// Whether this call was cancelled: its chunks not started yet are skipped.
+    /// Whether this call was cancelled: its chunks not started yet are skipped, and the
+    /// kernel remembers that it skipped some.
     fn cancelled(&self) -> bool {
-        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+        let cancelled = self.cancel.as_ref().is_some_and(Cancel::is_cancelled);
+        if cancelled {
+            self.skipped.store(true, Ordering::Relaxed);
+        }
+        cancelled
+    }
+
+    /// Whether a chunk was skipped since the last time this was asked: then the call that
+    /// skipped it is cancelled, even if the cancel was reset before it ended.
+    pub(crate) fn take_skipped(&self) -> bool {
+        self.skipped.swap(false, Ordering::Relaxed)
     }
 
     /// Runs `each(first segment, its part of out)` over consecutive parts of `out`, `chunk`
