@@ -98,6 +98,60 @@ fn hits_first_hits_and_counts_reduce_the_pairs_on_the_gpu() {
     );
 }
 
+/// A game asks for first hits: its first frame compiles the shape's kernels for them and not
+/// the counts entry point (on lavapipe about 5 s of a circle's 17), which compiles on the
+/// first count and once per device.
+#[test]
+fn a_shapes_first_hits_and_hits_compile_no_counts_kernel_until_a_count_is_asked() {
+    let Some(probe) = common::gpu_engine("lazy_counts", rectcast::GpuLimits::default()) else {
+        return;
+    };
+    // A context of its own on the same device, so that no other test's kernels count.
+    let opened = probe.gpu_context().expect("on the gpu");
+    let context = rectcast::GpuContext::from_device(
+        opened.device().clone(),
+        opened.queue().clone(),
+        opened.adapter_info().clone(),
+    )
+    .expect("the device meets the limits")
+    .with_emulation(opened.emulation());
+    let engine =
+        || Engine::gpu(context.clone(), rectcast::GpuLimits::default()).expect("an engine");
+    let (segments, _) = rectcast::scene::random_batch(47, 80, 1, 1000.0);
+    let disks = circles(48, 40);
+    let mut cpu = common::cpu_engine();
+    let mut gpu = engine();
+    let before = context.kernel_compilations();
+    let first = gpu.shape_first_hits(&segments, &disks).expect("first hits");
+    assert_same(
+        "first hits",
+        &cpu.shape_first_hits(&segments, &disks).unwrap(),
+        &first,
+    );
+    let hits = gpu.shape_hits(&segments, &disks).expect("hits");
+    assert_same("hits", &cpu.shape_hits(&segments, &disks).unwrap(), &hits);
+    let for_queries = context.kernel_compilations();
+    assert_eq!(
+        for_queries,
+        before + 1,
+        "first hits and hits compile one kernel set"
+    );
+    let want = cpu.shape_counts(&segments, &disks).unwrap();
+    for (engine, what) in [
+        (&mut gpu, "the first count"),
+        (&mut engine(), "another engine's"),
+    ] {
+        let counts = engine.shape_counts(&segments, &disks).expect("counts");
+        assert_same(what, &want.per_segment, &counts.per_segment);
+        assert_same(what, &want.per_target, &counts.per_target);
+        assert_eq!(
+            context.kernel_compilations(),
+            for_queries + 1,
+            "{what}: the counts kernel compiles once per device"
+        );
+    }
+}
+
 #[test]
 fn over_many_tiles_the_shape_queries_keep_the_ring_full_and_account_their_host_time() {
     // Over tiny limits, each query runs over dozens of tiles. The dense pairs, first hits and

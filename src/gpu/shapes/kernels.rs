@@ -24,15 +24,16 @@ fn layouts(
 }
 
 /// A shape's layouts and pipelines: compiled once per device and emulation, shared by every
-/// engine on the device (see [`GpuContext::compiled`]).
+/// engine on the device (see [`GpuContext::compiled`]). The counts entry point is not among
+/// them: it compiles on the first count ([`ShapeKernels::compile_counts`]), so that a game that
+/// asks for first hits does not wait for it (on lavapipe 5 s for circles and 13 s for walls,
+/// of a shape's 17 to 26 s).
 #[derive(Clone)]
 pub(super) struct ShapeKernels {
     pub(super) layout: wgpu::BindGroupLayout,
     pub(super) dense: wgpu::ComputePipeline,
     /// `list_dispatch` and the second pass, where the kernel has one.
     pub(super) listed: Option<(wgpu::ComputePipeline, wgpu::ComputePipeline)>,
-    /// The counts entry point and its layout.
-    pub(super) counts: Option<(wgpu::BindGroupLayout, wgpu::ComputePipeline)>,
     /// The reductions' layout, then `shape_first_hits` and `shape_hit_list`.
     pub(super) reductions: Option<(
         wgpu::BindGroupLayout,
@@ -41,15 +42,25 @@ pub(super) struct ShapeKernels {
     )>,
 }
 
+/// Shape `S`'s kernel as a module, and its pipeline constants, on `context`.
+fn module_of<S: Shape>(context: &GpuContext) -> (wgpu::ShaderModule, Vec<(&'static str, f64)>) {
+    let module = context
+        .device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(S::KERNEL.file),
+            source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
+        });
+    (module, S::constants(context.emulation()))
+}
+
+/// The tag of a shape's counts kernel among a device's compiled kernels.
+struct CountsOf<S>(std::marker::PhantomData<S>);
+
 impl ShapeKernels {
     pub(super) fn compile<S: Shape>(context: &GpuContext) -> Result<Self> {
         let device = &context.device;
         context.scoped(|| {
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(S::KERNEL.file),
-                source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
-            });
-            let constants = S::constants(context.emulation());
+            let (module, constants) = module_of::<S>(context);
             let (module, constants) = (&module, &constants);
             // Each layout's pipelines, named after their entry points.
             let pipelines = |label: &'static str, entries: Entries| {
@@ -64,10 +75,6 @@ impl ShapeKernels {
             let listed = S::KERNEL
                 .listed
                 .map(|entry| (pipeline("list_dispatch"), pipeline(entry)));
-            let counts = S::KERNEL.counts.map(|entry| {
-                let (layout, pipeline) = pipelines("rectcast.shapes.counts_layout", SHAPE_COUNTS);
-                (layout, pipeline(entry))
-            });
             let reductions = S::KERNEL.reduces.then(|| {
                 let (layout, pipeline) =
                     pipelines("rectcast.shapes.reductions_layout", SHAPE_REDUCTIONS);
@@ -77,10 +84,31 @@ impl ShapeKernels {
                 layout,
                 dense,
                 listed,
-                counts,
                 reductions,
             })
         })
+    }
+
+    /// Shape `S`'s counts entry point and its layout, where it has one: compiled on the
+    /// device's first count of `S`, then kept for every engine on the device, as the rest.
+    pub(super) fn compile_counts<S: Shape>(
+        context: &GpuContext,
+    ) -> Result<Option<(wgpu::BindGroupLayout, wgpu::ComputePipeline)>> {
+        let Some(entry) = S::KERNEL.counts else {
+            return Ok(None);
+        };
+        let device = &context.device;
+        let compile = || {
+            context.scoped(|| {
+                let (module, constants) = module_of::<S>(context);
+                let (layout, pipeline_layout) =
+                    layouts(device, "rectcast.shapes.counts_layout", SHAPE_COUNTS);
+                let pipeline =
+                    compute_pipeline(device, &pipeline_layout, &module, entry, entry, &constants);
+                Ok((layout, pipeline))
+            })
+        };
+        context.compiled::<CountsOf<S>, _>(compile).map(Some)
     }
 }
 

@@ -44,7 +44,7 @@ pub struct GpuShapeQueries<S: Shape> {
     /// The second pass's dispatch, copied out of the list's header: a buffer a dispatch reads
     /// as its size may not be bound to it.
     list_dispatch_args: wgpu::Buffer,
-    /// The counts entry point's buffers, where the shape has one.
+    /// The counts entry point's buffers, where the shape has one, from the first count on.
     counts: Option<CountsKernel>,
     /// The first hits and hits reduced from the dense pairs, where the kernel has them.
     reductions: Option<Reductions>,
@@ -161,7 +161,6 @@ impl<S: Shape> GpuShapeQueries<S> {
                 ),
             ))
         })?;
-        let counts = kernels.counts.clone().map(CountsKernel::new);
         let reductions = kernels
             .reductions
             .clone()
@@ -184,7 +183,7 @@ impl<S: Shape> GpuShapeQueries<S> {
             pair_list,
             listed_pairs: Growable::new("rectcast.shapes.listed_pairs", storage),
             list_dispatch_args,
-            counts,
+            counts: None,
             reductions,
             params,
             queries: Growable::new("rectcast.shapes.queries", storage),

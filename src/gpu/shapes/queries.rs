@@ -1,7 +1,7 @@
 //! The queries over shapes on the GPU, each as what a tile encodes and how its read-back
 //! merges; the chunk ring and the uploads are the host's (`super`).
 
-use super::kernels::{FIRST_HITS_ENTRY, HITS_ENTRY};
+use super::kernels::{CountsKernel, FIRST_HITS_ENTRY, HITS_ENTRY, ShapeKernels};
 use super::{DENSE, GpuShapeQueries, Run, Staged, TileWork};
 use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
 use crate::error::Result;
@@ -316,6 +316,9 @@ impl<S: Shape> GpuShapeQueries<S> {
             }
             return Ok(());
         };
+        if self.counts.is_none() {
+            self.counts = ShapeKernels::compile_counts::<S>(&self.context)?.map(CountsKernel::new);
+        }
         let work = chunks::plan_dense(queries.len(), shapes.len(), self.caps);
         self.run_tiles(
             queries,
