@@ -89,6 +89,15 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# A fresh clone's run writes about 4 GB (target/ 2.6 GB, .venv): on a fuller disk the linker dies of a
+# bus error mid-build, so say so first.
+target_dir="${CARGO_TARGET_DIR:-target}"
+mkdir -p "$target_dir"
+free_kb=$(df -Pk "$target_dir" | awk 'NR == 2 { print $4 }')
+if [ "${free_kb:-0}" -lt $((5 * 1024 * 1024)) ]; then
+    echo "scripts/test.sh: warning: $((free_kb / 1024)) MB free where $target_dir is; a fresh run needs about 4 GB" >&2
+fi
+
 # Mesa's loader complains on stderr when this is unset (headless machines, CI).
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 export RECTCAST_REQUIRE_GPU="${RECTCAST_REQUIRE_GPU:-1}"
