@@ -270,8 +270,8 @@ impl PendingRead {
                 })
         });
         match &outcome {
-            // Read: the common path, with no error scope to pay for.
-            Ok(()) => staging.unmap(),
+            // Read: the common path, with no error scope to pay for on rectcast's own device.
+            Ok(()) => context.unmap_read(staging),
             // A read of a mapped buffer whose device was lost meanwhile, or a map still
             // pending (a timeout, or a callback that did not come within the limit after
             // its submission was done): unmapped, or cancelled, in a scope
@@ -380,5 +380,29 @@ mod tests {
             panic!("a lost device's buffer read")
         });
         assert!(matches!(read, Err(Error::DeviceLost(_))), "{read:?}");
+    }
+
+    /// The device is lost while the game's read is under way, after the bytes were read: the
+    /// read stands, and the unmap that follows, which fails on the dead device, must not reach
+    /// the game's missing handler either.
+    #[test]
+    fn a_games_device_lost_during_a_read_keeps_the_read_and_does_not_panic() {
+        let Some((context, device)) = games_device() else {
+            return;
+        };
+        let (staging, pending, submission) = mapped_read(&context, &device);
+        let wait = Wait {
+            step: "the test's readback",
+            limit: Duration::from_secs(5),
+        };
+        let mut seen = 0;
+        let read = pending.finish(&context, &staging, submission, wait, |bytes| {
+            seen = bytes.len();
+            device.destroy();
+            // The loss as another thread's poll would process it, before the unmap.
+            let _ = device.poll(wgpu::PollType::Poll);
+        });
+        assert!(read.is_ok(), "{read:?}");
+        assert_eq!(seen, 256);
     }
 }

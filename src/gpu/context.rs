@@ -23,6 +23,9 @@ pub struct GpuContext {
     emulation: Emulation,
     /// The kernels compiled on this device, shared by every engine on it.
     compiled: Compiled,
+    /// Whether rectcast installed the device's uncaptured-error handler ([`GpuContext::new`]);
+    /// not on a caller's device, where an error outside a scope may panic.
+    handles_errors: bool,
 }
 
 /// One adapter as [`enumerate_adapters`] reports it.
@@ -161,7 +164,8 @@ impl GpuContext {
             trace: wgpu::Trace::Off,
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))?;
-        let context = Self::wrap(device, queue, adapter.get_info()).with_emulation(emulation);
+        let mut context = Self::wrap(device, queue, adapter.get_info()).with_emulation(emulation);
+        context.handles_errors = true;
         // wgpu's default handler panics; ours records the error for the call in flight. Only for
         // devices we own: a game's own device keeps its own handler.
         let faults = context.faults.clone();
@@ -246,6 +250,7 @@ impl GpuContext {
             faults: Arc::default(),
             emulation: Emulation::Native,
             compiled: Compiled::default(),
+            handles_errors: false,
         }
     }
 
@@ -331,6 +336,18 @@ impl GpuContext {
             buffer.unmap();
             Ok(())
         });
+    }
+
+    /// Unmaps `buffer` after its bytes were read. On a device rectcast opened, directly: its
+    /// handler records an error. On a caller's device in a scope, as
+    /// [`unmap_scoped`](Self::unmap_scoped) does, since the device may have been lost during
+    /// the read and the unmap's error must not reach a handler the caller may not have set.
+    pub(crate) fn unmap_read(&self, buffer: &wgpu::Buffer) {
+        if self.handles_errors {
+            buffer.unmap();
+        } else {
+            self.unmap_scoped(buffer);
+        }
     }
 
     /// [`Error::DeviceLost`] once the device-lost callback has fired (the other faults are

@@ -514,7 +514,7 @@ impl Frames {
         } else {
             out.fill(FirstHit::NONE);
         }
-        slot.staging.unmap();
+        self.context.unmap_read(&slot.staging);
         slot.state.store(IDLE, Ordering::Release);
         if overflow {
             // More uncertain pairs than the list holds: the whole frame, exactly, on the CPU.
