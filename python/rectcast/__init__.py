@@ -21,6 +21,9 @@ Inputs (``segments``: x0, y0, x1, y1; ``rects``: min_x, min_y, max_x, max_y) may
   in any order, other columns ignored: the four columns are copied side by side, by the same
   exact rule.
 
+shapely and geopandas geometry (rectcast/geometry.py) goes in too: line strings as segments,
+each row naming its line, and polygons; ``to="geopandas"`` gives a GeoDataFrame back.
+
 Invalid values (NaN, infinities, beyond ±2^62, min > max) raise ``ValueError`` naming the row
 and the field; GPU failures raise ``RuntimeError``, and so does an internal error (a bug).
 Inputs must not change while a call reads them (another thread writing into the array): the
@@ -68,6 +71,8 @@ def _quiet_drivers():
 _quiet_drivers()
 
 from . import _rectcast  # noqa: E402
+from .geometry import Polylines, from_shapely  # noqa: E402
+from . import geometry as _geometry  # noqa: E402
 
 __all__ = [
     "Engine",
@@ -93,6 +98,8 @@ __all__ = [
     "RoundingWarning",
     "ROUNDINGS",
     "OUTPUTS",
+    "from_shapely",
+    "Polylines",
 ]
 
 #: The registered shapes, by keyword (``walls=``, ``circles=``), as the Rust module describes
@@ -192,6 +199,14 @@ def _records(data, columns, name, copy=None, rounding="exact"):
     one (the zero-copy path), else converted exactly (``_to_float32``). ``copy=False`` refuses
     any conversion instead."""
     _check_rounding(rounding)
+    if _geometry.is_geometry(data):
+        if tuple(columns) != SEGMENT_COLUMNS:
+            raise TypeError(
+                f"{name}: shapely geometry goes in as segments (line strings), walls or polygons=; "
+                f"{name} take an array of {', '.join(columns)}"
+            )
+        # Line strings as their segments, their coordinates rounded to nearest (geometry.py).
+        return _geometry.polylines(data, name).segments
     if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__") or _is_pandas(data):
         return _from_arrow(data, columns, name, rounding)
     if not isinstance(data, np.ndarray):
@@ -241,7 +256,10 @@ def _from_arrow(data, columns, name, rounding="exact"):
 
 def _polygons(polygons, name):
     """Polygons as the flat form the Rust module takes: vertices float32 (V, 2), offsets
-    int64 (P + 1). From ``(vertices, offsets)``, or from a sequence of rings."""
+    int64 (P + 1). From ``(vertices, offsets)``, a sequence of rings, or shapely polygons (a
+    GeoSeries, a GeoDataFrame: ``geometry.polygons``)."""
+    if _geometry.is_geometry(polygons):
+        return _geometry.polygons(polygons, name)
     if isinstance(polygons, tuple) and len(polygons) == 2 and np.ndim(polygons[1]) == 1:
         vertices, offsets = polygons
     else:
@@ -261,7 +279,7 @@ def _polygons(polygons, name):
 
 
 #: What ``to=`` takes.
-OUTPUTS = ("numpy", "arrow", "pandas")
+OUTPUTS = ("numpy", "arrow", "pandas", "geopandas")
 
 #: Index columns that are -1 where there is none (null in Arrow, <NA> in pandas).
 _MAYBE_INDEX = ("rect", *(shape["name"] for shape in _SHAPES.values()), "polygon", "entry_edge", "exit_edge")
@@ -270,9 +288,9 @@ _MAYBE_INDEX = ("rect", *(shape["name"] for shape in _SHAPES.values()), "polygon
 def _check_output(to, ids):
     """``to`` and ``ids`` checked before any work."""
     if to not in OUTPUTS:
-        raise ValueError(f'to: expected "numpy", "arrow" or "pandas", found {to!r}')
+        raise ValueError(f'to: expected "numpy", "arrow", "pandas" or "geopandas", found {to!r}')
     if ids is not None and to == "numpy":
-        raise TypeError('ids: a numpy result\'s fields are fixed; pass to="pandas" or to="arrow"')
+        raise TypeError('ids: a numpy result\'s fields are fixed; pass to="pandas", "arrow" or "geopandas"')
 
 
 def _ids(ids, segments, count):
@@ -304,11 +322,46 @@ def _ids(ids, segments, count):
     return {"id": values}
 
 
-def _table(packed, to: str, categories=None, ids=None):
+def _segments(segments, ids, copy, rounding):
+    """The segments as float32 (N, 4), and the id columns their rows carry (``_ids``). Line
+    strings give their segments, each row naming its line and its place in it."""
+    if _geometry.is_geometry(segments):
+        lines = _geometry.polylines(segments, "segments")
+        return lines.segments, _line_ids(ids, segments, lines)
+    s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
+    return s, _ids(ids, segments, len(s))
+
+
+def _line_ids(ids, segments, lines):
+    """The columns line strings carry into the rows, by segment: ``ids`` (as ``_ids`` takes
+    them, but one per line: column names of a GeoDataFrame, or a sequence), then ``line`` (the
+    row's label, or its number) and ``line_segment``."""
+    columns = {}
+    if isinstance(ids, str) or (isinstance(ids, (list, tuple)) and ids and all(isinstance(i, str) for i in ids)):
+        names = [ids] if isinstance(ids, str) else list(ids)
+        if not hasattr(segments, "columns"):
+            raise TypeError("ids: column names need the lines as a GeoDataFrame")
+        for name in names:
+            if name not in segments.columns:
+                raise ValueError(f"ids: no column {name} among the lines' {','.join(map(str, segments.columns))}")
+            columns[name] = segments[name].to_numpy()[lines.line]
+    elif ids is not None:
+        values = np.asarray(ids)
+        if values.ndim != 1 or len(values) != lines.rows:
+            raise ValueError(f"ids: expected one id per line ({lines.rows}), found shape {values.shape}")
+        columns["id"] = values[lines.line]
+    columns["line"] = lines.line_ids()
+    columns["line_segment"] = lines.line_segment
+    return columns
+
+
+def _table(packed, to: str, categories=None, ids=None, segments=None, crs=None, geometry=None):
     """The packed rows from the Rust module as a numpy structured array (a view of its bytes,
-    no copy), an Arrow batch or a pandas DataFrame (``categories``: the names of the codes of
-    each category field, by field; ``kind`` as rects' by default), with ``ids`` (from
-    ``_ids``) joined on the ``segment`` column."""
+    no copy), an Arrow batch, a pandas DataFrame or a GeoDataFrame (``categories``: the names
+    of the codes of each category field, by field; ``kind`` as rects' by default), with
+    ``ids`` (from ``_ids``) joined on the ``segment`` column. A GeoDataFrame's geometry is
+    ``geometry`` where given, else comes from the rows and ``segments`` (``_hit_geometry``),
+    in ``crs``."""
     data, descr = packed
     rows = data.view(np.dtype(list(descr)))
     categories = {"kind": KIND_NAMES} if categories is None else categories
@@ -326,7 +379,53 @@ def _table(packed, to: str, categories=None, ids=None):
     frame = _pandas(rows, categories)
     for i, (name, values) in enumerate((ids or {}).items()):
         frame.insert(i, name, np.take(values, rows["segment"]))
+    if to == "geopandas":
+        import geopandas
+
+        if geometry is None:
+            geometry = _hit_geometry(rows, segments)
+        return geopandas.GeoDataFrame(frame, geometry=geometry, crs=crs)
     return frame
+
+
+def _hit_geometry(rows, segments):
+    """Each row's geometry, for a GeoDataFrame: a clip's segment (x0, y0, x1, y1), or the part
+    of the row's segment from t_enter to t_exit (a point where they are equal); ``None`` on a
+    miss. Points are computed in float64 from the rounded t, then rounded to float32: geometry
+    to draw and join, within an ulp or two of the true points, not exact (the t are). For a concave polygon it spans any gap between the ends of I."""
+    import shapely
+
+    names = rows.dtype.names
+    if {"x0", "y0", "x1", "y1"} <= set(names):
+        ends = np.stack([rows[c] for c in ("x0", "y0", "x1", "y1")], axis=1).astype(np.float64)
+    elif {"segment", "t_enter", "t_exit"} <= set(names) and segments is not None:
+        s = segments[rows["segment"]].astype(np.float64)
+        start, step = s[:, :2], s[:, 2:] - s[:, :2]
+        ends = np.hstack([start + rows["t_enter"][:, None] * step, start + rows["t_exit"][:, None] * step])
+        # At the inputs' precision.
+        ends = ends.astype(np.float32).astype(np.float64)
+    else:
+        raise TypeError(f'to="geopandas": these rows ({", ".join(names)}) have no geometry; pass to="pandas"')
+    geometry = np.full(len(rows), None, dtype=object)
+    hit = ~np.isnan(ends).any(axis=1)
+    point = hit & (ends[:, 0] == ends[:, 2]) & (ends[:, 1] == ends[:, 3])
+    line = hit & ~point
+    geometry[point] = shapely.points(ends[point, :2])
+    geometry[line] = shapely.linestrings(ends[line].reshape(-1, 2, 2))
+    return geometry
+
+
+def _crs(*inputs):
+    """The coordinate reference system of the geopandas inputs (``None`` where none has one);
+    inputs in two different ones are refused."""
+    found = [(name, data.crs) for name, data in inputs if getattr(data, "crs", None) is not None]
+    for name, crs in found[1:]:
+        if crs != found[0][1]:
+            raise ValueError(
+                f"{name} are in {crs.to_string()}, {found[0][0]} in {found[0][1].to_string()}: "
+                f"bring them to one CRS first (GeoSeries.to_crs)"
+            )
+    return found[0][1] if found else None
 
 
 def _pandas(rows: np.ndarray, categories):
@@ -430,18 +529,26 @@ class Engine:
         shape's keyword in ``shapes``), its rows as ``to`` asks."""
         _check_output(to, ids)
         keyword, targets = _one_target(query, rects, polygons, shapes)
-        s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
-        joined = _ids(ids, segments, len(s))
+        crs = _crs(("segments", segments), (keyword, targets))
+        s, joined = _segments(segments, ids, copy, rounding)
+        if query == "counts":
+            # Rows by target: nothing to join by segment.
+            joined = None
         if keyword == "rects":
             r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
-            return _table(getattr(self._engine, query)(s, r), to, ids=joined)
+            return _table(getattr(self._engine, query)(s, r), to, ids=joined, segments=s, crs=crs)
         if keyword == "polygons":
             vertices, offsets = _polygons(polygons, "polygons")
-            return _table(self._engine.polygon_query(query, s, vertices, offsets), to, ids=joined)
+            rows = self._engine.polygon_query(query, s, vertices, offsets)
+            if query == "counts" and to == "geopandas" and _geometry.is_geometry(polygons):
+                # Hits per polygon, on the polygons' own geometry.
+                shapes = _geometry.geometries(polygons, "polygons")
+                return _table(rows, to, crs=crs, geometry=shapes)
+            return _table(rows, to, ids=joined, segments=s, crs=crs)
         shape = _SHAPES[keyword]
         records = _records(targets, shape["columns"], keyword, copy, rounding)
         rows = self._engine.shape_query(query, keyword, s, records)
-        return _table(rows, to, {shape["category"]: shape["category_names"]}, joined)
+        return _table(rows, to, {shape["category"]: shape["category_names"]}, joined, s, crs)
 
     def pairs(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
@@ -530,8 +637,7 @@ class Engine:
         _check_output(to, ids)
         if (rect is None) == (rects is None):
             raise TypeError("clip: give rect or rects")
-        s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
-        joined = _ids(ids, segments, len(s))
+        s, joined = _segments(segments, ids, copy, rounding)
         if rect is not None:
             one = np.asarray(rect)
             if one.shape != (4,):
@@ -539,14 +645,14 @@ class Engine:
                     f"rect: expected 4 values ({', '.join(RECT_COLUMNS)}), found shape {one.shape}"
                 )
             one = _records(one.reshape(1, 4), RECT_COLUMNS, "rect", copy, rounding)
-            return _table(self._engine.clip(s, one, False), to, ids=joined)
+            return _table(self._engine.clip(s, one, False), to, ids=joined, crs=_crs(("segments", segments)))
         r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
         if len(r) != len(s):
             raise ValueError(
                 f"rects: clipping to one rect per segment needs as many rects as segments: "
                 f"{len(s)} segments, {len(r)} rects"
             )
-        return _table(self._engine.clip(s, r, True), to, ids=joined)
+        return _table(self._engine.clip(s, r, True), to, ids=joined, crs=_crs(("segments", segments)))
 
 
 _default = None

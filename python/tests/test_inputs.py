@@ -168,7 +168,7 @@ def test_pandas_out_has_categorical_kinds_and_sides_nullable_indices_and_the_use
 
 def test_ids_and_to_are_checked_before_any_work(engine, scene):
     segments, rects = scene
-    with pytest.raises(ValueError, match='to: expected "numpy", "arrow" or "pandas"'):
+    with pytest.raises(ValueError, match='to: expected "numpy", "arrow", "pandas" or "geopandas"'):
         engine.first_hit(segments, rects, to="polars")
     with pytest.raises(TypeError, match='ids: .*to="pandas"'):
         engine.first_hit(segments, rects, ids=np.arange(len(segments)))

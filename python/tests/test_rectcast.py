@@ -326,7 +326,7 @@ def test_wrong_types_and_nulls_are_errors_not_crashes(engine):
         engine.first_hit(pa.table({"x0": [0.0], "y0": [0.0], "x1": [1.0]}), rects)
     with pytest.raises(ValueError, match='backend: expected "auto", "gpu" or "cpu"'):
         rectcast.Engine("tpu")
-    with pytest.raises(ValueError, match='to: expected "numpy", "arrow" or "pandas"'):
+    with pytest.raises(ValueError, match='to: expected "numpy", "arrow", "pandas" or "geopandas"'):
         engine.first_hit(np.zeros((1, 4), np.float32), rects, to="polars")
 
 

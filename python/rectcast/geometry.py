@@ -1,0 +1,256 @@
+"""shapely and geopandas geometry in: polygons as the flat form the engine takes, line strings
+as the segments they are made of. Vectorised through shapely 2's ``to_ragged_array``, with no
+Python loop per geometry; every refusal names its row.
+
+Coordinates are rounded to the nearest float32, as the CLI reads WKT and GeoJSON (shapely holds
+float64, and most decimal coordinates have no float32 twin); ``rounding="exact"`` refuses a
+value that would change instead. Then a vertex equal to the one before it in its ring or line
+is dropped, as GEOS ignores it, so edge and segment numbers count the vertices left.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: shapely's geometry type ids (``shapely.get_type_id``) and their names.
+_TYPE_NAMES = {
+    -1: "missing (None)",
+    0: "Point",
+    1: "LineString",
+    2: "LinearRing",
+    3: "Polygon",
+    4: "MultiPoint",
+    5: "MultiLineString",
+    6: "MultiPolygon",
+    7: "GeometryCollection",
+}
+_POLYGONAL = (3,)
+_LINEAL = (1, 2, 5)
+
+
+class Polylines:
+    """Line strings (roads, trajectories) as the segments they are made of, for any query's
+    ``segments``: ``segments`` float32 (S, 4), x0, y0, x1, y1, in line order; ``line``, the
+    row each segment comes from (int64); ``line_segment``, its place in that row's line (int64,
+    counting on through a MultiLineString's parts). ``labels``: the rows' labels (a GeoSeries'
+    or GeoDataFrame's index), or ``None`` for row numbers.
+
+    A line of one distinct vertex is one segment of zero length there (a point).
+    """
+
+    __slots__ = ("segments", "line", "line_segment", "labels", "rows")
+
+    def __init__(self, segments, line, line_segment, rows, labels=None):
+        self.segments = segments
+        self.line = line
+        self.line_segment = line_segment
+        self.rows = rows
+        self.labels = labels
+
+    def __len__(self) -> int:
+        return len(self.segments)
+
+    def __repr__(self) -> str:
+        return f"rectcast.Polylines({self.rows} lines, {len(self)} segments)"
+
+    def line_ids(self):
+        """Each segment's line: its label where the lines came with an index, else its row."""
+        if self.labels is None:
+            return self.line
+        return np.asarray(self.labels)[self.line]
+
+
+def is_geometry(data) -> bool:
+    """Whether ``data`` is shapely or geopandas geometry: a geometry, a GeoSeries or
+    GeoDataFrame, or a sequence or object array of geometries."""
+    if isinstance(data, Polylines):
+        return True
+    module = type(data).__module__
+    if module.startswith(("shapely", "geopandas")):
+        return True
+    if isinstance(data, np.ndarray):
+        return data.dtype == object and data.size > 0 and _is_shapely(data.flat[0])
+    if isinstance(data, (list, tuple)) and data:
+        return _is_shapely(data[0])
+    return False
+
+
+def _is_shapely(value) -> bool:
+    return type(value).__module__.startswith("shapely")
+
+
+def _shapely():
+    try:
+        import shapely
+    except ImportError as e:  # pragma: no cover - shapely is what made the geometry
+        raise ImportError("geometry input needs shapely 2 (pip install shapely)") from e
+    return shapely
+
+
+def geometries(data, name):
+    """The geometries of ``data`` (a GeoSeries, a GeoDataFrame's active geometry, a sequence):
+    a 1-d object array."""
+    return _geometries(data, name)[0]
+
+
+def _geometries(data, name):
+    """The geometries of ``data`` as a 1-d object array, and the rows' labels (a GeoSeries'
+    or GeoDataFrame's index; ``None`` otherwise)."""
+    labels = None
+    if hasattr(data, "geometry") and hasattr(data, "columns"):  # a GeoDataFrame
+        data = data.geometry
+    if type(data).__module__.startswith("geopandas"):  # a GeoSeries
+        labels = data.index
+        data = data.array
+    if _is_shapely(data):
+        data = [data]
+    geoms = np.asarray(data, dtype=object)
+    if geoms.ndim != 1:
+        raise ValueError(f"{name}: expected a sequence of geometries, found shape {geoms.shape}")
+    return geoms, labels
+
+
+def _refuse(name, geoms, bad, why):
+    """Raises ``ValueError`` naming the first row in ``bad`` (a boolean mask), ``why`` it."""
+    row = int(np.flatnonzero(bad)[0])
+    count = int(bad.sum())
+    raise ValueError(f"{name}: row {row}: {why(row)} ({count} such row{'s' if count > 1 else ''})")
+
+
+def _checked(geoms, name, accepted, wanted):
+    """Type ids checked: every row present, non-empty, of an ``accepted`` type."""
+    shapely = _shapely()
+    types = shapely.get_type_id(geoms)
+    missing = types < 0
+    if missing.any():
+        _refuse(name, geoms, missing, lambda row: "a missing geometry (None)")
+    wrong = ~np.isin(types, accepted)
+    if wrong.any():
+        _refuse(name, geoms, wrong, lambda row: f"a {_TYPE_NAMES[int(types[row])]}, not {wanted}")
+    empty = shapely.is_empty(geoms)
+    if empty.any():
+        _refuse(name, geoms, empty, lambda row: f"an empty {_TYPE_NAMES[int(types[row])]}")
+    with_z = shapely.has_z(geoms)
+    if with_z.any():
+        _refuse(
+            name,
+            geoms,
+            with_z,
+            lambda row: "has z coordinates; rectcast is 2-d: drop them with shapely.force_2d",
+        )
+    return types
+
+
+def _float32(coords, name, rounding, starts):
+    """Coordinates (float64) as float32: nearest, or refused where that changes one, naming
+    its row and vertex (``starts``: each row's first vertex, and the end)."""
+    if rounding not in ("exact", "nearest"):
+        raise ValueError(f'rounding: expected "exact" or "nearest", found {rounding!r}')
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = coords.astype(np.float32)
+    if rounding == "exact":
+        changed = (out.astype(np.float64) != coords) & ~np.isnan(coords)
+        if changed.any():
+            vertex, axis = (int(i) for i in np.argwhere(changed)[0])
+            row = int(np.searchsorted(starts, vertex, side="right")) - 1
+            raise ValueError(
+                f"{name}: row {row}: vertex {vertex - int(starts[row])}: {'xy'[axis]} is "
+                f"{float(coords[vertex, axis])!r}, which float32 cannot hold exactly; pass "
+                f'rounding="nearest" to round it'
+            )
+    return np.ascontiguousarray(out)
+
+
+def _dedup(coords, offsets):
+    """Drops each vertex equal to the one before it in its run (``offsets``: the runs' starts
+    and end); returns the vertices kept and the runs' new offsets."""
+    keep = np.ones(len(coords), dtype=bool)
+    if len(coords) > 1:
+        keep[1:] = np.any(coords[1:] != coords[:-1], axis=1)
+    keep[offsets[:-1][offsets[:-1] < len(coords)]] = True
+    kept_before = np.concatenate([[0], np.cumsum(keep)])
+    return coords[keep], kept_before[offsets].astype(np.int64)
+
+
+def polygons(data, name="polygons", rounding="nearest"):
+    """shapely polygons as ``(vertices, offsets)``: vertices float32 (V, 2), offsets int64
+    (P + 1), polygon i being ``vertices[offsets[i]:offsets[i + 1]]`` (its closing vertex kept,
+    which the engine drops). Refused, naming the row: a missing or empty geometry, anything but
+    a Polygon, a polygon with holes, z coordinates."""
+    shapely = _shapely()
+    geoms, _ = _geometries(data, name)
+    if len(geoms) == 0:
+        return np.zeros((0, 2), np.float32), np.zeros(1, np.int64)
+    types = shapely.get_type_id(geoms)
+    if (types == 6).any():
+        _refuse(
+            name,
+            geoms,
+            types == 6,
+            lambda row: "a MultiPolygon: rectcast's polygons are single rings; split it with "
+            "geopandas' explode() and keep the index",
+        )
+    _checked(geoms, name, _POLYGONAL, "a Polygon")
+    holes = shapely.get_num_interior_rings(geoms) > 0
+    if holes.any():
+        _refuse(name, geoms, holes, lambda row: "a polygon with holes: rectcast's polygons are single rings")
+    _, coords, (ring_offsets, _) = shapely.to_ragged_array(geoms, include_z=False)
+    ring_offsets = np.asarray(ring_offsets, dtype=np.int64)
+    return _dedup(_float32(coords, name, rounding, ring_offsets), ring_offsets)
+
+
+def polylines(data, name="segments", rounding="nearest") -> Polylines:
+    """shapely line strings (LineString, LinearRing, MultiLineString) as :class:`Polylines`.
+    Refused, naming the row: a missing or empty geometry, anything not lineal, z coordinates."""
+    if isinstance(data, Polylines):
+        return data
+    shapely = _shapely()
+    geoms, labels = _geometries(data, name)
+    if len(geoms) == 0:
+        none = np.zeros(0, np.int64)
+        return Polylines(np.zeros((0, 4), np.float32), none, none, 0, labels)
+    types = _checked(geoms, name, _LINEAL, "a LineString or MultiLineString")
+    # to_ragged_array takes one family at a time: rings as the lines they are.
+    rings = types == 2
+    if rings.any():
+        geoms = geoms.copy()
+        counts = shapely.get_num_coordinates(geoms[rings])
+        geoms[rings] = shapely.linestrings(
+            shapely.get_coordinates(geoms[rings]), indices=np.repeat(np.arange(rings.sum()), counts)
+        )
+    kind, coords, offsets = shapely.to_ragged_array(geoms, include_z=False)
+    # A LineString row is one part; a MultiLineString's offsets also give each row's parts.
+    part_offsets = np.asarray(offsets[0], dtype=np.int64)
+    if kind == shapely.GeometryType.LINESTRING:
+        row_parts = np.arange(len(geoms) + 1, dtype=np.int64)
+    else:
+        row_parts = np.asarray(offsets[1], dtype=np.int64)
+    row_starts = part_offsets[row_parts]
+    vertices, part_offsets = _dedup(_float32(coords, name, rounding, row_starts), part_offsets)
+    # A segment from each vertex that has a next one in its part; a part of one vertex, a
+    # segment from it to itself.
+    sizes = np.diff(part_offsets)
+    part_of = np.repeat(np.arange(len(sizes)), sizes)
+    index = np.arange(len(vertices))
+    last = index == part_offsets[1:][part_of] - 1
+    starts = np.concatenate([index[~last], part_offsets[:-1][sizes == 1]])
+    ends = np.concatenate([index[~last] + 1, part_offsets[:-1][sizes == 1]])
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    segments = np.ascontiguousarray(np.hstack([vertices[starts], vertices[ends]]))
+    row_of_part = np.repeat(np.arange(len(geoms)), np.diff(row_parts))
+    line = row_of_part[part_of[starts]].astype(np.int64)
+    first_of_row = np.searchsorted(line, np.arange(len(geoms)))
+    line_segment = np.arange(len(line), dtype=np.int64) - first_of_row[line]
+    return Polylines(segments, line, line_segment, len(geoms), labels)
+
+
+def from_shapely(geoms, rounding="nearest"):
+    """shapely or geopandas geometry as rectcast's inputs: polygons as ``(vertices, offsets)``
+    (what ``polygons=`` takes), line strings as :class:`Polylines` (what ``segments`` takes).
+    A GeoSeries or GeoDataFrame (its active geometry) works too; the kind comes from row 0."""
+    shapely = _shapely()
+    rows, _ = _geometries(geoms, "geometry")
+    if len(rows) and int(shapely.get_type_id(rows[0])) in (3, 6):
+        return polygons(geoms, "geometry", rounding)
+    return polylines(geoms, "geometry", rounding)

@@ -1,0 +1,211 @@
+"""shapely and geopandas geometry in (rectcast/geometry.py): polygons and line strings answer as
+the arrays they stand for, every refusal names its row, repeated vertices are dropped, and
+the decisions agree with shapely's ``intersects`` on scenes full of touching cases."""
+
+import numpy as np
+import pytest
+
+import rectcast
+
+shapely = pytest.importorskip("shapely")
+gpd = pytest.importorskip("geopandas")
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return rectcast.Engine("cpu")
+
+
+def first_difference(got, want):
+    """The first row where two structured arrays differ, for the failure message."""
+    for i, (a, b) in enumerate(zip(got, want)):
+        if a.tobytes() != b.tobytes():
+            return f"row {i}: {a} against {b}"
+    return f"lengths {len(got)} and {len(want)}"
+
+
+def assert_same_rows(got, want):
+    assert got.dtype == want.dtype
+    assert len(got) == len(want) and got.tobytes() == want.tobytes(), first_difference(got, want)
+
+
+def hulls(seed, count, span=20):
+    """Convex polygons over integer points (GEOS's hull drops collinear vertices): scenes
+    where segments touch vertices and run along edges."""
+    rng = np.random.default_rng(seed)
+    polygons = []
+    while len(polygons) < count:
+        points = rng.integers(0, span, (6, 2))
+        hull = shapely.convex_hull(shapely.multipoints(points))
+        if hull.geom_type == "Polygon":
+            polygons.append(hull)
+    return polygons
+
+
+def integer_lines(seed, count, span=20):
+    """Line strings of 1–4 segments between integer points."""
+    rng = np.random.default_rng(seed)
+    return [shapely.LineString(rng.integers(0, span, (rng.integers(2, 6), 2))) for _ in range(count)]
+
+
+def test_shapely_polygons_answer_as_their_rings_given_as_arrays(engine):
+    polygons = hulls(1, 40)
+    rings = [np.asarray(p.exterior.coords, np.float32) for p in polygons]
+    segments = np.random.default_rng(2).uniform(-2, 22, (300, 4)).astype(np.float32)
+    for query in ("pairs", "first_hit", "hits", "counts"):
+        want = getattr(engine, query)(segments, polygons=rings)
+        assert_same_rows(getattr(engine, query)(segments, polygons=polygons), want)
+        assert_same_rows(getattr(engine, query)(segments, polygons=gpd.GeoSeries(polygons)), want)
+        frame = gpd.GeoDataFrame({"name": range(len(polygons))}, geometry=polygons)
+        assert_same_rows(getattr(engine, query)(segments, polygons=frame), want)
+    vertices, offsets = rectcast.from_shapely(polygons)
+    assert_same_rows(engine.pairs(segments, polygons=(vertices, offsets)), engine.pairs(segments, polygons=rings))
+
+
+def test_line_strings_are_their_segments_and_each_row_names_its_line_and_place(engine):
+    lines = gpd.GeoDataFrame(
+        {"road": ["a", "b", "c"]},
+        geometry=[
+            shapely.LineString([(0, 5), (20, 5), (20, 30)]),
+            shapely.MultiLineString([[(1, 1), (2, 2)], [(3, 3), (4, 4), (9, 4)]]),
+            shapely.LinearRing([(11, 0), (13, 0), (13, 9)]),
+        ],
+        index=[10, 20, 30],
+    )
+    segments = np.array(
+        [
+            [0, 5, 20, 5], [20, 5, 20, 30],
+            [1, 1, 2, 2], [3, 3, 4, 4], [4, 4, 9, 4],
+            [11, 0, 13, 0], [13, 0, 13, 9], [13, 9, 11, 0],
+        ],
+        np.float32,
+    )
+    polylines = rectcast.from_shapely(lines)
+    assert isinstance(polylines, rectcast.Polylines)
+    np.testing.assert_array_equal(polylines.segments, segments)
+    np.testing.assert_array_equal(polylines.line, [0, 0, 1, 1, 1, 2, 2, 2])
+    np.testing.assert_array_equal(polylines.line_segment, [0, 1, 0, 1, 2, 0, 1, 2])
+    parcels = [shapely.box(10, 0, 12, 10), shapely.Polygon([(15, 20), (25, 20), (20, 28)])]
+    want = engine.hits(segments, polygons=parcels)
+    assert_same_rows(engine.hits(lines, polygons=parcels), want)
+    assert_same_rows(engine.hits(polylines, polygons=parcels), want)
+    frame = engine.hits(lines, polygons=parcels, to="pandas", ids="road")
+    assert list(frame.columns[:3]) == ["road", "line", "line_segment"]
+    assert frame[["road", "line", "line_segment", "segment", "polygon"]].values.tolist() == [
+        ["a", 10, 0, 0, 0],
+        ["a", 10, 1, 1, 1],
+        ["c", 30, 0, 5, 0],
+        ["c", 30, 2, 7, 0],
+    ]
+    # Walls from line strings too: their segments.
+    walls = engine.hits(np.array([[0, 0, 30, 30]], np.float32), walls=lines)
+    assert_same_rows(walls, engine.hits(np.array([[0, 0, 30, 30]], np.float32), walls=segments))
+
+
+BAD = [
+    (shapely.Point(0, 0), "row 2: a Point, not a Polygon"),
+    (None, "row 2: a missing geometry (None)"),
+    (shapely.Polygon(), "row 2: an empty Polygon"),
+    (shapely.box(0, 0, 4, 4).difference(shapely.box(1, 1, 2, 2)), "row 2: a polygon with holes"),
+    (shapely.MultiPolygon([shapely.box(0, 0, 1, 1)]), "row 2: a MultiPolygon"),
+    (shapely.Polygon([(0, 0, 1), (1, 0, 1), (1, 1, 1)]), "row 2: has z coordinates"),
+    (shapely.LineString([(0, 0), (1, 1)]), "row 2: a LineString, not a Polygon"),
+]
+
+
+@pytest.mark.parametrize("bad, message", BAD, ids=[m for _, m in BAD])
+def test_a_bad_polygon_row_is_refused_by_its_row_before_any_work(engine, bad, message):
+    rows = [shapely.box(0, 0, 1, 1), shapely.box(2, 2, 3, 3), bad]
+    with pytest.raises(ValueError, match="^polygons: " + message.replace("(", r"\(").replace(")", r"\)")):
+        engine.first_hit(np.zeros((1, 4), np.float32), polygons=rows)
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (shapely.Polygon([(0, 0), (1, 0), (1, 1)]), "row 1: a Polygon, not a LineString or MultiLineString"),
+        (shapely.LineString(), "row 1: an empty LineString"),
+        (None, "row 1: a missing geometry"),
+    ],
+)
+def test_a_bad_line_row_is_refused_by_its_row(engine, bad, message):
+    with pytest.raises(ValueError, match="^segments: " + message):
+        engine.hits([shapely.LineString([(0, 0), (1, 1)]), bad], rects=np.zeros((0, 4), np.float32))
+
+
+def test_repeated_vertices_are_dropped_as_geos_ignores_them(engine):
+    """A vertex equal to the one before it, in shapely's float64 or once rounded to float32,
+    is dropped: the polygon answers as the ring without it, edges numbered without it; a line
+    string's segments skip it, and a line of one point is a point."""
+    tiny = float(np.nextafter(np.float32(4), np.float32(5))) / 2 + 2  # rounds to 4 in float32
+    repeated = shapely.Polygon([(0, 0), (4, 0), (4, 0), (tiny, 0), (4, 4), (0, 4), (0, 4)])
+    plain = np.array([[0, 0], [4, 0], [4, 4], [0, 4]], np.float32)
+    segments = np.array([[-1, 1, 5, 3], [2, -1, 2, 5], [5, 5, -1, -1]], np.float32)
+    assert_same_rows(engine.pairs(segments, polygons=[repeated]), engine.pairs(segments, polygons=[plain]))
+    lines = rectcast.from_shapely(
+        [shapely.LineString([(0, 0), (0, 0), (3, 0), (3, 0)]), shapely.LineString([(7, 7), (7, 7)])]
+    )
+    np.testing.assert_array_equal(lines.segments, [[0, 0, 3, 0], [7, 7, 7, 7]])
+    np.testing.assert_array_equal(lines.line, [0, 1])
+
+
+def test_exact_rounding_refuses_a_coordinate_float32_cannot_hold():
+    assert rectcast.from_shapely([shapely.box(0, 0, 1, 1)], rounding="exact")[0].dtype == np.float32
+    lines = [shapely.LineString([(0, 0), (1, 0)]), shapely.MultiLineString([[(0, 0), (1, 0)], [(2, 2), (0.1, 3)]])]
+    with pytest.raises(ValueError, match=r"^geometry: row 1: vertex 3: x is 0\.1, which float32 cannot hold exactly"):
+        rectcast.from_shapely(lines, rounding="exact")
+    # The default rounds to nearest, as the CLI reads WKT and GeoJSON.
+    assert rectcast.from_shapely([shapely.LineString([(0.1, 0), (1, 0)])]).segments[0, 0] == np.float32(0.1)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_hits_agree_with_shapely_intersects_line_by_polygon(engine, seed):
+    """The peer check: for every line string and polygon of integer scenes (segments through
+    vertices, along edges, ending on the boundary), rectcast hits exactly where shapely's
+    ``intersects`` says they meet. Decisions only: shapely has no t."""
+    polygons = gpd.GeoSeries(hulls(seed, 60))
+    lines = gpd.GeoSeries(integer_lines(seed + 100, 400))
+    pairs = engine.pairs(lines, polygons=polygons)
+    segment_line = rectcast.from_shapely(lines).line
+    got = np.zeros((len(lines), len(polygons)), bool)
+    np.logical_or.at(got, (segment_line[pairs["segment"]], pairs["polygon"]), pairs["hit"])
+    want = shapely.intersects(np.asarray(lines)[:, None], np.asarray(polygons)[None, :])
+    if (got != want).any():
+        line, polygon = (int(i) for i in np.argwhere(got != want)[0])
+        pytest.fail(
+            f"{int((got != want).sum())} of {got.size} pairs differ; first: line {line} "
+            f"{lines[line].wkt} × polygon {polygon} {polygons[polygon].wkt}: rectcast "
+            f"{got[line, polygon]}, shapely {want[line, polygon]}"
+        )
+    # Scenes of the kind meant: a good share meet, some only on the boundary.
+    assert 0.1 < want.mean() < 0.9
+    touching = shapely.touches(np.asarray(lines)[:, None], np.asarray(polygons)[None, :])
+    assert touching.sum() > 20
+
+
+def test_a_geodataframe_back_holds_each_hits_part_of_its_segment_in_the_inputs_crs(engine):
+    roads = gpd.GeoDataFrame(
+        {"name": ["a", "b"]},
+        geometry=[shapely.LineString([(0, 5), (20, 5), (20, 30)]), shapely.LineString([(100, 100), (101, 101)])],
+        crs="EPSG:3857",
+    )
+    parcels = gpd.GeoSeries([shapely.box(10, 0, 12, 10), shapely.Polygon([(15, 20), (25, 20), (20, 28)])], crs="EPSG:3857")
+    hits = engine.hits(roads, polygons=parcels, to="geopandas", ids="name")
+    assert isinstance(hits, gpd.GeoDataFrame) and hits.crs == "EPSG:3857"
+    want = gpd.GeoSeries.from_wkt(["LINESTRING (10 5, 12 5)", "LINESTRING (20 20, 20 28)"], crs="EPSG:3857")
+    assert hits.geometry.geom_equals_exact(want, tolerance=1e-5).all(), hits.geometry.to_wkt().tolist()
+    first = engine.first_hit(roads, polygons=parcels, to="geopandas")
+    assert first.geometry[2] is None and first["polygon"].isna()[2]
+    # A touch at one t is a point.
+    touch = engine.first_hit([shapely.LineString([(12, 10), (14, 12)])], polygons=parcels, to="geopandas")
+    assert touch.geometry[0].wkt == "POINT (12 10)"
+    # A clip's rows are their own geometry.
+    clipped = engine.clip(roads, [0, 0, 10, 10], to="geopandas")
+    assert clipped.geometry[0].wkt == "LINESTRING (0 5, 10 5)" and clipped.geometry[1] is None
+    # Hits per parcel, on the parcels.
+    counts = engine.counts(roads, polygons=parcels, to="geopandas")
+    assert counts["hits"].tolist() == [1, 1] and counts.geometry.equals(parcels.reset_index(drop=True))
+    with pytest.raises(TypeError, match='to="geopandas": these rows \\(wall, hits\\) have no geometry'):
+        engine.counts(roads, walls=np.zeros((1, 4), np.float32), to="geopandas")
+    with pytest.raises(ValueError, match="polygons are in EPSG:4326, segments in EPSG:3857"):
+        engine.hits(roads, polygons=parcels.to_crs("EPSG:4326"))
