@@ -35,7 +35,7 @@ pub use cpu::batched::{CpuOptions, Simd};
 pub use cpu::segment_circle::{Circle, CircleContact, CircleKind, segment_circle};
 pub use cpu::segment_polygon::{
     EdgeContact, NO_EDGE, PolygonContact, PolygonEdge, Polygons, polygon_edge, polygons_overlap,
-    segment_polygon,
+    polygons_overlap_rings, segment_polygon, segment_polygon_rings,
 };
 pub use cpu::segment_rect::segment_rect;
 pub use cpu::segment_segment::{Contact, SegmentContact, segment_segment};

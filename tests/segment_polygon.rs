@@ -5,11 +5,11 @@
 mod common;
 
 use common::degenerate::{random_segment, valid};
-use common::polygons::{self, random_ring, random_simple_ring};
+use common::polygons::{self, random_polygon_rings, random_ring, random_simple_ring};
 use rectcast::scene::SplitMix64;
 use rectcast::{
     GpuLimits, InputArray, Kind, NO_EDGE, PolygonContact, Polygons, Problem, Segment,
-    segment_polygon,
+    segment_polygon, segment_polygon_rings,
 };
 
 fn s(x0: f32, y0: f32, x1: f32, y1: f32) -> Segment {
@@ -277,6 +277,209 @@ fn every_seeded_query_and_polygon_matches_the_oracle() {
     }
 }
 
+/// The square [0, 4]² with the hole [1, 3]² (edges 4 to 7: along y = 1, x = 3, y = 3, x = 1).
+const HOLE: [[f32; 2]; 4] = [[1.0, 1.0], [3.0, 1.0], [3.0, 3.0], [1.0, 3.0]];
+
+#[track_caller]
+fn expect_rings(
+    query: Segment,
+    rings: &[&[[f32; 2]]],
+    kind: Kind,
+    t: (f32, f32),
+    edges: (u32, u32),
+) {
+    let got = segment_polygon_rings(&query, rings);
+    let want = PolygonContact {
+        t_enter: t.0,
+        t_exit: t.1,
+        kind: kind.code(),
+        entry_edge: edges.0,
+        exit_edge: edges.1,
+    };
+    assert_eq!(got, want, "query {query:?}: got {:?}", got.kind());
+    assert_eq!(
+        got,
+        polygons::segment_polygon_rings(&query, rings),
+        "the oracle"
+    );
+    // The engine, through the flat form, gives the scalar function's bytes.
+    let polygons = Polygons::from_polygons([rings]).unwrap();
+    let pairs = common::cpu_engine()
+        .polygon_pairs(&[query], &polygons)
+        .unwrap();
+    assert_eq!(pairs, vec![got], "the engine");
+}
+
+#[test]
+fn a_segment_inside_a_hole_misses_and_one_through_it_crosses_the_outer_ring() {
+    let holed: [&[[f32; 2]]; 2] = [&SQUARE, &HOLE];
+    expect_rings(
+        s(1.5, 1.5, 2.5, 2.5),
+        &holed,
+        Kind::Miss,
+        (0.0, 0.0),
+        (NO_EDGE, NO_EDGE),
+    );
+    // In, through the hole, and out: I spans the hole, as across a concave notch.
+    expect_rings(
+        s(-2.0, 2.0, 6.0, 2.0),
+        &holed,
+        Kind::Cross,
+        (0.25, 0.75),
+        (3, 1),
+    );
+    // From the hole into the solid part: enters across the hole's edge.
+    expect_rings(
+        s(2.0, 2.0, 4.0, 2.0),
+        &holed,
+        Kind::Enter,
+        (0.5, 1.0),
+        (5, NO_EDGE),
+    );
+    // The hole's orientation does not matter.
+    let reversed: Vec<[f32; 2]> = HOLE.iter().rev().copied().collect();
+    let holed_cw: [&[[f32; 2]]; 2] = [&SQUARE, &reversed];
+    expect_rings(
+        s(1.5, 1.5, 2.5, 2.5),
+        &holed_cw,
+        Kind::Miss,
+        (0.0, 0.0),
+        (NO_EDGE, NO_EDGE),
+    );
+}
+
+#[test]
+fn a_holes_boundary_belongs_to_the_polygon() {
+    let holed: [&[[f32; 2]]; 2] = [&SQUARE, &HOLE];
+    // Along a hole's edge: both ends on the boundary, in.
+    expect_rings(
+        s(1.0, 1.0, 3.0, 1.0),
+        &holed,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
+    // From inside the hole to its edge: enters at the end.
+    expect_rings(
+        s(2.0, 2.0, 2.0, 3.0),
+        &holed,
+        Kind::Enter,
+        (1.0, 1.0),
+        (6, NO_EDGE),
+    );
+    // A point on a hole's vertex is in.
+    expect_rings(
+        s(3.0, 3.0, 3.0, 3.0),
+        &holed,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
+}
+
+#[test]
+fn through_a_vertex_the_outer_ring_and_a_hole_share_names_the_lowest_edge() {
+    // A hole touching the outer ring at the origin: a segment from outside through that
+    // vertex into the hole meets the region at that one point.
+    let hole = [[0.0, 0.0], [2.0, 1.0], [1.0, 2.0]];
+    let rings: [&[[f32; 2]]; 2] = [&SQUARE, &hole];
+    expect_rings(
+        s(-1.0, -1.0, 1.0, 1.0),
+        &rings,
+        Kind::Cross,
+        (0.5, 0.5),
+        (0, 0),
+    );
+}
+
+#[test]
+fn a_segment_from_one_part_of_a_multipolygon_to_another_spans_the_gap() {
+    let right = [[6.0, 0.0], [8.0, 0.0], [8.0, 4.0], [6.0, 4.0]];
+    let parts: [&[[f32; 2]]; 2] = [&SQUARE, &right];
+    expect_rings(
+        s(-2.0, 2.0, 14.0, 2.0),
+        &parts,
+        Kind::Cross,
+        (0.125, 0.625),
+        (3, 5),
+    );
+    expect_rings(
+        s(2.0, 2.0, 7.0, 2.0),
+        &parts,
+        Kind::Inside,
+        (0.0, 1.0),
+        (NO_EDGE, NO_EDGE),
+    );
+    expect_rings(
+        s(5.0, 1.0, 5.0, 3.0),
+        &parts,
+        Kind::Miss,
+        (0.0, 0.0),
+        (NO_EDGE, NO_EDGE),
+    );
+}
+
+#[test]
+fn every_seeded_query_and_polygon_of_rings_matches_the_oracle() {
+    let mut rng = SplitMix64::new(0x4015);
+    let mut holes = 0;
+    for scale in [1.0f32, 1e-40, 3e18, 1e-3] {
+        for _ in 0..150 {
+            let rings = random_polygon_rings(&mut rng, scale);
+            for _ in 0..20 {
+                let query = random_segment(&mut rng, scale);
+                if !valid(&query) {
+                    continue;
+                }
+                let got = segment_polygon_rings(&query, &rings);
+                let want = polygons::segment_polygon_rings(&query, &rings);
+                assert_eq!(got, want, "scale {scale}: query {query:?} rings {rings:?}");
+                // A start inside two rings is out (in a hole).
+                let inside = rings
+                    .iter()
+                    .filter(|r| polygons::contains(r, query.x0, query.y0))
+                    .count();
+                holes +=
+                    (inside == 2 && !polygons::contains_rings(&rings, query.x0, query.y0)) as usize;
+            }
+        }
+    }
+    assert!(holes > 50, "{holes} starts in holes");
+}
+
+#[test]
+fn polygons_with_rings_in_the_flat_form_number_edges_ring_after_ring() {
+    let vertices: Vec<[f32; 2]> = SQUARE.iter().chain(&HOLE).copied().collect();
+    let p = Polygons::with_rings(&vertices, &[0, 4, 8], &[0, 2]).unwrap();
+    assert_eq!(
+        p,
+        Polygons::from_polygons([[&SQUARE[..], &HOLE[..]]]).unwrap()
+    );
+    assert_eq!((p.len(), p.ring_count(0), p.edge_count()), (1, 2, 8));
+    assert_eq!(p.edge_ring(0, 3), (0, 3));
+    assert_eq!(p.edge_ring(0, 5), (1, 1));
+    assert_eq!(p.edge(0, 3), s(0.0, 4.0, 0.0, 0.0));
+    assert_eq!(p.edge(0, 7), s(1.0, 3.0, 1.0, 1.0));
+    assert_eq!(p.ring_offsets(), (&[0, 4, 8][..], &[0, 2][..]));
+    // A bad hole is named by its polygon, its vertices numbered as the polygon's.
+    let repeated = [[1.0, 1.0], [3.0, 1.0], [3.0, 1.0], [1.0, 3.0]];
+    let e = Polygons::from_polygons([vec![&SQUARE[..], &repeated[..]]]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "polygon 0: ring repeats vertex 5 at vertex 6: a zero-length edge"
+    );
+    let e = Polygons::with_rings(&vertices, &[0, 4, 8], &[0, 3]).unwrap_err();
+    assert_eq!(e.field, "polygon_offsets");
+    let e = Polygons::with_rings(&vertices, &[0, 4, 7], &[0, 2]).unwrap_err();
+    assert_eq!(e.field, "ring_offsets");
+    let none: [&[[f32; 2]]; 0] = [];
+    let e = Polygons::from_polygons([none]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "polygon 0: ring has 0 vertices, fewer than 3"
+    );
+}
+
 #[test]
 fn reversing_the_ring_keeps_the_answer_but_the_edge_numbers() {
     let mut rng = SplitMix64::new(0x4e7);
@@ -392,12 +595,14 @@ fn invalid_polygons_are_errors_naming_the_polygon() {
     // A closing repeat is dropped, as WKT and GeoJSON write rings.
     let closed = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]];
     let p = Polygons::from_rings([&closed[..]]).unwrap();
-    assert_eq!(p.ring(0), &ok[..]);
+    assert_eq!(p.polygon_vertices(0), &ok[..]);
     // The flat form's offsets.
     let e = Polygons::new(ok.to_vec(), vec![0, 3, 2, 3]).unwrap_err();
     assert_eq!((e.index, e.field), (1, "offsets"));
     assert_eq!(
-        Polygons::new(ok.to_vec(), vec![0, 3]).unwrap().ring(0),
+        Polygons::new(ok.to_vec(), vec![0, 3])
+            .unwrap()
+            .polygon_vertices(0),
         &ok[..]
     );
     // Offsets that leave vertices out, or start past 0.
@@ -414,25 +619,31 @@ fn invalid_polygons_are_errors_naming_the_polygon() {
     let _ = segment_polygon(&q, &[[0.0, 0.0], [1.0, 1.0]]);
 }
 
+/// Polygons of one to three rings (simple ones, with holes, multipolygons, crossing rings)
+/// and segments, full of degeneracies.
 fn scene(seed: u64, polygons: usize, queries: usize) -> (Polygons, Vec<Segment>) {
     let mut rng = SplitMix64::new(seed);
-    let rings: Vec<Vec<[f32; 2]>> = (0..polygons)
-        .map(|_| random_simple_ring(&mut rng, 1.0))
+    let shapes: Vec<Vec<Vec<[f32; 2]>>> = (0..polygons)
+        .map(|_| random_polygon_rings(&mut rng, 1.0))
         .collect();
+    assert!(shapes.iter().any(|p| p.len() == 1) && shapes.iter().any(|p| p.len() > 1));
     let segments = (0..queries)
         .map(|_| random_segment(&mut rng, 1.0))
         .filter(valid)
         .collect();
-    (Polygons::from_rings(&rings).unwrap(), segments)
+    (Polygons::from_polygons(&shapes).unwrap(), segments)
+}
+
+fn rings_of(polygons: &Polygons, p: usize) -> Vec<&[[f32; 2]]> {
+    polygons.rings_of(p).collect()
 }
 
 fn oracle_pairs(segments: &[Segment], polygons: &Polygons) -> Vec<PolygonContact> {
     segments
         .iter()
         .flat_map(|q| {
-            polygons
-                .rings()
-                .map(move |ring| polygons::segment_polygon(q, ring))
+            (0..polygons.len())
+                .map(move |p| polygons::segment_polygon_rings(q, &rings_of(polygons, p)))
         })
         .collect()
 }
@@ -451,7 +662,7 @@ fn assert_same_pairs(
         panic!(
             "{what}: first difference at pair {i} (query {q} {:?}, polygon {p} {:?}): got {:?}, want {:?}",
             segments[q],
-            polygons.ring(p),
+            rings_of(polygons, p),
             got[i],
             want[i]
         );
@@ -568,17 +779,49 @@ fn polygons_overlap_exactly_touching_and_containment_included() {
 }
 
 #[test]
+fn a_multipolygon_overlaps_what_holds_any_of_its_parts_and_not_what_lies_in_a_hole() {
+    let big = [[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]];
+    let far = [[20.0, 20.0], [21.0, 20.0], [21.0, 21.0], [20.0, 21.0]];
+    let small = [[4.0, 4.0], [5.0, 4.0], [5.0, 5.0], [4.0, 5.0]];
+    let hole = [[2.0, 2.0], [8.0, 2.0], [8.0, 8.0], [2.0, 8.0]];
+    // No boundaries meet: only the second part's vertex tells that it lies inside.
+    let a = Polygons::from_polygons([vec![&big[..]], vec![&big[..], &hole[..]]]).unwrap();
+    let b = Polygons::from_polygons([vec![&far[..], &small[..]]]).unwrap();
+    let mut engine = common::cpu_engine();
+    assert_eq!(engine.polygon_overlaps(&a, &b).unwrap(), vec![true, false]);
+    assert_eq!(engine.polygon_overlaps(&b, &a).unwrap(), vec![true, false]);
+    assert!(rectcast::polygons_overlap_rings(
+        &[&far[..], &small[..]],
+        &[&big[..]]
+    ));
+    assert!(rectcast::polygons_overlap_rings(
+        &[&big[..]],
+        &[&far[..], &small[..]]
+    ));
+    assert!(!rectcast::polygons_overlap_rings(
+        &[&big[..], &hole[..]],
+        &[&far[..], &small[..]]
+    ));
+    assert!(polygons::overlap_rings(
+        &[&big[..]],
+        &[&far[..], &small[..]]
+    ));
+}
+
+#[test]
 fn polygon_overlaps_match_the_oracle_on_both_backends() {
     let mut rng = SplitMix64::new(0x0e1);
-    let rings: Vec<Vec<[f32; 2]>> = (0..30).map(|_| random_simple_ring(&mut rng, 1.0)).collect();
-    let (a, b) = rings.split_at(14);
+    let shapes: Vec<Vec<Vec<[f32; 2]>>> = (0..30)
+        .map(|_| random_polygon_rings(&mut rng, 1.0))
+        .collect();
+    let (a, b) = shapes.split_at(14);
     let (pa, pb) = (
-        Polygons::from_rings(a).unwrap(),
-        Polygons::from_rings(b).unwrap(),
+        Polygons::from_polygons(a).unwrap(),
+        Polygons::from_polygons(b).unwrap(),
     );
     let want: Vec<bool> = a
         .iter()
-        .flat_map(|ra| b.iter().map(move |rb| polygons::overlap(ra, rb)))
+        .flat_map(|ra| b.iter().map(move |rb| polygons::overlap_rings(ra, rb)))
         .collect();
     let check = |what: &str, got: Vec<bool>| {
         if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
@@ -595,7 +838,10 @@ fn polygon_overlaps_match_the_oracle_on_both_backends() {
     );
     for (i, ra) in a.iter().enumerate() {
         for (j, rb) in b.iter().enumerate() {
-            assert_eq!(rectcast::polygons_overlap(ra, rb), want[i * b.len() + j]);
+            assert_eq!(
+                rectcast::polygons_overlap_rings(ra, rb),
+                want[i * b.len() + j]
+            );
         }
     }
     assert!(want.iter().any(|&o| o) && want.iter().any(|&o| !o));

@@ -24,7 +24,8 @@ use rectcast::scene::{SplitMix64, bullet_hell};
 use rectcast::{
     Batch, BroadPhase, Circle, CpuOptions, Engine, Error, Filter, FrameLoop, GpuLimits, InputArray,
     Kind, LayerHit, LayeredBatch, Polygons, Rect, Segment, TargetBatch, TargetContact, TargetHit,
-    TargetKind, Targets, WaitLimit, segment_circle, segment_polygon, segment_rect, segment_segment,
+    TargetKind, Targets, WaitLimit, segment_circle, segment_polygon_rings, segment_rect,
+    segment_segment,
 };
 
 /// An exact entry time: a ratio (den > 0) or a circle's smaller root (−b − √disc) / a.
@@ -164,12 +165,14 @@ fn circle_entry(s: &Segment, c: &Circle) -> Exact {
 }
 
 /// The smallest first t over the edges the segment meets, 0 when it starts inside.
-fn polygon_entry(s: &Segment, ring: &[[f32; 2]], kind: Kind) -> Exact {
+fn polygon_entry(s: &Segment, rings: &[Vec<[f32; 2]>], kind: Kind) -> Exact {
     if matches!(kind, Kind::Inside | Kind::Exit) {
         return zero();
     }
-    (0..ring.len())
-        .filter_map(|k| {
+    rings
+        .iter()
+        .flat_map(|ring| (0..ring.len()).map(move |k| (ring, k)))
+        .filter_map(|(ring, k)| {
             let (a, b) = (ring[k], ring[(k + 1) % ring.len()]);
             common_part(s, &Segment::new(a[0], a[1], b[0], b[1]))
         })
@@ -184,7 +187,8 @@ struct Scene {
     rects: Vec<Rect>,
     circles: Vec<Circle>,
     walls: Vec<Segment>,
-    rings: Vec<Vec<[f32; 2]>>,
+    /// Each polygon's rings: one, or two (a hole, a second part, or crossing rings).
+    rings: Vec<Vec<Vec<[f32; 2]>>>,
     filters: [Vec<Filter>; 4],
 }
 
@@ -218,20 +222,25 @@ fn scene(seed: u64, segments: usize, each: usize, steps: u64) -> Scene {
         .map(|_| Segment::new(c(&mut rng), c(&mut rng), c(&mut rng), c(&mut rng)))
         .collect();
     let rings = (0..each / 2)
-        .map(|_| {
+        .map(|p| {
             loop {
-                // Moved, a ring's rounding may make it repeat a vertex: another, then.
+                // Moved, a ring's rounding may make it repeat a vertex: another, then. Every
+                // third polygon has a second ring about the same point.
                 let (x, y) = (c(&mut rng), c(&mut rng));
-                let ring: Vec<[f32; 2]> = random_simple_ring(&mut rng, 2.0)
-                    .iter()
-                    .map(|v| [v[0] + x, v[1] + y])
+                let rings: Vec<Vec<[f32; 2]>> = (0..1 + (p % 3 == 0) as usize)
+                    .map(|_| {
+                        random_simple_ring(&mut rng, 2.0)
+                            .iter()
+                            .map(|v| [v[0] + x, v[1] + y])
+                            .collect()
+                    })
                     .collect();
-                if Polygons::from_rings([&ring]).is_ok() {
-                    break ring;
+                if Polygons::from_polygons([&rings]).is_ok() {
+                    break rings;
                 }
             }
         })
-        .collect::<Vec<Vec<[f32; 2]>>>();
+        .collect::<Vec<Vec<Vec<[f32; 2]>>>>();
     let segment_filters = (0..segments.len()).map(|_| team(&mut rng)).collect();
     let counts = [each, each, each, rings.len()];
     let filters = counts.map(|n| (0..n).map(|_| team(&mut rng)).collect());
@@ -285,9 +294,19 @@ fn near_ties(seed: u64, count: usize) -> Scene {
         if i % 2 == 0 {
             scene.walls.push(Segment::new(bx, by - 5.0, bx, by + 5.0));
         } else {
-            scene
-                .rings
-                .push(vec![[bx, by - 5.0], [bx + 5.0, by], [bx, by + 5.0]]);
+            // Every other polygon has a small hole as its first ring, so that the edge entered
+            // (along x = bx) is the second ring's closing edge: the exact order reads it by
+            // the polygon's edge numbering.
+            let hole = vec![
+                [bx + 2.0, by - 0.5],
+                [bx + 3.0, by - 0.5],
+                [bx + 2.0, by + 0.5],
+            ];
+            let triangle = vec![[bx, by - 5.0], [bx + 5.0, by], [bx, by + 5.0]];
+            scene.rings.push(match i % 4 {
+                1 => vec![hole, triangle],
+                _ => vec![triangle],
+            });
         }
     }
     scene.segment_filters = vec![Filter::ALL; count];
@@ -316,10 +335,10 @@ fn near_ties_within_kinds(seed: u64, count: usize) -> Scene {
             1 => {
                 scene
                     .rings
-                    .push(vec![[bx - 5.0, by], [bx + 5.0, by], [bx, by + 5.0]]);
+                    .push(vec![vec![[bx - 5.0, by], [bx + 5.0, by], [bx, by + 5.0]]]);
                 scene
                     .rings
-                    .push(vec![[bx, by - 5.0], [bx + 5.0, by], [bx, by + 5.0]]);
+                    .push(vec![vec![[bx, by - 5.0], [bx + 5.0, by], [bx, by + 5.0]]]);
             }
             _ => {
                 let (cx, cy) = (
@@ -348,7 +367,7 @@ fn targets_of(scene: &Scene) -> Targets {
     targets.set_rects(&scene.rects).unwrap();
     targets.set_circles(&scene.circles).unwrap();
     targets.set_walls(&scene.walls).unwrap();
-    targets.set_polygons(Polygons::from_rings(&scene.rings).unwrap());
+    targets.set_polygons(Polygons::from_polygons(&scene.rings).unwrap());
     for kind in TargetKind::ALL {
         targets.set_filters(kind, Some(&scene.filters[kind as usize]));
     }
@@ -390,7 +409,7 @@ fn brute_force(scene: &Scene) -> Vec<(TargetHit, Exact)> {
             }
         }
         for (k, ring) in scene.rings.iter().enumerate() {
-            let c = segment_polygon(s, ring);
+            let c = segment_polygon_rings(s, ring);
             if c.hit() && tested(TargetKind::Polygon, k) {
                 push(
                     k,
@@ -1076,7 +1095,7 @@ fn a_frame_with_bad_bullets_and_targets_answers_every_valid_pair_and_lists_the_b
     targets.set_rects(&rects).unwrap();
     targets.set_circles(&circles).unwrap();
     targets.set_walls(&walls).unwrap();
-    targets.set_polygons(Polygons::from_rings(&scene.rings).unwrap());
+    targets.set_polygons(Polygons::from_polygons(&scene.rings).unwrap());
     let skipped = |kind| {
         targets
             .skipped(kind)
@@ -1108,7 +1127,7 @@ fn a_frame_with_bad_bullets_and_targets_answers_every_valid_pair_and_lists_the_b
     clean.set_rects(&rects).unwrap();
     clean.set_circles(&circles).unwrap();
     clean.set_walls(&walls).unwrap();
-    clean.set_polygons(Polygons::from_rings(&scene.rings).unwrap());
+    clean.set_polygons(Polygons::from_polygons(&scene.rings).unwrap());
     let expected = engine
         .target_first_hits(&TargetBatch::over(&good, &clean))
         .unwrap();

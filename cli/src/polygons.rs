@@ -1,14 +1,16 @@
 //! Polygon inputs (`--polygons`), read and checked whole before any work:
-//! - `.wkt`: one `POLYGON ((x y, …))` a line (blank lines skipped);
-//! - `.geojson` or `.json`: a FeatureCollection of Polygons, one Feature, or one Polygon;
+//! - `.wkt`: one `POLYGON ((x y, …), (hole …))` or `MULTIPOLYGON` a line (blank lines skipped);
+//! - `.geojson` or `.json`: a FeatureCollection of Polygons and MultiPolygons, one Feature, or
+//!   one geometry;
 //! - the flat form: the vertices as records (`.npy` float32 [V, 2], CSV `x,y`, `.f32`), with
 //!   `--polygon-offsets`, an `.npy` of P + 1 integers from 0 to V (polygon i is vertices
 //!   `offsets[i]..offsets[i + 1]`).
 //!
 //! WKT numbers are read straight to f32 (rounded to nearest); GeoJSON numbers as f64 first, as
 //! JSON parsers read them, then rounded to f32. A ring may repeat its first vertex at the end.
-//! A polygon that is not a valid simple ring (docs/semantics.md, "Segment × polygon"), or has
-//! holes, is an error naming its place (`file:line:column` in WKT, the feature in GeoJSON, the
+//! A polygon's rings are its outer ring and holes, or every ring of a MultiPolygon's parts
+//! (docs/semantics.md, "Segment × polygon"); one whose ring is not a valid simple ring is an
+//! error naming its place (`file:line:column` in WKT, the feature in GeoJSON, the
 //! polygon in the flat form), or with `--skip-invalid` is skipped and counted. Polygon ids (the
 //! output's `polygon` column) count every polygon of the file from 0, skipped ones included.
 
@@ -62,10 +64,10 @@ impl PolygonFile {
         let mut skipped = Skipped::default();
         let mut kept = Vec::new();
         let mut ids = Vec::new();
-        for (i, (place, ring)) in rings.into_iter().enumerate() {
-            let checked = match ring {
-                Ok(ring) => Polygons::from_rings([&ring])
-                    .map(|_| ring)
+        for (i, (place, rings)) in rings.into_iter().enumerate() {
+            let checked = match rings {
+                Ok(rings) => Polygons::from_polygons([&rings])
+                    .map(|_| rings)
                     .map_err(|mut e| {
                         e.index = i;
                         format!("{place}: {e}")
@@ -73,15 +75,15 @@ impl PolygonFile {
                 Err(e) => Err(format!("{place}: polygon {i}: {e}")),
             };
             match checked {
-                Ok(ring) => {
-                    kept.push(ring);
+                Ok(rings) => {
+                    kept.push(rings);
                     ids.push(i as u64);
                 }
                 Err(e) if skip_invalid => skipped.add(e),
                 Err(e) => return Err(e),
             }
         }
-        let polygons = Polygons::from_rings(&kept).map_err(|e| format!("{name}: {e}"))?;
+        let polygons = Polygons::from_polygons(&kept).map_err(|e| format!("{name}: {e}"))?;
         Ok(Self {
             polygons,
             ids,
@@ -98,8 +100,11 @@ impl PolygonFile {
     }
 }
 
-/// Each polygon's place, and its ring or why it is not one.
-type Rings = Vec<(String, Result<Vec<[f32; 2]>, String>)>;
+/// A polygon's rings: its outer ring and holes, or a multipolygon's parts' rings.
+type PolygonRings = Vec<Vec<[f32; 2]>>;
+
+/// Each polygon's place, and its rings or why it has none.
+type Rings = Vec<(String, Result<PolygonRings, String>)>;
 
 fn read_text(path: &Path) -> Result<String, String> {
     let mut text = String::new();
@@ -121,17 +126,27 @@ fn wkt_rings(path: &Path) -> Result<Rings, String> {
             continue;
         }
         let place = format!("{}:{}:{at}", path.display(), n + 1);
+        let coords = |ring: &wkt::types::LineString<f32>| -> Vec<[f32; 2]> {
+            ring.coords().iter().map(|c| [c.x, c.y]).collect()
+        };
         let ring = match wkt::Wkt::<f32>::from_str(line.trim()) {
             Err(e) => Err(format!("not WKT: {e}")),
-            Ok(wkt::Wkt::Polygon(polygon)) => match polygon.rings() {
-                [ring] => Ok(ring.coords().iter().map(|c| [c.x, c.y]).collect()),
-                [] => Err("an empty POLYGON".to_string()),
-                more => Err(format!(
-                    "a POLYGON of {} rings: holes are not supported",
-                    more.len()
-                )),
-            },
-            Ok(other) => Err(format!("a {}, not a POLYGON", type_name(&other))),
+            Ok(wkt::Wkt::Polygon(polygon)) if polygon.rings().is_empty() => {
+                Err("an empty POLYGON".to_string())
+            }
+            Ok(wkt::Wkt::Polygon(polygon)) => Ok(polygon.rings().iter().map(coords).collect()),
+            Ok(wkt::Wkt::MultiPolygon(parts)) if parts.polygons().is_empty() => {
+                Err("an empty MULTIPOLYGON".to_string())
+            }
+            Ok(wkt::Wkt::MultiPolygon(parts)) => Ok(parts
+                .polygons()
+                .iter()
+                .flat_map(|p| p.rings().iter().map(coords))
+                .collect()),
+            Ok(other) => Err(format!(
+                "a {}, not a POLYGON or MULTIPOLYGON",
+                type_name(&other)
+            )),
         };
         rings.push((place, ring));
     }
@@ -165,23 +180,30 @@ fn geojson_rings(path: &Path) -> Result<Rings, String> {
         GeoJson::Feature(f) => vec![(format!("{name}: feature 0"), f.geometry)],
         GeoJson::Geometry(g) => vec![(format!("{name}: geometry"), Some(g))],
     };
+    let positions = |ring: &Vec<geojson::Position>| -> Result<Vec<[f32; 2]>, String> {
+        ring.iter()
+            .map(|p| match p.as_slice() {
+                [x, y, ..] => Ok([*x as f32, *y as f32]),
+                _ => Err("a position with fewer than 2 numbers".to_string()),
+            })
+            .collect()
+    };
     let ring = |geometry: Option<geojson::Geometry>| match geometry.map(|g| g.value) {
         None => Err("a feature without a geometry".to_string()),
-        Some(GeometryValue::Polygon { coordinates }) => match &coordinates[..] {
-            [ring] => ring
-                .iter()
-                .map(|p| match p.as_slice() {
-                    [x, y, ..] => Ok([*x as f32, *y as f32]),
-                    _ => Err("a position with fewer than 2 numbers".to_string()),
-                })
-                .collect(),
-            [] => Err("an empty Polygon".to_string()),
-            more => Err(format!(
-                "a Polygon of {} rings: holes are not supported",
-                more.len()
-            )),
-        },
-        Some(other) => Err(format!("a {}, not a Polygon", other.type_name())),
+        Some(GeometryValue::Polygon { coordinates }) if coordinates.is_empty() => {
+            Err("an empty Polygon".to_string())
+        }
+        Some(GeometryValue::Polygon { coordinates }) => coordinates.iter().map(positions).collect(),
+        Some(GeometryValue::MultiPolygon { coordinates }) if coordinates.is_empty() => {
+            Err("an empty MultiPolygon".to_string())
+        }
+        Some(GeometryValue::MultiPolygon { coordinates }) => {
+            coordinates.iter().flatten().map(positions).collect()
+        }
+        Some(other) => Err(format!(
+            "a {}, not a Polygon or MultiPolygon",
+            other.type_name()
+        )),
     };
     Ok(geometries
         .into_iter()
@@ -210,7 +232,7 @@ fn flat_rings(path: &Path, offsets_path: &Path) -> Result<Rings, String> {
         .map(|w| {
             let place = path.display().to_string();
             let ring = (w[0] <= w[1])
-                .then(|| vertices[w[0] as usize..w[1] as usize].to_vec())
+                .then(|| vec![vertices[w[0] as usize..w[1] as usize].to_vec()])
                 .ok_or_else(|| format!("offsets {} then {}: not in order", w[0], w[1]));
             (place, ring)
         })

@@ -1294,14 +1294,16 @@ fn a_polygon_that_is_not_simple_names_its_line_and_leaves_no_output() {
         "segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge\n0,0,true,inside,0,1,,\n"
     );
     std::fs::remove_file(&out).unwrap();
-    // Holes and other geometries are errors too.
+    // A bad hole is named by its polygon's line, its vertices numbered as the polygon's.
     let holes = dir.file(
         "h.wkt",
-        "POLYGON ((0 0, 9 0, 9 9, 0 9, 0 0), (1 1, 2 1, 2 2, 1 1))\n",
+        "POLYGON ((0 0, 9 0, 9 9, 0 9, 0 0), (1 1, 2 1, 2 1, 1 2, 1 1))\n",
     );
     let o = run(&holes, &[]);
     assert!(
-        stderr(&o).contains("h.wkt:1:1: polygon 0: a POLYGON of 2 rings: holes are not supported"),
+        stderr(&o).contains(
+            "h.wkt:1:1: polygon 0: ring repeats vertex 5 at vertex 6: a zero-length edge"
+        ),
         "{}",
         stderr(&o)
     );
@@ -1311,11 +1313,50 @@ fn a_polygon_that_is_not_simple_names_its_line_and_leaves_no_output() {
     );
     let o = run(&line, &[]);
     assert!(
-        stderr(&o).contains("a LineString, not a Polygon"),
+        stderr(&o).contains("a LineString, not a Polygon or MultiPolygon"),
         "{}",
         stderr(&o)
     );
     assert!(!out.exists());
+}
+
+#[test]
+fn polygons_with_holes_and_multipolygons_from_wkt_and_geojson_answer_alike() {
+    let dir = Dir::new();
+    // In the hole (a miss), across the hole, and from one part of the multipolygon to the other.
+    let s = dir.file(
+        "s.csv",
+        "x0,y0,x1,y1\n1.25,1.25,1.5,1.5\n-1,1.5,3,1.5\n8,8,21,21\n",
+    );
+    let wkt = dir.file(
+        "p.wkt",
+        "POLYGON ((0 0, 9 0, 9 9, 0 9, 0 0), (1 1, 2 1, 2 2, 1 2, 1 1))\n\
+         MULTIPOLYGON (((7 7, 9 7, 9 9, 7 9, 7 7)), ((20 20, 22 20, 22 22, 20 22, 20 20)))\n",
+    );
+    let geojson = dir.file(
+        "p.geojson",
+        r#"{"type": "FeatureCollection", "features": [
+            {"type": "Feature", "properties": {}, "geometry": {"type": "Polygon", "coordinates":
+                [[[0, 0], [9, 0], [9, 9], [0, 9], [0, 0]], [[1, 1], [2, 1], [2, 2], [1, 2], [1, 1]]]}},
+            {"type": "Feature", "properties": {}, "geometry": {"type": "MultiPolygon", "coordinates":
+                [[[[7, 7], [9, 7], [9, 9], [7, 9], [7, 7]]], [[[20, 20], [22, 20], [22, 22], [20, 22], [20, 20]]]]}}
+        ]}"#,
+    );
+    let want = "segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge\n\
+                1,0,true,enter,0.25,1,3,\n\
+                2,0,true,exit,0,0.07692308,,1\n\
+                2,1,true,inside,0,1,,\n";
+    for p in [&wkt, &geojson] {
+        let o = rectcast(&[
+            "hits",
+            "--segments",
+            s.to_str().unwrap(),
+            "--polygons",
+            p.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(String::from_utf8(o.stdout).unwrap(), want, "{p:?}");
+    }
 }
 
 #[test]

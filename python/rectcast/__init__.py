@@ -256,10 +256,20 @@ def _from_arrow(data, columns, name, rounding="exact"):
 
 def _polygons(polygons, name):
     """Polygons as the flat form the Rust module takes: vertices float32 (V, 2), offsets
-    int64 (P + 1). From ``(vertices, offsets)``, a sequence of rings, or shapely polygons (a
-    GeoSeries, a GeoDataFrame: ``geometry.polygons``)."""
+    int64, and polygon offsets (int64, or ``None``: one ring each). From ``(vertices,
+    offsets)`` (one ring each: P + 1 offsets), ``(vertices, ring_offsets, polygon_offsets)``
+    (rings each, GeoArrow's form: R + 1 and P + 1 offsets), a sequence of rings, or shapely
+    polygons and multipolygons (a GeoSeries, a GeoDataFrame: ``geometry.polygons``)."""
     if _geometry.is_geometry(polygons):
-        return _geometry.polygons(polygons, name)
+        polygons = _geometry.polygons(polygons, name)
+    if isinstance(polygons, tuple) and len(polygons) == 3 and polygons[2] is None:
+        polygons = polygons[:2]
+    if isinstance(polygons, tuple) and len(polygons) == 3 and np.ndim(polygons[2]) == 1:
+        vertices, offsets = _polygons(polygons[:2], name)[:2]
+        polygon_offsets = np.require(polygons[2], dtype=np.int64, requirements=["C", "A"])
+        if polygon_offsets.ndim != 1:
+            raise ValueError(f"{name}: polygon offsets: expected one dimension, found {polygon_offsets.shape}")
+        return vertices, offsets, polygon_offsets
     if isinstance(polygons, tuple) and len(polygons) == 2 and np.ndim(polygons[1]) == 1:
         vertices, offsets = polygons
     else:
@@ -275,7 +285,7 @@ def _polygons(polygons, name):
     offsets = np.require(offsets, dtype=np.int64, requirements=["C", "A"])
     if vertices.ndim != 2 or vertices.shape[1] != 2:
         raise ValueError(f"{name}: vertices: expected shape (V, 2), found {vertices.shape}")
-    return vertices, offsets
+    return vertices, offsets, None
 
 
 #: What ``to=`` takes.
@@ -538,8 +548,7 @@ class Engine:
             r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
             return _table(getattr(self._engine, query)(s, r), to, ids=joined, segments=s, crs=crs)
         if keyword == "polygons":
-            vertices, offsets = _polygons(polygons, "polygons")
-            rows = self._engine.polygon_query(query, s, vertices, offsets)
+            rows = self._engine.polygon_query(query, s, *_polygons(polygons, "polygons"))
             if query == "counts" and to == "geopandas" and _geometry.is_geometry(polygons):
                 # Hits per polygon, on the polygons' own geometry.
                 shapes = _geometry.geometries(polygons, "polygons")
@@ -604,10 +613,12 @@ class Engine:
         return self.pairs(segments, circles=circles, to=to, copy=copy, rounding=rounding, ids=ids)
 
     def polygon_pairs(self, segments, polygons, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None):
-        """Every segment against every polygon (simple, closed: boundary and interior),
-        segment-major. ``polygons``: a sequence of rings (each (n, 2), a closing repeat of the
-        first vertex allowed), or the flat form ``(vertices, offsets)``: float32 (V, 2) and
-        P + 1 integers from 0 to V. Fields: segment, polygon (uint64), hit (bool), kind (uint8,
+        """Every segment against every polygon (closed: boundary and interior; holes outside,
+        their boundaries in), segment-major. ``polygons``: a sequence of rings (each (n, 2), a
+        closing repeat of the first vertex allowed), the flat form ``(vertices, offsets)``:
+        float32 (V, 2) and P + 1 integers from 0 to V, GeoArrow's ``(vertices, ring_offsets,
+        polygon_offsets)`` (rings each: shells, holes, a multipolygon's parts), or shapely
+        polygons and multipolygons (a GeoSeries, a GeoDataFrame). Fields: segment, polygon (uint64), hit (bool), kind (uint8,
         a ``KIND_NAMES`` code), t_enter, t_exit (float32, NaN on a miss), entry_edge, exit_edge
         (int64, edge k runs from vertex k to k + 1; -1 where there is none). A polygon that is
         not simple raises ``ValueError`` naming it."""

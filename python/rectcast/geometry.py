@@ -24,7 +24,7 @@ _TYPE_NAMES = {
     6: "MultiPolygon",
     7: "GeometryCollection",
 }
-_POLYGONAL = (3,)
+_POLYGONAL = (3, 6)
 _LINEAL = (1, 2, 5)
 
 
@@ -173,30 +173,29 @@ def _dedup(coords, offsets):
 
 
 def polygons(data, name="polygons", rounding="nearest"):
-    """shapely polygons as ``(vertices, offsets)``: vertices float32 (V, 2), offsets int64
-    (P + 1), polygon i being ``vertices[offsets[i]:offsets[i + 1]]`` (its closing vertex kept,
-    which the engine drops). Refused, naming the row: a missing or empty geometry, anything but
-    a Polygon, a polygon with holes, z coordinates."""
+    """shapely polygons and multipolygons as ``(vertices, ring_offsets, polygon_offsets)``,
+    GeoArrow's flat form: vertices float32 (V, 2); ring r is
+    ``vertices[ring_offsets[r]:ring_offsets[r + 1]]`` (its closing vertex kept, which the engine
+    drops); polygon i is rings ``polygon_offsets[i]:polygon_offsets[i + 1]``: its shell and
+    holes, or every ring of a multipolygon's parts (docs/semantics.md: the region is the same).
+    Refused, naming the row: a missing or empty geometry, anything not polygonal, z
+    coordinates."""
     shapely = _shapely()
     geoms, _ = _geometries(data, name)
     if len(geoms) == 0:
-        return np.zeros((0, 2), np.float32), np.zeros(1, np.int64)
-    types = shapely.get_type_id(geoms)
-    if (types == 6).any():
-        _refuse(
-            name,
-            geoms,
-            types == 6,
-            lambda row: "a MultiPolygon: rectcast's polygons are single rings; split it with "
-            "geopandas' explode() and keep the index",
-        )
-    _checked(geoms, name, _POLYGONAL, "a Polygon")
-    holes = shapely.get_num_interior_rings(geoms) > 0
-    if holes.any():
-        _refuse(name, geoms, holes, lambda row: "a polygon with holes: rectcast's polygons are single rings")
-    _, coords, (ring_offsets, _) = shapely.to_ragged_array(geoms, include_z=False)
-    ring_offsets = np.asarray(ring_offsets, dtype=np.int64)
-    return _dedup(_float32(coords, name, rounding, ring_offsets), ring_offsets)
+        return np.zeros((0, 2), np.float32), np.zeros(1, np.int64), np.zeros(1, np.int64)
+    _checked(geoms, name, _POLYGONAL, "a Polygon or MultiPolygon")
+    kind, coords, offsets = shapely.to_ragged_array(geoms, include_z=False)
+    ring_offsets = np.asarray(offsets[0], dtype=np.int64)
+    if kind == shapely.GeometryType.POLYGON:
+        polygon_offsets = np.asarray(offsets[1], dtype=np.int64)
+    else:
+        # A multipolygon's rings are its parts' rings, one after the other.
+        part_offsets, geom_offsets = (np.asarray(o, dtype=np.int64) for o in offsets[1:])
+        polygon_offsets = part_offsets[geom_offsets]
+    vertices = _float32(coords, name, rounding, ring_offsets[polygon_offsets])
+    vertices, ring_offsets = _dedup(vertices, ring_offsets)
+    return vertices, ring_offsets, polygon_offsets
 
 
 def polylines(data, name="segments", rounding="nearest") -> Polylines:
@@ -246,8 +245,9 @@ def polylines(data, name="segments", rounding="nearest") -> Polylines:
 
 
 def from_shapely(geoms, rounding="nearest"):
-    """shapely or geopandas geometry as rectcast's inputs: polygons as ``(vertices, offsets)``
-    (what ``polygons=`` takes), line strings as :class:`Polylines` (what ``segments`` takes).
+    """shapely or geopandas geometry as rectcast's inputs: polygons and multipolygons as
+    ``(vertices, ring_offsets, polygon_offsets)`` (what ``polygons=`` takes), line strings as
+    :class:`Polylines` (what ``segments`` takes).
     A GeoSeries or GeoDataFrame (its active geometry) works too; the kind comes from row 0."""
     shapely = _shapely()
     rows, _ = _geometries(geoms, "geometry")

@@ -73,33 +73,48 @@ fn inputs<'a>(
     Ok((records(segments, "segments")?, records(rects, "rects")?))
 }
 
-/// Polygons from the flat form: vertices (V, 2) float32 and offsets (P + 1) int64, checked
-/// (a `ValueError` names the first bad polygon).
+/// Polygons from the flat form, checked (a `ValueError` names the first bad polygon):
+/// vertices (V, 2) float32 and offsets int64, one ring per polygon (P + 1 offsets into the
+/// vertices); or, with `polygon_offsets` (P + 1 into the rings), rings each, `offsets` then
+/// being the rings' (R + 1 into the vertices).
 fn polygons(
     vertices: &PyReadonlyArray2<'_, f32>,
     offsets: &PyReadonlyArray1<'_, i64>,
+    polygon_offsets: Option<&PyReadonlyArray1<'_, i64>>,
     name: &str,
 ) -> PyResult<Polygons> {
     let vertices: &[[f32; 2]] = records(vertices, name)?;
-    let offsets = offsets.as_slice().map_err(|_| {
-        PyValueError::new_err(format!("{name}: offsets: expected a contiguous array"))
-    })?;
-    let offsets: Vec<u32> = offsets
-        .iter()
-        .enumerate()
-        .map(|(i, &o)| {
-            u32::try_from(o).map_err(|_| {
-                PyValueError::new_err(format!("{name}: offset {i} is {o}, not in 0..2^32"))
-            })
-        })
-        .collect::<PyResult<_>>()?;
+    let offsets = offsets_u32(offsets, name, "offsets")?;
     if offsets.first() != Some(&0) || offsets.last().map(|&o| o as usize) != Some(vertices.len()) {
         return Err(PyValueError::new_err(format!(
             "{name}: offsets must run from 0 to the {} vertices",
             vertices.len()
         )));
     }
-    Polygons::new(vertices.to_vec(), offsets).map_err(|e| PyValueError::new_err(e.to_string()))
+    let checked = match polygon_offsets {
+        None => Polygons::new(vertices.to_vec(), offsets),
+        Some(polygon_offsets) => {
+            let polygon_offsets = offsets_u32(polygon_offsets, name, "polygon offsets")?;
+            Polygons::with_rings(vertices, &offsets, &polygon_offsets)
+        }
+    };
+    checked.map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// An int64 offsets array as u32, each checked.
+fn offsets_u32(offsets: &PyReadonlyArray1<'_, i64>, name: &str, what: &str) -> PyResult<Vec<u32>> {
+    let offsets = offsets.as_slice().map_err(|_| {
+        PyValueError::new_err(format!("{name}: {what}: expected a contiguous array"))
+    })?;
+    offsets
+        .iter()
+        .enumerate()
+        .map(|(i, &o)| {
+            u32::try_from(o).map_err(|_| {
+                PyValueError::new_err(format!("{name}: {what}: {i} is {o}, not in 0..2^32"))
+            })
+        })
+        .collect()
 }
 
 /// The largest first-hits buffer an engine keeps between calls.
@@ -317,7 +332,8 @@ impl PyEngine {
     }
 
     /// A query (`pairs`, `hits`, `first_hit`, `counts`) of segments against polygons in the
-    /// flat form.
+    /// flat form (rings each with `polygon_offsets`).
+    #[pyo3(signature = (query, segments, vertices, offsets, polygon_offsets=None))]
     fn polygon_query<'py>(
         &self,
         py: Python<'py>,
@@ -325,23 +341,33 @@ impl PyEngine {
         segments: PyReadonlyArray2<'py, f32>,
         vertices: PyReadonlyArray2<'py, f32>,
         offsets: PyReadonlyArray1<'py, i64>,
+        polygon_offsets: Option<PyReadonlyArray1<'py, i64>>,
     ) -> PyResult<Packed<'py>> {
         let s: &[Segment] = records(&segments, "segments")?;
-        let p = polygons(&vertices, &offsets, "polygons")?;
+        let p = polygons(&vertices, &offsets, polygon_offsets.as_ref(), "polygons")?;
         target_rows(py, self, query, s, &PolygonTargets(&p))
     }
 
-    /// Polygon × polygon: the overlapping pairs (polygon, other) of `a` × `b`, in order.
+    /// Polygon × polygon: the overlapping pairs (polygon, other) of `a` × `b`, in order
+    /// (each in `polygon_query`'s flat form).
+    #[allow(clippy::too_many_arguments)]
     fn overlaps<'py>(
         &self,
         py: Python<'py>,
         vertices: PyReadonlyArray2<'py, f32>,
         offsets: PyReadonlyArray1<'py, i64>,
+        polygon_offsets: Option<PyReadonlyArray1<'py, i64>>,
         other_vertices: PyReadonlyArray2<'py, f32>,
         other_offsets: PyReadonlyArray1<'py, i64>,
+        other_polygon_offsets: Option<PyReadonlyArray1<'py, i64>>,
     ) -> PyResult<Packed<'py>> {
-        let a = polygons(&vertices, &offsets, "polygons")?;
-        let b = polygons(&other_vertices, &other_offsets, "other")?;
+        let a = polygons(&vertices, &offsets, polygon_offsets.as_ref(), "polygons")?;
+        let b = polygons(
+            &other_vertices,
+            &other_offsets,
+            other_polygon_offsets.as_ref(),
+            "other",
+        )?;
         let overlap = self.run(py, a.len() * b.len(), |e| e.polygon_overlaps(&a, &b))?;
         let m = b.len().max(1);
         let pairs: Vec<(u64, u64)> = overlap

@@ -43,9 +43,13 @@ def hulls(seed, count, span=20):
 
 
 def integer_lines(seed, count, span=20):
-    """Line strings of 1–4 segments between integer points."""
+    """Line strings of 1–4 short segments between integer points (a walk of steps up to 3)."""
     rng = np.random.default_rng(seed)
-    return [shapely.LineString(rng.integers(0, span, (rng.integers(2, 6), 2))) for _ in range(count)]
+    walks = []
+    for _ in range(count):
+        steps = rng.integers(-3, 4, (rng.integers(1, 5), 2))
+        walks.append(shapely.LineString(np.cumsum(np.vstack([rng.integers(0, span, (1, 2)), steps]), axis=0)))
+    return walks
 
 
 def test_shapely_polygons_answer_as_their_rings_given_as_arrays(engine):
@@ -58,8 +62,10 @@ def test_shapely_polygons_answer_as_their_rings_given_as_arrays(engine):
         assert_same_rows(getattr(engine, query)(segments, polygons=gpd.GeoSeries(polygons)), want)
         frame = gpd.GeoDataFrame({"name": range(len(polygons))}, geometry=polygons)
         assert_same_rows(getattr(engine, query)(segments, polygons=frame), want)
-    vertices, offsets = rectcast.from_shapely(polygons)
-    assert_same_rows(engine.pairs(segments, polygons=(vertices, offsets)), engine.pairs(segments, polygons=rings))
+    vertices, ring_offsets, polygon_offsets = rectcast.from_shapely(polygons)
+    np.testing.assert_array_equal(polygon_offsets, np.arange(len(polygons) + 1))
+    flat = (vertices, ring_offsets, polygon_offsets)
+    assert_same_rows(engine.pairs(segments, polygons=flat), engine.pairs(segments, polygons=rings))
 
 
 def test_line_strings_are_their_segments_and_each_row_names_its_line_and_place(engine):
@@ -106,10 +112,9 @@ BAD = [
     (shapely.Point(0, 0), "row 2: a Point, not a Polygon"),
     (None, "row 2: a missing geometry (None)"),
     (shapely.Polygon(), "row 2: an empty Polygon"),
-    (shapely.box(0, 0, 4, 4).difference(shapely.box(1, 1, 2, 2)), "row 2: a polygon with holes"),
-    (shapely.MultiPolygon([shapely.box(0, 0, 1, 1)]), "row 2: a MultiPolygon"),
     (shapely.Polygon([(0, 0, 1), (1, 0, 1), (1, 1, 1)]), "row 2: has z coordinates"),
-    (shapely.LineString([(0, 0), (1, 1)]), "row 2: a LineString, not a Polygon"),
+    (shapely.LineString([(0, 0), (1, 1)]), "row 2: a LineString, not a Polygon or MultiPolygon"),
+    (shapely.GeometryCollection([shapely.box(0, 0, 1, 1)]), "row 2: a GeometryCollection, not a Polygon"),
 ]
 
 
@@ -158,12 +163,47 @@ def test_exact_rounding_refuses_a_coordinate_float32_cannot_hold():
     assert rectcast.from_shapely([shapely.LineString([(0.1, 0), (1, 0)])]).segments[0, 0] == np.float32(0.1)
 
 
+def holed_and_multi(seed, count, span=20):
+    """Valid polygons with holes and multipolygons on integer points: a hull with a smaller
+    hull inside it as a hole (touching the shell now and then), or two hulls as parts."""
+    rng = np.random.default_rng(seed)
+    found = []
+    while len(found) < count:
+        shell = shapely.convex_hull(shapely.multipoints(rng.integers(0, span, (8, 2))))
+        other = shapely.convex_hull(shapely.multipoints(rng.integers(0, span, (5, 2))))
+        if shell.geom_type != "Polygon" or other.geom_type != "Polygon":
+            continue
+        if rng.integers(2) == 0:
+            candidate = shapely.Polygon(shell.exterior, [other.exterior])
+        else:
+            candidate = shapely.MultiPolygon([shell, other])
+        if candidate.is_valid:
+            found.append(candidate)
+    return found
+
+
+def test_holes_and_multipolygons_answer_as_their_rings(engine):
+    """A polygon with holes is its shell and holes, a MultiPolygon its parts' rings: the rows
+    equal those of the same rings given in the flat form, edges numbered ring after ring."""
+    square_with_hole = shapely.Polygon([(0, 0), (4, 0), (4, 4), (0, 4)], [[(1, 1), (3, 1), (3, 3), (1, 3)]])
+    two_squares = shapely.MultiPolygon([shapely.box(0, 0, 4, 4), shapely.box(6, 0, 8, 4)])
+    segments = np.array([[1.5, 1.5, 2.5, 2.5], [-2, 2, 6, 2], [2, 2, 4, 2], [-2, 2, 14, 2]], np.float32)
+    first = engine.pairs(segments, polygons=gpd.GeoSeries([square_with_hole, two_squares]))
+    got = [(int(r["polygon"]), bool(r["hit"]), float(r["t_enter"]), float(r["t_exit"])) for r in first]
+    assert [g[1] for g in got] == [False, True, True, True, True, True, True, True]
+    assert got[2][2:] == (0.25, 0.75) and got[4][2:] == (0.5, 1.0) and got[7][2:] == (0.125, 0.625)
+    vertices, ring_offsets, polygon_offsets = rectcast.from_shapely([square_with_hole, two_squares])
+    np.testing.assert_array_equal(polygon_offsets, [0, 2, 4])
+    assert_same_rows(engine.pairs(segments, polygons=(vertices, ring_offsets, polygon_offsets)), first)
+
+
 @pytest.mark.parametrize("seed", [3, 4])
 def test_hits_agree_with_shapely_intersects_line_by_polygon(engine, seed):
     """The peer check: for every line string and polygon of integer scenes (segments through
-    vertices, along edges, ending on the boundary), rectcast hits exactly where shapely's
-    ``intersects`` says they meet. Decisions only: shapely has no t."""
-    polygons = gpd.GeoSeries(hulls(seed, 60))
+    vertices, along edges, ending on the boundary; polygons with holes and multipolygons
+    among them), rectcast hits exactly where shapely's ``intersects`` says they meet.
+    Decisions only: shapely has no t."""
+    polygons = gpd.GeoSeries(hulls(seed, 40) + holed_and_multi(seed, 40))
     lines = gpd.GeoSeries(integer_lines(seed + 100, 400))
     pairs = engine.pairs(lines, polygons=polygons)
     segment_line = rectcast.from_shapely(lines).line
@@ -181,6 +221,10 @@ def test_hits_agree_with_shapely_intersects_line_by_polygon(engine, seed):
     assert 0.1 < want.mean() < 0.9
     touching = shapely.touches(np.asarray(lines)[:, None], np.asarray(polygons)[None, :])
     assert touching.sum() > 20
+    # Lines that lie in a hole, or cross between parts, are among them.
+    holed = np.asarray(shapely.get_num_interior_rings(np.asarray(polygons)) > 0)
+    in_hole = shapely.within(np.asarray(lines)[:, None], shapely.polygons(shapely.get_interior_ring(np.asarray(polygons)[holed], 0))[None, :])
+    assert in_hole.sum() > 5, in_hole.sum()
 
 
 def test_a_geodataframe_back_holds_each_hits_part_of_its_segment_in_the_inputs_crs(engine):

@@ -159,7 +159,8 @@ impl Engine {
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed
     /// (touching and containment overlap; docs/semantics.md): `result[i * b.len() + j]`.
     /// Exact, on either backend: built on segment × polygon (an edge of `a` that hits a polygon
-    /// of `b`, or the first vertex of `b`'s polygon inside `a`'s).
+    /// of `b`, or the first vertex of one of the rings of `b`'s polygon inside `a`'s:
+    /// [`crate::polygons_overlap_rings`]).
     ///
     /// # Errors
     /// [`Error::TooManyPairs`] when the result does not fit; GPU errors.
@@ -178,11 +179,13 @@ impl Engine {
         // Each edge of `a` against every polygon of `b`.
         let mut owner = Vec::with_capacity(a.edge_count());
         let mut edges = Vec::with_capacity(a.edge_count());
-        for (i, ring) in a.rings().enumerate() {
-            for k in 0..ring.len() {
-                let ([x0, y0], [x1, y1]) = (ring[k], ring[(k + 1) % ring.len()]);
-                edges.push(Segment::new(x0, y0, x1, y1));
-                owner.push(i);
+        for i in 0..n {
+            for ring in a.rings_of(i) {
+                for k in 0..ring.len() {
+                    let ([x0, y0], [x1, y1]) = (ring[k], ring[(k + 1) % ring.len()]);
+                    edges.push(Segment::new(x0, y0, x1, y1));
+                    owner.push(i);
+                }
             }
         }
         self.polygon_chunks(&edges, b, |first, rows| {
@@ -193,14 +196,18 @@ impl Engine {
                 }
             }
         })?;
-        // The first vertex of each polygon of `b`, a point, against every polygon of `a`.
-        let points: Vec<Segment> = b
-            .rings()
-            .map(|ring| Segment::new(ring[0][0], ring[0][1], ring[0][0], ring[0][1]))
-            .collect();
+        // The first vertex of each ring of `b`, a point, against every polygon of `a`.
+        let mut points = Vec::new();
+        let mut point_owner = Vec::new();
+        for j in 0..m {
+            for ring in b.rings_of(j) {
+                points.push(Segment::new(ring[0][0], ring[0][1], ring[0][0], ring[0][1]));
+                point_owner.push(j);
+            }
+        }
         self.polygon_chunks(&points, a, |first, rows| {
             for (r, row) in rows.chunks_exact(n.max(1)).enumerate() {
-                let j = first + r;
+                let j = point_owner[first + r];
                 for (i, contact) in row.iter().enumerate() {
                     overlap[i * m + j] |= contact.hit();
                 }

@@ -9,7 +9,7 @@ use super::{Engine, Inner, check_output};
 use crate::cpu::batched::{CpuKernel, Earlier, FirstOrder};
 use crate::cpu::lane_filter::LaneFilter;
 use crate::cpu::segment_circle::CircleContact;
-use crate::cpu::segment_polygon::PolygonContact;
+use crate::cpu::segment_polygon::{NO_EDGE, PolygonContact};
 use crate::cpu::segment_segment::SegmentContact;
 use crate::error::{Error, Result};
 use crate::query::Batch;
@@ -122,7 +122,14 @@ impl<'a> Merge<'a> {
             TargetContact::Rect(r) => EntryTime::of_rect(s, &t.rects().rects()[k], r),
             TargetContact::Circle(c) => EntryTime::of_circle(s, &t.circles()[k], c),
             TargetContact::Wall(_) => EntryTime::of_wall(s, &t.walls()[k]),
-            TargetContact::Polygon(c) => EntryTime::of_polygon(s, t.polygons().ring(k), c),
+            TargetContact::Polygon(c) => {
+                // The entry edge, where the segment starts outside (unread otherwise).
+                let edge = match c.entry_edge {
+                    NO_EDGE => Segment::default(),
+                    e => t.polygons().edge(k, e as usize),
+                };
+                EntryTime::of_polygon(s, edge, c)
+            }
         }
     }
 

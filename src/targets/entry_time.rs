@@ -157,15 +157,13 @@ impl EntryTime {
     /// starts in it, else where it meets the entry edge.
     pub(crate) fn of_polygon(
         segment: &Segment,
-        ring: &[[f32; 2]],
+        entry_edge: Segment,
         contact: &PolygonContact,
     ) -> Self {
         if matches!(contact.kind(), Kind::Inside | Kind::Exit) {
             return Self::zero();
         }
-        let k = contact.entry_edge as usize;
-        let (a, b) = (ring[k], ring[(k + 1) % ring.len()]);
-        Self::of_wall(segment, &Segment::new(a[0], a[1], b[0], b[1]))
+        Self::of_wall(segment, &entry_edge)
     }
 
     /// The order of the two times, exactly.
@@ -328,7 +326,14 @@ mod tests {
             let c = segment_polygon(&s, &ring);
             if c.hit() {
                 polygons += 1;
-                let e = EntryTime::of_polygon(&s, &ring, &c);
+                let edge = match c.entry_edge {
+                    crate::NO_EDGE => Segment::default(),
+                    k => {
+                        let (a, b) = (ring[k as usize], ring[(k as usize + 1) % 3]);
+                        Segment::new(a[0], a[1], b[0], b[1])
+                    }
+                };
+                let e = EntryTime::of_polygon(&s, edge, &c);
                 assert!(rounds_to(&e, c.t_enter), "{s:?} {ring:?}");
             }
         }

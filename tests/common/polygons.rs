@@ -65,14 +65,41 @@ fn less(a: &(BigInt, BigInt), b: &(BigInt, BigInt)) -> bool {
     &a.0 * &b.1 < &b.0 * &a.1
 }
 
+/// Whether (x, y) is in the closed region of `rings`: on an edge of any, or inside (a winding
+/// number other than 0) an odd number of them.
+pub fn contains_rings<R: AsRef<[[f32; 2]]>>(rings: &[R], x: f32, y: f32) -> bool {
+    let p = point(x, y);
+    let on_boundary = rings.iter().any(|ring| {
+        let ring = ring.as_ref();
+        (0..ring.len()).any(|k| {
+            let e = edge(ring, k);
+            on_segment(&p, &point(e.x0, e.y0), &point(e.x1, e.y1))
+        })
+    });
+    let inside = rings
+        .iter()
+        .filter(|ring| contains(ring.as_ref(), x, y))
+        .count();
+    on_boundary || inside % 2 == 1
+}
+
 /// The contract's answer for `query` against the polygon `ring`.
 pub fn segment_polygon(query: &Segment, ring: &[[f32; 2]]) -> PolygonContact {
-    let start_in = contains(ring, query.x0, query.y0);
-    let end_in = contains(ring, query.x1, query.y1);
+    segment_polygon_rings(query, &[ring])
+}
+
+/// The contract's answer for `query` against the polygon of `rings` (edges numbered ring after
+/// ring).
+pub fn segment_polygon_rings<R: AsRef<[[f32; 2]]>>(query: &Segment, rings: &[R]) -> PolygonContact {
+    let start_in = contains_rings(rings, query.x0, query.y0);
+    let end_in = contains_rings(rings, query.x1, query.y1);
     let mut entry: Option<(usize, (BigInt, BigInt))> = None;
     let mut exit: Option<(usize, (BigInt, BigInt))> = None;
-    for k in 0..ring.len() {
-        let Some(part) = common_part(query, &edge(ring, k)) else {
+    let edges = rings
+        .iter()
+        .flat_map(|ring| (0..ring.as_ref().len()).map(move |k| edge(ring.as_ref(), k)));
+    for (k, e) in edges.enumerate() {
+        let Some(part) = common_part(query, &e) else {
             continue;
         };
         if entry.as_ref().is_none_or(|(_, t)| less(&part.enter, t)) {
@@ -102,9 +129,25 @@ pub fn segment_polygon(query: &Segment, ring: &[[f32; 2]]) -> PolygonContact {
 /// Whether two closed polygons share a point: their boundaries meet, or a vertex of one is in
 /// the other.
 pub fn overlap(a: &[[f32; 2]], b: &[[f32; 2]]) -> bool {
-    (0..a.len()).any(|i| (0..b.len()).any(|j| common_part(&edge(a, i), &edge(b, j)).is_some()))
-        || contains(b, a[0][0], a[0][1])
-        || contains(a, b[0][0], b[0][1])
+    overlap_rings(&[a], &[b])
+}
+
+/// [`overlap`] for polygons of rings: some rings' boundaries meet, or some ring of one has a
+/// vertex in the other (a ring whose boundary meets no other lies wholly in or out).
+pub fn overlap_rings<R: AsRef<[[f32; 2]]>>(a: &[R], b: &[R]) -> bool {
+    let boundaries_meet = a.iter().any(|ra| {
+        let ra = ra.as_ref();
+        b.iter().any(|rb| {
+            let rb = rb.as_ref();
+            (0..ra.len())
+                .any(|i| (0..rb.len()).any(|j| common_part(&edge(ra, i), &edge(rb, j)).is_some()))
+        })
+    });
+    boundaries_meet
+        || a.iter()
+            .any(|r| contains_rings(b, r.as_ref()[0][0], r.as_ref()[0][1]))
+        || b.iter()
+            .any(|r| contains_rings(a, r.as_ref()[0][0], r.as_ref()[0][1]))
 }
 
 /// Whether a ring (no closing repeat) is a valid simple polygon, in O(n²): three vertices or
@@ -131,6 +174,14 @@ pub fn simple(ring: &[[f32; 2]]) -> bool {
         }
     }
     true
+}
+
+/// A random polygon of one to three simple rings over one region: a simple polygon, one with
+/// holes, a multipolygon's parts, or rings that cross (the region is the points inside an odd
+/// number of them, and every boundary).
+pub fn random_polygon_rings(rng: &mut SplitMix64, scale: f32) -> Vec<Vec<[f32; 2]>> {
+    let rings = 1 + rng.below(3) as usize;
+    (0..rings).map(|_| random_simple_ring(rng, scale)).collect()
 }
 
 /// A random ring of 3 to 7 vertices on the degenerate generators' coordinates (grids, repeats,

@@ -99,11 +99,15 @@ impl EdgeContact {
     }
 }
 
-/// Every edge of every polygon, in order, each with its polygon's box.
+/// Every edge of every polygon, in order (a polygon's ring after ring), each with its polygon's
+/// box.
 pub fn polygon_edges(polygons: &Polygons) -> Vec<PolygonEdge> {
     let mut edges = Vec::with_capacity(polygons.edge_count());
-    for (i, ring) in polygons.rings().enumerate() {
-        ring_edges(ring, polygons.bounds(i), &mut edges);
+    for i in 0..polygons.len() {
+        let bounds = polygons.bounds(i);
+        for ring in polygons.rings_of(i) {
+            ring_edges(ring, bounds, &mut edges);
+        }
     }
     edges
 }
@@ -300,11 +304,21 @@ impl PolygonContact {
 /// polygon between them (t_enter 0, t_exit 1); a zero-length query is a point, `Inside` with t
 /// from 0 to 1 when in the polygon; a query through a vertex names the lower of its two edges.
 pub fn segment_polygon(query: &Segment, ring: &[[f32; 2]]) -> PolygonContact {
-    if ring.is_empty() {
+    segment_polygon_rings(query, &[ring])
+}
+
+/// Where `query` meets the closed region of `rings`: a polygon's outer ring and its holes, or
+/// a multipolygon's rings, in any order (docs/semantics.md: the points inside an odd number of
+/// rings, and every ring's boundary). Edges are numbered ring after ring, as in [`Polygons`].
+/// The degenerate cases are [`segment_polygon`]'s, and a query along a hole's edge or through a
+/// vertex that an outer ring and a hole share is on the boundary.
+pub fn segment_polygon_rings<R: AsRef<[[f32; 2]]>>(query: &Segment, rings: &[R]) -> PolygonContact {
+    let mut vertices = rings.iter().flat_map(|r| r.as_ref().iter());
+    let Some(&[x, y]) = vertices.next() else {
         return PolygonContact::MISS;
-    }
-    let mut polygon = Rect::new(ring[0][0], ring[0][1], ring[0][0], ring[0][1]);
-    for &[x, y] in ring {
+    };
+    let mut polygon = Rect::new(x, y, x, y);
+    for &[x, y] in vertices {
         polygon = Rect::new(
             polygon.min_x.min(x),
             polygon.min_y.min(y),
@@ -312,8 +326,10 @@ pub fn segment_polygon(query: &Segment, ring: &[[f32; 2]]) -> PolygonContact {
             polygon.max_y.max(y),
         );
     }
-    let mut edges = Vec::with_capacity(ring.len());
-    ring_edges(ring, polygon, &mut edges);
+    let mut edges = Vec::new();
+    for ring in rings {
+        ring_edges(ring.as_ref(), polygon, &mut edges);
+    }
     let contacts: Vec<EdgeContact> = edges.iter().map(|e| polygon_edge(query, e)).collect();
     polygon_contact(query, &edges, &contacts)
 }
@@ -426,15 +442,24 @@ fn before(query: &Segment, edges: &[PolygonEdge], k: usize, b: usize, extreme: E
 /// `a` meets `b` (its boundary, or lies inside it), or `b` lies inside `a` (its first vertex
 /// does).
 pub fn polygons_overlap(a: &[[f32; 2]], b: &[[f32; 2]]) -> bool {
-    if a.is_empty() || b.is_empty() {
-        return false;
-    }
-    let n = a.len();
-    (0..n).any(|k| {
-        let ([x0, y0], [x1, y1]) = (a[k], a[(k + 1) % n]);
-        segment_polygon(&Segment::new(x0, y0, x1, y1), b).hit()
-    }) || {
-        let [x, y] = b[0];
-        segment_polygon(&Segment::new(x, y, x, y), a).hit()
-    }
+    polygons_overlap_rings(&[a], &[b])
+}
+
+/// [`polygons_overlap`] for polygons of rings ([`segment_polygon_rings`]): an edge of `a`
+/// meets `b`, or a ring of `b` lies inside `a` (its first vertex does). That is enough: where
+/// the regions share a point and no boundary of `a` meets `b`, some boundary point of `b` is in
+/// `a`, and its whole ring with it, since that ring meets no boundary of `a`.
+pub fn polygons_overlap_rings<R: AsRef<[[f32; 2]]>>(a: &[R], b: &[R]) -> bool {
+    let edges_meet = a.iter().any(|ring| {
+        let ring = ring.as_ref();
+        let n = ring.len();
+        (0..n).any(|k| {
+            let ([x0, y0], [x1, y1]) = (ring[k], ring[(k + 1) % n]);
+            segment_polygon_rings(&Segment::new(x0, y0, x1, y1), b).hit()
+        })
+    });
+    edges_meet
+        || b.iter()
+            .filter_map(|ring| ring.as_ref().first())
+            .any(|&[x, y]| segment_polygon_rings(&Segment::new(x, y, x, y), a).hit())
 }

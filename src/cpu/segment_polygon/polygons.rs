@@ -1,23 +1,28 @@
 //! The polygons a query runs against, checked whole when built.
 
 use crate::error::{InputArray, InputError, Problem};
-use crate::types::Rect;
+use crate::types::{Rect, Segment};
 use crate::validate;
 
-/// Simple polygons, each the closed region of a ring of vertices (its boundary and interior),
-/// stored flat: polygon `i` is `vertices[offsets[i]..offsets[i + 1]]`, and edge `k` runs from
-/// its vertex `k` to vertex `k + 1` (the last back to the first). Convex or not, either
-/// orientation.
+/// Polygons, each the closed region its rings bound: a simple polygon's one ring, or outer
+/// rings and holes (a polygon with holes, a multipolygon's parts), docs/semantics.md "Segment ×
+/// polygon". Stored flat: polygon `i`'s vertices are `vertices[offsets[i]..offsets[i + 1]]`,
+/// ring after ring, and its edge `k` runs from its vertex `k` to the next vertex of the same
+/// ring (a ring's last back to its first). Convex or not, either orientation.
 ///
-/// Built only through [`Polygons::new`] or [`Polygons::from_rings`], which check every ring
-/// (docs/semantics.md, "Segment × polygon"): at least three vertices, every value finite and
-/// within ±2^62, no zero-length edge, and simple (no two edges meet but consecutive ones at
-/// their shared vertex). A ring that repeats its first vertex at the end (as WKT and GeoJSON
-/// do) loses that repeat.
+/// Built only through [`Polygons::new`], [`Polygons::from_rings`] (one ring each),
+/// [`Polygons::from_polygons`] or [`Polygons::with_rings`] (rings each), which check every
+/// ring: at least three vertices, every value finite and within ±2^62, no zero-length edge,
+/// and simple (no two edges meet but consecutive ones at their shared vertex). A ring that
+/// repeats its first vertex at the end (as WKT and GeoJSON do) loses that repeat.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Polygons {
     vertices: Vec<[f32; 2]>,
     offsets: Vec<u32>,
+    /// Each ring's first vertex, and the end: ring r is `vertices[rings[r]..rings[r + 1]]`.
+    rings: Vec<u32>,
+    /// Each polygon's first ring, and the end.
+    polygon_rings: Vec<u32>,
 }
 
 impl Polygons {
@@ -45,22 +50,61 @@ impl Polygons {
         }
         let count = offsets.len().saturating_sub(1);
         let ranges = (0..count).map(|i| (offsets[i], offsets[i + 1]));
-        let mut checked = Polygons::default();
-        checked.offsets.push(0);
+        let mut checked = Polygons::empty();
         for (i, (start, end)) in ranges.enumerate() {
-            let ring = (start <= end && end as usize <= vertices.len())
-                .then(|| &vertices[start as usize..end as usize])
-                .ok_or(InputError {
-                    array: InputArray::Polygons,
-                    index: i,
-                    field: "offsets",
-                    problem: Problem::BadOffsets {
-                        start,
-                        end,
-                        vertices: vertices.len(),
-                    },
-                })?;
-            checked.push(i, ring)?;
+            let ring = slice_of(&vertices, i, "offsets", start, end)?;
+            checked.push(i, [ring])?;
+        }
+        Ok(checked)
+    }
+
+    /// Polygons of rings each, in the flat form GeoArrow and shapely's `to_ragged_array` use:
+    /// polygon `i` is rings `polygon_offsets[i]..polygon_offsets[i + 1]`, ring `r` is
+    /// `vertices[ring_offsets[r]..ring_offsets[r + 1]]`; each offsets array runs from 0 to the
+    /// end of the next, in order.
+    ///
+    /// # Errors
+    /// As [`Polygons::new`]; bad `polygon_offsets` name the field "polygon_offsets".
+    pub fn with_rings(
+        vertices: &[[f32; 2]],
+        ring_offsets: &[u32],
+        polygon_offsets: &[u32],
+    ) -> Result<Self, InputError> {
+        let rings = ring_offsets.len().saturating_sub(1);
+        let (first, last) = (
+            polygon_offsets.first().copied().unwrap_or(0),
+            polygon_offsets.last().copied().unwrap_or(0),
+        );
+        let (ring_first, ring_last) = (
+            ring_offsets.first().copied().unwrap_or(0),
+            ring_offsets.last().copied().unwrap_or(0),
+        );
+        let bad = |field, start, end, vertices| InputError {
+            array: InputArray::Polygons,
+            index: 0,
+            field,
+            problem: Problem::BadOffsets {
+                start,
+                end,
+                vertices,
+            },
+        };
+        if first != 0 || last as usize != rings {
+            return Err(bad("polygon_offsets", first, last, rings));
+        }
+        if ring_first != 0 || ring_last as usize != vertices.len() {
+            return Err(bad("ring_offsets", ring_first, ring_last, vertices.len()));
+        }
+        let mut checked = Polygons::empty();
+        for i in 0..polygon_offsets.len().saturating_sub(1) {
+            let (start, end) = (polygon_offsets[i], polygon_offsets[i + 1]);
+            let ring_range = slice_of(ring_offsets, i, "polygon_offsets", start, end)?;
+            let mut its = Vec::with_capacity(ring_range.len());
+            for r in start as usize..end as usize {
+                let (a, b) = (ring_offsets[r], ring_offsets[r + 1]);
+                its.push(slice_of(vertices, i, "ring_offsets", a, b)?);
+            }
+            checked.push(i, its)?;
         }
         Ok(checked)
     }
@@ -72,29 +116,90 @@ impl Polygons {
     pub fn from_rings<R: AsRef<[[f32; 2]]>>(
         rings: impl IntoIterator<Item = R>,
     ) -> Result<Self, InputError> {
-        let mut checked = Polygons::default();
-        checked.offsets.push(0);
+        let mut checked = Polygons::empty();
         for (i, ring) in rings.into_iter().enumerate() {
-            checked.push(i, ring.as_ref())?;
+            checked.push(i, [ring.as_ref()])?;
         }
         Ok(checked)
     }
 
-    fn push(&mut self, index: usize, ring: &[[f32; 2]]) -> Result<(), InputError> {
-        let ring = match ring {
-            [first, .., last] if first == last => &ring[..ring.len() - 1],
-            _ => ring,
-        };
-        check_ring(index, ring)?;
+    /// Polygons of rings each: a polygon's outer ring and its holes, or every ring of a
+    /// multipolygon's parts, in any order (the region is the same: docs/semantics.md).
+    ///
+    /// # Errors
+    /// As [`Polygons::new`]; a polygon of no ring has 0 vertices.
+    pub fn from_polygons<P, R>(polygons: impl IntoIterator<Item = P>) -> Result<Self, InputError>
+    where
+        P: IntoIterator<Item = R>,
+        R: AsRef<[[f32; 2]]>,
+    {
+        let mut checked = Polygons::empty();
+        for (i, rings) in polygons.into_iter().enumerate() {
+            let rings: Vec<R> = rings.into_iter().collect();
+            checked.push(i, rings.iter().map(AsRef::as_ref))?;
+        }
+        Ok(checked)
+    }
+
+    /// No polygons, ready to push.
+    fn empty() -> Self {
+        Self {
+            vertices: Vec::new(),
+            offsets: vec![0],
+            rings: vec![0],
+            polygon_rings: vec![0],
+        }
+    }
+
+    /// Checks polygon `index`'s rings and appends them; on an error nothing is appended.
+    fn push<'r>(
+        &mut self,
+        index: usize,
+        rings: impl IntoIterator<Item = &'r [[f32; 2]]>,
+    ) -> Result<(), InputError> {
         let too_many = InputError {
             array: InputArray::Polygons,
             index,
             field: "ring",
             problem: Problem::TooFewVertices(u32::MAX),
         };
-        self.vertices.extend_from_slice(ring);
-        let end = u32::try_from(self.vertices.len()).map_err(|_| too_many)?;
-        self.offsets.push(end);
+        let (vertices, ring_count) = (self.vertices.len(), self.rings.len());
+        let mut numbered = 0u32;
+        let mut checked = Ok(());
+        for ring in rings {
+            let ring = match ring {
+                [first, .., last] if first == last => &ring[..ring.len() - 1],
+                _ => ring,
+            };
+            // A later ring's vertices and edges are numbered as the polygon's.
+            checked = check_ring(index, ring).map_err(|e| renumbered(e, numbered));
+            if checked.is_err() {
+                break;
+            }
+            self.vertices.extend_from_slice(ring);
+            numbered += ring.len() as u32;
+            let end = u32::try_from(self.vertices.len()).map_err(|_| too_many);
+            match end {
+                Ok(end) => self.rings.push(end),
+                Err(e) => {
+                    checked = Err(e);
+                    break;
+                }
+            }
+        }
+        if checked.is_ok() && self.rings.len() == ring_count {
+            checked = Err(InputError {
+                problem: Problem::TooFewVertices(0),
+                ..too_many
+            });
+        }
+        if let Err(e) = checked {
+            self.vertices.truncate(vertices);
+            self.rings.truncate(ring_count);
+            return Err(e);
+        }
+        self.offsets.push(self.vertices.len() as u32);
+        self.polygon_rings.push(self.rings.len() as u32 - 1);
         Ok(())
     }
 
@@ -107,14 +212,56 @@ impl Polygons {
         self.len() == 0
     }
 
-    /// Polygon `i`'s ring (no repeated closing vertex).
-    pub fn ring(&self, i: usize) -> &[[f32; 2]] {
+    /// Polygon `i`'s vertices, ring after ring (no repeated closing vertex): its edge k starts
+    /// at vertex k.
+    pub fn polygon_vertices(&self, i: usize) -> &[[f32; 2]] {
         &self.vertices[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
-    /// Every ring in order.
+    /// Polygon `i`'s rings, in order (no repeated closing vertex).
+    pub fn rings_of(&self, i: usize) -> impl ExactSizeIterator<Item = &[[f32; 2]]> + '_ {
+        let (first, end) = (self.polygon_rings[i], self.polygon_rings[i + 1]);
+        (first as usize..end as usize).map(|r| self.ring_at(r))
+    }
+
+    /// Every ring of every polygon, in order.
     pub fn rings(&self) -> impl ExactSizeIterator<Item = &[[f32; 2]]> + '_ {
-        (0..self.len()).map(|i| self.ring(i))
+        (0..self.rings.len() - 1).map(|r| self.ring_at(r))
+    }
+
+    fn ring_at(&self, r: usize) -> &[[f32; 2]] {
+        &self.vertices[self.rings[r] as usize..self.rings[r + 1] as usize]
+    }
+
+    /// Which of polygon `i`'s rings its edge `k` is on, and the edge's index within that ring.
+    pub fn edge_ring(&self, i: usize, k: usize) -> (usize, usize) {
+        let (first, end) = (
+            self.polygon_rings[i] as usize,
+            self.polygon_rings[i + 1] as usize,
+        );
+        let at = self.offsets[i] as usize + k;
+        // The last ring of the polygon that starts at or before the edge's vertex.
+        let r = first + self.rings[first..end].partition_point(|&start| start as usize <= at) - 1;
+        (r - first, at - self.rings[r] as usize)
+    }
+
+    /// Polygon `i`'s edge `k`: from its vertex k to the next vertex of the same ring.
+    pub fn edge(&self, i: usize, k: usize) -> Segment {
+        let (r, within) = self.edge_ring(i, k);
+        let ring = self.rings_of(i).nth(r).unwrap_or_default();
+        let ([x0, y0], [x1, y1]) = (ring[within], ring[(within + 1) % ring.len()]);
+        Segment::new(x0, y0, x1, y1)
+    }
+
+    /// How many rings polygon `i` has.
+    pub fn ring_count(&self, i: usize) -> usize {
+        (self.polygon_rings[i + 1] - self.polygon_rings[i]) as usize
+    }
+
+    /// The rings' flat form ([`Polygons::with_rings`]): each ring's first vertex and the end,
+    /// and each polygon's first ring and the end.
+    pub fn ring_offsets(&self) -> (&[u32], &[u32]) {
+        (&self.rings, &self.polygon_rings)
     }
 
     /// The flat vertex array.
@@ -134,7 +281,7 @@ impl Polygons {
 
     /// The smallest box that holds polygon `i` (its vertices' extremes: exact).
     pub fn bounds(&self, i: usize) -> Rect {
-        let ring = self.ring(i);
+        let ring = self.polygon_vertices(i);
         let mut b = Rect::new(ring[0][0], ring[0][1], ring[0][0], ring[0][1]);
         for &[x, y] in ring {
             b.min_x = b.min_x.min(x);
@@ -144,6 +291,46 @@ impl Polygons {
         }
         b
     }
+}
+
+/// `vertices[start..end]`, or an error naming polygon `index` and `field` where that is not a
+/// range of them.
+fn slice_of<'v, T>(
+    vertices: &'v [T],
+    index: usize,
+    field: &'static str,
+    start: u32,
+    end: u32,
+) -> Result<&'v [T], InputError> {
+    (start <= end && end as usize <= vertices.len())
+        .then(|| &vertices[start as usize..end as usize])
+        .ok_or(InputError {
+            array: InputArray::Polygons,
+            index,
+            field,
+            problem: Problem::BadOffsets {
+                start,
+                end,
+                vertices: vertices.len(),
+            },
+        })
+}
+
+/// A ring's error with its vertices and edges numbered from `first`, as its polygon's are.
+fn renumbered(mut e: InputError, first: u32) -> InputError {
+    e.problem = match e.problem {
+        Problem::BadVertex { vertex, value } => Problem::BadVertex {
+            vertex: vertex + first,
+            value,
+        },
+        Problem::RepeatedVertex(v) => Problem::RepeatedVertex(v + first),
+        Problem::NotSimple { edge, other } => Problem::NotSimple {
+            edge: edge + first,
+            other: other + first,
+        },
+        other => other,
+    };
+    e
 }
 
 /// Checks one polygon's ring (its closing repeat, if any, already dropped): at least three

@@ -312,14 +312,17 @@ pub struct Part {
 /// picture alone (f64, with a drawing tolerance; the engine's t_enter and t_exit are exact).
 /// The segment's line crosses the ring's edges at breakpoints; a stretch between two is in
 /// the polygon when its midpoint is (inside, or on an edge).
-fn inside_stretches(s: &Segment, ring: &[[f32; 2]], t0: f32, t1: f32) -> Vec<(f32, f32)> {
+fn inside_stretches(s: &Segment, rings: &[&[[f32; 2]]], t0: f32, t1: f32) -> Vec<(f32, f32)> {
     let (ax, ay) = (s.x0 as f64, s.y0 as f64);
     let (dx, dy) = (s.x1 as f64 - ax, s.y1 as f64 - ay);
     let mut ts = vec![t0 as f64, t1 as f64];
+    // Every ring's edges: inside an odd number of rings is inside (holes, multipolygons).
     let edges = || {
-        ring.iter()
-            .zip(ring.iter().cycle().skip(1))
-            .map(|(&[x0, y0], &[x1, y1])| (x0 as f64, y0 as f64, x1 as f64, y1 as f64))
+        rings.iter().flat_map(|ring| {
+            ring.iter()
+                .zip(ring.iter().cycle().skip(1))
+                .map(|(&[x0, y0], &[x1, y1])| (x0 as f64, y0 as f64, x1 as f64, y1 as f64))
+        })
     };
     for (ex, ey, fx, fy) in edges() {
         let (gx, gy) = (fx - ex, fy - ey);
@@ -412,7 +415,8 @@ fn inside_parts(scene: &Scene, p: &Part, mut each: impl FnMut((f32, f32), (f32, 
     let s = &scene.segments[p.segment];
     match p.polygon {
         Some(k) => {
-            for (t0, t1) in inside_stretches(s, scene.polygons.ring(k), p.t_enter, p.t_exit) {
+            let rings: Vec<&[[f32; 2]]> = scene.polygons.rings_of(k).collect();
+            for (t0, t1) in inside_stretches(s, &rings, p.t_enter, p.t_exit) {
                 each(point(s, t0), point(s, t1));
             }
         }
