@@ -30,6 +30,8 @@ pub struct PolygonFile {
     pub ids: Vec<u64>,
     skipped: Skipped,
     path: std::path::PathBuf,
+    /// The SRID of an EWKT file's `SRID=…;` prefixes (one for the whole file).
+    srid: Option<i64>,
 }
 
 impl PolygonFile {
@@ -45,8 +47,13 @@ impl PolygonFile {
             Some("gz") => extension(&path.with_extension("")),
             other => other.map(str::to_string),
         };
+        let mut srid = None;
         let rings = match (ext.as_deref(), offsets) {
-            (Some("wkt"), None) => wkt_rings(path)?,
+            (Some("wkt"), None) => {
+                let (rings, its) = wkt_rings(path)?;
+                srid = its;
+                rings
+            }
             (Some("geojson" | "json"), None) => geojson_rings(path)?,
             (Some("wkt" | "geojson" | "json"), Some(_)) => {
                 return Err(format!(
@@ -89,11 +96,18 @@ impl PolygonFile {
             ids,
             skipped,
             path: path.to_path_buf(),
+            srid,
         })
     }
 
     /// Says on stderr how many polygons were skipped, and where the first were.
     pub fn report(&self) {
+        if let Some(srid) = self.srid {
+            eprintln!(
+                "rectcast: {}: EWKT SRID={srid}, ignored: coordinates are used as given",
+                self.path.display()
+            );
+        }
         if let Some(line) = self.skipped.report(&self.path) {
             eprintln!("rectcast: {line}");
         }
@@ -117,20 +131,48 @@ fn read_text(path: &Path) -> Result<String, String> {
     Ok(text)
 }
 
-fn wkt_rings(path: &Path) -> Result<Rings, String> {
+/// A WKT file's polygons, and the SRID of its EWKT prefixes (`SRID=4326;POLYGON …`, as
+/// PostGIS writes them), which must agree.
+fn wkt_rings(path: &Path) -> Result<(Rings, Option<i64>), String> {
     let text = read_text(path)?;
     let mut rings = Vec::new();
+    let mut srid: Option<(i64, usize)> = None;
     for (n, line) in text.lines().enumerate() {
         let at = line.len() - line.trim_start().len() + 1;
         if line.trim().is_empty() {
             continue;
         }
         let place = format!("{}:{}:{at}", path.display(), n + 1);
+        let (its, body) = ewkt_srid(line.trim()).map_err(|e| format!("{place}: {e}"))?;
+        if let Some(its) = its {
+            match srid {
+                None => srid = Some((its, n + 1)),
+                Some((first, _)) if first == its => {}
+                Some((first, on)) => {
+                    return Err(format!(
+                        "{place}: SRID={its}, but line {on} has SRID={first}: one coordinate \
+                         system a file"
+                    ));
+                }
+            }
+        }
         let coords = |ring: &wkt::types::LineString<f32>| -> Vec<[f32; 2]> {
             ring.coords().iter().map(|c| [c.x, c.y]).collect()
         };
-        let ring = match wkt::Wkt::<f32>::from_str(line.trim()) {
+        let ring = match wkt::Wkt::<f32>::from_str(body) {
             Err(e) => Err(format!("not WKT: {e}")),
+            Ok(wkt::Wkt::Polygon(polygon)) if polygon.dimension() != wkt::types::Dimension::XY => {
+                Err(format!(
+                    "a POLYGON {}: rectcast is 2-d, drop the other coordinates first",
+                    dimension_name(polygon.dimension())
+                ))
+            }
+            Ok(wkt::Wkt::MultiPolygon(parts)) if parts.dimension() != wkt::types::Dimension::XY => {
+                Err(format!(
+                    "a MULTIPOLYGON {}: rectcast is 2-d, drop the other coordinates first",
+                    dimension_name(parts.dimension())
+                ))
+            }
             Ok(wkt::Wkt::Polygon(polygon)) if polygon.rings().is_empty() => {
                 Err("an empty POLYGON".to_string())
             }
@@ -150,7 +192,36 @@ fn wkt_rings(path: &Path) -> Result<Rings, String> {
         };
         rings.push((place, ring));
     }
-    Ok(rings)
+    Ok((rings, srid.map(|(srid, _)| srid)))
+}
+
+/// An EWKT line's SRID (`SRID=4326;…`, any case) and the WKT after it; the line itself when it
+/// has none.
+fn ewkt_srid(line: &str) -> Result<(Option<i64>, &str), String> {
+    let Some((head, rest)) = line.split_once(';') else {
+        return Ok((None, line));
+    };
+    let head = head.trim();
+    if !head
+        .get(..5)
+        .is_some_and(|h| h.eq_ignore_ascii_case("SRID="))
+    {
+        return Ok((None, line));
+    }
+    let srid = head[5..].trim().parse::<i64>().map_err(|_| {
+        format!("an EWKT prefix {head:?} whose SRID is not an integer (SRID=4326;POLYGON …)")
+    })?;
+    Ok((Some(srid), rest.trim()))
+}
+
+/// WKT's name of a dimension beyond x and y ("Z", "M", "ZM").
+fn dimension_name(d: wkt::types::Dimension) -> &'static str {
+    match d {
+        wkt::types::Dimension::XY => "",
+        wkt::types::Dimension::XYZ => "Z",
+        wkt::types::Dimension::XYM => "M",
+        wkt::types::Dimension::XYZM => "ZM",
+    }
 }
 
 fn type_name(g: &wkt::Wkt<f32>) -> &'static str {

@@ -1389,3 +1389,58 @@ fn overlaps_lists_the_overlapping_pairs_of_polygons() {
         );
     }
 }
+
+#[test]
+fn ewkt_srid_prefixes_are_read_and_reported_and_z_coordinates_refused() {
+    let dir = Dir::new();
+    let s = dir.file("s.csv", "x0,y0,x1,y1\n-1,1,5,1\n");
+    let run = |p: &Path| {
+        rectcast(&[
+            "hits",
+            "--segments",
+            s.to_str().unwrap(),
+            "--polygons",
+            p.to_str().unwrap(),
+        ])
+    };
+    // PostGIS's EWKT: the SRID is said once and ignored; the rows are the plain WKT's.
+    let ewkt = dir.file(
+        "e.wkt",
+        "SRID=4326;POLYGON ((0 0, 4 0, 4 4, 0 4, 0 0))\nsrid=4326 ; MULTIPOLYGON (((10 10, 11 10, 11 11, 10 10)))\n",
+    );
+    let plain = dir.file(
+        "p.wkt",
+        "POLYGON ((0 0, 4 0, 4 4, 0 4, 0 0))\nMULTIPOLYGON (((10 10, 11 10, 11 11, 10 10)))\n",
+    );
+    let (o, want) = (run(&ewkt), run(&plain));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, want.stdout);
+    assert!(
+        stderr(&o).contains("e.wkt: EWKT SRID=4326, ignored: coordinates are used as given"),
+        "{}",
+        stderr(&o)
+    );
+    for (text, message) in [
+        (
+            "SRID=4326;POLYGON ((0 0, 4 0, 4 4, 0 0))\nSRID=3857;POLYGON ((0 0, 4 0, 4 4, 0 0))\n",
+            "b.wkt:2:1: SRID=3857, but line 1 has SRID=4326",
+        ),
+        (
+            "SRID=x;POLYGON ((0 0, 4 0, 4 4, 0 0))\n",
+            "b.wkt:1:1: an EWKT prefix \"SRID=x\" whose SRID is not an integer",
+        ),
+        (
+            "POLYGON ((0 0, 4 0, 4 4, 0 0))\n  POLYGON Z ((0 0 1, 4 0 1, 4 4 1, 0 0 1))\n",
+            "b.wkt:2:3: polygon 1: a POLYGON Z: rectcast is 2-d",
+        ),
+    ] {
+        let bad = dir.file("b.wkt", text);
+        let o = run(&bad);
+        assert!(
+            !o.status.success() && stderr(&o).contains(message),
+            "{}",
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+    }
+}
