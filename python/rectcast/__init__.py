@@ -365,13 +365,14 @@ def _line_ids(ids, segments, lines):
     return columns
 
 
-def _table(packed, to: str, categories=None, ids=None, segments=None, crs=None, geometry=None):
+def _table(packed, to: str, categories=None, ids=None, segments=None, crs=None, geometry=None, labels=None):
     """The packed rows from the Rust module as a numpy structured array (a view of its bytes,
     no copy), an Arrow batch, a pandas DataFrame or a GeoDataFrame (``categories``: the names
     of the codes of each category field, by field; ``kind`` as rects' by default), with
     ``ids`` (from ``_ids``) joined on the ``segment`` column. A GeoDataFrame's geometry is
     ``geometry`` where given, else comes from the rows and ``segments`` (``_hit_geometry``),
-    in ``crs``."""
+    in ``crs``. ``labels``: (field, the targets' index labels), carried as ``{field}_index``
+    beside the target's number (null where there is none)."""
     data, descr = packed
     rows = data.view(np.dtype(list(descr)))
     categories = {"kind": KIND_NAMES} if categories is None else categories
@@ -379,14 +380,29 @@ def _table(packed, to: str, categories=None, ids=None, segments=None, crs=None, 
         raise ValueError(f"ids: these rows ({', '.join(rows.dtype.names)}) have no segment to join on")
     if to == "numpy":
         return rows
+    if labels is not None:
+        field, labels = labels
+        at = rows.dtype.names.index(field) + 1
+        target = rows[field].astype(np.int64)
+        missing = target < 0
+        labelled = np.asarray(labels)[np.where(missing, 0, target)] if len(labels) else target
     if to == "arrow":
+        import pyarrow as pa
+
         batch = _arrow(rows, categories)
         for i, (name, values) in enumerate((ids or {}).items()):
-            import pyarrow as pa
-
             batch = batch.add_column(i, name, pa.array(np.take(values, rows["segment"])))
+        if labels is not None:
+            batch = batch.add_column(at + len(ids or {}), f"{field}_index", pa.array(labelled, mask=missing))
         return batch
     frame = _pandas(rows, categories)
+    if labels is not None:
+        import pandas as pd
+
+        column = pd.Series(labelled)
+        if missing.any():
+            column = column.astype(object).where(~missing, None).convert_dtypes()
+        frame.insert(at, f"{field}_index", column.array)
     for i, (name, values) in enumerate((ids or {}).items()):
         frame.insert(i, name, np.take(values, rows["segment"]))
     if to == "geopandas":
@@ -549,11 +565,13 @@ class Engine:
             return _table(getattr(self._engine, query)(s, r), to, ids=joined, segments=s, crs=crs)
         if keyword == "polygons":
             rows = self._engine.polygon_query(query, s, *_polygons(polygons, "polygons"))
+            # A GeoSeries' or GeoDataFrame's index, carried beside each polygon's number.
+            labels = ("polygon", polygons.index) if type(polygons).__module__.startswith("geopandas") else None
             if query == "counts" and to == "geopandas" and _geometry.is_geometry(polygons):
                 # Hits per polygon, on the polygons' own geometry.
                 shapes = _geometry.geometries(polygons, "polygons")
-                return _table(rows, to, crs=crs, geometry=shapes)
-            return _table(rows, to, ids=joined, segments=s, crs=crs)
+                return _table(rows, to, crs=crs, geometry=shapes, labels=labels)
+            return _table(rows, to, ids=joined, segments=s, crs=crs, labels=labels)
         shape = _SHAPES[keyword]
         records = _records(targets, shape["columns"], keyword, copy, rounding)
         rows = self._engine.shape_query(query, keyword, s, records)

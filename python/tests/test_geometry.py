@@ -253,3 +253,22 @@ def test_a_geodataframe_back_holds_each_hits_part_of_its_segment_in_the_inputs_c
         engine.counts(roads, walls=np.zeros((1, 4), np.float32), to="geopandas")
     with pytest.raises(ValueError, match="polygons are in EPSG:4326, segments in EPSG:3857"):
         engine.hits(roads, polygons=parcels.to_crs("EPSG:4326"))
+
+
+def test_polygons_from_a_geodataframe_carry_its_index_beside_their_number(engine):
+    roads = gpd.GeoSeries([shapely.LineString([(0, 5), (20, 5)]), shapely.LineString([(100, 100), (101, 101)])])
+    parcels = gpd.GeoDataFrame(
+        {"parcel": ["north", "south"]},
+        geometry=[shapely.box(30, 0, 32, 10), shapely.box(10, 0, 12, 10)],
+    ).set_index("parcel")
+    first = engine.first_hit(roads, polygons=parcels, to="pandas")
+    assert list(first.columns[:5]) == ["line", "line_segment", "segment", "polygon", "polygon_index"]
+    assert first["polygon"].tolist()[0] == 1 and first["polygon_index"].tolist()[0] == "south"
+    assert first["polygon_index"].isna().tolist() == [False, True]
+    arrow = engine.first_hit(roads, polygons=parcels, to="arrow")
+    assert arrow.column("polygon_index").to_pylist() == ["south", None]
+    counts = engine.counts(roads, polygons=parcels, to="geopandas")
+    assert counts[["polygon", "polygon_index", "hits"]].values.tolist() == [[0, "north", 0], [1, "south", 1]]
+    # Arrays carry none: their rows are numbers.
+    rings = [np.asarray(p.exterior.coords, np.float32) for p in parcels.geometry]
+    assert "polygon_index" not in engine.first_hit(roads, polygons=rings, to="pandas").columns
