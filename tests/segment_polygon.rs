@@ -602,6 +602,20 @@ fn invalid_polygons_are_errors_naming_the_polygon() {
         assert_eq!(e.field, "offsets", "{offsets:?}");
     }
     assert!(Polygons::new(vec![], vec![]).unwrap().is_empty());
+    // No polygons, however made, are the same empty set: no rings, no edges.
+    for none in [
+        Polygons::default(),
+        Polygons::new(vec![], vec![0]).unwrap(),
+        Polygons::from_rings(Vec::<Vec<[f32; 2]>>::new()).unwrap(),
+        Polygons::with_rings(&[], &[0], &[0]).unwrap(),
+    ] {
+        assert_eq!(none, Polygons::default());
+        assert_eq!(
+            (none.len(), none.rings().count(), none.edge_count()),
+            (0, 0, 0)
+        );
+        assert_eq!(none.ring_offsets(), (&[0][..], &[0][..]));
+    }
     // The scalar functions take any slice without panicking.
     let q = s(0.0, 0.0, 1.0, 1.0);
     assert_eq!(segment_polygon(&q, &[]), PolygonContact::MISS);

@@ -15,7 +15,7 @@ use crate::validate;
 /// ring: at least three vertices, every value finite and within ±2^62, no zero-length edge,
 /// and simple (no two edges meet but consecutive ones at their shared vertex). A ring that
 /// repeats its first vertex at the end (as WKT and GeoJSON do) loses that repeat.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Polygons {
     vertices: Vec<[f32; 2]>,
     offsets: Vec<u32>,
@@ -23,6 +23,13 @@ pub struct Polygons {
     rings: Vec<u32>,
     /// Each polygon's first ring, and the end.
     polygon_rings: Vec<u32>,
+}
+
+impl Default for Polygons {
+    /// No polygons: every query over them answers nothing.
+    fn default() -> Self {
+        Self::empty()
+    }
 }
 
 impl Polygons {
@@ -226,7 +233,7 @@ impl Polygons {
 
     /// Every ring of every polygon, in order.
     pub fn rings(&self) -> impl ExactSizeIterator<Item = &[[f32; 2]]> + '_ {
-        (0..self.rings.len() - 1).map(|r| self.ring_at(r))
+        (0..self.rings.len().saturating_sub(1)).map(|r| self.ring_at(r))
     }
 
     fn ring_at(&self, r: usize) -> &[[f32; 2]] {
