@@ -32,18 +32,15 @@ const U: [[f32; 2]; 8] = [
     [0.0, 4.0],
 ];
 
+/// [`expect_rings`] for a simple polygon, through the one-ring form too.
 #[track_caller]
 fn expect(query: Segment, ring: &[[f32; 2]], kind: Kind, t: (f32, f32), edges: (u32, u32)) {
-    let got = segment_polygon(&query, ring);
-    let want = PolygonContact {
-        t_enter: t.0,
-        t_exit: t.1,
-        kind: kind.code(),
-        entry_edge: edges.0,
-        exit_edge: edges.1,
-    };
-    assert_eq!(got, want, "query {query:?}: got {:?}", got.kind());
-    assert_eq!(got, polygons::segment_polygon(&query, ring), "the oracle");
+    expect_rings(query, &[ring], kind, t, edges);
+    assert_eq!(
+        segment_polygon(&query, ring),
+        segment_polygon_rings(&query, &[ring]),
+        "the one-ring form"
+    );
 }
 
 #[test]
