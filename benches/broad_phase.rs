@@ -266,14 +266,15 @@ fn gpu_frame_rows(group: &mut Group, segments: &[Segment], rects: &[Rect], cpu_o
             }
         })
     });
+    // Where the row ran (not left out by a filter): its last frame, against the CPU's.
     if let Some(previous) = previous {
         frames.read(previous, &mut out).unwrap();
+        let same = out.iter().zip(cpu_out).filter(|(a, b)| a == b).count();
+        eprintln!(
+            "gpu, FrameLoop pipelined: {same} of {} first hits the CPU's",
+            out.len()
+        );
     }
-    let same = out.iter().zip(cpu_out).filter(|(a, b)| a == b).count();
-    eprintln!(
-        "gpu, FrameLoop pipelined: {same} of {} first hits the CPU's",
-        out.len()
-    );
     assert_eq!(
         frames.last_fallback(),
         None,

@@ -289,3 +289,58 @@ pub fn assert_queries_of_pairs<C: rectcast::ShapeContact>(
         );
     }
 }
+
+/// Keeps `context`'s queue busy for tens of milliseconds or more on any device: one invocation
+/// runs 2^24 rounds of xorshift, a chain no compiler can shorten, on a count it reads at run
+/// time. Work submitted after it finishes after it (a queue's signals wait for everything
+/// submitted before them), so a call given no time to wait times out at its first look,
+/// however fast the device: a timeout test then assumes nothing of the hardware's speed.
+pub fn keep_the_gpu_busy(context: &GpuContext) {
+    use rectcast::wgpu::{self, util::DeviceExt};
+    const BUSY: &str = "
+        @group(0) @binding(0) var<storage, read_write> state: array<u32, 2>;
+        @compute @workgroup_size(1)
+        fn main() {
+            var x = state[0] | 1u;
+            for (var i = 0u; i < state[1]; i++) {
+                x ^= x << 13u;
+                x ^= x >> 17u;
+                x ^= x << 5u;
+            }
+            state[0] = x;
+        }";
+    let device = context.device();
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("tests.busy"),
+        source: wgpu::ShaderSource::Wgsl(BUSY.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("tests.busy"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let state = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("tests.busy.state"),
+        contents: bytemuck::cast_slice(&[0x9e37_79b9u32, 1 << 24]),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("tests.busy"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: state.as_entire_binding(),
+        }],
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+    context.queue().submit([encoder.finish()]);
+}
