@@ -10,10 +10,12 @@
 
 mod commands;
 mod formats;
+mod geo_text;
 mod job;
 mod options;
 mod output;
 mod polygons;
+mod polylines;
 mod records;
 mod shape_files;
 mod signals;

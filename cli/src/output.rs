@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use rectcast::Clipped;
 
 use crate::formats::{Format, Writer};
+use crate::polylines::LineIndex;
 use crate::records;
 use crate::table::{Cell, Column, ColumnType};
 use crate::targets::{self, ResultCells, kind_cell};
@@ -37,11 +38,14 @@ pub enum Table {
     Rects,
 }
 
-/// A query target as its tables show it ([`targets::Target`]): its id column, and its result's.
+/// A query target as its tables show it ([`targets::Target`]): its id column, and its
+/// result's; and whether the segments are polylines' (`polylines.rs`), whose rows then name
+/// each segment's `line` and `line_segment` after it.
 #[derive(Clone, Copy, Debug)]
 pub struct TargetColumns {
     name: &'static str,
     result: &'static [Column],
+    lines: bool,
 }
 
 impl TargetColumns {
@@ -49,6 +53,33 @@ impl TargetColumns {
         Self {
             name: T::NAME,
             result: T::Result::COLUMNS,
+            lines: false,
+        }
+    }
+
+    /// The same, over polylines' segments.
+    pub fn over_lines(self, lines: bool) -> Self {
+        Self { lines, ..self }
+    }
+}
+
+/// A segment's id columns: its record index, and over polylines its line and place in it.
+fn segment_columns(lines: bool) -> &'static [Column] {
+    const ALL: [Column; 3] = [
+        column("segment", ColumnType::U64),
+        column("line", ColumnType::U64),
+        column("line_segment", ColumnType::U64),
+    ];
+    if lines { &ALL } else { &ALL[..1] }
+}
+
+/// A segment's id cells ([`segment_columns`]): `segment`, and with `lines` its line's.
+fn segment_cells(segment: u64, lines: Option<&LineIndex>) -> ([Cell; 3], usize) {
+    match lines {
+        None => ([Cell::U64(segment); 3], 1),
+        Some(index) => {
+            let (line, within) = index.of(segment);
+            ([Cell::U64(segment), Cell::U64(line), Cell::U64(within)], 3)
         }
     }
 }
@@ -77,10 +108,10 @@ fn composed(
     target: TargetColumns,
     make: impl FnOnce() -> Vec<Column>,
 ) -> &'static [Column] {
-    type Composed = Vec<((u8, &'static str), &'static [Column])>;
+    type Composed = Vec<((u8, &'static str, bool), &'static [Column])>;
     static TABLES: std::sync::Mutex<Composed> = std::sync::Mutex::new(Vec::new());
     let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
-    let key = (query, target.name);
+    let key = (query, target.name, target.lines);
     if let Some((_, columns)) = tables.iter().find(|(k, _)| *k == key) {
         return columns;
     }
@@ -94,18 +125,16 @@ impl Table {
         match self {
             Table::Pairs(t) => composed(0, t, || {
                 let ids = [
-                    column("segment", ColumnType::U64),
                     column(t.name, ColumnType::U64),
                     column("hit", ColumnType::Bool),
                 ];
-                ids.iter().chain(t.result).copied().collect()
+                let segment = segment_columns(t.lines).iter();
+                segment.chain(&ids).chain(t.result).copied().collect()
             }),
             Table::FirstHit(t) => composed(1, t, || {
-                let ids = [
-                    column("segment", ColumnType::U64),
-                    column(t.name, ColumnType::Index),
-                ];
-                ids.iter().chain(t.result).copied().collect()
+                let ids = [column(t.name, ColumnType::Index)];
+                let segment = segment_columns(t.lines).iter();
+                segment.chain(&ids).chain(t.result).copied().collect()
             }),
             Table::Count(t) => composed(2, t, || {
                 vec![
@@ -122,7 +151,7 @@ impl Table {
 }
 
 /// The most cells a row has.
-const MAX_ROW: usize = 8;
+const MAX_ROW: usize = 12;
 
 /// A row of cells, on the stack: a result's indices, then its cells.
 #[derive(Clone, Copy)]
@@ -132,14 +161,15 @@ struct Row {
 }
 
 impl Row {
-    fn new(ids: &[Cell], result: &[Cell]) -> Self {
+    /// The cells of `parts`, one after another.
+    fn new(parts: &[&[Cell]]) -> Self {
         let mut cells = [Cell::Bool(false); MAX_ROW];
-        cells[..ids.len()].copy_from_slice(ids);
-        cells[ids.len()..ids.len() + result.len()].copy_from_slice(result);
-        Self {
-            cells,
-            len: ids.len() + result.len(),
+        let mut len = 0;
+        for part in parts {
+            cells[len..len + part.len()].copy_from_slice(part);
+            len += part.len();
         }
+        Self { cells, len }
     }
 }
 
@@ -222,6 +252,8 @@ pub struct Sink {
     writer: Writer,
     target: Target,
     rows: u64,
+    /// The segments' lines, where they are polylines' (the table has their columns).
+    lines: Option<std::sync::Arc<LineIndex>>,
 }
 
 impl Sink {
@@ -290,6 +322,16 @@ impl Sink {
             writer,
             target,
             rows: 0,
+            lines: None,
+        }
+    }
+
+    /// Rows that name each segment's line from `lines` (a table made
+    /// [`over_lines`](TargetColumns::over_lines)).
+    pub fn with_lines(self, lines: Option<LineIndex>) -> Self {
+        Self {
+            lines: lines.map(std::sync::Arc::new),
+            ..self
         }
     }
 
@@ -328,9 +370,11 @@ impl Sink {
         &mut self,
         rows: impl IntoIterator<Item = (u64, u64, &'a R)>,
     ) -> Result<(), String> {
+        let lines = self.lines.clone();
         self.write(rows.into_iter().map(|(segment, target, r)| {
-            let ids = [Cell::U64(segment), Cell::U64(target), Cell::Bool(r.hit())];
-            Row::new(&ids, r.cells().as_slice())
+            let (segment, n) = segment_cells(segment, lines.as_deref());
+            let ids = [Cell::U64(target), Cell::Bool(r.hit())];
+            Row::new(&[&segment[..n], &ids, r.cells().as_slice()])
         }))
     }
 
@@ -339,13 +383,12 @@ impl Sink {
         &mut self,
         rows: impl IntoIterator<Item = (u64, Option<(u64, &'a R)>)>,
     ) -> Result<(), String> {
+        let lines = self.lines.clone();
         self.write(rows.into_iter().map(|(segment, first)| {
-            let ids = [
-                Cell::U64(segment),
-                Cell::Index(first.map(|(target, _)| target)),
-            ];
+            let (segment, n) = segment_cells(segment, lines.as_deref());
+            let target = [Cell::Index(first.map(|(target, _)| target))];
             let result = first.map_or(R::MISS, |(_, r)| *r);
-            Row::new(&ids, result.cells().as_slice())
+            Row::new(&[&segment[..n], &target, result.cells().as_slice()])
         }))
     }
 

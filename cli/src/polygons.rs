@@ -16,12 +16,12 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::str::FromStr;
 
 use rectcast::Polygons;
 
 use crate::formats::Input;
 use crate::formats::npy;
+use crate::geo_text;
 use crate::records::{self, Records, Skipped};
 
 /// A polygon file read whole: the valid polygons, their ids, and the ones skipped.
@@ -102,12 +102,7 @@ impl PolygonFile {
 
     /// Says on stderr how many polygons were skipped, and where the first were.
     pub fn report(&self) {
-        if let Some(srid) = self.srid {
-            eprintln!(
-                "rectcast: {}: EWKT SRID={srid}, ignored: coordinates are used as given",
-                self.path.display()
-            );
-        }
+        geo_text::report_srid(&self.path, self.srid);
         if let Some(line) = self.skipped.report(&self.path) {
             eprintln!("rectcast: {line}");
         }
@@ -120,165 +115,65 @@ type PolygonRings = Vec<Vec<[f32; 2]>>;
 /// Each polygon's place, and its rings or why it has none.
 type Rings = Vec<(String, Result<PolygonRings, String>)>;
 
-fn read_text(path: &Path) -> Result<String, String> {
-    let mut text = String::new();
-    Input::open(path)
-        .map_err(|e| e.to_string())?
-        .data
-        .reader()
-        .read_to_string(&mut text)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(text)
-}
-
-/// A WKT file's polygons, and the SRID of its EWKT prefixes (`SRID=4326;POLYGON …`, as
-/// PostGIS writes them), which must agree.
+/// A WKT file's polygons, and the SRID of its EWKT prefixes.
 fn wkt_rings(path: &Path) -> Result<(Rings, Option<i64>), String> {
-    let text = read_text(path)?;
-    let mut rings = Vec::new();
-    let mut srid: Option<(i64, usize)> = None;
-    for (n, line) in text.lines().enumerate() {
-        let at = line.len() - line.trim_start().len() + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let place = format!("{}:{}:{at}", path.display(), n + 1);
-        let (its, body) = ewkt_srid(line.trim()).map_err(|e| format!("{place}: {e}"))?;
-        if let Some(its) = its {
-            match srid {
-                None => srid = Some((its, n + 1)),
-                Some((first, _)) if first == its => {}
-                Some((first, on)) => {
-                    return Err(format!(
-                        "{place}: SRID={its}, but line {on} has SRID={first}: one coordinate \
-                         system a file"
-                    ));
+    let (geometries, srid) = geo_text::wkt_geometries(path)?;
+    let rings = geometries
+        .into_iter()
+        .map(|g| {
+            let rings = g.geometry.and_then(|geometry| match geometry {
+                wkt::Wkt::Polygon(polygon) if polygon.rings().is_empty() => {
+                    Err("an empty POLYGON".to_string())
                 }
-            }
-        }
-        let coords = |ring: &wkt::types::LineString<f32>| -> Vec<[f32; 2]> {
-            ring.coords().iter().map(|c| [c.x, c.y]).collect()
-        };
-        let ring = match wkt::Wkt::<f32>::from_str(body) {
-            Err(e) => Err(format!("not WKT: {e}")),
-            Ok(wkt::Wkt::Polygon(polygon)) if polygon.dimension() != wkt::types::Dimension::XY => {
-                Err(format!(
-                    "a POLYGON {}: rectcast is 2-d, drop the other coordinates first",
-                    dimension_name(polygon.dimension())
-                ))
-            }
-            Ok(wkt::Wkt::MultiPolygon(parts)) if parts.dimension() != wkt::types::Dimension::XY => {
-                Err(format!(
-                    "a MULTIPOLYGON {}: rectcast is 2-d, drop the other coordinates first",
-                    dimension_name(parts.dimension())
-                ))
-            }
-            Ok(wkt::Wkt::Polygon(polygon)) if polygon.rings().is_empty() => {
-                Err("an empty POLYGON".to_string())
-            }
-            Ok(wkt::Wkt::Polygon(polygon)) => Ok(polygon.rings().iter().map(coords).collect()),
-            Ok(wkt::Wkt::MultiPolygon(parts)) if parts.polygons().is_empty() => {
-                Err("an empty MULTIPOLYGON".to_string())
-            }
-            Ok(wkt::Wkt::MultiPolygon(parts)) => Ok(parts
-                .polygons()
-                .iter()
-                .flat_map(|p| p.rings().iter().map(coords))
-                .collect()),
-            Ok(other) => Err(format!(
-                "a {}, not a POLYGON or MULTIPOLYGON",
-                type_name(&other)
-            )),
-        };
-        rings.push((place, ring));
-    }
-    Ok((rings, srid.map(|(srid, _)| srid)))
-}
-
-/// An EWKT line's SRID (`SRID=4326;…`, any case) and the WKT after it; the line itself when it
-/// has none.
-fn ewkt_srid(line: &str) -> Result<(Option<i64>, &str), String> {
-    let Some((head, rest)) = line.split_once(';') else {
-        return Ok((None, line));
-    };
-    let head = head.trim();
-    if !head
-        .get(..5)
-        .is_some_and(|h| h.eq_ignore_ascii_case("SRID="))
-    {
-        return Ok((None, line));
-    }
-    let srid = head[5..].trim().parse::<i64>().map_err(|_| {
-        format!("an EWKT prefix {head:?} whose SRID is not an integer (SRID=4326;POLYGON …)")
-    })?;
-    Ok((Some(srid), rest.trim()))
-}
-
-/// WKT's name of a dimension beyond x and y ("Z", "M", "ZM").
-fn dimension_name(d: wkt::types::Dimension) -> &'static str {
-    match d {
-        wkt::types::Dimension::XY => "",
-        wkt::types::Dimension::XYZ => "Z",
-        wkt::types::Dimension::XYM => "M",
-        wkt::types::Dimension::XYZM => "ZM",
-    }
-}
-
-fn type_name(g: &wkt::Wkt<f32>) -> &'static str {
-    match g {
-        wkt::Wkt::Point(_) => "POINT",
-        wkt::Wkt::LineString(_) => "LINESTRING",
-        wkt::Wkt::Polygon(_) => "POLYGON",
-        wkt::Wkt::MultiPoint(_) => "MULTIPOINT",
-        wkt::Wkt::MultiLineString(_) => "MULTILINESTRING",
-        wkt::Wkt::MultiPolygon(_) => "MULTIPOLYGON",
-        wkt::Wkt::GeometryCollection(_) => "GEOMETRYCOLLECTION",
-    }
+                wkt::Wkt::Polygon(polygon) => {
+                    Ok(polygon.rings().iter().map(geo_text::wkt_points).collect())
+                }
+                wkt::Wkt::MultiPolygon(parts) if parts.polygons().is_empty() => {
+                    Err("an empty MULTIPOLYGON".to_string())
+                }
+                wkt::Wkt::MultiPolygon(parts) => Ok(parts
+                    .polygons()
+                    .iter()
+                    .flat_map(|p| p.rings().iter().map(geo_text::wkt_points))
+                    .collect()),
+                other => Err(format!(
+                    "a {}, not a POLYGON or MULTIPOLYGON",
+                    geo_text::type_name(&other)
+                )),
+            });
+            (g.place, rings)
+        })
+        .collect();
+    Ok((rings, srid))
 }
 
 fn geojson_rings(path: &Path) -> Result<Rings, String> {
-    use geojson::{GeoJson, GeometryValue};
-    let name = path.display();
-    let text = read_text(path)?;
-    let geojson = GeoJson::from_str(&text).map_err(|e| format!("{name}: not GeoJSON: {e}"))?;
-    let geometries: Vec<(String, Option<geojson::Geometry>)> = match geojson {
-        GeoJson::FeatureCollection(fc) => fc
-            .features
-            .into_iter()
-            .enumerate()
-            .map(|(i, f)| (format!("{name}: feature {i}"), f.geometry))
-            .collect(),
-        GeoJson::Feature(f) => vec![(format!("{name}: feature 0"), f.geometry)],
-        GeoJson::Geometry(g) => vec![(format!("{name}: geometry"), Some(g))],
-    };
-    let positions = |ring: &Vec<geojson::Position>| -> Result<Vec<[f32; 2]>, String> {
-        ring.iter()
-            .map(|p| match p.as_slice() {
-                [x, y, ..] => Ok([*x as f32, *y as f32]),
-                _ => Err("a position with fewer than 2 numbers".to_string()),
-            })
-            .collect()
-    };
+    use geojson::GeometryValue;
     let ring = |geometry: Option<geojson::Geometry>| match geometry.map(|g| g.value) {
         None => Err("a feature without a geometry".to_string()),
         Some(GeometryValue::Polygon { coordinates }) if coordinates.is_empty() => {
             Err("an empty Polygon".to_string())
         }
-        Some(GeometryValue::Polygon { coordinates }) => coordinates.iter().map(positions).collect(),
+        Some(GeometryValue::Polygon { coordinates }) => coordinates
+            .iter()
+            .map(|r| geo_text::geojson_points(r))
+            .collect(),
         Some(GeometryValue::MultiPolygon { coordinates }) if coordinates.is_empty() => {
             Err("an empty MultiPolygon".to_string())
         }
-        Some(GeometryValue::MultiPolygon { coordinates }) => {
-            coordinates.iter().flatten().map(positions).collect()
-        }
+        Some(GeometryValue::MultiPolygon { coordinates }) => coordinates
+            .iter()
+            .flatten()
+            .map(|r| geo_text::geojson_points(r))
+            .collect(),
         Some(other) => Err(format!(
             "a {}, not a Polygon or MultiPolygon",
             other.type_name()
         )),
     };
-    Ok(geometries
+    Ok(geo_text::geojson_geometries(path)?
         .into_iter()
-        .map(|(place, geometry)| (place, ring(geometry)))
+        .map(|g| (g.place, ring(g.geometry)))
         .collect())
 }
 

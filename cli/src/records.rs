@@ -213,6 +213,7 @@ impl<T> Records<T> {
                         field: e.field,
                     },
                     Place::File => Place::File,
+                    Place::Feature(feature) => Place::Feature(feature),
                 };
                 Err(FileError::new(
                     &self.path,

@@ -17,6 +17,8 @@ pub enum Place {
     Line { line: u64, column: usize },
     /// A binary record (0-based, as numpy counts rows) and its field.
     Row { row: u64, field: &'static str },
+    /// A GeoJSON feature (0-based).
+    Feature(u64),
 }
 
 /// A bad input file: where and what.
@@ -39,6 +41,7 @@ impl fmt::Display for FileError {
             Place::Line { line, column: 0 } => write!(f, ":{line}")?,
             Place::Line { line, column } => write!(f, ":{line}:{column}")?,
             Place::Row { row, field } => write!(f, ": row {row}, {field}")?,
+            Place::Feature(feature) => write!(f, ": feature {feature}")?,
         }
         write!(f, ": {}", self.message)
     }

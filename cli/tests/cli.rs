@@ -1444,3 +1444,169 @@ fn ewkt_srid_prefixes_are_read_and_reported_and_z_coordinates_refused() {
         assert!(o.stdout.is_empty());
     }
 }
+
+#[test]
+fn polylines_from_wkt_and_geojson_are_their_segments_with_their_line_and_place() {
+    let dir = Dir::new();
+    let boxes = dir.file(
+        "r.csv",
+        "min_x,min_y,max_x,max_y\n1,0,2,1\n2.5,2,4,4\n1,-1,2,0\n",
+    );
+    // A repeated vertex (dropped), a MULTILINESTRING of three parts, one of them a point.
+    let wkt = dir.file(
+        "roads.wkt",
+        "LINESTRING (0 0.5, 3 0.5, 3 0.5, 3 3)\n\n\
+         MULTILINESTRING ((-1 -1, -0.5 -0.5), (5 5), (1.5 -2, 1.5 2, 1.75 0.5))\n",
+    );
+    let geojson = dir.file(
+        "roads.geojson",
+        r#"{"type": "FeatureCollection", "features": [
+            {"type": "Feature", "properties": {"name": "a"}, "geometry": {"type": "LineString",
+                "coordinates": [[0, 0.5], [3, 0.5], [3, 0.5], [3, 3]]}},
+            {"type": "Feature", "properties": {"name": "b"}, "geometry": {"type": "MultiLineString",
+                "coordinates": [[[-1, -1], [-0.5, -0.5]], [[5, 5]], [[1.5, -2], [1.5, 2], [1.75, 0.5]]]}}
+        ]}"#,
+    );
+    // The same segments as records, and each one's line and place in it.
+    let csv = dir.file(
+        "s.csv",
+        "x0,y0,x1,y1\n0,0.5,3,0.5\n3,0.5,3,3\n-1,-1,-0.5,-0.5\n5,5,5,5\n1.5,-2,1.5,2\n1.5,2,1.75,0.5\n",
+    );
+    let lines = [(0, 0), (0, 1), (1, 0), (1, 1), (1, 2), (1, 3)];
+    for query in ["hits", "first-hit"] {
+        for backend in backends() {
+            let run = |segments: &Path| {
+                let o = rectcast(&[
+                    query,
+                    "--segments",
+                    segments.to_str().unwrap(),
+                    "--rects",
+                    boxes.to_str().unwrap(),
+                    "--backend",
+                    backend,
+                ]);
+                assert!(o.status.success(), "{}", stderr(&o));
+                String::from_utf8(o.stdout).unwrap()
+            };
+            let records = run(&csv);
+            let mut want = records.lines();
+            let header = want
+                .next()
+                .unwrap()
+                .replacen("segment,", "segment,line,line_segment,", 1);
+            let mut want: Vec<String> = want
+                .map(|row| {
+                    let (segment, rest) = row.split_once(',').unwrap();
+                    let (line, within) = lines[segment.parse::<usize>().unwrap()];
+                    format!("{segment},{line},{within},{rest}")
+                })
+                .collect();
+            want.insert(0, header);
+            for file in [&wkt, &geojson] {
+                let got = run(file);
+                for (row, (got, want)) in got.lines().zip(&want).enumerate() {
+                    assert_eq!(got, want, "{query} on {backend}, {file:?}, row {row}");
+                }
+                assert_eq!(
+                    got.lines().count(),
+                    want.len(),
+                    "{query} on {backend}, {file:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_geometry_that_is_not_a_line_in_segments_names_its_place_or_is_skipped() {
+    let dir = Dir::new();
+    let boxes = dir.file("r.csv", "min_x,min_y,max_x,max_y\n0,0,1,1\n");
+    let run = |segments: &Path, extra: &[&str]| {
+        let out = dir.path("out.csv");
+        let mut args = vec![
+            "hits",
+            "--segments",
+            segments.to_str().unwrap(),
+            "--rects",
+            boxes.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o = rectcast(&args);
+        let written = std::fs::read_to_string(&out).ok();
+        let _ = std::fs::remove_file(&out);
+        (o, written)
+    };
+    let wkt = dir.file(
+        "b.wkt",
+        "LINESTRING (-1 0.5, 2 0.5)\n  POLYGON ((0 0, 1 0, 1 1, 0 0))\nLINESTRING EMPTY\n\
+         LINESTRING (-1 0.25, 2 0.25)\n",
+    );
+    let geojson = dir.file(
+        "b.geojson",
+        r#"{"type": "FeatureCollection", "features": [
+            {"type": "Feature", "properties": {}, "geometry": {"type": "LineString",
+                "coordinates": [[-1, 0.5], [2, 0.5]]}},
+            {"type": "Feature", "properties": {}, "geometry": {"type": "Point",
+                "coordinates": [0, 0]}}
+        ]}"#,
+    );
+    for (file, message) in [
+        (
+            &wkt,
+            "b.wkt:2:3: a POLYGON, not a LINESTRING or MULTILINESTRING",
+        ),
+        (&geojson, "b.geojson: feature 1: a Point, not a LineString"),
+    ] {
+        let (o, written) = run(file, &[]);
+        assert!(!o.status.success(), "{file:?}");
+        assert!(stderr(&o).contains(message), "{}", stderr(&o));
+        assert_eq!(written, None, "an output file after an error");
+    }
+    // Skipped: each bad line is one record, so the ids after it still count every line.
+    let (o, written) = run(&wkt, &["--skip-invalid"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("skipped 2 invalid records of")
+            && stderr(&o).contains("b.wkt:3:1: an empty line"),
+        "{}",
+        stderr(&o)
+    );
+    let rows: Vec<&str> = written.as_deref().unwrap().lines().collect();
+    assert_eq!(
+        rows,
+        [
+            "segment,line,line_segment,rect,hit,kind,t_enter,t_exit,entry,exit",
+            "0,0,0,0,true,cross,0.33333334,0.6666667,min_x,max_x",
+            "3,3,0,0,true,cross,0.33333334,0.6666667,min_x,max_x",
+        ]
+    );
+    // Lines are segments only: not rects, and no table is written as WKT or GeoJSON.
+    let o = rectcast(&[
+        "hits",
+        "--segments",
+        wkt.to_str().unwrap(),
+        "--rects",
+        wkt.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("line strings are read as --segments"),
+        "{}",
+        stderr(&o)
+    );
+    let geojson_out = dir.path("out.geojson");
+    let o = rectcast(&[
+        "hits",
+        "--segments",
+        wkt.to_str().unwrap(),
+        "--rects",
+        boxes.to_str().unwrap(),
+        "--skip-invalid",
+        "--out",
+        geojson_out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success() && !geojson_out.exists());
+    assert!(stderr(&o).contains("not written"), "{}", stderr(&o));
+}

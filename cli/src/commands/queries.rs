@@ -22,6 +22,7 @@ use crate::job::{
 use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table, TargetColumns};
 use crate::polygons::PolygonFile;
+use crate::polylines::{is_polyline_file, line_index};
 use crate::records::{self, RecordKind, Records};
 use crate::shape_files::{FlagHelp, ShapeFiles, TARGETS, capitalized};
 use crate::targets::{
@@ -38,7 +39,9 @@ const PAIRS_PER_CHUNK: usize = 1 << 22;
 pub struct QueryArgs {
     /// Segments: .csv (columns x0,y0,x1,y1 found by name, in any order; others ignored), .npy
     /// (float32, shape [N, 4]) or .f32 (raw little-endian, 4 per record); .gz of any; `-` for
-    /// CSV on stdin. Streamed in chunks: any size.
+    /// CSV on stdin. Streamed in chunks: any size. Or polylines: .wkt (LINESTRING,
+    /// MULTILINESTRING) or .geojson: their segments, rows naming each one's line and
+    /// line_segment.
     #[arg(long)]
     segments: PathBuf,
     /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory.
@@ -85,9 +88,9 @@ pub enum Query {
     Count,
 }
 
-/// The table a query writes over targets `T`.
-fn table<T: Target>(query: Query) -> Table {
-    let target = TargetColumns::of::<T>();
+/// The table a query writes over targets `T`, for segments of polylines' `lines` or not.
+fn table<T: Target>(query: Query, lines: bool) -> Table {
+    let target = TargetColumns::of::<T>().over_lines(lines);
     match query {
         Query::Pairs | Query::Hits => Table::Pairs(target),
         Query::FirstHit => Table::FirstHit(target),
@@ -113,7 +116,8 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     }
     match (&args.polygons, &args.rects) {
         (Some(path), _) => {
-            Sink::check(args.out.as_deref(), table::<PolygonTargets>(query))?;
+            let lines = is_polyline_file(&args.segments);
+            Sink::check(args.out.as_deref(), table::<PolygonTargets>(query, lines))?;
             one_stdin(&[&args.segments, path])?;
             let offsets = args.polygon_offsets.as_deref();
             let file = PolygonFile::read(path, offsets, args.job.skip_invalid)?;
@@ -160,7 +164,7 @@ impl FlagHelp for QueryHelp {
         S::Contact: ResultCells,
     {
         let rows = |query| {
-            let columns = table::<Shapes<S>>(query).columns();
+            let columns = table::<Shapes<S>>(query, false).columns();
             columns
                 .iter()
                 .map(|c| c.name)
@@ -191,7 +195,8 @@ fn held<V, T: Target>(
     kind: &RecordKind<V>,
     make: impl FnOnce(Vec<V>) -> T,
 ) -> Outcome {
-    Sink::check(args.out.as_deref(), table::<T>(query))?;
+    let lines = is_polyline_file(&args.segments);
+    Sink::check(args.out.as_deref(), table::<T>(query, lines))?;
     one_stdin(&[&args.segments, path])?;
     let mut file = Records::open(path, kind, args.job.skip_invalid).map_err(text)?;
     let (values, ids) = file.read_all().map_err(text)?;
@@ -240,7 +245,10 @@ fn stream<T: Target>(
     let mut engine = engine(args.backend.into())?;
     let broad_phase = BroadPhase::from(args.broad_phase.unwrap_or(BroadPhaseArg::Auto));
     engine.set_broad_phase(broad_phase);
-    let mut sink = Sink::create(to, table::<T>(query))?;
+    // Polylines' segments: rows name each one's line (their file is read whole, and checked).
+    let lines = line_index(&args.segments)?;
+    let table = table::<T>(query, lines.is_some());
+    let mut sink = Sink::create(to, table)?.with_lines(lines);
     // Dense pairs a chunk of pairs at a time; the other queries a chunk of segments (their
     // memory follows the hits; on a GPU the engine runs a shape's dense pairs in bounded
     // chunks itself).

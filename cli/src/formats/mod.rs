@@ -38,6 +38,10 @@ pub enum Format {
     F32,
     /// `.parquet`, with the cargo feature `parquet`.
     Parquet,
+    /// `.wkt`: line strings as segments (`polylines.rs`), read only.
+    Wkt,
+    /// `.geojson` and `.json`: line strings as segments, read only.
+    GeoJson,
 }
 
 /// The path that means stdin.
@@ -163,12 +167,15 @@ impl Format {
         }
     }
 
-    /// `.npy`, `.f32` and `.parquet` by extension (any case); everything else is CSV.
+    /// `.npy`, `.f32`, `.parquet`, `.wkt`, `.geojson` and `.json` by extension (any case);
+    /// everything else is CSV.
     pub fn of(path: &Path) -> Self {
         match extension(path).as_deref() {
             Some("npy") => Format::Npy,
             Some("f32") => Format::F32,
             Some("parquet") => Format::Parquet,
+            Some("wkt") => Format::Wkt,
+            Some("geojson" | "json") => Format::GeoJson,
             _ => Format::Csv,
         }
     }
@@ -193,6 +200,9 @@ impl Format {
             Format::Parquet => {
                 return Err(FileError::new(path, crate::table::Place::File, NO_PARQUET));
             }
+            Format::Wkt | Format::GeoJson => Box::new(crate::polylines::LinesSource::open(
+                self, path, data, columns, size,
+            )?),
         })
     }
 
@@ -205,6 +215,11 @@ impl Format {
             ),
             #[cfg(not(feature = "parquet"))]
             Format::Parquet => Err(NO_PARQUET.into()),
+            Format::Wkt | Format::GeoJson => Err(
+                "WKT and GeoJSON are read (line strings, polygons), not written: use .csv, \
+                 .npy or .parquet"
+                    .into(),
+            ),
             _ => Ok(()),
         }
     }
@@ -224,6 +239,9 @@ impl Format {
             }
             #[cfg(not(feature = "parquet"))]
             Format::Parquet => return Err(std::io::Error::other(NO_PARQUET)),
+            Format::Wkt | Format::GeoJson => {
+                return Err(std::io::Error::other("WKT and GeoJSON are not written"));
+            }
         })
     }
 }
