@@ -19,7 +19,7 @@ use crate::formats::{Format, Writer};
 use crate::polylines::LineIndex;
 use crate::records;
 use crate::table::{Cell, Column, ColumnType};
-use crate::targets::{self, ResultCells, kind_cell};
+use crate::targets::{self, Cells, ResultCells, kind_cell};
 
 /// The tables the commands write.
 #[derive(Clone, Copy, Debug)]
@@ -45,6 +45,7 @@ pub enum Table {
 pub struct TargetColumns {
     name: &'static str,
     result: &'static [Column],
+    more: &'static [Column],
     lines: bool,
 }
 
@@ -53,6 +54,7 @@ impl TargetColumns {
         Self {
             name: T::NAME,
             result: T::Result::COLUMNS,
+            more: T::MORE,
             lines: false,
         }
     }
@@ -129,12 +131,14 @@ impl Table {
                     column("hit", ColumnType::Bool),
                 ];
                 let segment = segment_columns(t.lines).iter();
-                segment.chain(&ids).chain(t.result).copied().collect()
+                let result = t.result.iter().chain(t.more);
+                segment.chain(&ids).chain(result).copied().collect()
             }),
             Table::FirstHit(t) => composed(1, t, || {
                 let ids = [column(t.name, ColumnType::Index)];
                 let segment = segment_columns(t.lines).iter();
-                segment.chain(&ids).chain(t.result).copied().collect()
+                let result = t.result.iter().chain(t.more);
+                segment.chain(&ids).chain(result).copied().collect()
             }),
             Table::Count(t) => composed(2, t, || {
                 vec![
@@ -364,31 +368,37 @@ impl Sink {
         }
     }
 
-    /// Pair rows (`pairs`, `hits`): (segment, target, result), the indices as the inputs
-    /// number their records.
+    /// Pair rows (`pairs`, `hits`): (segment, target, result, the targets' more cells), the
+    /// indices as the inputs number their records.
     pub fn pairs<'a, R: ResultCells>(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, u64, &'a R)>,
+        rows: impl IntoIterator<Item = (u64, u64, &'a R, Cells)>,
     ) -> Result<(), String> {
         let lines = self.lines.clone();
-        self.write(rows.into_iter().map(|(segment, target, r)| {
+        self.write(rows.into_iter().map(|(segment, target, r, more)| {
             let (segment, n) = segment_cells(segment, lines.as_deref());
             let ids = [Cell::U64(target), Cell::Bool(r.hit())];
-            Row::new(&[&segment[..n], &ids, r.cells().as_slice()])
+            Row::new(&[&segment[..n], &ids, r.cells().as_slice(), more.as_slice()])
         }))
     }
 
     /// First-hit rows: one per segment, with its first hit's target and result, or none.
+    /// `more`: the targets' more cells of each row's result ([`targets::Target::MORE`]).
     pub fn first_hits<'a, R: ResultCells>(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, Option<(u64, &'a R)>)>,
+        rows: impl IntoIterator<Item = (u64, Option<(u64, &'a R)>, Cells)>,
     ) -> Result<(), String> {
         let lines = self.lines.clone();
-        self.write(rows.into_iter().map(|(segment, first)| {
+        self.write(rows.into_iter().map(|(segment, first, more)| {
             let (segment, n) = segment_cells(segment, lines.as_deref());
             let target = [Cell::Index(first.map(|(target, _)| target))];
             let result = first.map_or(R::MISS, |(_, r)| *r);
-            Row::new(&[&segment[..n], &target, result.cells().as_slice()])
+            Row::new(&[
+                &segment[..n],
+                &target,
+                result.cells().as_slice(),
+                more.as_slice(),
+            ])
         }))
     }
 

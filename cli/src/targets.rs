@@ -24,6 +24,12 @@ pub struct Cells {
 }
 
 impl Cells {
+    /// No cells.
+    pub const NONE: Self = Self {
+        cells: [Cell::Bool(false); MAX_CELLS],
+        len: 0,
+    };
+
     fn new<const N: usize>(cells: [Cell; N]) -> Self {
         let mut all = [Cell::Bool(false); MAX_CELLS];
         all[..N].copy_from_slice(&cells);
@@ -210,6 +216,13 @@ pub trait Target: Sync {
     /// the first chunk is read.
     type Prepared: Send + Sync;
 
+    /// Columns after the result's that the targets themselves say (a polygon's rings).
+    const MORE: &'static [Column] = &[];
+    /// Those cells, for `result` with target `target` (an index into these targets).
+    fn more_cells(&self, _target: u32, _result: &Self::Result) -> Cells {
+        Cells::NONE
+    }
+
     fn len(&self) -> usize;
     /// Pairs a chunk of `segments` makes with them, for sizing dense chunks (a polygon's pairs
     /// count per edge).
@@ -387,5 +400,20 @@ impl Target for PolygonTargets {
 
     fn pairs_per_segment(&self) -> usize {
         self.0.len().max(self.0.edge_count())
+    }
+
+    /// The rings of the entry and exit edges: 0 a polygon's first ring (its shell), then its
+    /// holes and other parts' rings in their order.
+    const MORE: &'static [Column] = &[
+        column("entry_ring", ColumnType::Index),
+        column("exit_ring", ColumnType::Index),
+    ];
+    fn more_cells(&self, target: u32, result: &PolygonContact) -> Cells {
+        let ring = |edge: u32| {
+            let ring = (edge != rectcast::NO_EDGE)
+                .then(|| self.0.edge_ring(target as usize, edge as usize).0 as u64);
+            Cell::Index(ring)
+        };
+        Cells::new([ring(result.entry_edge), ring(result.exit_edge)])
     }
 }

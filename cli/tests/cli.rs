@@ -1120,7 +1120,13 @@ fn pairs_with_circles_writes_segment_x_circle_rows_as_the_library_decides() {
 }
 
 /// The rows `pairs --polygons` writes for a pair, as the library decides it.
-fn polygon_row(segment: usize, polygon: usize, c: &rectcast::PolygonContact) -> String {
+/// A pair's row, its edges' rings read from `polygons`.
+fn polygon_row(
+    polygons: &rectcast::Polygons,
+    segment: usize,
+    polygon: usize,
+    c: &rectcast::PolygonContact,
+) -> String {
     let t = |t: f32| {
         if c.hit() {
             t.to_string()
@@ -1135,14 +1141,23 @@ fn polygon_row(segment: usize, polygon: usize, c: &rectcast::PolygonContact) -> 
             e.to_string()
         }
     };
+    let ring = |e: u32| {
+        if e == rectcast::NO_EDGE {
+            String::new()
+        } else {
+            polygons.edge_ring(polygon, e as usize).0.to_string()
+        }
+    };
     format!(
-        "{segment},{polygon},{},{},{},{},{},{}",
+        "{segment},{polygon},{},{},{},{},{},{},{},{}",
         c.hit(),
         c.kind().name(),
         t(c.t_enter),
         t(c.t_exit),
         edge(c.entry_edge),
-        edge(c.exit_edge)
+        edge(c.exit_edge),
+        ring(c.entry_edge),
+        ring(c.exit_edge)
     )
 }
 
@@ -1215,10 +1230,11 @@ fn pairs_with_polygons_from_wkt_geojson_and_the_flat_form_write_the_same_rows() 
     ];
     let polygons = rectcast::Polygons::from_rings(&rings).unwrap();
     let want = common_cpu().polygon_pairs(&segments, &polygons).unwrap();
-    let mut expected =
-        String::from("segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge\n");
+    let mut expected = String::from(
+        "segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge,entry_ring,exit_ring\n",
+    );
     for (i, c) in want.iter().enumerate() {
-        expected += &polygon_row(i / rings.len(), i % rings.len(), c);
+        expected += &polygon_row(&polygons, i / rings.len(), i % rings.len(), c);
         expected += "\n";
     }
     assert!(want.iter().filter(|c| c.hit()).count() > 10);
@@ -1291,7 +1307,8 @@ fn a_polygon_that_is_not_simple_names_its_line_and_leaves_no_output() {
     assert!(stderr(&o).contains("skipped 1"), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
-        "segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge\n0,0,true,inside,0,1,,\n"
+        "segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge,entry_ring,exit_ring\n\
+         0,0,true,inside,0,1,,,,\n"
     );
     std::fs::remove_file(&out).unwrap();
     // A bad hole is named by its polygon's line, its vertices numbered as the polygon's.
@@ -1323,15 +1340,17 @@ fn a_polygon_that_is_not_simple_names_its_line_and_leaves_no_output() {
 #[test]
 fn polygons_with_holes_and_multipolygons_from_wkt_and_geojson_answer_alike() {
     let dir = Dir::new();
-    // In the hole (a miss), across the hole, and from one part of the multipolygon to the other.
+    // In the hole (a miss), across the hole, from one part of the multipolygon to the other,
+    // from outside into the hole (its exit edge the hole's first, on ring 1), and into the
+    // multipolygon's second part (edge 3 of polygon 1, on ring 1; of polygon 0, on ring 0).
     let s = dir.file(
         "s.csv",
-        "x0,y0,x1,y1\n1.25,1.25,1.5,1.5\n-1,1.5,3,1.5\n8,8,21,21\n",
+        "x0,y0,x1,y1\n1.25,1.25,1.5,1.5\n-1,1.5,3,1.5\n8,8,21,21\n1.5,-1,1.5,1.5\n21,19,21,21\n",
     );
     let wkt = dir.file(
         "p.wkt",
         "POLYGON ((0 0, 9 0, 9 9, 0 9, 0 0), (1 1, 2 1, 2 2, 1 2, 1 1))\n\
-         MULTIPOLYGON (((7 7, 9 7, 9 9, 7 9, 7 7)), ((20 20, 22 20, 22 22, 20 22, 20 20)))\n",
+         MULTIPOLYGON (((7 7, 9 7, 9 9, 7 7)), ((20 20, 22 20, 22 22, 20 22, 20 20)))\n",
     );
     let geojson = dir.file(
         "p.geojson",
@@ -1339,24 +1358,44 @@ fn polygons_with_holes_and_multipolygons_from_wkt_and_geojson_answer_alike() {
             {"type": "Feature", "properties": {}, "geometry": {"type": "Polygon", "coordinates":
                 [[[0, 0], [9, 0], [9, 9], [0, 9], [0, 0]], [[1, 1], [2, 1], [2, 2], [1, 2], [1, 1]]]}},
             {"type": "Feature", "properties": {}, "geometry": {"type": "MultiPolygon", "coordinates":
-                [[[[7, 7], [9, 7], [9, 9], [7, 9], [7, 7]]], [[[20, 20], [22, 20], [22, 22], [20, 22], [20, 20]]]]}}
+                [[[[7, 7], [9, 7], [9, 9], [7, 7]]], [[[20, 20], [22, 20], [22, 22], [20, 22], [20, 20]]]]}}
         ]}"#,
     );
-    let want = "segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge\n\
-                1,0,true,enter,0.25,1,3,\n\
-                2,0,true,exit,0,0.07692308,,1\n\
-                2,1,true,inside,0,1,,\n";
-    for p in [&wkt, &geojson] {
+    let want = "segment,polygon,hit,kind,t_enter,t_exit,entry_edge,exit_edge,entry_ring,exit_ring\n\
+         1,0,true,enter,0.25,1,3,,0,\n\
+         2,0,true,exit,0,0.07692308,,1,,0\n\
+         2,1,true,inside,0,1,,,,\n\
+         3,0,true,cross,0.4,0.8,0,4,0,1\n\
+         4,1,true,enter,0.5,1,3,,1,\n";
+    // Every pair's rows, the hitting ones kept, are the hits'.
+    for (query, p) in [("hits", &wkt), ("hits", &geojson), ("pairs", &wkt)] {
         let o = rectcast(&[
-            "hits",
+            query,
             "--segments",
             s.to_str().unwrap(),
             "--polygons",
             p.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
-        assert_eq!(String::from_utf8(o.stdout).unwrap(), want, "{p:?}");
+        let rows = String::from_utf8(o.stdout).unwrap();
+        let hitting: Vec<&str> = rows.lines().filter(|r| !r.contains(",false,")).collect();
+        assert_eq!(hitting, want.lines().collect::<Vec<_>>(), "{query} {p:?}");
     }
+    // First hits name their rings too: the hole's, and the second part's.
+    let o = rectcast(&[
+        "first-hit",
+        "--segments",
+        s.to_str().unwrap(),
+        "--polygons",
+        wkt.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        rows.lines().skip(4).collect::<Vec<_>>(),
+        ["3,0,cross,0.4,0.8,0,4,0,1", "4,1,enter,0.5,1,3,,1,"],
+        "{rows}"
+    );
 }
 
 #[test]

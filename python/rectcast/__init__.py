@@ -291,8 +291,11 @@ def _polygons(polygons, name):
 #: What ``to=`` takes.
 OUTPUTS = ("numpy", "arrow", "pandas", "geopandas")
 
+#: A polygon row's edges and their rings: -1 where there is none.
+_EDGES = ("entry_edge", "exit_edge", "entry_ring", "exit_ring")
+
 #: Index columns that are -1 where there is none (null in Arrow, <NA> in pandas).
-_MAYBE_INDEX = ("rect", *(shape["name"] for shape in _SHAPES.values()), "polygon", "entry_edge", "exit_edge")
+_MAYBE_INDEX = ("rect", *(shape["name"] for shape in _SHAPES.values()), "polygon", *_EDGES)
 
 
 def _check_output(to, ids):
@@ -469,7 +472,7 @@ def _pandas(rows: np.ndarray, categories):
             codes = values.astype(np.int16)
             codes[codes == 0] = -1
             columns[field] = pd.Categorical.from_codes(codes, categories=list(SIDE_NAMES))
-        elif field in _MAYBE_INDEX and values.dtype == np.int64:
+        elif field in ("rect", "polygon", *_EDGES) and values.dtype == np.int64:
             columns[field] = pd.arrays.IntegerArray(np.ascontiguousarray(values), values < 0)
         else:
             columns[field] = np.ascontiguousarray(values)
@@ -492,7 +495,7 @@ def _arrow(rows: np.ndarray, categories):
             array = sides.take(pa.array(values))
         elif values.dtype == np.float32:
             array = pa.array(values, mask=np.isnan(values))
-        elif field in ("rect", "polygon", "entry_edge", "exit_edge") and values.dtype == np.int64:
+        elif field in ("rect", "polygon", *_EDGES) and values.dtype == np.int64:
             array = pa.array(values.astype(np.uint64), mask=values < 0)
         else:
             array = pa.array(values)
@@ -599,7 +602,8 @@ class Engine:
         One row per segment: segment, rect (int64, -1 on a miss), kind (0 on a miss),
         t_enter, t_exit (NaN on a miss), entry, exit. With ``walls=`` or ``circles=``: fields
         segment, wall or circle (-1 on a miss), contact or kind, t_enter, t_exit; with
-        ``polygons=``: segment, polygon, kind, t_enter, t_exit, entry_edge, exit_edge."""
+        ``polygons=``: segment, polygon, kind, t_enter, t_exit, entry_edge, exit_edge,
+        entry_ring, exit_ring."""
         return self._query("first_hit", segments, rects, polygons, shapes, to, copy, rounding, ids)
 
     def hits(
@@ -638,8 +642,10 @@ class Engine:
         polygon_offsets)`` (rings each: shells, holes, a multipolygon's parts), or shapely
         polygons and multipolygons (a GeoSeries, a GeoDataFrame). Fields: segment, polygon (uint64), hit (bool), kind (uint8,
         a ``KIND_NAMES`` code), t_enter, t_exit (float32, NaN on a miss), entry_edge, exit_edge
-        (int64, edge k runs from vertex k to k + 1; -1 where there is none). A polygon that is
-        not simple raises ``ValueError`` naming it."""
+        (int64, edge k runs from vertex k to k + 1, numbered ring after ring; -1 where there is
+        none), entry_ring, exit_ring (int64: the ring each edge is on, 0 the polygon's first
+        ring, its shell; -1 where there is no edge). A polygon that is not simple raises
+        ``ValueError`` naming it."""
         return self.pairs(segments, polygons=polygons, to=to, copy=copy, rounding=rounding, ids=ids)
 
     def overlaps(self, polygons, other, *, to: str = "numpy"):

@@ -18,7 +18,7 @@ use rectcast::{
 };
 use rows::{Packed, Ty, rows};
 use targets::{
-    PolygonTargets, count_rows, first_hit_rows, hit_rows, pair_rows, shape_rows, target_rows,
+    More, PolygonTargets, count_rows, first_hit_rows, hit_rows, pair_rows, shape_rows, target_rows,
 };
 
 /// Runs `f`, a panic turned into a `RuntimeError` (PyO3's own `PanicException` is not an
@@ -265,7 +265,7 @@ impl PyEngine {
     ) -> PyResult<Packed<'py>> {
         let (s, r) = inputs(&segments, &rects)?;
         let results = self.run(py, s.len() * r.len(), |e| e.pairs(s, r))?;
-        pair_rows(py, "rect", &results, r.len())
+        pair_rows(py, "rect", &results, r.len(), More::NONE)
     }
 
     /// The closest hit of each segment (ties: the lowest rect); rect -1 on a miss.
@@ -283,9 +283,13 @@ impl PyEngine {
             e.first_hit_into(&Batch::new(s, r), out)
         });
         let packed = done.and_then(|()| {
-            first_hit_rows(py, "rect", &first, |f: &FirstHit| {
-                f.rect().map(|rect| (rect, &f.result))
-            })
+            first_hit_rows(
+                py,
+                "rect",
+                &first,
+                |f: &FirstHit| f.rect().map(|rect| (rect, &f.result)),
+                More::NONE,
+            )
         });
         // Kept for the next call up to 16 MiB (a million segments' worth); a larger one goes
         // back to the allocator rather than sit in an idle engine.
@@ -391,7 +395,13 @@ impl PyEngine {
     ) -> PyResult<Packed<'py>> {
         let (s, r) = inputs(&segments, &rects)?;
         let hits = self.run(py, s.len() * r.len(), |e| e.hits(&Batch::new(s, r)))?;
-        hit_rows(py, "rect", &hits, |h| (h.segment, h.rect, &h.result))
+        hit_rows(
+            py,
+            "rect",
+            &hits,
+            |h| (h.segment, h.rect, &h.result),
+            More::NONE,
+        )
     }
 
     /// Hits per rect.

@@ -159,27 +159,51 @@ impl Packs for PolygonContact {
     }
 }
 
-/// Fields `first` (the indices), then the result's.
-fn fields<R: Packs>(first: &[(&'static str, Ty)]) -> Vec<(&'static str, Ty)> {
-    first.iter().chain(R::FIELDS).copied().collect()
+/// Fields the targets themselves add after a result's ([`PyTarget::MORE`]), and how they pack
+/// a result of target `target` (an index); none for rects.
+pub(crate) struct More<'a, R> {
+    pub fields: &'static [(&'static str, Ty)],
+    pub pack: &'a (dyn Fn(u32, &R, &mut Row<'_>) + Sync),
+}
+
+impl<R: 'static> More<'static, R> {
+    pub(crate) const NONE: Self = More {
+        fields: &[],
+        pack: &|_, _, _| {},
+    };
+}
+
+/// Fields `first` (the indices), then the result's, then `more`.
+fn fields<R: Packs>(
+    first: &[(&'static str, Ty)],
+    more: &[(&'static str, Ty)],
+) -> Vec<(&'static str, Ty)> {
+    first.iter().chain(R::FIELDS).chain(more).copied().collect()
 }
 
 /// Dense pairs' rows (segment-major over `width` targets called `name`): (segment, target,
-/// hit), then the result.
+/// hit), then the result, then `more`.
 pub(crate) fn pair_rows<'py, R: Packs>(
     py: Python<'py>,
     name: &'static str,
     results: &[R],
     width: usize,
+    more: More<'_, R>,
 ) -> PyResult<Packed<'py>> {
     let m = width.max(1);
-    let fields = fields::<R>(&[("segment", Ty::U64), (name, Ty::U64), ("hit", Ty::Bool)]);
-    rows(py, &fields, results, |i, r, row| {
-        row.u64((i / m) as u64)
-            .u64((i % m) as u64)
-            .u8(r.hit() as u8);
-        r.pack(row);
-    })
+    let first = [("segment", Ty::U64), (name, Ty::U64), ("hit", Ty::Bool)];
+    rows(
+        py,
+        &fields::<R>(&first, more.fields),
+        results,
+        |i, r, row| {
+            row.u64((i / m) as u64)
+                .u64((i % m) as u64)
+                .u8(r.hit() as u8);
+            r.pack(row);
+            (more.pack)((i % m) as u32, r, row);
+        },
+    )
 }
 
 /// Hits' rows, in the pairs' fields; `of` gives a hit's (segment, target, result).
@@ -188,12 +212,14 @@ pub(crate) fn hit_rows<'py, R: Packs, H: Sync>(
     name: &'static str,
     hits: &[H],
     of: impl Fn(&H) -> (u32, u32, &R) + Sync,
+    more: More<'_, R>,
 ) -> PyResult<Packed<'py>> {
-    let fields = fields::<R>(&[("segment", Ty::U64), (name, Ty::U64), ("hit", Ty::Bool)]);
-    rows(py, &fields, hits, |_, h, row| {
+    let first = [("segment", Ty::U64), (name, Ty::U64), ("hit", Ty::Bool)];
+    rows(py, &fields::<R>(&first, more.fields), hits, |_, h, row| {
         let (segment, target, r) = of(h);
         row.u64(u64::from(segment)).u64(u64::from(target)).u8(1);
         r.pack(row);
+        (more.pack)(target, r, row);
     })
 }
 
@@ -204,14 +230,22 @@ pub(crate) fn first_hit_rows<'py, R: Packs, F: Sync>(
     name: &'static str,
     first: &[F],
     of: impl Fn(&F) -> Option<(u32, &R)> + Sync,
+    more: More<'_, R>,
 ) -> PyResult<Packed<'py>> {
-    let fields = fields::<R>(&[("segment", Ty::U64), (name, Ty::I64)]);
-    rows(py, &fields, first, |i, f, row| {
-        let hit = of(f);
-        row.u64(i as u64)
-            .i64(hit.map_or(-1, |(target, _)| i64::from(target)));
-        hit.map_or(R::MISS, |(_, r)| *r).pack(row);
-    })
+    let first_fields = [("segment", Ty::U64), (name, Ty::I64)];
+    rows(
+        py,
+        &fields::<R>(&first_fields, more.fields),
+        first,
+        |i, f, row| {
+            let hit = of(f);
+            row.u64(i as u64)
+                .i64(hit.map_or(-1, |(target, _)| i64::from(target)));
+            let (target, result) = hit.map_or((0, R::MISS), |(target, r)| (target, *r));
+            result.pack(row);
+            (more.pack)(target, &result, row);
+        },
+    )
 }
 
 /// Counts' rows: (target, hits).
@@ -235,6 +269,10 @@ pub(crate) trait PyTarget: Sync {
     /// The target's field (`wall`, `circle`, `polygon`).
     const NAME: &'static str;
     type Result: Packs;
+    /// Fields after the result's that the targets themselves say (a polygon's rings).
+    const MORE: &'static [(&'static str, Ty)] = &[];
+    /// Those fields of `result` with target `target` (an index into these targets).
+    fn pack_more(&self, _target: u32, _result: &Self::Result, _row: &mut Row<'_>) {}
     fn len(&self) -> usize;
     /// The pairs a call over `segments` tests (a polygon's per edge): whether it is long
     /// enough to be worth interrupting.
@@ -309,6 +347,17 @@ impl PyTarget for PolygonTargets<'_> {
     fn work(&self, segments: usize) -> usize {
         segments * self.0.edge_count()
     }
+
+    /// The rings of the entry and exit edges, -1 where there is no edge: 0 a polygon's first
+    /// ring (its shell), then its holes and other parts' rings in their order.
+    const MORE: &'static [(&'static str, Ty)] = &[("entry_ring", Ty::I64), ("exit_ring", Ty::I64)];
+    fn pack_more(&self, target: u32, result: &PolygonContact, row: &mut Row<'_>) {
+        let ring = |e: u32| match e {
+            NO_EDGE => -1,
+            e => self.0.edge_ring(target as usize, e as usize).0 as i64,
+        };
+        row.i64(ring(result.entry_edge)).i64(ring(result.exit_edge));
+    }
 }
 
 /// The rows of `query` (`pairs`, `hits`, `first_hit`, `counts`) of `segments` against
@@ -322,20 +371,35 @@ pub(crate) fn target_rows<'py, T: PyTarget>(
 ) -> PyResult<Packed<'py>> {
     let work = target.work(segments.len());
     let name = T::NAME;
+    let pack = |t, r: &T::Result, row: &mut Row<'_>| target.pack_more(t, r, row);
+    let more = || More {
+        fields: T::MORE,
+        pack: &pack,
+    };
     match query {
         "pairs" => {
             let results = engine.run(py, work, |e| target.pairs(e, segments))?;
-            pair_rows(py, name, &results, target.len())
+            pair_rows(py, name, &results, target.len(), more())
         }
         "hits" => {
             let hits = engine.run(py, work, |e| target.hits(e, segments))?;
-            hit_rows(py, name, &hits, |h| (h.segment, h.shape, &h.contact))
+            hit_rows(
+                py,
+                name,
+                &hits,
+                |h| (h.segment, h.shape, &h.contact),
+                more(),
+            )
         }
         "first_hit" => {
             let first = engine.run(py, work, |e| target.first_hits(e, segments))?;
-            first_hit_rows(py, name, &first, |f| {
-                f.as_ref().map(|h| (h.shape, &h.contact))
-            })
+            first_hit_rows(
+                py,
+                name,
+                &first,
+                |f| f.as_ref().map(|h| (h.shape, &h.contact)),
+                more(),
+            )
         }
         "counts" => {
             let counts = engine.run(py, work, |e| target.counts(e, segments))?;

@@ -192,6 +192,10 @@ def test_holes_and_multipolygons_answer_as_their_rings(engine):
     got = [(int(r["polygon"]), bool(r["hit"]), float(r["t_enter"]), float(r["t_exit"])) for r in first]
     assert [g[1] for g in got] == [False, True, True, True, True, True, True, True]
     assert got[2][2:] == (0.25, 0.75) and got[4][2:] == (0.5, 1.0) and got[7][2:] == (0.125, 0.625)
+    # The rings of the entry and exit edges: across the shell; out of the hole (ring 1) to the
+    # boundary; from the first part's shell (ring 0) to the second's (ring 1).
+    rings = [(int(r["entry_ring"]), int(r["exit_ring"])) for r in first]
+    assert (rings[2], rings[4], rings[7]) == ((0, 0), (1, -1), (0, 1))
     vertices, ring_offsets, polygon_offsets = rectcast.from_shapely([square_with_hole, two_squares])
     np.testing.assert_array_equal(polygon_offsets, [0, 2, 4])
     assert_same_rows(engine.pairs(segments, polygons=(vertices, ring_offsets, polygon_offsets)), first)

@@ -318,7 +318,7 @@ fn stream<T: Target>(
                 .recv()
                 .map_err(|_| "rectcast: the engine's worker thread stopped".to_string())??;
             in_flight -= 1;
-            writer.write(&done)?;
+            writer.write(target, &done)?;
             if let Out::FirstHits(first) = done.out {
                 spare_first = first;
             }
@@ -408,24 +408,32 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    fn write<T: Target>(&mut self, done: &Done<T>) -> Outcome {
+    fn write<T: Target>(&mut self, target: &T, done: &Done<T>) -> Outcome {
         let (ids, targets, m) = (&done.chunk.ids, self.target_ids, self.width);
         match &done.out {
-            Out::Pairs(results) => self.sink.pairs(
-                results
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| (ids[i / m], targets[i % m], r)),
-            )?,
-            Out::Hits(hits) => self.sink.pairs(hits.iter().map(|h| {
-                let (segment, target, r) = h.row();
-                (ids[segment as usize], targets[target as usize], r)
+            Out::Pairs(results) => self.sink.pairs(results.iter().enumerate().map(|(i, r)| {
+                let more = target.more_cells((i % m) as u32, r);
+                (ids[i / m], targets[i % m], r, more)
             }))?,
-            Out::FirstHits(first) => self.sink.first_hits(
-                ids.iter()
-                    .zip(first)
-                    .map(|(&s, f)| (s, f.first().map(|(t, r)| (targets[t as usize], r)))),
-            )?,
+            Out::Hits(hits) => self.sink.pairs(hits.iter().map(|h| {
+                let (segment, t, r) = h.row();
+                (
+                    ids[segment as usize],
+                    targets[t as usize],
+                    r,
+                    target.more_cells(t, r),
+                )
+            }))?,
+            Out::FirstHits(first) => {
+                self.sink.first_hits(ids.iter().zip(first).map(|(&s, f)| {
+                    let first = f.first();
+                    let more = match first {
+                        Some((t, r)) => target.more_cells(t, r),
+                        None => target.more_cells(0, &T::Result::MISS),
+                    };
+                    (s, first.map(|(t, r)| (targets[t as usize], r)), more)
+                }))?
+            }
             Out::Counts(counts) => {
                 for (total, n) in self.per_target.iter_mut().zip(counts) {
                     *total += n;
