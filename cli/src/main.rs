@@ -10,7 +10,6 @@
 
 mod commands;
 mod formats;
-mod geo_text;
 mod job;
 mod options;
 mod output;

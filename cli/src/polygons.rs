@@ -6,8 +6,9 @@
 //!   `--polygon-offsets`, an `.npy` of P + 1 integers from 0 to V (polygon i is vertices
 //!   `offsets[i]..offsets[i + 1]`).
 //!
-//! WKT numbers are read straight to f32 (rounded to nearest); GeoJSON numbers as f64 first, as
-//! JSON parsers read them, then rounded to f32. A ring may repeat its first vertex at the end.
+//! WKT and GeoJSON are read by `rectcast_geotext`, as the Python package reads them: numbers
+//! rounded to f32, EWKT's SRID said once and ignored, a vertex equal to the one before it
+//! dropped as GEOS drops it. A ring may repeat its first vertex at the end.
 //! A polygon's rings are its outer ring and holes, or every ring of a MultiPolygon's parts
 //! (docs/semantics.md, "Segment × polygon"); one whose ring is not a valid simple ring is an
 //! error naming its place (`file:line:column` in WKT, the feature in GeoJSON, the
@@ -19,9 +20,10 @@ use std::path::Path;
 
 use rectcast::Polygons;
 
+use rectcast_geotext as geotext;
+
 use crate::formats::Input;
 use crate::formats::npy;
-use crate::geo_text;
 use crate::records::{self, Records, Skipped};
 
 /// A polygon file read whole: the valid polygons, their ids, and the ones skipped.
@@ -38,30 +40,21 @@ impl PolygonFile {
     /// Reads and checks `path` (and the flat form's `offsets`).
     pub fn read(path: &Path, offsets: Option<&Path>, skip_invalid: bool) -> Result<Self, String> {
         let name = path.display();
-        let extension = |p: &Path| {
-            p.extension()
-                .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        };
-        // `.wkt.gz` is WKT: gzip streams are decompressed on the way in.
-        let ext = match extension(path).as_deref() {
-            Some("gz") => extension(&path.with_extension("")),
-            other => other.map(str::to_string),
-        };
         let mut srid = None;
-        let rings = match (ext.as_deref(), offsets) {
-            (Some("wkt"), None) => {
-                let (rings, its) = wkt_rings(path)?;
+        // `.wkt.gz` is WKT: gzip streams are decompressed on the way in.
+        let rings = match (geotext::Format::of(path), offsets) {
+            (Some(format), None) => {
+                let (rings, its) = text_rings(path, format)?;
                 srid = its;
                 rings
             }
-            (Some("geojson" | "json"), None) => geojson_rings(path)?,
-            (Some("wkt" | "geojson" | "json"), Some(_)) => {
+            (Some(_), Some(_)) => {
                 return Err(format!(
                     "{name}: --polygon-offsets goes with a flat vertex file, not WKT or GeoJSON"
                 ));
             }
-            (_, Some(offsets)) => flat_rings(path, offsets)?,
-            (_, None) => {
+            (None, Some(offsets)) => flat_rings(path, offsets)?,
+            (None, None) => {
                 return Err(format!(
                     "{name}: polygons are .wkt, .geojson or .json; or vertices (.npy [V, 2], CSV \
                      x,y, .f32) with --polygon-offsets"
@@ -102,7 +95,7 @@ impl PolygonFile {
 
     /// Says on stderr how many polygons were skipped, and where the first were.
     pub fn report(&self) {
-        geo_text::report_srid(&self.path, self.srid);
+        report_srid(&self.path, self.srid);
         if let Some(line) = self.skipped.report(&self.path) {
             eprintln!("rectcast: {line}");
         }
@@ -115,66 +108,21 @@ type PolygonRings = Vec<Vec<[f32; 2]>>;
 /// Each polygon's place, and its rings or why it has none.
 type Rings = Vec<(String, Result<PolygonRings, String>)>;
 
-/// A WKT file's polygons, and the SRID of its EWKT prefixes.
-fn wkt_rings(path: &Path) -> Result<(Rings, Option<i64>), String> {
-    let (geometries, srid) = geo_text::wkt_geometries(path)?;
-    let rings = geometries
-        .into_iter()
-        .map(|g| {
-            let rings = g.geometry.and_then(|geometry| match geometry {
-                wkt::Wkt::Polygon(polygon) if polygon.rings().is_empty() => {
-                    Err("an empty POLYGON".to_string())
-                }
-                wkt::Wkt::Polygon(polygon) => {
-                    Ok(polygon.rings().iter().map(geo_text::wkt_points).collect())
-                }
-                wkt::Wkt::MultiPolygon(parts) if parts.polygons().is_empty() => {
-                    Err("an empty MULTIPOLYGON".to_string())
-                }
-                wkt::Wkt::MultiPolygon(parts) => Ok(parts
-                    .polygons()
-                    .iter()
-                    .flat_map(|p| p.rings().iter().map(geo_text::wkt_points))
-                    .collect()),
-                other => Err(format!(
-                    "a {}, not a POLYGON or MULTIPOLYGON",
-                    geo_text::type_name(&other)
-                )),
-            });
-            (g.place, rings)
-        })
-        .collect();
-    Ok((rings, srid))
-}
-
-fn geojson_rings(path: &Path) -> Result<Rings, String> {
-    use geojson::GeometryValue;
-    let ring = |geometry: Option<geojson::Geometry>| match geometry.map(|g| g.value) {
-        None => Err("a feature without a geometry".to_string()),
-        Some(GeometryValue::Polygon { coordinates }) if coordinates.is_empty() => {
-            Err("an empty Polygon".to_string())
-        }
-        Some(GeometryValue::Polygon { coordinates }) => coordinates
-            .iter()
-            .map(|r| geo_text::geojson_points(r))
-            .collect(),
-        Some(GeometryValue::MultiPolygon { coordinates }) if coordinates.is_empty() => {
-            Err("an empty MultiPolygon".to_string())
-        }
-        Some(GeometryValue::MultiPolygon { coordinates }) => coordinates
-            .iter()
-            .flatten()
-            .map(|r| geo_text::geojson_points(r))
-            .collect(),
-        Some(other) => Err(format!(
-            "a {}, not a Polygon or MultiPolygon",
-            other.type_name()
-        )),
-    };
-    Ok(geo_text::geojson_geometries(path)?
-        .into_iter()
-        .map(|g| (g.place, ring(g.geometry)))
-        .collect())
+/// A WKT or GeoJSON file's polygons (`rectcast_geotext`: repeated vertices dropped), and
+/// the SRID of its EWKT prefixes.
+fn text_rings(path: &Path, format: geotext::Format) -> Result<(Rings, Option<i64>), String> {
+    let mut text = String::new();
+    Input::open(path)
+        .map_err(|e| e.to_string())?
+        .data
+        .reader()
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let read = geotext::read(format, geotext::Kind::Polygons, &text)
+        .map_err(|e| e.in_file(path.display()))?;
+    let rings = read.geometries.into_iter();
+    let rings = rings.map(|(place, rings)| (place.in_file(path.display()), rings));
+    Ok((rings.collect(), read.srid))
 }
 
 fn flat_rings(path: &Path, offsets_path: &Path) -> Result<Rings, String> {
@@ -245,4 +193,14 @@ fn read_offsets(path: &Path) -> Result<Vec<u64>, String> {
             u64::try_from(v).map_err(|_| format!("{name}: offset {i} is {v}, below 0"))
         })
         .collect()
+}
+
+/// Says on stderr that a file's SRID is ignored.
+pub fn report_srid(path: &Path, srid: Option<i64>) {
+    if let Some(srid) = srid {
+        eprintln!(
+            "rectcast: {}: EWKT SRID={srid}, ignored: coordinates are used as given",
+            path.display()
+        );
+    }
 }

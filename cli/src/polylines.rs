@@ -1,7 +1,7 @@
 //! Line strings as `--segments`: roads, trajectories, any polyline is the chain of its
 //! segments. A `.wkt` file holds one `LINESTRING (x y, …)` or `MULTILINESTRING` a line; a
-//! `.geojson` or `.json` file LineString and MultiLineString features (geo_text.rs: EWKT, the
-//! rounding to f32).
+//! `.geojson` or `.json` file LineString and MultiLineString features, read by
+//! `rectcast_geotext` as the Python package reads them (EWKT, the rounding to f32).
 //!
 //! Each line is its segments in order, vertex k to vertex k + 1 of each part (a
 //! MultiLineString's parts one after another, no segment between them). A vertex equal to the
@@ -15,8 +15,10 @@
 use std::io::Read;
 use std::path::Path;
 
+use rectcast_geotext as geotext;
+
 use crate::formats::{Data, Format, Input};
-use crate::geo_text::{self, GeoJsonGeometry, WktGeometry};
+use crate::polygons::report_srid;
 use crate::records::SEGMENTS;
 use crate::table::{FileError, Place, Raw, RecordSource};
 
@@ -45,58 +47,37 @@ struct Polylines {
 
 /// Whether `path` names a polyline file (`.wkt`, `.geojson`, `.json`, gzipped or not).
 pub fn is_polyline_file(path: &Path) -> bool {
-    matches!(format_of(path), Format::Wkt | Format::GeoJson)
-}
-
-fn format_of(path: &Path) -> Format {
-    match path.extension().map(|e| e.to_ascii_lowercase()) {
-        Some(e) if e == "gz" => Format::of(&path.with_extension("")),
-        _ => Format::of(path),
-    }
+    geotext::Format::of(path).is_some()
 }
 
 /// The line index of a polyline file (`None` for any other), its SRID said on stderr.
 pub fn line_index(path: &Path) -> Result<Option<LineIndex>, String> {
-    if !is_polyline_file(path) {
+    let Some(format) = geotext::Format::of(path) else {
         return Ok(None);
-    }
+    };
     let input = Input::open(path).map_err(|e| e.to_string())?;
-    let lines = read(input.format, path, input.data).map_err(|e| e.to_string())?;
-    geo_text::report_srid(path, lines.srid);
+    let lines = read(format, path, input.data).map_err(|e| e.to_string())?;
+    report_srid(path, lines.srid);
     Ok(Some(lines.index))
 }
 
-fn read(format: Format, path: &Path, data: Data) -> Result<Polylines, FileError> {
+fn read(format: geotext::Format, path: &Path, data: Data) -> Result<Polylines, FileError> {
     let mut text = String::new();
     data.reader()
         .read_to_string(&mut text)
         .map_err(|e| FileError::new(path, Place::File, e.to_string()))?;
-    let whole = |e: String| FileError::new(path, Place::File, e);
-    let (lines, srid): (Vec<PlacedLine>, _) = match format {
-        Format::Wkt => {
-            let (geometries, srid) = geo_text::parse_wkt(path, &text).map_err(whole)?;
-            (geometries.into_iter().map(wkt_line).collect(), srid)
-        }
-        _ => {
-            let geometries = geo_text::parse_geojson(path, &text).map_err(whole)?;
-            let lines = geometries.into_iter().enumerate();
-            (lines.map(|(i, g)| geojson_line(i, g)).collect(), None)
-        }
-    };
+    let read = geotext::read(format, geotext::Kind::Lines, &text).map_err(|e| {
+        let place = e.place.map_or(Place::File, place);
+        FileError::new(path, place, e.message)
+    })?;
     let mut records = Vec::new();
-    let mut starts = Vec::with_capacity(lines.len());
-    for (place, parts) in lines {
+    let mut starts = Vec::with_capacity(read.geometries.len());
+    for (at, parts) in read.geometries {
         starts.push(records.len() as u64);
-        let segments = parts.and_then(|parts| {
-            let segments = segments_of(&parts);
-            match segments.is_empty() {
-                true => Err("an empty line, with no point".to_string()),
-                false => Ok(segments),
-            }
-        });
-        match segments {
-            Ok(segments) => records.extend(
-                segments
+        let place = place(at);
+        match parts {
+            Ok(parts) => records.extend(
+                geotext::segments(&parts)
                     .into_iter()
                     .map(|segment| Raw::Values(segment, place.clone())),
             ),
@@ -106,76 +87,17 @@ fn read(format: Format, path: &Path, data: Data) -> Result<Polylines, FileError>
     Ok(Polylines {
         records,
         index: LineIndex { starts },
-        srid,
+        srid: read.srid,
     })
 }
 
-/// A line's parts, each its points.
-type Part = Vec<[f32; 2]>;
-
-/// A line's place, and its parts or why it has none.
-type PlacedLine = (Place, Result<Vec<Part>, String>);
-
-fn wkt_line(g: WktGeometry) -> PlacedLine {
-    let place = Place::Line {
-        line: g.line,
-        column: g.column,
-    };
-    let parts = g.geometry.and_then(|geometry| match geometry {
-        wkt::Wkt::LineString(line) => Ok(vec![geo_text::wkt_points(&line)]),
-        wkt::Wkt::MultiLineString(lines) => Ok(lines
-            .line_strings()
-            .iter()
-            .map(geo_text::wkt_points)
-            .collect()),
-        other => Err(format!(
-            "a {}, not a LINESTRING or MULTILINESTRING",
-            geo_text::type_name(&other)
-        )),
-    });
-    (place, parts)
-}
-
-fn geojson_line(feature: usize, g: GeoJsonGeometry) -> PlacedLine {
-    use geojson::GeometryValue;
-    let place = Place::Feature(feature as u64);
-    let parts = match g.geometry.map(|g| g.value) {
-        None => Err("a feature without a geometry".to_string()),
-        Some(GeometryValue::LineString { coordinates }) => {
-            geo_text::geojson_points(&coordinates).map(|points| vec![points])
-        }
-        Some(GeometryValue::MultiLineString { coordinates }) => coordinates
-            .iter()
-            .map(|part| geo_text::geojson_points(part))
-            .collect(),
-        Some(other) => Err(format!(
-            "a {}, not a LineString or MultiLineString",
-            other.type_name()
-        )),
-    };
-    (place, parts)
-}
-
-/// A line's segments: each part's, vertex to next vertex, a repeated vertex dropped; a part of
-/// one vertex, a segment from it to itself; an empty part, none.
-fn segments_of(parts: &[Part]) -> Vec<[f32; 4]> {
-    let mut segments = Vec::new();
-    for part in parts {
-        let mut points = part.clone();
-        // -0 and +0 are equal here, as they are to GEOS; NaN is never equal, and is refused
-        // later as a NaN.
-        points.dedup_by(|b, a| a == b);
-        match points[..] {
-            [] => {}
-            [[x, y]] => segments.push([x, y, x, y]),
-            _ => segments.extend(
-                points
-                    .windows(2)
-                    .map(|w| [w[0][0], w[0][1], w[1][0], w[1][1]]),
-            ),
-        }
+/// A geometry's place as a record's.
+fn place(at: geotext::Place) -> Place {
+    match at {
+        geotext::Place::Line { line, column } => Place::Line { line, column },
+        geotext::Place::Feature(feature) => Place::Feature(feature),
+        geotext::Place::Geometry => Place::File,
     }
-    segments
 }
 
 /// A polyline file's records, as a format reads them ([`Format::reader`]).
@@ -202,6 +124,10 @@ impl LinesSource {
                  --polygons; rects and shapes are records (CSV, NPY, .f32, Parquet)",
             ));
         }
+        let format = match format {
+            Format::Wkt => geotext::Format::Wkt,
+            _ => geotext::Format::GeoJson,
+        };
         let lines = read(format, path, data)?;
         Ok(Self {
             count: lines.records.len(),

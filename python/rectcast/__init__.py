@@ -71,7 +71,7 @@ def _quiet_drivers():
 _quiet_drivers()
 
 from . import _rectcast  # noqa: E402
-from .geometry import Polylines, from_shapely  # noqa: E402
+from .geometry import Polylines, SridWarning, from_shapely, read_polygons, read_polylines  # noqa: E402
 from . import geometry as _geometry  # noqa: E402
 
 __all__ = [
@@ -99,6 +99,9 @@ __all__ = [
     "ROUNDINGS",
     "OUTPUTS",
     "from_shapely",
+    "read_polygons",
+    "read_polylines",
+    "SridWarning",
     "Polylines",
 ]
 

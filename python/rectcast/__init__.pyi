@@ -1,6 +1,7 @@
 """Segment collision for huge batches, exact, on the GPU or the CPU: numpy, pandas and Arrow in
 and out."""
 
+import os
 from typing import Any, Literal, Optional, Sequence, Union, overload
 
 import numpy as np
@@ -46,6 +47,11 @@ class Polylines:
     def line_ids(self) -> npt.NDArray[Any]: ...
 
 def from_shapely(geoms: Any, rounding: Rounding = "nearest") -> Union[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]], Polylines]: ...
+
+class SridWarning(UserWarning): ...
+
+def read_polygons(path: Union[str, "os.PathLike[str]"]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+def read_polylines(path: Union[str, "os.PathLike[str]"]) -> Polylines: ...
 
 class Engine:
     def __init__(self, backend: Literal["auto", "gpu", "cpu"] = "auto", threads: int = 0) -> None: ...

@@ -10,7 +10,13 @@ is dropped, as GEOS ignores it, so edge and segment numbers count the vertices l
 
 from __future__ import annotations
 
+import gzip
+import os
+import warnings
+
 import numpy as np
+
+from . import _rectcast
 
 #: shapely's geometry type ids (``shapely.get_type_id``) and their names.
 _TYPE_NAMES = {
@@ -274,3 +280,48 @@ def from_shapely(geoms, rounding="nearest"):
     if len(rows) and int(shapely.get_type_id(rows[0])) in (3, 6):
         return polygons(geoms, "geometry", rounding)
     return polylines(geoms, "geometry", rounding)
+
+
+class SridWarning(UserWarning):
+    """An EWKT file's SRID (``SRID=4326;POLYGON …``), read and ignored: coordinates are used as
+    given."""
+
+
+def read_polygons(path):
+    """A WKT or GeoJSON file's polygons and multipolygons (``.wkt``, ``.geojson``, ``.json``,
+    gzipped or not), read by the parser the CLI reads ``--polygons`` with: GeoArrow's
+    ``(vertices, ring_offsets, polygon_offsets)``, what ``polygons=`` takes, polygon i the file's
+    geometry i. WKT holds one geometry a line; numbers are rounded to the nearest float32; a
+    vertex equal to the one before it is dropped, as GEOS drops it; an EWKT SRID is said once
+    (:class:`SridWarning`) and ignored. The first geometry that is not a valid polygon raises
+    ``ValueError`` naming its place: ``parcels.wkt:3:1: …`` or ``parcels.geojson: feature 2: …``.
+    """
+    name, text = _read_text(path)
+    vertices, ring_offsets, polygon_offsets, srid = _rectcast.read_polygons(name, text)
+    _say_srid(name, srid)
+    return vertices, ring_offsets, polygon_offsets
+
+
+def read_polylines(path) -> Polylines:
+    """A WKT or GeoJSON file's line strings (LINESTRING, MULTILINESTRING), read by the parser
+    the CLI reads them with as ``--segments``: :class:`Polylines`, line i the file's geometry i,
+    its segments numbered as the CLI's ``line_segment``. Rounding, repeated vertices, SRIDs and
+    errors as :func:`read_polygons`."""
+    name, text = _read_text(path)
+    segments, line, line_segment, lines, srid = _rectcast.read_polylines(name, text)
+    _say_srid(name, srid)
+    return Polylines(segments, line, line_segment, lines)
+
+
+def _read_text(path):
+    """``path`` as a string, and its text (gzip decompressed for ``.gz``)."""
+    name = os.fspath(path)
+    opener = gzip.open if name.lower().endswith(".gz") else open
+    with opener(name, "rt", encoding="utf-8") as f:
+        return name, f.read()
+
+
+def _say_srid(name, srid):
+    if srid is not None:
+        message = f"{name}: EWKT SRID={srid}, ignored: coordinates are used as given"
+        warnings.warn(message, SridWarning, stacklevel=3)

@@ -4,6 +4,7 @@
 //! (`rectcast/`) views as a structured array without a copy, or turns into an Arrow batch. No
 //! contract logic lives there or here.
 
+mod geotext;
 mod rows;
 mod targets;
 
@@ -480,5 +481,7 @@ fn _rectcast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(side_names, m)?)?;
     m.add_function(wrap_pyfunction!(targets::shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(geotext::read_polygons, m)?)?;
+    m.add_function(wrap_pyfunction!(geotext::read_polylines, m)?)?;
     Ok(())
 }

@@ -2,6 +2,8 @@
 the arrays they stand for, every refusal names its row, repeated vertices are dropped, and
 the decisions agree with shapely's ``intersects`` on scenes full of touching cases."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -276,3 +278,74 @@ def test_polygons_from_a_geodataframe_carry_its_index_beside_their_number(engine
     # Arrays carry none: their rows are numbers.
     rings = [np.asarray(p.exterior.coords, np.float32) for p in parcels.geometry]
     assert "polygon_index" not in engine.first_hit(roads, polygons=rings, to="pandas").columns
+
+
+PARCELS_WKT = """SRID=4326;POLYGON ((0 0, 4 0, 4 4, 0 4, 0 0), (1 1, 3 1, 3 3, 1 3, 1 1))
+
+  SRID=4326;MULTIPOLYGON (((0 6, 4 6, 4 6, 4 10, 0 10, 0 6)), ((6 6, 8 6, 8 8, 6 8, 6 6)))
+"""
+
+ROADS_WKT = """LINESTRING (-1 2, 9 2, 9 2, 9 7)
+MULTILINESTRING ((-1 7, 5 7), (7 9, 7 9), (7 -1, 7 9, 0.1 11))
+"""
+
+
+def test_wkt_and_geojson_files_read_as_the_same_shapely_geometry_does(engine, tmp_path):
+    """read_polygons and read_polylines (the CLI's parser) give what from_shapely gives for the
+    same geometry (a repeated vertex dropped in both, EWKT's SRID said and ignored), from WKT
+    and GeoJSON, gzipped too; and the engine's rows over them are the same."""
+    import gzip
+
+    parcels = shapely.from_wkt([line.split(";")[1] for line in PARCELS_WKT.splitlines() if line.strip()])
+    roads = shapely.from_wkt(ROADS_WKT.splitlines())
+    (tmp_path / "p.wkt").write_text(PARCELS_WKT)
+    with gzip.open(tmp_path / "r.wkt.gz", "wt") as f:
+        f.write(ROADS_WKT)
+    gpd.GeoSeries(parcels, crs="EPSG:4326").to_file(tmp_path / "p.geojson", driver="GeoJSON")
+    gpd.GeoSeries(roads, crs="EPSG:4326").to_file(tmp_path / "r.geojson", driver="GeoJSON")
+    want_polygons = rectcast.from_shapely(parcels)
+    want_lines = rectcast.from_shapely(roads)
+    with pytest.warns(rectcast.SridWarning, match="p.wkt: EWKT SRID=4326, ignored"):
+        from_wkt = rectcast.read_polygons(tmp_path / "p.wkt")
+    for got in [from_wkt, rectcast.read_polygons(tmp_path / "p.geojson")]:
+        for got_array, want_array in zip(got, want_polygons):
+            np.testing.assert_array_equal(got_array, want_array)
+    for path in [tmp_path / "r.wkt.gz", tmp_path / "r.geojson"]:
+        lines = rectcast.read_polylines(path)
+        assert lines.rows == 2
+        for field in ["segments", "line", "line_segment"]:
+            np.testing.assert_array_equal(getattr(lines, field), getattr(want_lines, field), err_msg=f"{path} {field}")
+        hits = engine.hits(lines, polygons=from_wkt)
+        assert_same_rows(hits, engine.hits(want_lines, polygons=want_polygons))
+    # Across the hole, into the multipolygon's second part: rings past the shell are met.
+    assert len(hits) >= 4 and (hits["entry_ring"] > 0).any() and (hits["exit_ring"] > 0).any()
+
+
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0))\n  LINESTRING (0 0, 1 1)\n", "b.wkt:2:3: a LINESTRING, not a POLYGON"),
+        ("b.wkt", "POLYGON ((0 0, 2 2, 2 0, 0 2, 0 0))\n", "b.wkt:1:1: polygon 0: ring is not simple"),
+        ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0)\n", "b.wkt:1:1: not WKT"),
+        ("b.wkt", "POLYGON Z ((0 0 1, 1 0 1, 1 1 1, 0 0 1))\n", "b.wkt:1:1: a POLYGON Z: rectcast is 2-d"),
+        (
+            "b.geojson",
+            '{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {}, '
+            '"geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]}}, '
+            '{"type": "Feature", "properties": {}, "geometry": {"type": "Point", "coordinates": [0, 0]}}]}',
+            "b.geojson: feature 1: a Point, not a Polygon or MultiPolygon",
+        ),
+        ("b.json", "{", "b.json: not GeoJSON"),
+        ("b.txt", "POLYGON ((0 0, 1 0, 1 1, 0 0))\n", "b.txt: geometry is read from .wkt, .geojson or .json"),
+    ],
+)
+def test_a_bad_geometry_file_is_refused_naming_its_place(tmp_path, name, text, message):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        rectcast.read_polygons(tmp_path / name)
+
+
+def test_a_line_file_refuses_what_is_not_a_line_naming_its_place(tmp_path):
+    (tmp_path / "r.wkt").write_text("LINESTRING (0 0, 1 1)\nLINESTRING EMPTY\n")
+    with pytest.raises(ValueError, match=re.escape("r.wkt:2:1: an empty line")):
+        rectcast.read_polylines(tmp_path / "r.wkt")

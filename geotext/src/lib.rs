@@ -1,0 +1,425 @@
+//! GIS text read into rectcast's inputs, one geometry at a time, each with its place: what the
+//! `rectcast` CLI and the Python package (`rectcast.read_polygons`, `read_polylines`) read,
+//! so that both read a file alike.
+//!
+//! - **WKT** (`.wkt`): one geometry a line (blank lines skipped). PostGIS's EWKT prefix
+//!   (`SRID=4326;POLYGON …`, any case) is read and returned, and must be the same on every
+//!   line; the coordinates are used as given. Numbers are read straight to f32, rounded to
+//!   nearest. A geometry with z or m values is refused: rectcast is 2-d.
+//! - **GeoJSON** (`.geojson`, `.json`): a FeatureCollection, one Feature, or one geometry.
+//!   Numbers are read as f64, as JSON parsers read them, then rounded to f32; a position's
+//!   numbers after x and y are dropped.
+//!
+//! A vertex equal to the one before it in its ring or part is dropped, as GEOS drops it (-0
+//! and +0 are equal; a NaN is never, and is left for the caller to refuse). A geometry of the
+//! wrong type, or empty, is an error at its place; a file that cannot be read at all (not
+//! JSON, two SRIDs) is an error for the whole file.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+/// Points in order: a ring (its closing repeat, if any, kept) or a line's part.
+pub type Points = Vec<[f32; 2]>;
+
+/// A text format of geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Wkt,
+    GeoJson,
+}
+
+impl Format {
+    /// `.wkt`, `.geojson` or `.json` (any case, gzipped or not: `.wkt.gz`); `None` otherwise.
+    pub fn of(path: &Path) -> Option<Self> {
+        let extension = |p: &Path| {
+            p.extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        };
+        let ext = match extension(path).as_deref() {
+            Some("gz") => extension(&path.with_extension("")),
+            other => other.map(str::to_string),
+        };
+        match ext.as_deref() {
+            Some("wkt") => Some(Format::Wkt),
+            Some("geojson" | "json") => Some(Format::GeoJson),
+            _ => None,
+        }
+    }
+}
+
+/// Where a geometry is in its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// A WKT line and the column its geometry starts at (both 1-based).
+    Line { line: u64, column: usize },
+    /// A GeoJSON feature (0-based).
+    Feature(u64),
+    /// A GeoJSON file that is one geometry.
+    Geometry,
+}
+
+impl Place {
+    /// The place in `file`'s words: `file:3:1`, `file: feature 2`, `file: geometry`.
+    pub fn in_file(&self, file: impl fmt::Display) -> String {
+        match self {
+            Place::Line { line, column } => format!("{file}:{line}:{column}"),
+            Place::Feature(i) => format!("{file}: feature {i}"),
+            Place::Geometry => format!("{file}: geometry"),
+        }
+    }
+}
+
+/// A file's geometries, in order: each one's place, and its rings or parts or why it has
+/// none; and the SRID of its EWKT prefixes.
+#[derive(Debug)]
+pub struct Read {
+    pub geometries: Vec<(Place, Result<Vec<Points>, String>)>,
+    pub srid: Option<i64>,
+}
+
+/// A problem with a whole file (it is not JSON, its lines have two SRIDs): where it shows,
+/// if in one place, and what it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileError {
+    pub place: Option<Place>,
+    pub message: String,
+}
+
+impl FileError {
+    /// The problem in `file`'s words: `file:2:1: …`, `file: …`.
+    pub fn in_file(&self, file: impl fmt::Display) -> String {
+        match self.place {
+            Some(place) => format!("{}: {}", place.in_file(file), self.message),
+            None => format!("{file}: {}", self.message),
+        }
+    }
+}
+
+/// Which geometries a read takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Polygons and multipolygons, as their rings: a polygon's shell and holes, or every ring
+    /// of a multipolygon's parts.
+    Polygons,
+    /// Line strings and multi line strings, as their parts.
+    Lines,
+}
+
+/// Reads `text` in `format`, taking geometries of `kind`.
+///
+/// # Errors
+/// A problem with the whole file ([`FileError`]); each geometry's own is in [`Read`].
+pub fn read(format: Format, kind: Kind, text: &str) -> Result<Read, FileError> {
+    let mut read = match format {
+        Format::Wkt => wkt_read(kind, text)?,
+        Format::GeoJson => geojson_read(kind, text)?,
+    };
+    for (_, geometry) in &mut read.geometries {
+        if let Ok(parts) = geometry {
+            for part in parts.iter_mut() {
+                part.dedup_by(|b, a| a == b);
+            }
+            if parts.iter().all(Vec::is_empty) {
+                *geometry = Err(format!("an empty {}", kind.noun()));
+            }
+        }
+    }
+    Ok(read)
+}
+
+impl Kind {
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::Polygons => "polygon",
+            Kind::Lines => "line, with no point",
+        }
+    }
+}
+
+/// A line's segments, from its parts ([`Kind::Lines`]): vertex k to k + 1 of each part in
+/// order, none between parts; a part of one point, a segment of zero length there.
+pub fn segments(parts: &[Points]) -> Vec<[f32; 4]> {
+    let mut segments = Vec::new();
+    for part in parts {
+        match part[..] {
+            [] => {}
+            [[x, y]] => segments.push([x, y, x, y]),
+            _ => segments.extend(
+                part.windows(2)
+                    .map(|w| [w[0][0], w[0][1], w[1][0], w[1][1]]),
+            ),
+        }
+    }
+    segments
+}
+
+fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
+    let mut geometries = Vec::new();
+    let mut srid: Option<(i64, usize)> = None;
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let column = line.len() - line.trim_start().len() + 1;
+        let place = Place::Line {
+            line: n as u64 + 1,
+            column,
+        };
+        let at = |message| FileError {
+            place: Some(place),
+            message,
+        };
+        let (its, body) = ewkt_srid(line.trim()).map_err(at)?;
+        if let Some(its) = its {
+            match srid {
+                None => srid = Some((its, n + 1)),
+                Some((first, _)) if first == its => {}
+                Some((first, on)) => {
+                    return Err(at(format!(
+                        "SRID={its}, but line {on} has SRID={first}: one coordinate system a file"
+                    )));
+                }
+            }
+        }
+        let parts = match wkt::Wkt::<f32>::from_str(body) {
+            Err(e) => Err(format!("not WKT: {e}")),
+            Ok(g) => match dimension(&g) {
+                wkt::types::Dimension::XY => wkt_parts(kind, g),
+                d => Err(format!(
+                    "a {} {}: rectcast is 2-d, drop the other coordinates first",
+                    type_name(&g),
+                    dimension_name(d)
+                )),
+            },
+        };
+        geometries.push((place, parts));
+    }
+    Ok(Read {
+        geometries,
+        srid: srid.map(|(srid, _)| srid),
+    })
+}
+
+fn wkt_parts(kind: Kind, g: wkt::Wkt<f32>) -> Result<Vec<Points>, String> {
+    let points = |line: &wkt::types::LineString<f32>| -> Points {
+        line.coords().iter().map(|c| [c.x, c.y]).collect()
+    };
+    match (kind, g) {
+        (Kind::Polygons, wkt::Wkt::Polygon(p)) => Ok(p.rings().iter().map(points).collect()),
+        (Kind::Polygons, wkt::Wkt::MultiPolygon(m)) => Ok(m
+            .polygons()
+            .iter()
+            .flat_map(|p| p.rings().iter().map(points))
+            .collect()),
+        (Kind::Lines, wkt::Wkt::LineString(line)) => Ok(vec![points(&line)]),
+        (Kind::Lines, wkt::Wkt::MultiLineString(m)) => {
+            Ok(m.line_strings().iter().map(points).collect())
+        }
+        (Kind::Polygons, other) => Err(format!(
+            "a {}, not a POLYGON or MULTIPOLYGON",
+            type_name(&other)
+        )),
+        (Kind::Lines, other) => Err(format!(
+            "a {}, not a LINESTRING or MULTILINESTRING",
+            type_name(&other)
+        )),
+    }
+}
+
+/// An EWKT line's SRID (`SRID=4326;…`, any case) and the WKT after it; the line itself when it
+/// has none.
+fn ewkt_srid(line: &str) -> Result<(Option<i64>, &str), String> {
+    let Some((head, rest)) = line.split_once(';') else {
+        return Ok((None, line));
+    };
+    let head = head.trim();
+    if !head
+        .get(..5)
+        .is_some_and(|h| h.eq_ignore_ascii_case("SRID="))
+    {
+        return Ok((None, line));
+    }
+    let srid = head[5..].trim().parse::<i64>().map_err(|_| {
+        format!("an EWKT prefix {head:?} whose SRID is not an integer (SRID=4326;POLYGON …)")
+    })?;
+    Ok((Some(srid), rest.trim()))
+}
+
+fn dimension(g: &wkt::Wkt<f32>) -> wkt::types::Dimension {
+    match g {
+        wkt::Wkt::Point(g) => g.dimension(),
+        wkt::Wkt::LineString(g) => g.dimension(),
+        wkt::Wkt::Polygon(g) => g.dimension(),
+        wkt::Wkt::MultiPoint(g) => g.dimension(),
+        wkt::Wkt::MultiLineString(g) => g.dimension(),
+        wkt::Wkt::MultiPolygon(g) => g.dimension(),
+        wkt::Wkt::GeometryCollection(g) => g.dimension(),
+    }
+}
+
+/// WKT's name of a dimension beyond x and y ("Z", "M", "ZM").
+fn dimension_name(d: wkt::types::Dimension) -> &'static str {
+    match d {
+        wkt::types::Dimension::XY => "",
+        wkt::types::Dimension::XYZ => "Z",
+        wkt::types::Dimension::XYM => "M",
+        wkt::types::Dimension::XYZM => "ZM",
+    }
+}
+
+fn type_name(g: &wkt::Wkt<f32>) -> &'static str {
+    match g {
+        wkt::Wkt::Point(_) => "POINT",
+        wkt::Wkt::LineString(_) => "LINESTRING",
+        wkt::Wkt::Polygon(_) => "POLYGON",
+        wkt::Wkt::MultiPoint(_) => "MULTIPOINT",
+        wkt::Wkt::MultiLineString(_) => "MULTILINESTRING",
+        wkt::Wkt::MultiPolygon(_) => "MULTIPOLYGON",
+        wkt::Wkt::GeometryCollection(_) => "GEOMETRYCOLLECTION",
+    }
+}
+
+fn geojson_read(kind: Kind, text: &str) -> Result<Read, FileError> {
+    use geojson::GeoJson;
+    let geojson = GeoJson::from_str(text).map_err(|e| FileError {
+        place: None,
+        message: format!("not GeoJSON: {e}"),
+    })?;
+    let placed: Vec<(Place, Option<geojson::Geometry>)> = match geojson {
+        GeoJson::FeatureCollection(fc) => fc
+            .features
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| (Place::Feature(i as u64), f.geometry))
+            .collect(),
+        GeoJson::Feature(f) => vec![(Place::Feature(0), f.geometry)],
+        GeoJson::Geometry(g) => vec![(Place::Geometry, Some(g))],
+    };
+    let geometries = placed
+        .into_iter()
+        .map(|(place, geometry)| (place, geojson_parts(kind, geometry)))
+        .collect();
+    Ok(Read {
+        geometries,
+        srid: None,
+    })
+}
+
+fn geojson_parts(kind: Kind, geometry: Option<geojson::Geometry>) -> Result<Vec<Points>, String> {
+    use geojson::GeometryValue as G;
+    let points = |positions: &Vec<geojson::Position>| -> Result<Points, String> {
+        positions
+            .iter()
+            .map(|p| match p.as_slice() {
+                [x, y, ..] => Ok([*x as f32, *y as f32]),
+                _ => Err("a position with fewer than 2 numbers".to_string()),
+            })
+            .collect()
+    };
+    match (kind, geometry.map(|g| g.value)) {
+        (_, None) => Err("a feature without a geometry".to_string()),
+        (Kind::Polygons, Some(G::Polygon { coordinates })) => {
+            coordinates.iter().map(points).collect()
+        }
+        (Kind::Polygons, Some(G::MultiPolygon { coordinates })) => {
+            coordinates.iter().flatten().map(points).collect()
+        }
+        (Kind::Lines, Some(G::LineString { coordinates })) => Ok(vec![points(&coordinates)?]),
+        (Kind::Lines, Some(G::MultiLineString { coordinates })) => {
+            coordinates.iter().map(points).collect()
+        }
+        (Kind::Polygons, Some(other)) => Err(format!(
+            "a {}, not a Polygon or MultiPolygon",
+            other.type_name()
+        )),
+        (Kind::Lines, Some(other)) => Err(format!(
+            "a {}, not a LineString or MultiLineString",
+            other.type_name()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wkt(kind: Kind, text: &str) -> Read {
+        read(Format::Wkt, kind, text).unwrap()
+    }
+
+    #[test]
+    fn a_repeated_vertex_is_dropped_and_an_empty_geometry_refused_at_its_line() {
+        let r = wkt(
+            Kind::Polygons,
+            "POLYGON ((0 0, 4 0, 4 0, 4 4, 0 0))\n\n  POLYGON EMPTY\n",
+        );
+        assert_eq!(
+            r.geometries[0].1,
+            Ok(vec![vec![[0., 0.], [4., 0.], [4., 4.], [0., 0.]]])
+        );
+        assert_eq!(r.geometries[1].0, Place::Line { line: 3, column: 3 });
+        assert_eq!(r.geometries[1].1, Err("an empty polygon".to_string()));
+    }
+
+    #[test]
+    fn ewkt_prefixes_give_the_srid_and_two_srids_are_an_error_at_the_second() {
+        let r = wkt(
+            Kind::Lines,
+            "SRID=4326;LINESTRING (0 0, 1 1)\nsrid=4326 ; LINESTRING (1 1, 2 2)\n",
+        );
+        assert_eq!(r.srid, Some(4326));
+        let two = read(
+            Format::Wkt,
+            Kind::Lines,
+            "SRID=4326;LINESTRING (0 0, 1 1)\nSRID=3857;LINESTRING (1 1, 2 2)\n",
+        );
+        assert_eq!(
+            two.unwrap_err().in_file("l.wkt"),
+            "l.wkt:2:1: SRID=3857, but line 1 has SRID=4326: one coordinate system a file"
+        );
+    }
+
+    #[test]
+    fn a_lines_segments_run_part_after_part_and_a_point_is_a_zero_length_segment() {
+        let r = wkt(
+            Kind::Lines,
+            "MULTILINESTRING ((0 0, 1 0, 1 0, 1 1), (5 5), (2 2, 3 3))\n",
+        );
+        let parts = r.geometries[0].1.as_ref().unwrap();
+        assert_eq!(
+            segments(parts),
+            [
+                [0., 0., 1., 0.],
+                [1., 0., 1., 1.],
+                [5., 5., 5., 5.],
+                [2., 2., 3., 3.]
+            ]
+        );
+    }
+
+    #[test]
+    fn geojson_features_are_placed_by_number_and_the_wrong_type_refused() {
+        let r = read(
+            Format::GeoJson,
+            Kind::Polygons,
+            r#"{"type": "FeatureCollection", "features": [
+                {"type": "Feature", "properties": {}, "geometry": {"type": "Point", "coordinates": [0, 0]}},
+                {"type": "Feature", "properties": {}, "geometry": null}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.geometries[0].0, Place::Feature(0));
+        assert_eq!(
+            r.geometries[0].1,
+            Err("a Point, not a Polygon or MultiPolygon".to_string())
+        );
+        assert_eq!(
+            r.geometries[1].1,
+            Err("a feature without a geometry".to_string())
+        );
+        assert_eq!(
+            Place::Feature(1).in_file("p.geojson"),
+            "p.geojson: feature 1"
+        );
+    }
+}

@@ -1,0 +1,110 @@
+//! WKT and GeoJSON read for Python (`rectcast.read_polygons`, `read_polylines`) by the same
+//! crate the CLI reads them with (`rectcast_geotext`): the same geometries, places, errors and
+//! SRID. Python reads the file (gzip too) and passes its text.
+
+use std::path::Path;
+
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use rectcast::Polygons;
+use rectcast_geotext::{self as geotext, Kind, Points};
+
+/// The format of `path` (`.wkt`, `.geojson`, `.json`, gzipped or not).
+fn format(path: &str) -> PyResult<geotext::Format> {
+    geotext::Format::of(Path::new(path)).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{path}: geometry is read from .wkt, .geojson or .json"
+        ))
+    })
+}
+
+/// Every geometry of `text` (from `path`) of `kind`, or the first problem as a ValueError
+/// naming its place (`file:line:column`, `file: feature i`); and the file's SRID.
+fn geometries(path: &str, kind: Kind, text: &str) -> PyResult<(Vec<Placed>, Option<i64>)> {
+    let read = geotext::read(format(path)?, kind, text)
+        .map_err(|e| PyValueError::new_err(e.in_file(path)))?;
+    let geometries = read
+        .geometries
+        .into_iter()
+        .map(|(place, parts)| match parts {
+            Ok(parts) => Ok((place, parts)),
+            Err(e) => Err(PyValueError::new_err(format!(
+                "{}: {e}",
+                place.in_file(path)
+            ))),
+        })
+        .collect::<PyResult<_>>()?;
+    Ok((geometries, read.srid))
+}
+
+/// A geometry's place, and its rings or parts.
+type Placed = (geotext::Place, Vec<Points>);
+
+type Vertices<'py> = Bound<'py, PyArray2<f32>>;
+type Offsets<'py> = Bound<'py, PyArray1<i64>>;
+
+/// A WKT or GeoJSON file's polygons as GeoArrow's flat form: (vertices float32 (V, 2),
+/// ring_offsets, polygon_offsets, srid). Polygon i is the file's geometry i; each is checked
+/// as the engine checks it, and the first that is not valid raises naming its place.
+#[pyfunction]
+pub(crate) fn read_polygons<'py>(
+    py: Python<'py>,
+    path: &str,
+    text: &str,
+) -> PyResult<(Vertices<'py>, Offsets<'py>, Offsets<'py>, Option<i64>)> {
+    let (polygons, srid) = geometries(path, Kind::Polygons, text)?;
+    let (mut vertices, mut rings, mut parts) = (Vec::new(), vec![0i64], vec![0i64]);
+    for (i, (place, polygon)) in polygons.iter().enumerate() {
+        Polygons::from_polygons([polygon]).map_err(|mut e| {
+            e.index = i;
+            PyValueError::new_err(format!("{}: {e}", place.in_file(path)))
+        })?;
+        for ring in polygon {
+            vertices.extend(ring.iter().flatten().copied());
+            rings.push((vertices.len() / 2) as i64);
+        }
+        parts.push(rings.len() as i64 - 1);
+    }
+    let n = vertices.len() / 2;
+    let vertices = vertices.into_pyarray(py).reshape([n, 2])?;
+    Ok((
+        vertices,
+        rings.into_pyarray(py),
+        parts.into_pyarray(py),
+        srid,
+    ))
+}
+
+/// A WKT or GeoJSON file's line strings as their segments: (segments float32 (S, 4), line,
+/// line_segment, lines, srid), line i the file's geometry i.
+#[pyfunction]
+pub(crate) fn read_polylines<'py>(
+    py: Python<'py>,
+    path: &str,
+    text: &str,
+) -> PyResult<(
+    Vertices<'py>,
+    Offsets<'py>,
+    Offsets<'py>,
+    usize,
+    Option<i64>,
+)> {
+    let (lines, srid) = geometries(path, Kind::Lines, text)?;
+    let (mut segments, mut line, mut within) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, (_, parts)) in lines.iter().enumerate() {
+        let its = geotext::segments(parts);
+        line.extend(std::iter::repeat_n(i as i64, its.len()));
+        within.extend(0..its.len() as i64);
+        segments.extend(its.iter().flatten().copied());
+    }
+    let n = segments.len() / 4;
+    let segments = segments.into_pyarray(py).reshape([n, 4])?;
+    Ok((
+        segments,
+        line.into_pyarray(py),
+        within.into_pyarray(py),
+        lines.len(),
+        srid,
+    ))
+}
