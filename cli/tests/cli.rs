@@ -1480,6 +1480,11 @@ fn ewkt_srid_prefixes_are_read_and_reported_and_z_coordinates_refused() {
             "POLYGON ((0 0, 4 0, 4 4, 0 0))\n  POLYGON Z ((0 0 1, 4 0 1, 4 4 1, 0 0 1))\n",
             "b.wkt:2:3: polygon 1: a POLYGON Z: rectcast is 2-d",
         ),
+        // Text that is not WKT: the column of its first token that does not fit.
+        (
+            "POLYGON ((0 0, 4 0, 4 4, 0 0))\n  POLYGON ((0 0, 4 0, 4 x4, 0 0))\n",
+            "b.wkt:2:25: polygon 1: not WKT: ",
+        ),
     ] {
         let bad = dir.file("b.wkt", text);
         let o = run(&bad);

@@ -10,10 +10,15 @@
 //!   Numbers are read as f64, as JSON parsers read them, then rounded to f32; a position's
 //!   numbers after x and y are dropped.
 //!
+//! An error names its place: a WKT line and column (of the first token that does not fit, for
+//! text that is not WKT), or a GeoJSON feature.
+//!
 //! A vertex equal to the one before it in its ring or part is dropped, as GEOS drops it (-0
 //! and +0 are equal; a NaN is never, and is left for the caller to refuse). A geometry of the
 //! wrong type, or empty, is an error at its place; a file that cannot be read at all (not
 //! JSON, two SRIDs) is an error for the whole file.
+
+mod wkt_place;
 
 use std::fmt;
 use std::path::Path;
@@ -183,7 +188,20 @@ fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
             }
         }
         let parts = match wkt::Wkt::<f32>::from_str(body) {
-            Err(e) => Err(format!("not WKT: {e}")),
+            Err(e) => {
+                // The place is the first token that does not fit, where one is found.
+                if let Some(offset) = wkt_place::error_offset(body) {
+                    let in_line = body.as_ptr() as usize - line.as_ptr() as usize + offset;
+                    let column = line[..in_line].chars().count() + 1;
+                    let place = Place::Line {
+                        line: n as u64 + 1,
+                        column,
+                    };
+                    geometries.push((place, Err(format!("not WKT: {e}"))));
+                    continue;
+                }
+                Err(format!("not WKT: {e}"))
+            }
             Ok(g) => match dimension(&g) {
                 wkt::types::Dimension::XY => wkt_parts(kind, g),
                 d => Err(format!(
@@ -396,6 +414,29 @@ mod tests {
                 [2., 2., 3., 3.]
             ]
         );
+    }
+
+    #[test]
+    fn text_that_is_not_wkt_is_placed_at_its_first_token_that_does_not_fit() {
+        let r = wkt(
+            Kind::Polygons,
+            "  SRID=4326;POLYGON ((0 0, 1 0, 1 nan, 0 0))\nPOLYGON ((0 0, 1 0, 1 1, 0 0)\n",
+        );
+        assert_eq!(
+            r.geometries[0].0,
+            Place::Line {
+                line: 1,
+                column: 35
+            }
+        );
+        assert_eq!(
+            r.geometries[1].0,
+            Place::Line {
+                line: 2,
+                column: 30
+            }
+        );
+        assert!(matches!(&r.geometries[1].1, Err(e) if e.starts_with("not WKT: ")));
     }
 
     #[test]

@@ -326,7 +326,8 @@ def test_wkt_and_geojson_files_read_as_the_same_shapely_geometry_does(engine, tm
     [
         ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0))\n  LINESTRING (0 0, 1 1)\n", "b.wkt:2:3: a LINESTRING, not a POLYGON"),
         ("b.wkt", "POLYGON ((0 0, 2 2, 2 0, 0 2, 0 0))\n", "b.wkt:1:1: polygon 0: ring is not simple"),
-        ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0)\n", "b.wkt:1:1: not WKT"),
+        ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0)\n", "b.wkt:1:30: not WKT"),
+        ("b.wkt", "POLYGON ((0 0, 1 0, 1 nan, 0 0))\n", "b.wkt:1:23: not WKT"),
         ("b.wkt", "POLYGON Z ((0 0 1, 1 0 1, 1 1 1, 0 0 1))\n", "b.wkt:1:1: a POLYGON Z: rectcast is 2-d"),
         (
             "b.geojson",
