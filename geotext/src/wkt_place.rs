@@ -11,10 +11,7 @@ pub fn error_offset(text: &str) -> Option<usize> {
         at: 0,
         dimensions: None,
     };
-    match walk.geometry().and_then(|()| walk.end()) {
-        Ok(()) => None,
-        Err(at) => Some(at),
-    }
+    walk.geometry().and_then(|()| walk.end()).err()
 }
 
 #[derive(Debug, PartialEq)]
