@@ -5,11 +5,11 @@
 //!
 //! Each line is its segments in order, vertex k to vertex k + 1 of each part (a
 //! MultiLineString's parts one after another, no segment between them). A vertex equal to the
-//! one before it is dropped, as GEOS drops it; a part left with one vertex is one segment of
+//! one before it is dropped, as GEOS ignores it; a part left with one vertex is one segment of
 //! zero length there (a point). An empty line, or a geometry that is not a line, is an error
 //! at its place (`file:line:column`, or the feature), or with `--skip-invalid` is skipped and
 //! counted as one record. The query tables then name each segment's line (`line`, counting
-//! every line of the file from 0) and its place in it (`line_segment`, counting on through a
+//! every geometry of the file from 0) and its place in it (`line_segment`, counting on through a
 //! MultiLineString's parts), as the Python package does (`rectcast.Polylines`).
 
 use std::io::Read;
@@ -148,7 +148,7 @@ impl RecordSource for LinesSource {
         (self.size as u128 * given as u128 / self.count.max(1) as u128) as u64
     }
 
-    /// A bad value's place is its line's (`file:line:column` of the geometry).
+    /// A bad value's place is its line's (`file:line`: a record's fields have no column).
     fn column(&self, _field: usize) -> usize {
         0
     }

@@ -13,7 +13,7 @@
 //! An error names its place: a WKT line and column (of the first token that does not fit, for
 //! text that is not WKT), or a GeoJSON feature.
 //!
-//! A vertex equal to the one before it in its ring or part is dropped, as GEOS drops it (-0
+//! A vertex equal to the one before it in its ring or part is dropped, as GEOS ignores it (-0
 //! and +0 are equal; a NaN is never, and is left for the caller to refuse). A geometry of the
 //! wrong type, or empty, is an error at its place; a file that cannot be read at all (not
 //! JSON, two SRIDs) is an error for the whole file.
@@ -166,7 +166,7 @@ fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
         if line.trim().is_empty() {
             continue;
         }
-        let column = line.len() - line.trim_start().len() + 1;
+        let column = line[..line.len() - line.trim_start().len()].chars().count() + 1;
         let place = Place::Line {
             line: n as u64 + 1,
             column,
@@ -187,17 +187,28 @@ fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
                 }
             }
         }
-        let parts = match wkt::Wkt::<f32>::from_str(body) {
+        // The column of `offset` in `body`, a slice of `line`.
+        let at_offset = |offset: usize| Place::Line {
+            line: n as u64 + 1,
+            column: line[..body.as_ptr() as usize - line.as_ptr() as usize + offset]
+                .chars()
+                .count()
+                + 1,
+        };
+        let parsed = wkt::Wkt::<f32>::from_str(body);
+        // The crate reads a geometry and ignores what follows it: that is an error here.
+        if parsed.is_ok()
+            && let Some(offset) = wkt_place::trailing_offset(body)
+        {
+            let after = "not WKT: text after the geometry (one geometry a line)";
+            geometries.push((at_offset(offset), Err(after.to_string())));
+            continue;
+        }
+        let parts = match parsed {
             Err(e) => {
                 // The place is the first token that does not fit, where one is found.
                 if let Some(offset) = wkt_place::error_offset(body) {
-                    let in_line = body.as_ptr() as usize - line.as_ptr() as usize + offset;
-                    let column = line[..in_line].chars().count() + 1;
-                    let place = Place::Line {
-                        line: n as u64 + 1,
-                        column,
-                    };
-                    geometries.push((place, Err(format!("not WKT: {e}"))));
+                    geometries.push((at_offset(offset), Err(format!("not WKT: {e}"))));
                     continue;
                 }
                 Err(format!("not WKT: {e}"))

@@ -6,12 +6,17 @@
 /// The byte offset in `text` of the first token that does not fit WKT's grammar; `None` when
 /// every token fits (the crate refused something else: then the geometry's start is the place).
 pub fn error_offset(text: &str) -> Option<usize> {
-    let mut walk = Walk {
-        text,
-        at: 0,
-        dimensions: None,
-    };
+    let mut walk = Walk::new(text);
     walk.geometry().and_then(|()| walk.end()).err()
+}
+
+/// The byte offset of text after a whole geometry, which the wkt crate reads past without a
+/// word (`POLYGON ((…)) x`, two geometries on a line); `None` when the geometry ends the text,
+/// or when the walk does not reach its end (the crate, which read it, is the judge then).
+pub fn trailing_offset(text: &str) -> Option<usize> {
+    let mut walk = Walk::new(text);
+    walk.geometry().ok()?;
+    walk.end().err()
 }
 
 #[derive(Debug, PartialEq)]
@@ -28,7 +33,8 @@ enum Token<'a> {
 struct Walk<'a> {
     text: &'a str,
     at: usize,
-    /// Numbers a point: from the dimension's word (Z or M 3, ZM 4), else the first point's.
+    /// Numbers a point: from the dimension's word (Z or M 3, ZM 4), else 2, as the wkt crate
+    /// reads them.
     dimensions: Option<usize>,
 }
 
@@ -36,6 +42,14 @@ struct Walk<'a> {
 type Fits = Result<(), usize>;
 
 impl<'a> Walk<'a> {
+    fn new(text: &'a str) -> Self {
+        Walk {
+            text,
+            at: 0,
+            dimensions: None,
+        }
+    }
+
     /// The next token and its offset, not taken.
     fn peek(&self) -> (usize, Token<'a>, usize) {
         let rest = &self.text[self.at..];
@@ -84,14 +98,20 @@ impl<'a> Walk<'a> {
         let Token::Word(word) = token else {
             return Err(start);
         };
-        let depth = match word.to_ascii_uppercase().as_str() {
-            "POINT" | "LINESTRING" | "MULTIPOINT" => 0,
-            "POLYGON" | "MULTILINESTRING" => 1,
-            "MULTIPOLYGON" => 2,
-            "GEOMETRYCOLLECTION" => 3,
-            _ => return Err(start),
+        let word = word.to_ascii_uppercase();
+        // The dimension may be joined to the type (`POINTZ`, `POLYGONZM`).
+        let (name, joined) = ["ZM", "Z", "M"]
+            .iter()
+            .find_map(|d| {
+                let name = word.strip_suffix(d)?;
+                known(name).then_some((name, Some(2 + d.len())))
+            })
+            .unwrap_or((&word, None));
+        let Some(depth) = depth_of(name) else {
+            return Err(start);
         };
         self.at = end;
+        self.dimensions = joined.or(Some(2));
         if let (_, Token::Word(w), end) = self.peek()
             && ["Z", "M", "ZM"].iter().any(|d| w.eq_ignore_ascii_case(d))
         {
@@ -110,11 +130,14 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// `(item, item, …)`.
+    /// `(item, item, …)`, where an item may be EMPTY.
     fn list(&mut self, mut item: impl FnMut(&mut Self) -> Fits) -> Fits {
         self.take(Token::Open)?;
         loop {
-            item(self)?;
+            match self.peek() {
+                (_, Token::Word(w), end) if w.eq_ignore_ascii_case("EMPTY") => self.at = end,
+                _ => item(self)?,
+            }
             match self.peek() {
                 (_, Token::Comma, end) => self.at = end,
                 (_, Token::Close, end) => {
@@ -136,23 +159,32 @@ impl<'a> Walk<'a> {
         })
     }
 
-    /// As many numbers as the geometry's points have: two to four for its first.
+    /// As many numbers as the geometry's points have.
     fn point(&mut self) -> Fits {
-        let (least, most) = self.dimensions.map_or((2, 4), |d| (d, d));
-        let mut n = 0;
-        while let (start, Token::Number, end) = self.peek() {
-            if n == most {
-                return Err(start);
-            }
-            self.at = end;
-            n += 1;
+        let want = self.dimensions.unwrap_or(2);
+        for _ in 0..want {
+            self.take(Token::Number)?;
         }
-        if n < least {
-            return Err(self.peek().0);
+        match self.peek() {
+            (start, Token::Number, _) => Err(start),
+            _ => Ok(()),
         }
-        self.dimensions = Some(n);
-        Ok(())
     }
+}
+
+/// How deep a geometry type's coordinates are nested ([`Walk::nested`]; 3: a collection).
+fn depth_of(name: &str) -> Option<u32> {
+    Some(match name {
+        "POINT" | "LINESTRING" | "MULTIPOINT" => 0,
+        "POLYGON" | "MULTILINESTRING" => 1,
+        "MULTIPOLYGON" => 2,
+        "GEOMETRYCOLLECTION" => 3,
+        _ => return None,
+    })
+}
+
+fn known(name: &str) -> bool {
+    depth_of(name).is_some()
 }
 
 #[cfg(test)]
@@ -176,6 +208,16 @@ mod tests {
         at("LINESTRING (0 0, 1 1) x\n                      ^");
         at("MULTIPOLYGON ((0 0, 1 0, 1 1, 0 0))\n               ^");
         at("LINESTRING (0 0, 1 1,)\n                     ^");
+        // Three numbers with no Z: the third does not fit, as the wkt crate reads it.
+        at("POLYGON ((0 0 0, 1 0 0, 1 1 0, 0 0 0))\n              ^");
+    }
+
+    #[test]
+    fn text_after_a_whole_geometry_is_placed() {
+        use super::trailing_offset;
+        assert_eq!(trailing_offset("LINESTRING (0 0, 1 1) x"), Some(22));
+        assert_eq!(trailing_offset("POINT (1 2) POINT (3 4)"), Some(12));
+        assert_eq!(trailing_offset("LINESTRING (0 0, 1 1)  "), None);
     }
 
     #[test]
@@ -185,6 +227,8 @@ mod tests {
             "MULTIPOLYGON (((0 0, 1 0, 1 1, 0 0)), ((5 5, 6 5, 6 6, 5 5)))",
             "MULTILINESTRING ((0 0, 1 1), (2 2, 3 3))",
             "LINESTRING Z (0 0 1, 1 1 1)",
+            "POINTZ (1 2 3)",
+            "MULTIPOLYGON (EMPTY, ((0 0, 1 0, 1 1, 0 0)))",
             "multipoint ((1 2), (3 4))",
             "POLYGON EMPTY",
             "GEOMETRYCOLLECTION (POINT (1 2), LINESTRING (0 0, 1e-3 -2.5E+4))",

@@ -475,7 +475,7 @@ def _pandas(rows: np.ndarray, categories):
             codes = values.astype(np.int16)
             codes[codes == 0] = -1
             columns[field] = pd.Categorical.from_codes(codes, categories=list(SIDE_NAMES))
-        elif field in ("rect", "polygon", *_EDGES) and values.dtype == np.int64:
+        elif field in _MAYBE_INDEX and values.dtype == np.int64:
             columns[field] = pd.arrays.IntegerArray(np.ascontiguousarray(values), values < 0)
         else:
             columns[field] = np.ascontiguousarray(values)

@@ -291,10 +291,13 @@ def read_polygons(path):
     """A WKT or GeoJSON file's polygons and multipolygons (``.wkt``, ``.geojson``, ``.json``,
     gzipped or not), read by the parser the CLI reads ``--polygons`` with: GeoArrow's
     ``(vertices, ring_offsets, polygon_offsets)``, what ``polygons=`` takes, polygon i the file's
-    geometry i. WKT holds one geometry a line; numbers are rounded to the nearest float32; a
-    vertex equal to the one before it is dropped, as GEOS drops it; an EWKT SRID is said once
-    (:class:`SridWarning`) and ignored. The first geometry that is not a valid polygon raises
-    ``ValueError`` naming its place: ``parcels.wkt:3:1: …`` or ``parcels.geojson: feature 2: …``.
+    geometry i (WKT: one geometry a line, blank lines skipped). WKT numbers are read straight
+    to float32 and GeoJSON's through float64, as the CLI reads them (``from_shapely`` rounds
+    shapely's float64: the two can differ in the last bit of a rare decimal); a vertex equal to
+    the one before it is dropped, as GEOS ignores it; an EWKT SRID is said once
+    (:class:`SridWarning`) and ignored. The first geometry, in the file's order, that is not a
+    valid polygon raises ``ValueError`` worded as the CLI words it, naming its place:
+    ``parcels.wkt:3:1: polygon 2: …`` or ``parcels.geojson: feature 2: polygon 2: …``.
     """
     name, text = _read_text(path)
     vertices, ring_offsets, polygon_offsets, srid = _rectcast.read_polygons(name, text)
@@ -317,7 +320,8 @@ def _read_text(path):
     """``path`` as a string, and its text (gzip decompressed for ``.gz``)."""
     name = os.fspath(path)
     opener = gzip.open if name.lower().endswith(".gz") else open
-    with opener(name, "rt", encoding="utf-8") as f:
+    # newline="": lines end as the CLI ends them (a lone \r is not a line's end there).
+    with opener(name, "rt", encoding="utf-8", newline="") as f:
         return name, f.read()
 
 

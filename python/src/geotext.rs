@@ -19,27 +19,28 @@ fn format(path: &str) -> PyResult<geotext::Format> {
     })
 }
 
-/// Every geometry of `text` (from `path`) of `kind`, or the first problem as a ValueError
-/// naming its place (`file:line:column`, `file: feature i`); and the file's SRID.
-fn geometries(path: &str, kind: Kind, text: &str) -> PyResult<(Vec<Placed>, Option<i64>)> {
+/// Every geometry of `text` (from `path`) of `kind`, each checked by `check` in file order:
+/// the first problem is a ValueError naming its place (`file:line:column`, `file: feature i`),
+/// worded as the CLI words it (`what` names a polygon's number, as the CLI's errors do); and
+/// the file's SRID.
+fn geometries(
+    path: &str,
+    kind: Kind,
+    text: &str,
+    what: impl Fn(usize) -> String,
+    check: impl Fn(usize, &[Points]) -> Result<(), String>,
+) -> PyResult<(Vec<Vec<Points>>, Option<i64>)> {
     let read = geotext::read(format(path)?, kind, text)
         .map_err(|e| PyValueError::new_err(e.in_file(path)))?;
-    let geometries = read
-        .geometries
-        .into_iter()
-        .map(|(place, parts)| match parts {
-            Ok(parts) => Ok((place, parts)),
-            Err(e) => Err(PyValueError::new_err(format!(
-                "{}: {e}",
-                place.in_file(path)
-            ))),
-        })
-        .collect::<PyResult<_>>()?;
+    let mut geometries = Vec::with_capacity(read.geometries.len());
+    for (i, (place, parts)) in read.geometries.into_iter().enumerate() {
+        let at = place.in_file(path);
+        let parts = parts.map_err(|e| PyValueError::new_err(format!("{at}: {}{e}", what(i))))?;
+        check(i, &parts).map_err(|e| PyValueError::new_err(format!("{at}: {e}")))?;
+        geometries.push(parts);
+    }
     Ok((geometries, read.srid))
 }
-
-/// A geometry's place, and its rings or parts.
-type Placed = (geotext::Place, Vec<Points>);
 
 type Vertices<'py> = Bound<'py, PyArray2<f32>>;
 type Offsets<'py> = Bound<'py, PyArray1<i64>>;
@@ -53,13 +54,18 @@ pub(crate) fn read_polygons<'py>(
     path: &str,
     text: &str,
 ) -> PyResult<(Vertices<'py>, Offsets<'py>, Offsets<'py>, Option<i64>)> {
-    let (polygons, srid) = geometries(path, Kind::Polygons, text)?;
+    let number = |i| format!("polygon {i}: ");
+    let check = |i, polygon: &[Points]| {
+        Polygons::from_polygons([polygon])
+            .map(|_| ())
+            .map_err(|mut e| {
+                e.index = i;
+                e.to_string()
+            })
+    };
+    let (polygons, srid) = geometries(path, Kind::Polygons, text, number, check)?;
     let (mut vertices, mut rings, mut parts) = (Vec::new(), vec![0i64], vec![0i64]);
-    for (i, (place, polygon)) in polygons.iter().enumerate() {
-        Polygons::from_polygons([polygon]).map_err(|mut e| {
-            e.index = i;
-            PyValueError::new_err(format!("{}: {e}", place.in_file(path)))
-        })?;
+    for polygon in &polygons {
         for ring in polygon {
             vertices.extend(ring.iter().flatten().copied());
             rings.push((vertices.len() / 2) as i64);
@@ -90,9 +96,9 @@ pub(crate) fn read_polylines<'py>(
     usize,
     Option<i64>,
 )> {
-    let (lines, srid) = geometries(path, Kind::Lines, text)?;
+    let (lines, srid) = geometries(path, Kind::Lines, text, |_| String::new(), |_, _| Ok(()))?;
     let (mut segments, mut line, mut within) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, (_, parts)) in lines.iter().enumerate() {
+    for (i, parts) in lines.iter().enumerate() {
         let its = geotext::segments(parts);
         line.extend(std::iter::repeat_n(i as i64, its.len()));
         within.extend(0..its.len() as i64);

@@ -324,17 +324,20 @@ def test_wkt_and_geojson_files_read_as_the_same_shapely_geometry_does(engine, tm
 @pytest.mark.parametrize(
     "name, text, message",
     [
-        ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0))\n  LINESTRING (0 0, 1 1)\n", "b.wkt:2:3: a LINESTRING, not a POLYGON"),
+        ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0))\n  LINESTRING (0 0, 1 1)\n", "b.wkt:2:3: polygon 1: a LINESTRING, not a POLYGON"),
+        # The first bad geometry in the file's order, whatever is wrong with each.
+        ("b.wkt", "POLYGON ((0 0, 2 2, 2 0, 0 2, 0 0))\nPOINT (0 0)\n", "b.wkt:1:1: polygon 0: ring is not simple"),
+        ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0)) x\n", "b.wkt:1:32: polygon 0: not WKT: text after the geometry"),
         ("b.wkt", "POLYGON ((0 0, 2 2, 2 0, 0 2, 0 0))\n", "b.wkt:1:1: polygon 0: ring is not simple"),
-        ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0)\n", "b.wkt:1:30: not WKT"),
-        ("b.wkt", "POLYGON ((0 0, 1 0, 1 nan, 0 0))\n", "b.wkt:1:23: not WKT"),
-        ("b.wkt", "POLYGON Z ((0 0 1, 1 0 1, 1 1 1, 0 0 1))\n", "b.wkt:1:1: a POLYGON Z: rectcast is 2-d"),
+        ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0)\n", "b.wkt:1:30: polygon 0: not WKT"),
+        ("b.wkt", "POLYGON ((0 0, 1 0, 1 nan, 0 0))\n", "b.wkt:1:23: polygon 0: not WKT"),
+        ("b.wkt", "POLYGON Z ((0 0 1, 1 0 1, 1 1 1, 0 0 1))\n", "b.wkt:1:1: polygon 0: a POLYGON Z: rectcast is 2-d"),
         (
             "b.geojson",
             '{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {}, '
             '"geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]}}, '
             '{"type": "Feature", "properties": {}, "geometry": {"type": "Point", "coordinates": [0, 0]}}]}',
-            "b.geojson: feature 1: a Point, not a Polygon or MultiPolygon",
+            "b.geojson: feature 1: polygon 1: a Point, not a Polygon or MultiPolygon",
         ),
         ("b.json", "{", "b.json: not GeoJSON"),
         ("b.txt", "POLYGON ((0 0, 1 0, 1 1, 0 0))\n", "b.txt: geometry is read from .wkt, .geojson or .json"),

@@ -164,6 +164,11 @@ def test_pandas_out_has_categorical_kinds_and_sides_nullable_indices_and_the_use
     assert hits.column("id").to_pylist() == (hits.column("segment").to_numpy() + 1000).tolist()
     walls = engine.hits(segments, walls=segments[:50], to="pandas")
     assert list(walls["contact"].cat.categories) == list(rectcast.CONTACT_NAMES)
+    # A first hit's target is <NA> on a miss for shapes too, as for rects.
+    first_wall = engine.first_hit(segments, walls=segments[:50])
+    as_pandas = engine.first_hit(segments, walls=segments[:50], to="pandas")
+    wall_miss = first_wall["wall"] < 0
+    assert wall_miss.any() and as_pandas["wall"].isna().to_numpy().tolist() == wall_miss.tolist()
 
 
 def test_ids_and_to_are_checked_before_any_work(engine, scene):

@@ -290,11 +290,13 @@ pub fn assert_queries_of_pairs<C: rectcast::ShapeContact>(
     }
 }
 
-/// Keeps `context`'s queue busy for tens of milliseconds or more on any device: one invocation
-/// runs 2^24 rounds of xorshift, a chain no compiler can shorten, on a count it reads at run
-/// time. Work submitted after it finishes after it (a queue's signals wait for everything
-/// submitted before them), so a call given no time to wait times out at its first look,
-/// however fast the device: a timeout test then assumes nothing of the hardware's speed.
+/// Puts work on `context`'s queue ahead of the next call: one invocation runs up to 2^24 rounds
+/// of xorshift, on a count it reads at run time. Work submitted after it finishes after it (a
+/// queue's signals wait for everything submitted before them), so a call given no time to
+/// wait is more likely to time out at its first look. Not certain: on lavapipe the loop ends
+/// far sooner than 2^24 rounds (its result stops changing past 2^20), and on an H200 a frame
+/// behind it still finished before the first look in 1 run of 4. Tests add it to, not in
+/// place of, frames that grow until one times out.
 pub fn keep_the_gpu_busy(context: &GpuContext) {
     use rectcast::wgpu::{self, util::DeviceExt};
     const BUSY: &str = "
