@@ -198,6 +198,26 @@ fn growing_frame(k: usize) -> (Vec<Segment>, Vec<rectcast::Rect>) {
     scene::bullet_hell(k as u64, 10_000 * scale, 1500)
 }
 
+/// Growing frame `k`, written and dispatched behind busy work: with nothing ahead of them an
+/// H200 finished frames of up to 640k bullets before the first look (and all ten in 1 run of
+/// 6); see `keep_the_gpu_busy` for what the work buys. Its id and inputs.
+fn dispatch_growing(
+    frames: &mut FrameLoop,
+    k: usize,
+) -> (
+    rectcast::gpu::frames::FrameId,
+    Vec<Segment>,
+    Vec<rectcast::Rect>,
+) {
+    common::keep_the_gpu_busy(frames.engine_mut().gpu_context().expect("on the GPU"));
+    let (bullets, hitboxes) = growing_frame(k);
+    frames
+        .write(&Batch::new(&bullets, &hitboxes))
+        .expect("written");
+    let id = frames.dispatch().expect("dispatched");
+    (id, bullets, hitboxes)
+}
+
 /// No time at all to wait: a frame the GPU has not finished at the first look times out.
 fn no_wait() -> GpuLimits {
     GpuLimits {
@@ -223,13 +243,8 @@ fn a_frame_the_gpu_does_not_finish_in_time_is_answered_on_the_cpu_fallback_and_s
     let mut reference = cpu_engine();
     let mut fell_back = false;
     for k in 0..GROWING_FRAMES {
-        // Work ahead of each frame: an H200 finished frames of up to 640k bullets before the
-        // first look with nothing ahead of them (see keep_the_gpu_busy for what it buys).
-        common::keep_the_gpu_busy(frames.engine_mut().gpu_context().expect("on the GPU"));
-        let (bullets, hitboxes) = growing_frame(k);
+        let (id, bullets, hitboxes) = dispatch_growing(&mut frames, k);
         let batch = Batch::new(&bullets, &hitboxes);
-        frames.write(&batch).expect("written");
-        let id = frames.dispatch().expect("dispatched");
         let mut got = vec![FirstHit::NONE; bullets.len()];
         frames
             .read(id, &mut got)
@@ -362,13 +377,8 @@ fn a_cancelled_engine_does_not_answer_a_timed_out_frame_and_the_frame_stays_read
     let mut frames = FrameLoop::new(engine, FrameCapacity::new(640_000, 1500)).expect("a loop");
     let mut reference = cpu_engine();
     for k in 0..GROWING_FRAMES {
-        // Work ahead of each frame, as in the test above: without it an H200 finished all ten
-        // frames before the first look in 1 run of 6.
-        common::keep_the_gpu_busy(frames.engine_mut().gpu_context().expect("on the GPU"));
-        let (bullets, hitboxes) = growing_frame(k);
+        let (id, bullets, hitboxes) = dispatch_growing(&mut frames, k);
         let batch = Batch::new(&bullets, &hitboxes);
-        frames.write(&batch).expect("written");
-        let id = frames.dispatch().expect("dispatched");
         let mut got = vec![FirstHit::NONE; bullets.len()];
         match frames.read(id, &mut got) {
             // In time: the GPU's answer.
