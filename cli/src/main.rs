@@ -11,6 +11,7 @@
 mod commands;
 mod formats;
 mod job;
+mod kept;
 mod options;
 mod output;
 mod polygons;

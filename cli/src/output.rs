@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use rectcast::Clipped;
 
 use crate::formats::{Format, Writer};
+use crate::kept::{self, Kept, KeptRows};
 use crate::polylines::LineIndex;
 use crate::records;
 use crate::table::{Cell, Column, ColumnType};
@@ -47,6 +48,8 @@ pub struct TargetColumns {
     result: &'static [Column],
     more: &'static [Column],
     lines: bool,
+    /// Columns kept from the inputs (`--keep`), last.
+    kept: &'static [Column],
 }
 
 impl TargetColumns {
@@ -56,12 +59,23 @@ impl TargetColumns {
             result: T::Result::COLUMNS,
             more: T::MORE,
             lines: false,
+            kept: &[],
         }
     }
 
     /// The same, over polylines' segments.
     pub fn over_lines(self, lines: bool) -> Self {
         Self { lines, ..self }
+    }
+
+    /// The same, with `kept` columns last.
+    pub fn keeping(self, kept: Vec<Column>) -> Self {
+        let kept: &'static [Column] = if kept.is_empty() {
+            &[]
+        } else {
+            Box::leak(kept.into_boxed_slice())
+        };
+        Self { kept, ..self }
     }
 }
 
@@ -76,7 +90,7 @@ fn segment_columns(lines: bool) -> &'static [Column] {
 }
 
 /// A segment's id cells ([`segment_columns`]): `segment`, and with `lines` its line's.
-fn segment_cells(segment: u64, lines: Option<&LineIndex>) -> ([Cell; 3], usize) {
+fn segment_cells(segment: u64, lines: Option<&LineIndex>) -> ([Cell<'static>; 3], usize) {
     match lines {
         None => ([Cell::U64(segment); 3], 1),
         Some(index) => {
@@ -110,10 +124,12 @@ fn composed(
     target: TargetColumns,
     make: impl FnOnce() -> Vec<Column>,
 ) -> &'static [Column] {
-    type Composed = Vec<((u8, &'static str, bool), &'static [Column])>;
+    type Key = (u8, &'static str, bool, Vec<&'static str>);
+    type Composed = Vec<(Key, &'static [Column])>;
     static TABLES: std::sync::Mutex<Composed> = std::sync::Mutex::new(Vec::new());
     let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
-    let key = (query, target.name, target.lines);
+    let kept = target.kept.iter().map(|c| c.name).collect();
+    let key = (query, target.name, target.lines, kept);
     if let Some((_, columns)) = tables.iter().find(|(k, _)| *k == key) {
         return columns;
     }
@@ -131,20 +147,21 @@ impl Table {
                     column("hit", ColumnType::Bool),
                 ];
                 let segment = segment_columns(t.lines).iter();
-                let result = t.result.iter().chain(t.more);
+                let result = t.result.iter().chain(t.more).chain(t.kept);
                 segment.chain(&ids).chain(result).copied().collect()
             }),
             Table::FirstHit(t) => composed(1, t, || {
                 let ids = [column(t.name, ColumnType::Index)];
                 let segment = segment_columns(t.lines).iter();
-                let result = t.result.iter().chain(t.more);
+                let result = t.result.iter().chain(t.more).chain(t.kept);
                 segment.chain(&ids).chain(result).copied().collect()
             }),
             Table::Count(t) => composed(2, t, || {
-                vec![
+                let count = [
                     column(t.name, ColumnType::U64),
                     column("hits", ColumnType::U64),
-                ]
+                ];
+                count.iter().chain(t.kept).copied().collect()
             }),
             Table::Overlaps => &OVERLAPS,
             Table::Clip => &CLIP,
@@ -154,19 +171,19 @@ impl Table {
     }
 }
 
-/// The most cells a row has.
-const MAX_ROW: usize = 12;
+/// The most cells a row has, but for kept columns (`--keep`).
+pub const MAX_ROW: usize = 12;
 
 /// A row of cells, on the stack: a result's indices, then its cells.
 #[derive(Clone, Copy)]
-struct Row {
-    cells: [Cell; MAX_ROW],
+struct Row<'a> {
+    cells: [Cell<'a>; MAX_ROW],
     len: usize,
 }
 
-impl Row {
+impl<'a> Row<'a> {
     /// The cells of `parts`, one after another.
-    fn new(parts: &[&[Cell]]) -> Self {
+    fn new(parts: &[&[Cell<'a>]]) -> Self {
         let mut cells = [Cell::Bool(false); MAX_ROW];
         let mut len = 0;
         for part in parts {
@@ -175,12 +192,59 @@ impl Row {
         }
         Self { cells, len }
     }
+
+    /// The row with the kept columns' cells after it: those of the segment at `segment` in
+    /// `chunk` (a chunk's kept values), and of the target at `target` (none: a miss).
+    fn keeping(
+        self,
+        kept: Option<&'a KeptRows>,
+        chunk: &'a Kept,
+        segment: usize,
+        target: Option<usize>,
+    ) -> Line<'a> {
+        let Some(kept) = kept else {
+            return Line::Row(self);
+        };
+        let mut cells = self.as_ref().to_vec();
+        cells.extend(kept.plan.iter().map(|from| {
+            Cell::Text(match *from {
+                kept::From::Segment(k) => chunk.get(segment, k),
+                kept::From::Target(k) => target.and_then(|t| kept.targets.get(t, k)),
+            })
+        }));
+        Line::Kept(cells)
+    }
 }
 
-impl AsRef<[Cell]> for Row {
-    fn as_ref(&self) -> &[Cell] {
+impl<'a> AsRef<[Cell<'a>]> for Row<'a> {
+    fn as_ref(&self) -> &[Cell<'a>] {
         &self.cells[..self.len]
     }
+}
+
+/// A row as written: on the stack, or with kept columns after it.
+// The plain row stays on the stack: boxing it would cost every row an allocation.
+#[allow(clippy::large_enum_variant)]
+enum Line<'a> {
+    Row(Row<'a>),
+    Kept(Vec<Cell<'a>>),
+}
+
+impl<'a> AsRef<[Cell<'a>]> for Line<'a> {
+    fn as_ref(&self) -> &[Cell<'a>] {
+        match self {
+            Line::Row(row) => row.as_ref(),
+            Line::Kept(cells) => cells,
+        }
+    }
+}
+
+/// Where a row's segment is in its chunk, and its target among the targets (none on a miss):
+/// where their kept values are.
+#[derive(Clone, Copy, Debug)]
+pub struct At {
+    pub segment: usize,
+    pub target: Option<usize>,
 }
 
 /// A temporary file in `path`'s folder (so the final rename stays on one file system), created
@@ -258,6 +322,8 @@ pub struct Sink {
     rows: u64,
     /// The segments' lines, where they are polylines' (the table has their columns).
     lines: Option<std::sync::Arc<LineIndex>>,
+    /// The kept columns (`--keep`), if any.
+    kept: Option<KeptRows>,
 }
 
 impl Sink {
@@ -327,7 +393,14 @@ impl Sink {
             target,
             rows: 0,
             lines: None,
+            kept: None,
         }
+    }
+
+    /// Rows that end in the kept columns `kept` (a table made
+    /// [`keeping`](TargetColumns::keeping) them).
+    pub fn with_kept(self, kept: Option<KeptRows>) -> Self {
+        Self { kept, ..self }
     }
 
     /// Rows that name each segment's line from `lines` (a table made
@@ -348,7 +421,10 @@ impl Sink {
     }
 
     /// One batch of rows, each row's cells of the table's columns.
-    fn write<R: AsRef<[Cell]>>(&mut self, rows: impl IntoIterator<Item = R>) -> Result<(), String> {
+    fn write<'a, R: AsRef<[Cell<'a>]>>(
+        &mut self,
+        rows: impl IntoIterator<Item = R>,
+    ) -> Result<(), String> {
         let columns = self.table.columns();
         let table = self.table;
         let rows = rows.into_iter().inspect(|row| {
@@ -368,38 +444,49 @@ impl Sink {
         }
     }
 
-    /// Pair rows (`pairs`, `hits`): (segment, target, result, the targets' more cells), the
-    /// indices as the inputs number their records.
+    /// Pair rows (`pairs`, `hits`): (segment, target, result, the targets' more cells, where
+    /// segment and target are), the indices as the inputs number their records; `chunk`: the
+    /// chunk's kept values.
     pub fn pairs<'a, R: ResultCells>(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, u64, &'a R, Cells)>,
+        rows: impl IntoIterator<Item = (u64, u64, &'a R, Cells, At)>,
+        chunk: &Kept,
     ) -> Result<(), String> {
         let lines = self.lines.clone();
-        self.write(rows.into_iter().map(|(segment, target, r, more)| {
+        let kept = self.kept.take();
+        let written = self.write(rows.into_iter().map(|(segment, target, r, more, at)| {
             let (segment, n) = segment_cells(segment, lines.as_deref());
             let ids = [Cell::U64(target), Cell::Bool(r.hit())];
-            Row::new(&[&segment[..n], &ids, r.cells().as_slice(), more.as_slice()])
-        }))
+            let row = Row::new(&[&segment[..n], &ids, r.cells().as_slice(), more.as_slice()]);
+            row.keeping(kept.as_ref(), chunk, at.segment, at.target)
+        }));
+        self.kept = kept;
+        written
     }
 
     /// First-hit rows: one per segment, with its first hit's target and result, or none.
     /// `more`: the targets' more cells of each row's result ([`targets::Target::MORE`]).
     pub fn first_hits<'a, R: ResultCells>(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, Option<(u64, &'a R)>, Cells)>,
+        rows: impl IntoIterator<Item = (u64, Option<(u64, &'a R)>, Cells, At)>,
+        chunk: &Kept,
     ) -> Result<(), String> {
         let lines = self.lines.clone();
-        self.write(rows.into_iter().map(|(segment, first, more)| {
+        let kept = self.kept.take();
+        let written = self.write(rows.into_iter().map(|(segment, first, more, at)| {
             let (segment, n) = segment_cells(segment, lines.as_deref());
             let target = [Cell::Index(first.map(|(target, _)| target))];
             let result = first.map_or(R::MISS, |(_, r)| *r);
-            Row::new(&[
+            let row = Row::new(&[
                 &segment[..n],
                 &target,
                 result.cells().as_slice(),
                 more.as_slice(),
-            ])
-        }))
+            ]);
+            row.keeping(kept.as_ref(), chunk, at.segment, at.target)
+        }));
+        self.kept = kept;
+        written
     }
 
     /// Overlap rows: one per overlapping pair of polygons.
@@ -409,12 +496,15 @@ impl Sink {
 
     /// Count rows: one per target.
     pub fn counts(&mut self, target_ids: &[u64], per_target: &[u64]) -> Result<(), String> {
-        self.write(
-            target_ids
-                .iter()
-                .zip(per_target)
-                .map(|(&target, &hits)| [Cell::U64(target), Cell::U64(hits)]),
-        )
+        let kept = self.kept.take();
+        let none = Kept::default();
+        let rows = target_ids.iter().zip(per_target).enumerate();
+        let written = self.write(rows.map(|(i, (&target, &hits))| {
+            let row = Row::new(&[&[Cell::U64(target), Cell::U64(hits)]]);
+            row.keeping(kept.as_ref(), &none, 0, Some(i))
+        }));
+        self.kept = kept;
+        written
     }
 
     /// Clip rows: one per segment, the coordinates absent on a miss.

@@ -24,6 +24,7 @@ use rectcast_geotext as geotext;
 
 use crate::formats::Input;
 use crate::formats::npy;
+use crate::kept::{self, Keeping, Kept, Side, Wanted};
 use crate::records::{self, Records, Skipped};
 
 /// A polygon file read whole: the valid polygons, their ids, and the ones skipped.
@@ -34,6 +35,8 @@ pub struct PolygonFile {
     path: std::path::PathBuf,
     /// The SRID of an EWKT file's `SRID=…;` prefixes (one for the whole file).
     srid: Option<i64>,
+    /// Each valid polygon's GeoJSON properties (none from WKT or the flat form).
+    properties: Vec<geotext::Properties>,
 }
 
 impl PolygonFile {
@@ -41,11 +44,13 @@ impl PolygonFile {
     pub fn read(path: &Path, offsets: Option<&Path>, skip_invalid: bool) -> Result<Self, String> {
         let name = path.display();
         let mut srid = None;
+        let mut properties = Vec::new();
         // `.wkt.gz` is WKT: gzip streams are decompressed on the way in.
         let rings = match (geotext::Format::of(path), offsets) {
             (Some(format), None) => {
-                let (rings, its) = text_rings(path, format)?;
+                let (rings, its, all) = text_rings(path, format)?;
                 srid = its;
+                properties = all;
                 rings
             }
             (Some(_), Some(_)) => {
@@ -84,13 +89,40 @@ impl PolygonFile {
             }
         }
         let polygons = Polygons::from_polygons(&kept).map_err(|e| format!("{name}: {e}"))?;
+        if !properties.is_empty() {
+            properties = ids
+                .iter()
+                .map(|&i| std::mem::take(&mut properties[i as usize]))
+                .collect();
+        }
         Ok(Self {
             polygons,
             ids,
             skipped,
             path: path.to_path_buf(),
             srid,
+            properties,
         })
+    }
+
+    /// What the polygons offer to `--keep` (GeoJSON properties), and each valid polygon's
+    /// values of those of `wanted` it has.
+    pub fn keep(&self, wanted: &[Wanted]) -> (Keeping, Kept) {
+        let has = crate::polylines::property_names(&self.properties);
+        let keeping = Keeping::new(
+            &self.path,
+            has,
+            kept::noun(&self.path),
+            wanted,
+            Side::Targets,
+        );
+        let mut values = Kept::new(keeping.names.len());
+        for polygon in &self.properties {
+            for name in &keeping.names {
+                values.push(crate::polylines::property(polygon, name));
+            }
+        }
+        (keeping, values)
     }
 
     /// Says on stderr how many polygons were skipped, and where the first were.
@@ -110,7 +142,10 @@ type Rings = Vec<(String, Result<PolygonRings, String>)>;
 
 /// A WKT or GeoJSON file's polygons (`rectcast_geotext`: repeated vertices dropped), and
 /// the SRID of its EWKT prefixes.
-fn text_rings(path: &Path, format: geotext::Format) -> Result<(Rings, Option<i64>), String> {
+fn text_rings(
+    path: &Path,
+    format: geotext::Format,
+) -> Result<(Rings, Option<i64>, Vec<geotext::Properties>), String> {
     let mut text = String::new();
     Input::open(path)
         .map_err(|e| e.to_string())?
@@ -122,11 +157,11 @@ fn text_rings(path: &Path, format: geotext::Format) -> Result<(Rings, Option<i64
         .map_err(|e| e.in_file(path.display()))?;
     let rings = read.geometries.into_iter();
     let rings = rings.map(|(place, rings)| (place.in_file(path.display()), rings));
-    Ok((rings.collect(), read.srid))
+    Ok((rings.collect(), read.srid, read.properties))
 }
 
 fn flat_rings(path: &Path, offsets_path: &Path) -> Result<Rings, String> {
-    let (vertices, _) = Records::open(path, &records::VERTICES, false)
+    let (vertices, _, _) = Records::open(path, &records::VERTICES, false)
         .and_then(|mut file| file.read_all())
         .map_err(|e| e.to_string())?;
     let offsets = read_offsets(offsets_path)?;

@@ -43,6 +43,7 @@ struct Polylines {
     records: Vec<Raw>,
     index: LineIndex,
     srid: Option<i64>,
+    properties: Vec<geotext::Properties>,
 }
 
 /// Whether `path` names a polyline file (`.wkt`, `.geojson`, `.json`, gzipped or not).
@@ -88,6 +89,7 @@ fn read(format: geotext::Format, path: &Path, data: Data) -> Result<Polylines, F
         records,
         index: LineIndex { starts },
         srid: read.srid,
+        properties: read.properties,
     })
 }
 
@@ -105,6 +107,10 @@ pub struct LinesSource {
     records: std::vec::IntoIter<Raw>,
     count: usize,
     size: u64,
+    index: LineIndex,
+    properties: Vec<geotext::Properties>,
+    /// Where each kept property (`--keep`) is in each line's properties.
+    kept: Vec<String>,
 }
 
 impl LinesSource {
@@ -133,6 +139,9 @@ impl LinesSource {
             count: lines.records.len(),
             records: lines.records.into_iter(),
             size,
+            index: lines.index,
+            properties: lines.properties,
+            kept: Vec::new(),
         })
     }
 }
@@ -152,4 +161,41 @@ impl RecordSource for LinesSource {
     fn column(&self, _field: usize) -> usize {
         0
     }
+
+    /// Every property a feature has.
+    fn columns(&self) -> Vec<String> {
+        property_names(&self.properties)
+    }
+
+    fn keep(&mut self, names: &[String]) -> Result<(), FileError> {
+        self.kept = names.to_vec();
+        Ok(())
+    }
+
+    /// A segment's kept values are its line's properties.
+    fn kept(&self, out: &mut crate::kept::Kept) {
+        let given = (self.count - self.records.len()) as u64;
+        let (line, _) = self.index.of(given - 1);
+        let properties = &self.properties[line as usize];
+        for name in &self.kept {
+            out.push(property(properties, name));
+        }
+    }
+}
+
+/// The names of the properties the features have, each once, in the order first met.
+pub fn property_names(properties: &[geotext::Properties]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (name, _) in properties.iter().flatten() {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    names
+}
+
+/// A feature's property `name`: none where it has none, or null.
+pub fn property<'a>(properties: &'a geotext::Properties, name: &str) -> Option<&'a str> {
+    let value = properties.iter().find(|(n, _)| n == name);
+    value.and_then(|(_, value)| value.as_deref())
 }

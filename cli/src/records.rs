@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rectcast::{InputError, Rect, Segment, ShapeRecord, validate};
 
 use crate::formats::Input;
+use crate::kept::{Keeping, Kept, Side, Wanted};
 use crate::table::{Column, ColumnType, FileError, Place, Raw, RecordSource};
 
 /// The most values a record holds.
@@ -146,6 +147,8 @@ pub struct Records<T> {
     pub skipped: Skipped,
     /// A block of raw values read in bulk (kept between chunks).
     block: Vec<[f32; MAX_VALUES]>,
+    /// Values each record keeps (`--keep`).
+    kept_width: usize,
 }
 
 impl<T> Records<T> {
@@ -164,11 +167,22 @@ impl<T> Records<T> {
             compressed_read: input.compressed_read,
             skipped: Skipped::default(),
             block: Vec::new(),
+            kept_width: 0,
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What this file offers to `--keep`, keeping those of `wanted` asked of `side` that it
+    /// has: each valid record's values of them come with it from [`read_chunk`](Self::read_chunk).
+    pub fn keep(&mut self, wanted: &[Wanted], side: Side) -> Result<Keeping, FileError> {
+        let noun = crate::kept::noun(&self.path);
+        let keeping = Keeping::new(&self.path, self.source.columns(), noun, wanted, side);
+        self.source.keep(&keeping.names)?;
+        self.kept_width = keeping.names.len();
+        Ok(keeping)
     }
 
     /// The file's size (0 when unknown), and the bytes of it read so far.
@@ -236,15 +250,18 @@ impl<T> Records<T> {
         Ok(())
     }
 
-    /// Up to `max` valid records into `values` (cleared first) and their indices into `ids`.
+    /// Up to `max` valid records into `values` (cleared first), their indices into `ids`, and
+    /// their kept values ([`keep`](Self::keep)) into `kept`.
     pub fn read_chunk(
         &mut self,
         values: &mut Vec<T>,
         ids: &mut Vec<u64>,
+        kept: &mut Kept,
         max: usize,
     ) -> Result<(), FileError> {
         values.clear();
         ids.clear();
+        kept.reset(self.kept_width);
         // In blocks where the source reads them so (binary files): no per-record read.
         let mut block = std::mem::take(&mut self.block);
         let blocks = loop {
@@ -295,6 +312,9 @@ impl<T> Records<T> {
                 Ok(v) => {
                     values.push(v);
                     ids.push(index);
+                    if self.kept_width > 0 {
+                        self.source.kept(kept);
+                    }
                 }
                 Err(problem) => self.reject(problem)?,
             }
@@ -302,11 +322,11 @@ impl<T> Records<T> {
         Ok(())
     }
 
-    /// Every valid record, with its index.
-    pub fn read_all(&mut self) -> Result<(Vec<T>, Vec<u64>), FileError> {
-        let (mut values, mut ids) = (Vec::new(), Vec::new());
-        self.read_chunk(&mut values, &mut ids, usize::MAX)?;
-        Ok((values, ids))
+    /// Every valid record, with its index and its kept values.
+    pub fn read_all(&mut self) -> Result<(Vec<T>, Vec<u64>, Kept), FileError> {
+        let (mut values, mut ids, mut kept) = (Vec::new(), Vec::new(), Kept::default());
+        self.read_chunk(&mut values, &mut ids, &mut kept, usize::MAX)?;
+        Ok((values, ids, kept))
     }
 }
 

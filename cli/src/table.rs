@@ -87,6 +87,19 @@ pub trait RecordSource {
     fn column(&self, field: usize) -> usize {
         field + 1
     }
+    /// The names of the columns whose values [`keep`](Self::keep) can carry into the output
+    /// (`--keep`): a CSV header's, a Parquet file's, GeoJSON properties; none in a file of
+    /// values only.
+    fn columns(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// From now on, each record's values of the columns `names` (each one of
+    /// [`columns`](Self::columns)), given by [`kept`](Self::kept).
+    fn keep(&mut self, _names: &[String]) -> Result<(), FileError> {
+        Ok(())
+    }
+    /// The kept values of the record [`next`](Self::next) gave last, pushed onto `out`.
+    fn kept(&self, _out: &mut crate::kept::Kept) {}
 }
 
 /// What a column holds, and so how each format stores it.
@@ -105,6 +118,9 @@ pub enum ColumnType {
     F32,
     /// A set of sides: joined by `+` (`min_x+min_y`), or bits 1 min_x, 2 max_x, 4 min_y, 8 max_y.
     Sides,
+    /// A value kept from an input (`--keep`): its text as the input holds it, or nothing.
+    /// Formats of numbers only (NPY, `.f32`) cannot hold it.
+    Text,
 }
 
 /// A named, typed column of a table.
@@ -122,7 +138,7 @@ impl Column {
 
 /// One value of a row, of its column's type (an absent value is `None`).
 #[derive(Clone, Copy, Debug)]
-pub enum Cell {
+pub enum Cell<'a> {
     U64(u64),
     Index(Option<u64>),
     Bool(bool),
@@ -130,9 +146,10 @@ pub enum Cell {
     Category(u8, &'static str),
     F32(Option<f32>),
     Sides(Sides),
+    Text(Option<&'a str>),
 }
 
-impl Cell {
+impl Cell<'_> {
     pub fn ty(&self) -> ColumnType {
         match self {
             Cell::U64(_) => ColumnType::U64,
@@ -141,6 +158,7 @@ impl Cell {
             Cell::Category(..) => ColumnType::Category,
             Cell::F32(_) => ColumnType::F32,
             Cell::Sides(_) => ColumnType::Sides,
+            Cell::Text(_) => ColumnType::Text,
         }
     }
 }

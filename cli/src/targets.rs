@@ -19,7 +19,7 @@ const MAX_CELLS: usize = 5;
 /// A result's cells after its indices, on the stack.
 #[derive(Clone, Copy, Debug)]
 pub struct Cells {
-    cells: [Cell; MAX_CELLS],
+    cells: [Cell<'static>; MAX_CELLS],
     len: usize,
 }
 
@@ -30,13 +30,13 @@ impl Cells {
         len: 0,
     };
 
-    fn new<const N: usize>(cells: [Cell; N]) -> Self {
+    fn new<const N: usize>(cells: [Cell<'static>; N]) -> Self {
         let mut all = [Cell::Bool(false); MAX_CELLS];
         all[..N].copy_from_slice(&cells);
         Self { cells: all, len: N }
     }
 
-    pub fn as_slice(&self) -> &[Cell] {
+    pub fn as_slice(&self) -> &[Cell<'static>] {
         &self.cells[..self.len]
     }
 }
@@ -58,12 +58,12 @@ const fn column(name: &'static str, ty: ColumnType) -> Column {
 }
 
 /// A kind's cell: its code and name.
-pub fn kind_cell(kind: rectcast::Kind) -> Cell {
+pub fn kind_cell(kind: rectcast::Kind) -> Cell<'static> {
     Cell::Category(kind as u8, kind.name())
 }
 
 /// The t cells of a result: absent on a miss.
-fn times(hit: bool, t_enter: f32, t_exit: f32) -> [Cell; 2] {
+fn times(hit: bool, t_enter: f32, t_exit: f32) -> [Cell<'static>; 2] {
     let t = |t| Cell::F32(hit.then_some(t));
     [t(t_enter), t(t_exit)]
 }
@@ -93,7 +93,7 @@ impl ResultCells for PairResult {
 }
 
 /// A shape's contact's first cells: its category ([`ShapeContact::category`]) and t.
-fn category_and_times<C: ShapeContact>(contact: &C) -> [Cell; 3] {
+fn category_and_times<C: ShapeContact>(contact: &C) -> [Cell<'static>; 3] {
     let (code, name) = contact.category();
     let [t_enter, t_exit] = times(contact.hit(), contact.t_enter(), contact.t_exit());
     [Cell::Category(code as u8, name), t_enter, t_exit]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{rectcast, stderr};
+use common::{backends, rectcast, stderr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -460,19 +460,6 @@ fn clip_with_a_bad_rect_argument_fails_without_output() {
             stderr(&o)
         );
         assert!(!out.exists(), "--rect {rect}: output written");
-    }
-}
-
-/// `cpu`, and `gpu` unless no GPU opens and RECTCAST_REQUIRE_GPU is not 1 (then it says so).
-fn backends() -> Vec<&'static str> {
-    let required = std::env::var("RECTCAST_REQUIRE_GPU").as_deref() == Ok("1");
-    if required || rectcast::GpuContext::new().is_ok() {
-        vec!["cpu", "gpu"]
-    } else {
-        eprintln!(
-            "SKIPPED the gpu backend: no GPU adapter; set RECTCAST_REQUIRE_GPU=1 to fail instead"
-        );
-        vec!["cpu"]
     }
 }
 

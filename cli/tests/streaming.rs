@@ -1263,3 +1263,92 @@ fn parquet_float64_columns_convert_exactly_or_name_the_value() {
         stderr(&o)
     );
 }
+
+/// A structured NPY file's rows, each field as a number (`None`: -1 in an `<i8` index, NaN in
+/// an `<f4`), with the fields' names; categories (`|u1`) and booleans as their codes.
+fn npy_fields(path: &Path) -> (Vec<String>, Vec<Vec<Option<f64>>>) {
+    let descr = npy_descr(path);
+    let fields: Vec<(String, String)> = descr
+        .trim_matches(|c| c == '[' || c == ']')
+        .split("), (")
+        .map(|f| {
+            let f = f.trim_matches(|c| c == '(' || c == ')');
+            let (name, ty) = f.split_once(", ").unwrap();
+            (name.trim_matches('\'').into(), ty.trim_matches('\'').into())
+        })
+        .collect();
+    let width = |ty: &str| match ty {
+        "<u8" | "<i8" => 8,
+        "<f4" => 4,
+        _ => 1,
+    };
+    let itemsize = fields.iter().map(|(_, ty)| width(ty)).sum();
+    let rows = read_npy_rows(path, itemsize);
+    let values = rows
+        .iter()
+        .map(|row| {
+            let mut at = 0;
+            let row = fields.iter().map(|(_, ty)| {
+                let b = &row[at..at + width(ty)];
+                at += width(ty);
+                match ty.as_str() {
+                    "<u8" => Some(u64::from_le_bytes(b.try_into().unwrap()) as f64),
+                    "<i8" => Some(i64::from_le_bytes(b.try_into().unwrap()))
+                        .filter(|&v| v >= 0)
+                        .map(|v| v as f64),
+                    "<f4" => Some(f32::from_le_bytes(b.try_into().unwrap()) as f64)
+                        .filter(|v| !v.is_nan()),
+                    _ => Some(b[0] as f64),
+                }
+            });
+            row.collect()
+        })
+        .collect();
+    (fields.into_iter().map(|(name, _)| name).collect(), values)
+}
+
+#[test]
+fn the_widest_rows_polylines_over_polygons_with_rings_fit_in_npy() {
+    // Rows over polylines and polygons carry the most columns: segment, line, line_segment,
+    // polygon, the result, and entry and exit edges and rings (74 bytes a pairs row).
+    let dir = tempfile::tempdir().unwrap();
+    let lines = dir.path().join("roads.wkt");
+    std::fs::write(
+        &lines,
+        "LINESTRING (-1 0.5, 5 0.5, 5 3)\nMULTILINESTRING ((1.5 -1, 1.5 1.5), (9 9, 9 10))\n",
+    )
+    .unwrap();
+    let polygons = dir.path().join("p.wkt");
+    std::fs::write(
+        &polygons,
+        "POLYGON ((0 0, 4 0, 4 4, 0 4, 0 0), (1 1, 2 1, 2 2, 1 2, 1 1))\n",
+    )
+    .unwrap();
+    for query in ["pairs", "hits", "first-hit"] {
+        let out = dir.path().join(format!("{query}.npy"));
+        let args = ["--segments", s(&lines), "--polygons", s(&polygons)];
+        ok(&[&[query][..], &args, &["--out", s(&out)]].concat());
+        let csv = String::from_utf8(ok(&[&[query][..], &args].concat()).stdout).unwrap();
+        let (names, rows) = npy_fields(&out);
+        let mut csv = csv.lines();
+        let header: Vec<&str> = csv.next().unwrap().split(',').collect();
+        assert_eq!(names, header, "{query}");
+        let csv: Vec<&str> = csv.collect();
+        assert_eq!(rows.len(), csv.len(), "{query}");
+        for (row, line) in rows.iter().zip(&csv) {
+            for ((value, field), name) in row.iter().zip(line.split(',')).zip(&names) {
+                // Categories and sides are codes in NPY, names in CSV.
+                if ["hit", "kind"].contains(&name.as_str()) {
+                    continue;
+                }
+                let want = (!field.is_empty()).then(|| field.parse::<f32>().unwrap() as f64);
+                assert_eq!(*value, want, "{query}: {name} of {line}");
+            }
+        }
+        let ring = header.iter().position(|&h| h == "exit_ring").unwrap();
+        assert!(
+            csv.iter().any(|l| l.split(',').nth(ring) == Some("1")),
+            "{query}: no row leaves through the hole's ring"
+        );
+    }
+}

@@ -76,12 +76,19 @@ impl Place {
 }
 
 /// A file's geometries, in order: each one's place, and its rings or parts or why it has
-/// none; and the SRID of its EWKT prefixes.
+/// none; the SRID of its EWKT prefixes; and each geometry's properties.
 #[derive(Debug)]
 pub struct Read {
     pub geometries: Vec<(Place, Result<Vec<Points>, String>)>,
     pub srid: Option<i64>,
+    /// One a geometry: a GeoJSON feature's properties, and its `id` as the property `id`
+    /// where it has no property of that name; none in WKT.
+    pub properties: Vec<Properties>,
 }
+
+/// A geometry's properties by name, in the file's order: each one's text (a string as it is,
+/// any other JSON value as its JSON), or none for a JSON null.
+pub type Properties = Vec<(String, Option<String>)>;
 
 /// A problem with a whole file (it is not JSON, its lines have two SRIDs): where it shows,
 /// if in one place, and what it is.
@@ -225,6 +232,7 @@ fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
         geometries.push((place, parts));
     }
     Ok(Read {
+        properties: vec![Properties::new(); geometries.len()],
         geometries,
         srid: srid.map(|(srid, _)| srid),
     })
@@ -315,24 +323,50 @@ fn geojson_read(kind: Kind, text: &str) -> Result<Read, FileError> {
         place: None,
         message: format!("not GeoJSON: {e}"),
     })?;
-    let placed: Vec<(Place, Option<geojson::Geometry>)> = match geojson {
-        GeoJson::FeatureCollection(fc) => fc
-            .features
-            .into_iter()
-            .enumerate()
-            .map(|(i, f)| (Place::Feature(i as u64), f.geometry))
-            .collect(),
-        GeoJson::Feature(f) => vec![(Place::Feature(0), f.geometry)],
-        GeoJson::Geometry(g) => vec![(Place::Geometry, Some(g))],
+    let features = match geojson {
+        GeoJson::FeatureCollection(fc) => fc.features,
+        GeoJson::Feature(f) => vec![f],
+        GeoJson::Geometry(g) => {
+            return Ok(Read {
+                geometries: vec![(Place::Geometry, geojson_parts(kind, Some(g)))],
+                srid: None,
+                properties: vec![Properties::new()],
+            });
+        }
     };
-    let geometries = placed
-        .into_iter()
-        .map(|(place, geometry)| (place, geojson_parts(kind, geometry)))
-        .collect();
-    Ok(Read {
-        geometries,
+    let mut read = Read {
+        geometries: Vec::with_capacity(features.len()),
         srid: None,
-    })
+        properties: Vec::with_capacity(features.len()),
+    };
+    for (i, feature) in features.into_iter().enumerate() {
+        read.properties.push(properties(&feature));
+        let parts = geojson_parts(kind, feature.geometry);
+        read.geometries.push((Place::Feature(i as u64), parts));
+    }
+    Ok(read)
+}
+
+/// A feature's properties as text, and its `id` where no property has that name.
+fn properties(feature: &geojson::Feature) -> Properties {
+    let text = |value: &geojson::JsonValue| match value {
+        geojson::JsonValue::Null => None,
+        geojson::JsonValue::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    };
+    let mut properties: Properties = (feature.properties.iter().flatten())
+        .map(|(name, value)| (name.clone(), text(value)))
+        .collect();
+    if let Some(id) = &feature.id
+        && !properties.iter().any(|(name, _)| name == "id")
+    {
+        let id = match id {
+            geojson::feature::Id::String(s) => s.clone(),
+            geojson::feature::Id::Number(n) => n.to_string(),
+        };
+        properties.push(("id".to_string(), Some(id)));
+    }
+    properties
 }
 
 fn geojson_parts(kind: Kind, geometry: Option<geojson::Geometry>) -> Result<Vec<Points>, String> {

@@ -9,6 +9,7 @@ use rectcast::{ClipTo, Rect, Segment};
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
+use crate::kept::Kept;
 use crate::options::{BackendArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};
@@ -88,7 +89,12 @@ pub fn run(args: ClipArgs) -> Outcome {
     loop {
         match (&mut per_segment, one) {
             (None, Some(_)) => segments
-                .read_chunk(&mut chunk, &mut ids, SEGMENTS_PER_CHUNK)
+                .read_chunk(
+                    &mut chunk,
+                    &mut ids,
+                    &mut Kept::default(),
+                    SEGMENTS_PER_CHUNK,
+                )
                 .map_err(text)?,
             (Some(rect_file), _) => read_pairs(
                 &mut segments,

@@ -19,12 +19,14 @@ use rectcast::{BroadPhase, Engine, Segment, ShapeRecord};
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
+use crate::kept::{self, Keeping, Kept, KeptRows, Side, Wanted};
 use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
-use crate::output::{Sink, Table, TargetColumns};
+use crate::output::{At, Sink, Table, TargetColumns};
 use crate::polygons::PolygonFile;
 use crate::polylines::{is_polyline_file, line_index};
 use crate::records::{self, RecordKind, Records};
 use crate::shape_files::{FlagHelp, ShapeFiles, TARGETS, capitalized};
+use crate::table::Column;
 use crate::targets::{
     FirstRow, ForShape, HitRow, PolygonTargets, Rects, ResultCells, SHAPE_FLAGS, Shapes, Target,
     for_shape,
@@ -70,6 +72,13 @@ pub struct QueryArgs {
     /// auto. Not for pairs, which are every pair.
     #[arg(long, value_enum)]
     broad_phase: Option<BroadPhaseArg>,
+    /// Input columns carried into each row, after its own, as text: a column of the segments'
+    /// file or of the targets' (CSV and Parquet columns; GeoJSON properties, and a feature's
+    /// id). A name both files have, or one the rows have already, is written segments:NAME or
+    /// TARGETS:NAME (rects:id, polygons:kind); the column is named as written. count keeps the
+    /// targets' columns only. Not in .npy output, which holds numbers.
+    #[arg(long, value_name = "COLUMN", num_args = 1.., value_delimiter = ',')]
+    keep: Vec<String>,
     /// Output: .npy (structured rows, `np.load`) or CSV (any other name); stdout (CSV) when
     /// absent. Written as the job goes to a temporary file, moved into place only on success:
     /// the streaming path for huge jobs. Stdout gets rows only once the input is known good
@@ -88,9 +97,10 @@ pub enum Query {
     Count,
 }
 
-/// The table a query writes over targets `T`, for segments of polylines' `lines` or not.
-fn table<T: Target>(query: Query, lines: bool) -> Table {
-    let target = TargetColumns::of::<T>().over_lines(lines);
+/// The table a query writes over targets `T`, for segments of polylines' `lines` or not, with
+/// `kept` columns last.
+fn table<T: Target>(query: Query, lines: bool, kept: Vec<Column>) -> Table {
+    let target = TargetColumns::of::<T>().over_lines(lines).keeping(kept);
     match query {
         Query::Pairs | Query::Hits => Table::Pairs(target),
         Query::FirstHit => Table::FirstHit(target),
@@ -116,15 +126,22 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     }
     match (&args.polygons, &args.rects) {
         (Some(path), _) => {
-            let lines = is_polyline_file(&args.segments);
-            Sink::check(args.out.as_deref(), table::<PolygonTargets>(query, lines))?;
+            let (table, wanted) = job_table::<PolygonTargets>(&args, query, "polygons")?;
+            Sink::check(args.out.as_deref(), table)?;
             one_stdin(&[&args.segments, path])?;
             let offsets = args.polygon_offsets.as_deref();
             let file = PolygonFile::read(path, offsets, args.job.skip_invalid)?;
+            let (targets, values) = file.keep(&wanted);
+            let keep = Keep {
+                table,
+                wanted,
+                targets,
+                values,
+            };
             let polygons = PolygonTargets(file.polygons.clone());
-            stream(&args, query, &polygons, &file.ids, || file.report())
+            stream(&args, query, &polygons, &file.ids, keep, || file.report())
         }
-        (None, Some(path)) => held(&args, query, path, &records::RECTS, Rects),
+        (None, Some(path)) => held(&args, query, ("rects", path), &records::RECTS, Rects),
         (None, None) => Err(format!(
             "give --rects (or {} or --polygons)",
             SHAPE_FLAGS
@@ -150,7 +167,8 @@ impl ForShape for Held<'_> {
         S::Contact: ResultCells,
     {
         let kind = RecordKind::<S>::shape();
-        held(self.args, self.query, self.path, &kind, Shapes::<S>)
+        let flag = S::PLURAL;
+        held(self.args, self.query, (flag, self.path), &kind, Shapes::<S>)
     }
 }
 
@@ -164,7 +182,7 @@ impl FlagHelp for QueryHelp {
         S::Contact: ResultCells,
     {
         let rows = |query| {
-            let columns = table::<Shapes<S>>(query, false).columns();
+            let columns = table::<Shapes<S>>(query, false, Vec::new()).columns();
             columns
                 .iter()
                 .map(|c| c.name)
@@ -187,26 +205,61 @@ impl FlagHelp for QueryHelp {
     }
 }
 
-/// A job over targets read as records of `kind` from `path`, held in memory.
+/// A job over targets read as records of `kind` from `path` (given with `--flag`), held in
+/// memory.
 fn held<V, T: Target>(
     args: &QueryArgs,
     query: Query,
-    path: &Path,
+    (flag, path): (&str, &Path),
     kind: &RecordKind<V>,
     make: impl FnOnce(Vec<V>) -> T,
 ) -> Outcome {
-    let lines = is_polyline_file(&args.segments);
-    Sink::check(args.out.as_deref(), table::<T>(query, lines))?;
+    let (table, wanted) = job_table::<T>(args, query, flag)?;
+    Sink::check(args.out.as_deref(), table)?;
     one_stdin(&[&args.segments, path])?;
     let mut file = Records::open(path, kind, args.job.skip_invalid).map_err(text)?;
-    let (values, ids) = file.read_all().map_err(text)?;
-    stream(args, query, &make(values), &ids, || report(&file))
+    let targets = file.keep(&wanted, Side::Targets).map_err(text)?;
+    let (values, ids, values_kept) = file.read_all().map_err(text)?;
+    let keep = Keep {
+        table,
+        wanted,
+        targets,
+        values: values_kept,
+    };
+    stream(args, query, &make(values), &ids, keep, || report(&file))
+}
+
+/// The table a job writes over targets `T` (named `flag`), and the `--keep` columns it asked
+/// for, checked against the table's own.
+fn job_table<T: Target>(
+    args: &QueryArgs,
+    query: Query,
+    flag: &str,
+) -> Result<(Table, Vec<Wanted>), String> {
+    let mut flags = vec!["rects", "polygons"];
+    flags.extend(SHAPE_FLAGS);
+    let wanted = kept::parse(&args.keep, flag, &flags)?;
+    let lines = is_polyline_file(&args.segments);
+    let own = table::<T>(query, lines, Vec::new()).columns();
+    let kept = kept::columns(&wanted, own, flag)?;
+    Ok((table::<T>(query, lines, kept), wanted))
+}
+
+/// A job's kept columns: its table (which has them), what `--keep` asked, and what the
+/// targets keep.
+struct Keep {
+    table: Table,
+    wanted: Vec<Wanted>,
+    targets: Keeping,
+    values: Kept,
 }
 
 /// A chunk of segments for the worker, and a buffer for its first hits.
 struct Chunk<T: Target> {
     segments: Vec<Segment>,
     ids: Vec<u64>,
+    /// The segments' kept values (`--keep`).
+    kept: Kept,
     first: Vec<T::First>,
     /// The input's progress once the chunk was read.
     progress: (u64, u64),
@@ -228,12 +281,14 @@ struct Done<T: Target> {
 }
 
 /// The job over every segment of `--segments` and every target of `target` (`target_ids`
-/// their record indices); `report_held` says what the targets' file skipped.
+/// their record indices), into `keep.table`; `report_held` says what the targets' file
+/// skipped.
 fn stream<T: Target>(
     args: &QueryArgs,
     query: Query,
     target: &T,
     target_ids: &[u64],
+    keep: Keep,
     report_held: impl FnOnce(),
 ) -> Outcome {
     let job = args.job;
@@ -242,13 +297,21 @@ fn stream<T: Target>(
     })?;
     let mut segments =
         Records::open(&args.segments, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
+    let kept_segments = segments.keep(&keep.wanted, Side::Segments).map_err(text)?;
+    let per_target = (query == Query::Count).then_some(T::NAME);
+    let plan = kept::plan(&keep.wanted, &kept_segments, &keep.targets, per_target)?;
+    let kept = (!plan.is_empty()).then_some(KeptRows {
+        plan,
+        targets: keep.values,
+    });
     let mut engine = engine(args.backend.into())?;
     let broad_phase = BroadPhase::from(args.broad_phase.unwrap_or(BroadPhaseArg::Auto));
     engine.set_broad_phase(broad_phase);
     // Polylines' segments: rows name each one's line (their file is read whole, and checked).
     let lines = line_index(&args.segments)?;
-    let table = table::<T>(query, lines.is_some());
-    let mut sink = Sink::create(to, table)?.with_lines(lines);
+    let mut sink = Sink::create(to, keep.table)?
+        .with_lines(lines)
+        .with_kept(kept);
     // Dense pairs a chunk of pairs at a time; the other queries a chunk of segments (their
     // memory follows the hits; on a GPU the engine runs a shape's dense pairs in bounded
     // chunks itself).
@@ -322,7 +385,13 @@ fn stream<T: Target>(
             if let Out::FirstHits(first) = done.out {
                 spare_first = first;
             }
-            reader.spare.push((done.chunk.segments, done.chunk.ids));
+            let Chunk {
+                segments,
+                ids,
+                kept,
+                ..
+            } = done.chunk;
+            reader.spare.push((segments, ids, kept));
         }
         drop(to_worker);
         read_error.map_or(Ok(()), Err)
@@ -341,19 +410,20 @@ fn stream<T: Target>(
 struct Reader<'a> {
     segments: &'a mut Records<Segment>,
     chunk_len: usize,
-    spare: Vec<(Vec<Segment>, Vec<u64>)>,
+    spare: Vec<(Vec<Segment>, Vec<u64>, Kept)>,
 }
 
 impl Reader<'_> {
     /// The next chunk (empty at the end), with `first` as its first hits' buffer.
     fn read<T: Target>(&mut self, first: Vec<T::First>) -> Result<Chunk<T>, String> {
-        let (mut segments, mut ids) = self.spare.pop().unwrap_or_default();
+        let (mut segments, mut ids, mut kept) = self.spare.pop().unwrap_or_default();
         self.segments
-            .read_chunk(&mut segments, &mut ids, self.chunk_len)
+            .read_chunk(&mut segments, &mut ids, &mut kept, self.chunk_len)
             .map_err(text)?;
         Ok(Chunk {
             segments,
             ids,
+            kept,
             first,
             progress: self.segments.progress(),
         })
@@ -410,29 +480,45 @@ struct Writer<'a> {
 impl Writer<'_> {
     fn write<T: Target>(&mut self, target: &T, done: &Done<T>) -> Outcome {
         let (ids, targets, m) = (&done.chunk.ids, self.target_ids, self.width);
+        let kept = &done.chunk.kept;
         match &done.out {
-            Out::Pairs(results) => self.sink.pairs(results.iter().enumerate().map(|(i, r)| {
-                let more = target.more_cells((i % m) as u32, r);
-                (ids[i / m], targets[i % m], r, more)
-            }))?,
-            Out::Hits(hits) => self.sink.pairs(hits.iter().map(|h| {
-                let (segment, t, r) = h.row();
-                (
-                    ids[segment as usize],
-                    targets[t as usize],
-                    r,
-                    target.more_cells(t, r),
-                )
-            }))?,
+            Out::Pairs(results) => {
+                let rows = results.iter().enumerate().map(|(i, r)| {
+                    let more = target.more_cells((i % m) as u32, r);
+                    let at = At {
+                        segment: i / m,
+                        target: Some(i % m),
+                    };
+                    (ids[i / m], targets[i % m], r, more, at)
+                });
+                self.sink.pairs(rows, kept)?
+            }
+            Out::Hits(hits) => {
+                let rows = hits.iter().map(|h| {
+                    let (segment, t, r) = h.row();
+                    let at = At {
+                        segment: segment as usize,
+                        target: Some(t as usize),
+                    };
+                    let more = target.more_cells(t, r);
+                    (ids[segment as usize], targets[t as usize], r, more, at)
+                });
+                self.sink.pairs(rows, kept)?
+            }
             Out::FirstHits(first) => {
-                self.sink.first_hits(ids.iter().zip(first).map(|(&s, f)| {
+                let rows = ids.iter().zip(first).enumerate().map(|(i, (&s, f))| {
                     let first = f.first();
                     let more = match first {
                         Some((t, r)) => target.more_cells(t, r),
                         None => target.more_cells(0, &T::Result::MISS),
                     };
-                    (s, first.map(|(t, r)| (targets[t as usize], r)), more)
-                }))?
+                    let at = At {
+                        segment: i,
+                        target: first.map(|(t, _)| t as usize),
+                    };
+                    (s, first.map(|(t, r)| (targets[t as usize], r)), more, at)
+                });
+                self.sink.first_hits(rows, kept)?
             }
             Out::Counts(counts) => {
                 for (total, n) in self.per_target.iter_mut().zip(counts) {

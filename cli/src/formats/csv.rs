@@ -2,7 +2,9 @@
 //! in any order; other columns are ignored), read with the csv crate; tables written with their
 //! column names as the header. An absent value is an
 //! empty field, t and coordinates are the shortest decimal that reads back as the same f32,
-//! and sides are joined by `+`. No field written here ever needs quoting.
+//! and sides are joined by `+`. Only a kept column's text (`--keep`) may need quoting: it is
+//! quoted where it holds a comma, a quote, a line break or spaces at either end (RFC 4180, as
+//! the csv crate writes it).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,9 @@ pub struct CsvSource {
     at: [usize; 4],
     reader: csv::Reader<Reader>,
     record: csv::StringRecord,
+    header: csv::StringRecord,
+    /// Where each kept column is (`--keep`).
+    kept_at: Vec<usize>,
 }
 
 impl CsvSource {
@@ -28,7 +33,8 @@ impl CsvSource {
     ) -> Result<Self, FileError> {
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
-            .trim(csv::Trim::All)
+            // Values are trimmed where they are read as numbers; a kept column is kept as it is.
+            .trim(csv::Trim::Headers)
             .from_reader(data.reader());
         let header = reader.headers().map_err(|e| csv_error(path, &e))?.clone();
         let at = find_columns(&header, columns)
@@ -39,6 +45,8 @@ impl CsvSource {
             at,
             reader,
             record: csv::StringRecord::new(),
+            header,
+            kept_at: Vec::new(),
         })
     }
 }
@@ -119,7 +127,7 @@ impl RecordSource for CsvSource {
         let line = self.record.position().map_or(0, |p| p.line());
         let mut values = [0f32; 4];
         for ((&at, &name), value) in self.at.iter().zip(self.columns).zip(values.iter_mut()) {
-            let field = &self.record[at];
+            let field = self.record[at].trim();
             let bad = |message: String| {
                 Ok(Some(Raw::Invalid(FileError::new(
                     &self.path,
@@ -148,6 +156,37 @@ impl RecordSource for CsvSource {
 
     fn column(&self, field: usize) -> usize {
         self.at[field] + 1
+    }
+
+    fn columns(&self) -> Vec<String> {
+        self.header.iter().map(str::to_string).collect()
+    }
+
+    /// A name the header has twice is refused: which one is meant?
+    fn keep(&mut self, names: &[String]) -> Result<(), FileError> {
+        self.kept_at = names
+            .iter()
+            .map(|name| {
+                let mut places = (self.header.iter().enumerate())
+                    .filter(|(_, h)| h == name)
+                    .map(|(at, _)| at);
+                match (places.next(), places.next()) {
+                    (Some(at), None) => Ok(at),
+                    _ => Err(FileError::new(
+                        &self.path,
+                        Place::Line { line: 1, column: 0 },
+                        format!("--keep {name}: the header has two columns {name}"),
+                    )),
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(())
+    }
+
+    fn kept(&self, out: &mut crate::kept::Kept) {
+        for &at in &self.kept_at {
+            out.push(Some(&self.record[at]));
+        }
     }
 }
 
@@ -179,7 +218,8 @@ impl<W: Write> TableWriter for CsvWriter<W> {
                 Cell::Category(_, name) => w.write_all(name.as_bytes())?,
                 Cell::F32(Some(v)) => write!(w, "{v}")?,
                 Cell::Sides(sides) => write!(w, "{sides}")?,
-                Cell::Index(None) | Cell::F32(None) => {}
+                Cell::Text(Some(text)) => write_text(w, text)?,
+                Cell::Index(None) | Cell::F32(None) | Cell::Text(None) => {}
             }
         }
         w.write_all(b"\n")
@@ -188,4 +228,15 @@ impl<W: Write> TableWriter for CsvWriter<W> {
     fn finish(mut self, _rows: u64) -> std::io::Result<()> {
         self.out.flush()
     }
+}
+
+/// A text field, quoted (its quotes doubled) where it would not read back as itself.
+fn write_text(w: &mut impl Write, text: &str) -> std::io::Result<()> {
+    let plain = !text.contains([',', '"', '\n', '\r']) && text.trim() == text;
+    if plain {
+        return w.write_all(text.as_bytes());
+    }
+    w.write_all(b"\"")?;
+    w.write_all(text.replace('"', "\"\"").as_bytes())?;
+    w.write_all(b"\"")
 }

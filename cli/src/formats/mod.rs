@@ -213,6 +213,11 @@ impl Format {
                 ".f32 output holds 4 f32 per record, which only clip writes; use .npy or .csv"
                     .into(),
             ),
+            Format::Npy | Format::F32 if columns.iter().any(|c| c.ty == ColumnType::Text) => Err(
+                "NPY and .f32 hold numbers, and kept columns (--keep) are text: use .csv or \
+                 .parquet"
+                    .into(),
+            ),
             #[cfg(not(feature = "parquet"))]
             Format::Parquet => Err(NO_PARQUET.into()),
             Format::Wkt | Format::GeoJson => Err(
@@ -288,11 +293,11 @@ impl Writer {
     }
 
     /// Writes `rows` and ends the batch; returns how many rows were written.
-    pub fn batch<R: AsRef<[Cell]>>(
+    pub fn batch<'a, R: AsRef<[Cell<'a>]>>(
         &mut self,
         rows: impl IntoIterator<Item = R>,
     ) -> std::io::Result<u64> {
-        fn all<W: TableWriter, R: AsRef<[Cell]>>(
+        fn all<'a, W: TableWriter, R: AsRef<[Cell<'a>]>>(
             w: &mut W,
             rows: impl IntoIterator<Item = R>,
         ) -> std::io::Result<u64> {

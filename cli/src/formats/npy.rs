@@ -150,6 +150,7 @@ fn dtype(ty: ColumnType) -> &'static str {
         ColumnType::Bool => "|b1",
         ColumnType::Category | ColumnType::Sides => "|u1",
         ColumnType::F32 => "<f4",
+        ColumnType::Text => unreachable!("NPY holds no text: `Format::holds` refuses it"),
     }
 }
 
@@ -190,7 +191,7 @@ impl TableWriter for NpyWriter {
     fn row(&mut self, cells: &[Cell]) -> std::io::Result<()> {
         // The row's bytes on the stack, then one write: a write per value costs more than the
         // value. Each value is a fixed number of bytes, copied as such.
-        let mut row = [0u8; 8 * 8];
+        let mut row = [0u8; 8 * crate::output::MAX_ROW];
         let mut at = 0;
         fn put<const N: usize>(row: &mut [u8], at: &mut usize, value: [u8; N]) {
             row[*at..*at + N].copy_from_slice(&value);
@@ -204,6 +205,7 @@ impl TableWriter for NpyWriter {
                 Cell::Category(code, _) => put(&mut row, &mut at, [code]),
                 Cell::F32(v) => put(&mut row, &mut at, v.unwrap_or(f32::NAN).to_le_bytes()),
                 Cell::Sides(sides) => put(&mut row, &mut at, [sides.bits() as u8]),
+                Cell::Text(_) => unreachable!("NPY holds no text: `Format::holds` refuses it"),
             }
         }
         self.out.write_all(&row[..at])

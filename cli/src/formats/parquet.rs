@@ -71,6 +71,10 @@ pub struct ParquetSource {
     row: u64,
     rows: u64,
     bytes: u64,
+    schema: SchemaRef,
+    /// The kept columns' names (`--keep`), and their arrays in the batch being read.
+    kept: Vec<String>,
+    kept_batch: Vec<ArrayRef>,
 }
 
 impl ParquetSource {
@@ -120,8 +124,59 @@ impl ParquetSource {
             row: 0,
             rows,
             bytes,
+            schema,
+            kept: Vec::new(),
+            kept_batch: Vec::new(),
         })
     }
+}
+
+/// Row `i` of a kept column as text: a string as it is, a number or a boolean as Rust writes
+/// it (the shortest decimal that reads back as the same value); a null is none.
+fn text(array: &dyn Array, i: usize) -> Option<String> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
+    if array.is_null(i) {
+        return None;
+    }
+    Some(match array.data_type() {
+        DataType::Utf8 => array.as_string::<i32>().value(i).to_string(),
+        DataType::LargeUtf8 => array.as_string::<i64>().value(i).to_string(),
+        DataType::Utf8View => array.as_string_view().value(i).to_string(),
+        DataType::Boolean => array.as_boolean().value(i).to_string(),
+        DataType::Int8 => array.as_primitive::<Int8Type>().value(i).to_string(),
+        DataType::Int16 => array.as_primitive::<Int16Type>().value(i).to_string(),
+        DataType::Int32 => array.as_primitive::<Int32Type>().value(i).to_string(),
+        DataType::Int64 => array.as_primitive::<Int64Type>().value(i).to_string(),
+        DataType::UInt8 => array.as_primitive::<UInt8Type>().value(i).to_string(),
+        DataType::UInt16 => array.as_primitive::<UInt16Type>().value(i).to_string(),
+        DataType::UInt32 => array.as_primitive::<UInt32Type>().value(i).to_string(),
+        DataType::UInt64 => array.as_primitive::<UInt64Type>().value(i).to_string(),
+        DataType::Float32 => array.as_primitive::<Float32Type>().value(i).to_string(),
+        DataType::Float64 => array.as_primitive::<Float64Type>().value(i).to_string(),
+        other => unreachable!("a kept column of type {other}: `keep` refuses it"),
+    })
+}
+
+/// Whether [`text`] writes a column of type `ty`.
+fn keepable(ty: &DataType) -> bool {
+    use DataType::*;
+    matches!(
+        ty,
+        Utf8 | LargeUtf8
+            | Utf8View
+            | Boolean
+            | Int8
+            | Int16
+            | Int32
+            | Int64
+            | UInt8
+            | UInt16
+            | UInt32
+            | UInt64
+            | Float32
+            | Float64
+    )
 }
 
 impl RecordSource for ParquetSource {
@@ -187,6 +242,14 @@ impl RecordSource for ParquetSource {
             };
             let columns: Result<Vec<_>, _> = self.columns.iter().map(|name| column(name)).collect();
             self.batch = Some(columns?);
+            let kept = self
+                .kept
+                .iter()
+                .map(|name| next.column_by_name(name).cloned());
+            self.kept_batch = kept.collect::<Option<_>>().ok_or_else(|| {
+                let message = "a batch without a kept column of the file's schema";
+                FileError::new(&self.path, Place::File, message)
+            })?;
             self.at = 0;
         }
     }
@@ -194,6 +257,38 @@ impl RecordSource for ParquetSource {
     /// Bytes read so far, estimated from the rows.
     fn bytes(&self) -> u64 {
         self.bytes * self.row / self.rows.max(1)
+    }
+
+    fn columns(&self) -> Vec<String> {
+        let fields = self.schema.fields().iter();
+        fields.map(|f| f.name().to_string()).collect()
+    }
+
+    /// Strings, integers, floats and booleans are kept; another type is refused.
+    fn keep(&mut self, names: &[String]) -> Result<(), FileError> {
+        for name in names {
+            if let Ok(field) = self.schema.field_with_name(name)
+                && !keepable(field.data_type())
+            {
+                let ty = field.data_type();
+                return Err(FileError::new(
+                    &self.path,
+                    Place::File,
+                    format!(
+                        "--keep {name}: column {name} is {ty}; kept columns are strings, \
+                         integers, floats or booleans"
+                    ),
+                ));
+            }
+        }
+        self.kept = names.to_vec();
+        Ok(())
+    }
+
+    fn kept(&self, out: &mut crate::kept::Kept) {
+        for column in &self.kept_batch {
+            out.push(text(column.as_ref(), self.at - 1).as_deref());
+        }
     }
 }
 
@@ -205,7 +300,7 @@ fn field(column: &Column) -> Field {
         ColumnType::Bool => (DataType::Boolean, false),
         ColumnType::Category => (DataType::Utf8, false),
         ColumnType::F32 => (DataType::Float32, true),
-        ColumnType::Sides => (DataType::Utf8, true),
+        ColumnType::Sides | ColumnType::Text => (DataType::Utf8, true),
     };
     Field::new(column.name, ty, nullable)
 }
@@ -224,7 +319,9 @@ impl Builder {
             ColumnType::U64 | ColumnType::Index => Builder::U64(UInt64Builder::new()),
             ColumnType::Bool => Builder::Bool(BooleanBuilder::new()),
             ColumnType::F32 => Builder::F32(Float32Builder::new()),
-            ColumnType::Category | ColumnType::Sides => Builder::Text(StringBuilder::new()),
+            ColumnType::Category | ColumnType::Sides | ColumnType::Text => {
+                Builder::Text(StringBuilder::new())
+            }
         }
     }
 
@@ -237,6 +334,7 @@ impl Builder {
             (Builder::Text(b), Cell::Category(_, name)) => b.append_value(name),
             (Builder::Text(b), Cell::Sides(sides)) if sides.is_empty() => b.append_null(),
             (Builder::Text(b), Cell::Sides(sides)) => b.append_value(sides.to_string()),
+            (Builder::Text(b), Cell::Text(text)) => b.append_option(text),
             (_, cell) => unreachable!("a {:?} cell in a column of another type", cell.ty()),
         }
     }

@@ -15,3 +15,16 @@ pub fn rectcast(args: &[&str]) -> Output {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// `cpu`, and `gpu` unless no GPU opens and RECTCAST_REQUIRE_GPU is not 1 (then it says so).
+pub fn backends() -> Vec<&'static str> {
+    let required = std::env::var("RECTCAST_REQUIRE_GPU").as_deref() == Ok("1");
+    if required || rectcast::GpuContext::new().is_ok() {
+        vec!["cpu", "gpu"]
+    } else {
+        eprintln!(
+            "SKIPPED the gpu backend: no GPU adapter; set RECTCAST_REQUIRE_GPU=1 to fail instead"
+        );
+        vec!["cpu"]
+    }
+}

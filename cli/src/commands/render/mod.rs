@@ -157,7 +157,7 @@ fn read<T>(path: Option<&Path>, kind: &records::RecordKind<T>) -> Result<Vec<T>,
     };
     Records::open(path, kind, false)
         .and_then(|mut r| r.read_all())
-        .map(|(values, _)| values)
+        .map(|(values, _, _)| values)
         .map_err(|e| e.to_string())
 }
 
