@@ -17,9 +17,8 @@ use rectcast::Clipped;
 
 use crate::formats::{Format, Writer};
 use crate::kept::{self, Kept, KeptRows};
-use crate::polylines::LineIndex;
 use crate::records;
-use crate::table::{Cell, Column, ColumnType};
+use crate::table::{Cell, Column, ColumnType, LineIndex};
 use crate::targets::{self, Cells, ResultCells, kind_cell};
 
 /// The tables the commands write.

@@ -17,25 +17,9 @@ use std::path::Path;
 
 use rectcast_geotext as geotext;
 
-use crate::formats::{Data, Format, Input};
-use crate::polygons::report_srid;
+use crate::formats::{Data, Format};
 use crate::records::SEGMENTS;
-use crate::table::{FileError, Place, Raw, RecordSource};
-
-/// Which line each record of a polyline file is on: the record index at which each line
-/// starts.
-#[derive(Debug, Default)]
-pub struct LineIndex {
-    starts: Vec<u64>,
-}
-
-impl LineIndex {
-    /// Record `segment`'s line, and its place in that line.
-    pub fn of(&self, segment: u64) -> (u64, u64) {
-        let line = self.starts.partition_point(|&start| start <= segment) - 1;
-        (line as u64, segment - self.starts[line])
-    }
-}
+use crate::table::{FileError, LineIndex, Place, Raw, RecordSource};
 
 /// A polyline file read whole: its records (segments, and one invalid record for each line
 /// that has none), where each line starts, and its SRID.
@@ -49,17 +33,6 @@ struct Polylines {
 /// Whether `path` names a polyline file (`.wkt`, `.geojson`, `.json`, gzipped or not).
 pub fn is_polyline_file(path: &Path) -> bool {
     geotext::Format::of(path).is_some()
-}
-
-/// The line index of a polyline file (`None` for any other), its SRID said on stderr.
-pub fn line_index(path: &Path) -> Result<Option<LineIndex>, String> {
-    let Some(format) = geotext::Format::of(path) else {
-        return Ok(None);
-    };
-    let input = Input::open(path).map_err(|e| e.to_string())?;
-    let lines = read(format, path, input.data).map_err(|e| e.to_string())?;
-    report_srid(path, lines.srid);
-    Ok(Some(lines.index))
 }
 
 fn read(format: geotext::Format, path: &Path, data: Data) -> Result<Polylines, FileError> {
@@ -87,7 +60,7 @@ fn read(format: geotext::Format, path: &Path, data: Data) -> Result<Polylines, F
     }
     Ok(Polylines {
         records,
-        index: LineIndex { starts },
+        index: LineIndex::new(starts),
         srid: read.srid,
         properties: read.properties,
     })
@@ -108,8 +81,9 @@ pub struct LinesSource {
     count: usize,
     size: u64,
     index: LineIndex,
+    srid: Option<i64>,
     properties: Vec<geotext::Properties>,
-    /// Where each kept property (`--keep`) is in each line's properties.
+    /// The kept properties (`--keep`).
     kept: Vec<String>,
 }
 
@@ -140,6 +114,7 @@ impl LinesSource {
             records: lines.records.into_iter(),
             size,
             index: lines.index,
+            srid: lines.srid,
             properties: lines.properties,
             kept: Vec::new(),
         })
@@ -160,6 +135,10 @@ impl RecordSource for LinesSource {
     /// A bad value's place is its line's (`file:line`: a record's fields have no column).
     fn column(&self, _field: usize) -> usize {
         0
+    }
+
+    fn lines(&self) -> Option<(LineIndex, Option<i64>)> {
+        Some((self.index.clone(), self.srid))
     }
 
     /// Every property a feature has.

@@ -15,7 +15,7 @@ use rectcast::{InputError, Rect, Segment, ShapeRecord, validate};
 
 use crate::formats::Input;
 use crate::kept::{Keeping, Kept, Side, Wanted};
-use crate::table::{Column, ColumnType, FileError, Place, Raw, RecordSource};
+use crate::table::{Column, ColumnType, FileError, LineIndex, Place, Raw, RecordSource};
 
 /// The most values a record holds.
 pub const MAX_VALUES: usize = 4;
@@ -173,6 +173,11 @@ impl<T> Records<T> {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// For a file of polylines' segments: which line each record is on, and the file's SRID.
+    pub fn lines(&self) -> Option<(LineIndex, Option<i64>)> {
+        self.source.lines()
     }
 
     /// What this file offers to `--keep`, keeping those of `wanted` asked of `side` that it

@@ -100,6 +100,30 @@ pub trait RecordSource {
     }
     /// The kept values of the record [`next`](Self::next) gave last, pushed onto `out`.
     fn kept(&self, _out: &mut crate::kept::Kept) {}
+    /// For a file of polylines' segments: which line each record is on, and the file's SRID.
+    fn lines(&self) -> Option<(LineIndex, Option<i64>)> {
+        None
+    }
+}
+
+/// Which line each record of a polyline file is on (`polylines.rs`): the record index at
+/// which each line starts.
+#[derive(Clone, Debug, Default)]
+pub struct LineIndex {
+    starts: Vec<u64>,
+}
+
+impl LineIndex {
+    /// Lines starting at these records, in order, the first at 0.
+    pub fn new(starts: Vec<u64>) -> Self {
+        Self { starts }
+    }
+
+    /// Record `segment`'s line, and its place in that line.
+    pub fn of(&self, segment: u64) -> (u64, u64) {
+        let line = self.starts.partition_point(|&start| start <= segment) - 1;
+        (line as u64, segment - self.starts[line])
+    }
 }
 
 /// What a column holds, and so how each format stores it.

@@ -401,10 +401,10 @@ def _table(packed, to: str, categories=None, ids=None, segments=None, crs=None, 
         if labels is not None:
             batch = batch.add_column(at + len(ids or {}), f"{field}_index", pa.array(labelled, mask=missing))
         return batch
-    frame = _pandas(rows, categories)
-    if labels is not None:
-        import pandas as pd
+    import pandas as pd
 
+    frame = pd.DataFrame(rows) if to == "frame" else _pandas(rows, categories)
+    if labels is not None:
         column = pd.Series(labelled)
         if missing.any():
             column = column.astype(object).where(~missing, None).convert_dtypes()
@@ -498,7 +498,7 @@ def _arrow(rows: np.ndarray, categories):
             array = sides.take(pa.array(values))
         elif values.dtype == np.float32:
             array = pa.array(values, mask=np.isnan(values))
-        elif field in ("rect", "polygon", *_EDGES) and values.dtype == np.int64:
+        elif field in _MAYBE_INDEX and values.dtype == np.int64:
             array = pa.array(values.astype(np.uint64), mask=values < 0)
         else:
             array = pa.array(values)
@@ -521,6 +521,45 @@ def _one_target(query, rects, polygons, shapes):
         targets = ", ".join(["rects", *SHAPES, "polygons"])
         raise TypeError(f"{query}: give one of {targets}; found {list(given) or 'none'}")
     return next(iter(given.items()))
+
+
+class _Target:
+    """A query's one target (``rects``, ``polygons`` or a registered shape's keyword in
+    ``shapes``), converted once: its keyword, the arrays the Rust module takes, and from
+    geopandas its index labels (polygons: carried as ``polygon_index``), its geometry (counts
+    drawn on polygons) and its CRS. Picklable: the Dask functions send it to each worker."""
+
+    __slots__ = ("keyword", "arrays", "labels", "geometry", "crs")
+
+    def __init__(self, query, rects, polygons, shapes, copy, rounding):
+        keyword, value = _one_target(query, rects, polygons, shapes)
+        self.keyword = keyword
+        self.crs = getattr(value, "crs", None)
+        self.labels = self.geometry = None
+        if keyword == "rects":
+            self.arrays = _records(value, RECT_COLUMNS, "rects", copy, rounding)
+        elif keyword == "polygons":
+            self.arrays = _polygons(value, "polygons")
+            # A GeoSeries' or GeoDataFrame's index, carried beside each polygon's number.
+            if type(value).__module__.startswith("geopandas"):
+                self.labels = value.index
+            if query == "counts" and _geometry.is_geometry(value):
+                self.geometry = _geometry.geometries(value, "polygons")
+        else:
+            self.arrays = _records(value, _SHAPES[keyword]["columns"], keyword, copy, rounding)
+
+    def __getstate__(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state):
+        # Arrays a Dask worker unpickled may be unaligned: aligned here, copied only if not.
+        def aligned(a):
+            return a if a is None else np.require(a, requirements=["C", "A"])
+
+        arrays = state["arrays"]
+        state["arrays"] = tuple(map(aligned, arrays)) if isinstance(arrays, tuple) else aligned(arrays)
+        for name, value in state.items():
+            setattr(self, name, value)
 
 
 class Engine:
@@ -560,27 +599,30 @@ class Engine:
         """``query`` against the one target given (``rects``, ``polygons`` or a registered
         shape's keyword in ``shapes``), its rows as ``to`` asks."""
         _check_output(to, ids)
-        keyword, targets = _one_target(query, rects, polygons, shapes)
-        crs = _crs(("segments", segments), (keyword, targets))
+        target = _Target(query, rects, polygons, shapes, copy, rounding)
+        return self._run(query, segments, target, to, copy, rounding, ids)
+
+    def _run(self, query, segments, target, to, copy, rounding, ids):
+        """``query`` against a :class:`_Target`, its rows as ``to`` asks (``"frame"``: the
+        numpy rows as a pandas DataFrame, with the id columns and labels the pandas form
+        has)."""
+        crs = _crs(("segments", segments), (target.keyword, target))
         s, joined = _segments(segments, ids, copy, rounding)
         if query == "counts":
             # Rows by target: nothing to join by segment.
             joined = None
-        if keyword == "rects":
-            r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
-            return _table(getattr(self._engine, query)(s, r), to, ids=joined, segments=s, crs=crs)
-        if keyword == "polygons":
-            rows = self._engine.polygon_query(query, s, *_polygons(polygons, "polygons"))
-            # A GeoSeries' or GeoDataFrame's index, carried beside each polygon's number.
-            labels = ("polygon", polygons.index) if type(polygons).__module__.startswith("geopandas") else None
-            if query == "counts" and to == "geopandas" and _geometry.is_geometry(polygons):
+        if target.keyword == "rects":
+            rows = getattr(self._engine, query)(s, target.arrays)
+            return _table(rows, to, ids=joined, segments=s, crs=crs)
+        if target.keyword == "polygons":
+            rows = self._engine.polygon_query(query, s, *target.arrays)
+            labels = None if target.labels is None else ("polygon", target.labels)
+            if query == "counts" and to == "geopandas" and target.geometry is not None:
                 # Hits per polygon, on the polygons' own geometry.
-                shapes = _geometry.geometries(polygons, "polygons")
-                return _table(rows, to, crs=crs, geometry=shapes, labels=labels)
+                return _table(rows, to, crs=crs, geometry=target.geometry, labels=labels)
             return _table(rows, to, ids=joined, segments=s, crs=crs, labels=labels)
-        shape = _SHAPES[keyword]
-        records = _records(targets, shape["columns"], keyword, copy, rounding)
-        rows = self._engine.shape_query(query, keyword, s, records)
+        shape = _SHAPES[target.keyword]
+        rows = self._engine.shape_query(query, target.keyword, s, target.arrays)
         return _table(rows, to, {shape["category"]: shape["category_names"]}, joined, s, crs)
 
     def pairs(

@@ -2,10 +2,14 @@
 
 The segments are a ``dask.dataframe.DataFrame`` with numeric columns ``x0, y0, x1, y1`` (others
 are ignored; float32 as it is, other numbers converted exactly or refused, as ``rectcast``'s
-``rounding=`` says: the columns are checked when the graph is made, the values in the workers), for example ``dd.read_parquet("trajectories/")``; the rects (or walls, circles
-or polygons, as keywords) are held in memory and sent to each worker once. ``segment`` in the results is the
-row's position in the whole DataFrame, counted over the partitions in order, so the rows equal
-those of the single-process call on the concatenated segments, whatever the partitioning.
+``rounding=`` says: the columns are checked when the graph is made, the values in the workers), for example ``dd.read_parquet("trajectories/")``;
+or a dask-geopandas GeoDataFrame of line strings (``dask_geopandas.read_parquet("roads/")``),
+each line its segments, its rows naming their ``line`` (the row's index label) and
+``line_segment`` as ``rectcast``'s do. The rects (or walls, circles or polygons, as keywords;
+polygons from a GeoDataFrame carry its index as ``polygon_index``) are converted once and sent
+to each worker once. ``segment`` in the results is the segment's position in the whole
+DataFrame, counted over the partitions in order, so the rows equal those of the
+single-process call on the concatenated segments, whatever the partitioning.
 
 Each worker thread keeps one engine (``backend="auto"`` uses the worker's GPU when it has one).
 ``threads`` is the CPU backend's threads per task: 1 by default, since Dask already runs one
@@ -23,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 import rectcast
+from rectcast import geometry as _geometry
 
 __all__ = ["first_hit", "hits", "counts", "first_hit_frame", "hits_frame", "counts_array"]
 
@@ -55,36 +60,31 @@ def _check_columns(columns, dtypes) -> None:
             raise TypeError(f"segments: column {c} is {dtypes[c]}, expected numbers")
 
 
-def _segments(frame: pd.DataFrame, rounding: str = "exact") -> np.ndarray:
-    """A partition's segment columns, side by side as float32 (N, 4), C order: float32 as it
-    is, other numbers converted exactly (``rectcast``'s ``rounding=`` rule)."""
-    _check_columns(frame.columns, frame.dtypes)
-    return rectcast._records(frame, rectcast.SEGMENT_COLUMNS, "segments", None, rounding)
+def _to_target(query, rects, rounding) -> rectcast._Target:
+    """The per-batch functions' ``rects``: a rects array, ``{"walls" | "circles" | "polygons":
+    ...}``, or a target the Dask functions made, as a ``rectcast._Target``."""
+    if isinstance(rects, rectcast._Target):
+        return rects
+    if isinstance(rects, dict):
+        shapes = {k: v for k, v in rects.items() if k != "polygons"}
+        return rectcast._Target(query, None, rects.get("polygons"), shapes, None, rounding)
+    return rectcast._Target(query, rects, None, {}, None, rounding)
 
 
-def _frame(rows: np.ndarray, offset: int) -> pd.DataFrame:
-    frame = pd.DataFrame(rows)
-    frame["segment"] += np.uint64(offset)
-    return frame
+def _is_lines(frame) -> bool:
+    """Whether a partition (or a Dask frame's meta) holds line strings, a GeoDataFrame's, rather
+    than x0, y0, x1, y1 columns."""
+    return _geometry.is_geometry(frame)
 
 
-def _shapes(query, rects, polygons, shapes, rounding="exact") -> dict:
-    """The one target given (``rectcast``'s forms: rects, polygons or a registered shape's
-    keyword), as the keyword the engine takes, in the form sent to the workers (numpy arrays;
-    polygons as (vertices, offsets))."""
-    name, value = rectcast._one_target(query, rects, polygons, shapes)
-    if name == "polygons":
-        return {name: rectcast._polygons(value, "polygons")}
-    columns = rectcast.RECT_COLUMNS if name == "rects" else rectcast._SHAPES[name]["columns"]
-    return {name: rectcast._records(value, columns, name, None, rounding)}
-
-
-def _call(engine: rectcast.Engine, query: str, segments: np.ndarray, shapes) -> np.ndarray:
-    """`query` of `segments` against `shapes`: a rects array (the per-partition functions'
-    positional form) or a dict from `_shapes`."""
-    if isinstance(shapes, dict):
-        return getattr(engine, query)(segments, **shapes)
-    return getattr(engine, query)(segments, shapes)
+def _rows(frame, target, offset, query, to, ids, backend, threads, rounding):
+    """``query`` of one batch of segments against ``target``, its rows as ``to`` asks, their
+    ``segment`` counted from ``offset``."""
+    if not _is_lines(frame):
+        _check_columns(frame.columns, frame.dtypes)
+    out = _engine(backend, threads)._run(query, frame, target, to, None, rounding, ids)
+    out["segment"] = out["segment"].to_numpy() + np.uint64(offset)
+    return out
 
 
 def first_hit_frame(
@@ -92,8 +92,8 @@ def first_hit_frame(
 ):
     """First hits of one batch of segments as a pandas DataFrame; ``segment`` counts from
     ``offset``. ``rects``: a rects array, or ``{"walls" | "circles" | "polygons": ...}``."""
-    rows = _call(_engine(backend, threads), "first_hit", _segments(frame, rounding), rects)
-    return _frame(rows, offset)
+    target = _to_target("first_hit", rects, rounding)
+    return _rows(frame, target, offset, "first_hit", "frame", None, backend, threads, rounding)
 
 
 def hits_frame(
@@ -101,62 +101,96 @@ def hits_frame(
 ):
     """Hitting pairs of one batch of segments as a pandas DataFrame; ``segment`` counts from
     ``offset``. ``rects`` as for ``first_hit_frame``."""
-    rows = _call(_engine(backend, threads), "hits", _segments(frame, rounding), rects)
-    return _frame(rows, offset)
+    target = _to_target("hits", rects, rounding)
+    return _rows(frame, target, offset, "hits", "frame", None, backend, threads, rounding)
 
 
 def counts_array(
     frame: pd.DataFrame, rects, backend: str = "auto", threads: int = 1, rounding: str = "exact"
 ) -> np.ndarray:
     """Hits per rect (or shape) of one batch of segments (uint64, one per shape)."""
-    return _call(_engine(backend, threads), "counts", _segments(frame, rounding), rects)["hits"]
+    if not _is_lines(frame):
+        _check_columns(frame.columns, frame.dtypes)
+    target = _to_target("counts", rects, rounding)
+    return _engine(backend, threads)._run("counts", frame, target, "numpy", None, rounding, None)["hits"]
 
 
-def _meta(query: str, shapes: dict) -> pd.DataFrame:
-    """The empty result of `query`: the columns and dtypes of every partition's result."""
-    nothing = np.zeros((0, 4), np.float32)
-    return pd.DataFrame(_call(rectcast.Engine("cpu", 1), query, nothing, shapes))
+#: What the Dask functions' ``to=`` takes.
+OUTPUTS = ("frame", "pandas", "geopandas")
+
+
+def _segment_count(frame) -> int:
+    """The segments of one partition: its rows, or its line strings' segments."""
+    return len(_geometry.polylines(frame, "segments")) if _is_lines(frame) else len(frame)
 
 
 def _offsets(ddf) -> list:
-    """Where each partition's rows start in the whole DataFrame."""
-    lengths = ddf.map_partitions(len).compute()
+    """Where each partition's segments start in the whole DataFrame."""
+    lengths = ddf.map_partitions(_segment_count).compute()
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))[:-1]]).tolist()
 
 
-def _per_partition(ddf, shapes, query, frame_function, backend, threads, rounding):
+def _checked(ddf, to) -> None:
+    """The segments' columns (or geometry) and ``to``, checked on the Dask DataFrame's metadata
+    before the graph runs, so a mistake fails at the call rather than inside a worker."""
+    if to not in OUTPUTS:
+        raise ValueError(f'to: expected "frame", "pandas" or "geopandas", found {to!r}')
+    if to == "geopandas":
+        try:
+            import dask_geopandas  # noqa: F401  (registers GeoDataFrame partitions with Dask)
+        except ImportError as e:
+            raise ImportError('to="geopandas" needs dask-geopandas: pip install dask-geopandas') from e
+    if not _is_lines(ddf._meta):
+        _check_columns(ddf.columns, ddf.dtypes)
+
+
+def _per_partition(ddf, target, query, to, ids, backend, threads, rounding):
     import dask
 
-    shared = dask.delayed(shapes, pure=True)  # one key: each worker fetches the shapes once
+    shared = dask.delayed(target, pure=True)  # one key: each worker fetches the target once
     offsets = _offsets(ddf)
+    # The empty result of an empty partition: every partition's columns and dtypes.
+    meta = _rows(ddf._meta, target, 0, query, to, ids, "cpu", 1, rounding)
 
-    def run(frame, shapes, partition_info=None):
+    def run(frame, target, partition_info=None):
         offset = offsets[partition_info["number"]] if partition_info else 0
-        return frame_function(frame, shapes, offset, backend, threads, rounding)
+        return _rows(frame, target, offset, query, to, ids, backend, threads, rounding)
 
-    return ddf.map_partitions(run, shared, meta=_meta(query, shapes), align_dataframes=False)
+    return ddf.map_partitions(run, shared, meta=meta, align_dataframes=False)
+
+
+_QUERY_OPTIONS = """
+    ``to``: ``"frame"`` (the rows ``rectcast`` gives as numpy, as a DataFrame: -1 and NaN on a
+    miss), ``"pandas"`` (``rectcast``'s pandas rows: categorical kinds, nullable indices) or
+    ``"geopandas"`` (GeoDataFrame partitions, each row's geometry the part of its segment
+    hit: a dask-geopandas GeoDataFrame). ``ids``: the segments' columns carried into the rows
+    by segment (``rectcast``'s ``ids=``: a column name or names)."""
 
 
 def first_hit(
     ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
-    **shapes,
+    to: str = "frame", ids=None, **shapes,
 ):
     """Each segment's first hit, as a lazy Dask DataFrame (one row per segment, in order).
     Against rects, or a registered shape (``rectcast.SHAPES``: ``walls=``, ``circles=``) or
-    polygons (``rectcast.first_hit``'s forms)."""
-    _check_columns(ddf.columns, ddf.dtypes)
-    shapes = _shapes("first_hit", rects, polygons, shapes, rounding)
-    return _per_partition(ddf, shapes, "first_hit", first_hit_frame, backend, threads, rounding)
+    polygons (``rectcast.first_hit``'s forms, a GeoDataFrame's included)."""
+    _checked(ddf, to)
+    target = rectcast._Target("first_hit", rects, polygons, shapes, None, rounding)
+    return _per_partition(ddf, target, "first_hit", to, ids, backend, threads, rounding)
 
 
 def hits(
     ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
-    **shapes,
+    to: str = "frame", ids=None, **shapes,
 ):
     """The hitting pairs in (segment, shape) order, as a lazy Dask DataFrame."""
-    _check_columns(ddf.columns, ddf.dtypes)
-    shapes = _shapes("hits", rects, polygons, shapes, rounding)
-    return _per_partition(ddf, shapes, "hits", hits_frame, backend, threads, rounding)
+    _checked(ddf, to)
+    target = rectcast._Target("hits", rects, polygons, shapes, None, rounding)
+    return _per_partition(ddf, target, "hits", to, ids, backend, threads, rounding)
+
+
+first_hit.__doc__ += _QUERY_OPTIONS
+hits.__doc__ += _QUERY_OPTIONS
 
 
 def counts(
@@ -167,13 +201,14 @@ def counts(
     now): a structured array (rect, hits) like ``rectcast.counts``."""
     import dask
 
-    _check_columns(ddf.columns, ddf.dtypes)
-    shapes = _shapes("counts", rects, polygons, shapes, rounding)
-    shared = dask.delayed(shapes, pure=True)
+    _checked(ddf, "frame")
+    target = rectcast._Target("counts", rects, polygons, shapes, None, rounding)
+    shared = dask.delayed(target, pure=True)
     parts = [dask.delayed(counts_array)(p, shared, backend, threads, rounding) for p in ddf.to_delayed()]
     total = dask.delayed(lambda arrays: np.sum(arrays, axis=0, dtype=np.uint64))(parts)
     # The table of no segments: every shape, with its fields, and no hits yet.
-    out = _call(rectcast.Engine("cpu", 1), "counts", np.zeros((0, 4), np.float32), shapes)
+    none = np.zeros((0, 4), np.float32)
+    out = rectcast.Engine("cpu", 1)._run("counts", none, target, "numpy", None, rounding, None)
     if parts:
         out["hits"] = total.compute()
     return out

@@ -97,6 +97,83 @@ def test_a_cluster_job_over_polygons_and_circles_equals_the_single_process_call(
         rectcast.dask.hits(ddf, rects, circles=circles)
 
 
+def geo_scene(seed, roads, parcels):
+    """Roads (line strings and multi line strings of 2-5 vertices a part, steps of 0 among them
+    so that vertices repeat, labelled "r{i}", with a name) and parcels (squares, every third with a square hole; labelled 100 + i) on
+    integer points, in one CRS: corners, edges run along, and segments inside holes."""
+    shapely = pytest.importorskip("shapely")
+    gpd = pytest.importorskip("geopandas")
+    rng = np.random.default_rng(seed)
+
+    def walk():
+        steps = rng.integers(-2, 3, (rng.integers(1, 5), 2))
+        return np.cumsum(np.vstack([rng.integers(0, 200, (1, 2)), steps]), axis=0).astype(float)
+
+    lines = []
+    for _ in range(roads):
+        if rng.integers(4) == 0:
+            lines.append(shapely.MultiLineString([walk(), walk()]))
+        else:
+            lines.append(shapely.LineString(walk()))
+    shapes = []
+    for i in range(parcels):
+        x, y = rng.integers(0, 200, 2)
+        size = int(rng.integers(3, 12))
+        shell = shapely.box(x, y, x + size, y + size)
+        if i % 3 == 0 and size >= 5:
+            shell = shapely.Polygon(shell.exterior, [shapely.box(x + 1, y + 1, x + size - 2, y + size - 2).exterior])
+        shapes.append(shell)
+    road_frame = gpd.GeoDataFrame(
+        {"name": [f"road {i}" for i in range(roads)]},
+        geometry=lines, index=[f"r{i}" for i in range(roads)], crs="EPSG:3857",
+    )
+    parcel_frame = gpd.GeoDataFrame(geometry=shapes, index=np.arange(100, 100 + parcels), crs="EPSG:3857")
+    return road_frame, parcel_frame
+
+
+def test_a_cluster_job_over_a_geodataframe_of_roads_equals_the_single_process_call(client, tmp_path):
+    dask_geopandas = pytest.importorskip("dask_geopandas")
+    roads, parcels = geo_scene(7, 3000, 400)
+    droads = dask_geopandas.from_geopandas(roads, npartitions=4, sort=False)
+    # And the same roads as real GeoParquet files, read back lazily.
+    folder = tmp_path / "roads"
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(roads)), 3)):
+        roads.iloc[part].to_parquet(folder / f"part-{i}.parquet")
+    from_files = dask_geopandas.read_parquet(str(folder))
+    assert from_files.npartitions == 3
+    engine = rectcast.Engine("cpu")
+    for source in (droads, from_files):
+        assert list(source.compute().index) == list(roads.index)
+        for query in ("first_hit", "hits"):
+            run = getattr(rectcast.dask, query)
+            want = getattr(engine, query)(roads, polygons=parcels, to="pandas", ids="name")
+            if query == "hits":
+                assert len(want) > 300 and want["polygon_index"].nunique() > 50
+            got = run(source, polygons=parcels, backend="cpu", to="pandas", ids="name").compute()
+            pd.testing.assert_frame_equal(got.reset_index(drop=True), want, obj=query)
+            # The numpy rows as a frame, the line and polygon labels beside them.
+            frame = run(source, polygons=parcels, backend="cpu").compute().reset_index(drop=True)
+            rows = getattr(engine, query)(roads, polygons=parcels)
+            assert_same_rows(frame[list(rows.dtype.names)], rows, f"{query} frame")
+            for column in ("line", "line_segment"):
+                assert (frame[column].to_numpy() == want[column].to_numpy()).all(), column
+            labels = frame["polygon_index"].where(frame["polygon"] >= 0)
+            assert labels.astype("Int64").equals(want["polygon_index"].astype("Int64")), query
+            # A dask-geopandas GeoDataFrame, each row's geometry the part of its road hit.
+            geo = run(source, polygons=parcels, backend="cpu", to="geopandas")
+            assert isinstance(geo, dask_geopandas.GeoDataFrame), type(geo)
+            geo = geo.compute().reset_index(drop=True)
+            want_geo = getattr(engine, query)(roads, polygons=parcels, to="geopandas")
+            assert geo.crs == roads.crs
+            assert (geo.geometry.isna() == want_geo.geometry.isna()).all(), query
+            same = geo.geometry.isna() | geo.geometry.geom_equals_exact(want_geo.geometry, 0)
+            assert same.all(), query
+            assert geo.drop(columns="geometry").equals(want_geo.drop(columns="geometry")), query
+        counts = rectcast.dask.counts(source, polygons=parcels, backend="cpu")
+        assert counts.tobytes() == engine.counts(roads, polygons=parcels).tobytes()
+
+
 def test_a_worker_killed_mid_job_loses_and_repeats_nothing(client, tmp_path):
     # Long segments across the field: each partition takes a while, so the job is still running
     # when one of the two workers dies; Dask reruns its tasks on the other.

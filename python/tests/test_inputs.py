@@ -169,6 +169,17 @@ def test_pandas_out_has_categorical_kinds_and_sides_nullable_indices_and_the_use
     as_pandas = engine.first_hit(segments, walls=segments[:50], to="pandas")
     wall_miss = first_wall["wall"] < 0
     assert wall_miss.any() and as_pandas["wall"].isna().to_numpy().tolist() == wall_miss.tolist()
+    # And null in Arrow, as the CLI's Parquet has it, for walls and circles as for rects.
+    pytest.importorskip("pyarrow")
+    as_arrow = engine.first_hit(segments, walls=segments[:50], to="arrow")
+    assert as_arrow.column("wall").null_count == wall_miss.sum()
+    assert as_arrow.column("wall").to_pylist() == [None if m else int(w) for w, m in zip(first_wall["wall"], wall_miss)]
+    circles = np.column_stack([segments[:40, :2], np.full(40, 3, np.float32)])
+    first_circle = engine.first_hit(segments, circles=circles)
+    circle_miss = first_circle["circle"] < 0
+    assert circle_miss.any() and (~circle_miss).any()
+    as_arrow = engine.first_hit(segments, circles=circles, to="arrow")
+    assert as_arrow.column("circle").is_null().to_pylist() == circle_miss.tolist()
 
 
 def test_ids_and_to_are_checked_before_any_work(engine, scene):

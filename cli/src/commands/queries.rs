@@ -23,7 +23,8 @@ use crate::kept::{self, Keeping, Kept, KeptRows, Side, Wanted};
 use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
 use crate::output::{At, Sink, Table, TargetColumns};
 use crate::polygons::PolygonFile;
-use crate::polylines::{is_polyline_file, line_index};
+use crate::polygons::report_srid;
+use crate::polylines::is_polyline_file;
 use crate::records::{self, RecordKind, Records};
 use crate::shape_files::{FlagHelp, ShapeFiles, TARGETS, capitalized};
 use crate::table::Column;
@@ -307,8 +308,11 @@ fn stream<T: Target>(
     let mut engine = engine(args.backend.into())?;
     let broad_phase = BroadPhase::from(args.broad_phase.unwrap_or(BroadPhaseArg::Auto));
     engine.set_broad_phase(broad_phase);
-    // Polylines' segments: rows name each one's line (their file is read whole, and checked).
-    let lines = line_index(&args.segments)?;
+    // Polylines' segments: rows name each one's line.
+    let lines = segments.lines().map(|(lines, srid)| {
+        report_srid(&args.segments, srid);
+        lines
+    });
     let mut sink = Sink::create(to, keep.table)?
         .with_lines(lines)
         .with_kept(kept);
