@@ -8,7 +8,9 @@
 //!
 //! WKT and GeoJSON are read by `rectcast_geotext`, as the Python package reads them: numbers
 //! rounded to f32, EWKT's SRID said once and ignored, a vertex equal to the one before it
-//! dropped as GEOS ignores it. A ring may repeat its first vertex at the end.
+//! dropped as GEOS ignores it. A ring ends where it starts, as WKT and GeoJSON write
+//! rings (one that does not is an error at its place, as GEOS refuses it); in the flat form a
+//! ring may repeat its first vertex at the end or not.
 //! A polygon's rings are its outer ring and holes, or every ring of a MultiPolygon's parts
 //! (docs/semantics.md, "Segment × polygon"); one whose ring is not a valid simple ring is an
 //! error naming its place (`file:line:column` in WKT, the feature in GeoJSON, the

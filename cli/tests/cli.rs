@@ -1298,6 +1298,16 @@ fn a_polygon_that_is_not_simple_names_its_line_and_leaves_no_output() {
          0,0,true,inside,0,1,,,,\n"
     );
     std::fs::remove_file(&out).unwrap();
+    // A ring that does not end where it starts: GEOS refuses it, and so does rectcast.
+    let open = dir.file("open.wkt", "POLYGON ((0 0, 4 0, 4 4, 0 4))\n");
+    let o = run(&open, &[]);
+    let said = "open.wkt:1:1: polygon 0: ring 0 is not closed: it ends at 0 4, not at its first vertex 0 0";
+    assert!(
+        !o.status.success() && stderr(&o).contains(said),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
     // A bad hole (a bow tie) is named by its polygon's line, its edges numbered as the
     // polygon's.
     let holes = dir.file(

@@ -134,10 +134,27 @@ pub fn read(format: Format, kind: Kind, text: &str) -> Result<Read, FileError> {
             }
             if parts.iter().all(Vec::is_empty) {
                 *geometry = Err(format!("an empty {}", kind.noun()));
+            } else if kind == Kind::Polygons
+                && let Some(e) = unclosed(parts)
+            {
+                *geometry = Err(e);
             }
         }
     }
     Ok(read)
+}
+
+/// The first ring of a polygon that does not end where it starts, as an error: WKT and
+/// GeoJSON write every ring closed (GEOS refuses one that is not), so an open one is a
+/// mistake in the file, not a ring to close silently.
+fn unclosed(rings: &[Points]) -> Option<String> {
+    let (r, ring) = (rings.iter().enumerate()).find(|(_, ring)| ring.first() != ring.last())?;
+    let (first, last) = (ring[0], ring[ring.len() - 1]);
+    Some(format!(
+        "ring {r} is not closed: it ends at {} {}, not at its first vertex {} {} (WKT and \
+         GeoJSON repeat it at the end)",
+        last[0], last[1], first[0], first[1]
+    ))
 }
 
 impl Kind {
@@ -423,6 +440,26 @@ mod tests {
         );
         assert_eq!(r.geometries[1].0, Place::Line { line: 3, column: 3 });
         assert_eq!(r.geometries[1].1, Err("an empty polygon".to_string()));
+    }
+
+    #[test]
+    fn a_polygon_ring_that_does_not_end_where_it_starts_is_refused_naming_it() {
+        let r = wkt(
+            Kind::Polygons,
+            "POLYGON ((0 0, 4 0, 4 4, 0 0), (1 1, 2 1, 2 2))\nPOLYGON ((0 0, 4 0, 4 4, 0 4))\n",
+        );
+        assert_eq!(
+            r.geometries[0].1,
+            Err(
+                "ring 1 is not closed: it ends at 2 2, not at its first vertex 1 1 (WKT and \
+                 GeoJSON repeat it at the end)"
+                    .to_string()
+            )
+        );
+        assert!(matches!(&r.geometries[1].1, Err(e) if e.starts_with("ring 0 is not closed")));
+        // A line need not end where it starts.
+        let lines = wkt(Kind::Lines, "LINESTRING (0 0, 4 0, 4 4)\n");
+        assert!(lines.geometries[0].1.is_ok());
     }
 
     #[test]

@@ -332,6 +332,7 @@ def test_wkt_and_geojson_files_read_as_the_same_shapely_geometry_does(engine, tm
         ("b.wkt", "POLYGON ((0 0, 1 0, 1 1, 0 0)\n", "b.wkt:1:30: polygon 0: not WKT"),
         ("b.wkt", "POLYGON ((0 0, 1 0, 1 nan, 0 0))\n", "b.wkt:1:23: polygon 0: not WKT"),
         ("b.wkt", "POLYGON Z ((0 0 1, 1 0 1, 1 1 1, 0 0 1))\n", "b.wkt:1:1: polygon 0: a POLYGON Z: rectcast is 2-d"),
+        ("b.wkt", "POLYGON ((0 0, 4 0, 4 4, 0 0), (1 1, 2 1, 2 2))\n", "b.wkt:1:1: polygon 0: ring 1 is not closed"),
         (
             "b.geojson",
             '{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {}, '
