@@ -608,6 +608,11 @@ class Engine:
         has)."""
         crs = _crs(("segments", segments), (target.keyword, target))
         s, joined = _segments(segments, ids, copy, rounding)
+        return self._rows_of(query, s, joined, crs, target, to)
+
+    def _rows_of(self, query, s, joined, crs, target, to):
+        """``query`` of segments ``s`` (float32 (N, 4)) against a :class:`_Target`, the rows
+        joined with ``joined`` (from ``_segments``) and as ``to`` asks, in ``crs``."""
         if query == "counts":
             # Rows by target: nothing to join by segment.
             joined = None

@@ -21,6 +21,7 @@ hand out batches: Ray Data's ``map_batches`` and Spark's ``mapInArrow`` (see the
 
 from __future__ import annotations
 
+import operator
 import threading
 
 import numpy as np
@@ -79,12 +80,21 @@ def _is_lines(frame) -> bool:
 
 def _rows(frame, target, offset, query, to, ids, backend, threads, rounding):
     """``query`` of one batch of segments against ``target``, its rows as ``to`` asks, their
-    ``segment`` counted from ``offset``."""
+    ``segment`` counted from ``offset``; and the batch's number of segments."""
     if not _is_lines(frame):
         _check_columns(frame.columns, frame.dtypes)
-    out = _engine(backend, threads)._run(query, frame, target, to, None, rounding, ids)
-    out["segment"] = out["segment"].to_numpy() + np.uint64(offset)
-    return out
+    crs = rectcast._crs(("segments", frame), (target.keyword, target))
+    segments, joined = rectcast._segments(frame, ids, None, rounding)
+    out = _engine(backend, threads)._rows_of(query, segments, joined, crs, target, to)
+    return _shifted(out, offset), len(segments)
+
+
+def _shifted(rows, offset):
+    """The rows with their ``segment`` counted from ``offset``."""
+    if offset:
+        rows = rows.copy(deep=False)  # a task's result is not changed in place
+        rows["segment"] = rows["segment"].to_numpy() + np.uint64(offset)
+    return rows
 
 
 def first_hit_frame(
@@ -93,7 +103,7 @@ def first_hit_frame(
     """First hits of one batch of segments as a pandas DataFrame; ``segment`` counts from
     ``offset``. ``rects``: a rects array, or ``{"walls" | "circles" | "polygons": ...}``."""
     target = _to_target("first_hit", rects, rounding)
-    return _rows(frame, target, offset, "first_hit", "frame", None, backend, threads, rounding)
+    return _rows(frame, target, offset, "first_hit", "frame", None, backend, threads, rounding)[0]
 
 
 def hits_frame(
@@ -102,7 +112,7 @@ def hits_frame(
     """Hitting pairs of one batch of segments as a pandas DataFrame; ``segment`` counts from
     ``offset``. ``rects`` as for ``first_hit_frame``."""
     target = _to_target("hits", rects, rounding)
-    return _rows(frame, target, offset, "hits", "frame", None, backend, threads, rounding)
+    return _rows(frame, target, offset, "hits", "frame", None, backend, threads, rounding)[0]
 
 
 def counts_array(
@@ -117,17 +127,6 @@ def counts_array(
 
 #: What the Dask functions' ``to=`` takes.
 OUTPUTS = ("frame", "pandas", "geopandas")
-
-
-def _segment_count(frame) -> int:
-    """The segments of one partition: its rows, or its line strings' segments."""
-    return len(_geometry.polylines(frame, "segments")) if _is_lines(frame) else len(frame)
-
-
-def _offsets(ddf) -> list:
-    """Where each partition's segments start in the whole DataFrame."""
-    lengths = ddf.map_partitions(_segment_count).compute()
-    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))[:-1]]).tolist()
 
 
 def _checked(ddf, to) -> None:
@@ -145,18 +144,25 @@ def _checked(ddf, to) -> None:
 
 
 def _per_partition(ddf, target, query, to, ids, backend, threads, rounding):
+    """The query over every partition, in one pass over the data: each partition's task gives
+    its rows (``segment`` counted from 0) and its number of segments; a chain of small tasks
+    sums those into each partition's offset, and each partition's rows are shifted by it."""
     import dask
+    import dask.dataframe as dd
 
     shared = dask.delayed(target, pure=True)  # one key: each worker fetches the target once
-    offsets = _offsets(ddf)
     # The empty result of an empty partition: every partition's columns and dtypes.
-    meta = _rows(ddf._meta, target, 0, query, to, ids, "cpu", 1, rounding)
+    meta = _rows(ddf._meta, target, 0, query, to, ids, "cpu", 1, rounding)[0]
 
-    def run(frame, target, partition_info=None):
-        offset = offsets[partition_info["number"]] if partition_info else 0
-        return _rows(frame, target, offset, query, to, ids, backend, threads, rounding)
+    def run(frame, target):
+        return _rows(frame, target, 0, query, to, ids, backend, threads, rounding)
 
-    return ddf.map_partitions(run, shared, meta=meta, align_dataframes=False)
+    parts, offset = [], 0
+    for partition in ddf.to_delayed():
+        rows, count = dask.delayed(run, nout=2)(partition, shared)
+        parts.append(dask.delayed(_shifted)(rows, offset))
+        offset = dask.delayed(operator.add)(offset, count)
+    return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 
 _QUERY_OPTIONS = """
