@@ -5,11 +5,14 @@
 //! written `segments:NAME` or `TARGETS:NAME` (`rects:`, `polygons:`, …), and the output column
 //! is named as written. WKT, NPY and `.f32` hold values only: they have no column to keep.
 //!
-//! A kept value is text, as the input holds it (a GeoJSON number or object as its JSON); a
-//! missing value (an empty CSV field is text, a Parquet null or a feature without the
-//! property is not) is an absent cell: empty in CSV, null in Parquet. A first-hit miss has no
-//! target, so its target columns are absent. `count` rows are per target: only the targets'
-//! columns can be kept there. NPY holds numbers only and refuses kept columns.
+//! A kept value is text: a CSV field as written (untrimmed), a Parquet value as arrow
+//! displays it (any type it can), a GeoJSON string as it is and any other JSON value as JSON
+//! text (serde_json's: an object's keys sorted, numbers as it writes them). A missing value (a
+//! Parquet null, a JSON null, a feature without the property) is an absent cell: empty in
+//! CSV, null in Parquet; an empty CSV field is empty text, `""` in Parquet. A first-hit miss
+//! has no target, so its target columns are absent. `count` rows are per target: only the
+//! targets' columns can be kept there, and an unprefixed name is the targets'. NPY holds
+//! numbers only and refuses kept columns.
 
 use std::path::Path;
 
@@ -199,8 +202,12 @@ pub fn plan(
     wanted
         .iter()
         .map(|w| {
-            let segment = segments.position(&w.name).filter(|_| w.side != Some(Side::Targets));
+            let mut segment = segments.position(&w.name).filter(|_| w.side != Some(Side::Targets));
             let target = targets.position(&w.name).filter(|_| w.side != Some(Side::Segments));
+            // Rows per target take an unprefixed name both have from the targets.
+            if per_target.is_some() && w.side.is_none() && target.is_some() {
+                segment = None;
+            }
             let from = match (segment, target) {
                 (Some(_), Some(_)) => {
                     return Err(format!(
@@ -271,6 +278,14 @@ mod tests {
         assert!(
             count.starts_with("--keep name: count rows are per polygon"),
             "{count}"
+        );
+        // In count, a name both have is the targets'.
+        let ids = parse(&["id".into()], "polygons", &["polygons"]).unwrap();
+        let segments = keeping("roads.csv", &["id"], &ids, Side::Segments);
+        let targets = keeping("parcels.geojson", &["id"], &ids, Side::Targets);
+        assert_eq!(
+            plan(&ids, &segments, &targets, Some("polygon")).unwrap(),
+            [From::Target(0)]
         );
     }
 

@@ -37,8 +37,10 @@ pub struct PolygonFile {
     path: std::path::PathBuf,
     /// The SRID of an EWKT file's `SRID=…;` prefixes (one for the whole file).
     srid: Option<i64>,
-    /// Each valid polygon's GeoJSON properties (none from WKT or the flat form).
+    /// Each valid polygon's GeoJSON properties (none from WKT or the flat form), and the names
+    /// of every feature's, skipped ones included.
     properties: Vec<geotext::Properties>,
+    property_names: Vec<String>,
 }
 
 impl PolygonFile {
@@ -91,6 +93,7 @@ impl PolygonFile {
             }
         }
         let polygons = Polygons::from_polygons(&kept).map_err(|e| format!("{name}: {e}"))?;
+        let property_names = crate::polylines::property_names(&properties);
         if !properties.is_empty() {
             properties = ids
                 .iter()
@@ -104,13 +107,14 @@ impl PolygonFile {
             path: path.to_path_buf(),
             srid,
             properties,
+            property_names,
         })
     }
 
     /// What the polygons offer to `--keep` (GeoJSON properties), and each valid polygon's
     /// values of those of `wanted` it has.
     pub fn keep(&self, wanted: &[Wanted]) -> (Keeping, Kept) {
-        let has = crate::polylines::property_names(&self.properties);
+        let has = self.property_names.clone();
         let keeping = Keeping::new(
             &self.path,
             has,

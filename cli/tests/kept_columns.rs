@@ -354,3 +354,105 @@ fn parquet_columns_are_kept_as_text_and_written_as_nullable_strings() {
         "{segments:?}"
     );
 }
+
+#[test]
+fn kept_values_stay_with_their_segment_across_chunks_and_skipped_records() {
+    // More segments than a chunk (131,072), some invalid and skipped: each row's kept tag must
+    // be its own segment's.
+    let dir = tempfile::tempdir().unwrap();
+    let n: usize = 140_000;
+    let mut text = String::from("tag,x0,y0,x1,y1\n");
+    for i in 0..n {
+        let x = (i % 1000) as f32;
+        let x0 = if i % 10_007 == 5 {
+            "nan".to_string()
+        } else {
+            x.to_string()
+        };
+        text += &format!("\"t {i}, ok\",{x0},0,{},1\n", x + 0.5);
+    }
+    let segments = dir.path().join("s.csv");
+    std::fs::write(&segments, text).unwrap();
+    let rects = dir.path().join("r.csv");
+    std::fs::write(&rects, "min_x,min_y,max_x,max_y,name\n0,0,500,2,west\n").unwrap();
+    let args = [
+        "first-hit",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--keep",
+        "tag,name",
+        "--skip-invalid",
+    ];
+    let (header, rows) = table(&ok(&args).stdout);
+    assert_eq!(header[header.len() - 2..], ["tag", "name"]);
+    assert_eq!(rows.len(), (0..n).filter(|i| i % 10_007 != 5).count());
+    for row in &rows {
+        let segment: usize = row[0].parse().unwrap();
+        assert_eq!(row[header.len() - 2], format!("t {segment}, ok"), "{row:?}");
+        let hit = (segment % 1000) <= 500; // 500 touches the rect's max_x
+        assert_eq!(
+            row[header.len() - 1],
+            if hit { "west" } else { "" },
+            "{row:?}"
+        );
+    }
+}
+
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_values_of_any_displayable_type_stay_with_their_row_across_batches() {
+    use arrow_array::types::Int32Type;
+    use arrow_array::{ArrayRef, Date32Array, DictionaryArray, Float32Array, RecordBatch};
+    use std::sync::Arc;
+
+    // More rows than a Parquet read batch (65,536), a null coordinate now and then (skipped),
+    // a categorical (dictionary) column and a date column.
+    let dir = tempfile::tempdir().unwrap();
+    let n: usize = 70_000;
+    let coordinate = |f: fn(usize) -> Option<f32>| {
+        Arc::new(Float32Array::from((0..n).map(f).collect::<Vec<_>>())) as ArrayRef
+    };
+    let kinds: DictionaryArray<Int32Type> = (0..n).map(|i| ["bus", "car", "bike"][i % 3]).collect();
+    let columns = vec![
+        ("x0", coordinate(|i| (i % 9_001 != 7).then_some(0.0))),
+        ("y0", coordinate(|_| Some(0.0))),
+        ("x1", coordinate(|_| Some(1.0))),
+        ("y1", coordinate(|_| Some(1.0))),
+        ("vehicle", Arc::new(kinds) as ArrayRef),
+        (
+            "day",
+            Arc::new(Date32Array::from((0..n as i32).collect::<Vec<_>>())) as ArrayRef,
+        ),
+    ];
+    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    let segments = dir.path().join("s.parquet");
+    let file = std::fs::File::create(&segments).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let rects = dir.path().join("r.csv");
+    std::fs::write(&rects, "min_x,min_y,max_x,max_y\n0,0,1,1\n").unwrap();
+    let args = [
+        "first-hit",
+        "--segments",
+        s(&segments),
+        "--rects",
+        s(&rects),
+        "--keep",
+        "vehicle,day",
+        "--skip-invalid",
+    ];
+    let (header, rows) = table(&ok(&args).stdout);
+    let (vehicle, day) = (header.len() - 2, header.len() - 1);
+    assert_eq!(rows.len(), (0..n).filter(|i| i % 9_001 != 7).count());
+    for row in &rows {
+        let segment: usize = row[0].parse().unwrap();
+        assert_eq!(row[vehicle], ["bus", "car", "bike"][segment % 3], "{row:?}");
+    }
+    let day_of = |segment: &str| rows.iter().find(|r| r[0] == segment).unwrap()[day].clone();
+    assert_eq!(day_of("0"), "1970-01-01");
+    assert_eq!(day_of("365"), "1971-01-01");
+    assert_eq!(day_of("69999"), "2161-08-26");
+}

@@ -86,8 +86,8 @@ pub struct Read {
     pub properties: Vec<Properties>,
 }
 
-/// A geometry's properties by name, in the file's order: each one's text (a string as it is,
-/// any other JSON value as its JSON), or none for a JSON null.
+/// A geometry's properties, by name in order of name: each one's text (a string as it is, any
+/// other JSON value as serde_json writes it), or none for a JSON null.
 pub type Properties = Vec<(String, Option<String>)>;
 
 /// A problem with a whole file (it is not JSON, its lines have two SRIDs): where it shows,

@@ -406,8 +406,11 @@ def _table(packed, to: str, categories=None, ids=None, segments=None, crs=None, 
     frame = pd.DataFrame(rows) if to == "frame" else _pandas(rows, categories)
     if labels is not None:
         column = pd.Series(labelled)
-        if missing.any():
-            column = column.astype(object).where(~missing, None).convert_dtypes()
+        if rows[field].dtype == np.int64:
+            # A target that may be missing (a first hit's): nullable whether or not this batch
+            # has a miss, so that every batch (a Dask partition's) has one dtype.
+            nullable = pd.Series(np.asarray(labels)).convert_dtypes().dtype
+            column = column.astype(object).where(~missing, None).astype(nullable)
         frame.insert(at, f"{field}_index", column.array)
     for i, (name, values) in enumerate((ids or {}).items()):
         frame.insert(i, name, np.take(values, rows["segment"]))
@@ -527,11 +530,11 @@ class _Target:
     """A query's one target (``rects``, ``polygons`` or a registered shape's keyword in
     ``shapes``), converted once: its keyword, the arrays the Rust module takes, and from
     geopandas its index labels (polygons: carried as ``polygon_index``), its geometry (counts
-    drawn on polygons) and its CRS. Picklable: the Dask functions send it to each worker."""
+    drawn on polygons, where ``geometry`` asks for it) and its CRS. Picklable: the Dask functions send it to each worker."""
 
     __slots__ = ("keyword", "arrays", "labels", "geometry", "crs")
 
-    def __init__(self, query, rects, polygons, shapes, copy, rounding):
+    def __init__(self, query, rects, polygons, shapes, copy, rounding, geometry=False):
         keyword, value = _one_target(query, rects, polygons, shapes)
         self.keyword = keyword
         self.crs = getattr(value, "crs", None)
@@ -543,7 +546,7 @@ class _Target:
             # A GeoSeries' or GeoDataFrame's index, carried beside each polygon's number.
             if type(value).__module__.startswith("geopandas"):
                 self.labels = value.index
-            if query == "counts" and _geometry.is_geometry(value):
+            if geometry and query == "counts" and _geometry.is_geometry(value):
                 self.geometry = _geometry.geometries(value, "polygons")
         else:
             self.arrays = _records(value, _SHAPES[keyword]["columns"], keyword, copy, rounding)
@@ -599,8 +602,11 @@ class Engine:
         """``query`` against the one target given (``rects``, ``polygons`` or a registered
         shape's keyword in ``shapes``), its rows as ``to`` asks."""
         _check_output(to, ids)
-        target = _Target(query, rects, polygons, shapes, copy, rounding)
-        return self._run(query, segments, target, to, copy, rounding, ids)
+        keyword, value = _one_target(query, rects, polygons, shapes)
+        crs = _crs(("segments", segments), (keyword, value))
+        s, joined = _segments(segments, ids, copy, rounding)
+        target = _Target(query, rects, polygons, shapes, copy, rounding, geometry=to == "geopandas")
+        return self._rows_of(query, s, joined, crs, target, to)
 
     def _run(self, query, segments, target, to, copy, rounding, ids):
         """``query`` against a :class:`_Target`, its rows as ``to`` asks (``"frame"``: the

@@ -195,8 +195,9 @@ def hits(
     return _per_partition(ddf, target, "hits", to, ids, backend, threads, rounding)
 
 
-first_hit.__doc__ += _QUERY_OPTIONS
-hits.__doc__ += _QUERY_OPTIONS
+# (No docstrings under python -OO.)
+first_hit.__doc__ = (first_hit.__doc__ or "") + _QUERY_OPTIONS
+hits.__doc__ = (hits.__doc__ or "") + _QUERY_OPTIONS
 
 
 def counts(

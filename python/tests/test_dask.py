@@ -158,7 +158,11 @@ def test_a_cluster_job_over_a_geodataframe_of_roads_equals_the_single_process_ca
             got = run(source, polygons=parcels, backend="cpu", to="pandas", ids="name").compute()
             pd.testing.assert_frame_equal(as_text(got.reset_index(drop=True)), as_text(want), obj=query)
             # The numpy rows as a frame, the line and polygon labels beside them.
-            frame = run(source, polygons=parcels, backend="cpu").compute().reset_index(drop=True)
+            lazy = run(source, polygons=parcels, backend="cpu")
+            frame = lazy.compute().reset_index(drop=True)
+            # Every partition has the dtypes the lazy frame promised (nullable labels, with
+            # or without a miss in it).
+            assert lazy.dtypes.to_dict() == frame.dtypes.to_dict(), query
             rows = getattr(engine, query)(roads, polygons=parcels)
             assert_same_rows(frame[list(rows.dtype.names)], rows, f"{query} frame")
             for column in ("line", "line_segment"):

@@ -293,11 +293,9 @@ fn stream<T: Target>(
     report_held: impl FnOnce(),
 ) -> Outcome {
     let job = args.job;
-    let to = destination(args.out.as_deref(), &[&args.segments], || {
-        check_whole(&args.segments, &records::SEGMENTS, job).map(|_| ())
-    })?;
     let mut segments =
         Records::open(&args.segments, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
+    // The kept columns are settled before the segments are read through.
     let kept_segments = segments.keep(&keep.wanted, Side::Segments).map_err(text)?;
     let per_target = (query == Query::Count).then_some(T::NAME);
     let plan = kept::plan(&keep.wanted, &kept_segments, &keep.targets, per_target)?;
@@ -305,6 +303,9 @@ fn stream<T: Target>(
         plan,
         targets: keep.values,
     });
+    let to = destination(args.out.as_deref(), &[&args.segments], || {
+        check_whole(&args.segments, &records::SEGMENTS, job).map(|_| ())
+    })?;
     let mut engine = engine(args.backend.into())?;
     let broad_phase = BroadPhase::from(args.broad_phase.unwrap_or(BroadPhaseArg::Auto));
     engine.set_broad_phase(broad_phase);

@@ -196,10 +196,15 @@ pub struct CsvWriter<W: Write> {
 }
 
 impl<W: Write> CsvWriter<W> {
-    /// Writes the header: the column names.
+    /// Writes the header: the column names (a kept column's quoted where it needs it).
     pub fn new(mut out: W, columns: &[Column]) -> std::io::Result<Self> {
-        let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
-        writeln!(out, "{}", names.join(","))?;
+        for (i, column) in columns.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            write_text(&mut out, column.name)?;
+        }
+        out.write_all(b"\n")?;
         Ok(Self { out })
     }
 }

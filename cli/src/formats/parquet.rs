@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Float32Builder, StringBuilder, UInt64Builder};
 use arrow_array::{Array, ArrayRef, Float32Array, Float64Array, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
@@ -131,52 +132,10 @@ impl ParquetSource {
     }
 }
 
-/// Row `i` of a kept column as text: a string as it is, a number or a boolean as Rust writes
-/// it (the shortest decimal that reads back as the same value); a null is none.
-fn text(array: &dyn Array, i: usize) -> Option<String> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::*;
-    if array.is_null(i) {
-        return None;
-    }
-    Some(match array.data_type() {
-        DataType::Utf8 => array.as_string::<i32>().value(i).to_string(),
-        DataType::LargeUtf8 => array.as_string::<i64>().value(i).to_string(),
-        DataType::Utf8View => array.as_string_view().value(i).to_string(),
-        DataType::Boolean => array.as_boolean().value(i).to_string(),
-        DataType::Int8 => array.as_primitive::<Int8Type>().value(i).to_string(),
-        DataType::Int16 => array.as_primitive::<Int16Type>().value(i).to_string(),
-        DataType::Int32 => array.as_primitive::<Int32Type>().value(i).to_string(),
-        DataType::Int64 => array.as_primitive::<Int64Type>().value(i).to_string(),
-        DataType::UInt8 => array.as_primitive::<UInt8Type>().value(i).to_string(),
-        DataType::UInt16 => array.as_primitive::<UInt16Type>().value(i).to_string(),
-        DataType::UInt32 => array.as_primitive::<UInt32Type>().value(i).to_string(),
-        DataType::UInt64 => array.as_primitive::<UInt64Type>().value(i).to_string(),
-        DataType::Float32 => array.as_primitive::<Float32Type>().value(i).to_string(),
-        DataType::Float64 => array.as_primitive::<Float64Type>().value(i).to_string(),
-        other => unreachable!("a kept column of type {other}: `keep` refuses it"),
-    })
-}
-
-/// Whether [`text`] writes a column of type `ty`.
-fn keepable(ty: &DataType) -> bool {
-    use DataType::*;
-    matches!(
-        ty,
-        Utf8 | LargeUtf8
-            | Utf8View
-            | Boolean
-            | Int8
-            | Int16
-            | Int32
-            | Int64
-            | UInt8
-            | UInt16
-            | UInt32
-            | UInt64
-            | Float32
-            | Float64
-    )
+/// How kept columns are written as text: arrow's display of any type (a string as it is, a
+/// number as its shortest decimal, a date or a timestamp in ISO 8601).
+fn display(array: &dyn Array) -> Result<ArrayFormatter<'_>, arrow_schema::ArrowError> {
+    ArrayFormatter::try_new(array, &FormatOptions::default())
 }
 
 impl RecordSource for ParquetSource {
@@ -264,21 +223,17 @@ impl RecordSource for ParquetSource {
         fields.map(|f| f.name().to_string()).collect()
     }
 
-    /// Strings, integers, floats and booleans are kept; another type is refused.
+    /// Any type arrow can display is kept as that text; another is refused.
     fn keep(&mut self, names: &[String]) -> Result<(), FileError> {
         for name in names {
-            if let Ok(field) = self.schema.field_with_name(name)
-                && !keepable(field.data_type())
-            {
-                let ty = field.data_type();
-                return Err(FileError::new(
-                    &self.path,
-                    Place::File,
-                    format!(
-                        "--keep {name}: column {name} is {ty}; kept columns are strings, \
-                         integers, floats or booleans"
-                    ),
-                ));
+            if let Ok(field) = self.schema.field_with_name(name) {
+                let none = arrow_array::new_empty_array(field.data_type());
+                if let Err(e) = display(none.as_ref()) {
+                    let ty = field.data_type();
+                    let message =
+                        format!("--keep {name}: column {name} is {ty}, not shown as text: {e}");
+                    return Err(FileError::new(&self.path, Place::File, message));
+                }
             }
         }
         self.kept = names.to_vec();
@@ -286,8 +241,17 @@ impl RecordSource for ParquetSource {
     }
 
     fn kept(&self, out: &mut crate::kept::Kept) {
+        let row = self.at - 1;
         for column in &self.kept_batch {
-            out.push(text(column.as_ref(), self.at - 1).as_deref());
+            if column.is_null(row) {
+                out.push(None);
+                continue;
+            }
+            // Checked displayable in `keep`.
+            match display(column.as_ref()) {
+                Ok(text) => out.push(Some(&text.value(row).to_string())),
+                Err(_) => out.push(None),
+            }
         }
     }
 }
