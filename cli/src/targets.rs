@@ -189,7 +189,7 @@ impl<C: Send> HitRow<C> for ShapeHit<C> {
 }
 
 /// A segment's first hit as a row reads it: the target and result, or none.
-pub trait FirstRow<R>: Send {
+pub trait FirstRow<R>: Send + Sync {
     fn first(&self) -> Option<(u32, &R)>;
 }
 
@@ -199,7 +199,7 @@ impl FirstRow<PairResult> for FirstHit {
     }
 }
 
-impl<C: Send> FirstRow<C> for Option<ShapeHit<C>> {
+impl<C: Send + Sync> FirstRow<C> for Option<ShapeHit<C>> {
     fn first(&self) -> Option<(u32, &C)> {
         self.as_ref().map(|hit| (hit.shape, &hit.contact))
     }

@@ -11,6 +11,7 @@
 //! temporary file that is moved into place only on success.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use clap::Args;
@@ -275,10 +276,60 @@ enum Out<T: Target> {
     Counts(Vec<u64>),
 }
 
-/// A chunk the worker ran, its buffers coming back, and its results.
+/// A piece of a chunk the worker ran: the chunk (its buffers coming back with the last
+/// piece), where the piece's segments start in it, how many there are, and their results.
+/// Hits come in pieces ([`Pieces`]); every other query's piece is its whole chunk.
 struct Done<T: Target> {
-    chunk: Chunk<T>,
+    chunk: Arc<Chunk<T>>,
+    start: usize,
+    len: usize,
     out: Out<T>,
+}
+
+impl<T: Target> Done<T> {
+    /// Whether this is its chunk's last piece.
+    fn last(&self) -> bool {
+        self.start + self.len == self.chunk.segments.len()
+    }
+}
+
+/// Hits per piece: a chunk's hits are found a piece of segments at a time, so that the rows
+/// waiting to be written stay about this many however many rects each segment hits (a chunk
+/// of 131,072 segments that hit 3,000 rects each would be 4e8 hits, 16 GB).
+const HITS_PER_PIECE: usize = 1 << 21;
+
+/// How many segments the next piece of hits takes: as many as keep its hits near
+/// [`HITS_PER_PIECE`] at the hits per segment of the piece before, growing at most fourfold a
+/// piece from 1,024 (a denser stretch met after a sparse one overshoots by that much at most
+/// once, then the pieces shrink to it).
+#[derive(Debug)]
+struct Pieces {
+    per_segment: f64,
+    planned: usize,
+}
+
+impl Pieces {
+    fn new() -> Self {
+        Self {
+            per_segment: 0.0,
+            planned: 1 << 8,
+        }
+    }
+
+    /// The next piece's length, at most `remaining`.
+    fn next(&mut self, remaining: usize) -> usize {
+        let by_hits = HITS_PER_PIECE as f64 / self.per_segment.max(1e-9);
+        let planned = (by_hits as usize)
+            .min(self.planned.saturating_mul(4))
+            .max(1);
+        self.planned = planned;
+        planned.min(remaining)
+    }
+
+    /// A piece of `len` segments had `hits` hits.
+    fn saw(&mut self, len: usize, hits: usize) {
+        self.per_segment = hits as f64 / len.max(1) as f64;
+    }
 }
 
 /// The job over every segment of `--segments` and every target of `target` (`target_ids`
@@ -381,22 +432,29 @@ fn stream<T: Target>(
             if in_flight < 2 && next.is_some() {
                 continue;
             }
-            // Chunk k's rows, written while the worker runs chunk k + 1.
+            // Chunk k's rows, written while the worker runs chunk k + 1 (or, for hits, each
+            // piece's rows while the worker runs the next piece).
             let done = results
                 .recv()
                 .map_err(|_| "rectcast: the engine's worker thread stopped".to_string())??;
-            in_flight -= 1;
             writer.write(target, &done)?;
+            if !done.last() {
+                continue;
+            }
+            in_flight -= 1;
             if let Out::FirstHits(first) = done.out {
                 spare_first = first;
             }
-            let Chunk {
+            // The worker has let go of its last piece's chunk: its buffers are reused.
+            if let Ok(Chunk {
                 segments,
                 ids,
                 kept,
                 ..
-            } = done.chunk;
-            reader.spare.push((segments, ids, kept));
+            }) = Arc::try_unwrap(done.chunk)
+            {
+                reader.spare.push((segments, ids, kept));
+            }
         }
         drop(to_worker);
         read_error.map_or(Ok(()), Err)
@@ -446,26 +504,48 @@ fn worker<T: Target>(
     to_writer: SyncSender<Result<Done<T>, String>>,
 ) {
     let mut said_fallback = false;
+    let mut pieces = Pieces::new();
     for mut chunk in chunks {
-        let segments = &chunk.segments;
-        let out = match query {
-            Query::Pairs => target.pairs(engine, segments).map(Out::Pairs),
-            Query::Hits => target.hits(engine, prepared, segments).map(Out::Hits),
-            Query::FirstHit => {
-                let mut first = std::mem::take(&mut chunk.first);
-                target
-                    .first_hits(engine, prepared, segments, &mut first)
-                    .map(|()| Out::FirstHits(first))
+        let mut first = Some(std::mem::take(&mut chunk.first));
+        let n = chunk.segments.len();
+        let chunk = Arc::new(chunk);
+        let mut start = 0;
+        // One piece, or for hits as many as keep their rows bounded (a chunk is never empty).
+        while start < n {
+            let len = match query {
+                Query::Hits => pieces.next(n - start),
+                _ => n,
+            };
+            let segments = &chunk.segments[start..start + len];
+            let out = match query {
+                Query::Pairs => target.pairs(engine, segments).map(Out::Pairs),
+                Query::Hits => target.hits(engine, prepared, segments).map(|hits| {
+                    pieces.saw(len, hits.len());
+                    Out::Hits(hits)
+                }),
+                Query::FirstHit => {
+                    let mut first = first.take().unwrap_or_default();
+                    target
+                        .first_hits(engine, prepared, segments, &mut first)
+                        .map(|()| Out::FirstHits(first))
+                }
+                Query::Count => target.counts(engine, prepared, segments).map(Out::Counts),
+            };
+            job::note_fallback(engine, &mut said_fallback);
+            let done = out.map_err(|e| e.to_string()).map(|out| Done {
+                chunk: chunk.clone(),
+                start,
+                len,
+                out,
+            });
+            let failed = done.is_err();
+            if to_writer.send(done).is_err() || failed {
+                return;
             }
-            Query::Count => target.counts(engine, prepared, segments).map(Out::Counts),
-        };
-        job::note_fallback(engine, &mut said_fallback);
-        let done = out
-            .map(|out| Done { chunk, out })
-            .map_err(|e| e.to_string());
-        let failed = done.is_err();
-        if to_writer.send(done).is_err() || failed {
-            break;
+            start += len;
+            if query != Query::Hits {
+                break;
+            }
         }
     }
 }
@@ -484,14 +564,15 @@ struct Writer<'a> {
 
 impl Writer<'_> {
     fn write<T: Target>(&mut self, target: &T, done: &Done<T>) -> Outcome {
-        let (ids, targets, m) = (&done.chunk.ids, self.target_ids, self.width);
+        let (ids, targets, m) = (&done.chunk.ids[done.start..], self.target_ids, self.width);
         let kept = &done.chunk.kept;
+        let start = done.start;
         match &done.out {
             Out::Pairs(results) => {
                 let rows = results.iter().enumerate().map(|(i, r)| {
                     let more = target.more_cells((i % m) as u32, r);
                     let at = At {
-                        segment: i / m,
+                        segment: start + i / m,
                         target: Some(i % m),
                     };
                     (ids[i / m], targets[i % m], r, more, at)
@@ -502,7 +583,7 @@ impl Writer<'_> {
                 let rows = hits.iter().map(|h| {
                     let (segment, t, r) = h.row();
                     let at = At {
-                        segment: segment as usize,
+                        segment: start + segment as usize,
                         target: Some(t as usize),
                     };
                     let more = target.more_cells(t, r);
@@ -518,7 +599,7 @@ impl Writer<'_> {
                         None => target.more_cells(0, &T::Result::MISS),
                     };
                     let at = At {
-                        segment: i,
+                        segment: start + i,
                         target: first.map(|(t, _)| t as usize),
                     };
                     (s, first.map(|(t, r)| (targets[t as usize], r)), more, at)
@@ -531,8 +612,30 @@ impl Writer<'_> {
                 }
             }
         }
-        self.done += done.chunk.segments.len() as u64;
+        self.done += done.len as u64;
         self.progress.update(self.done, done.chunk.progress);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_grow_fourfold_while_sparse_and_shrink_to_the_budget_after_a_dense_one() {
+        let mut pieces = Pieces::new();
+        let mut lengths = Vec::new();
+        for _ in 0..5 {
+            let len = pieces.next(usize::MAX);
+            pieces.saw(len, len); // one hit a segment
+            lengths.push(len);
+        }
+        assert_eq!(lengths, [1024, 4096, 16384, 65536, 262144]);
+        // 3,000 hits a segment: the next piece holds about HITS_PER_PIECE hits.
+        pieces.saw(262144, 262144 * 3000);
+        assert_eq!(pieces.next(usize::MAX), HITS_PER_PIECE / 3000);
+        // A piece is never longer than what is left of its chunk.
+        assert_eq!(pieces.next(10), 10);
     }
 }
