@@ -3,24 +3,8 @@
 
 mod common;
 
-use common::{backends, rectcast, stderr};
+use common::{backends, ok, rectcast, s, stderr};
 use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(args: &[&str]) -> Output {
-    let o = rectcast(args);
-    assert!(
-        o.status.success(),
-        "rectcast {}: {}",
-        args.join(" "),
-        stderr(&o)
-    );
-    o
-}
 
 /// A CSV output's header and rows, read with the csv crate (so quoting is read as a reader
 /// reads it).

@@ -4,26 +4,11 @@
 
 mod common;
 
-use common::{rectcast, stderr};
+use common::{ok, rectcast, s, stderr};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use rectcast::{Backend, Batch, ClipTo, Engine, Rect, Segment};
-
-fn ok(args: &[&str]) -> Output {
-    let o = rectcast(args);
-    assert!(
-        o.status.success(),
-        "rectcast {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// `rectcast gen` into `dir/format/`: (segments, rects).
 fn generate(dir: &Path, kind: &str, n: u64, m: u64, format: &str) -> (PathBuf, PathBuf) {

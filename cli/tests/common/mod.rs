@@ -1,6 +1,7 @@
 //! Shared by the CLI's integration tests: the binary as a user runs it.
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// `rectcast ARGS`, run to the end.
@@ -27,4 +28,21 @@ pub fn backends() -> Vec<&'static str> {
         );
         vec!["cpu"]
     }
+}
+
+/// `rectcast ARGS`, which must succeed (else its stderr is the failure).
+pub fn ok(args: &[&str]) -> Output {
+    let o = rectcast(args);
+    assert!(
+        o.status.success(),
+        "rectcast {}: {}",
+        args.join(" "),
+        stderr(&o)
+    );
+    o
+}
+
+/// A path as an argument.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
 }
