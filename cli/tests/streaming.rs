@@ -1351,15 +1351,47 @@ fn read_scene(segments: &Path, rects: &Path) -> (Vec<Segment>, Vec<Rect>) {
     (seg, rect)
 }
 
+/// Runs rectcast to success within `limit`; a job still running then is killed, and fails
+/// the test as a hang rather than hanging it.
+fn ok_within(args: &[&str], limit: std::time::Duration) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run rectcast");
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "rectcast {} still ran after {limit:?}: a hang",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "rectcast {}: {err}", args.join(" "));
+}
+
 #[test]
 fn hits_found_in_pieces_equal_the_librarys_hits_row_by_row() {
     // Hits are found a piece of a chunk at a time (pieces of 1,024, 4,096, 16,384 segments and
-    // on, across the chunk of 131,072): the rows must be the library's, in order.
+    // on, across chunks of 131,072): the rows must be the library's, in order. Four chunks:
+    // the reader is two chunks ahead of the worker while the writer takes each piece (a job of
+    // three chunks or more once hung there).
     let dir = tempfile::tempdir().unwrap();
-    let (segments, rects) = generate(dir.path(), "bullet-hell", 200_000, 300, "npy");
+    let (segments, rects) = generate(dir.path(), "bullet-hell", 400_000, 300, "npy");
     let out = dir.path().join("hits.npy");
     let args = ["hits", "--backend", "cpu", "--segments", s(&segments)];
-    ok(&[&args[..], &["--rects", s(&rects), "--out", s(&out)]].concat());
+    let args = [&args[..], &["--rects", s(&rects), "--out", s(&out)]].concat();
+    ok_within(&args, std::time::Duration::from_secs(120));
     let (seg, rect) = read_scene(&segments, &rects);
     let want = Engine::new(Backend::Cpu)
         .unwrap()

@@ -432,15 +432,19 @@ fn stream<T: Target>(
             if in_flight < 2 && next.is_some() {
                 continue;
             }
-            // Chunk k's rows, written while the worker runs chunk k + 1 (or, for hits, each
-            // piece's rows while the worker runs the next piece).
-            let done = results
-                .recv()
-                .map_err(|_| "rectcast: the engine's worker thread stopped".to_string())??;
-            writer.write(target, &done)?;
-            if !done.last() {
-                continue;
-            }
+            // Chunk k's rows, written while the worker runs chunk k + 1 (for hits, each
+            // piece's rows while the worker runs the next piece). Every piece of chunk k is
+            // taken before chunk k + 2 is sent: the worker, still sending pieces, is not yet
+            // taking chunks, and chunk k + 1 fills the channel to it.
+            let done = loop {
+                let done = results
+                    .recv()
+                    .map_err(|_| "rectcast: the engine's worker thread stopped".to_string())??;
+                writer.write(target, &done)?;
+                if done.last() {
+                    break done;
+                }
+            };
             in_flight -= 1;
             if let Out::FirstHits(first) = done.out {
                 spare_first = first;
