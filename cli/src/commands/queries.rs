@@ -512,7 +512,7 @@ fn worker<T: Target>(
     for mut chunk in chunks {
         let mut first = Some(std::mem::take(&mut chunk.first));
         let n = chunk.segments.len();
-        let chunk = Arc::new(chunk);
+        let mut chunk = Some(Arc::new(chunk));
         let mut start = 0;
         // One piece, or for hits as many as keep their rows bounded (a chunk is never empty).
         while start < n {
@@ -520,7 +520,8 @@ fn worker<T: Target>(
                 Query::Hits => pieces.next(n - start),
                 _ => n,
             };
-            let segments = &chunk.segments[start..start + len];
+            let Some(whole) = &chunk else { return };
+            let segments = &whole.segments[start..start + len];
             let out = match query {
                 Query::Pairs => target.pairs(engine, segments).map(Out::Pairs),
                 Query::Hits => target.hits(engine, prepared, segments).map(|hits| {
@@ -536,8 +537,15 @@ fn worker<T: Target>(
                 Query::Count => target.counts(engine, prepared, segments).map(Out::Counts),
             };
             job::note_fallback(engine, &mut said_fallback);
+            // The last piece takes the worker's hold on the chunk, so that the writer gets its
+            // buffers back.
+            let piece_chunk = if start + len == n {
+                chunk.take()
+            } else {
+                chunk.clone()
+            };
             let done = out.map_err(|e| e.to_string()).map(|out| Done {
-                chunk: chunk.clone(),
+                chunk: piece_chunk.expect("the chunk is held until its last piece"),
                 start,
                 len,
                 out,
