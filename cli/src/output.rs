@@ -32,7 +32,8 @@ pub enum Table {
     Count(TargetColumns),
     /// `overlaps`: polygon × polygon.
     Overlaps,
-    Clip,
+    /// `clip`: its columns, and after them any kept ones ([`Table::clip`]).
+    Clip(&'static [Column]),
     /// Input records, as `gen` writes them.
     Segments,
     Rects,
@@ -138,6 +139,14 @@ fn composed(
 }
 
 impl Table {
+    /// The `clip` table, with `kept` columns last (composed once a job).
+    pub fn clip(kept: Vec<Column>) -> Self {
+        if kept.is_empty() {
+            return Table::Clip(&CLIP);
+        }
+        Table::Clip(Box::leak(CLIP.iter().copied().chain(kept).collect()))
+    }
+
     pub fn columns(self) -> &'static [Column] {
         match self {
             Table::Pairs(t) => composed(0, t, || {
@@ -163,7 +172,7 @@ impl Table {
                 count.iter().chain(t.kept).copied().collect()
             }),
             Table::Overlaps => &OVERLAPS,
-            Table::Clip => &CLIP,
+            Table::Clip(columns) => columns,
             Table::Segments => &records::SEGMENT_COLUMNS,
             Table::Rects => &records::RECT_COLUMNS,
         }
@@ -506,19 +515,38 @@ impl Sink {
         written
     }
 
-    /// Clip rows: one per segment, the coordinates absent on a miss.
-    pub fn clipped(&mut self, ids: &[u64], clipped: &[Clipped]) -> Result<(), String> {
-        self.write(ids.iter().zip(clipped).map(|(&segment, c)| {
-            let p = c.segment;
-            [
-                Cell::U64(segment),
-                kind_cell(c.kind()),
-                Cell::F32(p.map(|p| p.x0)),
-                Cell::F32(p.map(|p| p.y0)),
-                Cell::F32(p.map(|p| p.x1)),
-                Cell::F32(p.map(|p| p.y1)),
-            ]
-        }))
+    /// Clip rows: one per segment, the coordinates absent on a miss; `chunk`: the segments'
+    /// kept values, and `rects`' for rects read beside them (row i for segment i).
+    pub fn clipped(
+        &mut self,
+        ids: &[u64],
+        clipped: &[Clipped],
+        chunk: &Kept,
+        rects: Option<&mut Kept>,
+    ) -> Result<(), String> {
+        let mut kept = self.kept.take();
+        if let (Some(kept), Some(rects)) = (&mut kept, rects) {
+            std::mem::swap(&mut kept.targets, rects);
+        }
+        let written = self.write(
+            ids.iter()
+                .zip(clipped)
+                .enumerate()
+                .map(|(i, (&segment, c))| {
+                    let p = c.segment;
+                    let row = Row::new(&[&[
+                        Cell::U64(segment),
+                        kind_cell(c.kind()),
+                        Cell::F32(p.map(|p| p.x0)),
+                        Cell::F32(p.map(|p| p.y0)),
+                        Cell::F32(p.map(|p| p.x1)),
+                        Cell::F32(p.map(|p| p.y1)),
+                    ]]);
+                    row.keeping(kept.as_ref(), chunk, i, Some(i))
+                }),
+        );
+        self.kept = kept;
+        written
     }
 
     /// Records (`gen`): four values each.

@@ -255,6 +255,19 @@ impl<T> Records<T> {
         Ok(())
     }
 
+    /// The kept values of the record [`next_record`](Self::next_record) gave last, pushed onto
+    /// `out` (for a caller reading record by record).
+    pub fn push_kept(&self, out: &mut Kept) {
+        if self.kept_width > 0 {
+            self.source.kept(out);
+        }
+    }
+
+    /// `kept` emptied, for this file's kept values.
+    pub fn reset_kept(&self, kept: &mut Kept) {
+        kept.reset(self.kept_width);
+    }
+
     /// Up to `max` valid records into `values` (cleared first), their indices into `ids`, and
     /// their kept values ([`keep`](Self::keep)) into `kept`.
     pub fn read_chunk(

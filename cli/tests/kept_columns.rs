@@ -440,3 +440,66 @@ fn parquet_values_of_any_displayable_type_stay_with_their_row_across_batches() {
     assert_eq!(day_of("365"), "1971-01-01");
     assert_eq!(day_of("69999"), "2161-08-26");
 }
+
+#[test]
+fn clip_keeps_the_segments_and_their_rects_columns_row_by_row_across_chunks() {
+    // 140,000 segments and as many rects read side by side (row i for segment i), past a
+    // chunk of 131,072, an invalid record now and then on either side (the pair skipped).
+    let dir = tempfile::tempdir().unwrap();
+    let n: usize = 140_000;
+    let (mut segments, mut rects) = (
+        String::from("x0,y0,x1,y1,name\n"),
+        String::from("owner,min_x,min_y,max_x,max_y\n"),
+    );
+    for i in 0..n {
+        let y1 = if i % 9_973 == 3 { "nan" } else { "1" };
+        segments += &format!("0,0,2,{y1},\"s {i}, road\"\n");
+        let min_x = if i % 7_919 == 11 { "inf" } else { "0.5" };
+        rects += &format!("r{i},{min_x},0,1.5,1\n");
+    }
+    let segments_path = dir.path().join("s.csv");
+    let rects_path = dir.path().join("r.csv");
+    std::fs::write(&segments_path, segments).unwrap();
+    std::fs::write(&rects_path, rects).unwrap();
+    let args = [
+        "clip",
+        "--segments",
+        s(&segments_path),
+        "--rects",
+        s(&rects_path),
+        "--skip-invalid",
+        "--keep",
+        "name,owner",
+    ];
+    let (header, rows) = table(&ok(&args).stdout);
+    assert_eq!(
+        header,
+        ["segment", "kind", "x0", "y0", "x1", "y1", "name", "owner"]
+    );
+    let valid = |i: &usize| i % 9_973 != 3 && i % 7_919 != 11;
+    assert_eq!(rows.len(), (0..n).filter(valid).count());
+    for row in &rows {
+        let segment: usize = row[0].parse().unwrap();
+        assert_eq!(row[6], format!("s {segment}, road"), "{row:?}");
+        assert_eq!(row[7], format!("r{segment}"), "{row:?}");
+        assert_eq!(
+            (row[2].as_str(), row[4].as_str()),
+            ("0.5", "1.5"),
+            "{row:?}"
+        );
+    }
+    // To one rect: the segments' columns only.
+    let one = ["clip", "--segments", s(&segments_path), "--rect", "0,0,1,1"];
+    let (header, rows) =
+        table(&ok(&[&one[..], &["--skip-invalid", "--keep", "name"]].concat()).stdout);
+    assert_eq!(header.last().unwrap(), "name");
+    for row in &rows {
+        assert_eq!(row[6], format!("s {}, road", row[0]), "{row:?}");
+    }
+    let o = rectcast(&[&one[..], &["--keep", "owner"]].concat());
+    assert!(
+        !o.status.success() && stderr(&o).contains("no column owner"),
+        "{}",
+        stderr(&o)
+    );
+}

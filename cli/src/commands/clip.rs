@@ -9,7 +9,7 @@ use rectcast::{ClipTo, Rect, Segment};
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
-use crate::kept::Kept;
+use crate::kept::{self, Keeping, Kept, KeptRows, Side};
 use crate::options::{BackendArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};
@@ -38,6 +38,12 @@ pub struct ClipArgs {
     /// whatever it is, lavapipe included (`gpu`); or the CPU (`cpu`).
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
+    /// Input columns carried into each row, after its own, as text: a column of the segments'
+    /// file or, with --rects, of the rects' (CSV and Parquet columns). A name both files
+    /// have, or one the rows have already, is written segments:NAME or rects:NAME. Not in .npy
+    /// or .f32 output, which hold numbers.
+    #[arg(long, value_name = "COLUMN", num_args = 1.., value_delimiter = ',')]
+    keep: Vec<String>,
     /// Output: .npy (structured rows), .f32 (the clipped segment, NaN on a miss) or CSV
     /// (any other name); stdout (CSV) when absent. Written whole or not at all.
     #[arg(long)]
@@ -54,16 +60,43 @@ pub fn run(args: ClipArgs) -> Outcome {
         rect,
         rects: rects_path,
         backend,
+        keep,
         out,
         job,
     } = args;
     let one = rect.map(|r| records::parse_rect_arg(&r)).transpose()?;
-    Sink::check(out.as_deref(), Table::Clip)?;
+    let wanted = kept::parse(&keep, "rects", &["rects"])?;
+    let table = Table::clip(kept::columns(
+        &wanted,
+        Table::clip(Vec::new()).columns(),
+        "rects",
+    )?);
+    Sink::check(out.as_deref(), table)?;
     let inputs: Vec<&Path> = [Some(segments_path.as_path()), rects_path.as_deref()]
         .into_iter()
         .flatten()
         .collect();
     one_stdin(&inputs)?;
+    let mut segments =
+        Records::open(&segments_path, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
+    let mut per_segment = match &rects_path {
+        Some(path) => Some(Records::open(path, &records::RECTS, job.skip_invalid).map_err(text)?),
+        None => None,
+    };
+    // The kept columns are settled before the inputs are read through.
+    let kept_segments = segments.keep(&wanted, Side::Segments).map_err(text)?;
+    let kept_rects = match &mut per_segment {
+        Some(rect_file) => rect_file.keep(&wanted, Side::Targets).map_err(text)?,
+        None => Keeping {
+            path: "--rect".into(),
+            ..Keeping::default()
+        },
+    };
+    let plan = kept::plan(&wanted, &kept_segments, &kept_rects, None)?;
+    let kept = (!plan.is_empty()).then(|| KeptRows {
+        plan,
+        targets: Kept::default(),
+    });
     let to = destination(out.as_deref(), &inputs, || {
         let n = check_whole(&segments_path, &records::SEGMENTS, job)?;
         if let Some(path) = &rects_path {
@@ -74,14 +107,9 @@ pub fn run(args: ClipArgs) -> Outcome {
         }
         Ok(())
     })?;
-    let mut segments =
-        Records::open(&segments_path, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
-    let mut per_segment = match &rects_path {
-        Some(path) => Some(Records::open(path, &records::RECTS, job.skip_invalid).map_err(text)?),
-        None => None,
-    };
     let mut engine = engine(backend.into())?;
-    let mut sink = Sink::create(to, Table::Clip)?;
+    let mut sink = Sink::create(to, table)?.with_kept(kept);
+    let (mut segments_kept, mut rects_kept) = (Kept::default(), Kept::default());
     let progress = Progress::new(job.progress, segments.progress().0);
     let (mut chunk, mut ids, mut rects) = (Vec::new(), Vec::new(), Vec::new());
     let mut done = 0;
@@ -89,17 +117,13 @@ pub fn run(args: ClipArgs) -> Outcome {
     loop {
         match (&mut per_segment, one) {
             (None, Some(_)) => segments
-                .read_chunk(
-                    &mut chunk,
-                    &mut ids,
-                    &mut Kept::default(),
-                    SEGMENTS_PER_CHUNK,
-                )
+                .read_chunk(&mut chunk, &mut ids, &mut segments_kept, SEGMENTS_PER_CHUNK)
                 .map_err(text)?,
             (Some(rect_file), _) => read_pairs(
                 &mut segments,
                 rect_file,
                 (&mut chunk, &mut rects, &mut ids),
+                (&mut segments_kept, &mut rects_kept),
                 (
                     &segments_path,
                     rects_path.as_deref().unwrap_or(Path::new("")),
@@ -116,7 +140,8 @@ pub fn run(args: ClipArgs) -> Outcome {
         };
         let clipped = engine.clip(&chunk, to).map_err(|e| e.to_string())?;
         job::note_fallback(&engine, &mut said_fallback);
-        sink.clipped(&ids, &clipped)?;
+        let rects_kept = per_segment.is_some().then_some(&mut rects_kept);
+        sink.clipped(&ids, &clipped, &segments_kept, rects_kept)?;
         done += chunk.len() as u64;
         progress.update(done, segments.progress());
     }
@@ -137,17 +162,20 @@ fn count_mismatch(segments: &Path, n: u64, rects: &Path, m: u64) -> String {
     )
 }
 
-/// Up to a chunk of (segment, rect) records read side by side; a pair with an invalid side is
-/// an error, or skipped whole.
+/// Up to a chunk of (segment, rect) records read side by side, with their kept values; a pair
+/// with an invalid side is an error, or skipped whole.
 fn read_pairs(
     segments: &mut Records<Segment>,
     rects: &mut Records<Rect>,
     (chunk, rect_chunk, ids): (&mut Vec<Segment>, &mut Vec<Rect>, &mut Vec<u64>),
+    (segments_kept, rects_kept): (&mut Kept, &mut Kept),
     (segments_path, rects_path): (&Path, &Path),
 ) -> Result<(), String> {
     chunk.clear();
     rect_chunk.clear();
     ids.clear();
+    segments.reset_kept(segments_kept);
+    rects.reset_kept(rects_kept);
     while chunk.len() < SEGMENTS_PER_CHUNK {
         let s = segments.next_record().map_err(text)?;
         let r = rects.next_record().map_err(text)?;
@@ -164,6 +192,8 @@ fn read_pairs(
                     chunk.push(s);
                     rect_chunk.push(r);
                     ids.push(i);
+                    segments.push_kept(segments_kept);
+                    rects.push_kept(rects_kept);
                 }
                 (s, r) => {
                     if let Err(problem) = s {
