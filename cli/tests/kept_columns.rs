@@ -237,6 +237,15 @@ fn a_kept_name_that_is_ambiguous_missing_clashing_or_unwritable_is_refused_witho
     }
 }
 
+/// `batch` as a Parquet file at `path`.
+#[cfg(feature = "parquet")]
+fn write_parquet(path: &Path, batch: &arrow_array::RecordBatch) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
 #[cfg(feature = "parquet")]
 #[test]
 fn parquet_columns_are_kept_as_text_and_written_as_nullable_strings() {
@@ -272,14 +281,7 @@ fn parquet_columns_are_kept_as_text_and_written_as_nullable_strings() {
     ];
     let batch = RecordBatch::try_from_iter(columns).unwrap();
     let roads = scene.dir.path().join("roads.parquet");
-    let mut w = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(&roads).unwrap(),
-        batch.schema(),
-        None,
-    )
-    .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(&roads, &batch);
     let road = ["12", "", "-3", "1099511627776"];
     let label = [Some("a,b"), Some("c"), None, Some("")];
     let out = scene.dir.path().join("hits.parquet");
@@ -412,10 +414,7 @@ fn parquet_values_of_any_displayable_type_stay_with_their_row_across_batches() {
     ];
     let batch = RecordBatch::try_from_iter(columns).unwrap();
     let segments = dir.path().join("s.parquet");
-    let file = std::fs::File::create(&segments).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(&segments, &batch);
     let rects = dir.path().join("r.csv");
     std::fs::write(&rects, "min_x,min_y,max_x,max_y\n0,0,1,1\n").unwrap();
     let args = [
