@@ -800,3 +800,29 @@ fn the_exact_integers_have_as_many_limbs_in_wgsl_as_in_the_cpu_mirror() {
         rectcast::cpu::exact::DOUBLE
     );
 }
+
+#[test]
+fn the_exported_kernels_are_the_ones_the_host_compiles() {
+    // `rectcast shaders --json` and the playground export `shader::kernels`: each must be the
+    // source and constants the host's pipelines take, and every kernel with entry points
+    // must be there.
+    let exported = shader::kernels(Emulation::Native);
+    let mut files: Vec<_> = exported.iter().map(|k| k.file).collect();
+    files.sort();
+    let mut expected: Vec<_> = kernels()
+        .into_iter()
+        .filter(|k| !k.file.starts_with("shape_"))
+        .map(|k| k.file)
+        .collect();
+    expected.sort();
+    assert_eq!(files, expected);
+    for k in exported {
+        let host = kernel(k.file);
+        assert_eq!(k.source, host.source, "{}: not the host's source", k.file);
+        assert_eq!(
+            k.constants, host.constants,
+            "{}: not the host's constants",
+            k.file
+        );
+    }
+}

@@ -1,5 +1,5 @@
 //! The `rectcast` command line: `pairs`, `first-hit`, `hits`, `count`, `clip`, `gen`, `info`,
-//! `demo`, `render`, `bench`.
+//! `demo`, `render`, `bench`, `serve`, `shaders`.
 //!
 //! - `commands/`: one module per command (its arguments and its `run`); a new command is a
 //!   module there and a variant of [`Command`].
@@ -28,7 +28,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use commands::queries::{Query, QueryArgs};
-use commands::{bench, clip, demo, generate, info, overlaps, queries, render};
+use commands::{bench, clip, demo, generate, info, overlaps, queries, render, serve, shaders};
 use options::{Outcome, SimdArg};
 
 #[derive(Parser)]
@@ -78,6 +78,12 @@ enum Command {
     /// 4096 x 1024), first hit on a bullet-hell scene (default 65536 x 4096), or the per-frame
     /// API's latency on a bullet-hell frame (default 10000 x 1000, GPU only).
     Bench(bench::BenchArgs),
+    /// The playground: a local web page where the library's own WGSL runs in the browser's
+    /// WebGPU, checked against this engine (prints its address; --open opens it).
+    Serve(serve::ServeArgs),
+    /// Every kernel as the library compiles it: WGSL, override constants, entry points and
+    /// their bindings (--json for a page or a game).
+    Shaders(shaders::ShadersArgs),
 }
 
 fn main() -> ExitCode {
@@ -102,6 +108,8 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Render(args) => render::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Shaders(args) => shaders::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

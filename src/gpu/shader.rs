@@ -209,6 +209,59 @@ pub const EXACT_WGSL: &str = concat!(
     include_str!("../../shaders/exact.wgsl")
 );
 
+/// A kernel the host compiles: its file in `shaders/`, the whole source its pipelines compile
+/// (the file after what it builds on), and the constants they are specialised with.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub file: &'static str,
+    pub source: &'static str,
+    /// Every `override` of `source`, by name. A kernel that runs several queries takes the
+    /// query as the constant `QUERY` ([`rect_queries_constants`]): here it is 0, and a pipeline
+    /// sets it to one of the `QUERY_*` values beside it.
+    pub constants: Constants,
+}
+
+/// Every kernel the host compiles, emulating `emulation` ([`Emulation::Native`] but in tests),
+/// one per file of `shaders/` but the parts they include: the rects' function and kernels,
+/// the exact integers, the broad phase's grid, and each registered shape's
+/// ([`crate::registry::SHAPES`]). What `rectcast shaders --json` exports, for a page or a
+/// game to compile with these constants.
+pub fn kernels(emulation: Emulation) -> Vec<Kernel> {
+    let mut kernels = vec![
+        Kernel {
+            file: "segment_rect.wgsl",
+            source: SEGMENT_RECT_WGSL,
+            constants: segment_rect_constants(emulation),
+        },
+        Kernel {
+            file: "rect_pairs.wgsl",
+            source: RECT_PAIRS_WGSL,
+            constants: rect_pairs_constants(emulation),
+        },
+        Kernel {
+            file: "rect_queries.wgsl",
+            source: RECT_QUERIES_WGSL,
+            constants: rect_queries_constants(0, emulation),
+        },
+        Kernel {
+            file: "grid.wgsl",
+            source: GRID_WGSL,
+            constants: grid_constants(0, emulation),
+        },
+        Kernel {
+            file: "exact.wgsl",
+            source: EXACT_WGSL,
+            constants: exact_constants(emulation),
+        },
+    ];
+    kernels.extend(crate::registry::SHAPES.iter().map(|shape| Kernel {
+        file: shape.kernel.file,
+        source: shape.kernel.source,
+        constants: (shape.constants)(emulation),
+    }));
+    kernels
+}
+
 /// Cells each invocation of the grid's prefix sum adds up serially (a workgroup takes
 /// `WORKGROUP_SIZE` times as many).
 pub const SCAN_PER_INVOCATION: u32 = 16;
@@ -216,7 +269,8 @@ pub const SCAN_PER_INVOCATION: u32 = 16;
 /// Invocations per workgroup of every rectcast kernel, and rects per workgroup tile.
 pub const WORKGROUP_SIZE: u32 = 64;
 
-pub(crate) type Constants = Vec<(&'static str, f64)>;
+/// Pipeline constants: each `override`'s name and value.
+pub type Constants = Vec<(&'static str, f64)>;
 
 /// The overridable constants of [`SEGMENT_RECT_WGSL`], by name, for kernels emulating
 /// `emulation` (tests only; [`Emulation::Native`] otherwise).

@@ -8,3 +8,5 @@ pub mod info;
 pub mod overlaps;
 pub mod queries;
 pub mod render;
+pub mod serve;
+pub mod shaders;

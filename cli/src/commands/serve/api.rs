@@ -1,0 +1,498 @@
+//! What the playground asks the engine, and what each request may hold.
+//!
+//! - `GET /api/info`: the version and the engine's backend.
+//! - `GET /api/scene?kind=bullet-hell|random&segments=N&rects=N&walls=N&circles=N&polygons=N&seed=S`:
+//!   a seeded scene (`rectcast gen`'s generators) as JSON.
+//! - `POST /api/load?name=FILE&as=rects|walls|circles|polygons|segments`: a file dropped on the
+//!   page (any format the CLI reads: CSV, NPY, .f32, WKT, GeoJSON…), read as the CLI reads it,
+//!   its errors named by the file's line and column; the records as JSON.
+//! - `POST /api/pairs`: JSON `{ "segments": [[x0, y0, x1, y1]…], "rects": [[min_x, min_y, max_x,
+//!   max_y]…], "walls": [[x0, y0, x1, y1]…], "circles": [[x, y, r]…], "polygons": [[[[x, y]…]
+//!   ring…] polygon…] }`: every pair of the segments with each kind given, each kind's table as
+//!   `rectcast pairs` writes it in CSV.
+//! - `POST /api/first-hit`: binary, little-endian: `u32` segments, `u32` rects, then their
+//!   `f32` fields; the answer is each segment's first hit as `shaders/rect_queries.wgsl`'s
+//!   `FirstHit` (`u32` rect, `f32` t_enter, `f32` t_exit, `u32` flags), byte for byte what
+//!   the page's GPU writes.
+//!
+//! Every number must be a float32 value: JSON's are doubles, and one float32 cannot hold is
+//! refused, naming where it is, rather than rounded.
+
+use std::path::Path;
+
+use rectcast::{Batch, Circle, FirstHit, Polygons, Rect, Segment, ShapeRecord, scene};
+use serde_json::{Value, json};
+
+use super::{Reply, State};
+use crate::formats::csv::CsvWriter;
+use crate::output::{Table, TargetColumns};
+use crate::polygons::PolygonFile;
+use crate::records::{self, RecordKind, Records};
+use crate::table::{Cell, TableWriter};
+use crate::targets::{PolygonTargets, Rects, ResultCells, Shapes, Target};
+
+/// The most segments of one frame's first hits, and of a generated scene.
+pub const MAX_SEGMENTS: usize = 1 << 20;
+/// The most targets of each kind in one request or scene.
+pub const MAX_TARGETS: usize = 1 << 16;
+/// The most pairs `/api/pairs` answers (its rows are text).
+pub const MAX_PAIRS: usize = 1 << 18;
+
+pub fn info(state: &State) -> Reply {
+    let engine = lock(state);
+    Reply::json(&json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "engine": engine.chosen().to_string(),
+        "limits": {
+            "segments": MAX_SEGMENTS,
+            "targets": MAX_TARGETS,
+            "pairs": MAX_PAIRS,
+            "body_bytes": state.max_body,
+        },
+    }))
+}
+
+fn lock(state: &State) -> std::sync::MutexGuard<'_, rectcast::Engine> {
+    // A panic while answering left the engine as it was between calls: go on with it.
+    state.engine.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `name=value` pairs of a query string, their values percent-decoded.
+fn params(query: &str) -> Vec<(&str, String)> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (name, value) = p.split_once('=').unwrap_or((p, ""));
+            (name, percent_decoded(value))
+        })
+        .collect()
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn param<'a>(params: &'a [(&str, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// A count parameter, 0 when absent, at most `max`.
+fn count(params: &[(&str, String)], name: &str, max: usize) -> Result<usize, String> {
+    let Some(text) = param(params, name) else {
+        return Ok(0);
+    };
+    let n: usize = text
+        .parse()
+        .map_err(|_| format!("{name}={text}: not a count"))?;
+    if n > max {
+        return Err(format!("{name}={n}: at most {max}"));
+    }
+    Ok(n)
+}
+
+pub fn scene(query: &str) -> Reply {
+    match scene_of(query) {
+        Ok(value) => Reply::json(&value),
+        Err(message) => Reply::error(400, message),
+    }
+}
+
+fn scene_of(query: &str) -> Result<Value, String> {
+    let params = params(query);
+    let segments = count(&params, "segments", MAX_SEGMENTS)?;
+    let [rects, walls, circles, polygons] =
+        ["rects", "walls", "circles", "polygons"].map(|name| count(&params, name, MAX_TARGETS));
+    let (rects, walls, circles, polygons) = (rects?, walls?, circles?, polygons?);
+    let seed = match param(&params, "seed") {
+        None => 2026,
+        Some(text) => text
+            .parse()
+            .map_err(|_| format!("seed={text}: not a whole number"))?,
+    };
+    // The shapes in a square of the field's height, stretched across its width.
+    let (width, height, (s, r)) = match param(&params, "kind").unwrap_or("bullet-hell") {
+        "bullet-hell" => (1920.0, 1080.0, scene::bullet_hell(seed, segments, rects)),
+        "random" => (
+            1000.0,
+            1000.0,
+            scene::random_batch(seed, segments, rects, 1000.0),
+        ),
+        other => return Err(format!("kind={other}: bullet-hell or random")),
+    };
+    let stretch = width / height;
+    let (walls, _) = scene::random_batch(seed ^ 1, walls, 0, height);
+    let walls: Vec<Segment> = walls
+        .iter()
+        .map(|w| Segment::new(w.x0 * stretch, w.y0, w.x1 * stretch, w.y1))
+        .collect();
+    let circles: Vec<Circle> = scene::random_circles(seed ^ 2, circles, height, (6.0, 40.0))
+        .iter()
+        .map(|c| Circle::new(c.cx * stretch, c.cy, c.r))
+        .collect();
+    let polygons = scene::random_polygons(seed ^ 3, polygons, height, (12.0, 60.0), (3, 9));
+    Ok(json!({
+        "width": width,
+        "height": height,
+        "segments": s.iter().map(segment_values).collect::<Vec<_>>(),
+        "rects": r.iter().map(|r| [r.min_x, r.min_y, r.max_x, r.max_y]).collect::<Vec<_>>(),
+        "walls": walls.iter().map(segment_values).collect::<Vec<_>>(),
+        "circles": circles.iter().map(|c| [c.cx, c.cy, c.r]).collect::<Vec<_>>(),
+        "polygons": polygons_json(&polygons, stretch),
+    }))
+}
+
+/// Polygons as arrays of rings of `[x, y]`, each x times `stretch`.
+fn polygons_json(polygons: &Polygons, stretch: f32) -> Value {
+    (0..polygons.len())
+        .map(|i| {
+            polygons
+                .rings_of(i)
+                .map(|ring| {
+                    ring.iter()
+                        .map(|&[x, y]| [x * stretch, y])
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>()
+        .into()
+}
+
+fn segment_values(s: &Segment) -> [f32; 4] {
+    [s.x0, s.y0, s.x1, s.y1]
+}
+
+/// A JSON number as the float32 it must be, or where it is and why not.
+fn float32(value: &Value, at: &dyn Fn() -> String) -> Result<f32, String> {
+    let x = value
+        .as_f64()
+        .ok_or_else(|| format!("{}: {value} is not a number", at()))?;
+    let f = x as f32;
+    if f64::from(f) != x {
+        return Err(format!(
+            "{}: {x} is not a float32 value (the nearest is {f}; round with Math.fround)",
+            at()
+        ));
+    }
+    Ok(f)
+}
+
+/// `field` of `body`: an array of arrays of `N` numbers each (none when absent).
+fn records<const N: usize>(body: &Value, field: &str, max: usize) -> Result<Vec<[f32; N]>, String> {
+    let Some(items) = body.get(field) else {
+        return Ok(Vec::new());
+    };
+    let items = items
+        .as_array()
+        .ok_or_else(|| format!("{field}: not an array"))?;
+    if items.len() > max {
+        return Err(format!("{field}: {} of them, at most {max}", items.len()));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let values = item
+                .as_array()
+                .filter(|v| v.len() == N)
+                .ok_or_else(|| format!("{field}[{i}]: not an array of {N} numbers"))?;
+            let mut record = [0.0; N];
+            for (k, value) in values.iter().enumerate() {
+                record[k] = float32(value, &|| format!("{field}[{i}][{k}]"))?;
+            }
+            Ok(record)
+        })
+        .collect()
+}
+
+/// `polygons` of `body`: polygons of rings of `[x, y]` vertices.
+fn polygons(body: &Value) -> Result<Option<Polygons>, String> {
+    let Some(items) = body.get("polygons") else {
+        return Ok(None);
+    };
+    let shape = |at: String| format!("{at}: polygons are arrays of rings of [x, y] vertices");
+    let items = items.as_array().ok_or_else(|| shape("polygons".into()))?;
+    if items.len() > MAX_TARGETS {
+        return Err(format!(
+            "polygons: {} of them, at most {MAX_TARGETS}",
+            items.len()
+        ));
+    }
+    let mut all = Vec::with_capacity(items.len());
+    for (i, polygon) in items.iter().enumerate() {
+        let rings = polygon
+            .as_array()
+            .ok_or_else(|| shape(format!("polygons[{i}]")))?;
+        let mut out = Vec::with_capacity(rings.len());
+        for (r, ring) in rings.iter().enumerate() {
+            let vertices = ring
+                .as_array()
+                .ok_or_else(|| shape(format!("polygons[{i}][{r}]")))?;
+            let mut points = Vec::with_capacity(vertices.len());
+            for (v, vertex) in vertices.iter().enumerate() {
+                let xy = vertex
+                    .as_array()
+                    .filter(|xy| xy.len() == 2)
+                    .ok_or_else(|| shape(format!("polygons[{i}][{r}][{v}]")))?;
+                let at = |k: usize| move || format!("polygons[{i}][{r}][{v}][{k}]");
+                points.push([float32(&xy[0], &at(0))?, float32(&xy[1], &at(1))?]);
+            }
+            out.push(points);
+        }
+        all.push(out);
+    }
+    Polygons::from_polygons(all)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+pub fn pairs(state: &State, _query: &str, body: Vec<u8>) -> Reply {
+    match pairs_of(state, &body) {
+        Ok(value) => Reply::json(&value),
+        Err(message) => Reply::error(400, message),
+    }
+}
+
+fn pairs_of(state: &State, body: &[u8]) -> Result<Value, String> {
+    let body: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+    if !body.is_object() {
+        return Err("the body is not a JSON object".into());
+    }
+    let segments: Vec<Segment> = records::<4>(&body, "segments", MAX_PAIRS)?
+        .into_iter()
+        .map(|[x0, y0, x1, y1]| Segment::new(x0, y0, x1, y1))
+        .collect();
+    let rects = records::<4>(&body, "rects", MAX_TARGETS)?;
+    let walls = records::<4>(&body, "walls", MAX_TARGETS)?;
+    let circles = records::<3>(&body, "circles", MAX_TARGETS)?;
+    let polygons = polygons(&body)?;
+    let targets = [
+        rects.len(),
+        walls.len(),
+        circles.len(),
+        polygons.as_ref().map_or(0, |p| p.edge_count()),
+    ];
+    let pairs = targets.iter().map(|t| t * segments.len()).sum::<usize>();
+    if pairs > MAX_PAIRS {
+        return Err(format!(
+            "{} segments make {pairs} pairs with these targets, at most {MAX_PAIRS}",
+            segments.len()
+        ));
+    }
+    let mut engine = lock(state);
+    let engine = &mut *engine;
+    let mut out = serde_json::Map::new();
+    if body.get("rects").is_some() {
+        let rects = rects
+            .into_iter()
+            .map(|[a, b, c, d]| Rect::new(a, b, c, d))
+            .collect();
+        out.insert(
+            "rects".into(),
+            table(engine, &Rects(rects), &segments)?.into(),
+        );
+    }
+    if body.get("walls").is_some() {
+        let walls = walls.into_iter().map(Segment::from_record).collect();
+        out.insert(
+            "walls".into(),
+            table(engine, &Shapes(walls), &segments)?.into(),
+        );
+    }
+    if body.get("circles").is_some() {
+        let circles = circles
+            .into_iter()
+            .map(|[x, y, r]| Circle::new(x, y, r))
+            .collect();
+        out.insert(
+            "circles".into(),
+            table(engine, &Shapes(circles), &segments)?.into(),
+        );
+    }
+    if let Some(polygons) = polygons {
+        let table = table(engine, &PolygonTargets(polygons), &segments)?;
+        out.insert("polygons".into(), table.into());
+    }
+    Ok(Value::Object(out))
+}
+
+/// Every pair of `segments` with `target`, as `rectcast pairs` writes them in CSV.
+fn table<T: Target>(
+    engine: &mut rectcast::Engine,
+    target: &T,
+    segments: &[Segment],
+) -> Result<String, String> {
+    let results = target.pairs(engine, segments).map_err(|e| e.to_string())?;
+    let columns = Table::Pairs(TargetColumns::of::<T>()).columns();
+    let mut text = Vec::new();
+    let mut writer = CsvWriter::new(&mut text, columns).map_err(|e| e.to_string())?;
+    let n = target.len().max(1);
+    for (i, result) in results.iter().enumerate() {
+        let t = (i % n) as u32;
+        let ids = [
+            Cell::U64((i / n) as u64),
+            Cell::U64(t.into()),
+            Cell::Bool(result.hit()),
+        ];
+        let row: Vec<Cell> = ids
+            .iter()
+            .chain(result.cells().as_slice())
+            .chain(target.more_cells(t, result).as_slice())
+            .copied()
+            .collect();
+        writer.row(&row).map_err(|e| e.to_string())?;
+    }
+    writer
+        .finish(results.len() as u64)
+        .map_err(|e| e.to_string())?;
+    String::from_utf8(text).map_err(|e| e.to_string())
+}
+
+pub fn first_hit(state: &State, _query: &str, body: Vec<u8>) -> Reply {
+    match first_hit_of(state, &body) {
+        Ok(bytes) => Reply::ok("application/octet-stream", bytes),
+        Err(message) => Reply::error(400, message),
+    }
+}
+
+fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, String> {
+    let word = |k: usize| -> Option<usize> {
+        let bytes = body.get(4 * k..4 * k + 4)?;
+        Some(u32::from_le_bytes(bytes.try_into().ok()?) as usize)
+    };
+    let (Some(segments), Some(rects)) = (word(0), word(1)) else {
+        return Err(format!(
+            "the body is {} bytes: it starts with two u32 counts (segments, rects)",
+            body.len()
+        ));
+    };
+    if segments > MAX_SEGMENTS || rects > MAX_TARGETS {
+        return Err(format!(
+            "{segments} segments and {rects} rects: at most {MAX_SEGMENTS} and {MAX_TARGETS}"
+        ));
+    }
+    let expected = 8 + 16 * (segments + rects);
+    if body.len() != expected {
+        return Err(format!(
+            "the body is {} bytes; {segments} segments and {rects} rects take 8 + 16 x {} = {expected}",
+            body.len(),
+            segments + rects
+        ));
+    }
+    let floats: Vec<f32> = body[8..]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
+    let (s, r) = floats.split_at(4 * segments);
+    let segments: Vec<Segment> = s
+        .chunks_exact(4)
+        .map(|v| Segment::new(v[0], v[1], v[2], v[3]))
+        .collect();
+    let rects: Vec<Rect> = r
+        .chunks_exact(4)
+        .map(|v| Rect::new(v[0], v[1], v[2], v[3]))
+        .collect();
+    let hits: Vec<FirstHit> = lock(state)
+        .first_hit(&Batch::new(&segments, &rects))
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(16 * hits.len());
+    for hit in &hits {
+        out.extend(hit.rect.to_le_bytes());
+        out.extend(hit.result.t_enter.to_le_bytes());
+        out.extend(hit.result.t_exit.to_le_bytes());
+        out.extend(hit.result.flags.to_le_bytes());
+    }
+    Ok(out)
+}
+
+pub fn load(_state: &State, query: &str, body: Vec<u8>) -> Reply {
+    match load_of(query, &body) {
+        Ok(value) => Reply::json(&value),
+        Err(message) => Reply::error(400, message),
+    }
+}
+
+fn load_of(query: &str, body: &[u8]) -> Result<Value, String> {
+    let params = params(query);
+    let name =
+        param(&params, "name").ok_or("name=FILE is missing: the file's name says its format")?;
+    // Only the name's last part: the file is written in a folder of its own, nowhere else.
+    let name = Path::new(name)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.starts_with('.'))
+        .ok_or_else(|| format!("name={name}: not a file name"))?;
+    let kind = param(&params, "as").unwrap_or("rects");
+    let dir = tempfile::tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
+    let path = dir.path().join(name);
+    std::fs::write(&path, body).map_err(|e| format!("{name}: {e}"))?;
+    // Errors name the file as the page knows it, not the temporary folder.
+    let within = format!("{}/", dir.path().display());
+    let named = |e: String| e.replace(&within, "");
+    let value = match kind {
+        "rects" => records_json(&path, &records::RECTS, |r: &Rect| {
+            vec![r.min_x, r.min_y, r.max_x, r.max_y]
+        }),
+        "segments" => records_json(&path, &records::SEGMENTS, |s: &Segment| {
+            segment_values(s).to_vec()
+        }),
+        "walls" => records_json(&path, &RecordKind::<Segment>::shape(), |s: &Segment| {
+            segment_values(s).to_vec()
+        }),
+        "circles" => records_json(&path, &RecordKind::<Circle>::shape(), |c: &Circle| {
+            vec![c.cx, c.cy, c.r]
+        }),
+        "polygons" => {
+            PolygonFile::read(&path, None, false).map(|file| polygons_json(&file.polygons, 1.0))
+        }
+        other => {
+            return Err(format!(
+                "as={other}: rects, walls, circles, polygons or segments"
+            ));
+        }
+    }
+    .map_err(named)?;
+    Ok(json!({ kind: value }))
+}
+
+/// Every record of `path` read as `kind`, each as its values.
+fn records_json<T>(
+    path: &Path,
+    kind: &RecordKind<T>,
+    values: impl Fn(&T) -> Vec<f32>,
+) -> Result<Value, String> {
+    let mut file = Records::open(path, kind, false).map_err(|e| e.to_string())?;
+    let (records, _, _) = file.read_all().map_err(|e| e.to_string())?;
+    if records.len() > MAX_SEGMENTS {
+        return Err(format!("{} records, at most {MAX_SEGMENTS}", records.len()));
+    }
+    Ok(records.iter().map(values).collect::<Vec<_>>().into())
+}
