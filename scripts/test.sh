@@ -13,6 +13,9 @@
 #   - tests the library built without GPU backends (`default-features = false`);
 #   - builds and tests the CLI's optional `parquet` feature too;
 #   - builds the docs as docs.rs would, warnings being errors;
+#   - tests the playground (`rectcast serve`) in a real headless Chromium, WebGPU through
+#     SwiftShader, driven by playwright-core from npm (cli/web/package-lock.json); installs
+#     Debian's chromium when there is none (CHROMIUM names another);
 #   - builds the Python package (python/) into a virtual environment, .venv, made here with
 #     what it needs from PyPI (maturin, numpy, pyarrow, dask, Ray Data, pyspark, pytest), and
 #     runs its pytest suite; Spark needs a Java 17 runtime, installed (Debian package
@@ -77,10 +80,13 @@ java_ready() {
 missing=()
 vulkan_ready || missing+=(mesa-vulkan-drivers)   # lavapipe, the software Vulkan driver
 java_ready || missing+=(default-jre-headless)    # Java 17, for Spark
+chromium=${CHROMIUM:-/usr/bin/chromium}
+[ -x "$chromium" ] || missing+=(chromium)         # the playground's browser
+command -v npm >/dev/null || missing+=(npm)      # playwright-core, which drives it
 if [ ${#missing[@]} -gt 0 ]; then
     echo "scripts/test.sh: installing ${missing[*]}" >&2
     if ! command -v apt-get >/dev/null; then
-        echo "scripts/test.sh: no apt-get here; install ${missing[*]} (Mesa's Vulkan drivers, a Java 17 runtime) and retry" >&2
+        echo "scripts/test.sh: no apt-get here; install ${missing[*]} (Mesa's Vulkan drivers, a Java 17 runtime, Chromium, npm) and retry" >&2
         exit 1
     fi
     sudo=""
@@ -130,6 +136,13 @@ for mode in rounding flush fused; do
     RECTCAST_GPU_EMULATION=$mode cargo test --release --locked --features rectcast-cli/parquet \
         --lib "${emulation[@]}"
 done
+
+# The playground in Chromium, against the binary the suite built (with Parquet, so that the
+# build is not repeated).
+stage "the playground in Chromium"
+(cd cli/web && npm ci --no-audit --no-fund --silent)
+CHROMIUM="$chromium" RECTCAST_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/rectcast" \
+    node cli/web/test/playground.mjs
 
 # The Python package: a venv of its own, the wheel built by maturin, then pytest, whose summary
 # closes the log. Its tests compare with the `rectcast` binary built above.

@@ -14,6 +14,8 @@ const state = {
   rects: new Float32Array(0),
   bullets: null,
   segment: null,
+  // The segment whose table and GPU check are shown.
+  answeredFor: null,
   table: [],
   mode: "drag",
   gpu: null,
@@ -47,6 +49,7 @@ function setScene(scene) {
   state.segment = null;
   state.table = [];
   $("bullets").textContent = bullets.length;
+  $("snap").textContent = snapStep();
   renderTable();
   draw();
 }
@@ -186,12 +189,34 @@ function drawBullets(k) {
 
 // ---- drag a segment ----
 
-// A canvas point in scene units, snapped to whole units.
-function snapped(event) {
+// Client pixels per scene unit, and where the canvas's drawing starts (inside its border).
+function placement() {
   const box = canvas.getBoundingClientRect();
-  const x = ((event.clientX - box.left) * canvas.width) / box.width / scale();
-  const y = ((event.clientY - box.top) * canvas.height) / box.height / scale();
-  return [Math.round(x), Math.round(y)];
+  return {
+    left: box.left + canvas.clientLeft,
+    top: box.top + canvas.clientTop,
+    perUnit: (canvas.clientWidth / canvas.width) * scale(),
+  };
+}
+
+// The grid a dragged point snaps to: a power of two of scene units at least two pixels wide,
+// so a point lands where it was meant to even where the canvas sits at half a pixel.
+function snapStep() {
+  return 2 ** Math.ceil(Math.log2(2 / placement().perUnit));
+}
+
+// A mouse event's point in scene units, snapped to the grid.
+function snapped(event) {
+  const { left, top, perUnit } = placement();
+  const step = snapStep();
+  const snap = (v) => Math.round(v / perUnit / step) * step;
+  return [snap(event.clientX - left), snap(event.clientY - top)];
+}
+
+// Where scene point (x, y) is in client pixels (what a test moves the mouse to).
+function clientPoint(x, y) {
+  const { left, top, perUnit } = placement();
+  return [left + x * perUnit, top + y * perUnit];
 }
 
 let dragging = null;
@@ -262,15 +287,20 @@ async function answer(segment) {
     const [, id, , category] = names;
     for (const row of parseCsv(tables[target])) {
       if (row.hit !== "true") continue;
-      const sides = (prefix) => names.filter((n) => n.startsWith(prefix)).map((n) => row[n]).join(" ");
+      // Rects' sides as they are; a polygon's entry_edge and entry_ring as "edge 3 ring 0".
+      const sides = (prefix) =>
+        names
+          .filter((n) => n.startsWith(prefix) && row[n] !== "")
+          .map((n) => (n === prefix ? row[n] : `${n.slice(prefix.length + 1)} ${row[n]}`))
+          .join(" ");
       rows.push({
         target,
         index: row[id],
         kind: row[category],
         t_enter: row.t_enter,
         t_exit: row.t_exit,
-        entry: sides("entry_"),
-        exit: sides("exit_"),
+        entry: sides("entry"),
+        exit: sides("exit"),
       });
     }
   }
@@ -280,6 +310,7 @@ async function answer(segment) {
   renderTable();
   draw();
   await checkDrag(segment);
+  state.answeredFor = segment;
 }
 
 function renderTable() {
@@ -307,12 +338,13 @@ async function checkDrag(segment) {
     return;
   }
   const gpu = await state.gpu.firstHits(segments, state.rects);
-  const verdict = gpu.found.has(0)
-    ? "left to the server by the GPU (uncertain), as the engine does"
+  // A segment the GPU listed as uncertain takes the server's answer, as the engine's does.
+  const text = gpu.found.has(0)
+    ? `${describe(native, 0)}, decided by the server: the GPU could not certify it`
     : sameHit(gpu.words, native, 0)
-      ? "the same bytes as the server's"
-      : `DIFFERENT from the server's ${describe(native, 0)}`;
-  $("drag-gpu").textContent = `WebGPU first rect hit: ${describe(gpu.words, 0)}, ${verdict}`;
+      ? `${describe(gpu.words, 0)}, the same bytes as the server's`
+      : `${describe(gpu.words, 0)}, DIFFERENT from the server's ${describe(native, 0)}`;
+  $("drag-gpu").textContent = `WebGPU first rect hit: ${text}`;
 }
 
 function describe(words, i) {
@@ -525,4 +557,4 @@ const ready = start().catch((e) => {
   throw e;
 });
 
-window.playground = { ready, state, runFrames, setMode, setSegment, answered: () => asking ?? Promise.resolve() };
+window.playground = { ready, state, runFrames, setMode, setSegment, clientPoint, answered: () => asking ?? Promise.resolve() };

@@ -1,0 +1,381 @@
+//! `rectcast serve`, the playground's server, over real HTTP: its answers are the engine's and
+//! the CLI's, and a bad request gets a 4xx with a message while the server goes on answering.
+//! (The page itself is tested in Chromium: cli/web/test/playground.mjs.)
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use common::{ok, s};
+use rectcast::{Batch, Engine, FirstHit, scene};
+
+/// A server on a free port, stopped when dropped.
+struct Server {
+    child: Child,
+    address: String,
+}
+
+impl Server {
+    fn start() -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+            .args([
+                "serve",
+                "--port",
+                "0",
+                "--backend",
+                "cpu",
+                "--max-body-mib",
+                "1",
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start rectcast serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("its address");
+        let address = line
+            .trim()
+            .strip_prefix("rectcast serve: http://")
+            .and_then(|a| a.strip_suffix('/'))
+            .unwrap_or_else(|| panic!("not an address: {line:?}"))
+            .to_owned();
+        Self { child, address }
+    }
+
+    /// One request on its own connection: the status and the body. `head` is extra header
+    /// lines; a body is sent with its length unless `head` says how it is sent.
+    fn request(&self, method: &str, path: &str, head: &str, body: &[u8]) -> (u16, Vec<u8>) {
+        let mut stream = TcpStream::connect(&self.address).expect("connect");
+        let length = if head.contains("Content-Length") || head.contains("Transfer-Encoding") {
+            String::new()
+        } else {
+            format!("Content-Length: {}\r\n", body.len())
+        };
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{length}{head}\r\n",
+            self.address
+        );
+        stream.write_all(request.as_bytes()).expect("send");
+        // A server that refuses the body may close before it is all sent.
+        let _ = stream.write_all(body);
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply).expect("the reply");
+        let split = reply
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a reply with a head");
+        let status = std::str::from_utf8(&reply[9..12]).unwrap().parse().unwrap();
+        let head = String::from_utf8_lossy(&reply[..split]).to_ascii_lowercase();
+        let body = &reply[split + 4..];
+        if head.contains("transfer-encoding: chunked") {
+            return (status, unchunked(body));
+        }
+        (status, body.to_vec())
+    }
+
+    fn get(&self, path: &str) -> (u16, Vec<u8>) {
+        self.request("GET", path, "", b"")
+    }
+
+    fn post(&self, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+        self.request("POST", path, "", body)
+    }
+}
+
+/// A chunked body's data: each chunk is its length in hexadecimal, CRLF, the data, CRLF.
+fn unchunked(mut body: &[u8]) -> Vec<u8> {
+    let mut data = Vec::new();
+    loop {
+        let end = body
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("a chunk's length");
+        let size = std::str::from_utf8(&body[..end]).unwrap();
+        let size = usize::from_str_radix(size.split(';').next().unwrap().trim(), 16).unwrap();
+        if size == 0 {
+            return data;
+        }
+        data.extend(&body[end + 2..end + 2 + size]);
+        body = &body[end + 4 + size..];
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The error message of a JSON error reply.
+fn error(body: &[u8]) -> String {
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(body)));
+    value["error"]
+        .as_str()
+        .expect("an error message")
+        .to_owned()
+}
+
+/// `/api/first-hit`'s body.
+fn first_hit_body(counts: [u32; 2], floats: &[f32]) -> Vec<u8> {
+    let mut body: Vec<u8> = counts.iter().flat_map(|c| c.to_le_bytes()).collect();
+    body.extend(floats.iter().flat_map(|f| f.to_le_bytes()));
+    body
+}
+
+#[test]
+fn a_malformed_or_oversized_request_gets_a_4xx_and_the_server_keeps_answering() {
+    let server = Server::start();
+    let refused = |(status, body): (u16, Vec<u8>), code: u16, says: &str| {
+        let message = error(&body);
+        assert_eq!(status, code, "{message}");
+        assert!(message.contains(says), "{says:?} not in {message:?}");
+    };
+    refused(server.post("/api/pairs", b"{not json"), 400, "not JSON");
+    refused(
+        server.post("/api/pairs", b"[1, 2]"),
+        400,
+        "not a JSON object",
+    );
+    let not_f32 = br#"{"segments": [[0, 0, 1, 0.1]], "rects": [[0, 0, 1, 1]]}"#;
+    refused(
+        server.post("/api/pairs", not_f32),
+        400,
+        "segments[0][3]: 0.1 is not a float32",
+    );
+    let ragged = br#"{"segments": [[0, 0, 1]], "rects": [[0, 0, 1, 1]]}"#;
+    refused(
+        server.post("/api/pairs", ragged),
+        400,
+        "segments[0]: not an array of 4",
+    );
+    let open_ring = br#"{"segments": [[0, 0, 1, 1]], "polygons": [[[[0, 0], [1, 0]]]]}"#;
+    refused(server.post("/api/pairs", open_ring), 400, "polygon 0");
+    let many = format!(
+        r#"{{"segments": [{}], "rects": [{}]}}"#,
+        vec!["[0, 0, 1, 1]"; 600].join(","),
+        vec!["[0, 0, 1, 1]"; 600].join(",")
+    );
+    refused(
+        server.post("/api/pairs", many.as_bytes()),
+        400,
+        "360000 pairs",
+    );
+    // A NaN cannot be written in JSON, but it can in the binary frames: the engine names it.
+    let nan = first_hit_body([1, 1], &[0.0, f32::NAN, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0]);
+    refused(server.post("/api/first-hit", &nan), 400, "segment 0");
+    let short = first_hit_body([2, 1], &[0.0; 8]);
+    refused(
+        server.post("/api/first-hit", &short),
+        400,
+        "8 + 16 x 3 = 56",
+    );
+    let huge = first_hit_body([u32::MAX, 1], &[]);
+    refused(server.post("/api/first-hit", &huge), 400, "at most");
+    refused(server.post("/api/first-hit", b"ab"), 400, "two u32 counts");
+    // Over the limit (1 MiB here): by its declared length, before it is read, and read.
+    let declared = server.request("POST", "/api/pairs", "Content-Length: 2097152\r\n", b"{}");
+    refused(declared, 413, "over the limit of 1 MiB");
+    let mut chunked = format!("{:x}\r\n", (1 << 20) + 16).into_bytes();
+    chunked.extend(vec![b' '; (1 << 20) + 16]);
+    chunked.extend(b"\r\n0\r\n\r\n");
+    let sent = server.request(
+        "POST",
+        "/api/pairs",
+        "Transfer-Encoding: chunked\r\n",
+        &chunked,
+    );
+    refused(sent, 413, "over the limit");
+    let bad_csv = b"min_x,min_y,max_x,max_y\n0,0,1,1\n0,0,x,1\n";
+    refused(
+        server.post("/api/load?name=boxes.csv&as=rects", bad_csv),
+        400,
+        "boxes.csv:3:3",
+    );
+    refused(
+        server.post("/api/load?name=..&as=rects", bad_csv),
+        400,
+        "not a file name",
+    );
+    refused(
+        server.post("/api/load?name=a.csv&as=moons", bad_csv),
+        400,
+        "as=moons",
+    );
+    refused(server.get("/api/scene?kind=moons"), 400, "kind=moons");
+    refused(
+        server.get("/api/scene?segments=99999999999"),
+        400,
+        "at most",
+    );
+    refused(server.get("/../Cargo.toml"), 404, "no page");
+    refused(server.get("/web/index.html"), 404, "no page");
+    refused(server.get("/api/pairs"), 405, "use POST");
+    refused(server.request("DELETE", "/", "", b""), 405, "GET or POST");
+    refused(server.post("/api/nothing", b""), 404, "no endpoint");
+
+    // Still serving, the page and the API.
+    let (status, page) = server.get("/");
+    assert_eq!(status, 200);
+    assert!(String::from_utf8_lossy(&page).contains("rectcast playground"));
+    let (status, info) = server.get("/api/info");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&info));
+    let one = first_hit_body([1, 1], &[-1.0, 0.5, 2.0, 0.5, 0.0, 0.0, 1.0, 1.0]);
+    let (status, hit) = server.post("/api/first-hit", &one);
+    assert_eq!((status, &hit[..4]), (200, &0u32.to_le_bytes()[..]));
+}
+
+#[test]
+fn first_hits_over_http_are_the_engines_bytes() {
+    let server = Server::start();
+    let (segments, rects) = scene::bullet_hell(7, 5000, 300);
+    let floats: Vec<f32> = segments
+        .iter()
+        .flat_map(|s| [s.x0, s.y0, s.x1, s.y1])
+        .chain(
+            rects
+                .iter()
+                .flat_map(|r| [r.min_x, r.min_y, r.max_x, r.max_y]),
+        )
+        .collect();
+    let body = first_hit_body([segments.len() as u32, rects.len() as u32], &floats);
+    let (status, answer) = server.post("/api/first-hit", &body);
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+    let expected: Vec<FirstHit> = Engine::cpu()
+        .first_hit(&Batch::new(&segments, &rects))
+        .expect("first hits");
+    assert_eq!(answer.len(), 16 * expected.len());
+    let mut hits = 0;
+    for (i, (got, want)) in answer.chunks_exact(16).zip(&expected).enumerate() {
+        let want_bytes: Vec<u8> = [want.rect, want.result.t_enter.to_bits()]
+            .into_iter()
+            .chain([want.result.t_exit.to_bits(), want.result.flags])
+            .flat_map(u32::to_le_bytes)
+            .collect();
+        assert_eq!(
+            got,
+            &want_bytes[..],
+            "segment {i} {:?}: served {got:?}, engine {want:?}",
+            segments[i]
+        );
+        hits += usize::from(want.rect != FirstHit::NO_RECT);
+    }
+    assert!(hits > 100, "a scene with hits ({hits})");
+}
+
+#[test]
+fn the_pairs_tables_are_the_ones_rectcast_pairs_writes() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    // Through a rect's corner, along a wall, into a circle, across a polygon with a hole.
+    let segments = write(
+        "segments.csv",
+        "x0,y0,x1,y1\n40,160,160,40\n0,100,300,100\n",
+    );
+    let rects = write(
+        "rects.csv",
+        "min_x,min_y,max_x,max_y\n100,100,200,200\n150,0,170,120\n",
+    );
+    let walls = write("walls.csv", "x0,y0,x1,y1\n50,100,90,100\n120,0,120,200\n");
+    let circles = write("circles.csv", "cx,cy,r\n260,100,10\n60,140,20\n");
+    let polygons = write(
+        "polygons.wkt",
+        "POLYGON((210 50, 290 50, 290 150, 210 150, 210 50), (230 80, 250 80, 250 120, 230 120, 230 80))\n",
+    );
+    let body = r#"{
+        "segments": [[40, 160, 160, 40], [0, 100, 300, 100]],
+        "rects": [[100, 100, 200, 200], [150, 0, 170, 120]],
+        "walls": [[50, 100, 90, 100], [120, 0, 120, 200]],
+        "circles": [[260, 100, 10], [60, 140, 20]],
+        "polygons": [[[[210, 50], [290, 50], [290, 150], [210, 150]], [[230, 80], [250, 80], [250, 120], [230, 120]]]]
+    }"#;
+    let (status, answer) = server.post("/api/pairs", body.as_bytes());
+    let answer: serde_json::Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(status, 200, "{answer}");
+    for (kind, path) in [
+        ("rects", &rects),
+        ("walls", &walls),
+        ("circles", &circles),
+        ("polygons", &polygons),
+    ] {
+        let flag = format!("--{kind}");
+        let cli = ok(&["pairs", "--segments", s(&segments), &flag, s(path)]);
+        let cli = String::from_utf8(cli.stdout).unwrap();
+        let served = answer[kind]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {kind} in {answer}"));
+        for (row, (a, b)) in served.lines().zip(cli.lines()).enumerate() {
+            assert_eq!(
+                a,
+                b,
+                "{kind}, line {}: served against rectcast pairs",
+                row + 1
+            );
+        }
+        assert_eq!(served.lines().count(), cli.lines().count(), "{kind}: rows");
+        assert!(
+            served.contains(",true,"),
+            "{kind}: a scene with hits:\n{served}"
+        );
+    }
+}
+
+#[test]
+fn the_exported_kernels_are_rectcast_shaders_json_and_the_browsers_fits_its_limits() {
+    let server = Server::start();
+    let (status, served) = server.get("/kernels.json");
+    assert_eq!(status, 200);
+    let printed = ok(&["shaders", "--json"]).stdout;
+    assert_eq!(
+        String::from_utf8_lossy(&served),
+        String::from_utf8_lossy(&printed).trim_end()
+    );
+    let kernels: serde_json::Value = serde_json::from_slice(&served).unwrap();
+    let entry = kernels["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["file"] == "rect_queries.wgsl")
+        .and_then(|k| k["entry_points"].as_array())
+        .and_then(|e| e.iter().find(|e| e["name"] == "segment_rects"))
+        .expect("the page's kernel")
+        .clone();
+    // WebGPU's default: 8 storage buffers per stage, 256 invocations per workgroup.
+    assert!(entry["storage_buffers"].as_u64().unwrap() <= 8, "{entry}");
+    let size: u64 = entry["workgroup_size"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap())
+        .product();
+    assert!(size <= 256, "{entry}");
+    let names: Vec<&str> = entry["bindings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "params",
+            "segments",
+            "rects",
+            "segment_filters",
+            "rect_filters",
+            "first_hits",
+            "segment_hits",
+            "rect_hits",
+            "found"
+        ]
+    );
+}
