@@ -36,8 +36,10 @@ async function json(url, init) {
 
 // ---- the scene ----
 
-function setScene(scene) {
+// A generated scene is viewed whole (its field); one with files loaded, fitted to what it holds.
+function setScene(scene, fit = false) {
   state.scene = scene;
+  state.view = (fit && contentView(scene)) || fieldView(scene);
   state.rects = new Float32Array(scene.rects.flat());
   const bullets = scene.segments ?? [];
   state.bullets = {
@@ -72,7 +74,7 @@ async function load(file) {
     if (as === "segments") {
       scene.segments = loaded.segments;
     }
-    setScene(scene);
+    setScene(scene, true);
   } catch (e) {
     $("load-error").textContent = `${file.name}: ${e.message}`;
   }
@@ -80,18 +82,44 @@ async function load(file) {
 
 // ---- drawing ----
 
-function scale() {
-  return canvas.width / state.scene.width;
+// The view: canvas pixel = (scene point - (x, y)) * k.
+function fieldView(scene) {
+  return { x: 0, y: 0, k: Math.min(canvas.width / scene.width, canvas.height / scene.height) };
+}
+
+// The view of everything in the scene, with a margin, centred; none for an empty scene.
+function contentView(scene) {
+  const xs = [];
+  const ys = [];
+  const add = (x, y) => (xs.push(x), ys.push(y));
+  for (const [a, b, c, d] of [...scene.rects, ...scene.walls, ...(scene.segments ?? [])]) {
+    add(a, b);
+    add(c, d);
+  }
+  for (const [x, y, r] of scene.circles) {
+    add(x - r, y - r);
+    add(x + r, y + r);
+  }
+  for (const rings of scene.polygons) for (const ring of rings) for (const [x, y] of ring) add(x, y);
+  if (xs.length === 0) return null;
+  const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+  const margin = 0.05 * Math.max(x1 - x0, y1 - y0, 1e-30);
+  const k = Math.min(canvas.width / (x1 - x0 + 2 * margin), canvas.height / (y1 - y0 + 2 * margin));
+  return {
+    x: (x0 + x1) / 2 - canvas.width / k / 2,
+    y: (y0 + y1) / 2 - canvas.height / k / 2,
+    k,
+  };
 }
 
 function draw() {
   if (!state.scene) {
     return;
   }
-  const k = scale();
+  const { x, y, k } = state.view;
   context.setTransform(1, 0, 0, 1, 0, 0);
   context.clearRect(0, 0, canvas.width, canvas.height);
-  context.setTransform(k, 0, 0, k, 0, 0);
+  context.setTransform(k, 0, 0, k, -x * k, -y * k);
   context.lineWidth = 1 / k;
   const hit = new Set(state.table.map((row) => `${row.target}:${row.index}`));
   if (state.mode === "bullets" && state.lastFrame) {
@@ -189,13 +217,14 @@ function drawBullets(k) {
 
 // ---- drag a segment ----
 
-// Client pixels per scene unit, and where the canvas's drawing starts (inside its border).
+// Client pixels per scene unit, and where the scene's origin is in client pixels.
 function placement() {
   const box = canvas.getBoundingClientRect();
+  const perUnit = (canvas.clientWidth / canvas.width) * state.view.k;
   return {
-    left: box.left + canvas.clientLeft,
-    top: box.top + canvas.clientTop,
-    perUnit: (canvas.clientWidth / canvas.width) * scale(),
+    left: box.left + canvas.clientLeft - state.view.x * perUnit,
+    top: box.top + canvas.clientTop - state.view.y * perUnit,
+    perUnit,
   };
 }
 
@@ -549,6 +578,16 @@ async function start() {
     ? `this browser's WebGPU (${state.gpu.adapterName}), checked against the server's engine`
     : "the server's engine (no WebGPU here)";
   $("status").textContent = state.gpu ? "WebGPU ready" : "no WebGPU: the server answers";
+  // Each frame tests every bullet against every rect here: the broad phase's grid stays on the
+  // server when its kernel needs more storage buffers than a browser allows.
+  const cells = kernels.kernels
+    .find((k) => k.file === "grid.wgsl")
+    .entry_points.find((e) => e.name === "segment_cells");
+  const allowed = state.gpu ? state.gpu.device.limits.maxStorageBuffersPerShaderStage : 8;
+  $("grid-note").textContent =
+    cells.storage_buffers > allowed
+      ? `Every bullet meets every rect here: the broad phase's grid runs on the server only (its segment_cells binds ${cells.storage_buffers} storage buffers; this browser allows ${allowed}).`
+      : "";
   await generate();
 }
 

@@ -156,6 +156,8 @@ await scenario("a segment dragged through a rect's corner shows rectcast pairs' 
   const page = await open({ webgpu: true });
   const adapter = await page.textContent("#webgpu");
   assert.doesNotMatch(adapter, /unavailable/, "this Chromium must have WebGPU (--enable-unsafe-webgpu)");
+  assert.match(adapter, /^\S.*: first hits run here, checked against the server$/, "the adapter's name is shown");
+  assert.match(await page.textContent("#grid-note"), /grid runs on the server only \(its segment_cells binds \d+ storage buffers; this browser allows \d+\)/);
   await dragThroughTheCorner(page, "with WebGPU");
   // A line through a corner is a tie no float filter certifies: the GPU leaves it to the server.
   assert.equal(await page.textContent("#drag-gpu"), "WebGPU first rect hit: rect 0 at t 0.5..0.5, decided by the server: the GPU could not certify it");
