@@ -39,7 +39,7 @@ async function json(url, init) {
 // A generated scene is viewed whole (its field); one with files loaded, fitted to what it holds.
 function setScene(scene, fit = false) {
   state.scene = scene;
-  state.view = (fit && contentView(scene)) || fieldView(scene);
+  state.view = ((fit || scene.still) && contentView(scene)) || fieldView(scene);
   state.rects = new Float32Array(scene.rects.flat());
   const bullets = scene.segments ?? [];
   state.bullets = {
@@ -406,6 +406,7 @@ async function nativeFirstHits(segments, rects) {
 
 // Moves every bullet by its velocity, wrapping at the field's edges.
 function advance() {
+  if (state.scene.still) return;
   const { start, velocity, segments } = state.bullets;
   const { width, height } = state.scene;
   for (let i = 0; i < start.length / 2; i++) {

@@ -52,6 +52,54 @@ pub fn info(state: &State) -> Reply {
     }))
 }
 
+/// Why a request was not answered: a 400 for what the request holds, a 500 for what failed here
+/// (a GPU's error or timeout).
+pub struct Failure {
+    status: u16,
+    message: String,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Self {
+            status: 400,
+            message,
+        }
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
+}
+
+impl Failure {
+    /// The engine's error: the request's inputs (400), or the engine itself (500).
+    fn engine(e: rectcast::Error) -> Self {
+        let status = if matches!(e, rectcast::Error::Input(_)) {
+            400
+        } else {
+            500
+        };
+        Self {
+            status,
+            message: e.to_string(),
+        }
+    }
+
+    fn internal(e: impl std::fmt::Display) -> Self {
+        Self {
+            status: 500,
+            message: e.to_string(),
+        }
+    }
+
+    fn reply(self) -> Reply {
+        Reply::error(self.status, self.message)
+    }
+}
+
 fn lock(state: &State) -> std::sync::MutexGuard<'_, rectcast::Engine> {
     // A panic while answering left the engine as it was between calls: go on with it.
     state.engine.lock().unwrap_or_else(|e| e.into_inner())
@@ -137,14 +185,16 @@ fn scene_of(query: &str) -> Result<Value, String> {
             .map_err(|_| format!("seed={text}: not a whole number"))?,
     };
     // The shapes in a square of the field's height, stretched across its width.
-    let (width, height, (s, r)) = match param(&params, "kind").unwrap_or("bullet-hell") {
+    let kind = param(&params, "kind").unwrap_or("bullet-hell");
+    let (width, height, (s, r)) = match kind {
         "bullet-hell" => (1920.0, 1080.0, scene::bullet_hell(seed, segments, rects)),
         "random" => (
             1000.0,
             1000.0,
             scene::random_batch(seed, segments, rects, 1000.0),
         ),
-        other => return Err(format!("kind={other}: bullet-hell or random")),
+        "adversarial" => (1920.0, 1080.0, adversarial(seed, segments, rects)),
+        other => return Err(format!("kind={other}: bullet-hell, random or adversarial")),
     };
     let stretch = width / height;
     let (walls, _) = scene::random_batch(seed ^ 1, walls, 0, height);
@@ -160,6 +210,8 @@ fn scene_of(query: &str) -> Result<Value, String> {
     Ok(json!({
         "width": width,
         "height": height,
+        // Adversarial values are placed to the ulp: moved, they would be ordinary ones.
+        "still": kind == "adversarial",
         "segments": s.iter().map(segment_values).collect::<Vec<_>>(),
         "rects": r.iter().map(|r| [r.min_x, r.min_y, r.max_x, r.max_y]).collect::<Vec<_>>(),
         "walls": walls.iter().map(segment_values).collect::<Vec<_>>(),
@@ -183,6 +235,28 @@ fn polygons_json(polygons: &Polygons, stretch: f32) -> Value {
         })
         .collect::<Vec<_>>()
         .into()
+}
+
+/// `rectcast gen --kind adversarial`'s pairs, a category per 256 (corners, edges, ulps,
+/// subnormal and 2^62 magnitudes, signed zeros…): segment i of the first `rects` meets its own
+/// rect i on a decision's edge.
+fn adversarial(seed: u64, segments: usize, rects: usize) -> (Vec<Segment>, Vec<Rect>) {
+    let categories = scene::adversarial::Category::ALL;
+    let count = segments.max(rects);
+    let (mut s, mut r) = (Vec::new(), Vec::new());
+    for (k, start) in (0..count).step_by(256).enumerate() {
+        let category = categories[k % categories.len()];
+        let (more_s, more_r) = scene::adversarial::pairs(
+            category,
+            seed.wrapping_add(k as u64),
+            256.min(count - start),
+        );
+        s.extend(more_s);
+        r.extend(more_r);
+    }
+    s.truncate(segments);
+    r.truncate(rects);
+    (s, r)
 }
 
 fn segment_values(s: &Segment) -> [f32; 4] {
@@ -276,11 +350,11 @@ fn polygons(body: &Value) -> Result<Option<Polygons>, String> {
 pub fn pairs(state: &State, _query: &str, body: Vec<u8>) -> Reply {
     match pairs_of(state, &body) {
         Ok(value) => Reply::json(&value),
-        Err(message) => Reply::error(400, message),
+        Err(failure) => failure.reply(),
     }
 }
 
-fn pairs_of(state: &State, body: &[u8]) -> Result<Value, String> {
+fn pairs_of(state: &State, body: &[u8]) -> Result<Value, Failure> {
     let body: Value =
         serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
     if !body.is_object() {
@@ -305,7 +379,8 @@ fn pairs_of(state: &State, body: &[u8]) -> Result<Value, String> {
         return Err(format!(
             "{} segments make {pairs} pairs with these targets, at most {MAX_PAIRS}",
             segments.len()
-        ));
+        )
+        .into());
     }
     let mut engine = lock(state);
     let engine = &mut *engine;
@@ -349,11 +424,11 @@ fn table<T: Target>(
     engine: &mut rectcast::Engine,
     target: &T,
     segments: &[Segment],
-) -> Result<String, String> {
-    let results = target.pairs(engine, segments).map_err(|e| e.to_string())?;
+) -> Result<String, Failure> {
+    let results = target.pairs(engine, segments).map_err(Failure::engine)?;
     let columns = Table::Pairs(TargetColumns::of::<T>()).columns();
     let mut text = Vec::new();
-    let mut writer = CsvWriter::new(&mut text, columns).map_err(|e| e.to_string())?;
+    let mut writer = CsvWriter::new(&mut text, columns).map_err(Failure::internal)?;
     let n = target.len().max(1);
     for (i, result) in results.iter().enumerate() {
         let t = (i % n) as u32;
@@ -368,22 +443,22 @@ fn table<T: Target>(
             .chain(target.more_cells(t, result).as_slice())
             .copied()
             .collect();
-        writer.row(&row).map_err(|e| e.to_string())?;
+        writer.row(&row).map_err(Failure::internal)?;
     }
     writer
         .finish(results.len() as u64)
-        .map_err(|e| e.to_string())?;
-    String::from_utf8(text).map_err(|e| e.to_string())
+        .map_err(Failure::internal)?;
+    String::from_utf8(text).map_err(Failure::internal)
 }
 
 pub fn first_hit(state: &State, _query: &str, body: Vec<u8>) -> Reply {
     match first_hit_of(state, &body) {
         Ok(bytes) => Reply::ok("application/octet-stream", bytes),
-        Err(message) => Reply::error(400, message),
+        Err(failure) => failure.reply(),
     }
 }
 
-fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, String> {
+fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, Failure> {
     let word = |k: usize| -> Option<usize> {
         let bytes = body.get(4 * k..4 * k + 4)?;
         Some(u32::from_le_bytes(bytes.try_into().ok()?) as usize)
@@ -392,12 +467,14 @@ fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, String> {
         return Err(format!(
             "the body is {} bytes: it starts with two u32 counts (segments, rects)",
             body.len()
-        ));
+        )
+        .into());
     };
     if segments > MAX_SEGMENTS || rects > MAX_TARGETS {
         return Err(format!(
             "{segments} segments and {rects} rects: at most {MAX_SEGMENTS} and {MAX_TARGETS}"
-        ));
+        )
+        .into());
     }
     let expected = 8 + 16 * (segments + rects);
     if body.len() != expected {
@@ -405,7 +482,8 @@ fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, String> {
             "the body is {} bytes; {segments} segments and {rects} rects take 8 + 16 x {} = {expected}",
             body.len(),
             segments + rects
-        ));
+        )
+        .into());
     }
     let floats: Vec<f32> = body[8..]
         .chunks_exact(4)
@@ -422,7 +500,7 @@ fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, String> {
         .collect();
     let hits: Vec<FirstHit> = lock(state)
         .first_hit(&Batch::new(&segments, &rects))
-        .map_err(|e| e.to_string())?;
+        .map_err(Failure::engine)?;
     let mut out = Vec::with_capacity(16 * hits.len());
     for hit in &hits {
         out.extend(hit.rect.to_le_bytes());
