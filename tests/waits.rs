@@ -209,3 +209,50 @@ fn on_a_games_device_lost_between_calls_the_fallback_answers_and_nothing_panics(
     let reason = gpu.last_fallback().expect("the call says it fell back");
     assert!(reason.contains("lost"), "{reason}");
 }
+
+/// A polygon job of many chunks on a GPU far slower than the wait limit's one rate: a 200 × 1
+/// strip whose long sides are unit edges, and segments along its bottom edge, so half the pairs
+/// are collinear edges, the polygon kernel's slowest (15 µs a pair on lavapipe). With a limit
+/// of 1 ms, the first chunk has its compilation allowance and every later one its kernel's
+/// measured pace: the job finishes with the CPU's answer. (It failed on lavapipe at its second
+/// chunk, `rectcast pairs --backend gpu` on a 2000 × 1 strip, with the default limit.)
+/// scripts/test.sh: native only (how long chunks may wait, which no emulated arithmetic
+/// changes).
+#[test]
+fn a_polygon_job_slower_than_the_wait_limits_rate_finishes_at_its_own_pace() {
+    let limits = GpuLimits {
+        // 64 KiB bindings: 4,096 pairs a chunk.
+        max_binding_bytes: Some(64 << 10),
+        wait: Some(WaitLimit {
+            base: Duration::from_millis(1),
+            per_gigapair: Duration::ZERO,
+        }),
+        ..GpuLimits::default()
+    };
+    let Some(mut gpu) = gpu_engine("slow polygons", limits) else {
+        return;
+    };
+    let bottom = (0..=200).map(|x| [x as f32, 0.0]);
+    let top = (0..=200).rev().map(|x| [x as f32, 1.0]);
+    let strip: Vec<[f32; 2]> = bottom.chain(top).collect();
+    let polygons = rectcast::Polygons::from_rings([&strip]).expect("a simple strip");
+    let segments: Vec<rectcast::Segment> = (0..300)
+        .map(|i| rectcast::Segment::new(-1.0 - i as f32, 0.0, 201.0 + i as f32, 0.0))
+        .collect();
+    let want = cpu_engine()
+        .polygon_pairs(&segments, &polygons)
+        .expect("cpu");
+    let got = gpu
+        .polygon_pairs(&segments, &polygons)
+        .expect("a valid job finishes, however slow its kernel");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g, w,
+            "segment {i} {:?}: the GPU's contact differs",
+            segments[i]
+        );
+    }
+    assert_eq!(got.len(), want.len());
+    let call = gpu.last_gpu_call().expect("on the GPU");
+    assert!(call.chunks > 3, "a job of many chunks: {call:?}");
+}

@@ -46,6 +46,12 @@ struct Cli {
     /// CPU backend: the SIMD level (auto: the best this CPU runs).
     #[arg(long, global = true, value_enum, default_value = "auto")]
     simd: SimdArg,
+    /// GPU backend: how long a step may take before the GPU is taken as stuck, in seconds,
+    /// plus 100 s per 10^9 pairs (default 10; the first run of a walls, circles or polygons
+    /// kernel gets 120 s more, and later ones at least four times their measured pace). For a
+    /// slow adapter.
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = options::parse_gpu_wait)]
+    gpu_wait: Option<std::time::Duration>,
 }
 
 #[derive(Subcommand)]
@@ -96,6 +102,7 @@ fn main() -> ExitCode {
         threads: cli.threads,
         simd: cli.simd.level(),
     });
+    options::set_gpu_wait(cli.gpu_wait);
     let outcome: Outcome = match cli.command {
         Command::Pairs(args) => queries::run(args, Query::Pairs),
         Command::FirstHit(args) => queries::run(args, Query::FirstHit),

@@ -94,7 +94,32 @@ pub fn cpu_options() -> CpuOptions {
     CPU_OPTIONS.get().copied().unwrap_or_default()
 }
 
-/// An engine on `backend`, with the command line's CPU options.
+/// `--gpu-wait`, set once in `main`.
+static GPU_WAIT: OnceLock<Option<std::time::Duration>> = OnceLock::new();
+
+pub fn set_gpu_wait(base: Option<std::time::Duration>) {
+    let _ = GPU_WAIT.set(base);
+}
+
+/// `--gpu-wait SECONDS`: a positive number of seconds.
+pub fn parse_gpu_wait(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("{text} is not a number of seconds"))?;
+    std::time::Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{text}: a wait is a positive number of seconds"))
+}
+
+/// An engine on `backend`, with the command line's CPU options and GPU wait.
 pub fn engine(backend: Backend) -> Result<Engine, String> {
-    Engine::with_cpu_options(backend, cpu_options()).map_err(|e| e.to_string())
+    let mut engine = Engine::with_cpu_options(backend, cpu_options()).map_err(|e| e.to_string())?;
+    if let Some(&Some(base)) = GPU_WAIT.get() {
+        engine.set_gpu_wait(rectcast::WaitLimit {
+            base,
+            ..rectcast::WaitLimit::default()
+        });
+    }
+    Ok(engine)
 }

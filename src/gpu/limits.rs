@@ -30,6 +30,12 @@ pub struct GpuLimits {
 /// How long rectcast waits for one GPU step (a chunk's dispatch and readback, a frame) before
 /// it returns [`crate::Error::Timeout`]: `base`, plus `per_gigapair` for every 10^9 pairs the
 /// step covers. A GPU that stops answering then costs the caller an error, never a hang.
+///
+/// One rate cannot fit every kernel on every GPU: the shapes' kernels (walls, circles,
+/// polygons) run far below it on a software GPU. Their first dispatch of each entry point
+/// gets two minutes more (a software driver compiles the kernel then), and each later one at
+/// least four times the pace that entry point was measured at (from submission to read-back):
+/// a job slower than the rate but steady finishes, and a GPU that stops still times out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WaitLimit {
     pub base: Duration,

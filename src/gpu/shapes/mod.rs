@@ -30,6 +30,24 @@ use kernels::{CountsKernel, Reductions, ShapeKernels};
 /// (8 to 9 s for segment × segment on two cores, measured; more when other work shares them).
 const FIRST_DISPATCH_ALLOWANCE: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// How many times its own measured pace a step may take once it has run: past that it is taken
+/// as stuck. The wait limit assumes one rate for every kernel (10^7 pairs a second), and some
+/// run far slower on a software GPU: a polygon's collinear edges took 15 µs a pair on lavapipe,
+/// and every chunk after the first (which has the allowance above) timed out on a valid job.
+const MEASURED_MARGIN: f64 = 4.0;
+
+/// The longest wait a measured pace gives a step.
+const LONGEST_MEASURED_WAIT: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// An entry point that has run: the slowest pace it was measured at, in seconds per pair (from
+/// its submission to its read-back, so the chunks queued before it and its first compilation
+/// count too: an upper bound).
+#[derive(Clone, Copy, Debug)]
+struct Pace {
+    step: &'static str,
+    seconds_per_pair: f64,
+}
+
 /// One shape's queries on one GPU context: dense pairs, first hits, hits and counts.
 pub struct GpuShapeQueries<S: Shape> {
     context: GpuContext,
@@ -58,8 +76,9 @@ pub struct GpuShapeQueries<S: Shape> {
     /// One staging buffer per tile in flight (the ring's slots).
     staging: [Growable; CHUNKS_IN_FLIGHT],
     wait: WaitLimit,
-    /// The entry points that have run once (see [`FIRST_DISPATCH_ALLOWANCE`]).
-    ran: Vec<&'static str>,
+    /// The entry points that have run once (see [`FIRST_DISPATCH_ALLOWANCE`]), and their pace
+    /// (see [`MEASURED_MARGIN`]).
+    ran: Vec<Pace>,
     /// Where the last call's host time went.
     call: GpuCall,
     shape: std::marker::PhantomData<S>,
@@ -109,6 +128,8 @@ struct InFlight<W> {
     slot: usize,
     staged: Staged,
     submission: wgpu::SubmissionIndex,
+    /// When it was submitted: its pace is measured from here.
+    submitted: Instant,
     read: PendingRead,
 }
 
@@ -262,6 +283,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                     slot,
                     staged,
                     submission,
+                    submitted: Instant::now(),
                     read,
                 }))
             },
@@ -277,9 +299,11 @@ impl<S: Shape> GpuShapeQueries<S> {
                     wait,
                     |mapped| merge(work, mapped, again),
                 )?;
-                if !this.ran.contains(&done.staged.step) {
-                    this.ran.push(done.staged.step);
-                }
+                this.measured(
+                    done.staged.step,
+                    done.staged.pairs,
+                    done.submitted.elapsed(),
+                );
                 Ok(())
             },
             cancel: |this: &mut Self, done: InFlight<W>| {
@@ -291,13 +315,33 @@ impl<S: Shape> GpuShapeQueries<S> {
     }
 
     /// How long a submission over `pairs` may take: the wait limit, plus the first dispatch's
-    /// compilation allowance until entry point `step` has run once.
+    /// compilation allowance until entry point `step` has run once; after that, at least
+    /// [`MEASURED_MARGIN`] times the pace it was measured at.
     fn wait_for(&self, step: &'static str, pairs: usize) -> Wait {
-        let mut limit = self.wait.for_pairs(pairs as u64);
-        if !self.ran.contains(&step) {
-            limit += FIRST_DISPATCH_ALLOWANCE;
-        }
+        let limit = self.wait.for_pairs(pairs as u64);
+        let limit = match self.ran.iter().find(|pace| pace.step == step) {
+            None => limit + FIRST_DISPATCH_ALLOWANCE,
+            Some(pace) => {
+                let measured = MEASURED_MARGIN * pace.seconds_per_pair * pairs.max(1) as f64;
+                let measured = std::time::Duration::try_from_secs_f64(measured)
+                    .unwrap_or(LONGEST_MEASURED_WAIT)
+                    .min(LONGEST_MEASURED_WAIT);
+                limit.max(measured)
+            }
+        };
         Wait { step, limit }
+    }
+
+    /// Entry point `step` ran over `pairs` in `took`: its pace is the slowest measured.
+    fn measured(&mut self, step: &'static str, pairs: usize, took: std::time::Duration) {
+        let seconds_per_pair = took.as_secs_f64() / pairs.max(1) as f64;
+        match self.ran.iter_mut().find(|pace| pace.step == step) {
+            Some(pace) => pace.seconds_per_pair = pace.seconds_per_pair.max(seconds_per_pair),
+            None => self.ran.push(Pace {
+                step,
+                seconds_per_pair,
+            }),
+        }
     }
 
     /// Makes the staging buffer of `slot` hold `bytes` (inside the submit's error scope).
