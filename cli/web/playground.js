@@ -46,7 +46,6 @@ function setScene(scene, fit = false) {
     start: new Float32Array(bullets.flatMap((s) => [s[0], s[1]])),
     velocity: new Float32Array(bullets.flatMap((s) => [s[2] - s[0], s[3] - s[1]])),
     segments: new Float32Array(bullets.flat()),
-    hits: null,
   };
   state.segment = null;
   state.table = [];

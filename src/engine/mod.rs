@@ -85,8 +85,13 @@ impl std::fmt::Display for Chosen {
 
 /// The GPU host of every kernel, on one context.
 struct GpuHost {
-    pairs: GpuRectPairs,
+    context: GpuContext,
+    /// The dense and listed pairs' host, built on first use: a process that asks only first
+    /// hits, hits or counts never compiles its pipelines.
+    pairs: Option<GpuRectPairs>,
     queries: GpuRectQueries,
+    /// Whether kernels are timed ([`Engine::time_gpu_kernels`]), for the hosts built later.
+    timing: bool,
     /// One host per shape ([`Shape`]), built on first use (the exact kernels are long to
     /// compile), by the shape's type.
     shapes: HashMap<TypeId, Box<dyn ShapeHost>>,
@@ -109,11 +114,22 @@ struct GpuHost {
 }
 
 impl GpuHost {
+    /// The dense and listed pairs' host, built on first use with the limits, wait and timing
+    /// set so far.
+    fn pairs(&mut self) -> Result<&mut GpuRectPairs> {
+        if self.pairs.is_none() {
+            let mut pairs = GpuRectPairs::new(self.context.clone(), self.limits)?;
+            pairs.time_kernels(self.timing);
+            self.pairs = Some(pairs);
+        }
+        Ok(self.pairs.as_mut().expect("built above"))
+    }
+
     /// The GPU host of shape `S`, built on first use.
     fn shape_host<S: Shape>(&mut self) -> Result<&mut GpuShapeQueries<S>> {
         let key = TypeId::of::<S>();
         if !self.shapes.contains_key(&key) {
-            let host = GpuShapeQueries::<S>::new(self.pairs.context().clone(), self.limits)?;
+            let host = GpuShapeQueries::<S>::new(self.context.clone(), self.limits)?;
             self.shapes.insert(key, Box::new(host));
         }
         let host = self.shapes.get_mut(&key).expect("built above");
@@ -133,8 +149,10 @@ impl GpuHost {
 
     /// After a pairs call: its kernel time and where its host time went.
     fn account_pairs(&mut self) {
-        self.kernel_time = self.pairs.kernel_time();
-        self.call = Some(self.pairs.last_call());
+        if let Some(pairs) = &self.pairs {
+            self.kernel_time = pairs.kernel_time();
+            self.call = Some(pairs.last_call());
+        }
     }
 
     /// After a queries call: its kernel time and where its host time went.
@@ -279,14 +297,21 @@ impl Engine {
     }
 
     /// An engine on an existing GPU context (for instance a game's own device, see
-    /// [`GpuContext::from_device`]), optionally with lower limits than the device's.
+    /// [`GpuContext::from_device`]), optionally with lower limits than the device's. It
+    /// compiles the query kernels (first hit, hits, counts, clip); those of the dense and
+    /// listed pairs, of the broad phase's grid and of each shape are compiled at the first call
+    /// that needs them (a software driver takes seconds over each set; a first hit needs
+    /// none of them).
     ///
     /// # Errors
-    /// [`Error::Gpu`] if the kernels fail to build on the device.
+    /// [`Error::Gpu`] if the query kernels fail to build on the device (the others' failures
+    /// are their first call's errors).
     pub fn gpu(context: GpuContext, limits: GpuLimits) -> Result<Self> {
         Ok(Self::on(Inner::Gpu(Box::new(GpuHost {
-            pairs: GpuRectPairs::new(context.clone(), limits)?,
-            queries: GpuRectQueries::new(context, limits)?,
+            pairs: None,
+            queries: GpuRectQueries::new(context.clone(), limits)?,
+            context,
+            timing: false,
             shapes: HashMap::new(),
             limits,
             fallback: None,
@@ -328,7 +353,9 @@ impl Engine {
     /// CPU.
     pub fn set_gpu_wait(&mut self, wait: crate::gpu::WaitLimit) {
         if let Inner::Gpu(host) = &mut self.inner {
-            host.pairs.set_wait(wait);
+            if let Some(pairs) = &mut host.pairs {
+                pairs.set_wait(wait);
+            }
             host.queries.set_wait(wait);
             host.limits.wait = Some(wait);
             for shape in host.shapes.values_mut() {
@@ -491,7 +518,7 @@ impl Engine {
     /// What this engine runs on.
     pub fn chosen(&self) -> Chosen {
         match &self.inner {
-            Inner::Gpu(gpu) => Chosen::Gpu(gpu.pairs.context().describe()),
+            Inner::Gpu(gpu) => Chosen::Gpu(gpu.context.describe()),
             Inner::Cpu { kernel, reason } => Chosen::Cpu {
                 kernel: kernel.to_string(),
                 reason: reason.clone(),
@@ -504,7 +531,11 @@ impl Engine {
     /// waits for each dispatch before its readback is recorded: for benchmarks, not games.
     pub fn time_gpu_kernels(&mut self, on: bool) -> bool {
         match &mut self.inner {
-            Inner::Gpu(gpu) => gpu.pairs.time_kernels(on) & gpu.queries.time_kernels(on),
+            Inner::Gpu(gpu) => {
+                gpu.timing = on;
+                let pairs = gpu.pairs.as_mut().is_none_or(|p| p.time_kernels(on));
+                pairs & gpu.queries.time_kernels(on)
+            }
             Inner::Cpu { .. } => false,
         }
     }
@@ -529,7 +560,7 @@ impl Engine {
     /// The GPU context, when on the GPU.
     pub fn gpu_context(&self) -> Option<&GpuContext> {
         match &self.inner {
-            Inner::Gpu(gpu) => Some(gpu.pairs.context()),
+            Inner::Gpu(gpu) => Some(&gpu.context),
             Inner::Cpu { .. } => None,
         }
     }
@@ -540,7 +571,10 @@ impl Engine {
     /// on random scenes it is about zero; exact ties (a line through a corner) always count.
     pub fn uncertain_pairs(&self) -> u64 {
         match &self.inner {
-            Inner::Gpu(gpu) => gpu.pairs.uncertain_pairs() + gpu.queries.uncertain_pairs(),
+            Inner::Gpu(gpu) => {
+                let pairs = gpu.pairs.as_ref().map_or(0, |p| p.uncertain_pairs());
+                pairs + gpu.queries.uncertain_pairs()
+            }
             Inner::Cpu { .. } => 0,
         }
     }
@@ -549,7 +583,10 @@ impl Engine {
     /// when a batch needs more than any before.
     pub fn gpu_buffer_bytes(&self) -> u64 {
         match &self.inner {
-            Inner::Gpu(gpu) => gpu.pairs.buffer_bytes() + gpu.queries.buffer_bytes(),
+            Inner::Gpu(gpu) => {
+                let pairs = gpu.pairs.as_ref().map_or(0, |p| p.buffer_bytes());
+                pairs + gpu.queries.buffer_bytes()
+            }
             Inner::Cpu { .. } => 0,
         }
     }

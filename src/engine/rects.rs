@@ -69,7 +69,7 @@ impl Engine {
     ) -> Result<()> {
         self.run(|on| match on {
             On::Gpu(gpu) => {
-                gpu.pairs.pairs_dense(segments, rects, results)?;
+                gpu.pairs()?.pairs_dense(segments, rects, results)?;
                 gpu.account_pairs();
                 Ok(())
             }
@@ -97,7 +97,8 @@ impl Engine {
         self.run(|on| {
             match on {
                 On::Gpu(gpu) => {
-                    gpu.pairs.pairs_list(segments, rects, pairs, &mut results)?;
+                    gpu.pairs()?
+                        .pairs_list(segments, rects, pairs, &mut results)?;
                     gpu.account_pairs();
                 }
                 On::Cpu(kernel) => kernel.pairs_list(segments, rects, pairs, &mut results),

@@ -46,11 +46,16 @@ impl GridKernels {
         context.compiled::<Self, _>(|| Self::compile(context, queries_layout))
     }
 
+    /// Whether `context`'s device binds enough storage buffers per stage for them.
+    pub(crate) fn supported(context: &GpuContext) -> bool {
+        layouts::allow_grid(&context.limits())
+    }
+
     fn compile(
         context: &GpuContext,
         queries_layout: &wgpu::BindGroupLayout,
     ) -> Result<Option<Self>> {
-        if !layouts::allow_grid(&context.limits()) {
+        if !Self::supported(context) {
             return Ok(None);
         }
         let device = &context.device;

@@ -104,8 +104,10 @@ pub struct GpuRectQueries {
     /// Pairs re-decided on the host since creation.
     uncertain_pairs: u64,
     timer: Option<KernelTimer>,
-    /// The broad phase's pipelines (`None` where the device binds too few buffers), and its
-    /// buffers.
+    /// Whether the device binds enough buffers for the broad phase's pipelines.
+    grid_supported: bool,
+    /// Those pipelines, built by the first call that walks a grid (most calls never do: the
+    /// query pipelines alone open faster), and the grid's buffers.
     grid_kernels: Option<GridKernels>,
     grid: GridBuffers,
     /// Whether the last call walked a grid.
@@ -121,7 +123,8 @@ pub struct GridQuery<'a> {
 }
 
 impl GpuRectQueries {
-    /// Compiles the pipelines. Buffers are created on first use.
+    /// Compiles the query pipelines; the broad phase's are compiled by the first call that
+    /// walks a grid. Buffers are created on first use.
     ///
     /// # Errors
     /// [`crate::Error::Gpu`] if the shader or a pipeline fails validation on this device.
@@ -129,8 +132,8 @@ impl GpuRectQueries {
         let (max_binding_bytes, max_workgroups_per_dimension) = limits.resolve(&context);
         let kernels = QueryKernels::new(&context)?;
         let buffers = QueryBuffers::new(&context);
-        let grid_kernels = GridKernels::new(&context, &kernels.layout)?;
         let grid = GridBuffers::new(&context);
+        let grid_supported = GridKernels::supported(&context);
         Ok(Self {
             rects_per_dispatch: if context.is_software() {
                 SOFTWARE_RECTS_PER_DISPATCH
@@ -160,7 +163,8 @@ impl GpuRectQueries {
             timer: KernelTimer::new(&context, "rectcast.queries"),
             context,
             uncertain_pairs: 0,
-            grid_kernels,
+            grid_supported,
+            grid_kernels: None,
             grid,
             used_grid: false,
         })
@@ -211,7 +215,7 @@ impl GpuRectQueries {
 
     /// Whether this device can walk a grid at all.
     pub fn supports_grid(&self) -> bool {
-        self.grid_kernels.is_some()
+        self.grid_supported
     }
 
     /// Runs `kernel` over the whole batch, chunk by chunk, handing each chunk's outputs to
@@ -240,7 +244,7 @@ impl GpuRectQueries {
         }
         let grid = grid.filter(|g| {
             kernel != RectKernel::Clip
-                && self.grid_kernels.is_some()
+                && self.grid_supported
                 && m as u64 <= self.caps.rects
                 && g.plan.spans.len() == m
                 && fits(
@@ -250,6 +254,9 @@ impl GpuRectQueries {
                     self.max_workgroups_per_dimension,
                 )
         });
+        if grid.is_some() && self.grid_kernels.is_none() {
+            self.grid_kernels = GridKernels::new(&self.context, &self.kernels.layout)?;
+        }
         self.used_grid = grid.is_some();
         // Built on the first chunk's submission, unless the GPU holds this set's grid.
         let mut build =
