@@ -250,12 +250,10 @@ fn buffers_are_kept_between_calls_and_grow_only_for_a_bigger_batch() {
     assert!(gpu.gpu_buffer_bytes() > held);
 }
 
-#[test]
-fn engines_on_one_context_share_its_compiled_kernels() {
-    let Some(probe) = gpu_engine("engines_on_one_context_share", GpuLimits::default()) else {
-        return;
-    };
-    // A context of its own on the same device, so that no other test's engines count.
+/// A context of its own on the test device, under its emulation, so that no other test's
+/// engines count in its kernel compilations.
+fn own_context(test: &str) -> Option<GpuContext> {
+    let probe = gpu_engine(test, GpuLimits::default())?;
     let opened = probe.gpu_context().expect("on the gpu");
     let context = GpuContext::from_device(
         opened.device().clone(),
@@ -264,6 +262,14 @@ fn engines_on_one_context_share_its_compiled_kernels() {
     )
     .expect("the device meets the limits")
     .with_emulation(opened.emulation());
+    Some(context)
+}
+
+#[test]
+fn engines_on_one_context_share_its_compiled_kernels() {
+    let Some(context) = own_context("engines_on_one_context_share") else {
+        return;
+    };
     assert_eq!(context.kernel_compilations(), 0);
     let (segments, rects) = random_batch(42, 300, 50, 100.0);
     let mut first = Engine::gpu(context.clone(), GpuLimits::default()).expect("first engine");
@@ -279,7 +285,7 @@ fn engines_on_one_context_share_its_compiled_kernels() {
         "the second engine compiled again"
     );
     // Other pipeline constants are other kernels.
-    let other = match opened.emulation() {
+    let other = match context.emulation() {
         rectcast::gpu::Emulation::Native => rectcast::gpu::Emulation::Fused,
         _ => rectcast::gpu::Emulation::Native,
     };
@@ -478,18 +484,9 @@ fn hit_heavy_chunks_get_unread_results_from_the_gpu_or_decide_them_exactly() {
 /// fixed cost: `rectcast first-hit --backend gpu` on one pair went from 0.7 to 0.2 s).
 #[test]
 fn an_engine_compiles_only_the_kernels_its_calls_need() {
-    let Some(probe) = gpu_engine("compiles_what_it_needs", GpuLimits::default()) else {
+    let Some(context) = own_context("compiles_what_it_needs") else {
         return;
     };
-    // A context of its own on the same device, so that no other test's engines count.
-    let opened = probe.gpu_context().expect("on the gpu");
-    let context = GpuContext::from_device(
-        opened.device().clone(),
-        opened.queue().clone(),
-        opened.adapter_info().clone(),
-    )
-    .expect("the device meets the limits")
-    .with_emulation(opened.emulation());
     let mut gpu = Engine::gpu(context.clone(), GpuLimits::default()).expect("an engine");
     assert_eq!(context.kernel_compilations(), 1, "the query kernels only");
     let (segments, rects) = random_batch(43, 600, 200, 100.0);
