@@ -140,6 +140,11 @@ done
 # The playground in Chromium, against the binary the suite built (with Parquet, so that the
 # build is not repeated).
 stage "the playground in Chromium"
+node_major=$(node --version 2>/dev/null | sed -n 's/^v\([0-9]*\).*/\1/p') || true
+if [ "${node_major:-0}" -lt 18 ]; then
+    echo "scripts/test.sh: the playground's tests need Node.js 18 or later; found '$(node --version 2>&1)'" >&2
+    exit 1
+fi
 (cd cli/web && npm ci --no-audit --no-fund --silent)
 CHROMIUM="$chromium" RECTCAST_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/rectcast" \
     node cli/web/test/playground.mjs
