@@ -62,6 +62,11 @@ pub enum Error {
     /// not start).
     #[error("CPU backend: {0}")]
     CpuOptions(String),
+
+    /// `Backend::Auto`'s costs could not be read (`RECTCAST_AUTO_COSTS`, see
+    /// [`crate::AutoCosts::parse`]).
+    #[error("auto backend: {0}")]
+    AutoCosts(String),
     /// The results of `queries × targets` (segments × rects or shapes, or polygons × polygons)
     /// do not fit this machine's address space or memory.
     #[error(

@@ -39,7 +39,10 @@ pub use cpu::segment_polygon::{
 };
 pub use cpu::segment_rect::segment_rect;
 pub use cpu::segment_segment::{Contact, SegmentContact, segment_segment};
-pub use engine::{Backend, Chosen, Engine, FrameLoop};
+pub use engine::{
+    AUTO_COSTS_VAR, AutoCosts, Backend, Choice, Chosen, Engine, Family, FrameLoop,
+    GRID_TESTS_PER_SEGMENT, TestCost,
+};
 pub use error::{Error, InputArray, InputError, LimitShortfall, Problem, Result};
 pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts, OnInvalid, Skipped};

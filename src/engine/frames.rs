@@ -1,7 +1,8 @@
 //! One per-frame loop on either backend: [`FrameLoop`], the same calls over
 //! [`crate::gpu::frames::Frames`] on a GPU engine and over the engine itself on the CPU.
 
-use super::Engine;
+use super::auto::{Family, Work};
+use super::{Engine, Place};
 use crate::broad_phase::BroadPhase;
 use crate::error::{Error, InputArray, Result};
 use crate::gpu::WaitLimit;
@@ -67,13 +68,20 @@ struct CpuFrames {
 }
 
 impl FrameLoop {
-    /// A loop on `engine`'s backend, its buffers sized for `capacity` once.
+    /// A loop on `engine`'s backend, its buffers sized for `capacity` once. An `Auto` engine
+    /// opens a GPU here when its cost model expects a full frame to be sooner there (the
+    /// loop's many frames pay for the opening), and runs the loop on the CPU otherwise.
     ///
     /// # Errors
     /// On a GPU engine, as [`Frames::new`]; on the CPU, [`Error::TooManyPairs`] when the ring's
     /// result buffers do not fit in memory.
-    pub fn new(engine: Engine, capacity: FrameCapacity) -> Result<Self> {
-        let inner = match engine.gpu_context() {
+    pub fn new(mut engine: Engine, capacity: FrameCapacity) -> Result<Self> {
+        let grid = engine
+            .broad_phase
+            .uses_grid(capacity.segments, capacity.rects, false);
+        let work = Work::through(Family::FirstHits, capacity.segments, capacity.rects, grid);
+        let place = engine.place_for(work, true);
+        let inner = match engine.gpu_context().filter(|_| place == Place::Gpu) {
             Some(context) => {
                 let mut frames = Box::new(Frames::new(context, capacity)?);
                 frames.set_wait(engine.gpu_wait());

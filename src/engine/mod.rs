@@ -1,5 +1,6 @@
 //! The one entry point: an [`Engine`] on the GPU or the CPU, with the same API and results.
 
+mod auto;
 mod frames;
 mod layers;
 mod polygons;
@@ -9,7 +10,10 @@ mod shape_grids;
 mod shapes;
 mod targets;
 
+pub use auto::{AUTO_COSTS_VAR, AutoCosts, Choice, Family, GRID_TESTS_PER_SEGMENT, TestCost};
 pub use frames::FrameLoop;
+
+use auto::{Auto, Decision, Work};
 
 use crate::broad_phase::{BroadPhase, RectSet};
 use crate::cancel::Cancel;
@@ -46,7 +50,9 @@ impl<S: Shape> ShapeHost for GpuShapeQueries<S> {
 /// Which backend to run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Backend {
-    /// A hardware GPU when one opens, else the CPU ([`Engine::chosen`] says which and why).
+    /// Each call where the cost model ([`AutoCosts`]) expects it to finish sooner: the CPU,
+    /// or a hardware GPU, opened at the first call that would be sooner there, its opening
+    /// included ([`Engine::chosen`] and [`Engine::last_choice`] say which and why).
     #[default]
     Auto,
     /// The GPU; fail when none can be opened.
@@ -171,6 +177,13 @@ fn check_output(expected: usize, got: usize) -> Result<()> {
     }
 }
 
+/// Where a call runs, decided before it starts ([`Engine::place`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Gpu,
+    Cpu,
+}
+
 /// Where one call runs: what [`Engine::run`] hands a query.
 enum On<'a> {
     Gpu(&'a mut GpuHost),
@@ -181,7 +194,6 @@ enum Inner {
     Gpu(Box<GpuHost>),
     Cpu {
         kernel: CpuKernel,
-        reason: Option<String>,
     },
 }
 
@@ -216,20 +228,24 @@ pub struct Engine {
     /// What the last query over a [`Batch`] skipped, and the stand-ins it ran with.
     skipped: Skipped,
     stand_ins: StandIns,
+    /// `Backend::Auto`'s model and choices: on the CPU until a call opens a GPU; on the GPU
+    /// (its CPU kernel the fallback), each call where the model places it.
+    auto: Option<Box<Auto>>,
 }
 
 impl Engine {
-    /// An engine on the given backend. `Auto` falls back to the CPU when no GPU can be opened.
+    /// An engine on the given backend. `Auto` runs each call on the CPU when no GPU can be
+    /// opened, or when the CPU is sooner.
+    ///
+    /// With `Auto` no device is opened here: the first call that the cost model places on a
+    /// GPU opens one ([`AutoCosts`], read from `RECTCAST_AUTO_COSTS` when it is set).
     ///
     /// # Errors
     /// With `Backend::Gpu`: [`Error::NoAdapter`], [`Error::DeviceLimits`],
     /// [`Error::RequestDevice`], or [`Error::Gpu`] if the kernels fail to build on the device.
+    /// With `Auto`: [`Error::AutoCosts`] when `RECTCAST_AUTO_COSTS` cannot be read.
     pub fn new(backend: Backend) -> Result<Self> {
-        match backend {
-            Backend::Cpu => Ok(Self::cpu()),
-            Backend::Gpu => Self::gpu(GpuContext::new()?, GpuLimits::default()),
-            Backend::Auto => Ok(Self::auto(CpuKernel::default())),
-        }
+        Self::with_cpu_options(backend, CpuOptions::default())
     }
 
     /// [`new`](Self::new), with the CPU backend's threads and SIMD level set (used when the CPU
@@ -240,14 +256,17 @@ impl Engine {
     pub fn with_cpu_options(backend: Backend, options: CpuOptions) -> Result<Self> {
         let kernel = CpuKernel::new(options).map_err(Error::CpuOptions)?;
         match backend {
-            Backend::Cpu => Ok(Self::cpu_kernel(kernel, None)),
+            Backend::Cpu => Ok(Self::cpu_kernel(kernel)),
             Backend::Gpu => Self::gpu(GpuContext::new()?, GpuLimits::default()),
-            Backend::Auto => Ok(Self::auto(kernel)),
+            Backend::Auto => {
+                let costs = AutoCosts::from_env().map_err(Error::AutoCosts)?;
+                Ok(Self::auto(kernel, costs))
+            }
         }
     }
 
-    fn cpu_kernel(kernel: CpuKernel, reason: Option<String>) -> Self {
-        Self::on(Inner::Cpu { kernel, reason })
+    fn cpu_kernel(kernel: CpuKernel) -> Self {
+        Self::on(Inner::Cpu { kernel })
     }
 
     /// A fresh engine on `inner`: nothing timed or fallen back yet, the default broad phase.
@@ -267,33 +286,107 @@ impl Engine {
             cancel: None,
             skipped: Skipped::default(),
             stand_ins: StandIns::default(),
+            auto: None,
         }
     }
 
-    /// `Auto`: a hardware GPU when one opens; the CPU when none does, or when the only adapter
-    /// is a software one (lavapipe, WARP, SwiftShader), which runs the same kernel slower than
-    /// the CPU backend. `WGPU_ADAPTER_NAME` naming an adapter overrides that preference. On the
-    /// GPU, a call the GPU cannot finish (a timeout, a lost device) runs on the CPU instead
+    /// `Auto` with `costs`: on the CPU, until a call the model places on a GPU opens one.
+    /// Only a hardware GPU is taken: a software one (lavapipe, WARP, SwiftShader) runs the same
+    /// kernel slower than the CPU backend, unless [`AutoCosts::software_gpu`] (set when
+    /// `WGPU_ADAPTER_NAME` names an adapter). On the GPU, a call the GPU cannot finish (a
+    /// timeout, a lost device) runs on the CPU instead
     /// ([`with_cpu_fallback`](Self::with_cpu_fallback)).
-    fn auto(kernel: CpuKernel) -> Self {
-        let chosen_by_name = std::env::var_os("WGPU_ADAPTER_NAME").is_some();
-        let reason = match GpuContext::new() {
-            Ok(context) if context.is_software() && !chosen_by_name => format!(
+    pub fn auto(kernel: CpuKernel, costs: AutoCosts) -> Self {
+        let mut engine = Self::cpu_kernel(kernel);
+        let mut auto = Auto::new(costs);
+        if wgpu::Instance::enabled_backend_features().is_empty() {
+            // Built without GPU backends: no call will open one, and the reason is known now.
+            auto.refused = GpuContext::new().err().map(|e| e.to_string());
+        }
+        engine.auto = Some(Box::new(auto));
+        engine
+    }
+
+    /// `Auto`'s costs (`None` on an engine of another backend).
+    pub fn auto_costs(&self) -> Option<&AutoCosts> {
+        self.auto.as_ref().map(|auto| &auto.costs)
+    }
+
+    /// Sets `Auto`'s costs from the next call; nothing on an engine of another backend.
+    pub fn set_auto_costs(&mut self, costs: AutoCosts) {
+        if let Some(auto) = &mut self.auto {
+            auto.costs = costs;
+        }
+    }
+
+    /// Where `Auto` ran the last call and why: the model's estimates for both backends
+    /// (`None` on an engine of another backend, and before the first call).
+    pub fn last_choice(&self) -> Option<&Choice> {
+        self.auto.as_ref().and_then(|auto| auto.last.as_ref())
+    }
+
+    /// Where `work` runs: where the engine runs, or for `Auto`, where the model places it,
+    /// opening a GPU first when it says so (a GPU that cannot be opened, or a software one, is
+    /// never tried again).
+    fn place(&mut self, work: Work) -> Place {
+        self.place_for(work, false)
+    }
+
+    /// [`place`](Self::place) for `work` that is `lasting` (see [`Auto::decide`]).
+    fn place_for(&mut self, work: Work, lasting: bool) -> Place {
+        let open = matches!(self.inner, Inner::Gpu(_));
+        let Some(auto) = &mut self.auto else {
+            return if open { Place::Gpu } else { Place::Cpu };
+        };
+        let threads = match &self.inner {
+            Inner::Cpu { kernel, .. } => kernel.threads(),
+            Inner::Gpu(host) => host.fallback.as_ref().map_or(1, CpuKernel::threads),
+        };
+        match auto.decide(work, threads, open, lasting) {
+            Decision::Cpu => Place::Cpu,
+            Decision::Gpu => Place::Gpu,
+            Decision::Open => match self.open_gpu() {
+                Ok(()) => Place::Gpu,
+                Err(why) => {
+                    if let Some(auto) = &mut self.auto {
+                        auto.refuse(why);
+                    }
+                    Place::Cpu
+                }
+            },
+        }
+    }
+
+    /// Opens `Auto`'s GPU: the engine's CPU kernel becomes its fallback, and the wait limit
+    /// and kernel timing set so far carry over. The error says why not.
+    fn open_gpu(&mut self) -> std::result::Result<(), String> {
+        let software = self.auto.as_ref().is_some_and(|a| a.costs.software_gpu);
+        let context = GpuContext::new().map_err(|e| e.to_string())?;
+        if context.is_software() && !software {
+            return Err(format!(
                 "the GPU found, {}, is a software one, slower than the CPU",
                 context.adapter_info().name
-            ),
-            Ok(context) => match Self::gpu(context, GpuLimits::default()) {
-                Ok(engine) => return engine.falling_back_to(kernel),
-                Err(e) => e.to_string(),
-            },
-            Err(e) => e.to_string(),
+            ));
+        }
+        let (wait, timing) = self.auto.as_ref().map_or((None, false), |a| (a.wait, a.timing));
+        let limits = GpuLimits {
+            wait,
+            ..GpuLimits::default()
         };
-        Self::cpu_kernel(kernel, Some(reason))
+        let mut host = Self::gpu_host(context, limits).map_err(|e| e.to_string())?;
+        host.queries.time_kernels(timing);
+        host.timing = timing;
+        if let Inner::Cpu { kernel, .. } = std::mem::replace(&mut self.inner, Inner::Gpu(host))
+            && let Inner::Gpu(host) = &mut self.inner
+        {
+            host.fallback = Some(kernel);
+        }
+        Ok(())
     }
 
     /// The CPU backend: the best SIMD level of this CPU, one thread per core.
     pub fn cpu() -> Self {
-        Self::cpu_kernel(CpuKernel::default(), None)
+        Self::cpu_kernel(CpuKernel::default())
     }
 
     /// An engine on an existing GPU context (for instance a game's own device, see
@@ -307,7 +400,12 @@ impl Engine {
     /// [`Error::Gpu`] if the query kernels fail to build on the device (the others' failures
     /// are their first call's errors).
     pub fn gpu(context: GpuContext, limits: GpuLimits) -> Result<Self> {
-        Ok(Self::on(Inner::Gpu(Box::new(GpuHost {
+        Ok(Self::on(Inner::Gpu(Self::gpu_host(context, limits)?)))
+    }
+
+    /// The GPU host of [`gpu`](Self::gpu): the query kernels compiled, the others not yet.
+    fn gpu_host(context: GpuContext, limits: GpuLimits) -> Result<Box<GpuHost>> {
+        Ok(Box::new(GpuHost {
             pairs: None,
             queries: GpuRectQueries::new(context.clone(), limits)?,
             context,
@@ -319,7 +417,7 @@ impl Engine {
             kernel_time: None,
             call: None,
             pid: std::process::id(),
-        }))))
+        }))
     }
 
     /// On the GPU: a call the GPU cannot finish, because it timed out
@@ -352,6 +450,9 @@ impl Engine {
     /// How long each GPU step may take from now on (see [`GpuLimits::wait`]); nothing on the
     /// CPU.
     pub fn set_gpu_wait(&mut self, wait: crate::gpu::WaitLimit) {
+        if let Some(auto) = &mut self.auto {
+            auto.wait = Some(wait);
+        }
         if let Inner::Gpu(host) = &mut self.inner {
             if let Some(pairs) = &mut host.pairs {
                 pairs.set_wait(wait);
@@ -395,22 +496,39 @@ impl Engine {
 
     /// [`run_uncancelled`](Self::run_uncancelled), checking the cancel token before and after
     /// (the CPU checks it between chunks too): a cancelled call's results are discarded.
-    fn run<T>(&mut self, call: impl FnMut(On) -> Result<T>) -> Result<T> {
+    fn run<T>(&mut self, work: Work, call: impl FnMut(On) -> Result<T>) -> Result<T> {
         if self.cancelled() {
             return Err(Error::Cancelled);
         }
-        let outcome = self.run_uncancelled(call);
+        let place = self.place(work);
+        self.run_placed(place, call)
+    }
+
+    /// [`run`](Self::run) where [`place`](Self::place) put the call.
+    fn run_placed<T>(&mut self, place: Place, call: impl FnMut(On) -> Result<T>) -> Result<T> {
+        let outcome = self.run_uncancelled(place, call);
         if self.cancelled() {
             return Err(Error::Cancelled);
         }
         outcome
     }
 
-    /// Runs one call where the engine runs; on the GPU with a fallback, a timeout or a lost
-    /// device runs it again on the CPU (`call` must then write every output afresh).
-    fn run_uncancelled<T>(&mut self, mut call: impl FnMut(On) -> Result<T>) -> Result<T> {
+    /// Runs one call at `place`; on the GPU with a fallback, a timeout or a lost device runs
+    /// it again on the CPU (`call` must then write every output afresh).
+    fn run_uncancelled<T>(
+        &mut self,
+        place: Place,
+        mut call: impl FnMut(On) -> Result<T>,
+    ) -> Result<T> {
         self.last_fallback = None;
+        self.kernel_time = None;
+        self.gpu_call = None;
         match &mut self.inner {
+            // `Auto` on the GPU placed this call on its CPU.
+            Inner::Gpu(host) if place == Place::Cpu => match &mut host.fallback {
+                Some(kernel) => call(On::Cpu(kernel)),
+                None => unreachable!("only `Auto` places a GPU engine's call on the CPU"),
+            },
             Inner::Gpu(host) => {
                 host.kernel_time = None;
                 host.call = None;
@@ -472,20 +590,24 @@ impl Engine {
     fn run_with_grid<T>(
         &mut self,
         batch: &Batch,
+        family: Family,
         mut call: impl FnMut(On, Option<GridQuery>) -> Result<T>,
     ) -> Result<T> {
-        let use_grid = self.broad_phase.uses_grid(
-            batch.segments.len(),
-            batch.rects.len(),
-            batch.rect_set.is_some(),
-        );
+        let (segments, rects) = (batch.segments.len(), batch.rects.len());
+        let use_grid = self
+            .broad_phase
+            .uses_grid(segments, rects, batch.rect_set.is_some());
+        if self.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let place = self.place(Work::through(family, segments, rects, use_grid));
         let mut own = std::mem::take(&mut self.own_grid);
         if use_grid && batch.rect_set.is_none() {
-            match &self.inner {
-                Inner::Gpu(_) => {
+            match self.cpu_at(place) {
+                None => {
                     own.plan(batch.rects);
                 }
-                Inner::Cpu { kernel, .. } => kernel.build_rect_grid(&mut own, batch.rects),
+                Some(kernel) => kernel.build_rect_grid(&mut own, batch.rects),
             }
         }
         let grid = use_grid.then(|| match batch.rect_set {
@@ -499,29 +621,49 @@ impl Engine {
             },
         });
         let mut used = false;
-        let outcome = self.run(|on| {
-            used = match on {
-                On::Gpu(_) => grid.is_some(),
-                On::Cpu(_) => grid.is_some_and(|g| g.plan.is_built()),
+        let mut on_gpu = false;
+        let outcome = self.run_placed(place, |on| {
+            (used, on_gpu) = match on {
+                On::Gpu(_) => (grid.is_some(), true),
+                On::Cpu(_) => (grid.is_some_and(|g| g.plan.is_built()), false),
             };
             call(on, grid)
         });
         self.used_grid = match &self.inner {
             // The GPU may have run the brute force anyway (bindings too small, say).
-            Inner::Gpu(host) if self.last_fallback.is_none() => used && host.queries.used_grid(),
+            Inner::Gpu(host) if on_gpu && self.last_fallback.is_none() => {
+                used && host.queries.used_grid()
+            }
             _ => used,
         };
         self.own_grid = own;
         outcome
     }
 
-    /// What this engine runs on.
+    /// The CPU kernel a call placed at `place` runs on: `None` on the GPU.
+    fn cpu_at(&mut self, place: Place) -> Option<&mut CpuKernel> {
+        match (&mut self.inner, place) {
+            (Inner::Cpu { kernel, .. }, _) => Some(kernel),
+            (Inner::Gpu(_), Place::Gpu) => None,
+            (Inner::Gpu(host), Place::Cpu) => host.fallback.as_mut(),
+        }
+    }
+
+    /// What this engine runs on; for `Auto`, where its last call ran and why
+    /// ([`last_choice`](Self::last_choice) has the model's estimates).
     pub fn chosen(&self) -> Chosen {
+        let auto = self.auto.as_deref();
         match &self.inner {
-            Inner::Gpu(gpu) => Chosen::Gpu(gpu.context.describe()),
-            Inner::Cpu { kernel, reason } => Chosen::Cpu {
+            Inner::Gpu(host) => match (auto.and_then(|a| a.last.as_ref()), &host.fallback) {
+                (Some(last), Some(kernel)) if !last.gpu => Chosen::Cpu {
+                    kernel: kernel.to_string(),
+                    reason: Some(last.to_string()),
+                },
+                _ => Chosen::Gpu(host.context.describe()),
+            },
+            Inner::Cpu { kernel } => Chosen::Cpu {
                 kernel: kernel.to_string(),
-                reason: reason.clone(),
+                reason: auto.map(Auto::reason),
             },
         }
     }
@@ -530,6 +672,9 @@ impl Engine {
     /// they can be timed: false on the CPU and on adapters without timestamp queries. Timing
     /// waits for each dispatch before its readback is recorded: for benchmarks, not games.
     pub fn time_gpu_kernels(&mut self, on: bool) -> bool {
+        if let Some(auto) = &mut self.auto {
+            auto.timing = on;
+        }
         match &mut self.inner {
             Inner::Gpu(gpu) => {
                 gpu.timing = on;

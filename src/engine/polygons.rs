@@ -14,6 +14,7 @@ use crate::validate;
 use super::shapes::{
     SHAPE_PAIRS_PER_CHUNK, check_indices, counts_in_rows, first_hits_in_rows, hits_in_rows,
 };
+use super::auto::{Family, Work};
 use super::{Engine, On};
 
 /// A (segment, polygon index) pair's contact, on the culled paths.
@@ -93,8 +94,8 @@ impl Engine {
         };
         // Each pair's hit alone, never listed (1M bullets × 100k polygons on bullet hell
         // listed 100M hits with their contacts).
-        let culled = self.culled_polygons(segments, polygons, |this, bounds, _, hit| {
-            this.with_shape_grid(segments.len(), bounds, None, |kernel, grid| {
+        let culled = self.culled_polygons(segments, polygons, |this, work, bounds, _, hit| {
+            this.with_shape_grid(work, segments.len(), bounds, None, |kernel, grid| {
                 kernel.shape_counts_culled(segments, bounds, grid, |_, _| None, hit, &mut counts)
             })
         })?;
@@ -115,8 +116,8 @@ impl Engine {
         order: &impl FirstOrder<PolygonContact>,
         first: &mut [Option<ShapeHit<PolygonContact>>],
     ) -> Result<bool> {
-        self.culled_polygons(segments, polygons, |this, bounds, contact, _| {
-            this.culled_first_hits(segments, bounds, None, |_, _| None, contact, order, first)
+        self.culled_polygons(segments, polygons, |this, work, bounds, contact, _| {
+            this.culled_first_hits(work, segments, bounds, None, |_, _| None, contact, order, first)
         })
     }
 
@@ -127,8 +128,8 @@ impl Engine {
         polygons: &Polygons,
         each: impl FnMut(&[ShapeHit<PolygonContact>]),
     ) -> Result<bool> {
-        self.culled_polygons(segments, polygons, |this, bounds, contact, _| {
-            this.culled_hits(segments, bounds, |_, _| None, contact, each)
+        self.culled_polygons(segments, polygons, |this, work, bounds, contact, _| {
+            this.culled_hits(work, segments, bounds, |_, _| None, contact, each)
         })
     }
 
@@ -139,7 +140,7 @@ impl Engine {
         &mut self,
         segments: &[Segment],
         polygons: &Polygons,
-        run: impl FnOnce(&mut Self, &[Rect], &PolygonContactOf, &PolygonHitOf) -> Result<R>,
+        run: impl FnOnce(&mut Self, Work, &[Rect], &PolygonContactOf, &PolygonHitOf) -> Result<R>,
     ) -> Result<R> {
         validate::check_inputs(segments, &[])?;
         check_indices(segments.len(), polygons.edge_count(), InputArray::Polygons)?;
@@ -153,7 +154,8 @@ impl Engine {
         let hit = |q: &Segment, k: usize| {
             polygon_hit(q, &edges[offsets[k] as usize..offsets[k + 1] as usize])
         };
-        run(self, &bounds, &contact, &hit)
+        let work = Work::dense(Family::Polygons, segments.len(), polygons.edge_count());
+        run(self, work, &bounds, &contact, &hit)
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed
@@ -244,7 +246,8 @@ impl Engine {
         for (c, chunk) in segments.chunks(rows).enumerate() {
             out.clear();
             out.resize(chunk.len() * polygons.len(), PolygonContact::MISS);
-            self.run(|on| match on {
+            let work = Work::dense(Family::Polygons, chunk.len(), edges.len());
+            self.run(work, |on| match on {
                 On::Gpu(gpu) => {
                     edge_contacts.clear();
                     edge_contacts.resize(chunk.len() * edges.len(), EdgeContact::MISS);

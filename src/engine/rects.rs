@@ -1,4 +1,5 @@
 //! The queries over rects: pairs, first hits, hits, counts and clipping, on either backend.
+use super::auto::{Family, Work};
 use super::{Engine, On, check_output};
 use crate::cpu::grid::Grid;
 use crate::error::{Error, InputArray, Result};
@@ -67,7 +68,8 @@ impl Engine {
         rects: &[Rect],
         results: &mut [PairResult],
     ) -> Result<()> {
-        self.run(|on| match on {
+        let work = Work::dense(Family::Pairs, segments.len(), rects.len());
+        self.run(work, |on| match on {
             On::Gpu(gpu) => {
                 gpu.pairs()?.pairs_dense(segments, rects, results)?;
                 gpu.account_pairs();
@@ -94,7 +96,7 @@ impl Engine {
         validate::check_inputs(segments, rects)?;
         validate::check_pairs(pairs, segments.len(), rects.len())?;
         let mut results = vec![PairResult::MISS; pairs.len()];
-        self.run(|on| {
+        self.run(Work::dense(Family::Pairs, pairs.len(), 1), |on| {
             match on {
                 On::Gpu(gpu) => {
                     gpu.pairs()?
@@ -135,7 +137,7 @@ impl Engine {
     pub fn first_hit_into(&mut self, batch: &Batch, out: &mut [FirstHit]) -> Result<()> {
         self.admitting(batch, |engine, batch| {
             check_output(batch.segments.len(), out.len())?;
-            engine.run_with_grid(batch, |on, grid| {
+            engine.run_with_grid(batch, Family::FirstHits, |on, grid| {
                 match on {
                     On::Gpu(gpu) => {
                         gpu.queries.first_hit(batch, grid, out)?;
@@ -169,7 +171,7 @@ impl Engine {
     pub fn first_hit_rects_into(&mut self, batch: &Batch, out: &mut [u32]) -> Result<()> {
         self.admitting(batch, |engine, batch| {
             check_output(batch.segments.len(), out.len())?;
-            engine.run_with_grid(batch, |on, grid| {
+            engine.run_with_grid(batch, Family::FirstHits, |on, grid| {
                 match on {
                     On::Gpu(gpu) => {
                         gpu.queries.first_hit_rects(batch, grid, out)?;
@@ -193,7 +195,7 @@ impl Engine {
     /// As [`first_hit`](Self::first_hit).
     pub fn hits(&mut self, batch: &Batch) -> Result<Vec<Hit>> {
         self.admitting(batch, |engine, batch| {
-            engine.run_with_grid(batch, |on, grid| match on {
+            engine.run_with_grid(batch, Family::Hits, |on, grid| match on {
                 On::Gpu(gpu) => {
                     let hits = gpu.queries.hits(batch, grid)?;
                     gpu.account_queries();
@@ -217,7 +219,7 @@ impl Engine {
             per_segment: vec![0; batch.segments.len()],
             per_target: vec![0; batch.rects.len()],
         };
-        self.run_with_grid(batch, |on, grid| {
+        self.run_with_grid(batch, Family::FirstHits, |on, grid| {
             // Afresh: a GPU call that failed may have added some chunks' counts.
             counts.per_segment.fill(0);
             counts.per_target.fill(0);
@@ -259,7 +261,7 @@ impl Engine {
         };
         validate::check_inputs(segments, rects)?;
         let mut results = vec![FirstHit::NONE; segments.len()];
-        self.run(|on| {
+        self.run(Work::dense(Family::Pairs, segments.len(), 1), |on| {
             match on {
                 On::Gpu(gpu) => {
                     gpu.queries.clip(segments, rects, &mut results)?;

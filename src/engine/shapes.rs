@@ -1,5 +1,6 @@
 //! The queries over shapes ([`Shape`]: walls, circles), on either backend.
-use super::{Engine, Inner, On};
+use super::auto::{Family, Work};
+use super::{Engine, Inner, On, Place};
 use crate::Circle;
 use crate::cpu::batched::{ByIndex, CpuKernel, FirstOrder, Simd};
 use crate::cpu::grid::Grid;
@@ -150,7 +151,8 @@ impl Engine {
         shapes: &[S],
         out: &mut [S::Contact],
     ) -> Result<()> {
-        self.run(|on| match on {
+        let work = Work::dense(family::<S>(), segments.len(), shapes.len());
+        self.run(work, |on| match on {
             On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| host.pairs_dense(segments, shapes, out)),
             On::Cpu(kernel) => {
                 kernel.shape_pairs_dense(segments, shapes, out);
@@ -202,14 +204,15 @@ impl Engine {
         let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let mut hits = Vec::new();
-        if self.culled_hits(segments, &bounds, filter, contact, |chunk| {
+        let work = Work::dense(family::<S>(), segments.len(), shapes.len());
+        if self.culled_hits(work, segments, &bounds, filter, contact, |chunk| {
             hits.extend_from_slice(chunk)
         })? {
             return Ok(hits);
         }
         if S::KERNEL.reduces {
             // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
-            return self.run(|on| match on {
+            return self.run(work, |on| match on {
                 On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| host.hits(segments, shapes)),
                 On::Cpu(kernel) => {
                     let mut hits = Vec::new();
@@ -242,15 +245,16 @@ impl Engine {
         let contact = contact_of(shapes);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let along = S::paths(shapes);
+        let work = Work::dense(family::<S>(), segments.len(), shapes.len());
         let culled = self.culled_first_hits(
-            segments, &bounds, along, filter, contact, &ByIndex, &mut first,
+            work, segments, &bounds, along, filter, contact, &ByIndex, &mut first,
         )?;
         if culled {
             return Ok(first);
         }
         if S::KERNEL.reduces {
             // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
-            self.run(|on| {
+            self.run(work, |on| {
                 first.fill(None);
                 match on {
                     On::Gpu(gpu) => {
@@ -285,7 +289,8 @@ impl Engine {
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let hit = |q: &Segment, k: usize| S::hit(q, &shapes[k]);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
-        let listed = self.with_shape_grid(segments.len(), &bounds, None, |kernel, grid| {
+        let work = Work::dense(family::<S>(), segments.len(), shapes.len());
+        let listed = self.with_shape_grid(work, segments.len(), &bounds, None, |kernel, grid| {
             kernel.shape_counts_culled(segments, &bounds, grid, filter, hit, &mut counts)
         })?;
         if listed {
@@ -293,7 +298,7 @@ impl Engine {
         }
         // On the GPU: the kernel's counts entry point, summed there (the CPU, without a grid,
         // if the GPU times out).
-        self.run(|on| {
+        self.run(work, |on| {
             counts.per_segment.fill(0);
             counts.per_target.fill(0);
             match on {
@@ -330,6 +335,7 @@ impl Engine {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn culled_first_hits<C: ShapeContact>(
         &mut self,
+        work: Work,
         segments: &[Segment],
         bounds: &[Rect],
         along: Option<&[Segment]>,
@@ -338,7 +344,7 @@ impl Engine {
         order_of: &impl FirstOrder<C>,
         first: &mut [Option<ShapeHit<C>>],
     ) -> Result<bool> {
-        self.with_shape_grid(segments.len(), bounds, along, |kernel, grid| {
+        self.with_shape_grid(work, segments.len(), bounds, along, |kernel, grid| {
             kernel.shape_first_hits_culled(segments, bounds, grid, filter, contact, order_of, first)
         })
     }
@@ -346,9 +352,10 @@ impl Engine {
     /// On the CPU, runs `run` with the grid over `bounds` when the broad-phase setting picks
     /// it (one of the last few calls' when it was over the same shapes, else built for the
     /// call: [`ShapeGrids`](super::shape_grids::ShapeGrids)), else `None`; `false` on the GPU,
-    /// unless [on its host](Engine::on_host).
+    /// unless [on its host](Engine::on_host) or `Auto` places `work` on the CPU.
     pub(super) fn with_shape_grid(
         &mut self,
+        work: Work,
         segments: usize,
         bounds: &[Rect],
         along: Option<&[Segment]>,
@@ -359,11 +366,15 @@ impl Engine {
         if self.cancelled() {
             return Err(Error::Cancelled);
         }
+        let place = match self.shapes_on_host {
+            true => Place::Cpu,
+            false => self.place(work),
+        };
         // On a GPU engine's host, the call's GPU part says where it ran and whether it used
         // a grid: the fallback's report and `used_grid` are its.
         let (kernel, own_call) = match &mut self.inner {
             Inner::Cpu { kernel, .. } => (kernel, true),
-            Inner::Gpu(host) if self.shapes_on_host => {
+            Inner::Gpu(host) if place == Place::Cpu => {
                 let cancel = &self.cancel;
                 let kernel = match &mut host.fallback {
                     // The CPU options the engine was given.
@@ -374,7 +385,7 @@ impl Engine {
                         kernel
                     }),
                 };
-                (kernel, false)
+                (kernel, !self.shapes_on_host)
             }
             Inner::Gpu(_) => return Ok(false),
         };
@@ -406,13 +417,14 @@ impl Engine {
     /// [`reduces`](crate::ShapeKernel::reduces), else on the host).
     pub(super) fn culled_hits<C: ShapeContact>(
         &mut self,
+        work: Work,
         segments: &[Segment],
         bounds: &[Rect],
         filter: impl FnOnce(Simd, &[u32]) -> Option<LaneFilter>,
         contact: impl Fn(&Segment, usize) -> C + Sync,
         each: impl FnMut(&[ShapeHit<C>]),
     ) -> Result<bool> {
-        self.with_shape_grid(segments.len(), bounds, None, |kernel, grid| {
+        self.with_shape_grid(work, segments.len(), bounds, None, |kernel, grid| {
             kernel.shape_hit_chunks(segments, bounds, grid, filter, contact, each)
         })
     }
@@ -444,6 +456,15 @@ impl Engine {
         circles: &[Circle],
     ) -> Result<Vec<CircleContact>> {
         self.shape_pairs(segments, circles)
+    }
+}
+
+/// The cost model's family of shape `S`'s calls.
+pub(super) fn family<S: Shape>() -> Family {
+    match S::ARRAY {
+        InputArray::Circles => Family::Circles,
+        InputArray::Polygons => Family::Polygons,
+        _ => Family::Walls,
     }
 }
 
