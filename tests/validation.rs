@@ -84,20 +84,12 @@ fn a_wrong_sized_output_buffer_is_an_error() {
 }
 
 #[test]
-fn the_auto_backend_says_what_it_chose() {
+fn the_auto_backend_opens_nothing_before_a_call_and_says_so() {
     let engine = rectcast::Engine::new(rectcast::Backend::Auto).expect("auto never fails");
     let chosen = engine.chosen().to_string();
+    assert!(engine.gpu_context().is_none(), "{chosen}");
     assert!(
-        chosen.starts_with("gpu: ") || chosen.starts_with("cpu: "),
+        chosen.starts_with("cpu: ") && chosen.contains("(auto: no call yet; a GPU opens when"),
         "{chosen}"
     );
-    if let Some(context) = rectcast::GpuContext::new().ok().filter(|c| c.is_software()) {
-        // Only a software adapter (lavapipe in CI): the CPU backend is faster, and auto says so.
-        if std::env::var_os("WGPU_ADAPTER_NAME").is_none() {
-            assert!(
-                chosen.contains("software") && chosen.contains(&context.adapter_info().name),
-                "{chosen}"
-            );
-        }
-    }
 }

@@ -163,13 +163,33 @@ pub fn report<T>(file: &Records<T>) {
     }
 }
 
+/// What a job has said on stderr about its engine.
+#[derive(Default)]
+pub struct Said {
+    fallback: bool,
+    /// The backend the last chunk ran on, as last said.
+    backend: Option<String>,
+}
+
 /// Says on stderr, once per job, that the engine ran a chunk on the CPU because the GPU could
-/// not finish it (`Backend::Auto`: a timeout or a lost device); the results are the same.
-pub fn note_fallback(engine: &rectcast::Engine, said: &mut bool) {
+/// not finish it (`Backend::Auto`: a timeout or a lost device); the results are the same. With
+/// `--verbose`, also where the chunk ran and why, each time that changes.
+pub fn note_engine(engine: &rectcast::Engine, said: &mut Said) {
     if let Some(why) = engine.last_fallback()
-        && !*said
+        && !said.fallback
     {
         eprintln!("rectcast: {why}");
-        *said = true;
+        said.fallback = true;
+    }
+    if crate::options::verbose() {
+        let chosen = engine.chosen();
+        let backend = match &chosen {
+            rectcast::Chosen::Gpu(adapter) => format!("gpu {adapter}"),
+            rectcast::Chosen::Cpu { kernel, .. } => format!("cpu {kernel}"),
+        };
+        if said.backend.as_ref() != Some(&backend) {
+            eprintln!("rectcast: backend: {chosen}");
+            said.backend = Some(backend);
+        }
     }
 }

@@ -52,6 +52,11 @@ struct Cli {
     /// slow adapter.
     #[arg(long, global = true, value_name = "SECONDS", value_parser = options::parse_gpu_wait)]
     gpu_wait: Option<std::time::Duration>,
+    /// Say on stderr where each query ran and why: with `--backend auto`, the cost model's
+    /// estimates for the CPU and the GPU (RECTCAST_AUTO_COSTS sets its constants; `rectcast
+    /// bench --query auto` measures them).
+    #[arg(long, short, global = true)]
+    verbose: bool,
 }
 
 #[derive(Subcommand)]
@@ -103,6 +108,7 @@ fn main() -> ExitCode {
         simd: cli.simd.level(),
     });
     options::set_gpu_wait(cli.gpu_wait);
+    options::set_verbose(cli.verbose);
     let outcome: Outcome = match cli.command {
         Command::Pairs(args) => queries::run(args, Query::Pairs),
         Command::FirstHit(args) => queries::run(args, Query::FirstHit),

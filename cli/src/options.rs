@@ -112,6 +112,17 @@ pub fn parse_gpu_wait(text: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("{text}: a wait is a positive number of seconds"))
 }
 
+/// `--verbose`, set once in `main`.
+static VERBOSE: OnceLock<bool> = OnceLock::new();
+
+pub fn set_verbose(verbose: bool) {
+    let _ = VERBOSE.set(verbose);
+}
+
+pub fn verbose() -> bool {
+    VERBOSE.get().copied().unwrap_or(false)
+}
+
 /// An engine on `backend`, with the command line's CPU options and GPU wait.
 pub fn engine(backend: Backend) -> Result<Engine, String> {
     let mut engine = Engine::with_cpu_options(backend, cpu_options()).map_err(|e| e.to_string())?;

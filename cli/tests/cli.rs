@@ -765,31 +765,38 @@ fn a_clean_run_prints_nothing_on_stderr_without_xdg_runtime_dir() {
 
 #[test]
 fn without_a_gpu_driver_the_reason_for_the_cpu_is_one_short_line() {
-    let o = Command::new(env!("CARGO_BIN_EXE_rectcast"))
-        .args(["demo", "--backend", "auto"])
-        // The Vulkan loader finds no driver at all.
-        .env("VK_DRIVER_FILES", "/nonexistent/rectcast.json")
-        .env("VK_ICD_FILENAMES", "/nonexistent/rectcast.json")
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let line = out
-        .lines()
-        .find(|l| l.starts_with("backend: "))
-        .expect("a backend line");
-    assert!(line.starts_with("backend: cpu: "), "{line}");
-    assert!(line.len() <= 140, "{} characters: {line}", line.len());
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+            .args(args)
+            // The Vulkan loader finds no driver at all.
+            .env("VK_DRIVER_FILES", "/nonexistent/rectcast.json")
+            .env("VK_ICD_FILENAMES", "/nonexistent/rectcast.json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let line = |out: &str, start: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start:?} line in:\n{out}"))
+            .to_string()
+    };
+    // The demo's frame is sooner on the CPU than a GPU's opening: auto tries none.
+    let demo = line(&run(&["demo", "--backend", "auto"]), "backend: ");
+    assert!(demo.starts_with("backend: cpu: "), "{demo}");
+    assert!(demo.len() <= 140, "{} characters: {demo}", demo.len());
+    // `info` says which GPU auto would open: none, and why.
+    let info = line(&run(&["info"]), "  the GPU auto would open: ");
+    assert!(info.len() <= 140, "{} characters: {info}", info.len());
     if cfg!(target_os = "linux") {
         assert!(
-            line.contains(
+            info.contains(
                 "no Vulkan driver found; on Debian or Ubuntu: apt-get install mesa-vulkan-drivers"
             ),
-            "{line}"
+            "{info}"
         );
     }
-    let info = rectcast(&["info"]);
-    assert!(String::from_utf8_lossy(&info.stdout).contains("adapters found"));
 }
 
 #[test]
@@ -1658,4 +1665,88 @@ fn a_geometry_that_is_not_a_line_in_segments_names_its_place_or_is_skipped() {
     ]);
     assert!(!o.status.success() && !geojson_out.exists());
     assert!(stderr(&o).contains("not written"), "{}", stderr(&o));
+}
+
+/// `first-hit` on `QUERY_SEGMENTS` × `QUERY_RECTS` with `--backend auto --verbose` and `env`.
+fn auto_first_hit(dir: &Dir, env: &[(&str, &str)], out: Option<&Path>) -> Output {
+    let segments = dir.file("s.csv", QUERY_SEGMENTS);
+    let rects = dir.file("r.csv", QUERY_RECTS);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rectcast"));
+    command
+        .args(["first-hit", "--segments", segments.to_str().unwrap()])
+        .args(["--rects", rects.to_str().unwrap(), "--backend", "auto", "--verbose"])
+        .env_remove("RECTCAST_AUTO_COSTS")
+        .envs(env.iter().copied());
+    if let Some(out) = out {
+        command.args(["--out", out.to_str().unwrap()]);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn verbose_says_a_tiny_auto_job_ran_on_the_cpu_and_why() {
+    let dir = Dir::new();
+    let o = auto_first_hit(&dir, &[], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stderr(&o);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("rectcast: backend: "))
+        .unwrap_or_else(|| panic!("no backend line in: {said}"));
+    assert!(
+        line.starts_with("rectcast: backend: cpu: ")
+            && line.contains("auto: first_hits, ")
+            && line.contains("the CPU's "),
+        "{line}"
+    );
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        query("first-hit", &dir, "cpu")
+    );
+}
+
+#[test]
+fn a_bad_rectcast_auto_costs_names_the_item_and_writes_nothing() {
+    let dir = Dir::new();
+    let out = dir.0.path().join("first.csv");
+    let o = auto_first_hit(
+        &dir,
+        &[("RECTCAST_AUTO_COSTS", "gpu_open_ms=10, hitz=1/2")],
+        Some(&out),
+    );
+    assert!(!o.status.success());
+    assert_eq!(
+        stderr(&o).trim(),
+        "rectcast: error: auto backend: RECTCAST_AUTO_COSTS: item 2 `hitz=1/2`: unknown cost hitz (known: gpu_open_ms, gpu_call_ms, pairs, first_hits, hits, walls, circles, polygons)"
+    );
+    assert!(!out.exists(), "a partial output was left");
+}
+
+#[test]
+fn costs_that_make_the_gpu_sooner_open_it_with_the_same_rows() {
+    let dir = Dir::new();
+    let costs = "gpu_open_ms=0,gpu_call_ms=0,first_hits=1000000/1";
+    // WGPU_ADAPTER_NAME lets auto take a software GPU (lavapipe in CI).
+    let name = rectcast::GpuContext::new().map(|c| c.adapter_info().name.clone());
+    let Ok(name) = name else {
+        assert_ne!(
+            std::env::var("RECTCAST_REQUIRE_GPU").as_deref(),
+            Ok("1"),
+            "no GPU: {name:?}"
+        );
+        eprintln!("SKIPPED costs_that_make_the_gpu_sooner_open_it: no GPU ({name:?})");
+        return;
+    };
+    let env = [("RECTCAST_AUTO_COSTS", costs), ("WGPU_ADAPTER_NAME", &name)];
+    let o = auto_first_hit(&dir, &env, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains("rectcast: backend: gpu: ") && said.contains(&name),
+        "{said}"
+    );
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        query("first-hit", &dir, "cpu")
+    );
 }

@@ -49,6 +49,17 @@ impl Family {
         Family::Polygons,
     ];
 
+    /// The pair tests the model counts for a call of this family over `segments` and
+    /// `targets` (polygons: their edges), through a grid or not (see the module's
+    /// documentation in `src/engine/auto.rs`).
+    pub fn tests(self, segments: usize, targets: usize, grid: bool) -> f64 {
+        if grid {
+            segments as f64 * GRID_TESTS_PER_SEGMENT + targets as f64
+        } else {
+            segments as f64 * targets as f64
+        }
+    }
+
     /// Its name in [`AutoCosts`]' text form.
     pub fn name(self) -> &'static str {
         match self {
@@ -223,21 +234,14 @@ pub(crate) struct Work {
 impl Work {
     /// Every segment against every target.
     pub fn dense(family: Family, segments: usize, targets: usize) -> Self {
-        Self {
-            family,
-            tests: segments as f64 * targets as f64,
-        }
+        Self::through(family, segments, targets, false)
     }
 
     /// Through a grid when `grid`, else [`dense`](Self::dense).
     pub fn through(family: Family, segments: usize, targets: usize, grid: bool) -> Self {
-        if grid {
-            Self {
-                family,
-                tests: segments as f64 * GRID_TESTS_PER_SEGMENT + targets as f64,
-            }
-        } else {
-            Self::dense(family, segments, targets)
+        Self {
+            family,
+            tests: family.tests(segments, targets, grid),
         }
     }
 }

@@ -307,6 +307,14 @@ impl Engine {
         engine
     }
 
+    /// The threads of the engine's CPU kernel (on the GPU, its CPU fallback's; 0 without one).
+    pub fn cpu_threads(&self) -> usize {
+        match &self.inner {
+            Inner::Cpu { kernel } => kernel.threads(),
+            Inner::Gpu(host) => host.fallback.as_ref().map_or(0, CpuKernel::threads),
+        }
+    }
+
     /// `Auto`'s costs (`None` on an engine of another backend).
     pub fn auto_costs(&self) -> Option<&AutoCosts> {
         self.auto.as_ref().map(|auto| &auto.costs)
@@ -335,12 +343,9 @@ impl Engine {
     /// [`place`](Self::place) for `work` that is `lasting` (see [`Auto::decide`]).
     fn place_for(&mut self, work: Work, lasting: bool) -> Place {
         let open = matches!(self.inner, Inner::Gpu(_));
+        let threads = self.cpu_threads();
         let Some(auto) = &mut self.auto else {
             return if open { Place::Gpu } else { Place::Cpu };
-        };
-        let threads = match &self.inner {
-            Inner::Cpu { kernel, .. } => kernel.threads(),
-            Inner::Gpu(host) => host.fallback.as_ref().map_or(1, CpuKernel::threads),
         };
         match auto.decide(work, threads, open, lasting) {
             Decision::Cpu => Place::Cpu,

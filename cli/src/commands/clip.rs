@@ -113,7 +113,7 @@ pub fn run(args: ClipArgs) -> Outcome {
     let progress = Progress::new(job.progress, segments.progress().0);
     let (mut chunk, mut ids, mut rects) = (Vec::new(), Vec::new(), Vec::new());
     let mut done = 0;
-    let mut said_fallback = false;
+    let mut said = job::Said::default();
     loop {
         match (&mut per_segment, one) {
             (None, Some(_)) => segments
@@ -139,7 +139,7 @@ pub fn run(args: ClipArgs) -> Outcome {
             None => ClipTo::PerSegment(&rects),
         };
         let clipped = engine.clip(&chunk, to).map_err(|e| e.to_string())?;
-        job::note_fallback(&engine, &mut said_fallback);
+        job::note_engine(&engine, &mut said);
         let rects_kept = per_segment.is_some().then_some(&mut rects_kept);
         sink.clipped(&ids, &clipped, &segments_kept, rects_kept)?;
         done += chunk.len() as u64;

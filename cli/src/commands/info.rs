@@ -1,7 +1,11 @@
 //! `rectcast info`: the GPU adapters found, the one chosen and its limits, the CPU's SIMD
 //! levels, and what `--backend auto` picks here.
 
-use rectcast::{Backend, Simd};
+use std::time::{Duration, Instant};
+
+use rectcast::{Backend, Engine, GpuLimits, Simd};
+
+use super::bench::ms;
 
 use crate::options::{Outcome, engine};
 
@@ -15,7 +19,10 @@ pub fn run() -> Outcome {
             a.info.name, a.info.backend, a.info.device_type, a.info.driver, a.info.driver_info
         );
     }
-    match rectcast::GpuContext::new() {
+    let start = Instant::now();
+    let opened = rectcast::GpuContext::new();
+    let open_time = start.elapsed();
+    match &opened {
         Ok(context) => {
             let l = context.limits();
             println!("gpu backend: {}", context.describe());
@@ -36,6 +43,14 @@ pub fn run() -> Outcome {
                 "  max_storage_buffers_per_shader_stage: {}",
                 l.max_storage_buffers_per_shader_stage
             );
+            let (build, again) = (build_time(context)?, open_and_build()?);
+            println!(
+                "  time to open: {:.1} ms, to build the query kernels: {:.1} ms (the process's first; again: {:.1} and {:.1} ms)",
+                ms(open_time),
+                ms(build),
+                ms(again.0),
+                ms(again.1)
+            );
         }
         Err(e) => println!("gpu backend: none ({e})"),
     }
@@ -53,6 +68,38 @@ pub fn run() -> Outcome {
             Err(_) => "no GPU",
         }
     );
-    println!("auto backend: {}", engine(Backend::Auto)?.chosen());
+    let auto = engine(Backend::Auto)?;
+    let costs = auto.auto_costs().cloned().unwrap_or_default();
+    println!(
+        "auto backend: each call where its cost model expects it sooner, a GPU opened at the first such call ({}={costs}; rectcast bench --query auto measures them)",
+        rectcast::AUTO_COSTS_VAR
+    );
+    println!(
+        "  the GPU auto would open: {}",
+        match &opened {
+            Ok(context) if context.is_software() && !costs.software_gpu => format!(
+                "none: {} is a software one, slower than the CPU (unless WGPU_ADAPTER_NAME names it)",
+                context.adapter_info().name
+            ),
+            Ok(context) => context.describe(),
+            Err(e) => format!("none ({e})"),
+        }
+    );
     Ok(())
+}
+
+/// How long building the query kernels on `context` takes (`Engine::gpu`).
+fn build_time(context: &rectcast::GpuContext) -> Result<Duration, String> {
+    let start = Instant::now();
+    Engine::gpu(context.clone(), GpuLimits::default()).map_err(|e| e.to_string())?;
+    Ok(start.elapsed())
+}
+
+/// A second opening and build in this process: the driver loaded, and its own cache, if it
+/// keeps one, warm.
+fn open_and_build() -> Result<(Duration, Duration), String> {
+    let start = Instant::now();
+    let context = rectcast::GpuContext::new().map_err(|e| e.to_string())?;
+    let open = start.elapsed();
+    Ok((open, build_time(&context)?))
 }

@@ -59,6 +59,7 @@ pub fn run(args: OverlapsArgs) -> Outcome {
     let overlap = engine
         .polygon_overlaps(&a.polygons, &b.polygons)
         .map_err(|e| e.to_string())?;
+    crate::job::note_engine(&engine, &mut crate::job::Said::default());
     let m = b.polygons.len();
     let mut sink = Sink::create(to, Table::Overlaps)?;
     sink.overlaps(

@@ -507,7 +507,7 @@ fn worker<T: Target>(
     chunks: Receiver<Chunk<T>>,
     to_writer: SyncSender<Result<Done<T>, String>>,
 ) {
-    let mut said_fallback = false;
+    let mut said = job::Said::default();
     let mut pieces = Pieces::new();
     for mut chunk in chunks {
         let mut first = Some(std::mem::take(&mut chunk.first));
@@ -536,7 +536,7 @@ fn worker<T: Target>(
                 }
                 Query::Count => target.counts(engine, prepared, segments).map(Out::Counts),
             };
-            job::note_fallback(engine, &mut said_fallback);
+            job::note_engine(engine, &mut said);
             // The last piece takes the worker's hold on the chunk, so that the writer gets its
             // buffers back.
             let piece_chunk = if start + len == n {

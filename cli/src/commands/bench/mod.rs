@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use rectcast::{Backend, Batch, Engine, GpuContext, GpuLimits, PairResult, scene};
 
+mod auto;
 mod broad_phase;
 
 use crate::options::{BackendArg, Outcome, cpu_options, engine};
@@ -110,6 +111,10 @@ enum BenchQuery {
     Frames,
     /// First hit, hits and counts with the broad phase (a grid) against the brute force.
     BroadPhase,
+    /// The constants of `--backend auto`'s cost model on this machine (default 65536 x
+    /// 4096: rect first hits and hits at that size, the dense pairs and shapes smaller), printed
+    /// as RECTCAST_AUTO_COSTS reads them.
+    Auto,
 }
 
 /// `rectcast bench`.
@@ -159,6 +164,12 @@ pub fn run(args: BenchArgs) -> Outcome {
             rects.unwrap_or(100_000),
             iterations,
             &backend,
+        ),
+        BenchQuery::Auto => auto::bench_auto(
+            segments.unwrap_or(65_536),
+            rects.unwrap_or(4096),
+            iterations,
+            backend.is_empty() || backend.contains(&BackendArg::Gpu),
         ),
         BenchQuery::Frames => {
             if !backend.is_empty() && !backend.contains(&BackendArg::Gpu) {
