@@ -568,9 +568,11 @@ class _Target:
 class Engine:
     """One backend, kept across calls: buffers are reused, so keep the engine.
 
-    ``backend``: ``"auto"`` (a hardware GPU when one opens, else the CPU; ``chosen`` says
-    which and why), ``"gpu"`` (fail without one) or ``"cpu"``. ``threads``: the CPU backend's
-    worker threads, 0 for one per core.
+    ``backend``: ``"auto"`` (each call where a cost model expects it sooner: the CPU, or a
+    hardware GPU opened at the first call that would be sooner there, its opening included;
+    ``chosen`` says where the last call ran and why; ``RECTCAST_AUTO_COSTS`` sets the model's
+    constants, a ``ValueError`` naming an item it cannot read), ``"gpu"`` (fail without one) or
+    ``"cpu"``. ``threads``: the CPU backend's worker threads, 0 for one per core.
 
     Every query takes, besides its inputs:
 
@@ -592,7 +594,7 @@ class Engine:
 
     @property
     def chosen(self) -> str:
-        """What the engine runs on, and why."""
+        """What the engine runs on; with ``"auto"``, where its last call ran and why."""
         return self._engine.chosen
 
     def __repr__(self) -> str:

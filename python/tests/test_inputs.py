@@ -266,3 +266,26 @@ def test_a_keyword_no_shape_has_is_refused_naming_the_targets(engine):
         engine.pairs(segments, squares=segments)
     with pytest.raises(TypeError, match=r"counts: give one of rects, walls, circles, polygons; found none"):
         engine.counts(segments)
+
+
+def test_an_auto_engine_opens_no_gpu_for_a_small_call_and_refuses_unreadable_costs():
+    """The model places one segment against one rect on the CPU, and says why; a
+    RECTCAST_AUTO_COSTS it cannot read is a ValueError naming the item."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, rectcast\n"
+        "e = rectcast.Engine('auto')\n"
+        "e.first_hit(np.array([[0, 0, 1, 1]], np.float32), np.array([[0.5, 0.5, 2, 2]], np.float32))\n"
+        "print(e.chosen)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RECTCAST_AUTO_COSTS"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("cpu: ") and "auto: first_hits, " in done.stdout, done.stdout
+    env["RECTCAST_AUTO_COSTS"] = "walls=3"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode != 0
+    assert "ValueError: auto backend: RECTCAST_AUTO_COSTS: item 1 `walls=3`: a family's costs are CPU_NS/GPU_NS" in done.stderr, done.stderr
