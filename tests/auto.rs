@@ -53,9 +53,15 @@ fn one_bullet_against_one_box_runs_on_the_cpu_and_opens_no_device() {
     assert_eq!(first[0].rect(), Some(0));
     assert!(engine.gpu_context().is_none(), "a device was opened");
     let choice = engine.last_choice().expect("a choice").clone();
-    assert!(!choice.gpu && choice.cpu < choice.gpu_estimate, "{choice:?}");
+    assert!(
+        !choice.gpu && choice.cpu < choice.gpu_estimate,
+        "{choice:?}"
+    );
     // The opening is in the GPU's estimate: 250 ms by default.
-    assert!(choice.gpu_estimate >= Duration::from_millis(250), "{choice:?}");
+    assert!(
+        choice.gpu_estimate >= Duration::from_millis(250),
+        "{choice:?}"
+    );
     match engine.chosen() {
         Chosen::Cpu {
             reason: Some(why), ..
@@ -77,7 +83,11 @@ fn a_call_placed_on_the_gpu_opens_it_and_gives_the_cpus_bytes_and_a_small_one_st
     let want = cpu_engine().first_hit(&batch).unwrap();
     let got = engine.first_hit(&batch).expect("first hits");
     assert!(engine.gpu_context().is_some(), "{}", engine.chosen());
-    assert!(matches!(engine.chosen(), Chosen::Gpu(_)), "{}", engine.chosen());
+    assert!(
+        matches!(engine.chosen(), Chosen::Gpu(_)),
+        "{}",
+        engine.chosen()
+    );
     assert!(engine.last_choice().unwrap().gpu);
     assert!(engine.last_gpu_call().is_some(), "the call ran on the CPU");
     assert_first_hits_equal("first hits placed on the GPU", &bullets, &want, &got);
@@ -89,7 +99,11 @@ fn a_call_placed_on_the_gpu_opens_it_and_gives_the_cpus_bytes_and_a_small_one_st
     let hits = engine.hits(&batch).unwrap();
     assert!(engine.last_gpu_call().is_none(), "hits ran on the GPU");
     assert!(!engine.last_choice().unwrap().gpu);
-    assert!(matches!(engine.chosen(), Chosen::Cpu { .. }), "{}", engine.chosen());
+    assert!(
+        matches!(engine.chosen(), Chosen::Cpu { .. }),
+        "{}",
+        engine.chosen()
+    );
     assert_eq!(hits, cpu_engine().hits(&batch).unwrap());
 
     // A shape call the model places on the CPU takes the CPU's own path (no GPU compile).
@@ -99,7 +113,10 @@ fn a_call_placed_on_the_gpu_opens_it_and_gives_the_cpus_bytes_and_a_small_one_st
         .collect();
     let got = engine.shape_first_hits(&bullets, &walls).unwrap();
     assert!(engine.last_gpu_call().is_none(), "walls ran on the GPU");
-    assert_eq!(got, cpu_engine().shape_first_hits(&bullets, &walls).unwrap());
+    assert_eq!(
+        got,
+        cpu_engine().shape_first_hits(&bullets, &walls).unwrap()
+    );
 }
 
 #[test]
@@ -138,7 +155,11 @@ fn a_frame_loop_opens_the_gpu_when_a_frame_is_sooner_there_and_stays_on_the_cpu_
     let capacity = FrameCapacity::new(2000, 400);
     let on_cpu = FrameLoop::new(auto_engine(AutoCosts::default()), capacity).unwrap();
     // Default costs: a 2,000 × 400 frame is sooner on the CPU than a GPU call's fixed cost.
-    assert!(on_cpu.chosen().to_string().starts_with("cpu"), "{}", on_cpu.chosen());
+    assert!(
+        on_cpu.chosen().to_string().starts_with("cpu"),
+        "{}",
+        on_cpu.chosen()
+    );
     if gpu_engine(test, GpuLimits::default()).is_none() {
         return;
     }
@@ -147,7 +168,11 @@ fn a_frame_loop_opens_the_gpu_when_a_frame_is_sooner_there_and_stays_on_the_cpu_
         ..gpu_costs(Family::FirstHits)
     };
     let mut frames = FrameLoop::new(auto_engine(costs), capacity).unwrap();
-    assert!(frames.chosen().to_string().starts_with("gpu"), "{}", frames.chosen());
+    assert!(
+        frames.chosen().to_string().starts_with("gpu"),
+        "{}",
+        frames.chosen()
+    );
     let (bullets, boxes) = scene::bullet_hell(34, 2000, 400);
     let batch = Batch::new(&bullets, &boxes);
     frames.write(&batch).unwrap();

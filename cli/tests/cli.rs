@@ -1674,7 +1674,13 @@ fn auto_first_hit(dir: &Dir, env: &[(&str, &str)], out: Option<&Path>) -> Output
     let mut command = Command::new(env!("CARGO_BIN_EXE_rectcast"));
     command
         .args(["first-hit", "--segments", segments.to_str().unwrap()])
-        .args(["--rects", rects.to_str().unwrap(), "--backend", "auto", "--verbose"])
+        .args([
+            "--rects",
+            rects.to_str().unwrap(),
+            "--backend",
+            "auto",
+            "--verbose",
+        ])
         .env_remove("RECTCAST_AUTO_COSTS")
         .envs(env.iter().copied());
     if let Some(out) = out {
@@ -1749,4 +1755,39 @@ fn costs_that_make_the_gpu_sooner_open_it_with_the_same_rows() {
         String::from_utf8(o.stdout).unwrap(),
         query("first-hit", &dir, "cpu")
     );
+}
+
+#[test]
+fn bench_auto_prints_every_familys_costs_as_rectcast_auto_costs_reads_them() {
+    let o = rectcast(&[
+        "bench",
+        "--query",
+        "auto",
+        "--segments",
+        "2048",
+        "--rects",
+        "512",
+        "--iterations",
+        "1",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let last = text.lines().last().unwrap_or_default();
+    let costs = last
+        .strip_prefix("RECTCAST_AUTO_COSTS=")
+        .unwrap_or_else(|| panic!("no costs line at the end of:\n{text}"));
+    let costs = rectcast::AutoCosts::parse(costs).unwrap_or_else(|e| panic!("{e}: {last}"));
+    for family in rectcast::Family::ALL {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{} (", family.name())))
+            .unwrap_or_else(|| panic!("no {} row in:\n{text}", family.name()));
+        // Measured here: the CPU's cost is no longer the H100's default.
+        let cost = costs.test(family);
+        let default = rectcast::AutoCosts::default().test(family);
+        assert!(cost.cpu_ns > 0.0 && cost.cpu_ns != default.cpu_ns, "{row}");
+        assert_eq!(cost.gpu_ns, default.gpu_ns, "no GPU measured: {row}");
+    }
 }

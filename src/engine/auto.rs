@@ -399,10 +399,22 @@ mod tests {
         assert_eq!(AutoCosts::parse(&text), Ok(costs), "{text}");
         assert_eq!(AutoCosts::parse(" "), Ok(AutoCosts::default()));
         let errors = [
-            ("gpu_open_ms=1,hitz=1/2", "item 2 `hitz=1/2`: unknown cost hitz"),
-            ("walls=3", "item 1 `walls=3`: a family's costs are CPU_NS/GPU_NS"),
-            ("gpu_call_ms=-1", "item 1 `gpu_call_ms=-1`: -1 is not a number at least 0"),
-            ("pairs=1/NaN", "item 1 `pairs=1/NaN`: NaN is not a number at least 0"),
+            (
+                "gpu_open_ms=1,hitz=1/2",
+                "item 2 `hitz=1/2`: unknown cost hitz",
+            ),
+            (
+                "walls=3",
+                "item 1 `walls=3`: a family's costs are CPU_NS/GPU_NS",
+            ),
+            (
+                "gpu_call_ms=-1",
+                "item 1 `gpu_call_ms=-1`: -1 is not a number at least 0",
+            ),
+            (
+                "pairs=1/NaN",
+                "item 1 `pairs=1/NaN`: NaN is not a number at least 0",
+            ),
             ("gpu_open_ms", "item 1 `gpu_open_ms`: expected name=value"),
         ];
         for (text, want) in errors {

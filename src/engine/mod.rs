@@ -192,9 +192,7 @@ enum On<'a> {
 
 enum Inner {
     Gpu(Box<GpuHost>),
-    Cpu {
-        kernel: CpuKernel,
-    },
+    Cpu { kernel: CpuKernel },
 }
 
 /// Runs pair queries on one backend. GPU buffers live in the engine and are reused between
@@ -373,7 +371,10 @@ impl Engine {
                 context.adapter_info().name
             ));
         }
-        let (wait, timing) = self.auto.as_ref().map_or((None, false), |a| (a.wait, a.timing));
+        let (wait, timing) = self
+            .auto
+            .as_ref()
+            .map_or((None, false), |a| (a.wait, a.timing));
         let limits = GpuLimits {
             wait,
             ..GpuLimits::default()

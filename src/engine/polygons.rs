@@ -11,10 +11,10 @@ use crate::shape::ShapeHit;
 use crate::types::{Rect, Segment};
 use crate::validate;
 
+use super::auto::{Family, Work};
 use super::shapes::{
     SHAPE_PAIRS_PER_CHUNK, check_indices, counts_in_rows, first_hits_in_rows, hits_in_rows,
 };
-use super::auto::{Family, Work};
 use super::{Engine, On};
 
 /// A (segment, polygon index) pair's contact, on the culled paths.
@@ -117,7 +117,16 @@ impl Engine {
         first: &mut [Option<ShapeHit<PolygonContact>>],
     ) -> Result<bool> {
         self.culled_polygons(segments, polygons, |this, work, bounds, contact, _| {
-            this.culled_first_hits(work, segments, bounds, None, |_, _| None, contact, order, first)
+            this.culled_first_hits(
+                work,
+                segments,
+                bounds,
+                None,
+                |_, _| None,
+                contact,
+                order,
+                first,
+            )
         })
     }
 

@@ -290,9 +290,10 @@ impl Engine {
         let hit = |q: &Segment, k: usize| S::hit(q, &shapes[k]);
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let work = Work::dense(family::<S>(), segments.len(), shapes.len());
-        let listed = self.with_shape_grid(work, segments.len(), &bounds, None, |kernel, grid| {
-            kernel.shape_counts_culled(segments, &bounds, grid, filter, hit, &mut counts)
-        })?;
+        let listed =
+            self.with_shape_grid(work, segments.len(), &bounds, None, |kernel, grid| {
+                kernel.shape_counts_culled(segments, &bounds, grid, filter, hit, &mut counts)
+            })?;
         if listed {
             return Ok(counts);
         }

@@ -474,11 +474,8 @@ impl Engine {
         let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
         let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
         let contact = contact_of(shapes);
-        let work = super::auto::Work::dense(
-            super::shapes::family::<S>(),
-            segments.len(),
-            shapes.len(),
-        );
+        let work =
+            super::auto::Work::dense(super::shapes::family::<S>(), segments.len(), shapes.len());
         self.culled_first_hits(
             work,
             segments,

@@ -130,11 +130,17 @@ pub(super) fn bench_auto(segments: usize, rects: usize, iterations: usize, gpu: 
         costs.gpu_call = median;
         println!("a GPU call (1 x 1 first hit): {:.3} ms", ms(median));
     }
+    let calls = calls(segments, rects);
+    let names: Vec<String> = calls
+        .iter()
+        .map(|c| format!("{} ({})", c.family.name(), c.what))
+        .collect();
+    let width = names.iter().map(String::len).max().unwrap_or(0);
     println!(
-        "{:44}  {:>12}  {:>10}  {:>10}  {:>12}  {:>10}",
+        "{:width$}  {:>10}  {:>10}  {:>10}  {:>11}  {:>11}",
         "family (scene)", "tests", "cpu ms", "gpu ms", "cpu ns/test", "gpu ns/test"
     );
-    for mut call in calls(segments, rects) {
+    for (mut call, name) in calls.into_iter().zip(names) {
         let (cpu_time, _) = time(iterations, || (call.run)(&mut cpu).map_err(e))?;
         let tests = call
             .family
@@ -153,9 +159,7 @@ pub(super) fn bench_auto(segments: usize, rects: usize, iterations: usize, gpu: 
         };
         let TestCost { cpu_ns, gpu_ns } = costs.test(call.family);
         println!(
-            "{:44}  {:>12.4e}  {:>10.3}  {:>10}  {:>12.3}  {:>10}",
-            format!("{} ({})", call.family.name(), call.what),
-            tests,
+            "{name:width$}  {tests:>10.4e}  {:>10.3}  {:>10}  {:>11.3}  {:>11}",
             ms(cpu_time),
             gpu_time.map_or("-".into(), |t| format!("{:.3}", ms(t))),
             cpu_ns,
@@ -169,11 +173,39 @@ pub(super) fn bench_auto(segments: usize, rects: usize, iterations: usize, gpu: 
         "tests: every pair, or through a grid {} a segment and one a rect; cpu ns per test on one of {threads} threads",
         rectcast::GRID_TESTS_PER_SEGMENT
     );
-    if opened.as_ref().and_then(Engine::gpu_context).is_some_and(GpuContext::is_software) {
+    if opened
+        .as_ref()
+        .and_then(Engine::gpu_context)
+        .is_some_and(GpuContext::is_software)
+    {
         println!(
             "this GPU is a software one: auto never opens it unless WGPU_ADAPTER_NAME names it"
         );
     }
-    println!("{}={costs}", rectcast::AUTO_COSTS_VAR);
+    println!("{}={}", rectcast::AUTO_COSTS_VAR, rounded(&costs));
     Ok(())
+}
+
+/// `costs` to three significant digits (a measurement's own noise is larger).
+fn rounded(costs: &AutoCosts) -> AutoCosts {
+    let round = |v: f64| {
+        if v == 0.0 || !v.is_finite() {
+            return v;
+        }
+        let scale = 10f64.powi(2 - v.abs().log10().floor() as i32);
+        (v * scale).round() / scale
+    };
+    let millis = |d: std::time::Duration| {
+        std::time::Duration::from_secs_f64(round(d.as_secs_f64() * 1e3) / 1e3)
+    };
+    let mut out = costs.clone();
+    out.gpu_open = millis(costs.gpu_open);
+    out.gpu_call = millis(costs.gpu_call);
+    for cost in &mut out.tests {
+        *cost = TestCost {
+            cpu_ns: round(cost.cpu_ns),
+            gpu_ns: round(cost.gpu_ns),
+        };
+    }
+    out
 }
