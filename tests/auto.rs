@@ -9,8 +9,8 @@ mod common;
 use common::{cpu_engine, gpu_engine};
 use rectcast::gpu::frames::FrameCapacity;
 use rectcast::{
-    AutoCosts, Backend, Batch, Chosen, CpuOptions, Engine, Family, FirstHit, FrameLoop, GpuContext,
-    GpuLimits, Segment, TestCost, scene,
+    AutoCosts, Backend, Batch, BroadPhase, Chosen, CpuOptions, Engine, Family, FirstHit, FrameLoop,
+    GpuContext, GpuLimits, Segment, TestCost, scene,
 };
 use std::time::Duration;
 
@@ -106,17 +106,30 @@ fn a_call_placed_on_the_gpu_opens_it_and_gives_the_cpus_bytes_and_a_small_one_st
     );
     assert_eq!(hits, cpu_engine().hits(&batch).unwrap());
 
-    // A shape call the model places on the CPU takes the CPU's own path (no GPU compile).
+    // A shape call the model places on the CPU takes the CPU's own path, its grid (no GPU
+    // compile, no brute force).
     let walls: Vec<Segment> = boxes
         .iter()
         .map(|b| Segment::new(b.min_x, b.min_y, b.max_x, b.max_y))
         .collect();
+    engine.set_broad_phase(BroadPhase::Off);
+    engine.first_hit(&batch).unwrap();
+    assert!(!engine.used_broad_phase());
+    engine.set_broad_phase(BroadPhase::On);
     let got = engine.shape_first_hits(&bullets, &walls).unwrap();
     assert!(engine.last_gpu_call().is_none(), "walls ran on the GPU");
-    assert_eq!(
-        got,
-        cpu_engine().shape_first_hits(&bullets, &walls).unwrap()
+    assert!(
+        engine.used_broad_phase(),
+        "walls ran without their CPU grid"
     );
+    let want = cpu_engine().shape_first_hits(&bullets, &walls).unwrap();
+    assert_eq!(got, want);
+
+    // A frame loop on this engine, its GPU open, whose frames the model puts on the CPU.
+    engine.set_auto_costs(gpu_costs(Family::Hits));
+    let frames = FrameLoop::new(engine, FrameCapacity::new(3000, 700)).unwrap();
+    let chosen = frames.chosen().to_string();
+    assert!(chosen.starts_with("cpu"), "{chosen}");
 }
 
 #[test]

@@ -136,10 +136,13 @@ impl FrameLoop {
         self.last_fallback.as_deref()
     }
 
-    /// What the loop runs on.
+    /// What the loop runs on (an `Auto` engine's own last call may have run elsewhere).
     pub fn chosen(&self) -> crate::Chosen {
         match &self.inner {
-            Inner::Gpu { engine, .. } => engine.chosen(),
+            Inner::Gpu { engine, .. } => match engine.gpu_context() {
+                Some(context) => crate::Chosen::Gpu(context.describe()),
+                None => engine.chosen(),
+            },
             Inner::Cpu(cpu) => cpu.engine.chosen(),
         }
     }

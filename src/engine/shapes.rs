@@ -391,7 +391,11 @@ impl Engine {
             Inner::Gpu(_) => return Ok(false),
         };
         if own_call {
+            // The call runs on the CPU: no fallback, no GPU call (an `Auto` engine's last
+            // call may have been one).
             self.last_fallback = None;
+            self.gpu_call = None;
+            self.kernel_time = None;
         }
         // Looked up only when the grid is wanted: the brute force's calls pay nothing for it.
         let grid = use_grid.then(|| {
