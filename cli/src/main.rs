@@ -124,6 +124,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Shaders(args) => shaders::run(args),
     };
+    options::finish_opening();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -123,8 +123,47 @@ pub fn verbose() -> bool {
     VERBOSE.get().copied().unwrap_or(false)
 }
 
-/// An engine on `backend`, with the command line's CPU options and GPU wait.
+/// An engine being opened on another thread while the command reads its input.
+type Opening = std::thread::JoinHandle<Result<Engine, String>>;
+static AHEAD: std::sync::Mutex<Option<(Backend, Opening)>> = std::sync::Mutex::new(None);
+
+/// Starts opening `backend`'s engine on another thread when it takes a while (`--backend gpu`:
+/// the device and its kernels), so that it opens while the command reads its input;
+/// [`engine`] takes it. (`auto` opens no device until a call would be sooner on one.)
+pub fn open_ahead(backend: Backend) {
+    if backend == Backend::Gpu {
+        let opening = std::thread::spawn(move || open(backend));
+        *AHEAD.lock().unwrap_or_else(|p| p.into_inner()) = Some((backend, opening));
+    }
+}
+
+/// Waits for an engine still opening, which the command did not take (it failed first):
+/// exiting while a driver starts on another thread is not safe.
+pub fn finish_opening() {
+    let ahead = AHEAD.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some((_, opening)) = ahead {
+        let _ = opening.join();
+    }
+}
+
+/// An engine on `backend`, with the command line's CPU options and GPU wait: the one
+/// [`open_ahead`] started, if it is on `backend`.
 pub fn engine(backend: Backend) -> Result<Engine, String> {
+    let ahead = AHEAD.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match ahead {
+        Some((opened, opening)) if opened == backend => opening
+            .join()
+            .unwrap_or_else(|_| Err("opening the GPU panicked".into())),
+        ahead => {
+            if let Some((_, opening)) = ahead {
+                let _ = opening.join();
+            }
+            open(backend)
+        }
+    }
+}
+
+fn open(backend: Backend) -> Result<Engine, String> {
     let mut engine = Engine::with_cpu_options(backend, cpu_options()).map_err(|e| e.to_string())?;
     if let Some(&Some(base)) = GPU_WAIT.get() {
         engine.set_gpu_wait(rectcast::WaitLimit {

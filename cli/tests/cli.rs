@@ -1791,3 +1791,85 @@ fn bench_auto_prints_every_familys_costs_as_rectcast_auto_costs_reads_them() {
         assert_eq!(cost.gpu_ns, default.gpu_ns, "no GPU measured: {row}");
     }
 }
+
+/// `first-hit --backend gpu` on the query scene with `env`: its stdout, or `None` without a GPU.
+fn gpu_first_hit(dir: &Dir, env: &[(&str, &std::ffi::OsStr)]) -> Option<String> {
+    let segments = dir.file("s.csv", QUERY_SEGMENTS);
+    let rects = dir.file("r.csv", QUERY_RECTS);
+    let o = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        .args(["first-hit", "--segments", segments.to_str().unwrap()])
+        .args(["--rects", rects.to_str().unwrap(), "--backend", "gpu"])
+        .env_remove("RECTCAST_PIPELINE_CACHE")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        assert_ne!(
+            std::env::var("RECTCAST_REQUIRE_GPU").as_deref(),
+            Ok("1"),
+            "gpu backend failed: {}",
+            stderr(&o)
+        );
+        eprintln!("SKIPPED: no GPU: {}", stderr(&o));
+        return None;
+    }
+    Some(String::from_utf8(o.stdout).unwrap())
+}
+
+/// The files in `dir`.
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn compiled_kernels_are_kept_between_runs_and_a_corrupt_cache_file_is_ignored_and_rewritten() {
+    let dir = Dir::new();
+    let cache = dir.0.path().join("cache");
+    let env = [("RECTCAST_CACHE_DIR", cache.as_os_str())];
+    let Some(want) = gpu_first_hit(&dir, &env) else {
+        return;
+    };
+    assert_eq!(want, query("first-hit", &dir, "cpu"));
+    let files = files_in(&cache);
+    let [file] = &files[..] else {
+        // A driver without application pipeline caches (wgpu keeps none for it) writes none.
+        assert!(files.is_empty(), "{files:?}");
+        eprintln!("SKIPPED the cache's checks: this adapter keeps no pipeline cache");
+        return;
+    };
+    let written = std::fs::read(file).unwrap();
+    assert!(
+        written.starts_with(b"rectcast pipeline cache\n"),
+        "{file:?}"
+    );
+    for (what, bytes) in [
+        ("garbage", b"not a cache".to_vec()),
+        ("cut short", written[..written.len() / 2].to_vec()),
+        ("a flipped byte", {
+            let mut flipped = written.clone();
+            *flipped.last_mut().unwrap() ^= 0x55;
+            flipped
+        }),
+    ] {
+        std::fs::write(file, &bytes).unwrap();
+        assert_eq!(gpu_first_hit(&dir, &env).as_deref(), Some(&*want), "{what}");
+        let again = std::fs::read(file).unwrap();
+        assert!(
+            again.starts_with(b"rectcast pipeline cache\n"),
+            "{what}: not rewritten"
+        );
+        assert_eq!(files_in(&cache), files, "{what}: a temporary file was left");
+    }
+    // Off: nothing written.
+    let off = dir.0.path().join("off");
+    let env = [
+        ("RECTCAST_CACHE_DIR", off.as_os_str()),
+        ("RECTCAST_PIPELINE_CACHE", "off".as_ref()),
+    ];
+    assert_eq!(gpu_first_hit(&dir, &env).as_deref(), Some(&*want));
+    assert!(files_in(&off).is_empty());
+}

@@ -142,28 +142,30 @@ impl<'a> Binder<'a> {
     }
 }
 
-/// The compute pipeline of `module`'s `entry_point`, specialised with `constants`. Workgroup
-/// memory is not zeroed: every rectcast kernel writes what it reads there first (a tile before
-/// the barrier that precedes its reads).
+/// The compute pipeline of `module`'s `entry_point`, specialised with `constants`, through the
+/// context's pipeline cache where it keeps one. Workgroup memory is not zeroed: every rectcast
+/// kernel writes what it reads there first (a tile before the barrier that precedes its reads).
 pub(crate) fn compute_pipeline(
-    device: &wgpu::Device,
+    context: &super::GpuContext,
     layout: &wgpu::PipelineLayout,
     module: &wgpu::ShaderModule,
     entry_point: &str,
     label: &str,
     constants: &[(&str, f64)],
 ) -> wgpu::ComputePipeline {
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: Some(layout),
-        module,
-        entry_point: Some(entry_point),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants,
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    })
+    context
+        .device
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: Some(layout),
+            module,
+            entry_point: Some(entry_point),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: context.pipeline_cache(),
+        })
 }
 
 /// What a wait is for, and how long it may take.

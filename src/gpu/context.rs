@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use super::compiled::Compiled;
 use super::emulation::Emulation;
+use super::pipeline_cache::PipelineStore;
 use crate::error::{Error, LimitShortfall, Result};
 
 /// A wgpu device and queue that rectcast runs on. Build it once and share it (it is cheap to
@@ -26,6 +27,8 @@ pub struct GpuContext {
     /// Whether rectcast installed the device's uncaptured-error handler ([`GpuContext::new`]);
     /// not on a caller's device, where an error outside a scope may panic.
     handles_errors: bool,
+    /// The compiled pipelines kept between processes, where the device keeps them.
+    pipelines: Option<Arc<PipelineStore>>,
 }
 
 /// One adapter as [`enumerate_adapters`] reports it.
@@ -154,8 +157,10 @@ impl GpuContext {
         }
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("rectcast.device"),
-            // Timestamps time the kernels for benchmarks (`Engine::time_gpu_kernels`).
-            required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
+            // Timestamps time the kernels for benchmarks (`Engine::time_gpu_kernels`); a
+            // pipeline cache keeps compiled kernels between processes.
+            required_features: adapter.features()
+                & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::PIPELINE_CACHE),
             // The adapter's real limits, not wgpu's conservative defaults: bigger bindings mean
             // fewer chunks.
             required_limits: adapter.limits(),
@@ -243,6 +248,12 @@ impl GpuContext {
     }
 
     fn wrap(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
+        let pipelines = device
+            .features()
+            .contains(wgpu::Features::PIPELINE_CACHE)
+            .then(|| PipelineStore::open(&device, &info))
+            .flatten()
+            .map(Arc::new);
         Self {
             device,
             queue,
@@ -251,7 +262,21 @@ impl GpuContext {
             emulation: Emulation::Native,
             compiled: Compiled::default(),
             handles_errors: false,
+            pipelines,
         }
+    }
+
+    /// The file this context keeps compiled kernels in between processes, where it keeps them:
+    /// a device with `wgpu::Features::PIPELINE_CACHE` (Vulkan), a cache directory known
+    /// (`RECTCAST_CACHE_DIR`, else the user's), and `RECTCAST_PIPELINE_CACHE` not `off`. A
+    /// corrupt or mismatched file is ignored and written anew; deleting it is safe.
+    pub fn pipeline_cache_file(&self) -> Option<&std::path::Path> {
+        self.pipelines.as_deref().map(PipelineStore::path)
+    }
+
+    /// The pipeline cache kernels are compiled through.
+    pub(crate) fn pipeline_cache(&self) -> Option<&wgpu::PipelineCache> {
+        self.pipelines.as_deref().map(|p| &p.cache)
     }
 
     /// Test-only: kernels built on this context from now on emulate `emulation`'s float
@@ -300,7 +325,15 @@ impl GpuContext {
         &self,
         build: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
-        self.compiled.get_or_build::<Tag, T>(self.emulation, build)
+        let before = self.compiled.builds();
+        let built = self.compiled.get_or_build::<Tag, T>(self.emulation, build);
+        if let Some(pipelines) = &self.pipelines
+            && built.is_ok()
+            && self.compiled.builds() != before
+        {
+            pipelines.save();
+        }
+        built
     }
 
     /// How many kernel sets (a shape's, the rect queries', …) have been compiled on this

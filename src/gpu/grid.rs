@@ -73,7 +73,7 @@ impl GridKernels {
             let pipeline = |entry_point: &str, query: u32| {
                 let constants = shader::grid_constants(query, context.emulation());
                 compute_pipeline(
-                    device,
+                    context,
                     &pipeline_layout,
                     &module,
                     entry_point,

@@ -10,6 +10,7 @@ pub mod frames;
 pub mod grid;
 mod layouts;
 mod limits;
+mod pipeline_cache;
 mod rect_kernel;
 pub mod rect_pairs;
 pub mod rect_queries;

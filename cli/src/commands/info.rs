@@ -45,6 +45,18 @@ pub fn run() -> Outcome {
             );
             let (build, again) = (build_time(context)?, open_and_build()?);
             println!(
+                "  pipeline cache: {}",
+                match context.pipeline_cache_file() {
+                    Some(file) => format!(
+                        "{} ({} bytes; RECTCAST_CACHE_DIR moves it, RECTCAST_PIPELINE_CACHE=off keeps none)",
+                        file.display(),
+                        std::fs::metadata(file).map_or(0, |m| m.len())
+                    ),
+                    None =>
+                        "none (off, no cache directory, or an adapter wgpu keeps none for)".into(),
+                }
+            );
+            println!(
                 "  time to open: {:.1} ms, to build the query kernels: {:.1} ms (the process's first; again: {:.1} and {:.1} ms)",
                 ms(open_time),
                 ms(build),

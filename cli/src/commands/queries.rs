@@ -118,6 +118,8 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
             "--broad-phase applies to first-hit, hits and count: pairs are every pair, so there are no candidates to find".into(),
         );
     }
+    // The device opens while the targets and the first segments are read.
+    crate::options::open_ahead(args.backend.into());
     if let Some((flag, path)) = args.shapes.given().next() {
         let held = Held {
             args: &args,

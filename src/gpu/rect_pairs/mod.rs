@@ -103,7 +103,7 @@ impl GpuRectPairs {
                 let constants = shader::rect_pairs_constants(context.emulation());
                 let pipeline = |entry_point: &str, label: &str| {
                     compute_pipeline(
-                        &device,
+                        &context,
                         &pipeline_layout,
                         &module,
                         entry_point,

@@ -57,7 +57,7 @@ impl QueryKernels {
             let pipeline = |entry_point: &str, query: u32, label: &str| {
                 let constants = shader::rect_queries_constants(query, context.emulation());
                 compute_pipeline(
-                    device,
+                    context,
                     &pipeline_layout,
                     &module,
                     entry_point,

@@ -66,7 +66,7 @@ impl ShapeKernels {
             let pipelines = |label: &'static str, entries: Entries| {
                 let (layout, pipeline_layout) = layouts(device, label, entries);
                 let pipeline = move |entry: &str| {
-                    compute_pipeline(device, &pipeline_layout, module, entry, entry, constants)
+                    compute_pipeline(context, &pipeline_layout, module, entry, entry, constants)
                 };
                 (layout, pipeline)
             };
@@ -104,7 +104,7 @@ impl ShapeKernels {
                 let (layout, pipeline_layout) =
                     layouts(device, "rectcast.shapes.counts_layout", SHAPE_COUNTS);
                 let pipeline =
-                    compute_pipeline(device, &pipeline_layout, &module, entry, entry, &constants);
+                    compute_pipeline(context, &pipeline_layout, &module, entry, entry, &constants);
                 Ok((layout, pipeline))
             })
         };
