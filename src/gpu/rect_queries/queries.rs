@@ -36,10 +36,21 @@ impl GpuRectQueries {
         out: &mut [FirstHit],
     ) -> Result<()> {
         out.fill(FirstHit::NONE);
+        let all_rects = 0..batch.rects.len();
         self.run(RectKernel::FirstHit, batch, grid, |chunk| {
             let best = &mut out[chunk.segments.clone()];
+            if chunk.rects == all_rects {
+                // The chunk's segments meet every rect in it and in no other chunk: its first
+                // hits are theirs, copied as they are; only the found list is merged.
+                best.copy_from_slice(chunk.first_hits);
+            }
             // Rect tiles may come in any order: merge with the full tie rule.
-            for (i, (best, local)) in best.iter_mut().zip(chunk.first_hits).enumerate() {
+            let tiles = if chunk.rects == all_rects {
+                &[][..]
+            } else {
+                chunk.first_hits
+            };
+            for (i, (best, local)) in best.iter_mut().zip(tiles).enumerate() {
                 if let Some(rect) = local.rect() {
                     let rect = rect + chunk.rects.start as u32;
                     let s = &batch.segments[chunk.segments.start + i];
