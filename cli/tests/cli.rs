@@ -1723,7 +1723,7 @@ fn a_bad_rectcast_auto_costs_names_the_item_and_writes_nothing() {
     assert!(!o.status.success());
     assert_eq!(
         stderr(&o).trim(),
-        "rectcast: error: auto backend: RECTCAST_AUTO_COSTS: item 2 `hitz=1/2`: unknown cost hitz (known: gpu_open_ms, gpu_call_ms, pairs, first_hits, hits, walls, circles, polygons)"
+        "rectcast: error: auto backend: RECTCAST_AUTO_COSTS: item 2 `hitz=1/2`: unknown cost hitz (known: gpu_open_ms, gpu_call_ms, gpu_segment_ns, pairs, first_hits, grid_first_hits, hits, grid_hits, walls, circles, polygons)"
     );
     assert!(!out.exists(), "a partial output was left");
 }

@@ -3,13 +3,15 @@
 //! sooner than a GPU could open opens none.
 //!
 //! The model counts a call's work in pair tests: every (segment, target) pair without a grid;
-//! with one, [`GRID_TESTS_PER_SEGMENT`] a segment plus one a target (building the grid). Each
-//! [`Family`] of calls has its own cost per test on one CPU thread and on the GPU, end to end
-//! (uploads, kernels, readbacks and the host's merging); a GPU call adds a fixed cost, and
-//! opening a GPU (instance, device, the query kernels) another. The defaults are the figures
-//! measured on an NVIDIA H100 with 16 cores (issue 32); `rectcast bench --query auto` measures
-//! a machine's own, and prints them in the form [`AutoCosts::parse`] reads from the
-//! `RECTCAST_AUTO_COSTS` environment variable.
+//! through a grid, [`GRID_TESTS_PER_SEGMENT`] a segment plus one a target (building the grid).
+//! Each [`Family`] of calls has its own cost per test on one CPU thread and on the GPU; a GPU
+//! call adds a fixed cost and a cost per segment (its upload, its result's readback and merge),
+//! and opening a GPU (instance, device, the query kernels) another. The defaults come from the
+//! figures measured on an NVIDIA H100 with 16 cores (issue 32), and the brute-force rect
+//! queries' CPU cost from this project's 2-core development machine (AVX-512), whose GPU cost
+//! on an H100 was not measured (estimated from the kernel's speed: 30–50× the CPU's 16
+//! threads); `rectcast bench --query auto` measures a machine's own, and prints them in the
+//! form [`AutoCosts::parse`] reads from the `RECTCAST_AUTO_COSTS` environment variable.
 
 use std::fmt;
 use std::time::Duration;
@@ -27,10 +29,14 @@ pub const GRID_TESTS_PER_SEGMENT: f64 = 8.0;
 pub enum Family {
     /// Rects: the dense or listed pairs, and clipping.
     Pairs,
-    /// Rects: first hits and counts.
+    /// Rects: first hits and counts, every pair tested.
     FirstHits,
-    /// Rects: the list of hits (its cost grows with the hits found).
+    /// Rects: first hits and counts through a grid.
+    GridFirstHits,
+    /// Rects: the list of hits, every pair tested (its cost grows with the hits found).
     Hits,
+    /// Rects: the list of hits through a grid.
+    GridHits,
     /// Segments against walls.
     Walls,
     /// Segments against circles.
@@ -40,20 +46,38 @@ pub enum Family {
 }
 
 impl Family {
-    pub const ALL: [Family; 6] = [
+    pub const ALL: [Family; 8] = [
         Family::Pairs,
         Family::FirstHits,
+        Family::GridFirstHits,
         Family::Hits,
+        Family::GridHits,
         Family::Walls,
         Family::Circles,
         Family::Polygons,
     ];
 
+    /// The family of this family's calls through a grid (rect first hits and hits have their
+    /// own), else itself.
+    pub fn through_grid(self) -> Family {
+        match self {
+            Family::FirstHits => Family::GridFirstHits,
+            Family::Hits => Family::GridHits,
+            other => other,
+        }
+    }
+
+    /// Whether the family's calls walk a grid.
+    pub fn is_grid(self) -> bool {
+        matches!(self, Family::GridFirstHits | Family::GridHits)
+    }
+
     /// The pair tests the model counts for a call of this family over `segments` and
-    /// `targets` (polygons: their edges), through a grid or not (see the module's
-    /// documentation in `src/engine/auto.rs`).
-    pub fn tests(self, segments: usize, targets: usize, grid: bool) -> f64 {
-        if grid {
+    /// `targets` (polygons: their edges): through a grid for the [grid's
+    /// families](Self::is_grid), every pair for the others (see the module's documentation in
+    /// `src/engine/auto.rs`).
+    pub fn tests(self, segments: usize, targets: usize) -> f64 {
+        if self.is_grid() {
             segments as f64 * GRID_TESTS_PER_SEGMENT + targets as f64
         } else {
             segments as f64 * targets as f64
@@ -65,7 +89,9 @@ impl Family {
         match self {
             Family::Pairs => "pairs",
             Family::FirstHits => "first_hits",
+            Family::GridFirstHits => "grid_first_hits",
             Family::Hits => "hits",
+            Family::GridHits => "grid_hits",
             Family::Walls => "walls",
             Family::Circles => "circles",
             Family::Polygons => "polygons",
@@ -90,8 +116,11 @@ pub struct AutoCosts {
     /// A GPU call's fixed cost: a submission and a map (H100: a 100k × 10k frame took 1.5–1.8
     /// ms end to end, its kernel 0.06 ms).
     pub gpu_call: Duration,
+    /// A GPU call's cost per segment, in nanoseconds: its upload, and its result's readback and
+    /// merge on the host.
+    pub gpu_segment_ns: f64,
     /// Each family's cost per pair test, in [`Family::ALL`]'s order.
-    pub tests: [TestCost; 6],
+    pub tests: [TestCost; 8],
     /// Whether a software adapter (lavapipe, WARP, SwiftShader) may be opened: it runs the
     /// kernels on the CPU's own cores, slower than the CPU backend. `false` unless
     /// `WGPU_ADAPTER_NAME` names the adapter to use.
@@ -99,19 +128,25 @@ pub struct AutoCosts {
 }
 
 impl Default for AutoCosts {
-    /// The H100's figures (issue 32; 16 threads): rect pairs 8,192 × 512 in 3.4 ms on the CPU
-    /// and 2.4–3.1 ms on the GPU; first hits 100k × 10k in 2.95 against 2.18 ms, 1M × 4,096
-    /// in 14.4 ms on the GPU; hits 262,144 × 32,768 in 403 against 1,332 ms and 100k × 10k in
-    /// 37 against 123 ms; walls 8,192 × 2,048 in 359 ms on one thread against 447 ms; circles
-    /// 2,048 × 1,024 in 8.8 against 36.6 ms. Polygons are tested edge by edge, as walls.
+    /// The H100's figures (issue 32; 16 threads): first hits 1M × 4,096 through the grid in
+    /// 14.4 ms on the GPU (8 ns a segment, 0.6 ns a grid test), and 100k × 10k in 2.95 ms on
+    /// the CPU against 2.18 ms; rect pairs 8,192 × 512 in 3.4 ms on the CPU and 2.4–3.1 ms on
+    /// the GPU; hits 262,144 × 32,768 in 403 against 1,332 ms and 100k × 10k in 37 against 123
+    /// ms; walls 8,192 × 2,048 in 359 ms on one thread against 447 ms; circles 2,048 × 1,024 in
+    /// 8.8 against 36.6 ms. Polygons are tested edge by edge, as walls. First hits and hits
+    /// over every pair: 0.15 and 0.3 ns a pair on one AVX-512 thread (measured here), and on
+    /// the GPU 0.0003 and 0.003 ns (estimated, not measured).
     fn default() -> Self {
         let cost = |cpu_ns, gpu_ns| TestCost { cpu_ns, gpu_ns };
         Self {
             gpu_open: Duration::from_millis(250),
             gpu_call: Duration::from_micros(1500),
+            gpu_segment_ns: 8.0,
             tests: [
-                cost(13.0, 0.3),
-                cost(58.0, 1.2),
+                cost(13.0, 0.27),
+                cost(0.15, 0.0003),
+                cost(58.0, 0.6),
+                cost(0.3, 0.003),
                 cost(1500.0, 400.0),
                 cost(21.0, 27.0),
                 cost(4.2, 17.5),
@@ -133,9 +168,10 @@ impl AutoCosts {
     }
 
     /// The defaults with the items of `text` set: comma-separated `name=value`, where a name is
-    /// `gpu_open_ms` or `gpu_call_ms` (milliseconds), or a [`Family::name`] whose value is
-    /// `CPU_NS/GPU_NS` (nanoseconds per test, the CPU's on one thread). Spaces around items are
-    /// ignored; an empty text is the defaults. [`Display`](fmt::Display) writes this form.
+    /// `gpu_open_ms` or `gpu_call_ms` (milliseconds), `gpu_segment_ns` (nanoseconds), or a
+    /// [`Family::name`] whose value is `CPU_NS/GPU_NS` (nanoseconds per test, the CPU's on one
+    /// thread). Spaces around items are ignored; an empty text is the defaults.
+    /// [`Display`](fmt::Display) writes this form.
     ///
     /// # Errors
     /// The item (1-based) and what is wrong with it: an unknown name, a value that is not a
@@ -161,6 +197,7 @@ impl AutoCosts {
             match name.trim() {
                 "gpu_open_ms" => costs.gpu_open = millis(number(value)?),
                 "gpu_call_ms" => costs.gpu_call = millis(number(value)?),
+                "gpu_segment_ns" => costs.gpu_segment_ns = number(value)?,
                 name => {
                     let family = Family::ALL
                         .into_iter()
@@ -168,7 +205,7 @@ impl AutoCosts {
                         .ok_or_else(|| {
                             let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                             at(format!(
-                                "unknown cost {name} (known: gpu_open_ms, gpu_call_ms, {})",
+                                "unknown cost {name} (known: gpu_open_ms, gpu_call_ms, gpu_segment_ns, {})",
                                 known.join(", ")
                             ))
                         })?;
@@ -202,8 +239,8 @@ impl AutoCosts {
         let cost = self.test(work.family);
         let ns = |v: f64| Duration::from_secs_f64(v.max(0.0) / 1e9);
         let cpu = ns(work.tests * cost.cpu_ns / threads.max(1) as f64);
-        let gpu = self.gpu_call + ns(work.tests * cost.gpu_ns);
-        (cpu, gpu)
+        let gpu_ns = work.segments as f64 * self.gpu_segment_ns + work.tests * cost.gpu_ns;
+        (cpu, self.gpu_call + ns(gpu_ns))
     }
 }
 
@@ -212,9 +249,10 @@ impl fmt::Display for AutoCosts {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         write!(
             f,
-            "gpu_open_ms={},gpu_call_ms={}",
+            "gpu_open_ms={},gpu_call_ms={},gpu_segment_ns={}",
             ms(self.gpu_open),
-            ms(self.gpu_call)
+            ms(self.gpu_call),
+            self.gpu_segment_ns
         )?;
         for family in Family::ALL {
             let cost = self.test(family);
@@ -228,6 +266,7 @@ impl fmt::Display for AutoCosts {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Work {
     pub family: Family,
+    pub segments: usize,
     pub tests: f64,
 }
 
@@ -237,11 +276,14 @@ impl Work {
         Self::through(family, segments, targets, false)
     }
 
-    /// Through a grid when `grid`, else [`dense`](Self::dense).
+    /// Through a grid when `grid` (in the family's [grid variant](Family::through_grid)),
+    /// else [`dense`](Self::dense).
     pub fn through(family: Family, segments: usize, targets: usize, grid: bool) -> Self {
+        let family = if grid { family.through_grid() } else { family };
         Self {
             family,
-            tests: family.tests(segments, targets, grid),
+            segments,
+            tests: family.tests(segments, targets),
         }
     }
 }
@@ -424,6 +466,31 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_decide_the_h100_jobs_as_the_readme_says() {
+        let mut auto = Auto::new(AutoCosts::default());
+        let first_hits = |s, r| Work::through(Family::FirstHits, s, r, true);
+        // 1M × 100k first hits, one call in a fresh process: the CPU (0.08 s there end to end
+        // against the GPU's 0.31 s).
+        let big = first_hits(1 << 20, 100_000);
+        assert_eq!(auto.decide(big, 16, false, false), Decision::Cpu);
+        // 100k × 10k on a GPU already open: the GPU (2.18 against 2.95 ms).
+        assert_eq!(
+            auto.decide(first_hits(100_000, 10_000), 16, true, false),
+            Decision::Gpu
+        );
+        // Hits and walls stay on the CPU, open GPU or not.
+        let hits = Work::through(Family::Hits, 262_144, 32_768, true);
+        assert_eq!(auto.decide(hits, 16, true, false), Decision::Cpu);
+        let walls = Work::dense(Family::Walls, 8192, 2048);
+        assert_eq!(auto.decide(walls, 16, true, false), Decision::Cpu);
+        // One segment against one rect: the CPU.
+        assert_eq!(
+            auto.decide(first_hits(1, 1), 16, false, false),
+            Decision::Cpu
+        );
+    }
+
+    #[test]
     fn calls_too_small_to_pay_for_the_opening_open_the_gpu_once_together_they_would_have() {
         let mut auto = Auto::new(AutoCosts {
             gpu_open: Duration::from_millis(10),
@@ -431,6 +498,7 @@ mod tests {
             ..AutoCosts::default()
         });
         // 1 ms on the CPU, 0.1 ms on an open GPU: 0.9 ms forgone a call.
+        auto.costs.gpu_segment_ns = 0.0;
         auto.costs.tests[Family::Pairs as usize] = TestCost {
             cpu_ns: 1.0,
             gpu_ns: 0.1,

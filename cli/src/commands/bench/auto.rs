@@ -4,7 +4,10 @@
 
 use std::time::Instant;
 
-use rectcast::{AutoCosts, Backend, Batch, Engine, Family, GpuContext, GpuLimits, TestCost, scene};
+use rectcast::{
+    AutoCosts, Backend, Batch, BroadPhase, Engine, Family, GpuContext, GpuLimits, Rect, Segment,
+    TestCost, scene,
+};
 
 use super::{ms, time};
 use crate::options::{Outcome, engine};
@@ -21,11 +24,13 @@ struct Call {
     run: Run,
 }
 
-/// The scenes: rects at `segments` × `rects` (bullet hell for first hits and hits, random for
-/// the dense pairs at a sixteenth of the segments), shapes at a sixty-fourth (their GPU kernels
-/// are slow to compile and to run on a software GPU).
+/// The scenes: rects through a grid at `segments` × `rects` (bullet hell), every pair at a
+/// sixteenth of the rects, the dense pairs at a sixteenth of the segments (random); shapes at a
+/// sixty-fourth (their GPU kernels are slow to compile and to run on a software GPU).
 fn calls(segments: usize, rects: usize) -> Vec<Call> {
     let (bullets, boxes) = scene::bullet_hell(41, segments, rects);
+    let few = (rects / 16).max(1);
+    let (few_bullets, few_boxes) = scene::bullet_hell(47, segments, few);
     let (dense, dense_boxes) = scene::random_batch(42, (segments / 16).max(1), rects / 4, 1000.0);
     let shape_segments = (segments / 64).max(1);
     let shape_count = (rects / 16).max(1);
@@ -40,10 +45,37 @@ fn calls(segments: usize, rects: usize) -> Vec<Call> {
         targets,
         run,
     };
-    let (b1, r1, b2, r2) = (bullets.clone(), boxes.clone(), bullets, boxes);
+    // A rect query with the broad phase set: the grid's families through it, the others not.
+    let rect_call = |family: Family, what: &str, (s, r): (&[Segment], &[Rect]), hits: bool| {
+        let (s, r) = (s.to_vec(), r.to_vec());
+        let grid = family.is_grid();
+        let what = format!("{what}, {} x {}", s.len(), r.len());
+        let (segments, targets) = (s.len(), r.len());
+        let run: Run = Box::new(move |e: &mut Engine| {
+            e.set_broad_phase(if grid {
+                BroadPhase::On
+            } else {
+                BroadPhase::Off
+            });
+            let batch = Batch::new(&s, &r);
+            match hits {
+                true => e.hits(&batch).map(drop),
+                false => e.first_hit(&batch).map(drop),
+            }
+        });
+        Call {
+            family,
+            what,
+            segments,
+            targets,
+            run,
+        }
+    };
     let (q1, q2, q3) = (queries.clone(), queries.clone(), queries);
     let edges = polygons.edge_count();
     let (n, m) = (dense.len(), dense_boxes.len());
+    let all = (&bullets[..], &boxes[..]);
+    let some = (&few_bullets[..], &few_boxes[..]);
     vec![
         Call {
             family: Family::Pairs,
@@ -52,20 +84,15 @@ fn calls(segments: usize, rects: usize) -> Vec<Call> {
             targets: m,
             run: Box::new(move |e| e.pairs(&dense, &dense_boxes).map(drop)),
         },
-        Call {
-            family: Family::FirstHits,
-            what: format!("rect first hits, bullet hell, {segments} x {rects}"),
-            segments,
-            targets: rects,
-            run: Box::new(move |e| e.first_hit(&Batch::new(&b1, &r1)).map(drop)),
-        },
-        Call {
-            family: Family::Hits,
-            what: format!("rect hits, bullet hell, {segments} x {rects}"),
-            segments,
-            targets: rects,
-            run: Box::new(move |e| e.hits(&Batch::new(&b2, &r2)).map(drop)),
-        },
+        rect_call(
+            Family::FirstHits,
+            "rect first hits, every pair",
+            some,
+            false,
+        ),
+        rect_call(Family::GridFirstHits, "rect first hits, grid", all, false),
+        rect_call(Family::Hits, "rect hits, every pair", some, true),
+        rect_call(Family::GridHits, "rect hits, grid", all, true),
         shaped(
             Family::Walls,
             "wall first hits, random",
@@ -129,6 +156,20 @@ pub(super) fn bench_auto(segments: usize, rects: usize, iterations: usize, gpu: 
         })?;
         costs.gpu_call = median;
         println!("a GPU call (1 x 1 first hit): {:.3} ms", ms(median));
+        // A segment's own cost: its upload, readback and merge, against one rect.
+        let (bullets, _) = scene::bullet_hell(48, segments, 1);
+        let (median, _) = time(iterations, || {
+            gpu.set_broad_phase(BroadPhase::Off);
+            gpu.first_hit(&Batch::new(&bullets, &boxes))
+                .map(drop)
+                .map_err(e)
+        })?;
+        let per_segment = median.saturating_sub(costs.gpu_call);
+        costs.gpu_segment_ns = per_segment.as_secs_f64() * 1e9 / segments as f64;
+        println!(
+            "a GPU segment ({segments} x 1 first hits): {:.3} ns",
+            costs.gpu_segment_ns
+        );
     }
     let calls = calls(segments, rects);
     let names: Vec<String> = calls
@@ -142,17 +183,17 @@ pub(super) fn bench_auto(segments: usize, rects: usize, iterations: usize, gpu: 
     );
     for (mut call, name) in calls.into_iter().zip(names) {
         let (cpu_time, _) = time(iterations, || (call.run)(&mut cpu).map_err(e))?;
-        let tests = call
-            .family
-            .tests(call.segments, call.targets, cpu.used_broad_phase());
+        let tests = call.family.tests(call.segments, call.targets);
         let cost = costs.test_mut(call.family);
         cost.cpu_ns = cpu_time.as_secs_f64() * 1e9 * threads as f64 / tests;
         let gpu_time = match &mut opened {
             Some(gpu) => {
                 let (median, _) = time(iterations, || (call.run)(gpu).map_err(e))?;
-                let run = median.saturating_sub(costs.gpu_call);
+                let fixed = costs.gpu_call.as_secs_f64()
+                    + call.segments as f64 * costs.gpu_segment_ns / 1e9;
+                let run = (median.as_secs_f64() - fixed).max(0.0);
                 let cost = costs.test_mut(call.family);
-                cost.gpu_ns = run.as_secs_f64() * 1e9 / tests;
+                cost.gpu_ns = run * 1e9 / tests;
                 Some(median)
             }
             None => None,
@@ -170,7 +211,7 @@ pub(super) fn bench_auto(segments: usize, rects: usize, iterations: usize, gpu: 
         );
     }
     println!(
-        "tests: every pair, or through a grid {} a segment and one a rect; cpu ns per test on one of {threads} threads",
+        "tests: every pair, or through a grid {} a segment and one a rect; cpu ns per test on one of {threads} threads; gpu ns per test past the call's and the segments' own",
         rectcast::GRID_TESTS_PER_SEGMENT
     );
     if opened
@@ -201,6 +242,7 @@ fn rounded(costs: &AutoCosts) -> AutoCosts {
     let mut out = costs.clone();
     out.gpu_open = millis(costs.gpu_open);
     out.gpu_call = millis(costs.gpu_call);
+    out.gpu_segment_ns = round(costs.gpu_segment_ns);
     for cost in &mut out.tests {
         *cost = TestCost {
             cpu_ns: round(cost.cpu_ns),
