@@ -489,6 +489,11 @@ fn an_engine_compiles_only_the_kernels_its_calls_need() {
     };
     let mut gpu = Engine::gpu(context.clone(), GpuLimits::default()).expect("an engine");
     assert_eq!(context.kernel_compilations(), 1, "the query kernels only");
+    assert_eq!(
+        context.pipeline_compilations(),
+        0,
+        "no pipeline before a call"
+    );
     let (segments, rects) = random_batch(43, 600, 200, 100.0);
     let batch = rectcast::Batch::new(&segments, &rects);
     gpu.set_broad_phase(rectcast::BroadPhase::Off);
@@ -498,6 +503,16 @@ fn an_engine_compiles_only_the_kernels_its_calls_need() {
         context.kernel_compilations(),
         1,
         "a first hit compiled more"
+    );
+    assert_eq!(context.pipeline_compilations(), 1, "a first hit's pipeline");
+    gpu.first_hit(&batch).expect("first hits again");
+    assert_eq!(context.pipeline_compilations(), 1, "built again");
+    let hits = gpu.hits(&batch).expect("hits");
+    assert_eq!(hits, cpu_engine().hits(&batch).expect("cpu"));
+    assert_eq!(
+        context.pipeline_compilations(),
+        3,
+        "the hit list's two steps"
     );
     compare_dense("pairs", &mut gpu, &segments, &rects);
     assert_eq!(context.kernel_compilations(), 2, "the pairs' kernels");

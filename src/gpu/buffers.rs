@@ -153,6 +153,7 @@ pub(crate) fn compute_pipeline(
     label: &str,
     constants: &[(&str, f64)],
 ) -> wgpu::ComputePipeline {
+    context.count_pipeline();
     context
         .device
         .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {

@@ -29,6 +29,8 @@ pub struct GpuContext {
     handles_errors: bool,
     /// The compiled pipelines kept between processes, where the device keeps them.
     pipelines: Option<Arc<PipelineStore>>,
+    /// Compute pipelines built on this context ([`GpuContext::pipeline_compilations`]).
+    pipeline_builds: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// One adapter as [`enumerate_adapters`] reports it.
@@ -263,6 +265,7 @@ impl GpuContext {
             compiled: Compiled::default(),
             handles_errors: false,
             pipelines,
+            pipeline_builds: Arc::default(),
         }
     }
 
@@ -272,6 +275,28 @@ impl GpuContext {
     /// corrupt or mismatched file is ignored and written anew; deleting it is safe.
     pub fn pipeline_cache_file(&self) -> Option<&std::path::Path> {
         self.pipelines.as_deref().map(PipelineStore::path)
+    }
+
+    /// How many compute pipelines have been built on this context (and its clones): each
+    /// kernel set's at the first call that dispatches it (a first hit builds one of the rect
+    /// queries' six).
+    pub fn pipeline_compilations(&self) -> usize {
+        self.pipeline_builds
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts a compute pipeline built.
+    pub(crate) fn count_pipeline(&self) {
+        self.pipeline_builds
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Keeps the pipelines built since the last save in the pipeline cache's file (after a
+    /// pipeline built outside [`compiled`](Self::compiled)'s sets).
+    pub(crate) fn pipelines_built(&self) {
+        if let Some(pipelines) = &self.pipelines {
+            pipelines.save();
+        }
     }
 
     /// The pipeline cache kernels are compiled through.
@@ -327,11 +352,8 @@ impl GpuContext {
     ) -> Result<T> {
         let before = self.compiled.builds();
         let built = self.compiled.get_or_build::<Tag, T>(self.emulation, build);
-        if let Some(pipelines) = &self.pipelines
-            && built.is_ok()
-            && self.compiled.builds() != before
-        {
-            pipelines.save();
+        if built.is_ok() && self.compiled.builds() != before {
+            self.pipelines_built();
         }
         built
     }

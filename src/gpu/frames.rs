@@ -138,6 +138,7 @@ impl Frames {
         let (max_binding_bytes, max_workgroups_per_dimension) =
             GpuLimits::default().resolve(context);
         let kernels = QueryKernels::new(context)?;
+        kernels.prepare(context, RectKernel::FirstHit)?;
         let grid_kernels = GridKernels::new(context, &kernels.layout)?;
         let mut buffers = QueryBuffers::new(context);
         let layout = StagingLayout::new(

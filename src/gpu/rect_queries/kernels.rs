@@ -2,6 +2,7 @@
 //! staging buffer reads back.
 
 use std::ops::Range;
+use std::sync::{Arc, OnceLock};
 
 use crate::cpu::rect_queries::{FILTER_RECTS, FILTER_SEGMENTS, query};
 use crate::error::Result;
@@ -27,18 +28,44 @@ pub(super) const FOUND_HEADER: u64 = 4;
 /// when the list is short.
 pub(super) const HIT_TIMES_WORKGROUPS: u64 = 1024;
 
-/// The layout and the pipelines, compiled once per device: one per [`RectKernel`], and the hit
-/// list's second step.
+/// The layout and the pipelines, once per device: the shader module and the layouts at once,
+/// each pipeline (one per [`RectKernel`], and the hit list's and the first-hit rects' second
+/// steps) at the first call that runs it ([`prepare`](Self::prepare)), for every engine on the
+/// device. A first hit compiles one pipeline of six: on lavapipe 57 ms of 160.
 #[derive(Clone)]
 pub(crate) struct QueryKernels {
     pub(crate) layout: wgpu::BindGroupLayout,
-    pipelines: Vec<wgpu::ComputePipeline>,
-    hit_times: wgpu::ComputePipeline,
-    first_hit_rects: wgpu::ComputePipeline,
+    lazy: Arc<LazyPipelines>,
+}
+
+/// What the pipelines are built from, and each one once built.
+struct LazyPipelines {
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
+    /// [`RectKernel::PIPELINES`]' pipelines, then [`HIT_TIMES`]' and [`FIRST_HIT_RECTS`]'.
+    pipelines: [OnceLock<wgpu::ComputePipeline>; 6],
+}
+
+/// The slot of the hit list's second step (`hit_times`).
+const HIT_TIMES: usize = RectKernel::PIPELINES.len();
+/// The slot of the first-hit rects' second step (`first_hit_rects`).
+const FIRST_HIT_RECTS: usize = HIT_TIMES + 1;
+
+/// A slot's entry point, QUERY constant and label.
+fn slot_entry(slot: usize) -> (&'static str, u32, &'static str) {
+    match slot {
+        HIT_TIMES => ("hit_times", query::QUERY_HITS, "rectcast.queries.hit_times"),
+        FIRST_HIT_RECTS => (
+            "first_hit_rects",
+            query::QUERY_FIRST_HIT,
+            "rectcast.queries.first_hit_rects",
+        ),
+        kernel => RectKernel::PIPELINES[kernel].entry_point(),
+    }
 }
 
 impl QueryKernels {
-    /// The device's, compiled on first use.
+    /// The device's, made on first use (its pipelines at their own first use).
     pub(crate) fn new(context: &GpuContext) -> Result<Self> {
         context.compiled::<Self, _>(|| Self::compile(context))
     }
@@ -54,41 +81,69 @@ impl QueryKernels {
                 layouts::bind_group_layout(device, "rectcast.queries.layout", RECT_QUERIES);
             let pipeline_layout =
                 layouts::pipeline_layout(device, "rectcast.queries.pipeline_layout", &[&layout]);
-            let pipeline = |entry_point: &str, query: u32, label: &str| {
-                let constants = shader::rect_queries_constants(query, context.emulation());
-                compute_pipeline(
-                    context,
-                    &pipeline_layout,
-                    &module,
-                    entry_point,
-                    label,
-                    &constants,
-                )
-            };
-            let pipelines = RectKernel::PIPELINES
-                .iter()
-                .map(|kernel| {
-                    let (entry_point, query, label) = kernel.entry_point();
-                    pipeline(entry_point, query, label)
-                })
-                .collect();
-            let hit_times = pipeline("hit_times", query::QUERY_HITS, "rectcast.queries.hit_times");
-            let first_hit_rects = pipeline(
-                "first_hit_rects",
-                query::QUERY_FIRST_HIT,
-                "rectcast.queries.first_hit_rects",
-            );
             Ok(Self {
                 layout,
-                pipelines,
-                hit_times,
-                first_hit_rects,
+                lazy: Arc::new(LazyPipelines {
+                    module,
+                    pipeline_layout,
+                    pipelines: Default::default(),
+                }),
             })
         })
     }
 
+    /// The slots `kernel` dispatches.
+    fn slots(kernel: RectKernel) -> impl Iterator<Item = usize> {
+        let second = match kernel {
+            RectKernel::Hits => Some(HIT_TIMES),
+            RectKernel::FirstHitRects => Some(FIRST_HIT_RECTS),
+            _ => None,
+        };
+        std::iter::once(kernel.pipeline_kernel().index()).chain(second)
+    }
+
+    /// Builds the pipelines `kernel` dispatches, where not built yet (on `context`, the
+    /// device these kernels were made on), and keeps them in the device's pipeline cache.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`](crate::Error::Gpu) when a pipeline fails to build.
+    pub(crate) fn prepare(&self, context: &GpuContext, kernel: RectKernel) -> Result<()> {
+        let mut built = false;
+        for slot in Self::slots(kernel) {
+            let lock = &self.lazy.pipelines[slot];
+            if lock.get().is_some() {
+                continue;
+            }
+            let (entry_point, query, label) = slot_entry(slot);
+            let constants = shader::rect_queries_constants(query, context.emulation());
+            let pipeline = context.scoped(|| {
+                Ok(compute_pipeline(
+                    context,
+                    &self.lazy.pipeline_layout,
+                    &self.lazy.module,
+                    entry_point,
+                    label,
+                    &constants,
+                ))
+            })?;
+            // Another engine on the device may have built it meanwhile: either is the same.
+            let _ = lock.set(pipeline);
+            built = true;
+        }
+        if built {
+            context.pipelines_built();
+        }
+        Ok(())
+    }
+
+    fn slot(&self, slot: usize) -> &wgpu::ComputePipeline {
+        self.lazy.pipelines[slot]
+            .get()
+            .expect("prepared before its dispatch is recorded")
+    }
+
     fn pipeline(&self, kernel: RectKernel) -> &wgpu::ComputePipeline {
-        &self.pipelines[kernel.pipeline_kernel().index()]
+        self.slot(kernel.pipeline_kernel().index())
     }
 }
 
@@ -343,7 +398,7 @@ impl QueryBuffers {
             }
             pass.dispatch_workgroups(x, y, 1);
             if kernel == RectKernel::FirstHitRects {
-                pass.set_pipeline(&kernels.first_hit_rects);
+                pass.set_pipeline(kernels.slot(FIRST_HIT_RECTS));
                 pass.dispatch_workgroups(x, y, 1);
             }
             if kernel == RectKernel::Hits {
@@ -352,7 +407,7 @@ impl QueryBuffers {
                     1,
                     HIT_TIMES_WORKGROUPS.min(max_workgroups_per_dimension as u64),
                 );
-                pass.set_pipeline(&kernels.hit_times);
+                pass.set_pipeline(kernels.slot(HIT_TIMES));
                 pass.dispatch_workgroups(workgroups as u32, 1, 1);
             }
         }

@@ -254,6 +254,7 @@ impl GpuRectQueries {
                     self.max_workgroups_per_dimension,
                 )
         });
+        self.kernels.prepare(&self.context, kernel)?;
         if grid.is_some() && self.grid_kernels.is_none() {
             self.grid_kernels = GridKernels::new(&self.context, &self.kernels.layout)?;
         }
