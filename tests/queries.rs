@@ -481,6 +481,45 @@ fn a_hit_list_at_the_binding_limit_splits_the_batch() {
     assert_hits("4 KiB bindings", &scene, &expected, &hits);
 }
 
+#[test]
+fn a_hit_list_past_its_limit_is_split_and_keeps_the_gpus_memory_within_it() {
+    let open = |limit| {
+        let limits = GpuLimits {
+            hit_list_limit: limit,
+            ..GpuLimits::default()
+        };
+        gpu_engine("hit list past its limit", limits)
+    };
+    let (Some(mut unlimited), Some(mut limited)) = (open(None), open(Some(500))) else {
+        return;
+    };
+    let scene = crowded();
+    let expected = expected_hits(&scene, &dense(&scene));
+    let whole = unlimited.hits(&scene.batch()).expect("hits");
+    assert_hits("no limit", &scene, &expected, &whole);
+    // Twice: the first call learns the hits a segment (its first chunk overflows and is
+    // split), the second sizes its chunks by them and runs none twice.
+    let mut chunks = Vec::new();
+    for call in ["learning", "sized"] {
+        let hits = limited.hits(&scene.batch()).expect("hits");
+        assert_hits(&format!("500 entries, {call}"), &scene, &expected, &hits);
+        let ran = limited.last_gpu_call().expect("a GPU call").chunks;
+        let least = expected.len().div_ceil(500);
+        assert!(
+            ran >= least,
+            "{call}: {ran} chunks for {} hits",
+            expected.len()
+        );
+        chunks.push(ran);
+    }
+    assert!(chunks[1] < chunks[0], "chunks of the two calls: {chunks:?}");
+    let (small, large) = (limited.gpu_buffer_bytes(), unlimited.gpu_buffer_bytes());
+    assert!(
+        small + 500 * 24 < large,
+        "the GPU holds {small} bytes with a limit of 500 entries, {large} without"
+    );
+}
+
 /// Every query's output as bytes.
 fn all_query_bytes(engine: &mut Engine, scene: &Scene) -> Vec<Vec<u8>> {
     let batch = scene.batch();

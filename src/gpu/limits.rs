@@ -6,6 +6,9 @@ use super::context::GpuContext;
 use crate::cpu::rect_pairs::WORD_PAIRS;
 use crate::types::PairResult;
 
+/// Entries a hit list grows to by default ([`GpuLimits::hit_list_limit`]).
+pub const HIT_LIST_LIMIT: u64 = 1 << 20;
+
 /// Lower limits than the device's, to exercise chunking with small batches (tests) or to keep
 /// a game's frame from holding huge bindings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -15,8 +18,14 @@ pub struct GpuLimits {
     /// Workgroups per dispatch dimension (default: the device's limit).
     pub max_workgroups_per_dimension: Option<u32>,
     /// Entries the hit list of the queries starts with (default 16,384). It grows when a
-    /// dispatch finds more, up to the binding limit; past that the batch is split.
+    /// dispatch finds more, up to [`hit_list_limit`](Self::hit_list_limit); past that the
+    /// batch is split.
     pub hit_list_capacity: Option<u64>,
+    /// Entries the hit list may grow to (default [`HIT_LIST_LIMIT`], 2^20: 24 MiB, in the
+    /// GPU's buffer and in each staging buffer; the binding limit if lower). A chunk that
+    /// finds more is split, and the next ones are sized by the hits a segment found so far,
+    /// so that a call's GPU and staging memory stays bounded whatever its hits.
+    pub hit_list_limit: Option<u64>,
     /// Whether dense and listed pairs come back compact: a mask bit per pair and only the
     /// results that are not a miss, packed on the GPU and expanded on the host (default: yes,
     /// except on a CPU implementation such as lavapipe, where a readback is a copy within host

@@ -23,7 +23,7 @@ use crate::gpu::grid::{Built, GridBuffers, GridKernels, fits};
 use crate::gpu::rect_kernel::RectKernel;
 use crate::gpu::ring::{self, CHUNKS_IN_FLIGHT, Submitted};
 use crate::gpu::timer::KernelTimer;
-use crate::gpu::{GpuLimits, WaitLimit};
+use crate::gpu::{GpuLimits, HIT_LIST_LIMIT, WaitLimit};
 use crate::query::Batch;
 use crate::types::flags;
 
@@ -34,7 +34,8 @@ pub(crate) use kernels::{QueryBuffers, QueryKernels, Room, StagingLayout, parse_
 
 /// What became of a chunk read back.
 enum Outcome {
-    Done,
+    /// Read back whole: its found list held this many entries.
+    Done(u64),
     /// The found list needed this many entries, more than it holds.
     Overflow(u64),
     /// The list holds all of them (this many), but fewer came back with the chunk.
@@ -100,6 +101,12 @@ pub struct GpuRectQueries {
     max_workgroups_per_dimension: u32,
     /// Entries the found list is given before its first run.
     initial_found: u64,
+    /// Entries it may grow to ([`GpuLimits::hit_list_limit`]).
+    found_limit: u64,
+    /// The hit list's entries a segment found in the chunks read so far (a rect tile's
+    /// chunk; 0 before the first): the next chunks take as many segments as fill three
+    /// quarters of the found list's limit.
+    found_per_segment: f64,
     wait: WaitLimit,
     /// Pairs re-decided on the host since creation.
     uncertain_pairs: u64,
@@ -147,6 +154,12 @@ impl GpuRectQueries {
             initial_found: limits
                 .hit_list_capacity
                 .unwrap_or(DEFAULT_HIT_LIST_CAPACITY),
+            found_limit: limits
+                .hit_list_limit
+                .unwrap_or(HIT_LIST_LIMIT)
+                .min(QueryCaps::new(max_binding_bytes, max_workgroups_per_dimension).found)
+                .max(1),
+            found_per_segment: 0.0,
             wait: limits.wait.unwrap_or_default(),
             kernels,
             buffers,
@@ -267,7 +280,6 @@ impl GpuRectQueries {
         }
         // Clip pairs segment i with rect i (or with the one rect): its rect range follows.
         let per_segment_rects = kernel == RectKernel::Clip && m > 1;
-        let segment_tile = self.caps.segments as usize;
         let rect_tile = if kernel == RectKernel::Clip || grid.is_some() {
             m
         } else {
@@ -275,23 +287,40 @@ impl GpuRectQueries {
                 .min(m)
                 .min(self.rects_per_dispatch)
         };
-        let mut work: Vec<(Range<usize>, Range<usize>)> = Vec::new();
-        for s in (0..n).step_by(segment_tile).rev() {
-            let segments = s..(s + segment_tile).min(n);
+        // Chunks in order, each segment range over every rect tile; a hit list's ranges as
+        // long as its learned hits a segment allow, learned again as chunks come back.
+        let segment_tile = std::cell::Cell::new(self.segment_tile(kernel));
+        let clip_tile = self.caps.segments as usize;
+        let (mut next, mut current, mut r) = (0, 0..0, m);
+        let work = std::iter::from_fn(|| {
             if kernel == RectKernel::Clip {
+                let segments = next..(next + clip_tile).min(n);
+                next = segments.end;
                 let rects = if per_segment_rects {
                     segments.clone()
                 } else {
                     0..1
                 };
-                work.push((segments, rects));
-                continue;
+                return (!segments.is_empty()).then_some((segments, rects));
             }
-            for r in (0..m).step_by(rect_tile).rev() {
-                work.push((segments.clone(), r..(r + rect_tile).min(m)));
+            if r >= m {
+                if next >= n {
+                    return None;
+                }
+                current = next..(next + segment_tile.get()).min(n);
+                next = current.end;
+                r = 0;
             }
-        }
-        let found = std::cell::Cell::new(self.buffers.found_capacity().max(self.initial_found));
+            let rects = r..(r + rect_tile).min(m);
+            r = rects.end;
+            Some((current.clone(), rects))
+        });
+        let found = std::cell::Cell::new(
+            self.buffers
+                .found_capacity()
+                .max(self.initial_found)
+                .min(self.found_limit),
+        );
         let size = ring::ring_size(self.timer.as_ref());
         let steps = ring::Steps {
             submit: |this: &mut Self, (segments, rects): (Range<usize>, Range<usize>), slot| {
@@ -307,8 +336,13 @@ impl GpuRectQueries {
             finish: |this: &mut Self, chunk: InFlight, newest, again: &mut Vec<_>| {
                 let segments = chunk.segments.clone();
                 let rects = chunk.rects.clone();
-                match this.finish_chunk(kernel, chunk, newest, &mut sink)? {
-                    Outcome::Done => {}
+                let outcome = this.finish_chunk(kernel, chunk, newest, &mut sink)?;
+                if let Outcome::Done(count) | Outcome::Overflow(count) = outcome {
+                    this.learn(kernel, segments.len(), count);
+                    segment_tile.set(this.segment_tile(kernel));
+                }
+                match outcome {
+                    Outcome::Done(_) => {}
                     Outcome::Partial(count) => {
                         // Later chunks have overwritten its list: the same chunk again, with
                         // all of its entries copied back (and those of the chunks after it).
@@ -316,19 +350,23 @@ impl GpuRectQueries {
                             count.max(this.found_copy[kernel.index()]);
                         again.push((segments, rects));
                     }
-                    Outcome::Overflow(needed) if needed <= this.caps.found => {
+                    Outcome::Overflow(needed) if needed <= this.found_limit => {
                         // Room for all of them, and the same chunk again.
                         found.set(found.get().max(needed));
                         this.found_copy[kernel.index()] =
                             needed.max(this.found_copy[kernel.index()]);
                         again.push((segments, rects));
                     }
-                    Outcome::Overflow(_) => {
-                        // At the binding limit: halve the chunk (segments first; clip's rects
-                        // follow its segments). One pair finds at most one entry, so this ends.
+                    Outcome::Overflow(needed) => {
+                        // Past the list's limit: split the chunk's segments into parts that
+                        // fill three quarters of it (clip's rects follow its segments); one
+                        // segment's rects in halves. One pair finds at most one entry, so
+                        // this ends.
                         let half = |r: &Range<usize>| r.start + r.len() / 2;
                         if segments.len() > 1 {
-                            let mid = half(&segments);
+                            let room = (this.found_limit * 3 / 4).max(1);
+                            let parts = needed.div_ceil(room).clamp(2, segments.len() as u64);
+                            let len = segments.len().div_ceil(parts as usize);
                             let split = |s: Range<usize>| {
                                 let r = if per_segment_rects {
                                     s.clone()
@@ -337,8 +375,11 @@ impl GpuRectQueries {
                                 };
                                 (s, r)
                             };
-                            again.push(split(mid..segments.end));
-                            again.push(split(segments.start..mid));
+                            // Pushed last first: `again` is taken from its end.
+                            let starts: Vec<usize> = segments.clone().step_by(len).collect();
+                            for &s in starts.iter().rev() {
+                                again.push(split(s..(s + len).min(segments.end)));
+                            }
                         } else {
                             let mid = half(&rects);
                             again.push((segments.clone(), mid..rects.end));
@@ -356,13 +397,30 @@ impl GpuRectQueries {
                     .cancel(&this.context, this.staging[chunk.slot].get());
             },
         };
-        // `work` was laid out last first.
-        let outcome = ring::run(self, size, work.into_iter().rev(), steps);
+        let outcome = ring::run(self, size, work, steps);
         outcome?;
         if let Some(GridQuery { set: Some(id), .. }) = grid {
             self.grid.built = Built::Set(id);
         }
         Ok(())
+    }
+
+    /// Segments a chunk of `kernel` takes: the most a dispatch may; for a hit list, as many as
+    /// fill three quarters of the found list's limit at the hits a segment found so far.
+    fn segment_tile(&self, kernel: RectKernel) -> usize {
+        let most = self.caps.segments as usize;
+        if kernel != RectKernel::Hits || self.found_per_segment <= 0.0 {
+            return most;
+        }
+        let fits = (self.found_limit as f64 * 0.75 / self.found_per_segment) as usize;
+        fits.clamp(1, most)
+    }
+
+    /// Learns a hit list's entries a segment from a chunk of `segments` that found `count`.
+    fn learn(&mut self, kernel: RectKernel, segments: usize, count: u64) {
+        if kernel == RectKernel::Hits && segments > 0 {
+            self.found_per_segment = count as f64 / segments as f64;
+        }
     }
 
     /// Uploads and dispatches one chunk with a found list of at least `found` entries, copies
@@ -538,7 +596,7 @@ impl GpuRectQueries {
             }
             if count <= entries {
                 self.uncertain_pairs += uncertain;
-                return Ok(Outcome::Done);
+                return Ok(Outcome::Done(count));
             }
             if !last {
                 return Ok(Outcome::Partial(count));
