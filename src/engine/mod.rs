@@ -294,7 +294,7 @@ impl Engine {
     /// `WGPU_ADAPTER_NAME` names an adapter). On the GPU, a call the GPU cannot finish (a
     /// timeout, a lost device) runs on the CPU instead
     /// ([`with_cpu_fallback`](Self::with_cpu_fallback)).
-    pub fn auto(kernel: CpuKernel, costs: AutoCosts) -> Self {
+    fn auto(kernel: CpuKernel, costs: AutoCosts) -> Self {
         let mut engine = Self::cpu_kernel(kernel);
         let mut auto = Auto::new(costs);
         if wgpu::Instance::enabled_backend_features().is_empty() {
@@ -529,12 +529,15 @@ impl Engine {
         self.last_fallback = None;
         self.kernel_time = None;
         self.gpu_call = None;
+        // `Auto` on the GPU placed this call on its CPU (only `Auto` does, and its GPU engines
+        // have their CPU kernel as the fallback).
+        if place == Place::Cpu
+            && let Inner::Gpu(host) = &mut self.inner
+            && let Some(kernel) = &mut host.fallback
+        {
+            return call(On::Cpu(kernel));
+        }
         match &mut self.inner {
-            // `Auto` on the GPU placed this call on its CPU.
-            Inner::Gpu(host) if place == Place::Cpu => match &mut host.fallback {
-                Some(kernel) => call(On::Cpu(kernel)),
-                None => unreachable!("only `Auto` places a GPU engine's call on the CPU"),
-            },
             Inner::Gpu(host) => {
                 host.kernel_time = None;
                 host.call = None;
