@@ -215,6 +215,38 @@ fn moving_hitboxes_rebuilt_on_the_gpu_every_frame_give_the_brute_force_first_hit
 }
 
 #[test]
+fn a_loop_too_small_for_the_grid_builds_its_kernels_only_when_a_frame_walks_one() {
+    let Some(context) = context("frames too small for a grid") else {
+        return;
+    };
+    // 300 hitboxes: under Auto's least for a grid, so the loop opens without the grid's
+    // kernels (one pipeline: the first hit's).
+    let mut frames = Frames::new(&context, FrameCapacity::new(2400, 300)).expect("frames");
+    assert_eq!(context.pipeline_compilations(), 1, "the first hit's alone");
+    let (segments, rects) = frame(1);
+    let mut cpu = cpu_engine();
+    let mut out = vec![FirstHit::NONE; segments.len()];
+    let expected = cpu.first_hit(&Batch::new(&segments, &rects)).expect("cpu");
+    frames.write(&Batch::new(&segments, &rects)).expect("write");
+    let id = frames.dispatch().expect("dispatch");
+    frames.read(id, &mut out).expect("read");
+    assert!(!frames.used_broad_phase());
+    assert_eq!(
+        context.pipeline_compilations(),
+        1,
+        "a brute-force frame built more"
+    );
+    // On: the first frame that walks a grid builds its kernels, with the same bytes.
+    frames.set_broad_phase(rectcast::BroadPhase::On);
+    frames.write(&Batch::new(&segments, &rects)).expect("write");
+    let id = frames.dispatch().expect("dispatch");
+    frames.read(id, &mut out).expect("read");
+    assert!(frames.used_broad_phase(), "the frame did not walk a grid");
+    assert!(context.pipeline_compilations() > 1, "no grid kernels built");
+    assert_same_first_hits("through the grid", &segments, &expected, &out);
+}
+
+#[test]
 fn a_full_ring_is_an_error_not_a_stall() {
     let Some(context) = context("full ring") else {
         return;

@@ -117,7 +117,11 @@ pub struct Frames {
     /// few buffers) and buffers, the plan of the written frame's grid, and whether the last
     /// encoded frame walked one.
     broad_phase: BroadPhase,
+    /// Built with the loop when its capacity lets `BroadPhase::Auto` walk a grid (a game
+    /// then never waits for them mid-loop), else at the first frame that walks one.
     grid_kernels: Option<GridKernels>,
+    /// Whether the device binds enough buffers for the grid's kernels.
+    grid_supported: bool,
     grid: GridBuffers,
     plan: Grid,
     max_binding_bytes: u64,
@@ -130,7 +134,9 @@ pub struct Frames {
 }
 
 impl Frames {
-    /// Compiles the kernels and makes every buffer for `capacity`.
+    /// Compiles the kernels and makes every buffer for `capacity`: the first hit's pipeline,
+    /// and the grid's when `capacity` lets `BroadPhase::Auto` walk one (else at the first
+    /// frame that walks one: with `BroadPhase::On`).
     ///
     /// # Errors
     /// [`Error::Gpu`] when the kernels do not build or a buffer exceeds the device's limits.
@@ -139,7 +145,12 @@ impl Frames {
             GpuLimits::default().resolve(context);
         let kernels = QueryKernels::new(context)?;
         kernels.prepare(context, RectKernel::FirstHit)?;
-        let grid_kernels = GridKernels::new(context, &kernels.layout)?;
+        let grid_supported = GridKernels::supported(context);
+        let grid_kernels =
+            match BroadPhase::Auto.uses_grid(capacity.segments, capacity.rects, false) {
+                true => GridKernels::new(context, &kernels.layout)?,
+                false => None,
+            };
         let mut buffers = QueryBuffers::new(context);
         let layout = StagingLayout::new(
             RectKernel::FirstHit,
@@ -189,6 +200,7 @@ impl Frames {
             frames_redone: 0,
             broad_phase: BroadPhase::Auto,
             grid_kernels,
+            grid_supported,
             grid: GridBuffers::new(context),
             plan: Grid::default(),
             max_binding_bytes,
@@ -283,7 +295,11 @@ impl Frames {
         if n > 0 && m > 0 {
             self.buffers
                 .upload(&self.context.queue, batch, &(0..n), &(0..m));
-            if self.grid_kernels.is_some() && self.broad_phase.uses_grid(n, m, false) {
+            let wants_grid = self.grid_supported && self.broad_phase.uses_grid(n, m, false);
+            if wants_grid && self.grid_kernels.is_none() {
+                self.grid_kernels = GridKernels::new(&self.context, &self.kernels.layout)?;
+            }
+            if wants_grid && self.grid_kernels.is_some() {
                 // Sized on the host, from the rects it holds; listed on the GPU at encode.
                 let entries = self.plan.plan(batch.rects);
                 grid = fits(
