@@ -39,13 +39,11 @@ impl GpuRectQueries {
         let all_rects = 0..batch.rects.len();
         self.run(RectKernel::FirstHit, batch, grid, |chunk| {
             let best = &mut out[chunk.segments.clone()];
-            if chunk.rects == all_rects {
-                // The chunk's segments meet every rect in it and in no other chunk: its first
-                // hits are theirs, copied as they are; only the found list is merged.
-                best.copy_from_slice(chunk.first_hits);
-            }
-            // Rect tiles may come in any order: merge with the full tie rule.
+            // A chunk that holds every rect is its segments' only one: its first hits are
+            // theirs, copied as they are, and only the found list is merged. Rect tiles may
+            // come in any order: merge them with the full tie rule.
             let tiles = if chunk.rects == all_rects {
+                best.copy_from_slice(chunk.first_hits);
                 &[][..]
             } else {
                 chunk.first_hits
@@ -99,9 +97,18 @@ impl GpuRectQueries {
                 }
             }
         };
+        let all_rects = 0..batch.rects.len();
         self.run(RectKernel::FirstHitRects, batch, grid, |chunk| {
             let bests = &mut out[chunk.segments.clone()];
-            for (i, (best_rect, &local)) in bests.iter_mut().zip(chunk.segment_hits).enumerate() {
+            // As in `first_hit`: a chunk that holds every rect gives its segments' rects as
+            // they are; only the found list is merged.
+            let tiles = if chunk.rects == all_rects {
+                bests.copy_from_slice(chunk.segment_hits);
+                &[][..]
+            } else {
+                chunk.segment_hits
+            };
+            for (i, (best_rect, &local)) in bests.iter_mut().zip(tiles).enumerate() {
                 if local == FirstHit::NO_RECT {
                     continue;
                 }
