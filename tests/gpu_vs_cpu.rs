@@ -479,6 +479,30 @@ fn hit_heavy_chunks_get_unread_results_from_the_gpu_or_decide_them_exactly() {
     compare_list("hit heavy list", &mut gpu, &segments, &rects, &list);
 }
 
+/// A first hit's host time is accounted whole: checking the inputs and planning the grid
+/// (`preparing`) as well as submitting, waiting and merging, which add up to no more than the
+/// call took.
+#[test]
+fn a_first_hits_host_parts_include_its_checks_and_grid_plan_and_fit_in_the_call() {
+    let Some(mut gpu) = gpu_engine("host parts", GpuLimits::default()) else {
+        return;
+    };
+    let (segments, rects) = rectcast::scene::bullet_hell(51, 20_000, 2_000);
+    let batch = rectcast::Batch::new(&segments, &rects);
+    gpu.set_broad_phase(rectcast::BroadPhase::On);
+    let started = std::time::Instant::now();
+    let first = gpu.first_hit(&batch).expect("first hits");
+    let took = started.elapsed();
+    assert_eq!(first, cpu_engine().first_hit(&batch).expect("cpu"));
+    let call = gpu.last_gpu_call().expect("a GPU call");
+    assert!(call.preparing > std::time::Duration::ZERO, "{call:?}");
+    let parts = call.preparing + call.submitting + call.waiting + call.merging;
+    assert!(
+        parts <= took,
+        "{call:?} add up to more than the call's {took:?}"
+    );
+}
+
 /// An engine compiles the query kernels when it opens and nothing else until a call needs it:
 /// a first hit opens no pairs' or grid's pipelines (on lavapipe they are most of a process's
 /// fixed cost: `rectcast first-hit --backend gpu` on one pair went from 0.7 to 0.2 s).

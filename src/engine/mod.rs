@@ -229,6 +229,9 @@ pub struct Engine {
     /// `Backend::Auto`'s model and choices: on the CPU until a call opens a GPU; on the GPU
     /// (its CPU kernel the fallback), each call where the model places it.
     auto: Option<Box<Auto>>,
+    /// The call in progress's host time before any GPU work: its inputs checked (and, in
+    /// [`run_with_grid`](Self::run_with_grid), its grid planned); [`GpuCall::preparing`].
+    preparing: Duration,
 }
 
 impl Engine {
@@ -285,6 +288,7 @@ impl Engine {
             skipped: Skipped::default(),
             stand_ins: StandIns::default(),
             auto: None,
+            preparing: Duration::ZERO,
         }
     }
 
@@ -611,6 +615,7 @@ impl Engine {
         }
         let place = self.place(Work::through(family, segments, rects, use_grid));
         let mut own = std::mem::take(&mut self.own_grid);
+        let planning = std::time::Instant::now();
         if use_grid && batch.rect_set.is_none() {
             match self.cpu_at(place) {
                 None => {
@@ -629,6 +634,7 @@ impl Engine {
                 set: None,
             },
         });
+        let preparing = self.preparing + planning.elapsed();
         let mut used = false;
         let mut on_gpu = false;
         let outcome = self.run_placed(place, |on| {
@@ -645,6 +651,9 @@ impl Engine {
             }
             _ => used,
         };
+        if let Some(call) = &mut self.gpu_call {
+            call.preparing += preparing;
+        }
         self.own_grid = own;
         outcome
     }

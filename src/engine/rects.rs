@@ -305,9 +305,14 @@ impl Engine {
     ) -> Result<T> {
         let mut stand_ins = std::mem::take(&mut self.stand_ins);
         let mut skipped = std::mem::take(&mut self.skipped);
+        let checking = std::time::Instant::now();
         let outcome = batch
             .admitted(&mut stand_ins, &mut skipped)
-            .and_then(|batch| call(self, &batch));
+            .and_then(|batch| {
+                self.preparing = checking.elapsed();
+                call(self, &batch)
+            });
+        self.preparing = std::time::Duration::ZERO;
         if outcome.is_err() {
             // A failed call skipped nothing it answered.
             skipped.clear();

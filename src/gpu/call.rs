@@ -31,6 +31,10 @@ pub struct GpuCall {
     /// ([`crate::Targets`]) does not send to the GPU: the shapes' first hits (bounded by the
     /// rects') and the merge of every kind's results.
     pub on_host: std::time::Duration,
+    /// Before any GPU work, on the host: checking the inputs (and standing in for the
+    /// invalid ones a batch skips) and planning the grid (the rect queries: first hits, hits,
+    /// counts).
+    pub preparing: std::time::Duration,
 }
 
 impl std::ops::AddAssign for GpuCall {
@@ -47,6 +51,7 @@ impl std::ops::AddAssign for GpuCall {
         self.bytes_read += other.bytes_read;
         self.decided_on_host += other.decided_on_host;
         self.on_host += other.on_host;
+        self.preparing += other.preparing;
     }
 }
 

@@ -304,7 +304,8 @@ fn bench_table(
                 let adapter = context.adapter_info().name.clone();
                 if let Some(call) = engine.last_gpu_call() {
                     notes.push(format!(
-                        "{adapter}, the last end-to-end call on the host: submitting (uploads, recording) {:.3} ms, waiting for the GPU {:.3} ms, merging results {:.3} ms; {} chunk(s), {} in flight before the first read; {:.3} MB read back, {} packed result(s) not read back, decided on the host",
+                        "{adapter}, the last end-to-end call on the host: preparing (checking inputs, planning the grid) {:.3} ms, submitting (uploads, recording) {:.3} ms, waiting for the GPU {:.3} ms, merging results {:.3} ms; {} chunk(s), {} in flight before the first read; {:.3} MB read back, {} packed result(s) not read back, decided on the host",
+                        ms(call.preparing),
                         ms(call.submitting),
                         ms(call.waiting),
                         ms(call.merging),
