@@ -14,6 +14,7 @@
 //! form [`AutoCosts::parse`] reads from the `RECTCAST_AUTO_COSTS` environment variable.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The environment variable [`Engine::new`](super::Engine::new) reads an `Auto` engine's costs
@@ -303,7 +304,7 @@ pub struct Choice {
     pub gpu_estimate: Duration,
     /// Why, in words, when the call did not run where the estimates point: no GPU could be
     /// opened, or only a software one.
-    pub refused: Option<String>,
+    pub refused: Option<Arc<str>>,
 }
 
 impl fmt::Display for Choice {
@@ -331,8 +332,9 @@ impl fmt::Display for Choice {
 #[derive(Clone, Debug)]
 pub(crate) struct Auto {
     pub costs: AutoCosts,
-    /// Why no GPU is used, once opening one failed or found a software adapter.
-    pub refused: Option<String>,
+    /// Why no GPU is used, once opening one failed or found a software adapter (shared with
+    /// each choice it decides: a call on the CPU allocates nothing for it).
+    pub refused: Option<Arc<str>>,
     /// What the calls run on the CPU would have saved on a GPU already open: once this passes
     /// the cost of opening it, it is opened (a stream of calls each too small to pay for the
     /// opening pays for it together; the stream then costs at most about twice what the
@@ -407,6 +409,7 @@ impl Auto {
     /// The GPU could not be opened (or is a software one): the last call runs on the CPU, and
     /// so do all later ones.
     pub fn refuse(&mut self, why: String) {
+        let why: Arc<str> = why.into();
         if let Some(last) = &mut self.last {
             last.gpu = false;
             last.refused = Some(why.clone());

@@ -303,7 +303,7 @@ impl Engine {
         let mut auto = Auto::new(costs);
         if wgpu::Instance::enabled_backend_features().is_empty() {
             // Built without GPU backends: no call will open one, and the reason is known now.
-            auto.refused = GpuContext::new().err().map(|e| e.to_string());
+            auto.refused = GpuContext::new().err().map(|e| e.to_string().into());
         }
         engine.auto = Some(Box::new(auto));
         engine
