@@ -9,7 +9,7 @@
 // Two differences from the CPU, both deliberate:
 // - the fill takes a cell's slots with atomics, so a cell's entries come in any order. The walk
 //   never depends on it: a first hit is the least (t, rect) over the candidates, whatever order
-//   they come in; counts add up; the host sorts the hit list;
+//   they come in; counts add up; the hit list's runs are sorted by rect (order_hits);
 // - a first-hit search ends at a row boundary only when the order of its best hit and the
 //   boundary is certain (compare_entries may answer UNCERTAIN here).
 
@@ -344,21 +344,6 @@ fn grid_count(
             atomicAdd(&cell_counts[row * grid.cols + col], 1u);
         }
     }
-}
-
-// Partial totals of one block of the prefix sum.
-var<workgroup> scan_totals: array<u32, WORKGROUP_SIZE>;
-
-// Shares each invocation's total (`own_total`) with its workgroup: returns the sum of the totals
-// of the invocations before it.
-fn scan_share(local_index: u32, own_total: u32) -> u32 {
-    scan_totals[local_index] = own_total;
-    workgroupBarrier();
-    var before = 0u;
-    for (var k = 0u; k < local_index; k++) {
-        before += scan_totals[k];
-    }
-    return before;
 }
 
 // The build, step 2: each block of WORKGROUP_SIZE * SCAN_PER_INVOCATION cells gets its counts'

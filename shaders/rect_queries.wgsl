@@ -1,6 +1,14 @@
 // The per-segment queries: first hit, counts, hit list (one invocation owns one segment and
-// walks every rect, tiled through workgroup memory; the hit list's t come in a second step,
-// hit_times), and clipping (one segment, one rect).
+// walks every rect, tiled through workgroup memory), and clipping (one segment, one rect).
+//
+// The hit list comes out in its final (segment, rect) order, whatever order the atomics gave:
+// 1. segment_rects (or grid.wgsl's segment_cells) lists each segment's hits in `found`, each
+//    with its place among its segment's (its ordinal), and each segment's count in segment_hits;
+// 2. hit_offsets turns the counts into each segment's offset (a prefix sum);
+// 3. hit_times computes each hit's t and writes it at its segment's offset plus its ordinal, in
+//    first_hits (a rect and its result per entry; the segment is the run it lies in);
+// 4. after a grid walk only, whose cells list rects in any order, order_hits sorts each
+//    segment's run by rect.
 //
 // Compiled after shaders/segment_rect.wgsl (src/gpu/shader.rs joins them). CPU mirror:
 // src/cpu/rect_queries.rs, with the same names and the same branch order.
@@ -19,6 +27,8 @@ override QUERY_COUNTS: u32;
 override QUERY_HITS: u32;
 // FirstHit.rect when the segment hits nothing.
 override NO_RECT: u32;
+// The longest run of one segment's hits order_hits sorts; the host sorts longer ones.
+override ORDER_RUN_LIMIT: u32;
 // Bits of QueryParams.filters: which filter arrays are bound.
 override FILTER_SEGMENTS: u32;
 override FILTER_RECTS: u32;
@@ -62,7 +72,10 @@ struct QueryParams {
 @group(0) @binding(2) var<storage, read> rects: array<Rect>;
 @group(0) @binding(3) var<storage, read> segment_filters: array<Filter>;
 @group(0) @binding(4) var<storage, read> rect_filters: array<Filter>;
+// Per segment, its closest hit (first hit, clip). The hit list's entries in order (QUERY_HITS).
 @group(0) @binding(5) var<storage, read_write> first_hits: array<FirstHit>;
+// Per segment, its hits (QUERY_COUNTS), its first hit's rect (first_hit_rects), or its listed
+// entries and then their offset in the ordered hit list (QUERY_HITS).
 @group(0) @binding(6) var<storage, read_write> segment_hits: array<u32>;
 @group(0) @binding(7) var<storage, read_write> rect_hits: array<atomic<u32>>;
 @group(0) @binding(8) var<storage, read_write> found: Found;
@@ -182,6 +195,14 @@ fn push_found(segment: u32, rect: u32, result: PairResult) {
     }
 }
 
+// Lists an entry of the hit list (a hit, or a pair the host decides) with its ordinal among its
+// segment's entries in t_enter, until hit_times computes t: exact in f32, since the host keeps
+// the list within 2^24 entries.
+fn list_hit(segment: u32, rect: u32, result: PairResult, search: ptr<function, Search>) {
+    push_found(segment, rect, PairResult(f32((*search).hits), result.t_exit, result.flags));
+    (*search).hits += 1u;
+}
+
 fn segment_filter(segment: u32) -> Filter {
     if ((params.filters & FILTER_SEGMENTS) != 0u) {
         return segment_filters[segment];
@@ -207,7 +228,7 @@ struct Search {
     best: FirstHit,
     best_entry: Entry,
     best_rect: Rect,
-    // Certain hits so far (QUERY_COUNTS).
+    // Certain hits so far (QUERY_COUNTS), entries listed so far (QUERY_HITS).
     hits: u32,
 }
 
@@ -222,7 +243,11 @@ fn meet(segment: u32, s: Segment, rect: u32, r: Rect, search: ptr<function, Sear
     // Decisions only: t is computed for the hits that need it.
     let result = pair_flags(s, r);
     if (is_uncertain(result)) {
-        push_found(segment, rect, result);
+        if (QUERY == QUERY_HITS) {
+            list_hit(segment, rect, result, search);
+        } else {
+            push_found(segment, rect, result);
+        }
         return false;
     }
     if ((result.flags & FLAG_HIT) == 0u) {
@@ -246,7 +271,7 @@ fn meet(segment: u32, s: Segment, rect: u32, r: Rect, search: ptr<function, Sear
     }
     if (QUERY == QUERY_HITS) {
         // Decisions only: hit_times computes t for every listed hit afterwards.
-        push_found(segment, rect, result);
+        list_hit(segment, rect, result, search);
     }
     return true;
 }
@@ -266,29 +291,110 @@ fn finish(segment: u32, s: Segment, search: Search) {
         }
         first_hits[segment] = best;
     }
-    if (QUERY == QUERY_COUNTS) {
+    if (QUERY == QUERY_COUNTS || QUERY == QUERY_HITS) {
         segment_hits[segment] = search.hits;
     }
 }
 
-// The hit list's second step (QUERY_HITS): t for each hit the first step listed (segment_rects,
-// or grid.wgsl's segment_cells). Apart, every lane of the walk does the same work and every lane
-// here too: computed inline, each hit's t (a few hundred integer operations) held up the lanes
-// beside it. The dispatch is a fixed number of workgroups whatever the list's length (only the
-// GPU knows it), each invocation taking every stride-th entry. A hit whose t the GPU cannot give
-// becomes FLAG_UNCERTAIN, and the host decides it; an uncertain pair is left as it is.
+// Partial totals of one block of a prefix sum.
+var<workgroup> scan_totals: array<u32, WORKGROUP_SIZE>;
+
+// Shares each invocation's total (`own_total`) with its workgroup: returns the sum of the totals
+// of the invocations before it.
+fn scan_share(local_index: u32, own_total: u32) -> u32 {
+    scan_totals[local_index] = own_total;
+    workgroupBarrier();
+    var before = 0u;
+    for (var k = 0u; k < local_index; k++) {
+        before += scan_totals[k];
+    }
+    return before;
+}
+
+// Whether the found list held every entry listed: else the host runs the chunk again with more
+// room, and the hit list's later steps have nothing to place.
+fn found_whole() -> bool {
+    return atomicLoad(&found.count) <= arrayLength(&found.hits);
+}
+
+// The hit list's second step (one workgroup): each segment's count of listed entries in
+// segment_hits becomes their offset in the ordered list, an exclusive prefix sum in place. Each
+// invocation adds up a run of the counts serially (the host keeps a chunk's segments within
+// WORKGROUP_SIZE * 2^14, within a software GPU's loop budget).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn hit_offsets(@builtin(local_invocation_index) local_index: u32) {
+    let n = params.segment_count;
+    let per_invocation = (n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    let first = local_index * per_invocation;
+    let last = min(first + per_invocation, n);
+    var own = 0u;
+    for (var k = first; k < last; k++) {
+        own += segment_hits[k];
+    }
+    var running = scan_share(local_index, own);
+    for (var k = first; k < last; k++) {
+        let count = segment_hits[k];
+        segment_hits[k] = running;
+        running += count;
+    }
+}
+
+// The hit list's third step (QUERY_HITS): t for each entry the first step listed (segment_rects,
+// or grid.wgsl's segment_cells), written at its final place: its segment's offset plus its
+// ordinal. Apart, every lane of the walk does the same work and every lane here too: computed
+// inline, each hit's t (a few hundred integer operations) held up the lanes beside it. The
+// dispatch is a fixed number of workgroups whatever the list's length (only the GPU knows it),
+// each invocation taking every stride-th entry. A hit whose t the GPU cannot give becomes
+// FLAG_UNCERTAIN, and the host decides it; an uncertain pair is left as it is.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn hit_times(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(local_invocation_index) local_index: u32,
 ) {
-    let listed = min(atomicLoad(&found.count), arrayLength(&found.hits));
+    if (!found_whole()) {
+        return;
+    }
+    let listed = atomicLoad(&found.count);
     let stride = num_workgroups.x * WORKGROUP_SIZE;
     for (var k = workgroup_id.x * WORKGROUP_SIZE + local_index; k < listed; k += stride) {
         let h = found.hits[k];
+        let place = segment_hits[h.segment] + u32(h.result.t_enter);
+        var result = PairResult(0.0, 0.0, h.result.flags);
         if (!is_uncertain(h.result)) {
-            found.hits[k].result = pair_times(segments[h.segment], rects[h.rect], h.result);
+            result = pair_times(segments[h.segment], rects[h.rect], h.result);
+        }
+        first_hits[place] = FirstHit(h.rect, result);
+    }
+}
+
+// The hit list's last step after a grid walk (one invocation per segment): its run of entries
+// sorted by rect, by swaps, so that a loop a software GPU cuts short still leaves a permutation.
+// A run longer than ORDER_RUN_LIMIT is left as it is; the host checks every run's order and
+// sorts one that is not in order.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn order_hits(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let segment = segment_id(workgroup_id, num_workgroups, local_index);
+    if (segment >= params.segment_count || !found_whole()) {
+        return;
+    }
+    let start = segment_hits[segment];
+    var end = atomicLoad(&found.count);
+    if (segment + 1u < params.segment_count) {
+        end = segment_hits[segment + 1u];
+    }
+    if (end - start > ORDER_RUN_LIMIT) {
+        return;
+    }
+    for (var i = start + 1u; i < end; i++) {
+        for (var j = i; j > start && first_hits[j - 1u].rect > first_hits[j].rect; j--) {
+            let later = first_hits[j];
+            first_hits[j] = first_hits[j - 1u];
+            first_hits[j - 1u] = later;
         }
     }
 }

@@ -26,6 +26,10 @@ pub mod query {
     pub const QUERY_HITS: u32 = 2;
 }
 
+/// The longest run of one segment's hits the shader's `order_hits` sorts (after a grid walk);
+/// the host sorts a longer one. Each costs up to `n * (n - 1) / 2` swaps of one invocation.
+pub const ORDER_RUN_LIMIT: u32 = 64;
+
 /// Bits of the shader's `QueryParams.filters`: which filter arrays hold real filters.
 pub const FILTER_SEGMENTS: u32 = 1;
 pub const FILTER_RECTS: u32 = 2;
@@ -334,6 +338,30 @@ pub fn hit_times(batch: &Batch, found: &mut [Hit]) {
         }
         let s = &batch.segments[h.segment as usize];
         h.result = pair_times(s, &batch.rects[h.rect as usize], h.result);
+    }
+}
+
+/// Mirror of the `hit_offsets` entry point, the hit list's second step: each segment's count
+/// of listed entries becomes their offset in the ordered list (an exclusive prefix sum, in
+/// place). Returns the total.
+pub fn hit_offsets(segment_hits: &mut [u32]) -> u32 {
+    let mut running = 0;
+    for count in segment_hits {
+        let own = *count;
+        *count = running;
+        running += own;
+    }
+    running
+}
+
+/// Mirror of the `order_hits` entry point, the hit list's last step after a grid walk: each
+/// segment's run of `ordered` (from its offset to the next one's, or to the end) sorted by
+/// rect. The shader leaves runs longer than [`ORDER_RUN_LIMIT`] to the host, which sorts them
+/// as this does.
+pub fn order_hits(offsets: &[u32], ordered: &mut [FirstHit]) {
+    for (i, &start) in offsets.iter().enumerate() {
+        let end = offsets.get(i + 1).map_or(ordered.len(), |&e| e as usize);
+        ordered[start as usize..end].sort_unstable_by_key(|h| h.rect);
     }
 }
 

@@ -35,6 +35,10 @@ pub struct GpuCall {
     /// invalid ones a batch skips) and planning the grid (the rect queries: first hits, hits,
     /// counts).
     pub preparing: std::time::Duration,
+    /// Segments whose run of a rect hit list the host sorted: the GPU orders the list itself,
+    /// except a run longer than [`crate::cpu::rect_queries::ORDER_RUN_LIMIT`] after a grid
+    /// walk.
+    pub sorted_on_host: u64,
 }
 
 impl std::ops::AddAssign for GpuCall {
@@ -52,6 +56,7 @@ impl std::ops::AddAssign for GpuCall {
         self.decided_on_host += other.decided_on_host;
         self.on_host += other.on_host;
         self.preparing += other.preparing;
+        self.sorted_on_host += other.sorted_on_host;
     }
 }
 

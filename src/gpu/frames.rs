@@ -144,7 +144,7 @@ impl Frames {
         let (max_binding_bytes, max_workgroups_per_dimension) =
             GpuLimits::default().resolve(context);
         let kernels = QueryKernels::new(context)?;
-        kernels.prepare(context, RectKernel::FirstHit)?;
+        kernels.prepare(context, RectKernel::FirstHit, false)?;
         let grid_supported = GridKernels::supported(context);
         let grid_kernels =
             match BroadPhase::Auto.uses_grid(capacity.segments, capacity.rects, false) {

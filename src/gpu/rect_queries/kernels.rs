@@ -23,15 +23,22 @@ pub const DEFAULT_HIT_LIST_CAPACITY: u64 = 1 << 14;
 pub(super) const FOUND_FIRST_COPY: u64 = 1024;
 /// Bytes before the found list's entries: its atomic count.
 pub(super) const FOUND_HEADER: u64 = 4;
-/// Workgroups of the hit list's second step (`hit_times`), at most: its invocations stride over
+/// Workgroups of the hit list's third step (`hit_times`), at most: its invocations stride over
 /// the list, whose length only the GPU knows. 65,536 invocations fill any GPU, and cost little
 /// when the list is short.
 pub(super) const HIT_TIMES_WORKGROUPS: u64 = 1024;
+/// The most segments a hit list's chunk takes: its offsets' prefix sum (`hit_offsets`, one
+/// workgroup) adds up 2^14 counts an invocation, twice, within a software GPU's loop budget
+/// ([`super::SOFTWARE_LOOP_BUDGET`]).
+pub(super) const HIT_LIST_SEGMENTS: u64 = (WORKGROUP_SIZE as u64) << 14;
+/// The most entries a hit list's found list holds: an entry's ordinal among its segment's is
+/// kept in an f32 until its place is known, exact below 2^24.
+pub(super) const HIT_LIST_ENTRIES: u64 = 1 << 24;
 
 /// The layout and the pipelines, once per device: the shader module and the layouts at once,
-/// each pipeline (one per [`RectKernel`], and the hit list's and the first-hit rects' second
+/// each pipeline (one per [`RectKernel`], and the hit list's and the first-hit rects' later
 /// steps) at the first call that runs it ([`prepare`](Self::prepare)), for every engine on the
-/// device. A first hit compiles one pipeline of six: on lavapipe 57 ms of 160.
+/// device. A first hit compiles one pipeline of eight: on lavapipe 57 ms of 160.
 #[derive(Clone)]
 pub(crate) struct QueryKernels {
     pub(crate) layout: wgpu::BindGroupLayout,
@@ -42,19 +49,34 @@ pub(crate) struct QueryKernels {
 struct LazyPipelines {
     module: wgpu::ShaderModule,
     pipeline_layout: wgpu::PipelineLayout,
-    /// [`RectKernel::PIPELINES`]' pipelines, then [`HIT_TIMES`]' and [`FIRST_HIT_RECTS`]'.
-    pipelines: [OnceLock<wgpu::ComputePipeline>; 6],
+    /// [`RectKernel::PIPELINES`]' pipelines, then [`HIT_TIMES`]', [`FIRST_HIT_RECTS`]',
+    /// [`HIT_OFFSETS`]' and [`ORDER_HITS`]'.
+    pipelines: [OnceLock<wgpu::ComputePipeline>; 8],
 }
 
-/// The slot of the hit list's second step (`hit_times`).
+/// The slot of the hit list's third step (`hit_times`).
 const HIT_TIMES: usize = RectKernel::PIPELINES.len();
 /// The slot of the first-hit rects' second step (`first_hit_rects`).
 const FIRST_HIT_RECTS: usize = HIT_TIMES + 1;
+/// The slot of the hit list's second step (`hit_offsets`).
+const HIT_OFFSETS: usize = FIRST_HIT_RECTS + 1;
+/// The slot of the hit list's last step after a grid walk (`order_hits`).
+const ORDER_HITS: usize = HIT_OFFSETS + 1;
 
 /// A slot's entry point, QUERY constant and label.
 fn slot_entry(slot: usize) -> (&'static str, u32, &'static str) {
     match slot {
         HIT_TIMES => ("hit_times", query::QUERY_HITS, "rectcast.queries.hit_times"),
+        HIT_OFFSETS => (
+            "hit_offsets",
+            query::QUERY_HITS,
+            "rectcast.queries.hit_offsets",
+        ),
+        ORDER_HITS => (
+            "order_hits",
+            query::QUERY_HITS,
+            "rectcast.queries.order_hits",
+        ),
         FIRST_HIT_RECTS => (
             "first_hit_rects",
             query::QUERY_FIRST_HIT,
@@ -92,24 +114,32 @@ impl QueryKernels {
         })
     }
 
-    /// The slots `kernel` dispatches.
-    fn slots(kernel: RectKernel) -> impl Iterator<Item = usize> {
-        let second = match kernel {
-            RectKernel::Hits => Some(HIT_TIMES),
-            RectKernel::FirstHitRects => Some(FIRST_HIT_RECTS),
-            _ => None,
+    /// The slots `kernel` dispatches, walking a grid or not (a hit list's `order_hits` only
+    /// after a grid walk).
+    fn slots(kernel: RectKernel, walks: bool) -> impl Iterator<Item = usize> {
+        let later: &[usize] = match kernel {
+            RectKernel::Hits if walks => &[HIT_OFFSETS, HIT_TIMES, ORDER_HITS],
+            RectKernel::Hits => &[HIT_OFFSETS, HIT_TIMES],
+            RectKernel::FirstHitRects => &[FIRST_HIT_RECTS],
+            _ => &[],
         };
-        std::iter::once(kernel.pipeline_kernel().index()).chain(second)
+        std::iter::once(kernel.pipeline_kernel().index()).chain(later.iter().copied())
     }
 
-    /// Builds the pipelines `kernel` dispatches, where not built yet (on `context`, the
-    /// device these kernels were made on), and keeps them in the device's pipeline cache.
+    /// Builds the pipelines `kernel` dispatches, walking a grid or not, where not built yet
+    /// (on `context`, the device these kernels were made on), and keeps them in the device's
+    /// pipeline cache.
     ///
     /// # Errors
     /// [`Error::Gpu`](crate::Error::Gpu) when a pipeline fails to build.
-    pub(crate) fn prepare(&self, context: &GpuContext, kernel: RectKernel) -> Result<()> {
+    pub(crate) fn prepare(
+        &self,
+        context: &GpuContext,
+        kernel: RectKernel,
+        walks: bool,
+    ) -> Result<()> {
         let mut built = false;
-        for slot in Self::slots(kernel) {
+        for slot in Self::slots(kernel, walks) {
             let lock = &self.lazy.pipelines[slot];
             if lock.get().is_some() {
                 continue;
@@ -201,6 +231,9 @@ pub(crate) struct Room {
 /// Where a chunk's outputs lie in the staging buffer, in bytes.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StagingLayout {
+    /// A hit list's chunk: `first_hits` holds the first entries of its ordered list, and
+    /// `segment_hits` each segment's offset in it.
+    pub ordered: bool,
     pub first_hits: Range<u64>,
     pub segment_hits: Range<u64>,
     pub rect_hits: Range<u64>,
@@ -215,22 +248,28 @@ impl StagingLayout {
         rects: usize,
         found_entries: u64,
     ) -> Self {
-        let first = if kernel.writes_first_hits() {
+        let ordered = kernel == RectKernel::Hits;
+        let first = if ordered {
+            found_entries * size_of::<FirstHit>() as u64
+        } else if kernel.writes_first_hits() {
             (segments * size_of::<FirstHit>()) as u64
         } else {
             0
         };
         let (segment_hits, rect_hits) = match kernel {
             RectKernel::Counts => ((segments * 4) as u64, (rects * 4) as u64),
-            RectKernel::FirstHitRects => ((segments * 4) as u64, 0),
+            RectKernel::FirstHitRects | RectKernel::Hits => ((segments * 4) as u64, 0),
             _ => (0, 0),
         };
+        // The found list's count only, for a hit list: its entries come back in order.
+        let found = if ordered { 0 } else { found_entries };
         // Copies move whole 4-byte words, and every size here is one.
         let a = first;
         let b = a + segment_hits;
         let c = b + rect_hits;
-        let d = c + FOUND_HEADER + found_entries * size_of::<Hit>() as u64;
+        let d = c + FOUND_HEADER + found * size_of::<Hit>() as u64;
         Self {
+            ordered,
             first_hits: 0..a,
             segment_hits: a..b,
             rect_hits: b..c,
@@ -247,6 +286,8 @@ impl StagingLayout {
 pub(crate) struct ChunkOut<'a> {
     pub segments: Range<usize>,
     pub rects: Range<usize>,
+    /// Per segment, or a hit list's entries in order (as many as the chunk listed, when they
+    /// all came back; `segment_hits` then holds each segment's offset among them).
     pub first_hits: &'a [FirstHit],
     pub segment_hits: &'a [u32],
     pub rect_hits: &'a [u32],
@@ -295,7 +336,7 @@ impl QueryBuffers {
             .grow(2, &mut self.rects, m * 16)
             .grow(3, &mut self.segment_filters, n * 8)
             .grow(4, &mut self.rect_filters, m * 8)
-            .grow(5, &mut self.first_hits, n * 16)
+            .grow(5, &mut self.first_hits, n.max(room.found) * 16)
             .grow(6, &mut self.segment_hits, n * 4)
             .grow(7, &mut self.rect_hits, m * 4)
             .grow(8, &mut self.found, found)
@@ -365,8 +406,9 @@ impl QueryBuffers {
     }
 
     /// Records the kernel over `segments` segments: clears the found count (and the rect
-    /// counts), dispatches (the hit list in its two steps: the hits, then their t).
-    /// With `walk` (the grid's pipeline and bind group), the segments walk the grid instead.
+    /// counts), dispatches (the hit list in its steps: the hits, their offsets, their t at their
+    /// places, and after a grid walk their order). With `walk` (the grid's pipeline and bind
+    /// group), the segments walk the grid instead.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn encode_dispatch(
         &self,
@@ -403,12 +445,18 @@ impl QueryBuffers {
             }
             if kernel == RectKernel::Hits {
                 // (A dispatch sees every write of the one before it.)
+                pass.set_pipeline(kernels.slot(HIT_OFFSETS));
+                pass.dispatch_workgroups(1, 1, 1);
                 let workgroups = self.found_capacity().div_ceil(WORKGROUP_SIZE as u64).clamp(
                     1,
                     HIT_TIMES_WORKGROUPS.min(max_workgroups_per_dimension as u64),
                 );
                 pass.set_pipeline(kernels.slot(HIT_TIMES));
                 pass.dispatch_workgroups(workgroups as u32, 1, 1);
+                if walk.is_some() {
+                    pass.set_pipeline(kernels.slot(ORDER_HITS));
+                    pass.dispatch_workgroups(x, y, 1);
+                }
             }
         }
         if let Some(timer) = timer {
@@ -456,11 +504,16 @@ pub(crate) fn parse_staging<'a>(
     let count = u32::from_le_bytes([count[0], count[1], count[2], count[3]]) as u64;
     let entries: &[Hit] = bytemuck::cast_slice(entries);
     let listed = (count as usize).min(entries.len());
+    let first_hits: &[FirstHit] = bytemuck::cast_slice(range(&layout.first_hits));
     (
         ChunkOut {
             segments,
             rects,
-            first_hits: bytemuck::cast_slice(range(&layout.first_hits)),
+            first_hits: if layout.ordered {
+                &first_hits[..(count as usize).min(first_hits.len())]
+            } else {
+                first_hits
+            },
             segment_hits: bytemuck::cast_slice(range(&layout.segment_hits)),
             rect_hits: bytemuck::cast_slice(range(&layout.rect_hits)),
             found: &entries[..listed],

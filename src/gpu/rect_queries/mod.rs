@@ -28,7 +28,7 @@ use crate::query::Batch;
 use crate::types::flags;
 
 use super::call::GpuCall;
-use kernels::{ChunkOut, FOUND_FIRST_COPY};
+use kernels::{ChunkOut, FOUND_FIRST_COPY, HIT_LIST_ENTRIES, HIT_LIST_SEGMENTS};
 pub use kernels::{DEFAULT_HIT_LIST_CAPACITY, QueryCaps};
 pub(crate) use kernels::{QueryBuffers, QueryKernels, Room, StagingLayout, parse_staging};
 
@@ -101,7 +101,7 @@ pub struct GpuRectQueries {
     max_workgroups_per_dimension: u32,
     /// Entries the found list is given before its first run.
     initial_found: u64,
-    /// Entries it may grow to ([`GpuLimits::hit_list_limit`]).
+    /// Entries it may grow to ([`GpuLimits::hit_list_limit`], within 2^24).
     found_limit: u64,
     /// The hit list's entries a segment found in the chunks read so far (a rect tile's
     /// chunk; 0 before the first): the next chunks take as many segments as fill three
@@ -158,6 +158,7 @@ impl GpuRectQueries {
                 .hit_list_limit
                 .unwrap_or(HIT_LIST_LIMIT)
                 .min(QueryCaps::new(max_binding_bytes, max_workgroups_per_dimension).found)
+                .min(HIT_LIST_ENTRIES)
                 .max(1),
             found_per_segment: 0.0,
             wait: limits.wait.unwrap_or_default(),
@@ -267,7 +268,8 @@ impl GpuRectQueries {
                     self.max_workgroups_per_dimension,
                 )
         });
-        self.kernels.prepare(&self.context, kernel)?;
+        self.kernels
+            .prepare(&self.context, kernel, grid.is_some())?;
         if grid.is_some() && self.grid_kernels.is_none() {
             self.grid_kernels = GridKernels::new(&self.context, &self.kernels.layout)?;
         }
@@ -405,11 +407,16 @@ impl GpuRectQueries {
         Ok(())
     }
 
-    /// Segments a chunk of `kernel` takes: the most a dispatch may; for a hit list, as many as
-    /// fill three quarters of the found list's limit at the hits a segment found so far.
+    /// Segments a chunk of `kernel` takes: the most a dispatch may; for a hit list, within
+    /// what its offsets' prefix sum takes, as many as fill three quarters of the found list's
+    /// limit at the hits a segment found so far.
     fn segment_tile(&self, kernel: RectKernel) -> usize {
         let most = self.caps.segments as usize;
-        if kernel != RectKernel::Hits || self.found_per_segment <= 0.0 {
+        if kernel != RectKernel::Hits {
+            return most;
+        }
+        let most = most.min(HIT_LIST_SEGMENTS as usize);
+        if self.found_per_segment <= 0.0 {
             return most;
         }
         let fits = (self.found_limit as f64 * 0.75 / self.found_per_segment) as usize;
@@ -582,10 +589,12 @@ impl GpuRectQueries {
                         parse_staging(mapped, &layout, chunk.segments.clone(), chunk.rects.clone());
                     count = found;
                     if found <= entries {
-                        uncertain = out
-                            .found
-                            .iter()
-                            .filter(|h| h.result.flags == flags::UNCERTAIN)
+                        let listed = out.found.iter().map(|h| &h.result);
+                        let ordered = out.first_hits.iter().map(|h| &h.result);
+                        let ordered = ordered.filter(|_| layout.ordered);
+                        uncertain = listed
+                            .chain(ordered)
+                            .filter(|r| r.flags == flags::UNCERTAIN)
                             .count() as u64;
                         sink(&out);
                     }

@@ -1,6 +1,8 @@
 //! The rect queries, each as the chunks it runs through the host's ring and how their found
 //! lists merge.
 
+use std::ops::Range;
+
 use crate::cpu::rect_queries::beats;
 use crate::cpu::segment_rect::segment_rect;
 use crate::error::Result;
@@ -25,6 +27,83 @@ fn decided(batch: &Batch, chunk: &ChunkOut, h: &Hit) -> Hit {
         rect: rect as u32,
         result,
     }
+}
+
+/// A hit list chunk's hits in (segment, rect) order, its uncertain pairs decided and its misses
+/// dropped, from its ordered entries and each segment's offset among them; and how many
+/// segments' runs the host had to sort.
+fn chunk_hits(batch: &Batch, chunk: &ChunkOut) -> (Vec<Hit>, u64) {
+    let ordered = chunk.first_hits;
+    let mut hits = Vec::with_capacity(ordered.len());
+    let mut sorted = 0;
+    for (i, &start) in chunk.segment_hits.iter().enumerate() {
+        let end = chunk
+            .segment_hits
+            .get(i + 1)
+            .map_or(ordered.len(), |&e| e as usize);
+        let segment = chunk.segments.start + i;
+        let from = hits.len();
+        for entry in &ordered[start as usize..end] {
+            let rect = chunk.rects.start + entry.rect as usize;
+            let result = if entry.result.flags == flags::UNCERTAIN {
+                segment_rect(&batch.segments[segment], &batch.rects[rect])
+            } else {
+                entry.result
+            };
+            if result.hit() {
+                hits.push(Hit {
+                    segment: segment as u32,
+                    rect: rect as u32,
+                    result,
+                });
+            }
+        }
+        let run = &mut hits[from..];
+        if !run.is_sorted_by_key(|h| h.rect) {
+            run.sort_unstable_by_key(|h| h.rect);
+            sorted += 1;
+        }
+    }
+    (hits, sorted)
+}
+
+/// Joins chunks' hits, each in (segment, rect) order, into one list in that order. Chunks
+/// that each hold every rect are put in segment order and concatenated. Otherwise (a segment's
+/// rects in several tiles: a software GPU's, or a list split by rects) each segment's place is
+/// counted first, and the chunks then copy their hits there in rect-tile order: a segment's
+/// chunks hold disjoint rects, so its hits land in rect order. Linear in the hits either way.
+fn join_chunks(
+    segments: usize,
+    rects: usize,
+    mut chunks: Vec<(Range<usize>, Range<usize>, Vec<Hit>)>,
+) -> Vec<Hit> {
+    if chunks.iter().all(|(_, r, _)| *r == (0..rects)) {
+        chunks.sort_unstable_by_key(|(s, _, _)| s.start);
+        if chunks.len() == 1 {
+            return chunks.pop().map(|(_, _, hits)| hits).unwrap_or_default();
+        }
+        return chunks.into_iter().flat_map(|(_, _, hits)| hits).collect();
+    }
+    let mut place = vec![0usize; segments + 1];
+    for (_, _, hits) in &chunks {
+        for h in hits {
+            place[h.segment as usize + 1] += 1;
+        }
+    }
+    for i in 0..segments {
+        place[i + 1] += place[i];
+    }
+    let total = place[segments];
+    let mut out = vec![Hit::default(); total];
+    chunks.sort_by_key(|(_, r, _)| r.start);
+    for (_, _, hits) in chunks {
+        for h in hits {
+            let at = &mut place[h.segment as usize];
+            out[*at] = h;
+            *at += 1;
+        }
+    }
+    out
 }
 
 impl GpuRectQueries {
@@ -141,18 +220,24 @@ impl GpuRectQueries {
     }
 
     /// Hit-list query, in (segment, rect) order. Inputs are valid.
+    ///
+    /// Each chunk's list comes back in its final order (`hit_offsets`, `hit_times` and
+    /// `order_hits` in the shader): the host decides its uncertain pairs, drops those that
+    /// miss, and checks each segment's run, sorting one only where the GPU left it (a run past
+    /// [`crate::cpu::rect_queries::ORDER_RUN_LIMIT`] after a grid walk). Chunks then join by segment, and by rect tile
+    /// where a segment's rects came in several: in time linear in the hits.
     pub(crate) fn hits(&mut self, batch: &Batch, grid: Option<GridQuery>) -> Result<Vec<Hit>> {
-        let mut hits = Vec::new();
+        let mut chunks = Vec::new();
+        let mut sorted_on_host = 0;
         self.run(RectKernel::Hits, batch, grid, |chunk| {
-            hits.extend(
-                chunk
-                    .found
-                    .iter()
-                    .map(|h| decided(batch, chunk, h))
-                    .filter(|h| h.result.hit()),
-            );
+            let (hits, sorted) = chunk_hits(batch, chunk);
+            sorted_on_host += sorted;
+            chunks.push((chunk.segments.clone(), chunk.rects.clone(), hits));
         })?;
-        hits.sort_unstable_by_key(|h| (h.segment, h.rect));
+        let started = std::time::Instant::now();
+        let hits = join_chunks(batch.segments.len(), batch.rects.len(), chunks);
+        self.call.merging += started.elapsed();
+        self.call.sorted_on_host += sorted_on_host;
         Ok(hits)
     }
 
