@@ -665,3 +665,66 @@ fn a_far_end_found_from_the_near_ends_cell_is_the_cell_of_it_on_every_axis() {
         }
     }
 }
+
+/// The GPU's hit list through a grid, checked against the brute force, and how many segments'
+/// runs the host had to sort.
+fn gpu_grid_hits(what: &str, segments: &[Segment], rects: &[Rect]) -> Option<(Vec<Hit>, u64)> {
+    let mut gpu = common::gpu_engine(what, GpuLimits::default())?;
+    gpu.set_broad_phase(BroadPhase::On);
+    let b = Batch::new(segments, rects);
+    let expected = cpu(2, BroadPhase::Off).hits(&b).unwrap();
+    let hits = gpu.hits(&b).unwrap();
+    assert!(gpu.used_broad_phase(), "{what}: the grid was not used");
+    if let Some(i) = first_difference(&bytes_of_hits(&expected), &bytes_of_hits(&hits)) {
+        panic!(
+            "{what}: hit {i} differs ({} hits brute force, {} grid)\n  brute force {:?}\n  grid        {:?}",
+            expected.len(),
+            hits.len(),
+            expected.get(i),
+            hits.get(i),
+        );
+    }
+    let sorted = gpu.last_gpu_call().expect("a GPU call").sorted_on_host;
+    Some((hits, sorted))
+}
+
+#[test]
+fn a_grid_walks_hit_list_comes_back_from_the_gpu_in_rect_order() {
+    // Bullets among large hitboxes: many bullets hit several, listed by the cells in any order.
+    let (segments, rects) = scene::bullet_hell(31, 4096, 3000);
+    let Some((hits, sorted)) = gpu_grid_hits("grid hits in order", &segments, &rects) else {
+        return;
+    };
+    let several = hits
+        .windows(2)
+        .filter(|w| w[0].segment == w[1].segment)
+        .count();
+    assert!(several > 100, "only {several} hits follow one of their segment's");
+    assert_eq!(sorted, 0, "the host sorted {sorted} segments' runs");
+}
+
+#[test]
+fn a_segment_with_more_grid_hits_than_the_gpu_orders_is_ordered_by_the_host() {
+    // 300 small rects along a diagonal, their indices shuffled among 20,000 rects far away, and
+    // a segment along the diagonal through all of them: a run past ORDER_RUN_LIMIT.
+    let (_, mut rects) = scene::bullet_hell(32, 0, 20_000);
+    let mut rng = SplitMix64::new(32);
+    for k in 0..300 {
+        let at = 5000.0 + k as f32 * 10.0;
+        let slot = rng.below(rects.len() as u64) as usize;
+        let far = rects[slot];
+        rects[slot] = Rect::new(at, at, at + 4.0, at + 4.0);
+        rects.push(far);
+    }
+    let mut segments = vec![Segment::new(4990.0, 4990.0, 8010.0, 8010.0)];
+    segments.extend(scene::bullet_hell(33, 500, 0).0);
+    let Some((hits, sorted)) = gpu_grid_hits("a long run", &segments, &rects) else {
+        return;
+    };
+    let run = hits.iter().filter(|h| h.segment == 0).count();
+    assert!(
+        run > rectcast::cpu::rect_queries::ORDER_RUN_LIMIT as usize,
+        "the diagonal hits {run} rects"
+    );
+    assert!(sorted >= 1, "the host sorted no run");
+}
