@@ -27,8 +27,6 @@ override QUERY_COUNTS: u32;
 override QUERY_HITS: u32;
 // FirstHit.rect when the segment hits nothing.
 override NO_RECT: u32;
-// The longest run of one segment's hits order_hits sorts; the host sorts longer ones.
-override ORDER_RUN_LIMIT: u32;
 // Bits of QueryParams.filters: which filter arrays are bound.
 override FILTER_SEGMENTS: u32;
 override FILTER_RECTS: u32;
@@ -368,10 +366,14 @@ fn hit_times(
     }
 }
 
+// The longest run of one segment's hits order_hits sorts (a function-scope array's length must
+// be a constant, not an override: tests/shader.rs holds it equal to the CPU mirror's).
+const ORDER_RUN_LIMIT: u32 = 64u;
+
 // The hit list's last step after a grid walk (one invocation per segment): its run of entries
-// sorted by rect, by swaps, so that a loop a software GPU cuts short still leaves a permutation.
-// A run longer than ORDER_RUN_LIMIT is left as it is; the host checks every run's order and
-// sorts one that is not in order.
+// sorted by rect, by insertion into the invocation's own array (each entry read and written
+// once in memory), and written back only when it was not in order. A run longer than
+// ORDER_RUN_LIMIT is left as it is; the host checks every run's order and sorts one that is not.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn order_hits(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
@@ -387,14 +389,24 @@ fn order_hits(
     if (segment + 1u < params.segment_count) {
         end = segment_hits[segment + 1u];
     }
-    if (end - start > ORDER_RUN_LIMIT) {
+    let len = end - start;
+    if (len > ORDER_RUN_LIMIT) {
         return;
     }
-    for (var i = start + 1u; i < end; i++) {
-        for (var j = i; j > start && first_hits[j - 1u].rect > first_hits[j].rect; j--) {
-            let later = first_hits[j];
-            first_hits[j] = first_hits[j - 1u];
-            first_hits[j - 1u] = later;
+    var run: array<FirstHit, ORDER_RUN_LIMIT>;
+    var moved = false;
+    for (var i = 0u; i < len; i++) {
+        let entry = first_hits[start + i];
+        var j = i;
+        for (; j > 0u && run[j - 1u].rect > entry.rect; j--) {
+            run[j] = run[j - 1u];
+        }
+        run[j] = entry;
+        moved = moved || j != i;
+    }
+    if (moved) {
+        for (var i = 0u; i < len; i++) {
+            first_hits[start + i] = run[i];
         }
     }
 }

@@ -666,10 +666,19 @@ fn a_far_end_found_from_the_near_ends_cell_is_the_cell_of_it_on_every_axis() {
     }
 }
 
-/// The GPU's hit list through a grid, checked against the brute force, and how many segments'
-/// runs the host had to sort.
-fn gpu_grid_hits(what: &str, segments: &[Segment], rects: &[Rect]) -> Option<(Vec<Hit>, u64)> {
-    let mut gpu = common::gpu_engine(what, GpuLimits::default())?;
+/// The GPU's hit list through a grid (its runs ordered on the GPU or not: `order_on_gpu`),
+/// checked against the brute force, and how many segments' runs the host had to sort.
+fn gpu_grid_hits(
+    what: &str,
+    segments: &[Segment],
+    rects: &[Rect],
+    order_on_gpu: Option<bool>,
+) -> Option<(Vec<Hit>, u64)> {
+    let limits = GpuLimits {
+        order_on_gpu,
+        ..GpuLimits::default()
+    };
+    let mut gpu = common::gpu_engine(what, limits)?;
     gpu.set_broad_phase(BroadPhase::On);
     let b = Batch::new(segments, rects);
     let expected = cpu(2, BroadPhase::Off).hits(&b).unwrap();
@@ -692,15 +701,39 @@ fn gpu_grid_hits(what: &str, segments: &[Segment], rects: &[Rect]) -> Option<(Ve
 fn a_grid_walks_hit_list_comes_back_from_the_gpu_in_rect_order() {
     // Bullets among large hitboxes: many bullets hit several, listed by the cells in any order.
     let (segments, rects) = scene::bullet_hell(31, 4096, 3000);
-    let Some((hits, sorted)) = gpu_grid_hits("grid hits in order", &segments, &rects) else {
+    let Some((hits, sorted)) = gpu_grid_hits("grid hits in order", &segments, &rects, Some(true))
+    else {
         return;
     };
     let several = hits
         .windows(2)
         .filter(|w| w[0].segment == w[1].segment)
         .count();
-    assert!(several > 100, "only {several} hits follow one of their segment's");
+    assert!(
+        several > 100,
+        "only {several} hits follow one of their segment's"
+    );
     assert_eq!(sorted, 0, "the host sorted {sorted} segments' runs");
+    // Not ordered on the GPU: the host sorts the runs the cells listed out of order.
+    let (_, sorted) = gpu_grid_hits("grid hits", &segments, &rects, Some(false)).unwrap();
+    assert!(sorted > 100, "the host sorted only {sorted} runs");
+}
+
+#[test]
+fn a_software_gpu_leaves_a_grid_walks_runs_to_the_host() {
+    let (segments, rects) = scene::bullet_hell(34, 2048, 3000);
+    let Some((_, sorted)) = gpu_grid_hits("runs by default", &segments, &rects, None) else {
+        return;
+    };
+    let software = common::gpu_engine("runs by default", GpuLimits::default())
+        .and_then(|e| e.gpu_context().map(|c| c.is_software()))
+        .expect("a GPU engine");
+    assert_eq!(
+        sorted > 0,
+        software,
+        "{sorted} runs sorted on the host of a {} GPU",
+        if software { "software" } else { "hardware" }
+    );
 }
 
 #[test]
@@ -718,7 +751,7 @@ fn a_segment_with_more_grid_hits_than_the_gpu_orders_is_ordered_by_the_host() {
     }
     let mut segments = vec![Segment::new(4990.0, 4990.0, 8010.0, 8010.0)];
     segments.extend(scene::bullet_hell(33, 500, 0).0);
-    let Some((hits, sorted)) = gpu_grid_hits("a long run", &segments, &rects) else {
+    let Some((hits, sorted)) = gpu_grid_hits("a long run", &segments, &rects, Some(true)) else {
         return;
     };
     let run = hits.iter().filter(|h| h.segment == 0).count();

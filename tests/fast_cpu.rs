@@ -157,6 +157,48 @@ fn hits_equal_the_scalar_reference_in_segment_rect_order() {
 }
 
 #[test]
+fn the_hit_lists_placing_steps_put_each_segments_hits_at_its_offset_in_rect_order() {
+    use rectcast::cpu::rect_queries::{hit_offsets, order_hits};
+    // The mirror of what the GPU does to a hit list: counts per segment become offsets, and
+    // each segment's run, listed in any order, is sorted by rect.
+    for scene in scenes() {
+        let batch = scene.batch();
+        let (_, _, hits) = reference(query::QUERY_HITS, &batch);
+        let mut offsets = vec![0u32; batch.segments.len()];
+        for h in &hits {
+            offsets[h.segment as usize] += 1;
+        }
+        let total = hit_offsets(&mut offsets);
+        assert_eq!(total as usize, hits.len(), "{}: the total", scene.name);
+        for (i, h) in hits.iter().enumerate() {
+            let start = offsets[h.segment as usize] as usize;
+            assert!(
+                start <= i && (start == 0 || hits[start - 1].segment < h.segment),
+                "{}: hit {i} {h:?} is not in its segment's run from {start}",
+                scene.name
+            );
+        }
+        // Each run reversed, as cells could list it; ordered back into the reference's.
+        let in_order: Vec<FirstHit> = hits
+            .iter()
+            .map(|h| FirstHit {
+                rect: h.rect,
+                result: h.result,
+            })
+            .collect();
+        let mut listed = in_order.clone();
+        for (i, &start) in offsets.iter().enumerate() {
+            let end = offsets.get(i + 1).map_or(listed.len(), |&e| e as usize);
+            listed[start as usize..end].reverse();
+        }
+        order_hits(&offsets, &mut listed);
+        assert_bits(&scene.name, &in_order, &listed, |i| {
+            format!("{:?}", hits[i])
+        });
+    }
+}
+
+#[test]
 fn counts_equal_the_scalar_reference() {
     for scene in scenes() {
         let batch = scene.batch();

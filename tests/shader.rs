@@ -811,6 +811,15 @@ fn the_exact_integers_have_as_many_limbs_in_wgsl_as_in_the_cpu_mirror() {
 }
 
 #[test]
+fn the_hit_runs_the_gpu_orders_are_as_long_in_wgsl_as_in_the_cpu_mirror() {
+    // `order_hits` sorts in a function-scope array: ORDER_RUN_LIMIT is a WGSL const too.
+    assert_eq!(
+        wgsl_const("rect_queries.wgsl", "ORDER_RUN_LIMIT"),
+        rectcast::cpu::rect_queries::ORDER_RUN_LIMIT as usize
+    );
+}
+
+#[test]
 fn the_exported_kernels_are_the_ones_the_host_compiles() {
     // `rectcast shaders --json` and the playground export `shader::kernels`: each must be the
     // source and constants the host's pipelines take, and every kernel with entry points

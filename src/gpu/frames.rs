@@ -353,6 +353,7 @@ impl Frames {
                 &self.kernels,
                 RectKernel::FirstHit,
                 walk,
+                false,
                 n,
                 self.max_workgroups_per_dimension,
                 None,

@@ -6,7 +6,7 @@
 //! one fails pipeline creation (and the plain `cargo test` naga check).
 
 use super::emulation::Emulation;
-use crate::cpu::rect_queries::{FILTER_RECTS, FILTER_SEGMENTS, ORDER_RUN_LIMIT, query};
+use crate::cpu::rect_queries::{FILTER_RECTS, FILTER_SEGMENTS, query};
 use crate::cpu::segment_rect::{filter, time};
 use crate::types::{Filter, FirstHit, Sides, flags};
 
@@ -365,7 +365,6 @@ pub fn rect_queries_constants(query: u32, emulation: Emulation) -> Constants {
         ("QUERY_COUNTS", query::QUERY_COUNTS as f64),
         ("QUERY_HITS", query::QUERY_HITS as f64),
         ("NO_RECT", FirstHit::NO_RECT as f64),
-        ("ORDER_RUN_LIMIT", ORDER_RUN_LIMIT as f64),
         ("FILTER_SEGMENTS", FILTER_SEGMENTS as f64),
         ("FILTER_RECTS", FILTER_RECTS as f64),
         ("FILTER_ALL", Filter::ALL.category as f64),

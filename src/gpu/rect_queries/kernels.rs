@@ -114,11 +114,11 @@ impl QueryKernels {
         })
     }
 
-    /// The slots `kernel` dispatches, walking a grid or not (a hit list's `order_hits` only
-    /// after a grid walk).
-    fn slots(kernel: RectKernel, walks: bool) -> impl Iterator<Item = usize> {
+    /// The slots `kernel` dispatches, with `order_hits` or not (a hit list's after a grid
+    /// walk, where the GPU orders runs).
+    fn slots(kernel: RectKernel, orders: bool) -> impl Iterator<Item = usize> {
         let later: &[usize] = match kernel {
-            RectKernel::Hits if walks => &[HIT_OFFSETS, HIT_TIMES, ORDER_HITS],
+            RectKernel::Hits if orders => &[HIT_OFFSETS, HIT_TIMES, ORDER_HITS],
             RectKernel::Hits => &[HIT_OFFSETS, HIT_TIMES],
             RectKernel::FirstHitRects => &[FIRST_HIT_RECTS],
             _ => &[],
@@ -126,7 +126,7 @@ impl QueryKernels {
         std::iter::once(kernel.pipeline_kernel().index()).chain(later.iter().copied())
     }
 
-    /// Builds the pipelines `kernel` dispatches, walking a grid or not, where not built yet
+    /// Builds the pipelines `kernel` dispatches, with `order_hits` or not, where not built yet
     /// (on `context`, the device these kernels were made on), and keeps them in the device's
     /// pipeline cache.
     ///
@@ -136,10 +136,10 @@ impl QueryKernels {
         &self,
         context: &GpuContext,
         kernel: RectKernel,
-        walks: bool,
+        orders: bool,
     ) -> Result<()> {
         let mut built = false;
-        for slot in Self::slots(kernel, walks) {
+        for slot in Self::slots(kernel, orders) {
             let lock = &self.lazy.pipelines[slot];
             if lock.get().is_some() {
                 continue;
@@ -407,8 +407,8 @@ impl QueryBuffers {
 
     /// Records the kernel over `segments` segments: clears the found count (and the rect
     /// counts), dispatches (the hit list in its steps: the hits, their offsets, their t at their
-    /// places, and after a grid walk their order). With `walk` (the grid's pipeline and bind
-    /// group), the segments walk the grid instead.
+    /// places, and after a grid walk their order when `order_on_gpu`). With `walk` (the
+    /// grid's pipeline and bind group), the segments walk the grid instead.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn encode_dispatch(
         &self,
@@ -416,6 +416,7 @@ impl QueryBuffers {
         kernels: &QueryKernels,
         kernel: RectKernel,
         walk: Option<(&wgpu::ComputePipeline, &wgpu::BindGroup)>,
+        order_on_gpu: bool,
         segments: usize,
         max_workgroups_per_dimension: u32,
         timer: Option<&KernelTimer>,
@@ -453,7 +454,7 @@ impl QueryBuffers {
                 );
                 pass.set_pipeline(kernels.slot(HIT_TIMES));
                 pass.dispatch_workgroups(workgroups as u32, 1, 1);
-                if walk.is_some() {
+                if walk.is_some() && order_on_gpu {
                     pass.set_pipeline(kernels.slot(ORDER_HITS));
                     pass.dispatch_workgroups(x, y, 1);
                 }

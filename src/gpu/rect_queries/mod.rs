@@ -119,6 +119,8 @@ pub struct GpuRectQueries {
     grid: GridBuffers,
     /// Whether the last call walked a grid.
     used_grid: bool,
+    /// Whether a grid walk's hit list runs are sorted on the GPU ([`GpuLimits::order_on_gpu`]).
+    order_on_gpu: bool,
 }
 
 /// A grid for a call: the plan ([`Grid::plan`] or a built grid), and the prepared set it
@@ -141,6 +143,7 @@ impl GpuRectQueries {
         let buffers = QueryBuffers::new(&context);
         let grid = GridBuffers::new(&context);
         let grid_supported = GridKernels::supported(&context);
+        let software = context.is_software();
         Ok(Self {
             rects_per_dispatch: if context.is_software() {
                 SOFTWARE_RECTS_PER_DISPATCH
@@ -181,6 +184,7 @@ impl GpuRectQueries {
             grid_kernels: None,
             grid,
             used_grid: false,
+            order_on_gpu: limits.order_on_gpu.unwrap_or(!software),
         })
     }
 
@@ -269,7 +273,7 @@ impl GpuRectQueries {
                 )
         });
         self.kernels
-            .prepare(&self.context, kernel, grid.is_some())?;
+            .prepare(&self.context, kernel, grid.is_some() && self.order_on_gpu)?;
         if grid.is_some() && self.grid_kernels.is_none() {
             self.grid_kernels = GridKernels::new(&self.context, &self.kernels.layout)?;
         }
@@ -488,6 +492,7 @@ impl GpuRectQueries {
                 &self.kernels,
                 kernel,
                 grid_walk,
+                self.order_on_gpu,
                 segments.len(),
                 self.max_workgroups_per_dimension,
                 self.timer.as_ref(),

@@ -29,12 +29,12 @@ fn decided(batch: &Batch, chunk: &ChunkOut, h: &Hit) -> Hit {
     }
 }
 
-/// A hit list chunk's hits in (segment, rect) order, its uncertain pairs decided and its misses
-/// dropped, from its ordered entries and each segment's offset among them; and how many
-/// segments' runs the host had to sort.
-fn chunk_hits(batch: &Batch, chunk: &ChunkOut) -> (Vec<Hit>, u64) {
+/// Appends a hit list chunk's hits to `hits` in (segment, rect) order, its uncertain pairs
+/// decided and its misses dropped, from its ordered entries and each segment's offset among
+/// them. Returns how many segments' runs the host had to sort.
+fn chunk_hits(batch: &Batch, chunk: &ChunkOut, hits: &mut Vec<Hit>) -> u64 {
     let ordered = chunk.first_hits;
-    let mut hits = Vec::with_capacity(ordered.len());
+    hits.reserve(ordered.len());
     let mut sorted = 0;
     for (i, &start) in chunk.segment_hits.iter().enumerate() {
         let end = chunk
@@ -64,7 +64,7 @@ fn chunk_hits(batch: &Batch, chunk: &ChunkOut) -> (Vec<Hit>, u64) {
             sorted += 1;
         }
     }
-    (hits, sorted)
+    sorted
 }
 
 /// Joins chunks' hits, each in (segment, rect) order, into one list in that order. Chunks
@@ -223,21 +223,35 @@ impl GpuRectQueries {
     ///
     /// Each chunk's list comes back in its final order (`hit_offsets`, `hit_times` and
     /// `order_hits` in the shader): the host decides its uncertain pairs, drops those that
-    /// miss, and checks each segment's run, sorting one only where the GPU left it (a run past
-    /// [`crate::cpu::rect_queries::ORDER_RUN_LIMIT`] after a grid walk). Chunks then join by segment, and by rect tile
-    /// where a segment's rects came in several: in time linear in the hits.
+    /// miss, and checks each segment's run, sorting one only where the GPU left it (after a
+    /// grid walk, a run past [`crate::cpu::rect_queries::ORDER_RUN_LIMIT`], or every run on a
+    /// GPU that does not order them: [`crate::GpuLimits::order_on_gpu`]). A chunk that holds
+    /// every rect and follows the hits so far is appended to them as it comes back; any other
+    /// joins them at the end, by segment and rect tile. In time linear in the hits.
     pub(crate) fn hits(&mut self, batch: &Batch, grid: Option<GridQuery>) -> Result<Vec<Hit>> {
-        let mut chunks = Vec::new();
+        let all_rects = 0..batch.rects.len();
+        // The hits of segments 0..next, in order; the chunks that came out of order.
+        let (mut hits, mut next) = (Vec::new(), 0);
+        let mut later = Vec::new();
         let mut sorted_on_host = 0;
         self.run(RectKernel::Hits, batch, grid, |chunk| {
-            let (hits, sorted) = chunk_hits(batch, chunk);
-            sorted_on_host += sorted;
-            chunks.push((chunk.segments.clone(), chunk.rects.clone(), hits));
+            if chunk.rects == all_rects && chunk.segments.start == next && later.is_empty() {
+                sorted_on_host += chunk_hits(batch, chunk, &mut hits);
+                next = chunk.segments.end;
+            } else {
+                let mut own = Vec::new();
+                sorted_on_host += chunk_hits(batch, chunk, &mut own);
+                later.push((chunk.segments.clone(), chunk.rects.clone(), own));
+            }
         })?;
-        let started = std::time::Instant::now();
-        let hits = join_chunks(batch.segments.len(), batch.rects.len(), chunks);
-        self.call.merging += started.elapsed();
         self.call.sorted_on_host += sorted_on_host;
+        if later.is_empty() {
+            return Ok(hits);
+        }
+        let started = std::time::Instant::now();
+        later.push((0..next, all_rects, hits));
+        let hits = join_chunks(batch.segments.len(), batch.rects.len(), later);
+        self.call.merging += started.elapsed();
         Ok(hits)
     }
 
