@@ -157,12 +157,12 @@ impl GpuRectQueries {
             initial_found: limits
                 .hit_list_capacity
                 .unwrap_or(DEFAULT_HIT_LIST_CAPACITY),
-            found_limit: limits
-                .hit_list_limit
-                .unwrap_or(HIT_LIST_LIMIT)
-                .min(QueryCaps::new(max_binding_bytes, max_workgroups_per_dimension).found)
-                .min(HIT_LIST_ENTRIES)
-                .max(1),
+            found_limit: limits.hit_list_limit.unwrap_or(HIT_LIST_LIMIT).clamp(
+                1,
+                QueryCaps::new(max_binding_bytes, max_workgroups_per_dimension)
+                    .found
+                    .min(HIT_LIST_ENTRIES),
+            ),
             found_per_segment: 0.0,
             wait: limits.wait.unwrap_or_default(),
             kernels,
