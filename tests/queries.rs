@@ -704,3 +704,38 @@ fn a_brute_force_query_over_more_rects_than_a_software_gpus_loop_budget_misses_n
         cpu.hits(&batch).expect("cpu")
     );
 }
+
+#[test]
+fn a_large_call_split_into_chunks_for_overlap_gives_the_same_bytes() {
+    // Chunks of at most 700 segments (a hardware GPU's default is 2^18): every query of 3,000
+    // segments runs as 5 even chunks, several in flight, and gives the unsplit call's bytes.
+    let Some(mut whole) = gpu_engine("overlap, whole", GpuLimits::default()) else {
+        return;
+    };
+    let limits = GpuLimits {
+        overlap_segments: Some(700),
+        ..GpuLimits::default()
+    };
+    let mut split = gpu_engine("overlap, split", limits).expect("opened once already");
+    for broad_phase in [rectcast::BroadPhase::Off, rectcast::BroadPhase::On] {
+        whole.set_broad_phase(broad_phase);
+        split.set_broad_phase(broad_phase);
+        let scene = Scene::new("bullet hell", scene::bullet_hell(35, 3000, 400)).with_filters(3);
+        let expected = all_query_bytes(&mut whole, &scene);
+        let actual = all_query_bytes(&mut split, &scene);
+        for (k, (e, a)) in expected.iter().zip(&actual).enumerate() {
+            assert!(e == a, "{broad_phase:?}: query {k} differs when split");
+        }
+        split.first_hit(&scene.batch()).expect("first hit");
+        let call = split.last_gpu_call().expect("a GPU call");
+        let least = if broad_phase == rectcast::BroadPhase::On {
+            5
+        } else {
+            10
+        };
+        assert!(
+            call.chunks >= least && call.submitted_before_first_read > 1,
+            "{broad_phase:?}: {call:?}"
+        );
+    }
+}

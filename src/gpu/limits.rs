@@ -9,6 +9,10 @@ use crate::types::PairResult;
 /// Entries a hit list grows to by default ([`GpuLimits::hit_list_limit`]).
 pub const HIT_LIST_LIMIT: u64 = 1 << 20;
 
+/// Segments a rect query's chunk takes at most on a hardware GPU by default
+/// ([`GpuLimits::overlap_segments`]): a first hit of 2^20 segments runs as 4 chunks.
+pub const OVERLAP_SEGMENTS: usize = 1 << 18;
+
 /// Lower limits than the device's, to exercise chunking with small batches (tests) or to keep
 /// a game's frame from holding huge bindings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,6 +42,12 @@ pub struct GpuLimits {
     /// the same bytes either way; runs longer than
     /// [`ORDER_RUN_LIMIT`](crate::cpu::rect_queries::ORDER_RUN_LIMIT) are the host's anyway.
     pub order_on_gpu: Option<bool>,
+    /// Segments a rect query's chunk takes at most (first hit, counts, hits, clip), so that a
+    /// large call runs as several chunks of even size, and the host uploads the next and
+    /// merges the last while the GPU runs one (default: [`OVERLAP_SEGMENTS`] on a hardware
+    /// GPU; none on a CPU implementation such as lavapipe, whose chunks run on the host's own
+    /// cores). The results are the same bytes however the call is split.
+    pub overlap_segments: Option<usize>,
     /// How long to wait for the GPU before giving up with [`crate::Error::Timeout`] (default
     /// [`WaitLimit::default`]).
     pub wait: Option<WaitLimit>,

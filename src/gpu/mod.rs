@@ -24,7 +24,7 @@ pub use call::GpuCall;
 pub use context::{AdapterReport, GpuContext, enumerate_adapters};
 pub use emulation::Emulation;
 pub use frames::Frames;
-pub use limits::{GpuLimits, HIT_LIST_LIMIT, WaitLimit};
+pub use limits::{GpuLimits, HIT_LIST_LIMIT, OVERLAP_SEGMENTS, WaitLimit};
 pub use rect_pairs::GpuRectPairs;
 pub use rect_queries::{GpuRectQueries, GridQuery, QueryCaps};
 pub use ring::CHUNKS_IN_FLIGHT;

@@ -23,7 +23,7 @@ use crate::gpu::grid::{Built, GridBuffers, GridKernels, fits};
 use crate::gpu::rect_kernel::RectKernel;
 use crate::gpu::ring::{self, CHUNKS_IN_FLIGHT, Submitted};
 use crate::gpu::timer::KernelTimer;
-use crate::gpu::{GpuLimits, HIT_LIST_LIMIT, WaitLimit};
+use crate::gpu::{GpuLimits, HIT_LIST_LIMIT, OVERLAP_SEGMENTS, WaitLimit};
 use crate::query::Batch;
 use crate::types::flags;
 
@@ -121,6 +121,8 @@ pub struct GpuRectQueries {
     used_grid: bool,
     /// Whether a grid walk's hit list runs are sorted on the GPU ([`GpuLimits::order_on_gpu`]).
     order_on_gpu: bool,
+    /// Segments a chunk takes at most ([`GpuLimits::overlap_segments`]).
+    overlap_segments: usize,
 }
 
 /// A grid for a call: the plan ([`Grid::plan`] or a built grid), and the prepared set it
@@ -185,6 +187,14 @@ impl GpuRectQueries {
             grid,
             used_grid: false,
             order_on_gpu: limits.order_on_gpu.unwrap_or(!software),
+            overlap_segments: limits
+                .overlap_segments
+                .unwrap_or(if software {
+                    usize::MAX
+                } else {
+                    OVERLAP_SEGMENTS
+                })
+                .max(1),
         })
     }
 
@@ -295,8 +305,8 @@ impl GpuRectQueries {
         };
         // Chunks in order, each segment range over every rect tile; a hit list's ranges as
         // long as its learned hits a segment allow, learned again as chunks come back.
-        let segment_tile = std::cell::Cell::new(self.segment_tile(kernel));
-        let clip_tile = self.caps.segments as usize;
+        let segment_tile = std::cell::Cell::new(self.segment_tile(kernel, n));
+        let clip_tile = self.segment_tile(kernel, n);
         let (mut next, mut current, mut r) = (0, 0..0, m);
         let work = std::iter::from_fn(|| {
             if kernel == RectKernel::Clip {
@@ -345,7 +355,7 @@ impl GpuRectQueries {
                 let outcome = this.finish_chunk(kernel, chunk, newest, &mut sink)?;
                 if let Outcome::Done(count) | Outcome::Overflow(count) = outcome {
                     this.learn(kernel, segments.len(), count);
-                    segment_tile.set(this.segment_tile(kernel));
+                    segment_tile.set(this.segment_tile(kernel, n));
                 }
                 match outcome {
                     Outcome::Done(_) => {}
@@ -411,13 +421,15 @@ impl GpuRectQueries {
         Ok(())
     }
 
-    /// Segments a chunk of `kernel` takes: the most a dispatch may; for a hit list, within
-    /// what its offsets' prefix sum takes, as many as fill three quarters of the found list's
-    /// limit at the hits a segment found so far.
-    fn segment_tile(&self, kernel: RectKernel) -> usize {
-        let most = self.caps.segments as usize;
+    /// Segments a chunk of `kernel` over `n` segments takes: the most a dispatch and the
+    /// overlap allow, in chunks of even size; for a hit list, within what its offsets' prefix
+    /// sum takes, as many as fill three quarters of the found list's limit at the hits a
+    /// segment found so far.
+    fn segment_tile(&self, kernel: RectKernel, n: usize) -> usize {
+        let most = (self.caps.segments as usize).min(self.overlap_segments);
         if kernel != RectKernel::Hits {
-            return most;
+            let chunks = n.div_ceil(most).max(1);
+            return n.div_ceil(chunks).max(1);
         }
         let most = most.min(HIT_LIST_SEGMENTS as usize);
         if self.found_per_segment <= 0.0 {
