@@ -615,3 +615,82 @@ fn a_call_over_new_walls_with_the_last_calls_boxes_answers_for_the_new_walls() {
         }
     }
 }
+
+/// Every GPU query reports its kernels' own time when timed (the shapes' too: their passes,
+/// summed), no more than the call took, the same results as untimed, and none once timing is
+/// off. (How the time is measured, which no arithmetic changes.)
+/// scripts/test.sh: native only
+#[test]
+fn every_gpu_query_reports_its_kernel_time_when_timed() {
+    let Some(mut gpu) = common::gpu_engine("kernel times", rectcast::GpuLimits::default()) else {
+        return;
+    };
+    let (segments, rects) = rectcast::scene::random_batch(61, 300, 120, 100.0);
+    let (walls, _) = rectcast::scene::random_batch(62, 80, 1, 100.0);
+    let circles = rectcast::scene::random_circles(63, 80, 100.0, (2.0, 9.0));
+    let batch = rectcast::Batch::new(&segments, &rects);
+    type Query<'a> = Box<dyn Fn(&mut Engine) -> Vec<u8> + 'a>;
+    let bytes = |v: &[u8]| v.to_vec();
+    let queries: Vec<(&str, Query)> = vec![
+        (
+            "first hit",
+            Box::new(|e| bytes(bytemuck::cast_slice(&e.first_hit(&batch).unwrap()))),
+        ),
+        (
+            "hits",
+            Box::new(|e| bytes(bytemuck::cast_slice(&e.hits(&batch).unwrap()))),
+        ),
+        (
+            "pairs",
+            Box::new(|e| bytes(bytemuck::cast_slice(&e.pairs(&segments, &rects).unwrap()))),
+        ),
+        (
+            "wall pairs",
+            Box::new(|e| {
+                bytes(bytemuck::cast_slice(
+                    &e.wall_pairs(&segments, &walls).unwrap(),
+                ))
+            }),
+        ),
+        (
+            "circle first hits",
+            Box::new(|e| {
+                format!("{:?}", e.shape_first_hits(&segments, &circles).unwrap()).into_bytes()
+            }),
+        ),
+        (
+            "circle hits",
+            Box::new(|e| format!("{:?}", e.shape_hits(&segments, &circles).unwrap()).into_bytes()),
+        ),
+        (
+            "wall counts",
+            Box::new(|e| format!("{:?}", e.shape_counts(&segments, &walls).unwrap()).into_bytes()),
+        ),
+    ];
+    let untimed: Vec<Vec<u8>> = queries.iter().map(|(_, q)| q(&mut gpu)).collect();
+    if !gpu.time_gpu_kernels(true) {
+        assert!(
+            std::env::var_os("RECTCAST_REQUIRE_GPU").is_none(),
+            "the GPU has no timestamp queries"
+        );
+        return;
+    }
+    for ((what, query), expected) in queries.iter().zip(&untimed) {
+        let started = std::time::Instant::now();
+        let timed = query(&mut gpu);
+        let took = started.elapsed();
+        assert!(timed == *expected, "{what}: timed results differ");
+        let kernel = gpu
+            .gpu_kernel_time()
+            .unwrap_or_else(|| panic!("{what}: no kernel time"));
+        assert!(
+            kernel > std::time::Duration::ZERO && kernel <= took,
+            "{what}: kernel {kernel:?} of a call of {took:?}"
+        );
+    }
+    gpu.time_gpu_kernels(false);
+    for (what, query) in &queries {
+        query(&mut gpu);
+        assert_eq!(gpu.gpu_kernel_time(), None, "{what}: timed while off");
+    }
+}

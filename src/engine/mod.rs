@@ -34,12 +34,17 @@ use std::time::Duration;
 /// A shape's GPU host, behind its type: what the engine does with each of them.
 trait ShapeHost: Any + Send + Sync {
     fn set_wait(&mut self, wait: WaitLimit);
+    fn time_kernels(&mut self, on: bool) -> bool;
     fn as_any(&mut self) -> &mut dyn Any;
 }
 
 impl<S: Shape> ShapeHost for GpuShapeQueries<S> {
     fn set_wait(&mut self, wait: WaitLimit) {
         GpuShapeQueries::set_wait(self, wait);
+    }
+
+    fn time_kernels(&mut self, on: bool) -> bool {
+        GpuShapeQueries::time_kernels(self, on)
     }
 
     fn as_any(&mut self) -> &mut dyn Any {
@@ -135,21 +140,25 @@ impl GpuHost {
     fn shape_host<S: Shape>(&mut self) -> Result<&mut GpuShapeQueries<S>> {
         let key = TypeId::of::<S>();
         if !self.shapes.contains_key(&key) {
-            let host = GpuShapeQueries::<S>::new(self.context.clone(), self.limits)?;
+            let mut host = GpuShapeQueries::<S>::new(self.context.clone(), self.limits)?;
+            host.time_kernels(self.timing);
             self.shapes.insert(key, Box::new(host));
         }
         let host = self.shapes.get_mut(&key).expect("built above");
         Ok(host.as_any().downcast_mut().expect("keyed by its type"))
     }
 
-    /// Runs `query` on the GPU host of shape `S`, and keeps where its host time went.
+    /// Runs `query` on the GPU host of shape `S`, and keeps its kernel time and where its
+    /// host time went.
     fn on_shapes<S: Shape, T>(
         &mut self,
         query: impl FnOnce(&mut GpuShapeQueries<S>) -> Result<T>,
     ) -> Result<T> {
         let host = self.shape_host::<S>()?;
         let outcome = query(host);
-        self.call = Some(host.last_call());
+        let (call, kernel_time) = (host.last_call(), host.kernel_time());
+        self.call = Some(call);
+        self.kernel_time = kernel_time;
         outcome
     }
 
@@ -697,7 +706,11 @@ impl Engine {
             Inner::Gpu(gpu) => {
                 gpu.timing = on;
                 let pairs = gpu.pairs.as_mut().is_none_or(|p| p.time_kernels(on));
-                pairs & gpu.queries.time_kernels(on)
+                let shapes = gpu
+                    .shapes
+                    .values_mut()
+                    .fold(true, |all, host| host.time_kernels(on) & all);
+                pairs & shapes & gpu.queries.time_kernels(on)
             }
             Inner::Cpu { .. } => false,
         }

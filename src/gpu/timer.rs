@@ -1,7 +1,8 @@
-//! A kernel's own GPU time, from timestamp queries around its compute pass, where the adapter
-//! has them (`wgpu::Features::TIMESTAMP_QUERY`; rectcast's own devices request it). Off until
-//! asked for: reading the timestamps back costs a wait per dispatch.
+//! A kernel's own GPU time, from timestamp queries around each of its compute passes, where the
+//! adapter has them (`wgpu::Features::TIMESTAMP_QUERY`; rectcast's own devices request it). Off
+//! until asked for: reading the timestamps back costs a wait per submission.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use super::buffers::{Wait, read_back};
@@ -17,6 +18,15 @@ macro_rules! wait_and_timing {
             self.wait = wait;
         }
 
+        crate::gpu::timer::kernel_timing!();
+    };
+}
+pub(crate) use wait_and_timing;
+
+/// The public kernel-timing setters of a host whose field `timer: Option<KernelTimer>` times
+/// its passes.
+macro_rules! kernel_timing {
+    () => {
         /// Turns kernel timing on or off; false when the device has no timestamp queries.
         pub fn time_kernels(&mut self, on: bool) -> bool {
             self.timer.as_mut().map(|t| t.set_enabled(on)).is_some()
@@ -30,10 +40,13 @@ macro_rules! wait_and_timing {
         }
     };
 }
-pub(crate) use wait_and_timing;
+pub(crate) use kernel_timing;
 
-/// Two timestamps: the pass's start and end.
-const QUERIES: u32 = 2;
+/// The compute passes one submission may time: the most any host records (the shapes' first
+/// hits: the dense pass, the list's two and the reduction), with room to spare.
+const MOST_PASSES: u32 = 8;
+/// Two timestamps a pass: its start and end.
+const QUERIES: u32 = 2 * MOST_PASSES;
 const BYTES: u64 = QUERIES as u64 * size_of::<u64>() as u64;
 
 pub(crate) struct KernelTimer {
@@ -44,6 +57,9 @@ pub(crate) struct KernelTimer {
     period_ns: f64,
     enabled: bool,
     total: Duration,
+    /// Passes given timestamp writes since the last resolve, and how many that resolved.
+    passes: AtomicU32,
+    resolved_passes: AtomicU32,
 }
 
 impl KernelTimer {
@@ -78,6 +94,8 @@ impl KernelTimer {
             period_ns: f64::from(context.queue().get_timestamp_period()),
             enabled: false,
             total: Duration::ZERO,
+            passes: AtomicU32::new(0),
+            resolved_passes: AtomicU32::new(0),
         })
     }
 
@@ -88,6 +106,8 @@ impl KernelTimer {
     /// Starts a call: its kernel time so far is zero.
     pub(crate) fn start(&mut self) {
         self.total = Duration::ZERO;
+        // (A submission that failed before its resolve left its passes counted.)
+        self.passes.store(0, Ordering::Relaxed);
     }
 
     /// The summed kernel time of the current (or last) call, when enabled.
@@ -95,37 +115,52 @@ impl KernelTimer {
         self.enabled.then_some(self.total)
     }
 
-    /// The pass's timestamp writes, when enabled.
+    /// The next pass's timestamp writes, when enabled: each pass of a submission its own pair.
     pub(crate) fn writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
-        self.enabled.then_some(wgpu::ComputePassTimestampWrites {
+        if !self.enabled {
+            return None;
+        }
+        let pass = self.passes.fetch_add(1, Ordering::Relaxed);
+        assert!(
+            pass < MOST_PASSES,
+            "a submission times {MOST_PASSES} passes at most"
+        );
+        Some(wgpu::ComputePassTimestampWrites {
             query_set: &self.query_set,
-            beginning_of_pass_write_index: Some(0),
-            end_of_pass_write_index: Some(1),
+            beginning_of_pass_write_index: Some(2 * pass),
+            end_of_pass_write_index: Some(2 * pass + 1),
         })
     }
 
-    /// After the pass: resolves its timestamps and copies them for reading.
+    /// After the submission's passes: resolves their timestamps and copies them for reading.
     pub(crate) fn encode_resolve(&self, encoder: &mut wgpu::CommandEncoder) {
-        if self.enabled {
-            encoder.resolve_query_set(&self.query_set, 0..QUERIES, &self.resolved, 0);
-            encoder.copy_buffer_to_buffer(&self.resolved, 0, &self.staging, 0, BYTES);
+        let passes = self.passes.swap(0, Ordering::Relaxed);
+        self.resolved_passes.store(passes, Ordering::Relaxed);
+        if self.enabled && passes > 0 {
+            let bytes = 2 * u64::from(passes) * size_of::<u64>() as u64;
+            encoder.resolve_query_set(&self.query_set, 0..2 * passes, &self.resolved, 0);
+            encoder.copy_buffer_to_buffer(&self.resolved, 0, &self.staging, 0, bytes);
         }
     }
 
-    /// Waits for `submission` (which held the pass) and adds its kernel time.
+    /// Waits for `submission` (which held the passes) and adds their kernel time.
     pub(crate) fn read(
         &mut self,
         context: &GpuContext,
         submission: wgpu::SubmissionIndex,
         wait: Wait,
     ) -> Result<()> {
-        if !self.enabled {
+        let passes = self.resolved_passes.load(Ordering::Relaxed);
+        if !self.enabled || passes == 0 {
             return Ok(());
         }
+        let bytes = 2 * u64::from(passes) * size_of::<u64>() as u64;
         let mut ticks = 0;
-        read_back(context, &self.staging, submission, BYTES, wait, |bytes| {
-            let t: [u64; 2] = bytemuck::pod_read_unaligned(bytes);
-            ticks = t[1].saturating_sub(t[0]);
+        read_back(context, &self.staging, submission, bytes, wait, |bytes| {
+            for pass in bytes.chunks_exact(2 * size_of::<u64>()) {
+                let t: [u64; 2] = bytemuck::pod_read_unaligned(pass);
+                ticks += t[1].saturating_sub(t[0]);
+            }
         })?;
         self.total += Duration::from_nanos((ticks as f64 * self.period_ns) as u64);
         Ok(())

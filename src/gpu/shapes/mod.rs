@@ -20,6 +20,7 @@ use super::context::GpuContext;
 use super::limits::{GpuLimits, WaitLimit};
 use super::ring::{self, CHUNKS_IN_FLIGHT, Submitted};
 use super::shader::ShapeParams;
+use super::timer::KernelTimer;
 use crate::error::Result;
 use crate::shape::Shape;
 use crate::types::{Rect, Segment};
@@ -81,6 +82,8 @@ pub struct GpuShapeQueries<S: Shape> {
     ran: Vec<Pace>,
     /// Where the last call's host time went.
     call: GpuCall,
+    /// Each tile's passes' GPU time, when timing is on (tiles then go one at a time).
+    timer: Option<KernelTimer>,
     shape: std::marker::PhantomData<S>,
 }
 
@@ -197,7 +200,7 @@ impl<S: Shape> GpuShapeQueries<S> {
             // A contact is no larger than a rect pair's result, a shape than a rect: the same
             // caps.
             caps: ChunkCaps::new(max_binding_bytes, max_workgroups_per_dimension),
-            context,
+            context: context.clone(),
             max_binding_bytes,
             max_workgroups_per_dimension,
             kernels,
@@ -219,9 +222,12 @@ impl<S: Shape> GpuShapeQueries<S> {
             wait: limits.wait.unwrap_or_default(),
             ran: Vec::new(),
             call: GpuCall::default(),
+            timer: KernelTimer::new(&context, "rectcast.shapes"),
             shape: std::marker::PhantomData,
         })
     }
+
+    super::timer::kernel_timing!();
 
     /// How long each tile may take from now on.
     pub fn set_wait(&mut self, wait: WaitLimit) {
@@ -250,6 +256,9 @@ impl<S: Shape> GpuShapeQueries<S> {
         mut merge: impl FnMut(&W, &[u8], &mut Vec<W>),
     ) -> Result<()> {
         self.call = GpuCall::default();
+        if let Some(timer) = &mut self.timer {
+            timer.start();
+        }
         let mut uploaded = Uploaded::default();
         let steps = ring::Steps {
             submit: |this: &mut Self, work: W, slot| {
@@ -272,10 +281,22 @@ impl<S: Shape> GpuShapeQueries<S> {
                                 label: Some("rectcast.shapes.encoder"),
                             });
                     let staged = encode(this, &work, &mut encoder, slot)?;
+                    if let Some(timer) = &this.timer {
+                        timer.encode_resolve(&mut encoder);
+                    }
                     let submission = context.queue.submit([encoder.finish()]);
                     let read = PendingRead::start(this.staging[slot].get(), staged.bytes);
                     Ok((staged, submission, read))
                 })?;
+                let wait = this.wait_for(staged.step, staged.pairs);
+                if let Some(timer) = &mut this.timer {
+                    // Waits for the passes (only when timing is on: then tiles go one at a
+                    // time).
+                    if let Err(e) = timer.read(&context, submission.clone(), wait) {
+                        read.cancel(&context, this.staging[slot].get());
+                        return Err(e);
+                    }
+                }
                 this.call.chunks += 1;
                 this.call.submitting += started.elapsed();
                 Ok(Some(InFlight {
@@ -311,7 +332,8 @@ impl<S: Shape> GpuShapeQueries<S> {
                     .cancel(&this.context, this.staging[done.slot].get());
             },
         };
-        ring::run(self, run.in_flight, work, steps)
+        let in_flight = run.in_flight.min(ring::ring_size(self.timer.as_ref()));
+        ring::run(self, in_flight, work, steps)
     }
 
     /// How long a submission over `pairs` may take: the wait limit, plus the first dispatch's

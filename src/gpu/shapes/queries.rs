@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::gpu::buffers::Binder;
 use crate::gpu::chunks::{self, DenseChunk};
 use crate::gpu::shader::WORKGROUP_SIZE;
+use crate::gpu::timer::KernelTimer;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::Segment;
 
@@ -27,17 +28,18 @@ impl TileWork for HitsWork {
     }
 }
 
-/// A compute pass of `pipeline` over `bind_group`, `groups` workgroups in rows.
+/// A compute pass of `pipeline` over `bind_group`, `groups` workgroups in rows, timed by
+/// `timer` when it is on.
 fn dispatch(
     encoder: &mut wgpu::CommandEncoder,
-    label: &'static str,
+    (label, timer): (&'static str, Option<&KernelTimer>),
     pipeline: &wgpu::ComputePipeline,
     bind_group: Option<&wgpu::BindGroup>,
     (x, y): (u32, u32),
 ) {
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(label),
-        timestamp_writes: None,
+        timestamp_writes: timer.and_then(KernelTimer::writes),
     });
     pass.set_pipeline(pipeline);
     pass.set_bind_group(0, bind_group, &[]);
@@ -99,9 +101,10 @@ impl<S: Shape> GpuShapeQueries<S> {
             encoder.clear_buffer(&self.pair_list, 0, None);
         }
         let grid = self.grid(pairs);
+        let timer = self.timer.as_ref();
         dispatch(
             encoder,
-            "rectcast.shapes.pass",
+            ("rectcast.shapes.pass", timer),
             &self.kernels.dense,
             bind_group,
             grid,
@@ -109,11 +112,11 @@ impl<S: Shape> GpuShapeQueries<S> {
         if let Some((list_dispatch, listed)) = &self.kernels.listed {
             // Sized on the GPU from the list's length, then run over the list.
             let label = "rectcast.shapes.list_dispatch_pass";
-            dispatch(encoder, label, list_dispatch, bind_group, (1, 1));
+            dispatch(encoder, (label, timer), list_dispatch, bind_group, (1, 1));
             encoder.copy_buffer_to_buffer(&self.pair_list, 4, &self.list_dispatch_args, 0, 12);
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("rectcast.shapes.listed_pass"),
-                timestamp_writes: None,
+                timestamp_writes: timer.and_then(KernelTimer::writes),
             });
             pass.set_pipeline(listed);
             pass.set_bind_group(0, bind_group, &[]);
@@ -152,7 +155,14 @@ impl<S: Shape> GpuShapeQueries<S> {
                     "rectcast.shapes.first_hits_pass",
                     reductions.bind_group.as_ref(),
                 );
-                dispatch(encoder, label, &reductions.first_hits, bind_group, grid);
+                let timer = this.timer.as_ref();
+                dispatch(
+                    encoder,
+                    (label, timer),
+                    &reductions.first_hits,
+                    bind_group,
+                    grid,
+                );
                 let staging = this.staging[slot].get();
                 let shapes_out = reductions.first_shapes.get();
                 encoder.copy_buffer_to_buffer(shapes_out, 0, staging, 0, shape_bytes);
@@ -222,7 +232,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                     let label = "rectcast.shapes.hits_pass";
                     dispatch(
                         encoder,
-                        label,
+                        (label, this.timer.as_ref()),
                         &reductions.hits,
                         bind_group,
                         this.grid(pairs),
@@ -341,7 +351,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                 let pairs = tile.pair_count();
                 dispatch(
                     encoder,
-                    label,
+                    (label, this.timer.as_ref()),
                     &kernel.pipeline,
                     bind_group,
                     this.grid(pairs),
