@@ -221,7 +221,7 @@ impl Row {
         let mut times = Vec::with_capacity(iterations.max(1));
         for _ in 0..iterations.max(1) {
             run(engine)?;
-            // A query whose host records no timestamps (the shapes' kernels) has no row.
+            // A query whose host recorded no timestamps (none does today) has no row.
             let Some(time) = engine.gpu_kernel_time() else {
                 engine.time_gpu_kernels(false);
                 return Ok(None);
