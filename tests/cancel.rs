@@ -1,6 +1,11 @@
 //! `Engine::set_cancel`: a cancelled engine answers every query with `Error::Cancelled` and
 //! runs again after `Cancel::reset`, with the uncancelled answers; a long call cancelled from
-//! another thread stops between its chunks instead of running to its end.
+//! another thread stops between its chunks instead of running to its end, on the CPU and on
+//! the GPU (whose waits for a chunk stop too).
+//!
+//! scripts/test.sh: native only (cancelling changes no arithmetic).
+
+mod common;
 
 use std::time::{Duration, Instant};
 
@@ -187,4 +192,45 @@ fn a_cancel_set_and_reset_during_a_call_never_leaves_skipped_chunks_in_an_ok_ans
         toggler.join().unwrap();
         eprintln!("{threads} threads: {answered} calls answered, {cancelled} cancelled");
     }
+}
+
+#[test]
+fn a_long_gpu_call_cancelled_from_another_thread_stops_within_a_chunk_and_runs_again() {
+    let Some(mut gpu) = common::gpu_engine("cancel", rectcast::GpuLimits::default()) else {
+        return;
+    };
+    // The brute force over every pair, in chunks (a software GPU's rect tiles; on a hardware
+    // GPU, chunks of 2^18 segments): 2.4 s on lavapipe here.
+    gpu.set_broad_phase(BroadPhase::Off);
+    let (s, r) = scene(150_000, 2_000);
+    let batch = Batch::new(&s, &r);
+    let start = Instant::now();
+    let expected = gpu.counts(&batch).unwrap();
+    let whole = start.elapsed();
+    let chunks = gpu.last_gpu_call().expect("a GPU call").chunks;
+    assert!(chunks >= 3, "{chunks} chunks");
+    let cancel = Cancel::new();
+    gpu.set_cancel(Some(cancel.clone()));
+    let canceller = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(whole / 10);
+            cancel.cancel();
+        })
+    };
+    let start = Instant::now();
+    let outcome = gpu.counts(&batch);
+    let stopped = start.elapsed();
+    canceller.join().unwrap();
+    assert!(matches!(outcome, Err(Error::Cancelled)), "{outcome:?}");
+    // At most a chunk or two past the cancel (a chunk being submitted, on a software GPU whose
+    // submissions wait for the one before), far less than the whole call.
+    let most = whole / 10 + whole * 2 / chunks as u32 + Duration::from_millis(100);
+    assert!(
+        stopped < most.min(whole * 3 / 4),
+        "cancelled after {stopped:?}, the whole call takes {whole:?} in {chunks} chunks"
+    );
+    cancel.reset();
+    let again = gpu.counts(&batch).unwrap();
+    assert!(again == expected, "the call after the cancel differs");
 }

@@ -34,6 +34,7 @@ use std::time::Duration;
 /// A shape's GPU host, behind its type: what the engine does with each of them.
 trait ShapeHost: Any + Send + Sync {
     fn set_wait(&mut self, wait: WaitLimit);
+    fn set_cancel(&mut self, cancel: Option<Cancel>);
     fn time_kernels(&mut self, on: bool) -> bool;
     fn as_any(&mut self) -> &mut dyn Any;
 }
@@ -45,6 +46,10 @@ impl<S: Shape> ShapeHost for GpuShapeQueries<S> {
 
     fn time_kernels(&mut self, on: bool) -> bool {
         GpuShapeQueries::time_kernels(self, on)
+    }
+
+    fn set_cancel(&mut self, cancel: Option<Cancel>) {
+        GpuShapeQueries::set_cancel(self, cancel);
     }
 
     fn as_any(&mut self) -> &mut dyn Any {
@@ -103,6 +108,8 @@ struct GpuHost {
     queries: GpuRectQueries,
     /// Whether kernels are timed ([`Engine::time_gpu_kernels`]), for the hosts built later.
     timing: bool,
+    /// The calls' cancel token ([`Engine::set_cancel`]), for the hosts built later.
+    cancel: Option<Cancel>,
     /// One host per shape ([`Shape`]), built on first use (the exact kernels are long to
     /// compile), by the shape's type.
     shapes: HashMap<TypeId, Box<dyn ShapeHost>>,
@@ -131,6 +138,7 @@ impl GpuHost {
         if self.pairs.is_none() {
             let mut pairs = GpuRectPairs::new(self.context.clone(), self.limits)?;
             pairs.time_kernels(self.timing);
+            pairs.set_cancel(self.cancel.clone());
             self.pairs = Some(pairs);
         }
         Ok(self.pairs.as_mut().expect("built above"))
@@ -142,6 +150,7 @@ impl GpuHost {
         if !self.shapes.contains_key(&key) {
             let mut host = GpuShapeQueries::<S>::new(self.context.clone(), self.limits)?;
             host.time_kernels(self.timing);
+            host.set_cancel(self.cancel.clone());
             self.shapes.insert(key, Box::new(host));
         }
         let host = self.shapes.get_mut(&key).expect("built above");
@@ -168,6 +177,21 @@ impl GpuHost {
             self.kernel_time = pairs.kernel_time();
             self.call = Some(pairs.last_call());
         }
+    }
+
+    /// Every host's calls, and their fallback's, check `cancel` from now on.
+    fn set_cancel(&mut self, cancel: Option<Cancel>) {
+        for kernel in self.fallback.iter_mut().chain(&mut self.host_cpu) {
+            kernel.set_cancel(cancel.clone());
+        }
+        self.queries.set_cancel(cancel.clone());
+        if let Some(pairs) = &mut self.pairs {
+            pairs.set_cancel(cancel.clone());
+        }
+        for shape in self.shapes.values_mut() {
+            shape.set_cancel(cancel.clone());
+        }
+        self.cancel = cancel;
     }
 
     /// After a queries call: its kernel time and where its host time went.
@@ -399,6 +423,7 @@ impl Engine {
             && let Inner::Gpu(host) = &mut self.inner
         {
             host.fallback = Some(kernel);
+            host.set_cancel(self.cancel.clone());
         }
         Ok(())
     }
@@ -429,6 +454,7 @@ impl Engine {
             queries: GpuRectQueries::new(context.clone(), limits)?,
             context,
             timing: false,
+            cancel: None,
             shapes: HashMap::new(),
             limits,
             fallback: None,
@@ -485,14 +511,11 @@ impl Engine {
     }
 
     /// Calls check `cancel` from now on (`None`: never): set, a call stops at its next chunk
-    /// and returns [`Error::Cancelled`] (see [`Cancel`]).
+    /// and returns [`Error::Cancelled`] (see [`Cancel`]); on the GPU, a wait for a chunk
+    /// stops too, within 20 ms.
     pub fn set_cancel(&mut self, cancel: Option<Cancel>) {
         match &mut self.inner {
-            Inner::Gpu(host) => {
-                for kernel in host.fallback.iter_mut().chain(&mut host.host_cpu) {
-                    kernel.set_cancel(cancel.clone());
-                }
-            }
+            Inner::Gpu(host) => host.set_cancel(cancel.clone()),
             Inner::Cpu { kernel, .. } => kernel.set_cancel(cancel.clone()),
         }
         self.cancel = cancel;

@@ -169,12 +169,70 @@ pub(crate) fn compute_pipeline(
         })
 }
 
-/// What a wait is for, and how long it may take.
-#[derive(Clone, Copy, Debug)]
+/// What a wait is for, how long it may take, and the call's cancel token, if any: a wait then
+/// polls in slices of [`CANCEL_SLICE`], and ends with [`Error::Cancelled`] once it is set.
+#[derive(Clone, Debug)]
 pub(crate) struct Wait {
     /// The step, in the caller's words ("the first-hit readback").
     pub step: &'static str,
     pub limit: Duration,
+    pub cancel: Option<crate::Cancel>,
+}
+
+/// How often a wait with a cancel token looks at it.
+pub(crate) const CANCEL_SLICE: Duration = Duration::from_millis(20);
+
+/// The cancel setter of a GPU host whose field `cancel: Option<Cancel>` its chunk ring and its
+/// waits look at.
+macro_rules! cancel_setter {
+    () => {
+        /// Calls stop with [`crate::Error::Cancelled`] before their next chunk, and their waits
+        /// within 20 ms, once `cancel` is set (`None`: never).
+        pub fn set_cancel(&mut self, cancel: Option<crate::Cancel>) {
+            self.cancel = cancel;
+        }
+    };
+}
+pub(crate) use cancel_setter;
+
+impl Wait {
+    /// Polls `context` until `submission` is done, at most the limit (then
+    /// [`Error::Timeout`]), or until the cancel token is set ([`Error::Cancelled`]).
+    pub(crate) fn poll(
+        &self,
+        context: &GpuContext,
+        submission: wgpu::SubmissionIndex,
+    ) -> Result<()> {
+        let deadline = std::time::Instant::now() + self.limit;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let slice = match self.cancel {
+                Some(_) => left.min(CANCEL_SLICE),
+                None => left,
+            };
+            match context.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(submission.clone()),
+                timeout: Some(slice),
+            }) {
+                Err(wgpu::PollError::Timeout) => {
+                    if self
+                        .cancel
+                        .as_ref()
+                        .is_some_and(crate::Cancel::is_cancelled)
+                    {
+                        return Err(Error::Cancelled);
+                    }
+                    if slice >= left {
+                        return Err(Error::Timeout {
+                            step: self.step,
+                            waited: self.limit,
+                        });
+                    }
+                }
+                other => return other.map(|_| ()).map_err(Error::from),
+            }
+        }
+    }
 }
 
 /// Maps the first `bytes` of `staging` once `submission` has run, hands them to `read`, and
@@ -233,21 +291,10 @@ impl PendingRead {
         wait: Wait,
         read: impl FnOnce(&[u8]),
     ) -> Result<()> {
-        let waited = context.scoped(|| {
-            match context.device.poll(wgpu::PollType::Wait {
-                submission_index: Some(submission),
-                timeout: Some(wait.limit),
-            }) {
-                Err(wgpu::PollError::Timeout) => Err(Error::Timeout {
-                    step: wait.step,
-                    waited: wait.limit,
-                }),
-                other => other.map(|_| ()).map_err(Error::from),
-            }
-        });
+        let waited = context.scoped(|| wait.poll(context, submission));
         // After a completed wait the callback has run or is about to; if it mapped the buffer,
         // unmap it on every path below, or every later call would fail on a mapped buffer.
-        // After a timeout the map is still pending: unmapping cancels it.
+        // After a timeout (or a cancel) the map is still pending: unmapping cancels it.
         let mapped = match waited {
             Ok(()) => self.callback(context, wait.limit),
             Err(_) => self.mapped.try_recv().ok(),
@@ -365,6 +412,128 @@ mod tests {
         (staging, pending, submission)
     }
 
+    /// A submission that keeps the GPU busy for a while (0.4 s on lavapipe here): many
+    /// invocations, each looping within a software GPU's loop budget.
+    fn busy_submission(device: &wgpu::Device, queue: &wgpu::Queue) -> wgpu::SubmissionIndex {
+        const BUSY: &str = "
+            @group(0) @binding(0) var<storage, read_write> state: array<u32>;
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+                var x = id.x | 1u;
+                for (var i = 0u; i < 20000u; i++) {
+                    x ^= x << 13u;
+                    x ^= x >> 17u;
+                    x ^= x << 5u;
+                }
+                state[id.x] = x;
+            }";
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("busy"),
+            source: wgpu::ShaderSource::Wgsl(BUSY.into()),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("busy"),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        const INVOCATIONS: u64 = 1 << 17;
+        let state = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("busy.state"),
+            size: INVOCATIONS * 4,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("busy"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: state.as_entire_binding(),
+            }],
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups((INVOCATIONS / 64) as u32, 1, 1);
+        }
+        queue.submit([encoder.finish()])
+    }
+
+    /// A wait whose cancel token is set stops within a slice of it, not when a long submission
+    /// ends, and gives its map up: the buffer maps again after.
+    #[test]
+    fn a_cancelled_wait_stops_before_its_submission_ends_and_gives_its_map_up() {
+        let Some((context, device)) = games_device() else {
+            return;
+        };
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("staging"),
+            size: 256,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        // How long the busy work takes alone.
+        let started = std::time::Instant::now();
+        let alone = busy_submission(&device, &context.queue);
+        device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(alone),
+                timeout: None,
+            })
+            .unwrap();
+        let whole = started.elapsed();
+        let cancel = crate::Cancel::new();
+        let submission = busy_submission(&device, &context.queue);
+        let pending = context
+            .scoped(|| Ok(PendingRead::start(&staging, 256)))
+            .unwrap();
+        let wait = Wait {
+            step: "the test's readback",
+            limit: Duration::from_secs(60),
+            cancel: Some(cancel.clone()),
+        };
+        let canceller = {
+            let cancel = cancel.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(10));
+                cancel.cancel();
+            })
+        };
+        let started = std::time::Instant::now();
+        let read = pending.finish(&context, &staging, submission, wait, |_| {
+            panic!("a cancelled wait read")
+        });
+        let stopped = started.elapsed();
+        canceller.join().unwrap();
+        assert!(matches!(read, Err(Error::Cancelled)), "{read:?}");
+        assert!(
+            stopped < whole / 2 && stopped < CANCEL_SLICE * 10,
+            "stopped after {stopped:?}; the work takes {whole:?}"
+        );
+        device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        let submission = context.queue.submit(std::iter::empty());
+        let pending = context
+            .scoped(|| Ok(PendingRead::start(&staging, 256)))
+            .unwrap();
+        let wait = Wait {
+            step: "the test's readback",
+            limit: Duration::from_secs(5),
+            cancel: None,
+        };
+        let mut seen = 0;
+        pending
+            .finish(&context, &staging, submission, wait, |bytes| {
+                seen = bytes.len()
+            })
+            .unwrap();
+        assert_eq!(seen, 256);
+    }
+
     /// A chunk's read finished after its device was lost, its map done before: the mapped
     /// bytes are unreadable, which is a lost device (a CPU fallback answers it), and the
     /// unmap, which fails on the dead device, must not reach the game's missing handler.
@@ -378,6 +547,7 @@ mod tests {
         let wait = Wait {
             step: "the test's readback",
             limit: Duration::from_secs(5),
+            cancel: None,
         };
         let read = pending.finish(&context, &staging, submission, wait, |_| {
             panic!("a lost device's buffer read")
@@ -397,6 +567,7 @@ mod tests {
         let wait = Wait {
             step: "the test's readback",
             limit: Duration::from_secs(5),
+            cancel: None,
         };
         let mut seen = 0;
         let read = pending.finish(&context, &staging, submission, wait, |bytes| {

@@ -44,12 +44,14 @@ pub(crate) struct Steps<Submit, Finish, Cancel> {
     pub cancel: Cancel,
 }
 
-/// Runs `work`, then what the read-backs ask again, through a ring of `size` chunks.
+/// Runs `work`, then what the read-backs ask again, through a ring of `size` chunks; stops with
+/// [`Error::Cancelled`](crate::Error::Cancelled) before the next chunk once `token` is set.
 pub(crate) fn run<H, W, C, Submit, Finish, Cancel>(
     host: &mut H,
     size: usize,
     mut work: impl Iterator<Item = W>,
     mut steps: Steps<Submit, Finish, Cancel>,
+    token: Option<&crate::Cancel>,
 ) -> Result<()>
 where
     C: Submitted,
@@ -64,6 +66,9 @@ where
             let Some(piece) = again.pop().or_else(|| work.next()) else {
                 break;
             };
+            if token.is_some_and(crate::Cancel::is_cancelled) {
+                return Err(crate::Error::Cancelled);
+            }
             let slot = (0..size)
                 .find(|&slot| in_flight.iter().all(|c| c.slot() != slot))
                 .expect("the ring has a free slot");
@@ -102,7 +107,18 @@ mod tests {
     /// What happened, in order: `s3@1` submitted work 3 in slot 1, `f3` read it back, `c3`
     /// cancelled it.
     fn trace(work: Vec<u32>, size: usize, fail_at: Option<u32>) -> (Result<()>, Vec<String>) {
+        trace_cancelled(work, size, fail_at, None)
+    }
+
+    /// [`trace`], with the call's cancel token set once work `cancel_at` is read back.
+    fn trace_cancelled(
+        work: Vec<u32>,
+        size: usize,
+        fail_at: Option<u32>,
+        cancel_at: Option<u32>,
+    ) -> (Result<()>, Vec<String>) {
         let mut log: Vec<String> = Vec::new();
+        let token = crate::Cancel::new();
         let outcome = run(
             &mut log,
             size,
@@ -115,6 +131,9 @@ mod tests {
                 },
                 finish: |log: &mut Vec<String>, chunk: Chunk, newest, again: &mut Vec<u32>| {
                     log.push(format!("f{}{}", chunk.work, if newest { "!" } else { "" }));
+                    if Some(chunk.work) == cancel_at {
+                        token.cancel();
+                    }
                     if Some(chunk.work) == fail_at {
                         return Err(Error::Cancelled);
                     }
@@ -126,6 +145,7 @@ mod tests {
                 },
                 cancel: |log: &mut Vec<String>, chunk: Chunk| log.push(format!("c{}", chunk.work)),
             },
+            Some(&token),
         );
         (outcome, log)
     }
@@ -163,5 +183,12 @@ mod tests {
     fn a_ring_of_one_runs_each_chunk_alone() {
         let (_, log) = trace(vec![1, 2], 1, None);
         assert_eq!(log, ["s1@0", "f1!", "s2@0", "f2!"]);
+    }
+
+    #[test]
+    fn a_cancel_stops_the_ring_before_its_next_chunk_and_gives_up_those_in_flight() {
+        let (outcome, log) = trace_cancelled(vec![1, 2, 3, 4, 5], 2, None, Some(1));
+        assert!(matches!(outcome, Err(Error::Cancelled)), "{outcome:?}");
+        assert_eq!(log, ["s1@0", "s2@1", "f1", "c2"]);
     }
 }

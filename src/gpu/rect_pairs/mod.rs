@@ -78,6 +78,8 @@ pub struct GpuRectPairs {
     uncertain_pairs: u64,
     timer: Option<KernelTimer>,
     wait: WaitLimit,
+    /// The calls' cancel token ([`set_cancel`](Self::set_cancel)).
+    cancel: Option<crate::Cancel>,
     call: GpuCall,
 }
 
@@ -172,6 +174,7 @@ impl GpuRectPairs {
             bind_group: None,
             uncertain_pairs: 0,
             wait: limits.wait.unwrap_or_default(),
+            cancel: None,
             call: GpuCall::default(),
         })
     }
@@ -405,7 +408,8 @@ impl GpuRectPairs {
                     .cancel(&this.context, this.staging[pending.slot].get());
             },
         };
-        let outcome = ring::run(self, size, chunks.into_iter(), steps);
+        let token = self.cancel.clone();
+        let outcome = ring::run(self, size, chunks.into_iter(), steps, token.as_ref());
         if outcome.is_ok() && self.call_share > 0.0 {
             // The next call starts from what this one needed, so a busy batch does not make
             // every later one copy too much.
@@ -446,6 +450,7 @@ impl GpuRectPairs {
                 "a chunk of listed pairs"
             },
             limit: self.wait.for_pairs(pairs as u64),
+            cancel: self.cancel.clone(),
         };
         let started = std::time::Instant::now();
         let (submission, read) = context.scoped(|| {
@@ -554,7 +559,7 @@ impl GpuRectPairs {
             &self.context,
             self.staging[slot].get(),
             submission.clone(),
-            wait,
+            wait.clone(),
             |mapped| {
                 let (header_bytes, copied_packed) = match copied {
                     Copied::All => {
@@ -590,7 +595,7 @@ impl GpuRectPairs {
         )?;
         if let Some((header, mut packed, count)) = partial {
             // Nothing was submitted after this chunk: its packed results are still on the GPU.
-            self.read_rest(slot, packed.len(), count, wait, &mut packed)?;
+            self.read_rest(slot, packed.len(), count, wait.clone(), &mut packed)?;
             let compact = ReadBack {
                 headers: Some(&header[1..]),
                 results: &packed,
@@ -650,6 +655,7 @@ impl GpuRectPairs {
     }
 
     super::timer::wait_and_timing!();
+    super::buffers::cancel_setter!();
 
     /// Where the last call's host time went, and how its chunks overlapped.
     pub fn last_call(&self) -> GpuCall {

@@ -108,6 +108,8 @@ pub struct GpuRectQueries {
     /// quarters of the found list's limit.
     found_per_segment: f64,
     wait: WaitLimit,
+    /// The calls' cancel token ([`set_cancel`](Self::set_cancel)).
+    cancel: Option<crate::Cancel>,
     /// Pairs re-decided on the host since creation.
     uncertain_pairs: u64,
     timer: Option<KernelTimer>,
@@ -167,6 +169,7 @@ impl GpuRectQueries {
             ),
             found_per_segment: 0.0,
             wait: limits.wait.unwrap_or_default(),
+            cancel: None,
             kernels,
             buffers,
             staging: (0..CHUNKS_IN_FLIGHT)
@@ -199,6 +202,7 @@ impl GpuRectQueries {
     }
 
     super::timer::wait_and_timing!();
+    crate::gpu::buffers::cancel_setter!();
 
     pub fn caps(&self) -> QueryCaps {
         self.caps
@@ -413,7 +417,8 @@ impl GpuRectQueries {
                     .cancel(&this.context, this.staging[chunk.slot].get());
             },
         };
-        let outcome = ring::run(self, size, work, steps);
+        let token = self.cancel.clone();
+        let outcome = ring::run(self, size, work, steps, token.as_ref());
         outcome?;
         if let Some(GridQuery { set: Some(id), .. }) = grid {
             self.grid.built = Built::Set(id);
@@ -545,6 +550,7 @@ impl GpuRectQueries {
             limit: self
                 .wait
                 .for_pairs((chunk.segments.len() as u64) * (chunk.rects.len() as u64)),
+            cancel: self.cancel.clone(),
         }
     }
 
@@ -600,7 +606,7 @@ impl GpuRectQueries {
                 &context,
                 self.staging[chunk.slot].get(),
                 submission,
-                wait,
+                wait.clone(),
                 |mapped| {
                     let (out, found) =
                         parse_staging(mapped, &layout, chunk.segments.clone(), chunk.rects.clone());

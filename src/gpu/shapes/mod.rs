@@ -77,6 +77,8 @@ pub struct GpuShapeQueries<S: Shape> {
     /// One staging buffer per tile in flight (the ring's slots).
     staging: [Growable; CHUNKS_IN_FLIGHT],
     wait: WaitLimit,
+    /// The calls' cancel token ([`set_cancel`](Self::set_cancel)).
+    cancel: Option<crate::Cancel>,
     /// The entry points that have run once (see [`FIRST_DISPATCH_ALLOWANCE`]), and their pace
     /// (see [`MEASURED_MARGIN`]).
     ran: Vec<Pace>,
@@ -220,6 +222,7 @@ impl<S: Shape> GpuShapeQueries<S> {
             bind_group: None,
             staging: std::array::from_fn(|_| staging()),
             wait: limits.wait.unwrap_or_default(),
+            cancel: None,
             ran: Vec::new(),
             call: GpuCall::default(),
             timer: KernelTimer::new(&context, "rectcast.shapes"),
@@ -228,6 +231,7 @@ impl<S: Shape> GpuShapeQueries<S> {
     }
 
     super::timer::kernel_timing!();
+    super::buffers::cancel_setter!();
 
     /// How long each tile may take from now on.
     pub fn set_wait(&mut self, wait: WaitLimit) {
@@ -333,7 +337,8 @@ impl<S: Shape> GpuShapeQueries<S> {
             },
         };
         let in_flight = run.in_flight.min(ring::ring_size(self.timer.as_ref()));
-        ring::run(self, in_flight, work, steps)
+        let token = self.cancel.clone();
+        ring::run(self, in_flight, work, steps, token.as_ref())
     }
 
     /// How long a submission over `pairs` may take: the wait limit, plus the first dispatch's
@@ -351,7 +356,11 @@ impl<S: Shape> GpuShapeQueries<S> {
                 limit.max(measured)
             }
         };
-        Wait { step, limit }
+        Wait {
+            step,
+            limit,
+            cancel: self.cancel.clone(),
+        }
     }
 
     /// Entry point `step` ran over `pairs` in `took`: its pace is the slowest measured.
