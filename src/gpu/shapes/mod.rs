@@ -40,13 +40,31 @@ const MEASURED_MARGIN: f64 = 4.0;
 /// The longest wait a measured pace gives a step.
 const LONGEST_MEASURED_WAIT: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
+/// About how long one tile of a slow kernel takes once its pace is known: its tiles are cut to
+/// that many pairs, so that each stays well inside its wait and a cancel waits for a few of
+/// them at most (a polygon's collinear edges on lavapipe: 2^22 pairs a tile took a minute).
+/// A fast GPU's tiles are far from it, and stay as large as the device allows.
+const TILE_SECONDS: f64 = 1.0;
+
+/// The fewest pairs a tile cut to [`TILE_SECONDS`] takes, so that its overhead stays small.
+const MIN_TILE_PAIRS: u64 = 1 << 16;
+
+/// The pairs a tile takes at most at a pace of `seconds_per_pair`: [`TILE_SECONDS`]' worth, at
+/// least [`MIN_TILE_PAIRS`].
+fn tile_pairs(seconds_per_pair: f64) -> u64 {
+    // (A cast from f64 saturates: a pace of 0 gives u64::MAX.)
+    ((TILE_SECONDS / seconds_per_pair) as u64).max(MIN_TILE_PAIRS)
+}
+
 /// An entry point that has run: the slowest pace it was measured at, in seconds per pair (from
 /// its submission to its read-back, so the chunks queued before it and its first compilation
-/// count too: an upper bound).
+/// count too: an upper bound), and its tiles' latest pace after their first (which a software
+/// driver's compilation slows down).
 #[derive(Clone, Copy, Debug)]
 struct Pace {
     step: &'static str,
     seconds_per_pair: f64,
+    latest: Option<f64>,
 }
 
 /// One shape's queries on one GPU context: dense pairs, first hits, hits and counts.
@@ -326,6 +344,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                 )?;
                 this.measured(
                     done.staged.step,
+                    done.work.tile().is_some(),
                     done.staged.pairs,
                     done.submitted.elapsed(),
                 );
@@ -364,15 +383,38 @@ impl<S: Shape> GpuShapeQueries<S> {
     }
 
     /// Entry point `step` ran over `pairs` in `took`: its pace is the slowest measured.
-    fn measured(&mut self, step: &'static str, pairs: usize, took: std::time::Duration) {
+    fn measured(
+        &mut self,
+        step: &'static str,
+        tile: bool,
+        pairs: usize,
+        took: std::time::Duration,
+    ) {
         let seconds_per_pair = took.as_secs_f64() / pairs.max(1) as f64;
         match self.ran.iter_mut().find(|pace| pace.step == step) {
-            Some(pace) => pace.seconds_per_pair = pace.seconds_per_pair.max(seconds_per_pair),
+            Some(pace) => {
+                pace.seconds_per_pair = pace.seconds_per_pair.max(seconds_per_pair);
+                if tile {
+                    pace.latest = Some(seconds_per_pair);
+                }
+            }
             None => self.ran.push(Pace {
                 step,
                 seconds_per_pair,
+                latest: None,
             }),
         }
+    }
+
+    /// The caps of entry point `step`'s tiles: the device's, with as many pairs as take about
+    /// [`TILE_SECONDS`] at its tiles' latest pace, once known.
+    fn tile_caps(&self, step: &'static str) -> ChunkCaps {
+        let mut caps = self.caps;
+        let latest = self.ran.iter().find(|pace| pace.step == step);
+        if let Some(latest) = latest.and_then(|pace| pace.latest) {
+            caps.pairs = caps.pairs.min(tile_pairs(latest));
+        }
+        caps
     }
 
     /// Makes the staging buffer of `slot` hold `bytes` (inside the submit's error scope).
@@ -442,5 +484,21 @@ impl<S: Shape> GpuShapeQueries<S> {
             }
         }
         stale
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MIN_TILE_PAIRS, TILE_SECONDS, tile_pairs};
+
+    #[test]
+    fn a_slow_kernels_tiles_are_cut_to_about_a_second_and_a_fast_ones_are_not() {
+        // A polygon's collinear edges on lavapipe: 15 µs a pair, 66,666 pairs a tile.
+        assert_eq!(tile_pairs(15e-6), (TILE_SECONDS / 15e-6) as u64);
+        // Slower still: the floor.
+        assert_eq!(tile_pairs(1e-3), MIN_TILE_PAIRS);
+        // A hardware GPU (10^10 pairs a second and more): far past any device's tile.
+        assert!(tile_pairs(1e-10) >= 1 << 33);
+        assert_eq!(tile_pairs(0.0), u64::MAX);
     }
 }

@@ -62,7 +62,7 @@ impl<S: Shape> GpuShapeQueries<S> {
     ) -> Result<()> {
         let m = shapes.len();
         let contact = size_of::<S::Contact>();
-        let work = chunks::plan_dense(queries.len(), m, self.caps);
+        let work = chunks::plan_dense(queries.len(), m, self.tile_caps(S::KERNEL.entry));
         self.run_tiles(
             queries,
             shapes,
@@ -136,7 +136,11 @@ impl<S: Shape> GpuShapeQueries<S> {
         first: &mut [Option<ShapeHit<S::Contact>>],
     ) -> Result<()> {
         let contact = size_of::<S::Contact>();
-        let work = chunks::plan_dense(queries.len(), shapes.len(), self.caps);
+        let work = chunks::plan_dense(
+            queries.len(),
+            shapes.len(),
+            self.tile_caps(FIRST_HITS_ENTRY),
+        );
         self.run_tiles(
             queries,
             shapes,
@@ -210,7 +214,8 @@ impl<S: Shape> GpuShapeQueries<S> {
     ) -> Result<Vec<ShapeHit<S::Contact>>> {
         let contact = size_of::<S::Contact>();
         let mut hits = Vec::new();
-        let work = chunks::plan_dense(queries.len(), shapes.len(), self.caps).map(HitsWork::Tile);
+        let work = chunks::plan_dense(queries.len(), shapes.len(), self.tile_caps(HITS_ENTRY))
+            .map(HitsWork::Tile);
         // One piece at a time: a tile's copy reads the hit list it left.
         self.run_tiles(
             queries,
@@ -329,7 +334,7 @@ impl<S: Shape> GpuShapeQueries<S> {
         if self.counts.is_none() {
             self.counts = ShapeKernels::compile_counts::<S>(&self.context)?.map(CountsKernel::new);
         }
-        let work = chunks::plan_dense(queries.len(), shapes.len(), self.caps);
+        let work = chunks::plan_dense(queries.len(), shapes.len(), self.tile_caps(step));
         self.run_tiles(
             queries,
             shapes,
