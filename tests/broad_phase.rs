@@ -719,6 +719,8 @@ fn a_grid_walks_hit_list_comes_back_from_the_gpu_in_rect_order() {
     assert!(sorted > 100, "the host sorted only {sorted} runs");
 }
 
+/// scripts/test.sh: native only (where runs are sorted by default, which no emulated
+/// arithmetic changes).
 #[test]
 fn a_software_gpu_leaves_a_grid_walks_runs_to_the_host() {
     let (segments, rects) = scene::bullet_hell(34, 2048, 3000);

@@ -705,6 +705,7 @@ fn a_brute_force_query_over_more_rects_than_a_software_gpus_loop_budget_misses_n
     );
 }
 
+/// scripts/test.sh: native only (how a call is split, which no emulated arithmetic changes).
 #[test]
 fn a_large_call_split_into_chunks_for_overlap_gives_the_same_bytes() {
     // Chunks of at most 700 segments (a hardware GPU's default is 2^18): every query of 3,000
