@@ -163,11 +163,17 @@ fn the_hit_lists_placing_steps_put_each_segments_hits_at_its_offset_in_rect_orde
     // each segment's run, listed in any order, is sorted by rect.
     for scene in scenes() {
         let batch = scene.batch();
-        let (_, _, hits) = reference(query::QUERY_HITS, &batch);
+        // The mirror's segment_rects counts each segment's listed entries, as the shader does.
+        let (_, listed, hits) = reference(query::QUERY_HITS, &batch);
         let mut offsets = vec![0u32; batch.segments.len()];
         for h in &hits {
             offsets[h.segment as usize] += 1;
         }
+        assert!(
+            offsets == listed.per_segment,
+            "{}: segment_rects' counts of listed entries",
+            scene.name
+        );
         let total = hit_offsets(&mut offsets);
         assert_eq!(total as usize, hits.len(), "{}: the total", scene.name);
         for (i, h) in hits.iter().enumerate() {

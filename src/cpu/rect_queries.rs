@@ -43,7 +43,8 @@ const NO_RECT: u32 = FirstHit::NO_RECT;
 pub struct QueryOutputs<'a> {
     /// One per segment (QUERY_FIRST_HIT).
     pub first_hits: &'a mut [FirstHit],
-    /// One per segment (QUERY_COUNTS).
+    /// One per segment: its hits (QUERY_COUNTS), or its listed entries (QUERY_HITS), which the
+    /// shader's `hit_offsets` turns into offsets (mirrored by [`hit_offsets`]).
     pub segment_hits: &'a mut [u32],
     /// One per rect, added to (QUERY_COUNTS).
     pub rect_hits: &'a mut [u64],
@@ -233,6 +234,14 @@ fn push_found(found: &mut Vec<Hit>, segment: u32, rect: u32, result: PairResult)
     });
 }
 
+/// Lists an entry of the hit list and counts it among its segment's: the shader keeps the
+/// count as the entry's ordinal until `hit_times` places it; here the list's own order is it.
+#[inline(always)]
+fn list_hit(found: &mut Vec<Hit>, segment: u32, rect: u32, result: PairResult, hits: &mut u32) {
+    push_found(found, segment, rect, result);
+    *hits += 1;
+}
+
 fn segment_filter(batch: &Batch, segment: usize) -> Filter {
     batch.segment_filters.map_or(Filter::ALL, |f| f[segment])
 }
@@ -274,7 +283,11 @@ pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
                 // Decisions only: t is computed for the hits that need it.
                 let result = pair_flags(s, r);
                 if is_uncertain(&result) {
-                    push_found(out.found, segment as u32, rect as u32, result);
+                    if query == QUERY_HITS {
+                        list_hit(out.found, segment as u32, rect as u32, result, &mut hits);
+                    } else {
+                        push_found(out.found, segment as u32, rect as u32, result);
+                    }
                     continue;
                 }
                 if (result.flags & flags::HIT) == 0 {
@@ -297,7 +310,7 @@ pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
                 }
                 if query == QUERY_HITS {
                     // Decisions only: hit_times computes t for every listed hit afterwards.
-                    push_found(out.found, segment as u32, rect as u32, result);
+                    list_hit(out.found, segment as u32, rect as u32, result, &mut hits);
                 }
             }
         }
@@ -312,7 +325,7 @@ pub fn segment_rects(query: u32, batch: &Batch, out: &mut QueryOutputs) {
             }
             out.first_hits[segment] = best;
         }
-        if query == QUERY_COUNTS {
+        if query == QUERY_COUNTS || query == QUERY_HITS {
             out.segment_hits[segment] = hits;
         }
     }
