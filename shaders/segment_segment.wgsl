@@ -200,7 +200,118 @@ fn segment_segment_hit(query: Segment, wall: Segment) -> bool {
     return segment_segment_ratios(query, wall).contact != CONTACT_MISS;
 }
 
-// The hooks of shaders/shape_passes.wgsl, for wall j of the tile.
+// segment_segment_ratios on the narrow integers (shaders/exact.wgsl), for a pair whose eight
+// values span at most NARROW_SPAN binary orders; fits is false for the others, which take the
+// wide integers. The same steps and branches, so the same contact and ratios. CPU mirror:
+// src/cpu/segment_segment/narrow.rs.
+struct NarrowRatios {
+    fits: bool,
+    contact: u32,
+    enter_num: vec4<u32>,
+    enter_den: vec4<u32>,
+    exit_num: vec4<u32>,
+    exit_den: vec4<u32>,
+}
+
+// The pair's answer from the narrow integers, when fits.
+struct NarrowContact {
+    fits: bool,
+    contact: SegmentContact,
+}
+
+fn narrow_ratios(query: Segment, wall: Segment) -> NarrowRatios {
+    let zero = vec4<u32>(0u);
+    let one = vec4<u32>(1u, 0u, 0u, 0u);
+    let values = scaled_values(array<f32, 8>(query.x0, query.y0, query.x1, query.y1, wall.x0, wall.y0, wall.x1, wall.y1));
+    if (!values.fits) { return NarrowRatios(false, CONTACT_MISS, zero, one, zero, one); } // backend: the CPU's `?`
+    let miss = NarrowRatios(true, CONTACT_MISS, zero, one, zero, one);
+    let v = values.scaled;
+    // Each scaled value is below 2^62: differences fit 64 bits, their products 128.
+    let d = narrow_difference(v[2], v[3], v[0], v[1]);
+    let e = narrow_difference(v[6], v[7], v[4], v[5]);
+    let w = narrow_difference(v[4], v[5], v[0], v[1]);
+    let f = narrow_difference(v[6], v[7], v[0], v[1]);
+    var den = narrow_cross(d, e);
+    var a = narrow_cross(w, e);
+    var b = narrow_cross(w, d);
+    if (!narrow_is_zero(den)) {
+        // Not parallel: the lines meet at t = a / den on the query, u = b / den on the wall.
+        if (narrow_is_negative(den)) {
+            a = narrow_neg(a);
+            b = narrow_neg(b);
+            den = narrow_neg(den);
+        }
+        if (narrow_is_negative(a) || narrow_lt(den, a) || narrow_is_negative(b) || narrow_lt(den, b)) {
+            return miss;
+        }
+        var contact = CONTACT_TOUCH;
+        if (!narrow_is_zero(a) && narrow_lt(a, den) && !narrow_is_zero(b) && narrow_lt(b, den)) {
+            contact = CONTACT_CROSS;
+        }
+        return NarrowRatios(true, contact, a, den, a, den);
+    }
+    // Parallel or degenerate.
+    let ee = narrow_dot(e, e);
+    let dd = narrow_dot(d, d);
+    if (narrow_is_zero(dd)) {
+        // The query is a point, p0 = q0 - w: on the wall, every t of it is a common point.
+        var on = false;
+        if (narrow_is_zero(ee)) {
+            on = narrow_is_zero(narrow_dot(w, w));
+        } else {
+            let along = narrow_neg(narrow_dot(w, e));
+            on = narrow_is_zero(a) && !narrow_is_negative(along) && !narrow_lt(ee, along);
+        }
+        if (!on) {
+            return miss;
+        }
+        return NarrowRatios(true, CONTACT_TOUCH, zero, one, one, one);
+    }
+    if (!narrow_is_zero(b)) {
+        // Parallel lines apart, or a point wall off the query's line.
+        return miss;
+    }
+    // Collinear: the wall's ends at t = s0 / dd and s1 / dd, clamped to [0, dd].
+    let s0 = narrow_dot(w, d);
+    let s1 = narrow_dot(f, d);
+    var lo = s0;
+    var hi = s1;
+    if (narrow_lt(hi, lo)) {
+        lo = s1;
+        hi = s0;
+    }
+    if (narrow_is_negative(lo)) {
+        lo = zero;
+    }
+    if (narrow_lt(dd, hi)) {
+        hi = dd;
+    }
+    if (narrow_lt(hi, lo)) {
+        return miss;
+    }
+    var contact = CONTACT_TOUCH;
+    if (narrow_lt(lo, hi)) {
+        contact = CONTACT_OVERLAP;
+    }
+    return NarrowRatios(true, contact, lo, dd, hi, dd);
+}
+
+// segment_segment's answer from the narrow integers, when they reach the pair (fits).
+fn contact_narrow(query: Segment, wall: Segment) -> NarrowContact {
+    let ratios = narrow_ratios(query, wall);
+    if (!ratios.fits) { return NarrowContact(false, SegmentContact(0.0, 0.0, CONTACT_MISS)); } // backend: the CPU's `?`
+    if (ratios.contact == CONTACT_MISS) {
+        return NarrowContact(true, SegmentContact(0.0, 0.0, CONTACT_MISS));
+    }
+    // Ratios of non-negative integers, each below 2^127.
+    let t_enter = narrow_ratio_to_f32(ratios.enter_num, ratios.enter_den);
+    let t_exit = narrow_ratio_to_f32(ratios.exit_num, ratios.exit_den);
+    return NarrowContact(true, SegmentContact(t_enter, t_exit, ratios.contact));
+}
+
+// The hooks of shaders/shape_passes.wgsl, for wall j of the tile: the narrow integers where
+// they reach the pair, the wide ones beyond (the CPU batch path's order, after its float
+// filters).
 
 // A miss the boxes or the orientations certify.
 fn certain_miss(query: Segment, j: u32) -> bool {
@@ -212,9 +323,23 @@ fn shape_miss() -> Contact {
 }
 
 fn shape_exact(query: Segment, j: u32) -> Contact {
-    return segment_segment(query, walls[j]);
+    let wall = walls[j];
+    let narrow = contact_narrow(query, wall);
+    if (narrow.fits) {
+        return narrow.contact;
+    }
+    return segment_segment(query, wall);
 }
 
 fn shape_hit(query: Segment, j: u32) -> bool {
-    return segment_segment_hit(query, walls[j]);
+    let wall = walls[j];
+    let verdict = wall_verdict(query, wall);
+    if (verdict != UNCERTAIN) {
+        return verdict == WALLS_CROSS;
+    }
+    let narrow = narrow_ratios(query, wall);
+    if (narrow.fits) {
+        return narrow.contact != CONTACT_MISS;
+    }
+    return segment_segment_ratios(query, wall).contact != CONTACT_MISS;
 }

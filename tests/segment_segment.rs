@@ -434,6 +434,55 @@ fn values_a_few_binary_orders_too_far_apart_are_left_to_the_wide_integers() {
     assert_eq!(segment_segment(&past.0, &past.1).contact(), Contact::Cross);
 }
 
+#[test]
+fn the_gpu_gives_the_oracles_answer_on_both_sides_of_the_narrow_integers_reach_at_every_scale() {
+    use common::degenerate::{binary_orders, segment_spanning};
+    use rectcast::cpu::segment_segment::narrow::contact_narrow;
+    let Some(mut gpu) = common::gpu_engine("wall_pairs", rectcast::GpuLimits::default()) else {
+        return;
+    };
+    let mut rng = SplitMix64::new(31);
+    // Pairs on each side of the reach (62 orders: narrow; 63: wide), and their contacts.
+    let (mut sides, mut seen) = ([0usize; 2], [0usize; 4]);
+    // Grids from the subnormals (the small value at 2^-149) to the largest valid values.
+    for b in [-86, -60, -31, -1, 0, 9, 33, 59] {
+        for orders in [62, 63] {
+            let mut batch = |n| -> Vec<Segment> {
+                (0..n)
+                    .map(|_| segment_spanning(&mut rng, b, orders))
+                    .collect()
+            };
+            let (queries, walls) = (batch(48), batch(40));
+            let got = gpu.wall_pairs(&queries, &walls).expect("gpu");
+            let mut want = Vec::with_capacity(got.len());
+            for q in &queries {
+                for w in &walls {
+                    let values = [q.x0, q.y0, q.x1, q.y1, w.x0, w.y0, w.x1, w.y1];
+                    assert_eq!(binary_orders(&values), Some(orders), "{q:?} {w:?}");
+                    // The CPU's narrow path takes exactly the pairs within the reach.
+                    assert_eq!(contact_narrow(q, w).is_some(), orders <= 62, "{q:?} {w:?}");
+                    let contact = common::segments::segment_segment(q, w);
+                    seen[contact.contact as usize] += 1;
+                    sides[(orders - 62) as usize] += 1;
+                    want.push(contact);
+                }
+            }
+            assert_same_contacts(
+                &format!("grid 2^{b}, values spanning {orders} binary orders"),
+                &queries,
+                &walls,
+                &want,
+                &got,
+            );
+        }
+    }
+    assert!(seen.iter().all(|&n| n > 20), "contacts seen: {seen:?}");
+    assert!(
+        sides.iter().all(|&n| n > 10_000),
+        "pairs per side: {sides:?}"
+    );
+}
+
 /// `n` segments for a dense batch, at a scale, with the degeneracies of `random_segment`.
 fn batch(seed: u64, n: usize, scale: f32) -> Vec<Segment> {
     let mut rng = SplitMix64::new(seed);

@@ -644,10 +644,13 @@ fn decision_operators(source: &str, from: &str, to: &str) -> Vec<&'static str> {
         // A Rust range loop is the shader's loop condition: `a..=b` is `<= b`, `a..b` is `< b`.
         .replace("..=", " <= ")
         .replace("..", " < ");
-    // WGSL array types (`array<Big, 9>`) are not comparisons either.
-    while let Some(at) = code.find("array<") {
-        let close = at + code[at..].find('>').expect("array<…> closes");
-        code.replace_range(at..=close, " ");
+    // WGSL array types (`array<Big, 9>`) are not comparisons either, nor a Rust `Option<…>`
+    // (the shader's `fits` flag).
+    for generic in ["array<", "Option<"] {
+        while let Some(at) = code.find(generic) {
+            let close = at + code[at..].find('>').expect("a generic type closes");
+            code.replace_range(at..=close, " ");
+        }
     }
     const OPERATORS: [&str; 8] = ["<=", ">=", "==", "&&", "||", "<", ">", " NE "];
     let mut found = Vec::new();
@@ -747,6 +750,35 @@ fn cpu_mirror_meets_walls_like_the_shader() {
         "wall_verdict",
         "segment_segment_hit",
         20,
+    );
+}
+
+#[test]
+fn cpu_mirror_scales_and_rounds_on_the_narrow_integers_like_the_shader() {
+    assert_same_decisions(
+        "narrow.rs",
+        shader::EXACT_WGSL,
+        "scaled_values",
+        "scaled_values",
+        7,
+    );
+    assert_same_decisions(
+        "narrow.rs",
+        shader::EXACT_WGSL,
+        "narrow_ratio_to_f32",
+        "narrow_ratio_to_f32",
+        8,
+    );
+}
+
+#[test]
+fn cpu_mirror_meets_walls_on_the_narrow_integers_like_the_shader() {
+    assert_same_decisions(
+        "segment_segment/narrow.rs",
+        registered("segment_segment.wgsl").0,
+        "narrow_ratios",
+        "contact_narrow",
+        15,
     );
 }
 

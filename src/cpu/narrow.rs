@@ -7,69 +7,140 @@
 //! 2^(that `e`) is an integer below 2^62: differences of two fit an `i64`, and products of two
 //! differences and their sums or differences fit an `i128`. A common power of two scales every
 //! sign alike and cancels from every ratio, so the narrow path's decisions and t are the wide
-//! path's. CPU only: WGSL has no 64-bit integers.
+//! path's.
+//!
+//! The CPU mirror of the narrow integers of `shaders/exact.wgsl`: the same functions under the
+//! same names and branches, on i64 and i128 where the shader has 32-bit words (`vec2<u32>`,
+//! `vec4<u32>`).
+
+// The mirror keeps the shader's indexed loops, line for line.
+#![allow(clippy::needless_range_loop)]
+
+use super::segment_rect::time::ZERO_EXPONENT;
 
 /// Binary orders a pair's values may span for the narrow path: each scaled value is below
 /// 2^SPAN, differences below 2^(SPAN + 1) ≤ 2^63, products of two differences below 2^126, and
-/// a sum or difference of two such products below 2^127.
+/// a sum or difference of two such products below 2^127. The shader's `NARROW_SPAN`.
 pub(crate) const SPAN: i32 = 62;
 
 /// Every value of `values` as an integer multiple of one power of two, exactly: `values[k] =
 /// scaled[k] · 2^e` for the smallest `e` that does it, when every `scaled[k]` is below 2^[`SPAN`]
 /// in magnitude; `None` when the values span more binary orders than that. Zeros (either sign)
-/// scale to 0.
-pub(crate) fn scaled<const N: usize>(values: &[f32; N]) -> Option<[i64; N]> {
-    // Each nonzero value as (odd significand, exponent).
-    let mut parts = [(0i64, 0i32); N];
-    let (mut low, mut high) = (i32::MAX, i32::MIN);
-    for (part, &v) in parts.iter_mut().zip(values) {
-        let bits = v.to_bits();
-        let field = ((bits >> 23) & 0xff) as i32;
-        let fraction = (bits & 0x7f_ffff) as i64;
-        let (mut m, mut e) = if field == 0 {
-            (fraction, -149)
-        } else {
-            (fraction | 0x80_0000, field - 150)
-        };
+/// scale to 0; a pair of fewer values fills the rest with zeros. The shader's `scaled_values`
+/// (its `NarrowValues`, `fits` false for `None`).
+pub(crate) fn scaled_values(values: &[f32; 8]) -> Option<[i64; 8]> {
+    let mut mantissas = [0u32; 8];
+    let mut shifts = [0i32; 8];
+    let mut negative = [false; 8];
+    let mut low = ZERO_EXPONENT;
+    let mut high = -ZERO_EXPONENT;
+    for k in 0..8 {
+        let bits = values[k].to_bits();
+        let field = (bits >> 23) & 0xff;
+        let fraction = bits & 0x7f_ffff;
+        let mut m = fraction | 0x80_0000;
+        let mut e = field as i32 - 150;
+        if field == 0 {
+            m = fraction;
+            e = -149;
+        }
         if m == 0 {
             continue;
         }
+        // The odd significand: the least exponent that holds the value.
         let zeros = m.trailing_zeros();
         m >>= zeros;
         e += zeros as i32;
         low = low.min(e);
-        // m < 2^bits: the value is below 2^(e + bits).
-        high = high.max(e + (64 - m.leading_zeros() as i32));
-        *part = (if bits >> 31 == 1 { -m } else { m }, e);
+        // m < 2^(bit length): the value is below 2^(e + bit length).
+        high = high.max(e + (32 - m.leading_zeros()) as i32);
+        mantissas[k] = m;
+        shifts[k] = e;
+        negative[k] = (bits >> 31) == 1;
     }
-    if low == i32::MAX {
-        return Some([0; N]);
-    }
+    // All zeros: low and high as set above, and every scaled value 0.
     if high - low > SPAN {
         return None;
     }
-    let mut out = [0i64; N];
-    for (o, &(m, e)) in out.iter_mut().zip(&parts) {
-        if m != 0 {
-            *o = m << (e - low);
+    let mut out = [0i64; 8];
+    for k in 0..8 {
+        if mantissas[k] != 0 {
+            let magnitude = (mantissas[k] as i64) << (shifts[k] - low);
+            out[k] = if negative[k] { -magnitude } else { magnitude };
         }
     }
     Some(out)
 }
 
-/// `num / den` rounded to the nearest f32, ties to even, for `0 ≤ num ≤ den`, `den > 0`,
-/// `den < 2^127`: [`super::exact`]'s `ratio_to_f32` on 128-bit integers, the same steps (align,
-/// long division for the kept bits, a round bit and a sticky remainder).
-pub(crate) fn ratio_to_f32(num: u128, den: u128) -> f32 {
-    if num == 0 {
+/// A difference of two points' narrow values: each coordinate below 2^63. WGSL `NarrowPoint`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct NarrowPoint {
+    pub(crate) x: i64,
+    pub(crate) y: i64,
+}
+
+pub(crate) fn narrow_difference(ax: i64, ay: i64, bx: i64, by: i64) -> NarrowPoint {
+    NarrowPoint {
+        x: ax - bx,
+        y: ay - by,
+    }
+}
+
+// The shader's 128-bit words are i128 here (u128 where it compares unsigned): each helper is
+// the operator it names, kept as a call so that the mirror reads as the shader does.
+
+#[inline(always)]
+pub(crate) fn narrow_is_zero<T: Default + PartialEq>(a: T) -> bool {
+    a == T::default()
+}
+
+#[inline(always)]
+pub(crate) fn narrow_is_negative(a: i128) -> bool {
+    a < 0
+}
+
+#[inline(always)]
+pub(crate) fn narrow_neg(a: i128) -> i128 {
+    -a
+}
+
+/// a < b, signed.
+#[inline(always)]
+pub(crate) fn narrow_lt(a: i128, b: i128) -> bool {
+    a < b
+}
+
+/// a < b, unsigned.
+#[inline(always)]
+fn narrow_below(a: u128, b: u128) -> bool {
+    a < b
+}
+
+/// l × r.
+#[inline(always)]
+pub(crate) fn narrow_cross(l: NarrowPoint, r: NarrowPoint) -> i128 {
+    l.x as i128 * r.y as i128 - l.y as i128 * r.x as i128
+}
+
+/// l · r.
+#[inline(always)]
+pub(crate) fn narrow_dot(l: NarrowPoint, r: NarrowPoint) -> i128 {
+    l.x as i128 * r.x as i128 + l.y as i128 * r.y as i128
+}
+
+/// `num / den` rounded to the nearest f32, ties to even, for `0 ≤ num ≤ den`, `0 < den <
+/// 2^127`: [`super::exact`]'s `ratio_to_f32` on 128-bit integers, the same steps (align, long
+/// division for the kept bits, a round bit and a sticky remainder). The remainder stays below
+/// 2^128.
+pub(crate) fn narrow_ratio_to_f32(num: u128, den: u128) -> f32 {
+    if narrow_is_zero(num) {
         return 0.0;
     }
-    // Align the numerator with the denominator: den ≤ rem < 2 den (below 2^128, den being
-    // below 2^127), and the result's exponent is e.
-    let (num_bits, den_bits) = (128 - num.leading_zeros(), 128 - den.leading_zeros());
+    let num_bits = 128 - num.leading_zeros();
+    let den_bits = 128 - den.leading_zeros();
     let mut rem = num << (den_bits - num_bits.min(den_bits));
     let mut e = num_bits as i32 - den_bits as i32;
-    if rem < den {
+    if narrow_below(rem, den) {
         rem <<= 1;
         e -= 1;
     }
@@ -81,17 +152,17 @@ pub(crate) fn ratio_to_f32(num: u128, den: u128) -> f32 {
     let mut quotient = 0u32;
     for _ in 0..kept {
         quotient <<= 1;
-        if rem >= den {
+        if !narrow_below(rem, den) {
             rem -= den;
             quotient |= 1;
         }
         rem <<= 1;
     }
-    let round_bit = rem >= den;
+    let round_bit = !narrow_below(rem, den);
     if round_bit {
         rem -= den;
     }
-    if round_bit && (rem != 0 || quotient & 1 == 1) {
+    if round_bit && (!narrow_is_zero(rem) || (quotient & 1) == 1) {
         quotient += 1;
     }
     // A normal result's quotient holds the hidden bit; a carry into 2^24 moves on to the next
@@ -184,7 +255,7 @@ impl Wide {
 
 #[cfg(test)]
 mod tests {
-    use super::{SPAN, Wide, ratio_below, ratio_to_f32, scaled};
+    use super::{SPAN, Wide, narrow_ratio_to_f32, ratio_below, scaled_values};
     use crate::cpu::exact::{Big, LIMBS};
     use crate::scene::SplitMix64;
 
@@ -228,7 +299,7 @@ mod tests {
             }
             let want = crate::cpu::exact::ratio_to_f32(&big(num), &big(den));
             assert_eq!(
-                ratio_to_f32(num, den).to_bits(),
+                narrow_ratio_to_f32(num, den).to_bits(),
                 want.to_bits(),
                 "{num} / {den}"
             );
@@ -316,13 +387,17 @@ mod tests {
 
     #[test]
     fn values_within_the_span_scale_exactly_and_those_past_it_do_not() {
-        let got = scaled(&[1.5, -0.25, 0.0, -0.0, 3.0 * 2f32.powi(40)]).unwrap();
-        assert_eq!(got, [6, -1, 0, 0, 3 << 42]);
+        let pad = |v: &[f32]| std::array::from_fn(|k| v.get(k).copied().unwrap_or(0.0));
+        let got = scaled_values(&pad(&[1.5, -0.25, 0.0, -0.0, 3.0 * 2f32.powi(40)])).unwrap();
+        assert_eq!(got, [6, -1, 0, 0, 3 << 42, 0, 0, 0]);
         assert_eq!(
-            scaled(&[f32::from_bits(1), 2f32.powi(-149 + SPAN - 1)]),
-            Some([1, 1 << 61])
+            scaled_values(&pad(&[f32::from_bits(1), 2f32.powi(-149 + SPAN - 1)])),
+            Some(pad(&[1.0, 2f32.powi(61)]).map(|v| v as i64))
         );
-        assert_eq!(scaled(&[f32::from_bits(1), 2f32.powi(-149 + SPAN)]), None);
-        assert_eq!(scaled(&[0.0f32; 3]), Some([0; 3]));
+        assert_eq!(
+            scaled_values(&pad(&[f32::from_bits(1), 2f32.powi(-149 + SPAN)])),
+            None
+        );
+        assert_eq!(scaled_values(&[0.0f32; 8]), Some([0; 8]));
     }
 }

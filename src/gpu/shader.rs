@@ -307,9 +307,12 @@ pub fn rect_pairs_constants(emulation: Emulation) -> Constants {
     constants
 }
 
-/// The overridable constants of [`EXACT_WGSL`]: those of the rects' file it builds on.
+/// The overridable constants of [`EXACT_WGSL`]: those of the rects' file it builds on, and the
+/// narrow integers' reach.
 pub fn exact_constants(emulation: Emulation) -> Constants {
-    segment_rect_constants(emulation)
+    let mut constants = segment_rect_constants(emulation);
+    constants.push(("NARROW_SPAN", crate::cpu::narrow::SPAN as f64));
+    constants
 }
 
 /// The overridable constants of what every shape's kernel is composed of besides its own file:

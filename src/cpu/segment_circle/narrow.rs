@@ -8,7 +8,7 @@ use super::{
     Circle, CircleContact, CircleKind, HALF_BITS, ONE_BITS, PHASE_BISECT, PHASE_DOWN, PHASE_GUESS,
     PHASE_ROUND, PHASE_UP, SEARCH_STEPS, circle_contact, root_guesses,
 };
-use crate::cpu::narrow::{Wide, mul_full, ratio_to_f32, scaled};
+use crate::cpu::narrow::{Wide, mul_full, narrow_ratio_to_f32, scaled_values};
 use crate::types::Segment;
 
 /// The largest k of a probe m · 2^-k the narrow search takes: with |C| below 2^127, C · 2^2k
@@ -30,8 +30,8 @@ pub fn circle_narrow(query: &Segment, circle: &Circle) -> Option<CircleContact> 
 /// [`circle_narrow`], with its t when `times` holds; without them (both 0: the hit and the kind
 /// alone, what counts ask) the roots' search is skipped, as `circle_meeting`'s is.
 pub fn narrow_meeting(query: &Segment, circle: &Circle, times: bool) -> Option<CircleContact> {
-    let v = scaled(&[
-        query.x0, query.y0, query.x1, query.y1, circle.cx, circle.cy, circle.r,
+    let v = scaled_values(&[
+        query.x0, query.y0, query.x1, query.y1, circle.cx, circle.cy, circle.r, 0.0,
     ])?;
     // Each scaled value is below 2^62: differences fit an i64, and q(0), q(1), dd and fd an
     // i128 (two squares below 2^126 each, less a square).
@@ -67,7 +67,7 @@ pub fn narrow_meeting(query: &Segment, circle: &Circle, times: bool) -> Option<C
         }
         if square == product {
             let t = if times {
-                ratio_to_f32(ahead as u128, dd as u128)
+                narrow_ratio_to_f32(ahead as u128, dd as u128)
             } else {
                 0.0
             };

@@ -2,9 +2,15 @@
 //! values span at most `SPAN` binary orders: `segment_segment_ratios`'s steps and
 //! branches on narrow integers, so its contact and its t, at a small part of the cost. Pairs
 //! beyond that reach are left to the wide integers.
+//!
+//! The CPU mirror of `narrow_ratios` and `contact_narrow` in `shaders/segment_segment.wgsl`,
+//! which the walls' kernel runs before its wide integers too.
 
 use super::{Contact, SegmentContact, contact_at};
-use crate::cpu::narrow::{ratio_to_f32, scaled};
+use crate::cpu::narrow::{
+    narrow_cross, narrow_difference, narrow_dot, narrow_is_negative, narrow_is_zero, narrow_lt,
+    narrow_neg, narrow_ratio_to_f32, scaled_values,
+};
 use crate::types::Segment;
 
 /// [`super::SegmentRatios`] in 128 bits: the contact, and the first and last t as ratios of
@@ -17,47 +23,45 @@ pub(crate) struct NarrowRatios {
     pub(crate) exit_den: i128,
 }
 
-/// `l × r` of two differences.
-fn cross(l: (i64, i64), r: (i64, i64)) -> i128 {
-    l.0 as i128 * r.1 as i128 - l.1 as i128 * r.0 as i128
-}
-
-/// `l · r` of two differences.
-fn dot(l: (i64, i64), r: (i64, i64)) -> i128 {
-    l.0 as i128 * r.0 as i128 + l.1 as i128 * r.1 as i128
-}
-
-/// [`super::segment_segment_ratios`], when the pair's values are narrow (`None` otherwise).
+/// [`super::segment_segment_ratios`], when the pair's values are narrow (`None` otherwise). The
+/// CPU mirror of the shader's `narrow_ratios`: the wide function's steps and branches, on the
+/// narrow integers.
 pub(crate) fn narrow_ratios(query: &Segment, wall: &Segment) -> Option<NarrowRatios> {
-    let v = scaled(&[
+    let zero = 0;
+    let one = 1;
+    let v = scaled_values(&[
         query.x0, query.y0, query.x1, query.y1, wall.x0, wall.y0, wall.x1, wall.y1,
     ])?;
     let miss = NarrowRatios {
         contact: Contact::Miss,
-        enter_num: 0,
-        enter_den: 1,
-        exit_num: 0,
-        exit_den: 1,
+        enter_num: zero,
+        enter_den: one,
+        exit_num: zero,
+        exit_den: one,
     };
-    // Each scaled value is below 2^62 in magnitude: differences fit an i64.
-    let d = (v[2] - v[0], v[3] - v[1]);
-    let e = (v[6] - v[4], v[7] - v[5]);
-    let w = (v[4] - v[0], v[5] - v[1]);
-    let f = (v[6] - v[0], v[7] - v[1]);
-    let (mut den, mut a, mut b) = (cross(d, e), cross(w, e), cross(w, d));
-    if den != 0 {
+    // Each scaled value is below 2^62: differences fit 64 bits, their products 128.
+    let d = narrow_difference(v[2], v[3], v[0], v[1]);
+    let e = narrow_difference(v[6], v[7], v[4], v[5]);
+    let w = narrow_difference(v[4], v[5], v[0], v[1]);
+    let f = narrow_difference(v[6], v[7], v[0], v[1]);
+    let mut den = narrow_cross(d, e);
+    let mut a = narrow_cross(w, e);
+    let mut b = narrow_cross(w, d);
+    if !narrow_is_zero(den) {
         // Not parallel: the lines meet at t = a / den on the query, u = b / den on the wall.
-        if den < 0 {
-            (den, a, b) = (-den, -a, -b);
+        if narrow_is_negative(den) {
+            a = narrow_neg(a);
+            b = narrow_neg(b);
+            den = narrow_neg(den);
         }
-        if a < 0 || den < a || b < 0 || den < b {
+        if narrow_is_negative(a) || narrow_lt(den, a) || narrow_is_negative(b) || narrow_lt(den, b)
+        {
             return Some(miss);
         }
-        let contact = if a != 0 && a < den && b != 0 && b < den {
-            Contact::Cross
-        } else {
-            Contact::Touch
-        };
+        let mut contact = Contact::Touch;
+        if !narrow_is_zero(a) && narrow_lt(a, den) && !narrow_is_zero(b) && narrow_lt(b, den) {
+            contact = Contact::Cross;
+        }
         return Some(NarrowRatios {
             contact,
             enter_num: a,
@@ -67,57 +71,72 @@ pub(crate) fn narrow_ratios(query: &Segment, wall: &Segment) -> Option<NarrowRat
         });
     }
     // Parallel or degenerate.
-    let (ee, dd) = (dot(e, e), dot(d, d));
-    let mut ratios = NarrowRatios {
-        contact: Contact::Touch,
-        enter_num: 0,
-        enter_den: 1,
-        exit_num: 1,
-        exit_den: 1,
-    };
-    if d == (0, 0) {
+    let ee = narrow_dot(e, e);
+    let dd = narrow_dot(d, d);
+    if narrow_is_zero(dd) {
         // The query is a point, p0 = q0 − w: on the wall, every t of it is a common point.
-        let on = if e == (0, 0) {
-            w == (0, 0)
+        let on = if narrow_is_zero(ee) {
+            narrow_is_zero(narrow_dot(w, w))
         } else {
-            let along = -dot(w, e);
-            a == 0 && along >= 0 && along <= ee
+            let along = narrow_neg(narrow_dot(w, e));
+            narrow_is_zero(a) && !narrow_is_negative(along) && !narrow_lt(ee, along)
         };
-        return Some(if on { ratios } else { miss });
+        if !on {
+            return Some(miss);
+        }
+        return Some(NarrowRatios {
+            contact: Contact::Touch,
+            enter_num: zero,
+            enter_den: one,
+            exit_num: one,
+            exit_den: one,
+        });
     }
-    if b != 0 {
+    if !narrow_is_zero(b) {
         // Parallel lines apart, or a point wall off the query's line.
         return Some(miss);
     }
     // Collinear: the wall's ends at t = s0 / dd and s1 / dd, clamped to [0, dd].
-    let (s0, s1) = (dot(w, d), dot(f, d));
-    let (lo, hi) = (s0.min(s1).max(0), s0.max(s1).min(dd));
-    if hi < lo {
+    let s0 = narrow_dot(w, d);
+    let s1 = narrow_dot(f, d);
+    let mut lo = s0;
+    let mut hi = s1;
+    if narrow_lt(hi, lo) {
+        lo = s1;
+        hi = s0;
+    }
+    if narrow_is_negative(lo) {
+        lo = zero;
+    }
+    if narrow_lt(dd, hi) {
+        hi = dd;
+    }
+    if narrow_lt(hi, lo) {
         return Some(miss);
     }
-    if lo < hi {
-        ratios.contact = Contact::Overlap;
+    let mut contact = Contact::Touch;
+    if narrow_lt(lo, hi) {
+        contact = Contact::Overlap;
     }
-    ratios.enter_num = lo;
-    ratios.enter_den = dd;
-    ratios.exit_num = hi;
-    ratios.exit_den = dd;
-    Some(ratios)
+    Some(NarrowRatios {
+        contact,
+        enter_num: lo,
+        enter_den: dd,
+        exit_num: hi,
+        exit_den: dd,
+    })
 }
 
 /// [`super::segment_segment`]'s answer, from the narrow integers, for pairs whose eight values
 /// span at most `SPAN` (62) binary orders; `None` for the others. Exact: the same contact and the
-/// same correctly rounded t.
+/// same correctly rounded t. The shader's `contact_narrow`.
 pub fn contact_narrow(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
     let ratios = narrow_ratios(query, wall)?;
     if ratios.contact == Contact::Miss {
         return Some(SegmentContact::MISS);
     }
     // Ratios of non-negative integers, each below 2^127.
-    let t = |num: i128, den: i128| ratio_to_f32(num as u128, den as u128);
-    Some(contact_at(
-        t(ratios.enter_num, ratios.enter_den),
-        t(ratios.exit_num, ratios.exit_den),
-        ratios.contact,
-    ))
+    let t_enter = narrow_ratio_to_f32(ratios.enter_num as u128, ratios.enter_den as u128);
+    let t_exit = narrow_ratio_to_f32(ratios.exit_num as u128, ratios.exit_den as u128);
+    Some(contact_at(t_enter, t_exit, ratios.contact))
 }
