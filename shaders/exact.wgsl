@@ -543,3 +543,97 @@ fn narrow_ratio_to_f32(num: vec4<u32>, den: vec4<u32>) -> f32 {
     }
     return bitcast<f32>(bits + quotient);
 }
+
+// A 256-bit integer, low word first: unsigned, or two's complement where a function says so
+// (the circles' probes; CPU mirror: narrow::Wide256).
+alias Wide256 = array<u32, 8>;
+
+// a * b in full, for non-negative a and b.
+fn narrow_mul_full(a: vec4<u32>, b: vec4<u32>) -> Wide256 {
+    var out: Wide256;
+    for (var i = 0u; i < 4u; i += 1u) {
+        var carry = 0u;
+        for (var j = 0u; j < 4u; j += 1u) {
+            let product = mul_wide(a[i], b[j]);
+            let sum = out[i + j] + product.x;
+            let total = sum + carry;
+            carry = product.y + select(0u, 1u, sum < product.x) + select(0u, 1u, total < sum);
+            out[i + j] = total;
+        }
+        out[i + 4u] = carry;
+    }
+    return out;
+}
+
+// The sign of a - b, unsigned: -1, 0 or 1.
+fn wide256_compare(a: Wide256, b: Wide256) -> i32 {
+    for (var k = 0u; k < 8u; k += 1u) {
+        let i = 7u - k;
+        if (a[i] != b[i]) {
+            return select(1, -1, a[i] < b[i]);
+        }
+    }
+    return 0;
+}
+
+// a, sign-extended: a Wide256 in two's complement.
+fn wide256_of(a: vec4<u32>) -> Wide256 {
+    let fill = select(0u, 0xffffffffu, narrow_is_negative(a));
+    return Wide256(a.x, a.y, a.z, a.w, fill, fill, fill, fill);
+}
+
+// a + b, two's complement, modulo 2^256.
+fn wide256_add(a: Wide256, b: Wide256) -> Wide256 {
+    var out: Wide256;
+    var carry = 0u;
+    for (var i = 0u; i < 8u; i += 1u) {
+        let sum = a[i] + b[i];
+        let total = sum + carry;
+        carry = select(0u, 1u, sum < a[i]) + select(0u, 1u, total < sum);
+        out[i] = total;
+    }
+    return out;
+}
+
+// a * 2^shift, two's complement, for shift < 256, modulo 2^256.
+fn wide256_shl(a: Wide256, shift: u32) -> Wide256 {
+    let words = shift / 32u;
+    let bits = shift % 32u;
+    var out: Wide256;
+    for (var i = words; i < 8u; i += 1u) {
+        var below = 0u;
+        if (bits > 0u && i > words) {
+            below = a[i - words - 1u] >> (32u - bits);
+        }
+        out[i] = (a[i - words] << bits) | below;
+    }
+    return out;
+}
+
+// a * m, two's complement, modulo 2^256.
+fn wide256_mul(a: Wide256, m: u32) -> Wide256 {
+    var out: Wide256;
+    var carry = 0u;
+    for (var i = 0u; i < 8u; i += 1u) {
+        let product = mul_wide(a[i], m);
+        let total = product.x + carry;
+        carry = product.y + select(0u, 1u, total < product.x);
+        out[i] = total;
+    }
+    return out;
+}
+
+// The sign of a in two's complement: -1, 0 or 1.
+fn wide256_sign(a: Wide256) -> i32 {
+    if ((a[7] >> 31u) == 1u) {
+        return -1;
+    }
+    var zero = true;
+    for (var i = 0u; i < 8u; i += 1u) {
+        zero = zero && a[i] == 0u;
+    }
+    if (zero) {
+        return 0;
+    }
+    return 1;
+}

@@ -15,6 +15,7 @@ override KIND_TANGENT: u32;
 override ONE_BITS: u32;
 override HALF_BITS: u32;
 override SEARCH_STEPS: u32;
+override NARROW_PROBE_SHIFT: u32;
 
 // The search's phases.
 const PHASE_GUESS: u32 = 0u;
@@ -166,90 +167,130 @@ fn root_guesses(query: Segment, circle: Circle) -> array<f32, 2> {
 }
 
 // The root of q (the entering one, or the upper leaving one) rounded to the nearest f32, ties to
-// even. The root x lies in [0, 1], and lo <= x < hi holds throughout for the f32 values with bits
-// lo and hi.
+// even: the search over the f32 values of [0, 1], each probe's side from the wide integers.
 fn root_to_f32(coefficients: array<Double, 3>, upper: bool, guess: f32) -> f32 {
-    var lo = 0u;
-    var hi = ONE_BITS + 1u;
+    var search = search_from(guess);
+    for (var s = 0u; s < SEARCH_STEPS; s += 1u) {
+        search = search_phase(search);
+        let probe = probe_of(search);
+        let side = root_side(coefficients, probe.m, probe.k, upper);
+        if (search.phase == PHASE_ROUND) {
+            return rounded_root(search, side);
+        }
+        search = search_after(search, side > 0);
+    }
+    // Not reached: SEARCH_STEPS covers the longest search.
+    return bitcast<f32>(search.lo);
+}
+
+// A root's search: the root x lies in [0, 1], and lo <= x < hi holds throughout for the f32
+// values with bits lo and hi. It probes from the estimate outward with doubling steps until x
+// is bracketed, halves the bracket to adjacent values, then rounds by the midpoint's side.
+struct RootSearch {
+    lo: u32,
+    hi: u32,
+    probe: u32,
+    phase: u32,
+    step: u32,
+}
+
+// A probe's value, m * 2^-k.
+struct Probe {
+    m: u32,
+    k: u32,
+}
+
+fn search_from(guess: f32) -> RootSearch {
     var probe = bitcast<u32>(guess);
     if (probe > ONE_BITS) {
         // Negative, above 1, or not a number.
         probe = HALF_BITS;
     }
-    var phase = PHASE_GUESS;
-    var step = 1u;
-    for (var s = 0u; s < SEARCH_STEPS; s += 1u) {
-        if ((phase == PHASE_UP || phase == PHASE_DOWN) && step >= hi - lo) {
-            phase = PHASE_BISECT;
-        }
-        if (phase == PHASE_BISECT && hi - lo == 1u) {
-            phase = PHASE_ROUND;
-        }
-        if (phase == PHASE_UP) {
-            probe = lo + step;
-        }
-        if (phase == PHASE_DOWN) {
-            probe = hi - step;
-        }
-        if (phase == PHASE_BISECT) {
-            probe = lo + (hi - lo) / 2u;
-        }
-        if (phase == PHASE_ROUND) {
-            probe = lo;
-        }
-        // The probe's value m * 2^-k; in the last phase, the midpoint of lo and the next f32.
-        let exponent = probe >> 23u;
-        var m = (probe & 0x7fffffu) | 0x800000u;
-        var k = 150u - exponent;
-        if (exponent == 0u) {
-            m = probe & 0x7fffffu;
-            k = 149u;
-        }
-        if (phase == PHASE_ROUND) {
-            m = 2u * m + 1u;
-            k += 1u;
-        }
-        let side = root_side(coefficients, m, k, upper);
-        if (phase == PHASE_ROUND) {
-            // Bits of adjacent f32 values differ by one, and the even one is the even bits.
-            if (side < 0 || (side == 0 && lo % 2u == 1u)) {
-                return bitcast<f32>(lo + 1u);
-            }
-            return bitcast<f32>(lo);
-        }
-        let above = side > 0;
-        if (phase == PHASE_GUESS) {
-            if (above) {
-                hi = probe;
-                phase = PHASE_DOWN;
-            } else {
-                lo = probe;
-                phase = PHASE_UP;
-            }
-        } else if (phase == PHASE_UP) {
-            if (above) {
-                hi = probe;
-                phase = PHASE_BISECT;
-            } else {
-                lo = probe;
-                step *= 2u;
-            }
-        } else if (phase == PHASE_DOWN) {
-            if (above) {
-                hi = probe;
-                step *= 2u;
-            } else {
-                lo = probe;
-                phase = PHASE_BISECT;
-            }
-        } else if (above) {
-            hi = probe;
-        } else {
-            lo = probe;
-        }
+    return RootSearch(0u, ONE_BITS + 1u, probe, PHASE_GUESS, 1u);
+}
+
+// The search with its phase moved on where the bracket says so, and its next probe placed.
+fn search_phase(search: RootSearch) -> RootSearch {
+    var next = search;
+    if ((next.phase == PHASE_UP || next.phase == PHASE_DOWN) && next.step >= next.hi - next.lo) {
+        next.phase = PHASE_BISECT;
     }
-    // Not reached: SEARCH_STEPS covers the longest search.
-    return bitcast<f32>(lo);
+    if (next.phase == PHASE_BISECT && next.hi - next.lo == 1u) {
+        next.phase = PHASE_ROUND;
+    }
+    if (next.phase == PHASE_UP) {
+        next.probe = next.lo + next.step;
+    }
+    if (next.phase == PHASE_DOWN) {
+        next.probe = next.hi - next.step;
+    }
+    if (next.phase == PHASE_BISECT) {
+        next.probe = next.lo + (next.hi - next.lo) / 2u;
+    }
+    if (next.phase == PHASE_ROUND) {
+        next.probe = next.lo;
+    }
+    return next;
+}
+
+// The probe's value; in the last phase, the midpoint of lo and the next f32.
+fn probe_of(search: RootSearch) -> Probe {
+    let exponent = search.probe >> 23u;
+    var m = (search.probe & 0x7fffffu) | 0x800000u;
+    var k = 150u - exponent;
+    if (exponent == 0u) {
+        m = search.probe & 0x7fffffu;
+        k = 149u;
+    }
+    if (search.phase == PHASE_ROUND) {
+        m = 2u * m + 1u;
+        k += 1u;
+    }
+    return Probe(m, k);
+}
+
+// The search after its probe fell above the root or not.
+fn search_after(search: RootSearch, above: bool) -> RootSearch {
+    var next = search;
+    if (next.phase == PHASE_GUESS) {
+        if (above) {
+            next.hi = next.probe;
+            next.phase = PHASE_DOWN;
+        } else {
+            next.lo = next.probe;
+            next.phase = PHASE_UP;
+        }
+    } else if (next.phase == PHASE_UP) {
+        if (above) {
+            next.hi = next.probe;
+            next.phase = PHASE_BISECT;
+        } else {
+            next.lo = next.probe;
+            next.step *= 2u;
+        }
+    } else if (next.phase == PHASE_DOWN) {
+        if (above) {
+            next.hi = next.probe;
+            next.step *= 2u;
+        } else {
+            next.lo = next.probe;
+            next.phase = PHASE_BISECT;
+        }
+    } else if (above) {
+        next.hi = next.probe;
+    } else {
+        next.lo = next.probe;
+    }
+    return next;
+}
+
+// The rounded root, from the side of the midpoint of lo and the next f32 (the last probe).
+fn rounded_root(search: RootSearch, side: i32) -> f32 {
+    // Bits of adjacent f32 values differ by one, and the even one is the even bits.
+    if (side < 0 || (side == 0 && search.lo % 2u == 1u)) {
+        return bitcast<f32>(search.lo + 1u);
+    }
+    return bitcast<f32>(search.lo);
 }
 
 // The side of the root x that m * 2^-k lies on: -1 below, 0 at, 1 above. From the exact signs of
@@ -264,6 +305,13 @@ fn root_side(coefficients: array<Double, 3>, m: u32, k: u32, upper: bool) -> i32
     );
     let q = double_sign(value);
     let slope = double_sign(double_add(am, double_shl(coefficients[1], k)));
+    return side_of(q, slope, upper);
+}
+
+// The side of the root from the signs of q and q' at the probe. The leaving root: inside
+// (q < 0) is below it, and so is outside before the vertex. The entering one: inside is above
+// it, and so is outside after the vertex.
+fn side_of(q: i32, slope: i32, upper: bool) -> i32 {
     if (upper) {
         if (q < 0) {
             return -1;
@@ -288,6 +336,128 @@ fn root_side(coefficients: array<Double, 3>, m: u32, k: u32, upper: bool) -> i32
     return 1;
 }
 
+// circle_meeting on the narrow integers (shaders/exact.wgsl), for a pair whose seven values
+// span at most NARROW_SPAN binary orders and whose roots' search probes no deeper than
+// 2^-NARROW_PROBE_SHIFT; fits is false for the others, which take the wide integers. The same
+// steps and the same search, so the same kind and t. CPU mirror:
+// src/cpu/segment_circle/narrow.rs.
+struct NarrowCircle {
+    fits: bool,
+    contact: CircleContact,
+}
+
+// A root from the narrow integers, when fits.
+struct NarrowRoot {
+    fits: bool,
+    t: f32,
+}
+
+fn narrow_meeting(query: Segment, circle: Circle, times: bool) -> NarrowCircle {
+    let miss = NarrowCircle(true, CircleContact(0.0, 0.0, KIND_MISS));
+    let values = scaled_values(array<f32, 8>(query.x0, query.y0, query.x1, query.y1, circle.cx, circle.cy, circle.r, 0.0));
+    if (!values.fits) { return NarrowCircle(false, CircleContact(0.0, 0.0, KIND_MISS)); } // backend: the CPU's `?`
+    let v = values.scaled;
+    // Each scaled value is below 2^62: differences fit 64 bits, and q(0), q(1), dd and fd 128
+    // (two squares below 2^126 each, less a square).
+    let f = narrow_difference(v[0], v[1], v[4], v[5]);
+    let g = narrow_difference(v[2], v[3], v[4], v[5]);
+    let d = narrow_difference(v[2], v[3], v[0], v[1]);
+    let r2 = narrow_mul(v[6], v[6]);
+    let start = narrow_sub(narrow_dot(f, f), r2);
+    let end = narrow_sub(narrow_dot(g, g), r2);
+    let dd = narrow_dot(d, d);
+    let fd = narrow_dot(f, d);
+    let start_in = narrow_is_negative(start) || narrow_is_zero(start);
+    let end_in = narrow_is_negative(end) || narrow_is_zero(end);
+    if (start_in && end_in) {
+        return NarrowCircle(true, CircleContact(0.0, 1.0, KIND_INSIDE));
+    }
+    if (narrow_is_zero(dd)) {
+        // A point outside the disk.
+        return miss;
+    }
+    var kind = KIND_CROSS;
+    if (start_in) {
+        kind = KIND_EXIT;
+    } else if (end_in) {
+        kind = KIND_ENTER;
+    } else {
+        // Both ends outside: q is least at t = -fd / dd, strictly between them, and <= 0
+        // there: fd^2 >= dd * q(0), in full.
+        let ahead = narrow_neg(fd);
+        if (!narrow_is_negative(fd) || !narrow_lt(ahead, dd)) {
+            return miss;
+        }
+        let discriminant = wide256_compare(narrow_mul_full(ahead, ahead), narrow_mul_full(dd, start));
+        if (discriminant < 0) {
+            return miss;
+        }
+        if (discriminant == 0) {
+            var t = 0.0;
+            if (times) {
+                t = narrow_ratio_to_f32(ahead, dd);
+            }
+            return NarrowCircle(true, CircleContact(t, t, KIND_TANGENT));
+        }
+    }
+    if (!times) {
+        return NarrowCircle(true, CircleContact(0.0, 0.0, kind));
+    }
+    let guesses = root_guesses(query, circle);
+    let coefficients = array<Wide256, 3>(wide256_of(dd), wide256_of(fd), wide256_of(start));
+    var t = array<f32, 2>(0.0, 1.0);
+    if (!start_in) {
+        let root = narrow_root_to_f32(coefficients, false, guesses[0]);
+        if (!root.fits) { return NarrowCircle(false, CircleContact(0.0, 0.0, KIND_MISS)); } // backend: the CPU's `?`
+        t[0] = root.t;
+    }
+    if (!end_in) {
+        // A start on the circle heading out leaves at t = 0 exactly (a root the search would
+        // probe down to the subnormals for).
+        if (narrow_is_zero(start) && !narrow_is_negative(fd)) {
+            t[1] = 0.0;
+        } else {
+            let root = narrow_root_to_f32(coefficients, true, guesses[1]);
+            if (!root.fits) { return NarrowCircle(false, CircleContact(0.0, 0.0, KIND_MISS)); } // backend: the CPU's `?`
+            t[1] = root.t;
+        }
+    }
+    return NarrowCircle(true, CircleContact(t[0], t[1], kind));
+}
+
+// root_to_f32's search with each probe's side from narrow_root_side; fits is false at a probe
+// deeper than 2^-NARROW_PROBE_SHIFT.
+fn narrow_root_to_f32(coefficients: array<Wide256, 3>, upper: bool, guess: f32) -> NarrowRoot {
+    var search = search_from(guess);
+    for (var s = 0u; s < SEARCH_STEPS; s += 1u) {
+        search = search_phase(search);
+        let probe = probe_of(search);
+        if (probe.k > NARROW_PROBE_SHIFT) {
+            return NarrowRoot(false, 0.0);
+        }
+        let side = narrow_root_side(coefficients, probe.m, probe.k, upper);
+        if (search.phase == PHASE_ROUND) {
+            return NarrowRoot(true, rounded_root(search, side));
+        }
+        search = search_after(search, side > 0);
+    }
+    return NarrowRoot(true, bitcast<f32>(search.lo));
+}
+
+// root_side on 256-bit coefficients, for k <= NARROW_PROBE_SHIFT: with |C| below 2^127,
+// C * 2^2k stays below 2^253, and the sum of the probe's three terms within +-2^255.
+fn narrow_root_side(coefficients: array<Wide256, 3>, m: u32, k: u32, upper: bool) -> i32 {
+    let am = wide256_mul(coefficients[0], m);
+    let bm = wide256_mul(coefficients[1], m);
+    let value = wide256_add(
+        wide256_add(wide256_mul(am, m), wide256_shl(bm, k + 1u)),
+        wide256_shl(coefficients[2], 2u * k),
+    );
+    let q = wide256_sign(value);
+    let slope = wide256_sign(wide256_add(am, wide256_shl(coefficients[1], k)));
+    return side_of(q, slope, upper);
+}
+
 // Test-only (emulated rounding): the end of [0, 1] farthest from an estimate, where a search
 // takes the most probes. The suite holds those searches to lavapipe's loop budget
 // (src/cpu/segment_circle/mod.rs).
@@ -310,10 +480,22 @@ fn shape_miss() -> Contact {
     return CircleContact(0.0, 0.0, KIND_MISS);
 }
 
+// The narrow integers where they reach the pair, the wide ones beyond (the CPU batch path's
+// order, after its float filters).
 fn shape_exact(query: Segment, j: u32) -> Contact {
-    return segment_circle(query, circles[j]);
+    let circle = circles[j];
+    let narrow = narrow_meeting(query, circle, true);
+    if (narrow.fits) {
+        return narrow.contact;
+    }
+    return segment_circle(query, circle);
 }
 
 fn shape_hit(query: Segment, j: u32) -> bool {
-    return circle_meeting(query, circles[j], false).kind != KIND_MISS;
+    let circle = circles[j];
+    let narrow = narrow_meeting(query, circle, false);
+    if (narrow.fits) {
+        return narrow.contact.kind != KIND_MISS;
+    }
+    return circle_meeting(query, circle, false).kind != KIND_MISS;
 }

@@ -499,6 +499,74 @@ fn the_gpu_gives_the_oracles_bytes_on_seeded_scenes() {
     assert!(seen.iter().all(|&n| n > 10), "kinds seen: {seen:?}");
 }
 
+#[test]
+fn the_gpu_gives_the_oracles_answer_on_both_sides_of_the_narrow_integers_reach_at_every_scale() {
+    use common::degenerate::{binary_orders, power_of_two, segment_spanning};
+    use rectcast::cpu::segment_circle::narrow::circle_narrow;
+    let Some(mut gpu) = common::gpu_engine("circle_pairs", rectcast::GpuLimits::default()) else {
+        return;
+    };
+    let mut rng = SplitMix64::new(37);
+    // Pairs on each side of the reach (62 orders: narrow; 63: wide), roots the narrow search
+    // reaches and roots too deep for it, and the kinds met.
+    let (mut sides, mut roots, mut seen) = ([0usize; 2], [0usize; 2], [0usize; 6]);
+    // Grids from the subnormals (the small value at 2^-149) to the largest valid values.
+    for b in [-86, -60, -31, -1, 0, 9, 33, 59] {
+        let unit = power_of_two(b);
+        let mut check = |what: &str, queries: &[Segment], circles: &[Circle]| {
+            let want = oracle(queries, circles);
+            let got = gpu.circle_pairs(queries, circles).expect("gpu");
+            assert_same_contacts(what, queries, circles, &want, &got);
+            for c in &want {
+                seen[c.kind as usize] += 1;
+            }
+        };
+        for orders in [62, 63] {
+            let queries: Vec<Segment> = (0..40)
+                .map(|_| segment_spanning(&mut rng, b, orders))
+                .collect();
+            let mut grid = |n: u64| (rng.below(n) as f32 - (n / 2) as f32) * unit;
+            let circles: Vec<Circle> = (0..30)
+                .map(|_| c(grid(9), grid(9), grid(4).abs() + unit))
+                .collect();
+            for q in &queries {
+                for k in &circles {
+                    let values = [q.x0, q.y0, q.x1, q.y1, k.cx, k.cy, k.r];
+                    assert_eq!(binary_orders(&values), Some(orders), "{q:?} {k:?}");
+                    sides[(orders - 62) as usize] += 1;
+                }
+            }
+            let what = format!("grid 2^{b}, values spanning {orders} binary orders");
+            check(&what, &queries, &circles);
+        }
+        // A chord at height h = 2^-j of the radius from a start just outside the circle: it
+        // enters at t ≈ h² / 4, which the narrow search reaches down to about 2^-40.
+        let circle = [c(0.0, 0.0, unit)];
+        let mut queries = Vec::new();
+        for j in [6, 10, 14, 17, 19, 21] {
+            let h = unit * power_of_two(-j);
+            for query in [s(unit, h, -unit, h), s(-unit, -h, unit, -h)] {
+                roots[circle_narrow(&query, &circle[0]).is_none() as usize] += 1;
+                queries.extend([query, s(query.x1, query.y1, query.x0, query.y0)]);
+            }
+        }
+        check(
+            &format!("grid 2^{b}, roots near the ends"),
+            &queries,
+            &circle,
+        );
+    }
+    assert!(seen.iter().all(|&n| n > 20), "kinds seen: {seen:?}");
+    assert!(
+        sides.iter().all(|&n| n > 5_000),
+        "pairs per side: {sides:?}"
+    );
+    assert!(
+        roots.iter().all(|&n| n > 10),
+        "roots narrow, and too deep: {roots:?}"
+    );
+}
+
 /// scripts/test.sh: native only (how the work is split into tiles and chunks, which no
 /// emulated arithmetic changes: the default limits' tests run under each).
 #[test]

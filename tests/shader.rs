@@ -161,7 +161,7 @@ fn specialised(kernel: &Kernel) -> naga::Module {
         .collect();
     let (module, _) =
         naga::back::pipeline_constants::process_overrides(&module, &info, None, &constants)
-            .unwrap_or_else(|e| panic!("{name}: the host's constants do not specialise it: {e}"));
+            .unwrap_or_else(|e| panic!("{name}: the host's constants do not specialise it: {e:?}"));
     module.into_owned()
 }
 
@@ -783,6 +783,17 @@ fn cpu_mirror_meets_walls_on_the_narrow_integers_like_the_shader() {
 }
 
 #[test]
+fn cpu_mirror_meets_circles_on_the_narrow_integers_like_the_shader() {
+    assert_same_decisions(
+        "segment_circle/narrow.rs",
+        registered("segment_circle.wgsl").0,
+        "narrow_meeting",
+        "narrow_root_side",
+        15,
+    );
+}
+
+#[test]
 fn cpu_mirror_places_polygon_edges_like_the_shader() {
     assert_same_decisions(
         "segment_polygon/mod.rs",
@@ -799,7 +810,7 @@ fn cpu_mirror_meets_circles_like_the_shader() {
         "segment_circle/mod.rs",
         registered("segment_circle.wgsl").0,
         "segment_circle",
-        "root_side",
+        "side_of",
         60,
     );
 }

@@ -174,8 +174,8 @@ pub(crate) fn narrow_ratio_to_f32(num: u128, den: u128) -> f32 {
     f32::from_bits(bits + quotient)
 }
 
-/// `a · b` in full, as its (high, low) 128-bit halves.
-pub(crate) fn mul_full(a: u128, b: u128) -> (u128, u128) {
+/// `a · b` in full, as its (high, low) 128-bit halves. WGSL `narrow_mul_full`.
+pub(crate) fn narrow_mul_full(a: u128, b: u128) -> (u128, u128) {
     const LOW: u128 = u64::MAX as u128;
     let (a1, a0, b1, b0) = (a >> 64, a & LOW, b >> 64, b & LOW);
     let (p00, p01, p10, p11) = (a0 * b0, a0 * b1, a1 * b0, a1 * b1);
@@ -189,28 +189,34 @@ pub(crate) fn mul_full(a: u128, b: u128) -> (u128, u128) {
 
 /// `an / ad < bn / bd`, exactly, for denominators above 0: the cross products in full.
 pub(crate) fn ratio_below(an: u128, ad: u128, bn: u128, bd: u128) -> bool {
-    mul_full(an, bd) < mul_full(bn, ad)
+    narrow_mul_full(an, bd) < narrow_mul_full(bn, ad)
+}
+
+/// The sign of a − b, unsigned, for 256-bit (high, low) values: −1, 0 or 1.
+pub(crate) fn wide256_compare(a: (u128, u128), b: (u128, u128)) -> i32 {
+    a.cmp(&b) as i32
 }
 
 /// A 256-bit two's complement integer, (high, low) halves: the circles' probes. Every
-/// operation wraps modulo 2^256, exact while the true value stays within ±2^255.
+/// operation wraps modulo 2^256, exact while the true value stays within ±2^255. WGSL
+/// `Wide256`; its methods are the `wide256_` functions.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Wide {
+pub(crate) struct Wide256 {
     high: u128,
     low: u128,
 }
 
-impl Wide {
+impl Wide256 {
     pub(crate) fn of(v: i128) -> Self {
-        Wide {
+        Wide256 {
             high: if v < 0 { u128::MAX } else { 0 },
             low: v as u128,
         }
     }
 
-    pub(crate) fn add(self, other: Wide) -> Wide {
+    pub(crate) fn add(self, other: Wide256) -> Wide256 {
         let low = self.low.wrapping_add(other.low);
-        Wide {
+        Wide256 {
             high: self
                 .high
                 .wrapping_add(other.high)
@@ -220,14 +226,14 @@ impl Wide {
     }
 
     /// `self · 2^k`, k < 256.
-    pub(crate) fn shl(self, k: u32) -> Wide {
+    pub(crate) fn shl(self, k: u32) -> Wide256 {
         match k {
             0 => self,
-            1..128 => Wide {
+            1..128 => Wide256 {
                 high: self.high << k | self.low >> (128 - k),
                 low: self.low << k,
             },
-            _ => Wide {
+            _ => Wide256 {
                 high: self.low << (k - 128),
                 low: 0,
             },
@@ -235,9 +241,9 @@ impl Wide {
     }
 
     /// `self · m`.
-    pub(crate) fn mul(self, m: u32) -> Wide {
-        let (carry, low) = mul_full(self.low, m as u128);
-        Wide {
+    pub(crate) fn mul(self, m: u32) -> Wide256 {
+        let (carry, low) = narrow_mul_full(self.low, m as u128);
+        Wide256 {
             high: self.high.wrapping_mul(m as u128).wrapping_add(carry),
             low,
         }
@@ -255,7 +261,7 @@ impl Wide {
 
 #[cfg(test)]
 mod tests {
-    use super::{SPAN, Wide, narrow_ratio_to_f32, ratio_below, scaled_values};
+    use super::{SPAN, Wide256, narrow_ratio_to_f32, ratio_below, scaled_values};
     use crate::cpu::exact::{Big, LIMBS};
     use crate::scene::SplitMix64;
 
@@ -362,11 +368,11 @@ mod tests {
                 (a, m, k, b) = (a >> 70, m >> 1, 0, 0);
                 c = -(a * m as i128 * m as i128) + (i as i128 / 3 % 3 - 1);
             }
-            let got = Wide::of(a)
+            let got = Wide256::of(a)
                 .mul(m)
                 .mul(m)
-                .add(Wide::of(b).mul(m).shl(k + 1))
-                .add(Wide::of(c).shl(2 * k));
+                .add(Wide256::of(b).mul(m).shl(k + 1))
+                .add(Wide256::of(c).shl(2 * k));
             let (da, db, dc) = (
                 double_from_big(&signed(a)),
                 double_from_big(&signed(b)),

@@ -63,19 +63,20 @@ pub fn binary_orders(values: &[f32]) -> Option<i32> {
 /// every contact near the narrow integers' reach. Needs b + 3 − orders ≥ −149.
 pub fn segment_spanning(rng: &mut SplitMix64, b: i32, orders: i32) -> Segment {
     let sign = |rng: &mut SplitMix64| if rng.below(2) == 0 { 1.0 } else { -1.0 };
-    // 2^e exactly, subnormals included (powi overflows on its way to them).
-    let power = |e: i32| {
-        if e >= -126 {
-            f32::from_bits(((e + 127) as u32) << 23)
-        } else {
-            f32::from_bits(1 << (e + 149))
-        }
-    };
-    let unit = power(b);
+    let unit = power_of_two(b);
     let mut v: [f32; 4] = std::array::from_fn(|_| (rng.below(9) as f32 - 4.0) * unit);
     let small = rng.below(4) as usize;
     let large = (small + 1 + rng.below(3) as usize) % 4;
-    v[small] = sign(rng) * power(b + 3 - orders);
+    v[small] = sign(rng) * power_of_two(b + 3 - orders);
     v[large] = sign(rng) * 4.0 * unit;
     s(v[0], v[1], v[2], v[3])
+}
+
+/// 2^e exactly, for −149 ≤ e ≤ 127, subnormals included (`powi` overflows on its way to them).
+pub fn power_of_two(e: i32) -> f32 {
+    if e >= -126 {
+        f32::from_bits(((e + 127) as u32) << 23)
+    } else {
+        f32::from_bits(1 << (e + 149))
+    }
 }

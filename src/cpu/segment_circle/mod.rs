@@ -332,91 +332,140 @@ fn root_guesses(query: &Segment, circle: &Circle) -> [f32; 2] {
 }
 
 /// The root of q (the entering one, or the `upper` leaving one) rounded to the nearest f32,
-/// ties to even. The root x lies in [0, 1], and `lo ≤ x < hi` holds throughout for the f32
-/// values with bits `lo` and `hi`: probes from the estimate outward with doubling steps until
-/// x is bracketed, halve the bracket to adjacent values, then round by the midpoint's side.
+/// ties to even: the search over the f32 values of [0, 1] ([`RootSearch`]), each probe's side
+/// from the wide integers.
 fn root_to_f32(coefficients: &[Double; 3], upper: bool, guess: f32) -> f32 {
-    let mut lo = 0u32;
-    let mut hi = ONE_BITS + 1;
+    let mut search = search_from(guess);
+    for _ in 0..SEARCH_STEPS {
+        search = search_phase(search);
+        let probe = probe_of(search);
+        let side = root_side(coefficients, probe.m, probe.k, upper);
+        if search.phase == PHASE_ROUND {
+            return rounded_root(search, side);
+        }
+        search = search_after(search, side > 0);
+    }
+    // Not reached: SEARCH_STEPS covers the longest search.
+    f32::from_bits(search.lo)
+}
+
+/// A root's search: the root x lies in [0, 1], and `lo ≤ x < hi` holds throughout for the f32
+/// values with bits `lo` and `hi`. It probes from the estimate outward with doubling steps
+/// until x is bracketed, halves the bracket to adjacent values, then rounds by the midpoint's
+/// side. WGSL `RootSearch`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RootSearch {
+    pub(crate) lo: u32,
+    hi: u32,
+    probe: u32,
+    pub(crate) phase: u32,
+    step: u32,
+}
+
+/// A probe's value, m · 2^-k. WGSL `Probe`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Probe {
+    pub(crate) m: u32,
+    pub(crate) k: u32,
+}
+
+pub(crate) fn search_from(guess: f32) -> RootSearch {
     let mut probe = guess.to_bits();
     if probe > ONE_BITS {
         // Negative, above 1, or not a number.
         probe = HALF_BITS;
     }
-    let mut phase = PHASE_GUESS;
-    let mut step = 1u32;
-    for _ in 0..SEARCH_STEPS {
-        if (phase == PHASE_UP || phase == PHASE_DOWN) && step >= hi - lo {
-            phase = PHASE_BISECT;
-        }
-        if phase == PHASE_BISECT && hi - lo == 1 {
-            phase = PHASE_ROUND;
-        }
-        if phase == PHASE_UP {
-            probe = lo + step;
-        }
-        if phase == PHASE_DOWN {
-            probe = hi - step;
-        }
-        if phase == PHASE_BISECT {
-            probe = lo + (hi - lo) / 2;
-        }
-        if phase == PHASE_ROUND {
-            probe = lo;
-        }
-        // The probe's value m · 2^-k; in the last phase, the midpoint of lo and the next f32.
-        let exponent = probe >> 23;
-        let mut m = (probe & 0x7f_ffff) | 0x80_0000;
-        let mut k = 150 - exponent;
-        if exponent == 0 {
-            m = probe & 0x7f_ffff;
-            k = 149;
-        }
-        if phase == PHASE_ROUND {
-            m = 2 * m + 1;
-            k += 1;
-        }
-        let side = root_side(coefficients, m, k, upper);
-        if phase == PHASE_ROUND {
-            // Bits of adjacent f32 values differ by one, and the even one is the even bits.
-            if side < 0 || (side == 0 && lo % 2 == 1) {
-                return f32::from_bits(lo + 1);
-            }
-            return f32::from_bits(lo);
-        }
-        let above = side > 0;
-        if phase == PHASE_GUESS {
-            if above {
-                hi = probe;
-                phase = PHASE_DOWN;
-            } else {
-                lo = probe;
-                phase = PHASE_UP;
-            }
-        } else if phase == PHASE_UP {
-            if above {
-                hi = probe;
-                phase = PHASE_BISECT;
-            } else {
-                lo = probe;
-                step *= 2;
-            }
-        } else if phase == PHASE_DOWN {
-            if above {
-                hi = probe;
-                step *= 2;
-            } else {
-                lo = probe;
-                phase = PHASE_BISECT;
-            }
-        } else if above {
-            hi = probe;
-        } else {
-            lo = probe;
-        }
+    RootSearch {
+        lo: 0,
+        hi: ONE_BITS + 1,
+        probe,
+        phase: PHASE_GUESS,
+        step: 1,
     }
-    // Not reached: SEARCH_STEPS covers the longest search.
-    f32::from_bits(lo)
+}
+
+/// The search with its phase moved on where the bracket says so, and its next probe placed.
+pub(crate) fn search_phase(search: RootSearch) -> RootSearch {
+    let mut next = search;
+    if (next.phase == PHASE_UP || next.phase == PHASE_DOWN) && next.step >= next.hi - next.lo {
+        next.phase = PHASE_BISECT;
+    }
+    if next.phase == PHASE_BISECT && next.hi - next.lo == 1 {
+        next.phase = PHASE_ROUND;
+    }
+    if next.phase == PHASE_UP {
+        next.probe = next.lo + next.step;
+    }
+    if next.phase == PHASE_DOWN {
+        next.probe = next.hi - next.step;
+    }
+    if next.phase == PHASE_BISECT {
+        next.probe = next.lo + (next.hi - next.lo) / 2;
+    }
+    if next.phase == PHASE_ROUND {
+        next.probe = next.lo;
+    }
+    next
+}
+
+/// The probe's value; in the last phase, the midpoint of lo and the next f32.
+pub(crate) fn probe_of(search: RootSearch) -> Probe {
+    let exponent = search.probe >> 23;
+    let mut m = (search.probe & 0x7f_ffff) | 0x80_0000;
+    let mut k = 150 - exponent;
+    if exponent == 0 {
+        m = search.probe & 0x7f_ffff;
+        k = 149;
+    }
+    if search.phase == PHASE_ROUND {
+        m = 2 * m + 1;
+        k += 1;
+    }
+    Probe { m, k }
+}
+
+/// The search after its probe fell above the root or not.
+pub(crate) fn search_after(search: RootSearch, above: bool) -> RootSearch {
+    let mut next = search;
+    if next.phase == PHASE_GUESS {
+        if above {
+            next.hi = next.probe;
+            next.phase = PHASE_DOWN;
+        } else {
+            next.lo = next.probe;
+            next.phase = PHASE_UP;
+        }
+    } else if next.phase == PHASE_UP {
+        if above {
+            next.hi = next.probe;
+            next.phase = PHASE_BISECT;
+        } else {
+            next.lo = next.probe;
+            next.step *= 2;
+        }
+    } else if next.phase == PHASE_DOWN {
+        if above {
+            next.hi = next.probe;
+            next.step *= 2;
+        } else {
+            next.lo = next.probe;
+            next.phase = PHASE_BISECT;
+        }
+    } else if above {
+        next.hi = next.probe;
+    } else {
+        next.lo = next.probe;
+    }
+    next
+}
+
+/// The rounded root, from the side of the midpoint of lo and the next f32 (the last probe).
+pub(crate) fn rounded_root(search: RootSearch, side: i32) -> f32 {
+    // Bits of adjacent f32 values differ by one, and the even one is the even bits.
+    if side < 0 || (side == 0 && search.lo % 2 == 1) {
+        return f32::from_bits(search.lo + 1);
+    }
+    f32::from_bits(search.lo)
 }
 
 /// The side of the root x that m · 2^-k lies on: −1 below, 0 at, 1 above, for m < 2^25,
@@ -432,6 +481,13 @@ fn root_side(coefficients: &[Double; 3], m: u32, k: u32, upper: bool) -> i32 {
     );
     let q = double_sign(&value);
     let slope = double_sign(&double_add(&am, &double_shl(&coefficients[1], k)));
+    side_of(q, slope, upper)
+}
+
+/// The side of the root from the signs of q and q′ at the probe. The leaving root: inside
+/// (q < 0) is below it, and so is outside before the vertex. The entering one: inside is above
+/// it, and so is outside after the vertex.
+pub(crate) fn side_of(q: i32, slope: i32, upper: bool) -> i32 {
     if upper {
         if q < 0 {
             return -1;

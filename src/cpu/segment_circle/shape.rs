@@ -94,6 +94,10 @@ impl Shape for Circle {
             ("ONE_BITS", ONE_BITS as f64),
             ("HALF_BITS", HALF_BITS as f64),
             ("SEARCH_STEPS", SEARCH_STEPS as f64),
+            (
+                "NARROW_PROBE_SHIFT",
+                super::narrow::NARROW_PROBE_SHIFT as f64,
+            ),
         ]);
         shader::with_shape_queries(constants)
     }
