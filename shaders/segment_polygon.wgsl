@@ -13,6 +13,7 @@
 override EDGE_START_ON: u32;
 override EDGE_START_RAY: u32;
 override EDGE_END_SHIFT: u32;
+override EDGE_HOST: u32;
 
 struct PolygonEdge {
     edge: Segment,
@@ -46,7 +47,7 @@ fn apart(s: Segment, b: Rect) -> bool {
 }
 
 // The ends' bits of one edge: plain comparisons on order keys first, then the orientation
-// (b - a) x (p - a) on exact integers for an end within the edge's box.
+// (b - a) x (p - a) exactly (orientation_sign) for an end within the edge's box.
 fn end_flags(query: Segment, edge: Segment) -> u32 {
     let px = array<f32, 2>(query.x0, query.x1);
     let py = array<f32, 2>(query.y0, query.y1);
@@ -74,28 +75,16 @@ fn end_flags(query: Segment, edge: Segment) -> u32 {
             flags |= EDGE_START_RAY << (EDGE_END_SHIFT * k);
         }
     }
-    let a = BigPoint(big_from_f32(edge.x0), big_from_f32(edge.y0));
-    let b = BigPoint(big_from_f32(edge.x1), big_from_f32(edge.y1));
-    let e = difference(b, a);
     for (var k = 0u; k < 2u; k += 1u) {
         if (!needs_sign[k]) {
             continue;
         }
-        let p = BigPoint(big_from_f32(px[k]), big_from_f32(py[k]));
-        let w = difference(p, a);
-        // (b - a) x (p - a), its two products at one call site.
-        let left = array<Big, 2>(e.x, e.y);
-        let right = array<Big, 2>(w.y, w.x);
-        var products: array<Big, 2>;
-        for (var j = 0u; j < 2u; j += 1u) {
-            products[j] = big_mul(left[j], right[j]);
-        }
-        let orientation = big_sub(products[0], products[1]);
+        let orientation = orientation_sign(edge, px[k], py[k]);
         let shift = EDGE_END_SHIFT * k;
-        if (big_is_zero(orientation)) {
+        if (orientation == 0) {
             // On the edge's line and within its box: on the edge.
             flags |= EDGE_START_ON << shift;
-        } else if (straddles[k] && (by > order_key(py[k])) != big_is_negative(orientation)) {
+        } else if (straddles[k] && (by > order_key(py[k])) != (orientation < 0)) {
             // Left of an upward edge, or right of a downward one: the crossing is beyond the
             // end in +x.
             flags |= EDGE_START_RAY << shift;
@@ -104,16 +93,31 @@ fn end_flags(query: Segment, edge: Segment) -> u32 {
     return flags;
 }
 
+// The sign of (b - a) x (p - a) for the edge a -> b and the point p: -1, 0 or 1, on the narrow
+// integers (polygon_edge leaves the pairs beyond their reach to the host).
+fn orientation_sign(edge: Segment, px: f32, py: f32) -> i32 {
+    let v = scaled_values(array<f32, 8>(edge.x0, edge.y0, edge.x1, edge.y1, px, py, 0.0, 0.0)).scaled;
+    let cross = narrow_cross(narrow_difference(v[2], v[3], v[0], v[1]), narrow_difference(v[4], v[5], v[0], v[1]));
+    if (narrow_is_zero(cross)) {
+        return 0;
+    }
+    return select(1, -1, narrow_is_negative(cross));
+}
+
 // The query against one edge of a polygon; a query apart from the polygon's box misses every
-// edge of it with no bits.
+// edge of it with no bits. On the narrow integers alone: a pair whose eight values span more
+// binary orders than they reach gets EDGE_HOST alone, and the host decides it (the kernel then
+// holds no wide integers, whose code a software GPU runs in part even where no pair takes it).
 fn polygon_edge(query: Segment, edge: PolygonEdge) -> EdgeContact {
     if (apart(query, edge.polygon)) {
         return EdgeContact(0.0, 0.0, CONTACT_MISS, 0u);
     }
+    let e = edge.edge;
+    if (!scaled_values(array<f32, 8>(query.x0, query.y0, query.x1, query.y1, e.x0, e.y0, e.x1, e.y1)).fits) { return EdgeContact(0.0, 0.0, CONTACT_MISS, EDGE_HOST); } // backend: the CPU decides inline
     let ends = end_flags(query, edge.edge);
     var contact = SegmentContact(0.0, 0.0, CONTACT_MISS);
-    if (!apart(query, edge_box(edge.edge))) {
-        contact = segment_segment(query, edge.edge);
+    if (!apart(query, edge_box(edge.edge)) && wall_verdict(query, edge.edge) != WALLS_APART) {
+        contact = contact_narrow(query, edge.edge).contact;
     }
     return EdgeContact(contact.t_enter, contact.t_exit, contact.contact, ends);
 }

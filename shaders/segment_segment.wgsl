@@ -309,9 +309,21 @@ fn contact_narrow(query: Segment, wall: Segment) -> NarrowContact {
     return NarrowContact(true, SegmentContact(t_enter, t_exit, ratios.contact));
 }
 
-// The hooks of shaders/shape_passes.wgsl, for wall j of the tile: the narrow integers where
-// they reach the pair, the wide ones beyond (the CPU batch path's order, after its float
-// filters).
+// segment_segment's answer the cheapest exact way: the orientations certify most misses, the
+// narrow integers answer the pairs within their reach, the wide ones the rest. What the walls'
+// and the polygons' kernels run (the CPU batch path's order, after its float filters).
+fn wall_contact(query: Segment, wall: Segment) -> SegmentContact {
+    if (wall_verdict(query, wall) == WALLS_APART) {
+        return SegmentContact(0.0, 0.0, CONTACT_MISS);
+    }
+    let narrow = contact_narrow(query, wall);
+    if (narrow.fits) {
+        return narrow.contact;
+    }
+    return segment_segment(query, wall);
+}
+
+// The hooks of shaders/shape_passes.wgsl, for wall j of the tile.
 
 // A miss the boxes or the orientations certify.
 fn certain_miss(query: Segment, j: u32) -> bool {
@@ -323,14 +335,10 @@ fn shape_miss() -> Contact {
 }
 
 fn shape_exact(query: Segment, j: u32) -> Contact {
-    let wall = walls[j];
-    let narrow = contact_narrow(query, wall);
-    if (narrow.fits) {
-        return narrow.contact;
-    }
-    return segment_segment(query, wall);
+    return wall_contact(query, walls[j]);
 }
 
+// The hit alone: a crossing the orientations certify needs no integers.
 fn shape_hit(query: Segment, j: u32) -> bool {
     let wall = walls[j];
     let verdict = wall_verdict(query, wall);

@@ -725,6 +725,62 @@ fn the_gpu_matches_the_oracle_pair_by_pair() {
 }
 
 #[test]
+fn the_gpu_matches_the_oracle_on_both_sides_of_the_narrow_integers_reach_at_every_scale() {
+    // The kernel decides a pair whose eight values span at most 62 binary orders on its
+    // narrow integers, and leaves the others to the host: both must give the oracle's answer.
+    use common::degenerate::{binary_orders, power_of_two, segment_spanning};
+    let Some(mut gpu) = common::gpu_engine("polygon_pairs", GpuLimits::default()) else {
+        return;
+    };
+    let mut rng = SplitMix64::new(41);
+    let (mut sides, mut seen) = ([0usize; 2], std::collections::BTreeSet::new());
+    for b in [-86, -31, 0, 33, 59] {
+        let unit = power_of_two(b);
+        for orders in [62, 63] {
+            let small = power_of_two(b + 3 - orders);
+            // Pentagons notched at a vertex near the y axis by the small value, on a grid of
+            // step 2^b from -4 to 4: every edge and query pair spans exactly `orders`.
+            let shapes: Vec<Vec<Vec<[f32; 2]>>> = (0..6)
+                .map(|_| {
+                    let notch = [
+                        if rng.below(2) == 0 { small } else { -small },
+                        (rng.below(7) as f32 - 3.0) * unit,
+                    ];
+                    let g = 4.0 * unit;
+                    vec![vec![[-g, -g], [g, -g], [g, g], notch, [-g, g]]]
+                })
+                .collect();
+            let polygons = Polygons::from_polygons(&shapes).unwrap();
+            let segments: Vec<Segment> = (0..40)
+                .map(|_| segment_spanning(&mut rng, b, orders))
+                .collect();
+            for q in &segments {
+                for ring in &shapes {
+                    for k in 0..ring[0].len() {
+                        let (a, c) = (ring[0][k], ring[0][(k + 1) % ring[0].len()]);
+                        let values = [q.x0, q.y0, q.x1, q.y1, a[0], a[1], c[0], c[1]];
+                        assert_eq!(binary_orders(&values), Some(orders), "{q:?} {ring:?}");
+                        sides[(orders - 62) as usize] += 1;
+                    }
+                }
+            }
+            let want = oracle_pairs(&segments, &polygons);
+            let got = gpu.polygon_pairs(&segments, &polygons).unwrap();
+            assert_same_pairs(
+                &format!("grid 2^{b}, values spanning {orders} binary orders"),
+                &got,
+                &want,
+                &segments,
+                &polygons,
+            );
+            seen.extend(want.iter().map(|c| c.kind));
+        }
+    }
+    assert!(seen.len() >= 4, "kinds seen: {seen:?}");
+    assert!(sides.iter().all(|&n| n > 5_000), "edge pairs per side: {sides:?}");
+}
+
+#[test]
 fn queries_over_polygons_agree_with_the_pairs() {
     let (polygons, segments) = scene(0x91, 25, 200);
     let mut engine = common::cpu_engine();

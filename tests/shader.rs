@@ -777,7 +777,7 @@ fn cpu_mirror_meets_walls_on_the_narrow_integers_like_the_shader() {
         "segment_segment/narrow.rs",
         registered("segment_segment.wgsl").0,
         "narrow_ratios",
-        "contact_narrow",
+        "wall_contact",
         15,
     );
 }

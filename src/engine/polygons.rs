@@ -3,7 +3,8 @@ use crate::cpu::batched::{ByIndex, FirstOrder};
 use crate::cpu::segment_polygon::Polygons;
 use crate::cpu::segment_polygon::filters::{polygon_filtered, polygon_hit};
 use crate::cpu::segment_polygon::{
-    EdgeContact, PolygonContact, PolygonEdge, polygon_contact, polygon_edges,
+    EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_contact, polygon_edge,
+    polygon_edges,
 };
 use crate::error::{Error, InputArray, Result};
 use crate::query::Counts;
@@ -263,6 +264,13 @@ impl Engine {
                     gpu.on_shapes::<PolygonEdge, _>(|host| {
                         host.pairs_dense(chunk, &edges, &mut edge_contacts)
                     })?;
+                    // The pairs the kernel's narrow integers do not reach, decided here.
+                    for (i, contact) in edge_contacts.iter_mut().enumerate() {
+                        if contact.ends & edge_ends::HOST != 0 {
+                            *contact =
+                                polygon_edge(&chunk[i / edges.len()], &edges[i % edges.len()]);
+                        }
+                    }
                     for (q, (query, row)) in chunk
                         .iter()
                         .zip(out.chunks_exact_mut(polygons.len()))

@@ -21,13 +21,17 @@ pub use polygons::{Polygons, check_ring};
 use bytemuck::{Pod, Zeroable};
 
 use super::exact::{
-    Big, BigPoint, LIMBS, big_from_f32, big_is_negative, big_is_zero, big_mul, big_sub, difference,
+    BigPoint, big_from_f32, big_is_negative, big_is_zero, big_mul, big_sub, difference,
     double_compare, double_mul,
 };
-use super::narrow::ratio_below;
+use super::narrow::{
+    narrow_cross, narrow_difference, narrow_is_negative, narrow_is_zero, ratio_below, scaled_values,
+};
 use super::segment_rect::order_key;
-use super::segment_segment::narrow::narrow_ratios;
-use super::segment_segment::{Contact, SegmentContact, segment_segment, segment_segment_ratios};
+use super::segment_segment::narrow::{contact_narrow, narrow_ratios};
+use super::segment_segment::{
+    Contact, SegmentContact, WALLS_APART, segment_segment, segment_segment_ratios, wall_verdict,
+};
 use crate::types::{Kind, Rect, Segment};
 
 /// The bits of [`EdgeContact::ends`]: for each end of the query, whether it lies on the edge
@@ -45,6 +49,9 @@ pub mod edge_ends {
     pub const END_ON: u32 = START_ON << END_SHIFT;
     /// The edge crosses the ray from the query's end towards +x.
     pub const END_RAY: u32 = START_RAY << END_SHIFT;
+    /// The GPU's alone, never in an answer: the pair's values span more binary orders than the
+    /// kernel's narrow integers reach, so the host decides it ([`super::polygon_edge`]).
+    pub const HOST: u32 = 1 << 4;
 }
 
 /// One edge of a polygon, with the polygon's box: what the GPU reads per edge (32 bytes).
@@ -136,8 +143,8 @@ fn apart(s: &Segment, b: &Rect) -> bool {
 }
 
 /// The ends' bits of one edge ([`edge_ends`]), exactly: plain comparisons on order keys
-/// first, then the orientation (b − a) × (p − a) on exact integers for an end within the
-/// edge's box.
+/// first, then the orientation (b − a) × (p − a) exactly ([`orientation_sign`]) for an end
+/// within the edge's box.
 pub fn end_flags(query: &Segment, edge: &Segment) -> u32 {
     let px = [query.x0, query.x1];
     let py = [query.y0, query.y1];
@@ -161,43 +168,40 @@ pub fn end_flags(query: &Segment, edge: &Segment) -> u32 {
             flags |= edge_ends::START_RAY << (edge_ends::END_SHIFT * k as u32);
         }
     }
-    let a = BigPoint {
-        x: big_from_f32(edge.x0),
-        y: big_from_f32(edge.y0),
-    };
-    let b = BigPoint {
-        x: big_from_f32(edge.x1),
-        y: big_from_f32(edge.y1),
-    };
-    let e = difference(&b, &a);
     for k in 0..2 {
         if !needs_sign[k] {
             continue;
         }
-        let p = BigPoint {
-            x: big_from_f32(px[k]),
-            y: big_from_f32(py[k]),
-        };
-        let w = difference(&p, &a);
-        // (b − a) × (p − a), its two products at one call site, as in the shader.
-        let left = [&e.x, &e.y];
-        let right = [&w.y, &w.x];
-        let mut products: [Big; 2] = [[0; LIMBS]; 2];
-        for j in 0..2 {
-            products[j] = big_mul(left[j], right[j]);
-        }
-        let orientation = big_sub(&products[0], &products[1]);
+        let orientation = orientation_sign(edge, px[k], py[k]);
         let shift = edge_ends::END_SHIFT * k as u32;
-        if big_is_zero(&orientation) {
+        if orientation == 0 {
             // On the edge's line and within its box: on the edge.
             flags |= edge_ends::START_ON << shift;
-        } else if straddles[k] && (by > order_key(py[k])) != big_is_negative(&orientation) {
+        } else if straddles[k] && (by > order_key(py[k])) != (orientation < 0) {
             // Left of an upward edge, or right of a downward one: the crossing is beyond the
             // end in +x.
             flags |= edge_ends::START_RAY << shift;
         }
     }
     flags
+}
+
+/// The sign of (b − a) × (p − a) for the edge a → b and the point p: −1, 0 or 1. On the
+/// narrow integers when the six values are within their reach, else on the wide ones (where
+/// the shader leaves the pair to the host).
+fn orientation_sign(edge: &Segment, px: f32, py: f32) -> i32 {
+    let values = scaled_values(&[edge.x0, edge.y0, edge.x1, edge.y1, px, py, 0.0, 0.0]);
+    let Some(v) = values else {
+        return wide_orientation_sign(edge, px, py); // backend: the shader leaves it to the host
+    };
+    let cross = narrow_cross(
+        narrow_difference(v[2], v[3], v[0], v[1]),
+        narrow_difference(v[4], v[5], v[0], v[1]),
+    );
+    if narrow_is_zero(cross) {
+        return 0;
+    }
+    if narrow_is_negative(cross) { -1 } else { 1 }
 }
 
 /// The kernel's function: `query` against one edge of a polygon. A query whose box is apart
@@ -208,8 +212,12 @@ pub fn polygon_edge(query: &Segment, edge: &PolygonEdge) -> EdgeContact {
     }
     let ends = end_flags(query, &edge.edge);
     let mut contact = SegmentContact::MISS;
-    if !apart(query, &edge_box(&edge.edge)) {
-        contact = segment_segment(query, &edge.edge);
+    if !apart(query, &edge_box(&edge.edge)) && wall_verdict(query, &edge.edge) != WALLS_APART {
+        contact = match contact_narrow(query, &edge.edge) {
+            Some(narrow) => narrow,
+            // Beyond the narrow integers' reach: where the shader leaves the pair to the host.
+            None => segment_segment(query, &edge.edge),
+        };
     }
     EdgeContact {
         t_enter: contact.t_enter,
@@ -231,6 +239,29 @@ fn edge_box(e: &Segment) -> Rect {
         pick(e.x1, e.x0, x_swapped),
         pick(e.y1, e.y0, y_swapped),
     )
+}
+
+/// [`orientation_sign`] on the wide integers, for the values the narrow ones do not reach.
+fn wide_orientation_sign(edge: &Segment, px: f32, py: f32) -> i32 {
+    let a = BigPoint {
+        x: big_from_f32(edge.x0),
+        y: big_from_f32(edge.y0),
+    };
+    let b = BigPoint {
+        x: big_from_f32(edge.x1),
+        y: big_from_f32(edge.y1),
+    };
+    let e = difference(&b, &a);
+    let p = BigPoint {
+        x: big_from_f32(px),
+        y: big_from_f32(py),
+    };
+    let w = difference(&p, &a);
+    let orientation = big_sub(&big_mul(&e.x, &w.y), &big_mul(&e.y, &w.x));
+    if big_is_zero(&orientation) {
+        return 0;
+    }
+    if big_is_negative(&orientation) { -1 } else { 1 }
 }
 
 /// The edge index of [`PolygonContact`] where there is none.

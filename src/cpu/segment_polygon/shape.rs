@@ -62,6 +62,7 @@ impl Shape for PolygonEdge {
             ("EDGE_START_ON", edge_ends::START_ON as f64),
             ("EDGE_START_RAY", edge_ends::START_RAY as f64),
             ("EDGE_END_SHIFT", edge_ends::END_SHIFT as f64),
+            ("EDGE_HOST", edge_ends::HOST as f64),
         ]);
         constants
     }

@@ -6,7 +6,7 @@
 //! The CPU mirror of `narrow_ratios` and `contact_narrow` in `shaders/segment_segment.wgsl`,
 //! which the walls' kernel runs before its wide integers too.
 
-use super::{Contact, SegmentContact, contact_at};
+use super::{Contact, SegmentContact, WALLS_APART, contact_at, segment_segment, wall_verdict};
 use crate::cpu::narrow::{
     narrow_cross, narrow_difference, narrow_dot, narrow_is_negative, narrow_is_zero, narrow_lt,
     narrow_neg, narrow_ratio_to_f32, scaled_values,
@@ -139,4 +139,17 @@ pub fn contact_narrow(query: &Segment, wall: &Segment) -> Option<SegmentContact>
     let t_enter = narrow_ratio_to_f32(ratios.enter_num as u128, ratios.enter_den as u128);
     let t_exit = narrow_ratio_to_f32(ratios.exit_num as u128, ratios.exit_den as u128);
     Some(contact_at(t_enter, t_exit, ratios.contact))
+}
+
+/// [`super::segment_segment`]'s answer the cheapest exact way: the orientations certify most
+/// misses, the narrow integers answer the pairs within their reach, the wide ones the rest.
+/// The shader's `wall_contact`, which the walls' and the polygons' kernels run.
+pub fn wall_contact(query: &Segment, wall: &Segment) -> SegmentContact {
+    if wall_verdict(query, wall) == WALLS_APART {
+        return SegmentContact::MISS;
+    }
+    if let Some(contact) = contact_narrow(query, wall) {
+        return contact;
+    }
+    segment_segment(query, wall)
 }
