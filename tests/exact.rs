@@ -176,6 +176,178 @@ fn exactness_report() {
             );
         }
     }
+    shapes_report(&mut cpu, gpu.as_mut());
+}
+
+fn mismatches<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| x != y).count()
+}
+
+/// The exactness report's columns for the shapes, and where the GPU kernel's pairs go: certain
+/// misses in f32, the narrow integers, and beyond them the wide integers (walls, circles) or
+/// the host (polygons). The split is the kernels' own predicate, evaluated by their CPU mirrors
+/// (`contact_narrow`, `circle_narrow`, `wall_verdict`); the mismatches are the engines' answers
+/// against the oracles of tests/common, element by element.
+fn shapes_report(cpu: &mut Engine, mut gpu: Option<&mut Engine>) {
+    use common::degenerate::{coordinate, random_segment, valid};
+    use rectcast::cpu::segment_circle::narrow::circle_narrow;
+    use rectcast::cpu::segment_segment::narrow::contact_narrow;
+    use rectcast::cpu::segment_segment::{WALLS_APART, wall_verdict};
+    use rectcast::scene::SplitMix64;
+    use rectcast::{Circle, Polygons};
+    println!();
+    println!(
+        "| shape, scene | pairs | cpu mismatches | gpu mismatches | f32 certain misses | narrow | wide, or the host |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    let row = |name: &str, pairs: usize, cpu: usize, gpu: Option<usize>, split: [usize; 3]| {
+        let gpu = gpu.map_or("-".to_string(), |g| g.to_string());
+        let [certain, narrow, beyond] = split;
+        println!("| {name} | {pairs} | {cpu} | {gpu} | {certain} | {narrow} | {beyond} |");
+    };
+    let apart = |q: &Segment, b: [f32; 4]| {
+        q.x0.max(q.x1) < b[0]
+            || q.x0.min(q.x1) > b[2]
+            || q.y0.max(q.y1) < b[1]
+            || q.y0.min(q.y1) > b[3]
+    };
+    // Uniform values, the degenerate generator's at four scales, and segments at 1 against
+    // shapes at 2^-70, past the narrow integers' reach.
+    let scenes: [(&str, f32, f32); 6] = [
+        ("uniform [-100, 100]", 0.0, 0.0),
+        ("degenerate, scale 1", 1.0, 1.0),
+        ("degenerate, scale 0.001", 0.001, 0.001),
+        ("degenerate, scale 1e-40", 1e-40, 1e-40),
+        ("degenerate, scale 3e18", 3e18, 3e18),
+        ("scales 1 against 2^-70", 1.0, 2f32.powi(-70)),
+    ];
+    for (k, (scene, query_scale, shape_scale)) in scenes.into_iter().enumerate() {
+        let mut rng = SplitMix64::new(0x5a + k as u64);
+        let segment = |rng: &mut SplitMix64, scale: f32| loop {
+            let s = if scale == 0.0 {
+                let mut v = || rng.range(-100.0, 100.0);
+                Segment::new(v(), v(), v(), v())
+            } else {
+                random_segment(rng, scale)
+            };
+            if valid(&s) {
+                return s;
+            }
+        };
+        let queries: Vec<Segment> = (0..300).map(|_| segment(&mut rng, query_scale)).collect();
+        // Walls.
+        let walls: Vec<Segment> = (0..200).map(|_| segment(&mut rng, shape_scale)).collect();
+        let mut split = [0; 3];
+        let mut want = Vec::new();
+        for q in &queries {
+            for w in &walls {
+                want.push(common::segments::segment_segment(q, w));
+                let b = [
+                    w.x0.min(w.x1),
+                    w.y0.min(w.y1),
+                    w.x0.max(w.x1),
+                    w.y0.max(w.y1),
+                ];
+                split[if apart(q, b) || wall_verdict(q, w) == WALLS_APART {
+                    0
+                } else if contact_narrow(q, w).is_some() {
+                    1
+                } else {
+                    2
+                }] += 1;
+            }
+        }
+        let c = mismatches(&cpu.wall_pairs(&queries, &walls).unwrap(), &want);
+        let g = gpu
+            .as_mut()
+            .map(|g| mismatches(&g.wall_pairs(&queries, &walls).unwrap(), &want));
+        row(&format!("walls, {scene}"), want.len(), c, g, split);
+        // Circles (every pair not boxed out reaches the integers' first step).
+        let scale = if shape_scale == 0.0 {
+            50.0
+        } else {
+            shape_scale
+        };
+        let valid_value = |v: f32| v.abs() <= rectcast::MAX_ABS_COORDINATE;
+        let circles: Vec<Circle> = std::iter::repeat_with(|| {
+            if shape_scale == 0.0 {
+                let mut v = || rng.range(-100.0, 100.0);
+                return Circle::new(v(), v(), v().abs() / 5.0);
+            }
+            let mut v = || coordinate(&mut rng, scale);
+            Circle::new(v(), v(), v().abs())
+        })
+        .filter(|c| [c.cx, c.cy, c.r].into_iter().all(valid_value))
+        .take(200)
+        .collect();
+        let (mut split, mut want) = ([0; 3], Vec::new());
+        for q in &queries {
+            for circle in &circles {
+                want.push(common::circles::segment_circle(q, circle));
+                let r = circle.r;
+                let b = [circle.cx - r, circle.cy - r, circle.cx + r, circle.cy + r];
+                split[if apart(q, b) {
+                    0
+                } else if circle_narrow(q, circle).is_some() {
+                    1
+                } else {
+                    2
+                }] += 1;
+            }
+        }
+        let c = mismatches(&cpu.circle_pairs(&queries, &circles).unwrap(), &want);
+        let g = gpu
+            .as_mut()
+            .map(|g| mismatches(&g.circle_pairs(&queries, &circles).unwrap(), &want));
+        row(&format!("circles, {scene}"), want.len(), c, g, split);
+        // Polygons (the degenerate generator's, at 50 in the uniform scene), per edge: a query
+        // apart from the polygon's box, or past the reach (the host decides it).
+        let shapes: Vec<Vec<Vec<[f32; 2]>>> =
+            std::iter::repeat_with(|| common::polygons::random_polygon_rings(&mut rng, scale))
+                .filter(|rings| Polygons::from_polygons(std::slice::from_ref(rings)).is_ok())
+                .take(40)
+                .collect();
+        let polygons = Polygons::from_polygons(&shapes).unwrap();
+        let (mut split, mut want) = ([0; 3], Vec::new());
+        for q in &queries {
+            for rings in &shapes {
+                want.push(common::polygons::segment_polygon_rings(q, rings));
+                let points = rings.iter().flatten();
+                let b = points.fold([f32::MAX, f32::MAX, f32::MIN, f32::MIN], |b, p| {
+                    [
+                        b[0].min(p[0]),
+                        b[1].min(p[1]),
+                        b[2].max(p[0]),
+                        b[3].max(p[1]),
+                    ]
+                });
+                for ring in rings {
+                    for e in 0..ring.len() {
+                        let (a, c) = (ring[e], ring[(e + 1) % ring.len()]);
+                        let edge = Segment::new(a[0], a[1], c[0], c[1]);
+                        split[if apart(q, b) {
+                            0
+                        } else if contact_narrow(q, &edge).is_some() {
+                            1
+                        } else {
+                            2
+                        }] += 1;
+                    }
+                }
+            }
+        }
+        let c = mismatches(&cpu.polygon_pairs(&queries, &polygons).unwrap(), &want);
+        let g = gpu
+            .as_mut()
+            .map(|g| mismatches(&g.polygon_pairs(&queries, &polygons).unwrap(), &want));
+        row(
+            &format!("polygons (edge pairs split), {scene}"),
+            want.len(),
+            c,
+            g,
+            split,
+        );
+    }
 }
 
 /// Pairs whose decision is an exact tie (a diagonal through a corner: det = 0), which no

@@ -777,7 +777,10 @@ fn the_gpu_matches_the_oracle_on_both_sides_of_the_narrow_integers_reach_at_ever
         }
     }
     assert!(seen.len() >= 4, "kinds seen: {seen:?}");
-    assert!(sides.iter().all(|&n| n > 5_000), "edge pairs per side: {sides:?}");
+    assert!(
+        sides.iter().all(|&n| n > 5_000),
+        "edge pairs per side: {sides:?}"
+    );
 }
 
 #[test]
