@@ -143,7 +143,7 @@ fn apart(s: &Segment, b: &Rect) -> bool {
 }
 
 /// The ends' bits of one edge ([`edge_ends`]), exactly: plain comparisons on order keys
-/// first, then the orientation (b − a) × (p − a) exactly ([`orientation_sign`]) for an end
+/// first, then the orientation (b − a) × (p − a) exactly (`orientation_sign`) for an end
 /// within the edge's box.
 pub fn end_flags(query: &Segment, edge: &Segment) -> u32 {
     let px = [query.x0, query.x1];
