@@ -781,6 +781,9 @@ fn the_gpu_matches_the_oracle_on_both_sides_of_the_narrow_integers_reach_at_ever
         sides.iter().all(|&n| n > 5_000),
         "edge pairs per side: {sides:?}"
     );
+    // Every query meets its polygon's box: each pair past the reach went to the host, and none
+    // within it.
+    assert_eq!(gpu.uncertain_pairs(), sides[1] as u64);
 }
 
 #[test]

@@ -126,6 +126,9 @@ struct GpuHost {
     kernel_time: Option<Duration>,
     /// Where the last call's host time went.
     call: Option<GpuCall>,
+    /// Polygon edge pairs the kernel left to the host (beyond its narrow integers' reach),
+    /// since the engine was created: part of [`Engine::uncertain_pairs`].
+    edges_on_host: u64,
     /// The process the device was opened in: a forked child has none of its driver's
     /// threads, and must not touch it.
     pid: u32,
@@ -461,6 +464,7 @@ impl Engine {
             host_cpu: None,
             kernel_time: None,
             call: None,
+            edges_on_host: 0,
             pid: std::process::id(),
         }))
     }
@@ -768,11 +772,13 @@ impl Engine {
     /// host re-decided each exactly before returning it, so results never show them. Always 0 on
     /// the CPU, which makes the same exact decisions inline. A measure of cost, not of accuracy:
     /// on random scenes it is about zero; exact ties (a line through a corner) always count.
+    /// Polygons count their edge pairs whose values span more binary orders than the kernel's
+    /// narrow integers reach.
     pub fn uncertain_pairs(&self) -> u64 {
         match &self.inner {
             Inner::Gpu(gpu) => {
                 let pairs = gpu.pairs.as_ref().map_or(0, |p| p.uncertain_pairs());
-                pairs + gpu.queries.uncertain_pairs()
+                pairs + gpu.queries.uncertain_pairs() + gpu.edges_on_host
             }
             Inner::Cpu { .. } => 0,
         }

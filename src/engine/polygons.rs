@@ -267,6 +267,7 @@ impl Engine {
                     // The pairs the kernel's narrow integers do not reach, decided here.
                     for (i, contact) in edge_contacts.iter_mut().enumerate() {
                         if contact.ends & edge_ends::HOST != 0 {
+                            gpu.edges_on_host += 1;
                             *contact =
                                 polygon_edge(&chunk[i / edges.len()], &edges[i % edges.len()]);
                         }
