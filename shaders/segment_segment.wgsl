@@ -303,9 +303,13 @@ fn contact_narrow(query: Segment, wall: Segment) -> NarrowContact {
     if (ratios.contact == CONTACT_MISS) {
         return NarrowContact(true, SegmentContact(0.0, 0.0, CONTACT_MISS));
     }
-    // Ratios of non-negative integers, each below 2^127.
+    // Ratios of non-negative integers, each below 2^127; one division when they are the same
+    // ratio (a crossing, a touch: all but an overlap and a point query).
     let t_enter = narrow_ratio_to_f32(ratios.enter_num, ratios.enter_den);
-    let t_exit = narrow_ratio_to_f32(ratios.exit_num, ratios.exit_den);
+    var t_exit = t_enter;
+    if (any(ratios.exit_num != ratios.enter_num) || any(ratios.exit_den != ratios.enter_den)) {
+        t_exit = narrow_ratio_to_f32(ratios.exit_num, ratios.exit_den);
+    }
     return NarrowContact(true, SegmentContact(t_enter, t_exit, ratios.contact));
 }
 

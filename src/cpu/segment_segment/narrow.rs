@@ -135,9 +135,13 @@ pub fn contact_narrow(query: &Segment, wall: &Segment) -> Option<SegmentContact>
     if ratios.contact == Contact::Miss {
         return Some(SegmentContact::MISS);
     }
-    // Ratios of non-negative integers, each below 2^127.
+    // Ratios of non-negative integers, each below 2^127; one division when they are the same
+    // ratio (a crossing, a touch: all but an overlap and a point query).
     let t_enter = narrow_ratio_to_f32(ratios.enter_num as u128, ratios.enter_den as u128);
-    let t_exit = narrow_ratio_to_f32(ratios.exit_num as u128, ratios.exit_den as u128);
+    let mut t_exit = t_enter;
+    if ratios.exit_num != ratios.enter_num || ratios.exit_den != ratios.enter_den {
+        t_exit = narrow_ratio_to_f32(ratios.exit_num as u128, ratios.exit_den as u128);
+    }
     Some(contact_at(t_enter, t_exit, ratios.contact))
 }
 
