@@ -5,8 +5,8 @@
 // src/cpu/segment_polygon/mod.rs), so an invocation's work is one edge's whatever the polygon, within
 // a software GPU's loop budget.
 //
-// Compiled after shaders/segment_rect.wgsl (Segment, Rect, order_key), shaders/exact.wgsl (Big)
-// and shaders/segment_segment.wgsl (segment_segment), before shaders/shape_passes.wgsl (the
+// Compiled after shaders/segment_rect.wgsl (Segment, Rect, order_key), shaders/exact.wgsl (the
+// narrow integers) and shaders/segment_segment.wgsl (wall_verdict, contact_narrow), before shaders/shape_passes.wgsl (the
 // tile: shape_params, queries, invocation_index). CPU mirror: src/cpu/segment_polygon/mod.rs,
 // same function names, same branches.
 
@@ -114,10 +114,10 @@ fn polygon_edge(query: Segment, edge: PolygonEdge) -> EdgeContact {
     }
     let e = edge.edge;
     if (!scaled_values(array<f32, 8>(query.x0, query.y0, query.x1, query.y1, e.x0, e.y0, e.x1, e.y1)).fits) { return EdgeContact(0.0, 0.0, CONTACT_MISS, EDGE_HOST); } // backend: the CPU decides inline
-    let ends = end_flags(query, edge.edge);
+    let ends = end_flags(query, e);
     var contact = SegmentContact(0.0, 0.0, CONTACT_MISS);
-    if (!apart(query, edge_box(edge.edge)) && wall_verdict(query, edge.edge) != WALLS_APART) {
-        contact = contact_narrow(query, edge.edge).contact;
+    if (!apart(query, edge_box(e)) && wall_verdict(query, e) != WALLS_APART) {
+        contact = contact_narrow(query, e).contact;
     }
     return EdgeContact(contact.t_enter, contact.t_exit, contact.contact, ends);
 }
