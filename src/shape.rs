@@ -213,8 +213,11 @@ pub struct ShapeKernel {
     pub counts: Option<&'static str>,
     /// Whether the source ends with `shaders/shape_queries.wgsl`, which reduces a tile's dense
     /// pairs on the GPU to each query's first hit (`shape_first_hits`) or to the hits alone
-    /// (`shape_hit_list`). It reads the kernel's contacts through the kernel file's `Contact` alias
-    /// and `contact_hit`. Without it, the host reduces the dense pairs it reads back.
+    /// (`shape_hit_list`), then the walk through the broad phase's grid
+    /// (`shaders/grid_walk.wgsl`, `shaders/shape_grid.wgsl`: the same queries over each
+    /// segment's candidates alone). They read the kernel's contacts through the kernel file's
+    /// `Contact` alias and `contact_hit`. Without them, the host reduces the dense pairs it reads
+    /// back.
     pub reduces: bool,
 }
 
@@ -238,13 +241,18 @@ impl ShapeKernel {
 /// A shape's kernel source: the per-pair function of rects (its `Segment`, `Rect`, `order_key`,
 /// `mul_wide`), the exact integers, the shape's files in `shaders/` in the order given, then the
 /// passes over a tile (`shaders/shape_passes.wgsl`); after `reduces:`, the queries reduced from
-/// its contacts (`shaders/shape_queries.wgsl`) last.
+/// its contacts (`shaders/shape_queries.wgsl`), then the same queries through the grid
+/// (`shaders/grid_walk.wgsl`, `shaders/shape_grid.wgsl`) last.
 macro_rules! kernel_source {
     (reduces: $($file:literal),+) => {
         concat!(
             $crate::shape::kernel_source!($($file),+),
             "\n",
-            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shape_queries.wgsl"))
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shape_queries.wgsl")),
+            "\n",
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/grid_walk.wgsl")),
+            "\n",
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shape_grid.wgsl"))
         )
     };
     ($($file:literal),+) => {

@@ -49,9 +49,12 @@ const SHAPE_ENTRY_POINTS: &[&str] = &[
     "shape_counts",
     "shape_first_hits",
     "shape_hit_list",
+    "shape_grid_first_hits",
+    "shape_grid_hits",
+    "shape_grid_counts",
 ];
 
-fn kernels() -> [Kernel; 10] {
+fn kernels() -> [Kernel; 12] {
     [
         Kernel {
             file: "segment_rect.wgsl",
@@ -92,6 +95,13 @@ fn kernels() -> [Kernel; 10] {
             entry_points: SHAPE_ENTRY_POINTS,
         },
         Kernel {
+            // The first kernel that walks the grid with it.
+            file: "shape_grid.wgsl",
+            source: registered("segment_segment.wgsl").0,
+            constants: registered("segment_segment.wgsl").1,
+            entry_points: SHAPE_ENTRY_POINTS,
+        },
+        Kernel {
             file: "segment_circle.wgsl",
             source: registered("segment_circle.wgsl").0,
             constants: registered("segment_circle.wgsl").1,
@@ -120,6 +130,26 @@ fn kernels() -> [Kernel; 10] {
                 "first_hit_rects",
                 "segment_rects",
                 "clip",
+            ],
+        },
+        Kernel {
+            // The first kernel that walks the grid: the rects' queries through it.
+            file: "grid_walk.wgsl",
+            source: shader::GRID_WGSL,
+            constants: shader::grid_constants(0, Emulation::Native),
+            entry_points: &[
+                "hit_offsets",
+                "hit_times",
+                "order_hits",
+                "first_hit_rects",
+                "segment_rects",
+                "clip",
+                "segment_cells",
+                "grid_count",
+                "grid_scan_blocks",
+                "grid_scan_sums",
+                "grid_add_offsets",
+                "grid_fill",
             ],
         },
         Kernel {
@@ -183,12 +213,14 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
         [
             "exact.wgsl",
             "grid.wgsl",
+            "grid_walk.wgsl",
             "rect_pairs.wgsl",
             "rect_queries.wgsl",
             "segment_circle.wgsl",
             "segment_polygon.wgsl",
             "segment_rect.wgsl",
             "segment_segment.wgsl",
+            "shape_grid.wgsl",
             "shape_passes.wgsl",
             "shape_queries.wgsl"
         ]
@@ -217,6 +249,11 @@ fn every_registered_shape_kernel_composes_with_the_entry_points_it_names() {
         named.extend(k.counts);
         if k.reduces {
             named.extend(["shape_first_hits", "shape_hit_list"]);
+            named.extend([
+                "shape_grid_first_hits",
+                "shape_grid_hits",
+                "shape_grid_counts",
+            ]);
         }
         for name in named {
             assert!(
@@ -270,16 +307,18 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
         );
     }
     // The shapes' kernels build on the exact integers and run through the passes over a tile,
-    // and their contacts are reduced after.
+    // their contacts are reduced after, and the same queries walk the grid last.
     for file in ["segment_segment.wgsl", "segment_circle.wgsl"] {
         assert_eq!(
             kernel(file).source,
             format!(
-                "{library}\n{}\n{}\n{}\n{}",
+                "{library}\n{}\n{}\n{}\n{}\n{}\n{}",
                 read("exact.wgsl"),
                 read(file),
                 read("shape_passes.wgsl"),
-                read("shape_queries.wgsl")
+                read("shape_queries.wgsl"),
+                read("grid_walk.wgsl"),
+                read("shape_grid.wgsl")
             ),
             "{file}"
         );
@@ -299,8 +338,9 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
     assert_eq!(
         kernel("grid.wgsl").source,
         format!(
-            "{library}\n{}\n{}",
+            "{library}\n{}\n{}\n{}",
             read("rect_queries.wgsl"),
+            read("grid_walk.wgsl"),
             read("grid.wgsl")
         )
     );
@@ -872,7 +912,8 @@ fn the_exported_kernels_are_the_ones_the_host_compiles() {
     files.sort();
     let mut expected: Vec<_> = kernels()
         .into_iter()
-        .filter(|k| !k.file.starts_with("shape_"))
+        // The parts other kernels include.
+        .filter(|k| !k.file.starts_with("shape_") && k.file != "grid_walk.wgsl")
         .map(|k| k.file)
         .collect();
     expected.sort();

@@ -55,7 +55,8 @@ pub const WALK_MIN_SPAN: f32 = 7.888_609e-31;
 pub const ROWS_PER_RECT_SCAN: u32 = 32;
 
 /// The cells a rect is listed in: columns `col_min..=col_max`, rows `row_min..=row_max`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Mirrors WGSL `CellSpan` (the shapes' grid goes up to the GPU as the host built it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct CellSpan {
     pub col_min: u32,

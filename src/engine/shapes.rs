@@ -211,16 +211,31 @@ impl Engine {
             return Ok(hits);
         }
         if S::KERNEL.reduces {
-            // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
-            return self.run(work, |on| match on {
-                On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| host.hits(segments, shapes)),
-                On::Cpu(kernel) => {
-                    let mut hits = Vec::new();
-                    kernel.shape_hit_chunks(segments, &bounds, None, filter, contact, |chunk| {
-                        hits.extend_from_slice(chunk)
-                    });
-                    Ok(hits)
-                }
+            // Reduced on the GPU, through the grid where the setting picks it (the CPU,
+            // without a grid, if the GPU times out).
+            return self.with_gpu_grid(segments.len(), &bounds, |this, grid| {
+                this.run(work, |on| match on {
+                    On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                        if let Some(grid) = grid
+                            && let Some(hits) = host.hits_through(segments, shapes, grid)?
+                        {
+                            return Ok((hits, true));
+                        }
+                        Ok((host.hits(segments, shapes)?, false))
+                    }),
+                    On::Cpu(kernel) => {
+                        let mut hits = Vec::new();
+                        kernel.shape_hit_chunks(
+                            segments,
+                            &bounds,
+                            None,
+                            filter,
+                            contact,
+                            |chunk| hits.extend_from_slice(chunk),
+                        );
+                        Ok((hits, false))
+                    }
+                })
             });
         }
         hits_in_rows(shapes.len(), |each| {
@@ -253,20 +268,28 @@ impl Engine {
             return Ok(first);
         }
         if S::KERNEL.reduces {
-            // Reduced on the GPU (the CPU, without a grid, if the GPU times out).
-            self.run(work, |on| {
-                first.fill(None);
-                match on {
-                    On::Gpu(gpu) => {
-                        gpu.on_shapes::<S, _>(|host| host.first_hits(segments, shapes, &mut first))
+            // Reduced on the GPU, through the grid where the setting picks it (the CPU,
+            // without a grid, if the GPU times out).
+            self.with_gpu_grid(segments.len(), &bounds, |this, grid| {
+                this.run(work, |on| {
+                    first.fill(None);
+                    match on {
+                        On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                            if let Some(grid) = grid
+                                && host.first_hits_through(segments, shapes, grid, &mut first)?
+                            {
+                                return Ok(((), true));
+                            }
+                            Ok((host.first_hits(segments, shapes, &mut first)?, false))
+                        }),
+                        On::Cpu(kernel) => {
+                            kernel.shape_first_hits_culled(
+                                segments, &bounds, None, filter, contact, &ByIndex, &mut first,
+                            );
+                            Ok(((), false))
+                        }
                     }
-                    On::Cpu(kernel) => {
-                        kernel.shape_first_hits_culled(
-                            segments, &bounds, None, filter, contact, &ByIndex, &mut first,
-                        );
-                        Ok(())
-                    }
-                }
+                })
             })?;
             return Ok(first);
         }
@@ -297,25 +320,44 @@ impl Engine {
         if listed {
             return Ok(counts);
         }
-        // On the GPU: the kernel's counts entry point, summed there (the CPU, without a grid,
-        // if the GPU times out).
-        self.run(work, |on| {
-            counts.per_segment.fill(0);
-            counts.per_target.fill(0);
-            match on {
-                On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                    host.counts(
-                        segments,
-                        shapes,
-                        &mut counts.per_segment,
-                        &mut counts.per_target,
-                    )
-                }),
-                On::Cpu(kernel) => {
-                    kernel.shape_counts_culled(segments, &bounds, None, filter, hit, &mut counts);
-                    Ok(())
+        // On the GPU: the kernel's counts entry point, summed there, through the grid where
+        // the setting picks it (the CPU, without a grid, if the GPU times out).
+        self.with_gpu_grid(segments.len(), &bounds, |this, grid| {
+            this.run(work, |on| {
+                counts.per_segment.fill(0);
+                counts.per_target.fill(0);
+                let (per_segment, per_shape) = (&mut counts.per_segment, &mut counts.per_target);
+                match on {
+                    On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                        if let Some(grid) = grid
+                            && host.counts_through(
+                                segments,
+                                shapes,
+                                grid,
+                                per_segment,
+                                per_shape,
+                            )?
+                        {
+                            return Ok(((), true));
+                        }
+                        Ok((
+                            host.counts(segments, shapes, per_segment, per_shape)?,
+                            false,
+                        ))
+                    }),
+                    On::Cpu(kernel) => {
+                        kernel.shape_counts_culled(
+                            segments,
+                            &bounds,
+                            None,
+                            filter,
+                            hit,
+                            &mut counts,
+                        );
+                        Ok(((), false))
+                    }
                 }
-            }
+            })
         })?;
         Ok(counts)
     }
@@ -412,6 +454,33 @@ impl Engine {
             return Err(Error::Cancelled);
         }
         Ok(true)
+    }
+
+    /// Runs a GPU call, `run`, with the grid over `bounds` when the broad-phase setting picks
+    /// it (one of the last few calls' when it was over the same shapes, else built here on the
+    /// host: [`ShapeGrids`](super::shape_grids::ShapeGrids)), else `None`. `run` answers with
+    /// whether the call went through the grid, which [`Engine::used_broad_phase`] then says;
+    /// the grid's build counts as the call's preparing.
+    fn with_gpu_grid<T>(
+        &mut self,
+        segments: usize,
+        bounds: &[Rect],
+        run: impl FnOnce(&mut Self, Option<&Grid>) -> Result<(T, bool)>,
+    ) -> Result<T> {
+        let use_grid =
+            self.broad_phase.uses_grid(segments, bounds.len(), false) && !bounds.is_empty();
+        let building = std::time::Instant::now();
+        let mut grids = std::mem::take(&mut self.shape_grids);
+        let grid = use_grid.then(|| grids.over(bounds, None, |grid| grid.build(bounds)));
+        let built = building.elapsed();
+        let outcome = run(self, grid);
+        self.shape_grids = grids;
+        let (result, through) = outcome?;
+        self.used_grid = through && self.last_fallback.is_none();
+        if let Some(call) = &mut self.gpu_call {
+            call.preparing += built;
+        }
+        Ok(result)
     }
 
     /// On the CPU, the hitting pairs a chunk at a time (`each`), never the dense pairs: each

@@ -103,6 +103,47 @@ pub(crate) const SHAPE_REDUCTIONS: Entries = &[
     storage_entry(13, false),
 ];
 
+/// The walk through the grid (`shaders/grid_walk.wgsl`): [`GRID`] without the build's own
+/// buffers. Group 1 of the shapes' queries through the grid.
+pub(crate) const GRID_WALK: Entries = &[
+    uniform_entry(0),
+    storage_entry(1, true),
+    storage_entry(3, false),
+    storage_entry(4, false),
+    storage_entry(5, false),
+    storage_entry(6, false),
+];
+
+/// A shape's first hits through the grid (`shaders/shape_grid.wgsl`): the tile's inputs, and
+/// [`SHAPE_REDUCTIONS`]' first hits.
+pub(crate) const SHAPE_GRID_FIRST_HITS: Entries = &[
+    uniform_entry(0),
+    storage_entry(1, true),
+    storage_entry(2, true),
+    storage_entry(4, true),
+    storage_entry(9, false),
+    storage_entry(10, false),
+];
+
+/// A shape's hits through the grid: the tile's inputs, and [`SHAPE_REDUCTIONS`]' hit list.
+pub(crate) const SHAPE_GRID_HITS: Entries = &[
+    uniform_entry(0),
+    storage_entry(1, true),
+    storage_entry(2, true),
+    storage_entry(4, true),
+    storage_entry(11, false),
+    storage_entry(12, false),
+    storage_entry(13, false),
+];
+
+/// The shapes' pipelines through the grid (first hits, hits, counts: the counts bind what
+/// [`SHAPE_COUNTS`] does), each with the walk as group 1. Optional, as [`GRID_PIPELINE`].
+pub(crate) const SHAPE_GRID_PIPELINES: [&[Entries]; 3] = [
+    &[SHAPE_GRID_FIRST_HITS, GRID_WALK],
+    &[SHAPE_GRID_HITS, GRID_WALK],
+    &[SHAPE_COUNTS, GRID_WALK],
+];
+
 /// The groups of every pipeline layout every query needs (one group each).
 const REQUIRED: &[&[Entries]] = &[
     &[RECT_PAIRS],
@@ -174,13 +215,20 @@ pub(crate) fn required_limits() -> wgpu::Limits {
 /// runs on the GPU too.
 pub(crate) fn grid_limits() -> wgpu::Limits {
     let required = required_limits();
-    binding(&[GRID_PIPELINE], required.clone()).or_better_values_from(&required)
+    let [first_hits, hits, counts] = SHAPE_GRID_PIPELINES;
+    let grids = [GRID_PIPELINE, first_hits, hits, counts];
+    binding(&grids, required.clone()).or_better_values_from(&required)
 }
 
 /// Whether `limits` allow the grid's pipelines (their binding limits; the rest is
 /// [`required_limits`]' to check).
 pub(crate) fn allow_grid(limits: &wgpu::Limits) -> bool {
     binding(&[GRID_PIPELINE], limits.clone()).check_limits(limits)
+}
+
+/// Whether `limits` allow the shapes' pipelines through the grid, as [`allow_grid`].
+pub(crate) fn allow_shape_grid(limits: &wgpu::Limits) -> bool {
+    binding(&SHAPE_GRID_PIPELINES, limits.clone()).check_limits(limits)
 }
 
 /// A bind group layout of `entries`.

@@ -191,12 +191,15 @@ pub const RECT_QUERIES_WGSL: &str = concat!(
     include_str!("../../shaders/rect_queries.wgsl")
 );
 
-/// The broad phase's kernels (`shaders/grid.wgsl`: the grid's build and the walk), after the
-/// per-pair function and the query kernels, whose helpers they call.
+/// The broad phase's kernels over rects (`shaders/grid.wgsl`: the grid's build, and the rects'
+/// queries through it), after the per-pair function, the query kernels, whose helpers they
+/// call, and the walk (`shaders/grid_walk.wgsl`, which the shapes' kernels walk too).
 pub const GRID_WGSL: &str = concat!(
     include_str!("../../shaders/segment_rect.wgsl"),
     "\n",
     include_str!("../../shaders/rect_queries.wgsl"),
+    "\n",
+    include_str!("../../shaders/grid_walk.wgsl"),
     "\n",
     include_str!("../../shaders/grid.wgsl")
 );
@@ -323,10 +326,12 @@ pub fn shape_passes_constants(emulation: Emulation) -> Constants {
     constants
 }
 
-/// `constants` with those of `shaders/shape_queries.wgsl`, which a shape's kernel may end with
-/// ([`crate::ShapeKernel::reduces`]).
+/// `constants` with those of what a shape's kernel that reduces ends with
+/// ([`crate::ShapeKernel::reduces`]): `shaders/shape_queries.wgsl`, and the walk through the grid
+/// (`shaders/grid_walk.wgsl`, `shaders/shape_grid.wgsl`).
 pub(crate) fn with_shape_queries(mut constants: Constants) -> Constants {
     constants.push(("NO_SHAPE", crate::cpu::shape_queries::NO_SHAPE as f64));
+    constants.extend(grid_walk_constants());
     constants
 }
 
@@ -378,18 +383,24 @@ pub fn rect_queries_constants(query: u32, emulation: Emulation) -> Constants {
 /// The overridable constants of [`GRID_WGSL`], for a pipeline running `query` (the build's
 /// entry points ignore it), emulating `emulation`.
 pub fn grid_constants(query: u32, emulation: Emulation) -> Constants {
+    let mut constants = rect_queries_constants(query, emulation);
+    constants.extend(grid_walk_constants());
+    constants.push(("SCAN_PER_INVOCATION", SCAN_PER_INVOCATION as f64));
+    constants
+}
+
+/// The overridable constants of the walk through the grid (`shaders/grid_walk.wgsl`): its
+/// widening and its floor, from `src/cpu/grid.rs`.
+fn grid_walk_constants() -> Constants {
     use crate::cpu::grid::{
         ROWS_PER_RECT_SCAN, WALK_MARGIN_ABSOLUTE, WALK_MARGIN_RELATIVE, WALK_MIN_SPAN,
     };
-    let mut constants = rect_queries_constants(query, emulation);
-    constants.extend([
+    vec![
         ("WALK_MARGIN_RELATIVE", WALK_MARGIN_RELATIVE as f64),
         ("WALK_MARGIN_ABSOLUTE", WALK_MARGIN_ABSOLUTE as f64),
         ("WALK_MIN_SPAN", WALK_MIN_SPAN as f64),
         ("ROWS_PER_RECT_SCAN", ROWS_PER_RECT_SCAN as f64),
-        ("SCAN_PER_INVOCATION", SCAN_PER_INVOCATION as f64),
-    ]);
-    constants
+    ]
 }
 
 /// One axis of `grid.wgsl`'s `GridParams`. Mirrors WGSL `Axis`.

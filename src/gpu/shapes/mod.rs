@@ -8,6 +8,7 @@
 //! the reductions) with their buffers; `queries.rs` says, per query (dense pairs, first hits,
 //! hits, counts), what a tile encodes and how its read-back merges.
 
+mod grid;
 mod kernels;
 mod queries;
 
@@ -85,6 +86,8 @@ pub struct GpuShapeQueries<S: Shape> {
     counts: Option<CountsKernel>,
     /// The first hits and hits reduced from the dense pairs, where the kernel has them.
     reductions: Option<Reductions>,
+    /// The queries through the grid: its buffers and pipelines, from the first such call.
+    grid: Option<grid::ShapeGrid>,
     params: wgpu::Buffer,
     queries: Growable,
     shapes: Growable,
@@ -229,6 +232,7 @@ impl<S: Shape> GpuShapeQueries<S> {
             list_dispatch_args,
             counts: None,
             reductions,
+            grid: None,
             params,
             queries: Growable::new("rectcast.shapes.queries", storage),
             shapes: Growable::new("rectcast.shapes.shapes", storage),
@@ -481,6 +485,9 @@ impl<S: Shape> GpuShapeQueries<S> {
             }
             if let Some(reductions) = self.reductions.as_mut() {
                 reductions.bind_group = None;
+            }
+            if let Some(grid) = self.grid.as_mut() {
+                grid.inputs_replaced();
             }
         }
         stale

@@ -178,28 +178,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                     pairs,
                 })
             },
-            |tile, mapped, _| {
-                let (shape_bytes, contact_bytes) = mapped.split_at(tile.segments.len() * 4);
-                let tile_shapes: &[u32] = bytemuck::cast_slice(shape_bytes);
-                let contacts: &[S::Contact] = bytemuck::cast_slice(contact_bytes);
-                for (k, (&j, contact)) in tile_shapes.iter().zip(contacts).enumerate() {
-                    if j == NO_SHAPE {
-                        continue;
-                    }
-                    let segment = tile.segments.start + k;
-                    let shape = (tile.targets.start + j as usize) as u32;
-                    let slot = &mut first[segment];
-                    let (best_shape, best) =
-                        slot.map_or((NO_SHAPE, *contact), |b| (b.shape, b.contact));
-                    if comes_first(contact, shape, &best, best_shape) {
-                        *slot = Some(ShapeHit {
-                            segment: segment as u32,
-                            shape,
-                            contact: *contact,
-                        });
-                    }
-                }
-            },
+            |tile, mapped, _| merge_first_hits(tile, mapped, first),
         )
     }
 
@@ -371,16 +350,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                     pairs,
                 })
             },
-            |tile, mapped, _| {
-                let hits: &[u32] = bytemuck::cast_slice(mapped);
-                let (query_hits, shape_hits) = hits.split_at(tile.segments.len());
-                for (total, &h) in per_query[tile.segments.clone()].iter_mut().zip(query_hits) {
-                    *total += h;
-                }
-                for (total, &h) in per_shape[tile.targets.clone()].iter_mut().zip(shape_hits) {
-                    *total += h as u64;
-                }
-            },
+            |tile, mapped, _| merge_counts(tile, mapped, per_query, per_shape),
         )
     }
 
@@ -432,5 +402,52 @@ impl<S: Shape> GpuShapeQueries<S> {
                 &reductions.layout,
                 &mut reductions.bind_group,
             );
+    }
+}
+
+/// Keeps, for each query of `tile`, the first of its hit in the tile's read-back (`mapped`:
+/// each query's shape in the tile, `NO_SHAPE` for none, then each one's contact) and the one
+/// `first` holds.
+pub(super) fn merge_first_hits<C: ShapeContact>(
+    tile: &DenseChunk,
+    mapped: &[u8],
+    first: &mut [Option<ShapeHit<C>>],
+) {
+    let (shape_bytes, contact_bytes) = mapped.split_at(tile.segments.len() * 4);
+    let tile_shapes: &[u32] = bytemuck::cast_slice(shape_bytes);
+    let contacts: &[C] = bytemuck::cast_slice(contact_bytes);
+    for (k, (&j, contact)) in tile_shapes.iter().zip(contacts).enumerate() {
+        if j == NO_SHAPE {
+            continue;
+        }
+        let segment = tile.segments.start + k;
+        let shape = (tile.targets.start + j as usize) as u32;
+        let slot = &mut first[segment];
+        let (best_shape, best) = slot.map_or((NO_SHAPE, *contact), |b| (b.shape, b.contact));
+        if comes_first(contact, shape, &best, best_shape) {
+            *slot = Some(ShapeHit {
+                segment: segment as u32,
+                shape,
+                contact: *contact,
+            });
+        }
+    }
+}
+
+/// Adds `tile`'s read-back (`mapped`: hits per query of the tile, then per shape of it) into
+/// `per_query` and `per_shape`.
+pub(super) fn merge_counts(
+    tile: &DenseChunk,
+    mapped: &[u8],
+    per_query: &mut [u32],
+    per_shape: &mut [u64],
+) {
+    let hits: &[u32] = bytemuck::cast_slice(mapped);
+    let (query_hits, shape_hits) = hits.split_at(tile.segments.len());
+    for (total, &h) in per_query[tile.segments.clone()].iter_mut().zip(query_hits) {
+        *total += h;
+    }
+    for (total, &h) in per_shape[tile.targets.clone()].iter_mut().zip(shape_hits) {
+        *total += h as u64;
     }
 }

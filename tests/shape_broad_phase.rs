@@ -1,0 +1,272 @@
+//! The queries over shapes through the broad phase's grid on the GPU (`shaders/shape_grid.wgsl`):
+//! first hits, hits and counts of walls and circles, against the exact oracles' dense pairs
+//! (tests/common), element by element, in scenes whose segments walk the grid's cells and
+//! whose long ones prefer the brute force; with hit lists past the room a tile starts with, and
+//! with tiles and bindings cut tiny.
+
+mod common;
+
+use rectcast::cpu::grid::{Grid, prefers_brute_force, walk_of};
+use rectcast::scene::SplitMix64;
+use rectcast::{BroadPhase, Circle, Engine, GpuLimits, Segment, Shape, ShapeContact};
+
+/// A GPU engine that always takes the grid, or `None` (skipped) without an adapter.
+fn gpu_through_the_grid(test: &str, limits: GpuLimits) -> Option<Engine> {
+    let mut engine = common::gpu_engine(test, limits)?;
+    engine.set_broad_phase(BroadPhase::On);
+    Some(engine)
+}
+
+/// Bullets (short, some of them points or axis-aligned) over the square [0, 1000]², with a few
+/// long segments across it: those walk many rows and take the brute force.
+fn segments(rng: &mut SplitMix64, n: usize) -> Vec<Segment> {
+    (0..n)
+        .map(|k| {
+            let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+            match k % 16 {
+                0 => Segment::new(x, -10.0, 1000.0 - x, 1010.0),
+                1 => Segment::new(x, y, x, y),
+                2 => Segment::new(x, y, x + rng.range(-40.0, 40.0), y),
+                3 => Segment::new(x, y, x, y + rng.range(-40.0, 40.0)),
+                _ => Segment::new(x, y, x + rng.range(-30.0, 30.0), y + rng.range(-30.0, 30.0)),
+            }
+        })
+        .collect()
+}
+
+/// Walls of every length, some of them points, some on a lattice where bullets end.
+fn walls(rng: &mut SplitMix64, m: usize) -> Vec<Segment> {
+    (0..m)
+        .map(|k| {
+            let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+            match k % 10 {
+                0 => Segment::new(x, y, rng.range(0.0, 1000.0), rng.range(0.0, 1000.0)),
+                1 => Segment::new(x, y, x, y),
+                2 => {
+                    let k = rng.below(10) as f32 * 100.0;
+                    Segment::new(k, 0.0, k, 1000.0)
+                }
+                _ => Segment::new(x, y, x + rng.range(-25.0, 25.0), y + rng.range(-25.0, 25.0)),
+            }
+        })
+        .collect()
+}
+
+/// Disks of every size: points, small ones, and a few that cover much of the scene.
+fn circles(rng: &mut SplitMix64, m: usize) -> Vec<Circle> {
+    (0..m)
+        .map(|k| {
+            let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+            let r = match k % 20 {
+                0 => rng.range(100.0, 400.0),
+                1 => 0.0,
+                _ => rng.range(0.5, 20.0),
+            };
+            Circle::new(x, y, r)
+        })
+        .collect()
+}
+
+/// How many of `segments` walk the grid over `shapes`' boxes and how many take the brute force
+/// instead, by the CPU mirror of the walk (`src/cpu/grid.rs`).
+fn walks_and_brute_force<S: Shape>(segments: &[Segment], shapes: &[S]) -> (usize, usize) {
+    let bounds: Vec<_> = shapes.iter().map(S::bounds).collect();
+    let mut grid = Grid::default();
+    grid.build(&bounds);
+    let brute = segments
+        .iter()
+        .filter(|s| prefers_brute_force(&grid, s, &walk_of(&grid, s), shapes.len()))
+        .count();
+    (segments.len() - brute, brute)
+}
+
+/// First hits, hits and counts of `segments` against `shapes` through the GPU's grid, each
+/// checked element by element against the oracle's dense pairs (`oracle`).
+fn check_through_the_grid<S: Shape + std::fmt::Debug>(
+    engine: &mut Engine,
+    what: &str,
+    segments: &[Segment],
+    shapes: &[S],
+    oracle: impl Fn(&Segment, &S) -> S::Contact,
+) {
+    let pairs: Vec<S::Contact> = segments
+        .iter()
+        .flat_map(|q| shapes.iter().map(|s| oracle(q, s)))
+        .collect();
+    let describe =
+        |q: usize, k: usize| format!("segment {q} {:?}, shape {k} {:?}", segments[q], shapes[k]);
+    let first = engine
+        .shape_first_hits(segments, shapes)
+        .expect("first hits");
+    assert!(
+        engine.used_broad_phase(),
+        "{what}: the first hits did not take the grid"
+    );
+    let hits = engine.shape_hits(segments, shapes).expect("hits");
+    assert!(
+        engine.used_broad_phase(),
+        "{what}: the hits did not take the grid"
+    );
+    common::assert_queries_of_pairs(what, &pairs, shapes.len(), &hits, &first, describe);
+    let counts = engine.shape_counts(segments, shapes).expect("counts");
+    assert!(
+        engine.used_broad_phase(),
+        "{what}: the counts did not take the grid"
+    );
+    let m = shapes.len();
+    for (q, &count) in counts.per_segment.iter().enumerate() {
+        let want = (0..m).filter(|&k| pairs[q * m + k].hit()).count() as u32;
+        assert_eq!(
+            count, want,
+            "{what}: segment {q}'s count ({:?})",
+            segments[q]
+        );
+    }
+    for (k, &count) in counts.per_target.iter().enumerate() {
+        let want = (0..segments.len())
+            .filter(|&q| pairs[q * m + k].hit())
+            .count() as u64;
+        assert_eq!(count, want, "{what}: shape {k}'s count ({:?})", shapes[k]);
+    }
+}
+
+#[test]
+fn walls_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
+    let Some(mut gpu) = gpu_through_the_grid("walls through the grid", GpuLimits::default()) else {
+        return;
+    };
+    let mut rng = SplitMix64::new(3401);
+    let (segments, walls) = (segments(&mut rng, 1500), walls(&mut rng, 400));
+    let (walked, brute) = walks_and_brute_force(&segments, &walls);
+    assert!(
+        walked > 1000 && brute > 20,
+        "{walked} walk the grid, {brute} take the brute force"
+    );
+    check_through_the_grid(
+        &mut gpu,
+        "walls",
+        &segments,
+        &walls,
+        common::segments::segment_segment,
+    );
+}
+
+#[test]
+fn circles_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
+    let Some(mut gpu) = gpu_through_the_grid("circles through the grid", GpuLimits::default())
+    else {
+        return;
+    };
+    let mut rng = SplitMix64::new(3402);
+    let (segments, circles) = (segments(&mut rng, 1500), circles(&mut rng, 400));
+    let (walked, brute) = walks_and_brute_force(&segments, &circles);
+    assert!(
+        walked > 1000 && brute > 20,
+        "{walked} walk the grid, {brute} take the brute force"
+    );
+    check_through_the_grid(
+        &mut gpu,
+        "circles",
+        &segments,
+        &circles,
+        common::circles::segment_circle,
+    );
+}
+
+/// scripts/test.sh: native only
+#[test]
+fn a_tile_with_more_hits_than_its_room_runs_again_with_room_for_all() {
+    let Some(mut gpu) = gpu_through_the_grid("hits past the room", GpuLimits::default()) else {
+        return;
+    };
+    // A fence of 60 posts, and bullets flying through all of it: 60 hits a segment, where a
+    // tile starts with room for 8.
+    let posts: Vec<Segment> = (0..60)
+        .map(|k| Segment::new(10.0 + 16.0 * k as f32, 0.0, 10.0 + 16.0 * k as f32, 100.0))
+        .collect();
+    let mut rng = SplitMix64::new(3403);
+    let bullets: Vec<Segment> = (0..200)
+        .map(|_| {
+            let y = rng.range(1.0, 99.0);
+            Segment::new(0.0, y, 1000.0, rng.range(1.0, 99.0))
+        })
+        .collect();
+    let hits = gpu.shape_hits(&bullets, &posts).expect("hits");
+    assert!(gpu.used_broad_phase());
+    assert_eq!(hits.len(), 200 * 60, "every bullet meets every post");
+    // The tile, the tile again with room for its 12,000 hits, and their copy.
+    let call = gpu.last_gpu_call().expect("a GPU call");
+    assert_eq!(call.chunks, 3, "{call:?}");
+    check_through_the_grid(
+        &mut gpu,
+        "a fence",
+        &bullets,
+        &posts,
+        common::segments::segment_segment,
+    );
+}
+
+/// scripts/test.sh: native only
+#[test]
+fn the_grids_tiles_and_hit_lists_cut_to_tiny_bindings_give_the_same_answers() {
+    let Some(mut gpu) =
+        gpu_through_the_grid("tiny bindings through the grid", common::tiny_limits())
+    else {
+        return;
+    };
+    // 4 KiB bindings: 256 segments a tile, and about 200 hits a list, so that a tile's hits
+    // are split into halves; the grid over 120 shapes still fits its bindings.
+    let mut rng = SplitMix64::new(3404);
+    let segments: Vec<Segment> = (0..700)
+        .map(|k| match k % 2 {
+            0 => Segment::new(rng.range(0.0, 1000.0), 0.0, rng.range(0.0, 1000.0), 1000.0),
+            _ => {
+                let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+                Segment::new(x, y, x + 20.0, y + 20.0)
+            }
+        })
+        .collect();
+    // Small shapes, so that the grid over them fits a 4 KiB binding.
+    let walls: Vec<Segment> = (0..120)
+        .map(|_| {
+            let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+            Segment::new(x, y, x + rng.range(-25.0, 25.0), y + rng.range(-25.0, 25.0))
+        })
+        .collect();
+    let circles: Vec<Circle> = (0..120)
+        .map(|_| {
+            Circle::new(
+                rng.range(0.0, 1000.0),
+                rng.range(0.0, 1000.0),
+                rng.range(0.0, 20.0),
+            )
+        })
+        .collect();
+    for bounds in [
+        walls.iter().map(Shape::bounds).collect::<Vec<_>>(),
+        circles.iter().map(Shape::bounds).collect(),
+    ] {
+        let mut grid = Grid::default();
+        grid.build(&bounds);
+        let cells = grid.cell_start.len() as u64;
+        assert!(
+            grid.entries.len() * 16 <= 4096 && cells * 4 <= 4096,
+            "the grid must fit a 4 KiB binding: {} entries, {cells} cells",
+            grid.entries.len()
+        );
+    }
+    check_through_the_grid(
+        &mut gpu,
+        "walls, tiny",
+        &segments,
+        &walls,
+        common::segments::segment_segment,
+    );
+    check_through_the_grid(
+        &mut gpu,
+        "circles, tiny",
+        &segments,
+        &circles,
+        common::circles::segment_circle,
+    );
+}
