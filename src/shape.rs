@@ -213,20 +213,24 @@ pub struct ShapeKernel {
     pub counts: Option<&'static str>,
     /// Whether the source ends with `shaders/shape_queries.wgsl`, which reduces a tile's dense
     /// pairs on the GPU to each query's first hit (`shape_first_hits`) or to the hits alone
-    /// (`shape_hit_list`), then the walk through the broad phase's grid
-    /// (`shaders/grid_walk.wgsl`, `shaders/shape_grid.wgsl`: the same queries over each
-    /// segment's candidates alone). They read the kernel's contacts through the kernel file's
-    /// `Contact` alias and `contact_hit`. Without them, the host reduces the dense pairs it reads
-    /// back.
+    /// (`shape_hit_list`). It reads the kernel's contacts through the kernel file's `Contact`
+    /// alias and `contact_hit`. Without it, the host reduces the dense pairs it reads back.
     pub reduces: bool,
+    /// The same queries through the broad phase's grid, where the kernel has them: `source`,
+    /// then the walk (`shaders/grid_walk.wgsl`) and the queries over each segment's candidates
+    /// (`shaders/shape_grid.wgsl`), as `kernel_source!(grid: file)` composes them. A module of
+    /// its own: the walk binds a second group, and a device that binds one group only cannot
+    /// create a module that declares it.
+    pub grid: Option<&'static str>,
 }
 
 impl ShapeKernel {
     /// A kernel that runs through every pass of `shaders/shape_passes.wgsl`, the entry points
     /// written once over the hooks its file defines (`certain_miss`, `shape_miss`,
-    /// `shape_exact`, `shape_hit`), and whose contacts `shaders/shape_queries.wgsl` reduces:
-    /// `source` is `kernel_source!(reduces: file)`.
-    pub const fn passes(file: &'static str, source: &'static str) -> Self {
+    /// `shape_exact`, `shape_hit`), whose contacts `shaders/shape_queries.wgsl` reduces, and
+    /// whose queries walk the grid: `source` is `kernel_source!(reduces: file)`, and `grid`
+    /// `kernel_source!(grid: file)`.
+    pub const fn passes(file: &'static str, source: &'static str, grid: &'static str) -> Self {
         Self {
             file,
             source,
@@ -234,6 +238,7 @@ impl ShapeKernel {
             listed: Some("shape_pairs_listed"),
             counts: Some("shape_counts"),
             reduces: true,
+            grid: Some(grid),
         }
     }
 }
@@ -241,14 +246,19 @@ impl ShapeKernel {
 /// A shape's kernel source: the per-pair function of rects (its `Segment`, `Rect`, `order_key`,
 /// `mul_wide`), the exact integers, the shape's files in `shaders/` in the order given, then the
 /// passes over a tile (`shaders/shape_passes.wgsl`); after `reduces:`, the queries reduced from
-/// its contacts (`shaders/shape_queries.wgsl`), then the same queries through the grid
-/// (`shaders/grid_walk.wgsl`, `shaders/shape_grid.wgsl`) last.
+/// its contacts (`shaders/shape_queries.wgsl`) last; after `grid:`, that source, then the same
+/// queries through the grid (`shaders/grid_walk.wgsl`, `shaders/shape_grid.wgsl`).
 macro_rules! kernel_source {
     (reduces: $($file:literal),+) => {
         concat!(
             $crate::shape::kernel_source!($($file),+),
             "\n",
-            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shape_queries.wgsl")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shape_queries.wgsl"))
+        )
+    };
+    (grid: $($file:literal),+) => {
+        concat!(
+            $crate::shape::kernel_source!(reduces: $($file),+),
             "\n",
             include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/grid_walk.wgsl")),
             "\n",

@@ -25,11 +25,25 @@ fn parse(source: &str, name: &str) -> (naga::Module, naga::valid::ModuleInfo) {
 
 /// A registered shape's kernel, by its file: its source and its constants.
 fn registered(file: &str) -> (&'static str, Vec<(&'static str, f64)>) {
-    let shape = rectcast::registry::SHAPES
+    let shape = registered_shape(file);
+    (shape.kernel.source, (shape.constants)(Emulation::Native))
+}
+
+/// A registered shape's queries through the grid, by its kernel's file: their source and
+/// constants.
+fn registered_grid(file: &str) -> (&'static str, Vec<(&'static str, f64)>) {
+    let shape = registered_shape(file);
+    let source = (shape.kernel.grid).unwrap_or_else(|| panic!("shaders/{file} walks no grid"));
+    let mut constants = (shape.constants)(Emulation::Native);
+    constants.extend(shader::grid_walk_constants());
+    (source, constants)
+}
+
+fn registered_shape(file: &str) -> &'static rectcast::registry::Registered {
+    rectcast::registry::SHAPES
         .iter()
         .find(|s| s.kernel.file == file)
-        .unwrap_or_else(|| panic!("shaders/{file} is not a registered shape's kernel"));
-    (shape.kernel.source, (shape.constants)(Emulation::Native))
+        .unwrap_or_else(|| panic!("shaders/{file} is not a registered shape's kernel"))
 }
 
 /// Each kernel as the host compiles it: its file after `segment_rect.wgsl`, with its constants.
@@ -43,6 +57,17 @@ struct Kernel {
 /// The entry points of a shape's kernel that runs through every pass and reduces on the GPU:
 /// `shaders/shape_passes.wgsl`'s, then `shaders/shape_queries.wgsl`'s.
 const SHAPE_ENTRY_POINTS: &[&str] = &[
+    "list_dispatch",
+    "shape_pairs_dense",
+    "shape_pairs_listed",
+    "shape_counts",
+    "shape_first_hits",
+    "shape_hit_list",
+];
+
+/// The entry points of such a kernel's queries through the grid (`ShapeKernel::grid`): its
+/// own, then `shaders/shape_grid.wgsl`'s.
+const SHAPE_GRID_ENTRY_POINTS: &[&str] = &[
     "list_dispatch",
     "shape_pairs_dense",
     "shape_pairs_listed",
@@ -95,11 +120,11 @@ fn kernels() -> [Kernel; 12] {
             entry_points: SHAPE_ENTRY_POINTS,
         },
         Kernel {
-            // The first kernel that walks the grid with it.
+            // The first kernel whose queries walk the grid with it.
             file: "shape_grid.wgsl",
-            source: registered("segment_segment.wgsl").0,
-            constants: registered("segment_segment.wgsl").1,
-            entry_points: SHAPE_ENTRY_POINTS,
+            source: registered_grid("segment_segment.wgsl").0,
+            constants: registered_grid("segment_segment.wgsl").1,
+            entry_points: SHAPE_GRID_ENTRY_POINTS,
         },
         Kernel {
             file: "segment_circle.wgsl",
@@ -249,11 +274,6 @@ fn every_registered_shape_kernel_composes_with_the_entry_points_it_names() {
         named.extend(k.counts);
         if k.reduces {
             named.extend(["shape_first_hits", "shape_hit_list"]);
-            named.extend([
-                "shape_grid_first_hits",
-                "shape_grid_hits",
-                "shape_grid_counts",
-            ]);
         }
         for name in named {
             assert!(
@@ -307,18 +327,26 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
         );
     }
     // The shapes' kernels build on the exact integers and run through the passes over a tile,
-    // their contacts are reduced after, and the same queries walk the grid last.
+    // and their contacts are reduced after; their queries through the grid add the walk.
     for file in ["segment_segment.wgsl", "segment_circle.wgsl"] {
+        assert_eq!(
+            registered_grid(file).0,
+            format!(
+                "{}\n{}\n{}",
+                kernel(file).source,
+                read("grid_walk.wgsl"),
+                read("shape_grid.wgsl")
+            ),
+            "{file}"
+        );
         assert_eq!(
             kernel(file).source,
             format!(
-                "{library}\n{}\n{}\n{}\n{}\n{}\n{}",
+                "{library}\n{}\n{}\n{}\n{}",
                 read("exact.wgsl"),
                 read(file),
                 read("shape_passes.wgsl"),
-                read("shape_queries.wgsl"),
-                read("grid_walk.wgsl"),
-                read("shape_grid.wgsl")
+                read("shape_queries.wgsl")
             ),
             "{file}"
         );

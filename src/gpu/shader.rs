@@ -326,12 +326,10 @@ pub fn shape_passes_constants(emulation: Emulation) -> Constants {
     constants
 }
 
-/// `constants` with those of what a shape's kernel that reduces ends with
-/// ([`crate::ShapeKernel::reduces`]): `shaders/shape_queries.wgsl`, and the walk through the grid
-/// (`shaders/grid_walk.wgsl`, `shaders/shape_grid.wgsl`).
+/// `constants` with those of `shaders/shape_queries.wgsl`, which a shape's kernel may end with
+/// ([`crate::ShapeKernel::reduces`]).
 pub(crate) fn with_shape_queries(mut constants: Constants) -> Constants {
     constants.push(("NO_SHAPE", crate::cpu::shape_queries::NO_SHAPE as f64));
-    constants.extend(grid_walk_constants());
     constants
 }
 
@@ -390,8 +388,9 @@ pub fn grid_constants(query: u32, emulation: Emulation) -> Constants {
 }
 
 /// The overridable constants of the walk through the grid (`shaders/grid_walk.wgsl`): its
-/// widening and its floor, from `src/cpu/grid.rs`.
-fn grid_walk_constants() -> Constants {
+/// widening and its floor, from `src/cpu/grid.rs`. A shape's queries through the grid
+/// ([`crate::ShapeKernel::grid`]) take them after the shape's own ([`crate::Shape::constants`]).
+pub fn grid_walk_constants() -> Constants {
     use crate::cpu::grid::{
         ROWS_PER_RECT_SCAN, WALK_MARGIN_ABSOLUTE, WALK_MARGIN_RELATIVE, WALK_MIN_SPAN,
     };

@@ -16,6 +16,7 @@ use crate::validate;
 /// The kernel: `shaders/segment_circle.wgsl` (the per-pair function on exact integers, and the
 /// hooks of the passes over queries × circles), between the same files as the walls'.
 const SOURCE: &str = crate::shape::kernel_source!(reduces: "segment_circle.wgsl");
+const GRID_SOURCE: &str = crate::shape::kernel_source!(grid: "segment_circle.wgsl");
 
 crate::shape::contact_with_times!(CircleContact, "kind", kind: CircleKind);
 
@@ -24,7 +25,7 @@ impl Shape for Circle {
     type Contact = CircleContact;
     const MISS: CircleContact = CircleContact::MISS;
     const ARRAY: InputArray = InputArray::Circles;
-    const KERNEL: ShapeKernel = ShapeKernel::passes("segment_circle.wgsl", SOURCE);
+    const KERNEL: ShapeKernel = ShapeKernel::passes("segment_circle.wgsl", SOURCE, GRID_SOURCE);
 
     fn exact(query: &Segment, circle: &Circle) -> CircleContact {
         segment_circle(query, circle)

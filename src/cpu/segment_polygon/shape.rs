@@ -33,6 +33,7 @@ impl Shape for PolygonEdge {
         listed: None,
         counts: None,
         reduces: false,
+        grid: None,
     };
 
     fn exact(query: &Segment, edge: &PolygonEdge) -> EdgeContact {

@@ -15,6 +15,7 @@ use crate::validate;
 /// passes over queries × walls) after what it builds on, then the passes and the queries
 /// reduced from its contacts.
 const SOURCE: &str = crate::shape::kernel_source!(reduces: "segment_segment.wgsl");
+const GRID_SOURCE: &str = crate::shape::kernel_source!(grid: "segment_segment.wgsl");
 
 /// The overridable constants of `shaders/segment_segment.wgsl` and what it builds on (the
 /// polygons' kernel builds on it too).
@@ -36,7 +37,7 @@ impl Shape for Segment {
     type Contact = SegmentContact;
     const MISS: SegmentContact = SegmentContact::MISS;
     const ARRAY: InputArray = InputArray::Walls;
-    const KERNEL: ShapeKernel = ShapeKernel::passes("segment_segment.wgsl", SOURCE);
+    const KERNEL: ShapeKernel = ShapeKernel::passes("segment_segment.wgsl", SOURCE, GRID_SOURCE);
 
     fn exact(query: &Segment, wall: &Segment) -> SegmentContact {
         segment_segment(query, wall)

@@ -8,14 +8,14 @@
 //! device binds their buffers ([`layouts::allow_shape_grid`]): elsewhere the caller runs the
 //! dense passes (the same bytes).
 
+use super::kernels::{GridPipeline, GridQuery, ShapeGrid};
 use super::queries::{merge_counts, merge_first_hits};
 use super::{GpuShapeQueries, Run, Staged, TileWork};
 use crate::cpu::grid::Grid;
 use crate::error::Result;
-use crate::gpu::buffers::{Binder, Growable, compute_pipeline};
+use crate::gpu::buffers::{Binder, Growable};
 use crate::gpu::chunks::{self, DenseChunk};
-use crate::gpu::context::GpuContext;
-use crate::gpu::layouts::{self, Entries};
+use crate::gpu::layouts;
 use crate::gpu::ring::CHUNKS_IN_FLIGHT;
 use crate::gpu::shader::{GridAxis, GridParams};
 use crate::gpu::timer::KernelTimer;
@@ -28,148 +28,6 @@ const TILE_QUERIES: usize = 1 << 16;
 
 /// Room for hits per query of a tile at first: a tile with more runs again with room for all.
 const FIRST_HIT_ROOM: usize = 8;
-
-/// A query through the grid: its entry point in `shaders/shape_grid.wgsl` and the layout of its
-/// group 0 (group 1 is the walk's, [`layouts::GRID_WALK`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum GridQuery {
-    FirstHits = 0,
-    Hits = 1,
-    Counts = 2,
-}
-
-impl GridQuery {
-    fn entry(self) -> &'static str {
-        match self {
-            GridQuery::FirstHits => "shape_grid_first_hits",
-            GridQuery::Hits => "shape_grid_hits",
-            GridQuery::Counts => "shape_grid_counts",
-        }
-    }
-
-    fn entries(self) -> Entries {
-        match self {
-            GridQuery::FirstHits => layouts::SHAPE_GRID_FIRST_HITS,
-            GridQuery::Hits => layouts::SHAPE_GRID_HITS,
-            GridQuery::Counts => layouts::SHAPE_COUNTS,
-        }
-    }
-}
-
-/// A query's pipeline through the grid, with its two groups' layouts: compiled once per device
-/// and emulation for each shape, on the query's first use.
-#[derive(Clone)]
-pub(super) struct GridPipeline {
-    layout: wgpu::BindGroupLayout,
-    walk_layout: wgpu::BindGroupLayout,
-    pipeline: wgpu::ComputePipeline,
-}
-
-/// The tag of shape `S`'s pipeline for query `Q` among a device's compiled kernels.
-struct GridPipelineOf<S, const Q: u8>(std::marker::PhantomData<S>);
-
-impl GridPipeline {
-    fn compile<S: Shape>(context: &GpuContext, query: GridQuery) -> Result<Self> {
-        let device = &context.device;
-        let build = || {
-            context.scoped(|| {
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(S::KERNEL.file),
-                    source: wgpu::ShaderSource::Wgsl(S::KERNEL.source.into()),
-                });
-                let label = "rectcast.shapes.grid_layout";
-                let layout = layouts::bind_group_layout(device, label, query.entries());
-                let walk_layout = layouts::bind_group_layout(
-                    device,
-                    "rectcast.shapes.grid_walk_layout",
-                    layouts::GRID_WALK,
-                );
-                let pipeline_layout =
-                    layouts::pipeline_layout(device, label, &[&layout, &walk_layout]);
-                let constants = S::constants(context.emulation());
-                let entry = query.entry();
-                let pipeline =
-                    compute_pipeline(context, &pipeline_layout, &module, entry, entry, &constants);
-                Ok(Self {
-                    layout,
-                    walk_layout,
-                    pipeline,
-                })
-            })
-        };
-        match query {
-            GridQuery::FirstHits => context.compiled::<GridPipelineOf<S, 0>, _>(build),
-            GridQuery::Hits => context.compiled::<GridPipelineOf<S, 1>, _>(build),
-            GridQuery::Counts => context.compiled::<GridPipelineOf<S, 2>, _>(build),
-        }
-    }
-}
-
-/// The grid on the GPU for one shape's queries, their outputs, and each query's bind groups.
-pub(super) struct ShapeGrid {
-    params: wgpu::Buffer,
-    bounds: Growable,
-    cell_start: Growable,
-    entries: Growable,
-    boxes: Growable,
-    spans: Growable,
-    /// Each query's pipeline, once compiled.
-    pipelines: [Option<GridPipeline>; 3],
-    /// Each query's groups 0 and 1.
-    groups: [(Option<wgpu::BindGroup>, Option<wgpu::BindGroup>); 3],
-    first_shapes: Growable,
-    first_contacts: Growable,
-    hit_count: wgpu::Buffer,
-    hit_pairs: Growable,
-    hit_contacts: Growable,
-    query_hits: Growable,
-    shape_hits: Growable,
-}
-
-impl ShapeGrid {
-    pub(super) fn new(context: &GpuContext) -> Self {
-        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let output = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_SRC
-            | wgpu::BufferUsages::COPY_DST;
-        let buffer = |label, size, usage| {
-            context.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        Self {
-            params: buffer(
-                "rectcast.shapes.grid_params",
-                size_of::<GridParams>() as u64,
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            ),
-            bounds: Growable::new("rectcast.shapes.grid_bounds", storage),
-            cell_start: Growable::new("rectcast.shapes.cell_start", storage),
-            entries: Growable::new("rectcast.shapes.grid_entries", storage),
-            boxes: Growable::new("rectcast.shapes.grid_boxes", storage),
-            spans: Growable::new("rectcast.shapes.grid_spans", storage),
-            pipelines: [None, None, None],
-            groups: [(None, None), (None, None), (None, None)],
-            first_shapes: Growable::new("rectcast.shapes.grid_first_shapes", output),
-            first_contacts: Growable::new("rectcast.shapes.grid_first_contacts", output),
-            hit_count: buffer("rectcast.shapes.grid_hit_count", 16, output),
-            hit_pairs: Growable::new("rectcast.shapes.grid_hit_pairs", output),
-            hit_contacts: Growable::new("rectcast.shapes.grid_hit_contacts", output),
-            query_hits: Growable::new("rectcast.shapes.grid_query_hits", output),
-            shape_hits: Growable::new("rectcast.shapes.grid_shape_hits", output),
-        }
-    }
-
-    /// The tile's inputs were replaced: every group 0 names them.
-    pub(super) fn inputs_replaced(&mut self) {
-        for (group, _) in &mut self.groups {
-            *group = None;
-        }
-    }
-}
 
 /// The hits' work through the grid: a tile with room for `room` hits, whose read-back is how
 /// many it found, then a copy of them.
@@ -193,7 +51,7 @@ impl<S: Shape> GpuShapeQueries<S> {
     fn grid_runs(&self, grid: &Grid, shapes: usize) -> bool {
         let limits = self.context.limits();
         let entries = grid.entries.len() as u64;
-        S::KERNEL.reduces
+        S::KERNEL.grid.is_some()
             && grid.is_built()
             && !grid.along
             && grid.spans.len() == shapes

@@ -1,10 +1,12 @@
 //! A shape's pipelines, compiled once per device and emulation, and the optional parts of its
-//! kernel with their buffers: the counts entry point and the reductions of
-//! `shaders/shape_queries.wgsl`.
+//! kernel with their buffers: the counts entry point, the reductions of
+//! `shaders/shape_queries.wgsl`, and the queries through the grid (`shaders/shape_grid.wgsl`,
+//! whose calls are `grid.rs`'s).
 
 use super::super::buffers::{Growable, compute_pipeline};
 use super::super::context::GpuContext;
 use super::super::layouts::{self, Entries, SHAPE_COUNTS, SHAPE_REDUCTIONS, SHAPES};
+use super::super::shader::{self, GridParams};
 use crate::error::Result;
 use crate::shape::Shape;
 
@@ -175,6 +177,151 @@ impl Reductions {
             hit_pairs: Growable::new("rectcast.shapes.hit_pairs", output),
             hit_contacts: Growable::new("rectcast.shapes.hit_contacts", output),
             bind_group: None,
+        }
+    }
+}
+
+/// A query through the grid: its entry point in `shaders/shape_grid.wgsl` and the layout of its
+/// group 0 (group 1 is the walk's, [`layouts::GRID_WALK`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GridQuery {
+    FirstHits = 0,
+    Hits = 1,
+    Counts = 2,
+}
+
+impl GridQuery {
+    pub(super) fn entry(self) -> &'static str {
+        match self {
+            GridQuery::FirstHits => "shape_grid_first_hits",
+            GridQuery::Hits => "shape_grid_hits",
+            GridQuery::Counts => "shape_grid_counts",
+        }
+    }
+
+    pub(super) fn entries(self) -> Entries {
+        match self {
+            GridQuery::FirstHits => layouts::SHAPE_GRID_FIRST_HITS,
+            GridQuery::Hits => layouts::SHAPE_GRID_HITS,
+            GridQuery::Counts => layouts::SHAPE_COUNTS,
+        }
+    }
+}
+
+/// A query's pipeline through the grid, with its two groups' layouts: compiled once per device
+/// and emulation for each shape, on the query's first use.
+#[derive(Clone)]
+pub(super) struct GridPipeline {
+    pub(super) layout: wgpu::BindGroupLayout,
+    pub(super) walk_layout: wgpu::BindGroupLayout,
+    pub(super) pipeline: wgpu::ComputePipeline,
+}
+
+/// The tag of shape `S`'s pipeline for query `Q` among a device's compiled kernels.
+struct GridPipelineOf<S, const Q: u8>(std::marker::PhantomData<S>);
+
+impl GridPipeline {
+    /// `S`'s pipeline for `query`; its kernel walks grids (`ShapeKernel::grid`).
+    pub(super) fn compile<S: Shape>(context: &GpuContext, query: GridQuery) -> Result<Self> {
+        let source = S::KERNEL.grid.expect("a kernel that walks grids");
+        let device = &context.device;
+        let build = || {
+            context.scoped(|| {
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(S::KERNEL.file),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
+                });
+                let label = "rectcast.shapes.grid_layout";
+                let layout = layouts::bind_group_layout(device, label, query.entries());
+                let walk_layout = layouts::bind_group_layout(
+                    device,
+                    "rectcast.shapes.grid_walk_layout",
+                    layouts::GRID_WALK,
+                );
+                let pipeline_layout =
+                    layouts::pipeline_layout(device, label, &[&layout, &walk_layout]);
+                let mut constants = S::constants(context.emulation());
+                constants.extend(shader::grid_walk_constants());
+                let entry = query.entry();
+                let pipeline =
+                    compute_pipeline(context, &pipeline_layout, &module, entry, entry, &constants);
+                Ok(Self {
+                    layout,
+                    walk_layout,
+                    pipeline,
+                })
+            })
+        };
+        match query {
+            GridQuery::FirstHits => context.compiled::<GridPipelineOf<S, 0>, _>(build),
+            GridQuery::Hits => context.compiled::<GridPipelineOf<S, 1>, _>(build),
+            GridQuery::Counts => context.compiled::<GridPipelineOf<S, 2>, _>(build),
+        }
+    }
+}
+
+/// The grid on the GPU for one shape's queries, their outputs, and each query's bind groups.
+pub(super) struct ShapeGrid {
+    pub(super) params: wgpu::Buffer,
+    pub(super) bounds: Growable,
+    pub(super) cell_start: Growable,
+    pub(super) entries: Growable,
+    pub(super) boxes: Growable,
+    pub(super) spans: Growable,
+    /// Each query's pipeline, once compiled.
+    pub(super) pipelines: [Option<GridPipeline>; 3],
+    /// Each query's groups 0 and 1.
+    pub(super) groups: [(Option<wgpu::BindGroup>, Option<wgpu::BindGroup>); 3],
+    pub(super) first_shapes: Growable,
+    pub(super) first_contacts: Growable,
+    pub(super) hit_count: wgpu::Buffer,
+    pub(super) hit_pairs: Growable,
+    pub(super) hit_contacts: Growable,
+    pub(super) query_hits: Growable,
+    pub(super) shape_hits: Growable,
+}
+
+impl ShapeGrid {
+    pub(super) fn new(context: &GpuContext) -> Self {
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let output = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
+        let buffer = |label, size, usage| {
+            context.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Self {
+            params: buffer(
+                "rectcast.shapes.grid_params",
+                size_of::<GridParams>() as u64,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+            bounds: Growable::new("rectcast.shapes.grid_bounds", storage),
+            cell_start: Growable::new("rectcast.shapes.cell_start", storage),
+            entries: Growable::new("rectcast.shapes.grid_entries", storage),
+            boxes: Growable::new("rectcast.shapes.grid_boxes", storage),
+            spans: Growable::new("rectcast.shapes.grid_spans", storage),
+            pipelines: [None, None, None],
+            groups: [(None, None), (None, None), (None, None)],
+            first_shapes: Growable::new("rectcast.shapes.grid_first_shapes", output),
+            first_contacts: Growable::new("rectcast.shapes.grid_first_contacts", output),
+            hit_count: buffer("rectcast.shapes.grid_hit_count", 16, output),
+            hit_pairs: Growable::new("rectcast.shapes.grid_hit_pairs", output),
+            hit_contacts: Growable::new("rectcast.shapes.grid_hit_contacts", output),
+            query_hits: Growable::new("rectcast.shapes.grid_query_hits", output),
+            shape_hits: Growable::new("rectcast.shapes.grid_shape_hits", output),
+        }
+    }
+
+    /// The tile's inputs were replaced: every group 0 names them.
+    pub(super) fn inputs_replaced(&mut self) {
+        for (group, _) in &mut self.groups {
+            *group = None;
         }
     }
 }

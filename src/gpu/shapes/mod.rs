@@ -25,7 +25,7 @@ use super::timer::KernelTimer;
 use crate::error::Result;
 use crate::shape::Shape;
 use crate::types::{Rect, Segment};
-use kernels::{CountsKernel, Reductions, ShapeKernels};
+use kernels::{CountsKernel, Reductions, ShapeGrid, ShapeKernels};
 
 /// What the first dispatch of an entry point may take on top of its wait: a software driver
 /// (lavapipe) compiles a kernel when it first runs, and the exact integer code takes it seconds
@@ -87,7 +87,7 @@ pub struct GpuShapeQueries<S: Shape> {
     /// The first hits and hits reduced from the dense pairs, where the kernel has them.
     reductions: Option<Reductions>,
     /// The queries through the grid: its buffers and pipelines, from the first such call.
-    grid: Option<grid::ShapeGrid>,
+    grid: Option<ShapeGrid>,
     params: wgpu::Buffer,
     queries: Growable,
     shapes: Growable,

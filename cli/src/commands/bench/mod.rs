@@ -5,12 +5,12 @@
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use rectcast::{Backend, Batch, Engine, GpuContext, GpuLimits, PairResult, scene};
+use rectcast::{Backend, Batch, BroadPhase, Engine, GpuContext, GpuLimits, PairResult, scene};
 
 mod auto;
 mod broad_phase;
 
-use crate::options::{BackendArg, Outcome, cpu_options, engine};
+use crate::options::{BackendArg, BroadPhaseArg, Outcome, cpu_options, engine};
 use broad_phase::bench_broad_phase;
 
 #[derive(Args)]
@@ -30,10 +30,15 @@ pub struct BenchArgs {
     /// Backends to measure (repeatable); default: cpu, and gpu when one opens.
     #[arg(long, value_enum)]
     backend: Vec<BackendArg>,
-    /// The scene of `--query broad-phase` (default: bullet-hell) and `--query pairs`
-    /// (default: random).
+    /// The scene of `--query broad-phase` (default: bullet-hell), `--query pairs` (default:
+    /// random) and the shapes' queries (default: random; bullet-hell puts a wall along each
+    /// hitbox's diagonal and a circle in each hitbox).
     #[arg(long, value_enum)]
     scene: Option<BenchScene>,
+    /// Whether the engines find candidates through a grid (the queries over shapes, and
+    /// `--query first-hit`): auto (the library's choice), on or off.
+    #[arg(long, value_enum, default_value = "auto")]
+    broad_phase: BroadPhaseArg,
     /// How a GPU reads dense pairs back: compact (a mask bit per pair, then the results that
     /// are not a miss), all (every result), or auto (compact, except on a software GPU).
     #[arg(long, value_enum, default_value = "auto")]
@@ -127,15 +132,17 @@ pub fn run(args: BenchArgs) -> Outcome {
         backend,
         scene,
         readback,
+        broad_phase,
     } = args;
     let limits = readback.limits();
+    let broad_phase = BroadPhase::from(broad_phase);
     match query {
         BenchQuery::Pairs => bench(
             scene.unwrap_or(BenchScene::Random),
             segments.unwrap_or(4096),
             rects.unwrap_or(1024),
             iterations,
-            (backend, limits),
+            (backend, limits, BroadPhase::Auto),
         ),
         BenchQuery::Walls
         | BenchQuery::Circles
@@ -147,16 +154,16 @@ pub fn run(args: BenchArgs) -> Outcome {
         | BenchQuery::WallHits
         | BenchQuery::CircleHits => bench_shapes(
             query,
-            segments.unwrap_or(512),
+            (scene.unwrap_or(BenchScene::Random), segments.unwrap_or(512)),
             rects.unwrap_or(256),
             iterations,
-            (backend, limits),
+            (backend, limits, broad_phase),
         ),
         BenchQuery::FirstHit => bench_first_hit(
             segments.unwrap_or(65_536),
             rects.unwrap_or(4096),
             iterations,
-            (backend, limits),
+            (backend, limits, broad_phase),
         ),
         BenchQuery::BroadPhase => bench_broad_phase(
             scene.unwrap_or(BenchScene::BulletHell),
@@ -243,7 +250,7 @@ impl Row {
 fn bench_table(
     pairs: f64,
     iterations: usize,
-    (backends, limits): (Vec<BackendArg>, GpuLimits),
+    (backends, limits, broad_phase): (Vec<BackendArg>, GpuLimits, BroadPhase),
     (reference_name, mut reference): (&str, impl FnMut()),
     mut run: impl FnMut(&mut Engine) -> Outcome,
 ) -> Outcome {
@@ -295,11 +302,17 @@ fn bench_table(
                 }
                 Err(e) => return Err(e),
             };
-            let name = match engine.gpu_context() {
-                Some(_) => format!("{}, end to end", engine.chosen()),
-                None => engine.chosen().to_string(),
+            engine.set_broad_phase(broad_phase);
+            let mut row = Row::timed(String::new(), iterations, || run(&mut engine))?;
+            let grid = match engine.used_broad_phase() {
+                true => ", through the grid",
+                false => "",
             };
-            rows.push(Row::timed(name, iterations, || run(&mut engine))?);
+            row.name = match engine.gpu_context() {
+                Some(_) => format!("{}{grid}, end to end", engine.chosen()),
+                None => format!("{}{grid}", engine.chosen()),
+            };
+            rows.push(row);
             if let Some(context) = engine.gpu_context() {
                 let adapter = context.adapter_info().name.clone();
                 if let Some(call) = engine.last_gpu_call() {
@@ -356,7 +369,7 @@ fn bench(
     segment_count: usize,
     rect_count: usize,
     iterations: usize,
-    backends: (Vec<BackendArg>, GpuLimits),
+    backends: (Vec<BackendArg>, GpuLimits, BroadPhase),
 ) -> Outcome {
     let (segments, rects) = which.generate(7, segment_count, rect_count);
     let mut results = vec![PairResult::MISS; segments.len() * rects.len()];
@@ -389,14 +402,34 @@ fn bench(
 /// counts, the first hits or the hits.
 fn bench_shapes(
     query: BenchQuery,
-    segment_count: usize,
+    (scene_kind, segment_count): (BenchScene, usize),
     shape_count: usize,
     iterations: usize,
-    backends: (Vec<BackendArg>, GpuLimits),
+    backends: (Vec<BackendArg>, GpuLimits, BroadPhase),
 ) -> Outcome {
-    let (segments, _) = scene::random_batch(7, segment_count, 1, 1000.0);
-    let (walls, _) = scene::random_batch(8, shape_count, 1, 1000.0);
-    let disks = scene::random_circles(9, shape_count, 1000.0, (5.0, 40.0));
+    let (segments, walls, disks) = match scene_kind {
+        BenchScene::BulletHell => {
+            // Bullets among hitboxes: a wall along each one's diagonal, a disk in each one.
+            let (segments, boxes) = scene::bullet_hell(2026, segment_count, shape_count);
+            let walls = boxes
+                .iter()
+                .map(|b| rectcast::Segment::new(b.min_x, b.min_y, b.max_x, b.max_y))
+                .collect::<Vec<_>>();
+            let disks = boxes
+                .iter()
+                .map(|b| {
+                    let (w, h) = (b.max_x - b.min_x, b.max_y - b.min_y);
+                    rectcast::Circle::new(b.min_x + w / 2.0, b.min_y + h / 2.0, w.min(h) / 2.0)
+                })
+                .collect::<Vec<_>>();
+            (segments, walls, disks)
+        }
+        _ => (
+            scene::random_batch(7, segment_count, 1, 1000.0).0,
+            scene::random_batch(8, shape_count, 1, 1000.0).0,
+            scene::random_circles(9, shape_count, 1000.0, (5.0, 40.0)),
+        ),
+    };
     let polygons = scene::random_polygons(10, shape_count, 1000.0, (10.0, 60.0), (8, 16));
     let pairs = segments.len() * shape_count;
     use BenchQuery::{CircleCounts, CircleFirstHits, CircleHits, Circles};
@@ -413,7 +446,11 @@ fn bench_shapes(
         _ => "",
     };
     println!(
-        "{what}{reduced}, random scene, {} segments x {shape_count} {what} = {pairs} pairs, {iterations} iterations",
+        "{what}{reduced}, {} scene, {} segments x {shape_count} {what} = {pairs} pairs, {iterations} iterations",
+        match scene_kind {
+            BenchScene::BulletHell => "bullet-hell",
+            _ => "random",
+        },
         segments.len()
     );
     let reference = || {
@@ -479,7 +516,7 @@ fn bench_first_hit(
     segment_count: usize,
     rect_count: usize,
     iterations: usize,
-    backends: (Vec<BackendArg>, GpuLimits),
+    backends: (Vec<BackendArg>, GpuLimits, BroadPhase),
 ) -> Outcome {
     use rectcast::cpu::rect_queries::{QueryOutputs, query, segment_rects};
     let (segments, rects) = scene::bullet_hell(2026, segment_count, rect_count);
