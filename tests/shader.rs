@@ -74,7 +74,10 @@ const SHAPE_GRID_ENTRY_POINTS: &[&str] = &[
     "shape_counts",
     "shape_first_hits",
     "shape_hit_list",
-    "shape_grid_first_hits",
+    "shape_grid_list",
+    "shape_grid_first_times",
+    "shape_grid_first_shapes",
+    "shape_grid_first_contacts",
     "shape_grid_hits",
     "shape_grid_counts",
 ];

@@ -194,7 +194,7 @@ fn a_tile_with_more_hits_than_its_room_runs_again_with_room_for_all() {
     let hits = gpu.shape_hits(&bullets, &posts).expect("hits");
     assert!(gpu.used_broad_phase());
     assert_eq!(hits.len(), 200 * 60, "every bullet meets every post");
-    // The tile, the tile again with room for its 12,000 hits, and their copy.
+    // The tile, the tile again with room for its 12,000 candidates and hits, and their copy.
     let call = gpu.last_gpu_call().expect("a GPU call");
     assert_eq!(call.chunks, 3, "{call:?}");
     check_through_the_grid(
@@ -269,4 +269,48 @@ fn the_grids_tiles_and_hit_lists_cut_to_tiny_bindings_give_the_same_answers() {
         &circles,
         common::circles::segment_circle,
     );
+}
+
+/// scripts/test.sh: native only
+#[test]
+fn auto_walks_the_gpus_grid_for_bullets_and_runs_the_dense_passes_for_long_segments() {
+    let Some(mut gpu) = common::gpu_engine("auto through the grid", GpuLimits::default()) else {
+        return;
+    };
+    let mut cpu = common::cpu_engine();
+    cpu.set_broad_phase(BroadPhase::Off);
+    // Bullets among hitboxes, a wall along each one's diagonal: a few entries a walk. Long
+    // segments across the same field: hundreds, where the dense passes cost less.
+    let (bullets, boxes) = rectcast::scene::bullet_hell(3405, 4096, 1024);
+    let walls: Vec<Segment> = boxes
+        .iter()
+        .map(|b| Segment::new(b.min_x, b.min_y, b.max_x, b.max_y))
+        .collect();
+    let mut rng = SplitMix64::new(3406);
+    let long: Vec<Segment> = (0..2048)
+        .map(|_| {
+            let (x0, x1) = (rng.range(0.0, 1920.0), rng.range(0.0, 1920.0));
+            Segment::new(x0, -5.0, x1, 1085.0)
+        })
+        .collect();
+    for (what, segments, through_the_grid) in [("bullets", &bullets, true), ("long", &long, false)]
+    {
+        let first = gpu.shape_first_hits(segments, &walls).expect("first hits");
+        assert_eq!(
+            gpu.used_broad_phase(),
+            through_the_grid,
+            "{what}: the grid taken"
+        );
+        let want = cpu.shape_first_hits(segments, &walls).expect("first hits");
+        if let Some(s) = (0..want.len()).find(|&s| want[s] != first[s]) {
+            panic!(
+                "{what}: segment {s} {:?}: the CPU's first hit {:?}, the GPU's {:?}",
+                segments[s], want[s], first[s]
+            );
+        }
+        assert!(
+            first.iter().filter(|f| f.is_some()).count() > 100,
+            "{what}: few hits"
+        );
+    }
 }

@@ -2,6 +2,7 @@
 use super::auto::{Family, Work};
 use super::{Engine, Inner, On, Place};
 use crate::Circle;
+use crate::broad_phase::BroadPhase;
 use crate::cpu::batched::{ByIndex, CpuKernel, FirstOrder, Simd};
 use crate::cpu::grid::Grid;
 use crate::cpu::lane_filter::LaneFilter;
@@ -9,6 +10,7 @@ use crate::cpu::segment_circle::CircleContact;
 use crate::cpu::segment_segment::SegmentContact;
 use crate::cpu::shape_queries;
 use crate::error::{Error, InputArray, Result};
+use crate::gpu::shapes::grid_pays;
 use crate::query::Counts;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Rect, Segment};
@@ -213,7 +215,7 @@ impl Engine {
         if S::KERNEL.reduces {
             // Reduced on the GPU, through the grid where the setting picks it (the CPU,
             // without a grid, if the GPU times out).
-            return self.with_gpu_grid(segments.len(), &bounds, |this, grid| {
+            return self.with_gpu_grid(segments, &bounds, |this, grid| {
                 this.run(work, |on| match on {
                     On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
                         if let Some(grid) = grid
@@ -270,7 +272,7 @@ impl Engine {
         if S::KERNEL.reduces {
             // Reduced on the GPU, through the grid where the setting picks it (the CPU,
             // without a grid, if the GPU times out).
-            self.with_gpu_grid(segments.len(), &bounds, |this, grid| {
+            self.with_gpu_grid(segments, &bounds, |this, grid| {
                 this.run(work, |on| {
                     first.fill(None);
                     match on {
@@ -322,7 +324,7 @@ impl Engine {
         }
         // On the GPU: the kernel's counts entry point, summed there, through the grid where
         // the setting picks it (the CPU, without a grid, if the GPU times out).
-        self.with_gpu_grid(segments.len(), &bounds, |this, grid| {
+        self.with_gpu_grid(segments, &bounds, |this, grid| {
             this.run(work, |on| {
                 counts.per_segment.fill(0);
                 counts.per_target.fill(0);
@@ -458,20 +460,28 @@ impl Engine {
 
     /// Runs a GPU call, `run`, with the grid over `bounds` when the broad-phase setting picks
     /// it (one of the last few calls' when it was over the same shapes, else built here on the
-    /// host: [`ShapeGrids`](super::shape_grids::ShapeGrids)), else `None`. `run` answers with
-    /// whether the call went through the grid, which [`Engine::used_broad_phase`] then says;
-    /// the grid's build counts as the call's preparing.
+    /// host: [`ShapeGrids`](super::shape_grids::ShapeGrids)), and under `Auto` only where it
+    /// pays for `segments` on the GPU ([`grid_pays`]: long segments' walks cost more than the
+    /// dense passes); else `None`. `run` answers with whether the call went through the grid,
+    /// which [`Engine::used_broad_phase`] then says; the grid's build counts as the call's
+    /// preparing.
     fn with_gpu_grid<T>(
         &mut self,
-        segments: usize,
+        segments: &[Segment],
         bounds: &[Rect],
         run: impl FnOnce(&mut Self, Option<&Grid>) -> Result<(T, bool)>,
     ) -> Result<T> {
-        let use_grid =
-            self.broad_phase.uses_grid(segments, bounds.len(), false) && !bounds.is_empty();
+        let use_grid = self
+            .broad_phase
+            .uses_grid(segments.len(), bounds.len(), false)
+            && !bounds.is_empty();
         let building = std::time::Instant::now();
         let mut grids = std::mem::take(&mut self.shape_grids);
-        let grid = use_grid.then(|| grids.over(bounds, None, |grid| grid.build(bounds)));
+        let grid = use_grid
+            .then(|| grids.over(bounds, None, |grid| grid.build(bounds)))
+            .filter(|grid| {
+                self.broad_phase == BroadPhase::On || grid_pays(grid, segments, bounds.len())
+            });
         let built = building.elapsed();
         let outcome = run(self, grid);
         self.shape_grids = grids;

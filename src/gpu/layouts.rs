@@ -114,34 +114,54 @@ pub(crate) const GRID_WALK: Entries = &[
     storage_entry(6, false),
 ];
 
-/// A shape's first hits through the grid (`shaders/shape_grid.wgsl`): the tile's inputs, and
-/// [`SHAPE_REDUCTIONS`]' first hits.
+/// A shape's first hits through the grid (`shaders/shape_grid.wgsl`), every pass of them: the
+/// tile's inputs, the list of candidates, their contacts, the first keys and marks, and
+/// [`SHAPE_REDUCTIONS`]' first contacts.
 pub(crate) const SHAPE_GRID_FIRST_HITS: Entries = &[
     uniform_entry(0),
     storage_entry(1, true),
     storage_entry(2, true),
     storage_entry(4, true),
-    storage_entry(9, false),
+    storage_entry(7, false),
+    storage_entry(8, false),
     storage_entry(10, false),
+    storage_entry(14, false),
+    storage_entry(15, false),
+    storage_entry(16, false),
 ];
 
-/// A shape's hits through the grid: the tile's inputs, and [`SHAPE_REDUCTIONS`]' hit list.
+/// A shape's hits through the grid: the tile's inputs, the list of candidates, and
+/// [`SHAPE_REDUCTIONS`]' hit list.
 pub(crate) const SHAPE_GRID_HITS: Entries = &[
     uniform_entry(0),
     storage_entry(1, true),
     storage_entry(2, true),
     storage_entry(4, true),
+    storage_entry(7, false),
+    storage_entry(8, false),
     storage_entry(11, false),
     storage_entry(12, false),
     storage_entry(13, false),
 ];
 
-/// The shapes' pipelines through the grid (first hits, hits, counts: the counts bind what
-/// [`SHAPE_COUNTS`] does), each with the walk as group 1. Optional, as [`GRID_PIPELINE`].
+/// A shape's counts through the grid: [`SHAPE_COUNTS`], and the list of candidates.
+pub(crate) const SHAPE_GRID_COUNTS: Entries = &[
+    uniform_entry(0),
+    storage_entry(1, true),
+    storage_entry(2, true),
+    storage_entry(4, true),
+    storage_entry(5, false),
+    storage_entry(6, false),
+    storage_entry(7, false),
+    storage_entry(8, false),
+];
+
+/// The shapes' pipelines through the grid (first hits, hits, counts), each with the walk as
+/// group 1. Optional, as [`GRID_PIPELINE`].
 pub(crate) const SHAPE_GRID_PIPELINES: [&[Entries]; 3] = [
     &[SHAPE_GRID_FIRST_HITS, GRID_WALK],
     &[SHAPE_GRID_HITS, GRID_WALK],
-    &[SHAPE_COUNTS, GRID_WALK],
+    &[SHAPE_GRID_COUNTS, GRID_WALK],
 ];
 
 /// The groups of every pipeline layout every query needs (one group each).

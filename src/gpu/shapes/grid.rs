@@ -1,17 +1,21 @@
 //! The shapes' queries through the broad phase's grid on the GPU (`shaders/shape_grid.wgsl`,
 //! after the walk of `shaders/grid_walk.wgsl`): first hits, hits and counts, each query segment
-//! deciding only the shapes of the cells it crosses, with the bytes of the dense passes'.
+//! listing the shapes of the cells it crosses, and the exact path running over that list, with
+//! the bytes of the dense passes'.
 //!
 //! The grid is built on the host over the shapes' boxes ([`Grid::build`], which the engine keeps
 //! for the same shapes from call to call) and goes up once per call; a tile is a run of queries
-//! against every shape. The pipelines compile on their query's first use, and only where the
-//! device binds their buffers ([`layouts::allow_shape_grid`]): elsewhere the caller runs the
-//! dense passes (the same bytes).
+//! against every shape. A tile's list, and its hit list, start with room for a few a query; a
+//! tile that found more runs again with room for all, or in halves past what a binding holds.
+//! The pipelines compile on their query's first use, and only where the device binds their
+//! buffers ([`layouts::allow_shape_grid`]): elsewhere the caller runs the dense passes (the same
+//! bytes).
 
-use super::kernels::{GridPipeline, GridQuery, ShapeGrid};
+use super::kernels::{GridPipelines, GridQuery, ShapeGrid};
 use super::queries::{merge_counts, merge_first_hits};
 use super::{GpuShapeQueries, Run, Staged, TileWork};
 use crate::cpu::grid::Grid;
+use crate::cpu::shape_queries::NO_SHAPE;
 use crate::error::Result;
 use crate::gpu::buffers::{Binder, Growable};
 use crate::gpu::chunks::{self, DenseChunk};
@@ -26,21 +30,104 @@ use crate::types::{Rect, Segment};
 /// the next runs, and its wait is sized by its worst case (every query testing every shape).
 const TILE_QUERIES: usize = 1 << 16;
 
-/// Room for hits per query of a tile at first: a tile with more runs again with room for all.
+/// Room for listed candidates per query of a tile at first.
+const FIRST_LIST_ROOM: usize = 16;
+
+/// Room for hits per query of a tile at first.
 const FIRST_HIT_ROOM: usize = 8;
 
-/// The hits' work through the grid: a tile with room for `room` hits, whose read-back is how
-/// many it found, then a copy of them.
-enum GridHits {
-    Tile { tile: DenseChunk, room: usize },
-    Copy { tile: DenseChunk, count: usize },
+/// Segments, evenly spaced through a call's, whose walks judge whether the grid pays.
+const SAMPLED_WALKS: usize = 256;
+
+/// About how many dense pairs one entry a walk visits costs: the grid pays where the walks
+/// visit fewer entries than the dense passes test pairs, by this factor. A walk runs serially
+/// in its invocation, while the dense passes test every pair side by side (lavapipe, 2 cores:
+/// walls 8,192 × 2,048 over the random scene, long segments that visit hundreds of entries
+/// each, took 4.35 s through the grid and 2.21 s dense; 16,384 bullets × 2,048, a few entries
+/// each, 21 ms through the grid and 540 ms dense).
+const PAIRS_PER_VISITED_ENTRY: u64 = 8;
+
+/// Whether the grid over `shapes` shapes pays for `queries` on the GPU: its walks, judged on
+/// [`SAMPLED_WALKS`] of them (every shape for those that prefer the brute force), visit fewer
+/// entries than the dense passes test pairs, by [`PAIRS_PER_VISITED_ENTRY`]. Host work of a
+/// few hundred walks, whatever the call.
+pub(crate) fn grid_pays(grid: &Grid, queries: &[Segment], shapes: usize) -> bool {
+    use crate::cpu::grid::{prefers_brute_force, walk_entries, walk_of};
+    if !grid.is_built() || queries.is_empty() {
+        return false;
+    }
+    let step = (queries.len() / SAMPLED_WALKS).max(1);
+    let (mut visited, mut walks) = (0u64, 0u64);
+    for s in queries.iter().step_by(step).take(SAMPLED_WALKS) {
+        let walk = walk_of(grid, s);
+        visited += match prefers_brute_force(grid, s, &walk, shapes) {
+            true => shapes as u64,
+            false => walk_entries(grid, s, &walk, shapes as u64),
+        };
+        walks += 1;
+    }
+    visited * PAIRS_PER_VISITED_ENTRY <= walks * shapes as u64
 }
 
-impl TileWork for GridHits {
+/// A piece of a query's work through the grid: a tile with room for `list` candidates and
+/// `hits` hits, or the copy of the `count` hits a tile found.
+enum GridWork {
+    Tile {
+        tile: DenseChunk,
+        list: usize,
+        hits: usize,
+    },
+    Copy {
+        tile: DenseChunk,
+        count: usize,
+    },
+}
+
+impl TileWork for GridWork {
     fn tile(&self) -> Option<&DenseChunk> {
         match self {
-            GridHits::Tile { tile, .. } => Some(tile),
-            GridHits::Copy { .. } => None,
+            GridWork::Tile { tile, .. } => Some(tile),
+            GridWork::Copy { .. } => None,
+        }
+    }
+}
+
+/// The most candidates and hits one tile's lists hold: what one binding holds of each.
+#[derive(Clone, Copy)]
+struct Rooms {
+    list: usize,
+    hits: usize,
+}
+
+impl Rooms {
+    /// A tile over `segments` with the room a tile starts with.
+    fn tile(self, segments: std::ops::Range<usize>, shapes: usize) -> GridWork {
+        let n = segments.len();
+        GridWork::Tile {
+            list: (n * FIRST_LIST_ROOM).min(self.list),
+            hits: (n * FIRST_HIT_ROOM).min(self.hits),
+            tile: DenseChunk {
+                segments,
+                targets: 0..shapes,
+            },
+        }
+    }
+
+    /// `tile` again, its lists found `list` candidates and `hits` hits past their room: with
+    /// room for all, or in halves past what a binding holds. (One query's candidates and hits,
+    /// one per shape at most, always fit: [`grid_runs`](GpuShapeQueries::grid_runs).)
+    fn again(self, tile: &DenseChunk, list: usize, hits: usize, again: &mut Vec<GridWork>) {
+        let (start, end) = (tile.segments.start, tile.segments.end);
+        if (list <= self.list && hits <= self.hits) || end - start == 1 {
+            again.push(GridWork::Tile {
+                tile: tile.clone(),
+                list: list.min(self.list),
+                hits: hits.min(self.hits),
+            });
+        } else {
+            let mid = start + (end - start) / 2;
+            let shapes = tile.targets.len();
+            again.extend([start..mid, mid..end].map(|half| self.tile(half, shapes)));
         }
     }
 }
@@ -57,7 +144,8 @@ impl<S: Shape> GpuShapeQueries<S> {
             && grid.spans.len() == shapes
             && shapes > 0
             && layouts::allow_shape_grid(&limits)
-            // Each shape's value, box and (a query's hits on every shape) contact.
+            // Each shape's value, box and (a query's candidates and hits on every shape)
+            // contact.
             && (shapes * size_of::<S>().max(size_of::<Rect>()).max(size_of::<S::Contact>())) as u64
                 <= self.max_binding_bytes
             && crate::gpu::grid::fits(
@@ -68,34 +156,39 @@ impl<S: Shape> GpuShapeQueries<S> {
             )
     }
 
+    /// The most a tile's lists hold.
+    fn grid_rooms(&self) -> Rooms {
+        let contact = size_of::<S::Contact>().max(4) as u64;
+        let most = (self.max_binding_bytes / contact) as usize;
+        Rooms {
+            list: most,
+            hits: most,
+        }
+    }
+
     /// The tiles of `queries` against all `shapes` shapes through the grid.
-    fn grid_tiles(
-        &self,
-        queries: usize,
-        shapes: usize,
-    ) -> impl Iterator<Item = DenseChunk> + use<S> {
+    fn grid_tiles(&self, queries: usize, shapes: usize) -> impl Iterator<Item = GridWork> + use<S> {
         let dispatch = self.caps.pairs as usize;
-        // Hits name their pair as q * shapes + j, in u32.
+        // Candidates name their pair as q * shapes + j, in u32.
         let tile = TILE_QUERIES
             .min(self.caps.segments as usize)
             .min(dispatch)
             .min(u32::MAX as usize / shapes.max(1))
             .max(1);
-        (0..queries.div_ceil(tile)).map(move |k| DenseChunk {
-            segments: k * tile..((k + 1) * tile).min(queries),
-            targets: 0..shapes,
-        })
+        let rooms = self.grid_rooms();
+        (0..queries.div_ceil(tile))
+            .map(move |k| rooms.tile(k * tile..((k + 1) * tile).min(queries), shapes))
     }
 
-    /// `query`'s pipeline (compiled on its first use) and the grid's buffers, with `grid` on
+    /// `query`'s pipelines (compiled on its first use) and the grid's buffers, with `grid` on
     /// the GPU: its cells, entries, boxes and spans over the shapes.
     fn upload_grid(&mut self, grid: &Grid, query: GridQuery) -> Result<()> {
         let context = self.context.clone();
         let state = self.grid.get_or_insert_with(|| ShapeGrid::new(&context));
         if state.pipelines[query as usize].is_none() {
-            state.pipelines[query as usize] = Some(GridPipeline::compile::<S>(&context, query)?);
+            state.pipelines[query as usize] = Some(GridPipelines::compile::<S>(&context, query)?);
         }
-        let pipeline = state.pipelines[query as usize]
+        let pipelines = state.pipelines[query as usize]
             .as_ref()
             .expect("compiled above");
         let device = &context.device;
@@ -116,7 +209,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                 .grow(4, &mut state.entries, (grid.entries.len() * 4) as u64)
                 .grow(5, &mut state.boxes, (grid.boxes.len() * 16) as u64)
                 .grow(6, &mut state.spans, (grid.spans.len() * 16) as u64)
-                .build("rectcast.shapes.grid_walk", &pipeline.walk_layout, walk))
+                .build("rectcast.shapes.grid_walk", &pipelines.walk_layout, walk))
         })?;
         if replaced {
             // The other queries' walks name the buffers replaced.
@@ -155,58 +248,167 @@ impl<S: Shape> GpuShapeQueries<S> {
         Ok(())
     }
 
-    /// Makes room for a tile's outputs of `query` (`queries` of them and `shapes`, or `room`
-    /// hits), rebuilding its group 0 when a buffer it names was replaced.
-    fn reserve_grid(&mut self, query: GridQuery, queries: usize, shapes: usize, room: usize) {
+    /// Makes room for a tile of `queries` queries against `shapes` shapes with room for `list`
+    /// candidates and `hits` hits, rebuilding `query`'s group 0 when a buffer it names was
+    /// replaced.
+    fn reserve_grid(
+        &mut self,
+        query: GridQuery,
+        (queries, shapes): (usize, usize),
+        list: usize,
+        hits: usize,
+    ) {
         let device = &self.context.device;
         let cap = self.max_binding_bytes;
         let contact = size_of::<S::Contact>() as u64;
         let state = self.grid.as_mut().expect("uploaded first");
-        let pipeline = state.pipelines[query as usize]
+        let pipelines = state.pipelines[query as usize]
             .as_ref()
             .expect("compiled first");
         let (group, _) = &mut state.groups[query as usize];
+        let (n, list) = (queries as u64, list as u64);
         let binder = Binder::new(device, cap, group)
             .bind(0, &self.params)
             .bind(1, self.queries.get())
             .bind(2, self.shapes.get())
-            .bind(4, self.bounds.get());
-        let n = queries as u64;
+            .bind(4, self.bounds.get())
+            .bind(7, &state.pair_list)
+            .grow(8, &mut state.listed_pairs, list * 4);
         let binder = match query {
-            GridQuery::FirstHits => binder.grow(9, &mut state.first_shapes, n * 4).grow(
-                10,
-                &mut state.first_contacts,
-                n * contact,
-            ),
+            GridQuery::FirstHits => binder
+                .grow(10, &mut state.first_contacts, n * contact)
+                .grow(14, &mut state.listed_contacts, list * contact)
+                .grow(15, &mut state.first_keys, n * 4)
+                .grow(16, &mut state.first_marks, n * 4),
             GridQuery::Hits => binder
                 .bind(11, &state.hit_count)
-                .grow(12, &mut state.hit_pairs, room as u64 * 4)
-                .grow(13, &mut state.hit_contacts, room as u64 * contact),
+                .grow(12, &mut state.hit_pairs, hits as u64 * 4)
+                .grow(13, &mut state.hit_contacts, hits as u64 * contact),
             GridQuery::Counts => binder.grow(5, &mut state.query_hits, n * 4).grow(
                 6,
                 &mut state.shape_hits,
                 shapes as u64 * 4,
             ),
         };
-        binder.build("rectcast.shapes.grid_group", &pipeline.layout, group);
+        binder.build("rectcast.shapes.grid_group", &pipelines.layout, group);
     }
 
-    /// Records `query`'s walk over the uploaded tile of `queries` queries.
-    fn encode_grid(&self, encoder: &mut wgpu::CommandEncoder, query: GridQuery, queries: usize) {
+    /// Records `query` over the uploaded tile of `queries` queries: the walk that lists their
+    /// candidates, the list's dispatch, and the passes over the list. Its outputs are cleared
+    /// first; the list's length is then copied to the start of the slot's staging buffer.
+    fn encode_grid(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        query: GridQuery,
+        (queries, shapes): (usize, usize),
+        slot: usize,
+    ) {
         let state = self.grid.as_ref().expect("uploaded first");
-        let pipeline = state.pipelines[query as usize]
+        let pipelines = state.pipelines[query as usize]
             .as_ref()
             .expect("compiled first");
+        encoder.clear_buffer(&state.pair_list, 0, None);
+        let n = (queries * 4) as u64;
+        match query {
+            GridQuery::FirstHits => {
+                encoder.clear_buffer(state.first_keys.get(), 0, Some(n));
+                encoder.clear_buffer(state.first_marks.get(), 0, Some(n));
+            }
+            GridQuery::Hits => encoder.clear_buffer(&state.hit_count, 0, None),
+            GridQuery::Counts => {
+                encoder.clear_buffer(state.query_hits.get(), 0, Some(n));
+                encoder.clear_buffer(state.shape_hits.get(), 0, Some((shapes * 4) as u64));
+            }
+        }
         let (group, walk) = &state.groups[query as usize];
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("rectcast.shapes.grid_pass"),
-            timestamp_writes: self.timer.as_ref().and_then(KernelTimer::writes),
-        });
-        pass.set_pipeline(&pipeline.pipeline);
-        pass.set_bind_group(0, group.as_ref(), &[]);
-        pass.set_bind_group(1, walk.as_ref(), &[]);
-        let (x, y) = chunks::workgroup_grid(queries, self.max_workgroups_per_dimension);
-        pass.dispatch_workgroups(x, y, 1);
+        let timer = self.timer.as_ref();
+        let pass = |encoder: &mut wgpu::CommandEncoder, pipeline, dispatch: Option<(u32, u32)>| {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("rectcast.shapes.grid_pass"),
+                timestamp_writes: timer.and_then(KernelTimer::writes),
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, group.as_ref(), &[]);
+            pass.set_bind_group(1, walk.as_ref(), &[]);
+            match dispatch {
+                Some((x, y)) => pass.dispatch_workgroups(x, y, 1),
+                None => pass.dispatch_workgroups_indirect(&state.list_args, 0),
+            }
+        };
+        let walkers = chunks::workgroup_grid(queries, self.max_workgroups_per_dimension);
+        pass(encoder, &pipelines.list, Some(walkers));
+        pass(encoder, &pipelines.list_dispatch, Some((1, 1)));
+        encoder.copy_buffer_to_buffer(&state.pair_list, 4, &state.list_args, 0, 12);
+        for pipeline in &pipelines.passes {
+            pass(encoder, pipeline, None);
+        }
+        encoder.copy_buffer_to_buffer(&state.pair_list, 0, self.staging[slot].get(), 0, 4);
+    }
+
+    /// Runs `query` through `grid` over `queries` × `shapes`: each tile as [`encode_grid`]
+    /// records it, then `copy` the query's outputs into the slot's staging buffer after the
+    /// list's length (their bytes, and the submission's pairs; staging is reserved for a tile's,
+    /// and a copy of hits reserves its own); `merge` reads them back when
+    /// the list had room for every candidate, else the tile runs again with more.
+    #[allow(clippy::too_many_arguments)]
+    fn run_grid(
+        &mut self,
+        queries: &[Segment],
+        shapes: &[S],
+        grid: &Grid,
+        (query, in_flight): (GridQuery, usize),
+        mut copy: impl FnMut(&mut Self, &GridWork, &mut wgpu::CommandEncoder, usize) -> (u64, usize),
+        mut merge: impl FnMut(&GridWork, &[u8], &mut Vec<GridWork>),
+    ) -> Result<()> {
+        self.upload_grid(grid, query)?;
+        let rooms = self.grid_rooms();
+        let work = self.grid_tiles(queries.len(), shapes.len());
+        let m = shapes.len();
+        let contact = size_of::<S::Contact>();
+        let run = Run {
+            in_flight,
+            contacts: false,
+        };
+        self.run_tiles(
+            queries,
+            shapes,
+            run,
+            work,
+            |this, work: &GridWork, encoder, slot| {
+                let (mut bytes, mut pairs) = (0, 0);
+                if let GridWork::Tile { tile, list, hits } = work {
+                    let n = tile.segments.len();
+                    this.reserve_grid(query, (n, m), *list, *hits);
+                    // The list's length, then the query's outputs: reserved at once, since a
+                    // staging buffer that grows is replaced.
+                    let outputs = match query {
+                        GridQuery::FirstHits => n * (4 + contact),
+                        GridQuery::Hits => 4,
+                        GridQuery::Counts => (n + m) * 4,
+                    };
+                    this.reserve_staging(slot, 4 + outputs as u64);
+                    this.encode_grid(encoder, query, (n, m), slot);
+                    (bytes, pairs) = (4, tile.pair_count());
+                }
+                let (more, copied) = copy(this, work, encoder, slot);
+                Ok(Staged {
+                    bytes: bytes + more,
+                    step: query.passes()[0],
+                    pairs: pairs.max(copied),
+                })
+            },
+            |work, mapped, again| {
+                if let GridWork::Tile { tile, list, hits } = work {
+                    let found = bytemuck::pod_read_unaligned::<u32>(&mapped[..4]) as usize;
+                    if found > *list {
+                        // As many hits as candidates at most: room for both at once.
+                        rooms.again(tile, found, found.max(*hits), again);
+                        return;
+                    }
+                }
+                merge(work, mapped, again);
+            },
+        )
     }
 
     /// [`first_hits`](Self::first_hits) through `grid` (over `shapes`' boxes): false, with
@@ -221,38 +423,42 @@ impl<S: Shape> GpuShapeQueries<S> {
         if !self.grid_runs(grid, shapes.len()) {
             return Ok(false);
         }
-        let query = GridQuery::FirstHits;
-        self.upload_grid(grid, query)?;
         let contact = size_of::<S::Contact>();
-        let work = self.grid_tiles(queries.len(), shapes.len());
-        let run = Run {
-            in_flight: CHUNKS_IN_FLIGHT,
-            contacts: false,
-        };
-        self.run_tiles(
+        let query = (GridQuery::FirstHits, CHUNKS_IN_FLIGHT);
+        self.run_grid(
             queries,
             shapes,
-            run,
-            work,
-            |this, tile: &DenseChunk, encoder, slot| {
+            grid,
+            query,
+            |this, work, encoder, slot| {
+                let GridWork::Tile { tile, .. } = work else {
+                    return (0, 0);
+                };
                 let n = tile.segments.len();
-                let (shape_bytes, contact_bytes) = ((n * 4) as u64, (n * contact) as u64);
-                this.reserve_grid(query, n, shapes.len(), 0);
-                this.reserve_staging(slot, shape_bytes + contact_bytes);
-                this.encode_grid(encoder, query, n);
+                let (mark_bytes, contact_bytes) = ((n * 4) as u64, (n * contact) as u64);
                 let state = this.grid.as_ref().expect("uploaded first");
                 let staging = this.staging[slot].get();
-                let shapes_out = state.first_shapes.get();
-                encoder.copy_buffer_to_buffer(shapes_out, 0, staging, 0, shape_bytes);
-                let contacts_out = state.first_contacts.get();
-                encoder.copy_buffer_to_buffer(contacts_out, 0, staging, shape_bytes, contact_bytes);
-                Ok(Staged {
-                    bytes: shape_bytes + contact_bytes,
-                    step: query.entry(),
-                    pairs: tile.pair_count(),
-                })
+                let marks = state.first_marks.get();
+                encoder.copy_buffer_to_buffer(marks, 0, staging, 4, mark_bytes);
+                let contacts = state.first_contacts.get();
+                encoder.copy_buffer_to_buffer(contacts, 0, staging, 4 + mark_bytes, contact_bytes);
+                (mark_bytes + contact_bytes, 0)
             },
-            |tile, mapped, _| merge_first_hits(tile, mapped, first),
+            |work, mapped, _| {
+                let GridWork::Tile { tile, .. } = work else {
+                    return;
+                };
+                // Marks to shapes (0: none), in place of the dense reduction's shapes.
+                let n = tile.segments.len();
+                let mut read = mapped[4..].to_vec();
+                for mark in bytemuck::cast_slice_mut::<u8, u32>(&mut read[..n * 4]) {
+                    *mark = match *mark {
+                        0 => NO_SHAPE,
+                        mark => !mark,
+                    };
+                }
+                merge_first_hits(tile, &read, first);
+            },
         )?;
         Ok(true)
     }
@@ -268,46 +474,25 @@ impl<S: Shape> GpuShapeQueries<S> {
         if !self.grid_runs(grid, shapes.len()) {
             return Ok(None);
         }
-        let query = GridQuery::Hits;
-        self.upload_grid(grid, query)?;
         let contact = size_of::<S::Contact>();
-        let most_room = (self.max_binding_bytes / contact as u64) as usize;
         let m = shapes.len();
+        let rooms = self.grid_rooms();
         let mut hits = Vec::new();
-        let work = self
-            .grid_tiles(queries.len(), m)
-            .map(|tile| GridHits::Tile {
-                room: (tile.segments.len() * FIRST_HIT_ROOM).min(most_room),
-                tile,
-            });
         // One piece at a time: a tile's copy reads the hit list it left.
-        let run = Run {
-            in_flight: 1,
-            contacts: false,
-        };
-        self.run_tiles(
+        let query = (GridQuery::Hits, 1);
+        self.run_grid(
             queries,
             shapes,
-            run,
-            work,
-            |this, work: &GridHits, encoder, slot| match work {
-                GridHits::Tile { tile, room } => {
-                    let n = tile.segments.len();
-                    this.reserve_grid(query, n, m, *room);
-                    this.reserve_staging(slot, 4);
-                    let state = this.grid.as_ref().expect("uploaded first");
-                    encoder.clear_buffer(&state.hit_count, 0, None);
-                    this.encode_grid(encoder, query, n);
+            grid,
+            query,
+            |this, work, encoder, slot| match work {
+                GridWork::Tile { .. } => {
                     let state = this.grid.as_ref().expect("uploaded first");
                     let staging = this.staging[slot].get();
-                    encoder.copy_buffer_to_buffer(&state.hit_count, 0, staging, 0, 4);
-                    Ok(Staged {
-                        bytes: 4,
-                        step: query.entry(),
-                        pairs: tile.pair_count(),
-                    })
+                    encoder.copy_buffer_to_buffer(&state.hit_count, 0, staging, 4, 4);
+                    (4, 0)
                 }
-                GridHits::Copy { count, .. } => {
+                GridWork::Copy { count, .. } => {
                     let (pair_bytes, contact_bytes) =
                         ((count * 4) as u64, (count * contact) as u64);
                     this.reserve_staging(slot, pair_bytes + contact_bytes);
@@ -323,44 +508,26 @@ impl<S: Shape> GpuShapeQueries<S> {
                         pair_bytes,
                         contact_bytes,
                     );
-                    Ok(Staged {
-                        bytes: pair_bytes + contact_bytes,
-                        step: query.entry(),
-                        pairs: *count,
-                    })
+                    (pair_bytes + contact_bytes, *count)
                 }
             },
             |work, mapped, again| match work {
-                GridHits::Tile { tile, room } => {
-                    let count = bytemuck::pod_read_unaligned::<u32>(mapped) as usize;
+                GridWork::Tile {
+                    tile,
+                    list,
+                    hits: room,
+                } => {
+                    let count = bytemuck::pod_read_unaligned::<u32>(&mapped[4..8]) as usize;
                     if count > *room {
-                        // Again with room for them all, or in halves past the most a binding
-                        // holds.
-                        if count <= most_room || tile.segments.len() == 1 {
-                            again.push(GridHits::Tile {
-                                tile: tile.clone(),
-                                room: count.min(most_room),
-                            });
-                        } else {
-                            let (start, end) = (tile.segments.start, tile.segments.end);
-                            let mid = start + (end - start) / 2;
-                            for segments in [start..mid, mid..end] {
-                                let room = (segments.len() * FIRST_HIT_ROOM).min(most_room);
-                                let tile = DenseChunk {
-                                    segments,
-                                    targets: 0..m,
-                                };
-                                again.push(GridHits::Tile { tile, room });
-                            }
-                        }
+                        rooms.again(tile, *list, count, again);
                     } else if count > 0 {
-                        again.push(GridHits::Copy {
+                        again.push(GridWork::Copy {
                             tile: tile.clone(),
                             count,
                         });
                     }
                 }
-                GridHits::Copy { tile, count } => {
+                GridWork::Copy { tile, count } => {
                     let (pair_bytes, contact_bytes) = mapped.split_at(count * 4);
                     let indices: &[u32] = bytemuck::cast_slice(pair_bytes);
                     let contacts: &[S::Contact] = bytemuck::cast_slice(contact_bytes);
@@ -389,43 +556,33 @@ impl<S: Shape> GpuShapeQueries<S> {
         per_query: &mut [u32],
         per_shape: &mut [u64],
     ) -> Result<bool> {
-        if !self.grid_runs(grid, shapes.len()) || S::KERNEL.counts.is_none() {
+        if !self.grid_runs(grid, shapes.len()) {
             return Ok(false);
         }
-        let query = GridQuery::Counts;
-        self.upload_grid(grid, query)?;
         let m = shapes.len();
-        let work = self.grid_tiles(queries.len(), m);
-        let run = Run {
-            in_flight: CHUNKS_IN_FLIGHT,
-            contacts: false,
-        };
-        self.run_tiles(
+        let query = (GridQuery::Counts, CHUNKS_IN_FLIGHT);
+        self.run_grid(
             queries,
             shapes,
-            run,
-            work,
-            |this, tile: &DenseChunk, encoder, slot| {
-                let n = tile.segments.len();
-                let (query_bytes, shape_bytes) = ((n * 4) as u64, (m * 4) as u64);
-                this.reserve_grid(query, n, m, 0);
-                this.reserve_staging(slot, query_bytes + shape_bytes);
-                let state = this.grid.as_ref().expect("uploaded first");
-                encoder.clear_buffer(state.query_hits.get(), 0, Some(query_bytes));
-                encoder.clear_buffer(state.shape_hits.get(), 0, Some(shape_bytes));
-                this.encode_grid(encoder, query, n);
+            grid,
+            query,
+            |this, work, encoder, slot| {
+                let GridWork::Tile { tile, .. } = work else {
+                    return (0, 0);
+                };
+                let (query_bytes, shape_bytes) = ((tile.segments.len() * 4) as u64, (m * 4) as u64);
                 let state = this.grid.as_ref().expect("uploaded first");
                 let staging = this.staging[slot].get();
-                encoder.copy_buffer_to_buffer(state.query_hits.get(), 0, staging, 0, query_bytes);
+                encoder.copy_buffer_to_buffer(state.query_hits.get(), 0, staging, 4, query_bytes);
                 let shape_hits = state.shape_hits.get();
-                encoder.copy_buffer_to_buffer(shape_hits, 0, staging, query_bytes, shape_bytes);
-                Ok(Staged {
-                    bytes: query_bytes + shape_bytes,
-                    step: query.entry(),
-                    pairs: tile.pair_count(),
-                })
+                encoder.copy_buffer_to_buffer(shape_hits, 0, staging, 4 + query_bytes, shape_bytes);
+                (query_bytes + shape_bytes, 0)
             },
-            |tile, mapped, _| merge_counts(tile, mapped, per_query, per_shape),
+            |work, mapped, _| {
+                if let GridWork::Tile { tile, .. } = work {
+                    merge_counts(tile, &mapped[4..], per_query, per_shape);
+                }
+            },
         )?;
         Ok(true)
     }

@@ -181,8 +181,8 @@ impl Reductions {
     }
 }
 
-/// A query through the grid: its entry point in `shaders/shape_grid.wgsl` and the layout of its
-/// group 0 (group 1 is the walk's, [`layouts::GRID_WALK`]).
+/// A query through the grid: its passes in `shaders/shape_grid.wgsl` after the list's, and the
+/// layout of their group 0 (group 1 is the walk's, [`layouts::GRID_WALK`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum GridQuery {
     FirstHits = 0,
@@ -191,37 +191,45 @@ pub(super) enum GridQuery {
 }
 
 impl GridQuery {
-    pub(super) fn entry(self) -> &'static str {
+    /// The passes over the list of candidates, in order; the first is the exact path's.
+    pub(super) fn passes(self) -> &'static [&'static str] {
         match self {
-            GridQuery::FirstHits => "shape_grid_first_hits",
-            GridQuery::Hits => "shape_grid_hits",
-            GridQuery::Counts => "shape_grid_counts",
+            GridQuery::FirstHits => &[
+                "shape_grid_first_times",
+                "shape_grid_first_shapes",
+                "shape_grid_first_contacts",
+            ],
+            GridQuery::Hits => &["shape_grid_hits"],
+            GridQuery::Counts => &["shape_grid_counts"],
         }
     }
 
-    pub(super) fn entries(self) -> Entries {
+    fn entries(self) -> Entries {
         match self {
             GridQuery::FirstHits => layouts::SHAPE_GRID_FIRST_HITS,
             GridQuery::Hits => layouts::SHAPE_GRID_HITS,
-            GridQuery::Counts => layouts::SHAPE_COUNTS,
+            GridQuery::Counts => layouts::SHAPE_GRID_COUNTS,
         }
     }
 }
 
-/// A query's pipeline through the grid, with its two groups' layouts: compiled once per device
-/// and emulation for each shape, on the query's first use.
+/// A query's pipelines through the grid, all of one pipeline layout (its group 0, the walk's
+/// group 1): the walk that lists candidates, the list's indirect dispatch, and the passes over
+/// the list. Compiled once per device and emulation for each shape, on the query's first use.
 #[derive(Clone)]
-pub(super) struct GridPipeline {
+pub(super) struct GridPipelines {
     pub(super) layout: wgpu::BindGroupLayout,
     pub(super) walk_layout: wgpu::BindGroupLayout,
-    pub(super) pipeline: wgpu::ComputePipeline,
+    pub(super) list: wgpu::ComputePipeline,
+    pub(super) list_dispatch: wgpu::ComputePipeline,
+    pub(super) passes: Vec<wgpu::ComputePipeline>,
 }
 
-/// The tag of shape `S`'s pipeline for query `Q` among a device's compiled kernels.
-struct GridPipelineOf<S, const Q: u8>(std::marker::PhantomData<S>);
+/// The tag of shape `S`'s pipelines for query `Q` among a device's compiled kernels.
+struct GridPipelinesOf<S, const Q: u8>(std::marker::PhantomData<S>);
 
-impl GridPipeline {
-    /// `S`'s pipeline for `query`; its kernel walks grids (`ShapeKernel::grid`).
+impl GridPipelines {
+    /// `S`'s pipelines for `query`; its kernel walks grids (`ShapeKernel::grid`).
     pub(super) fn compile<S: Shape>(context: &GpuContext, query: GridQuery) -> Result<Self> {
         let source = S::KERNEL.grid.expect("a kernel that walks grids");
         let device = &context.device;
@@ -242,25 +250,28 @@ impl GridPipeline {
                     layouts::pipeline_layout(device, label, &[&layout, &walk_layout]);
                 let mut constants = S::constants(context.emulation());
                 constants.extend(shader::grid_walk_constants());
-                let entry = query.entry();
-                let pipeline =
-                    compute_pipeline(context, &pipeline_layout, &module, entry, entry, &constants);
+                let pipeline = |entry: &str| {
+                    compute_pipeline(context, &pipeline_layout, &module, entry, entry, &constants)
+                };
                 Ok(Self {
+                    list: pipeline("shape_grid_list"),
+                    list_dispatch: pipeline("list_dispatch"),
+                    passes: query.passes().iter().map(|entry| pipeline(entry)).collect(),
                     layout,
                     walk_layout,
-                    pipeline,
                 })
             })
         };
         match query {
-            GridQuery::FirstHits => context.compiled::<GridPipelineOf<S, 0>, _>(build),
-            GridQuery::Hits => context.compiled::<GridPipelineOf<S, 1>, _>(build),
-            GridQuery::Counts => context.compiled::<GridPipelineOf<S, 2>, _>(build),
+            GridQuery::FirstHits => context.compiled::<GridPipelinesOf<S, 0>, _>(build),
+            GridQuery::Hits => context.compiled::<GridPipelinesOf<S, 1>, _>(build),
+            GridQuery::Counts => context.compiled::<GridPipelinesOf<S, 2>, _>(build),
         }
     }
 }
 
-/// The grid on the GPU for one shape's queries, their outputs, and each query's bind groups.
+/// The grid on the GPU for one shape's queries, the list of candidates, the queries' outputs,
+/// and each query's bind groups.
 pub(super) struct ShapeGrid {
     pub(super) params: wgpu::Buffer,
     pub(super) bounds: Growable,
@@ -268,11 +279,18 @@ pub(super) struct ShapeGrid {
     pub(super) entries: Growable,
     pub(super) boxes: Growable,
     pub(super) spans: Growable,
-    /// Each query's pipeline, once compiled.
-    pub(super) pipelines: [Option<GridPipeline>; 3],
+    /// Each query's pipelines, once compiled.
+    pub(super) pipelines: [Option<GridPipelines>; 3],
     /// Each query's groups 0 and 1.
     pub(super) groups: [(Option<wgpu::BindGroup>, Option<wgpu::BindGroup>); 3],
-    pub(super) first_shapes: Growable,
+    /// The list's header (`PairList`: its length, then its passes' indirect dispatch), the
+    /// dispatch copied out of it, the listed candidates and (first hits) their contacts.
+    pub(super) pair_list: wgpu::Buffer,
+    pub(super) list_args: wgpu::Buffer,
+    pub(super) listed_pairs: Growable,
+    pub(super) listed_contacts: Growable,
+    pub(super) first_keys: Growable,
+    pub(super) first_marks: Growable,
     pub(super) first_contacts: Growable,
     pub(super) hit_count: wgpu::Buffer,
     pub(super) hit_pairs: Growable,
@@ -308,7 +326,16 @@ impl ShapeGrid {
             spans: Growable::new("rectcast.shapes.grid_spans", storage),
             pipelines: [None, None, None],
             groups: [(None, None), (None, None), (None, None)],
-            first_shapes: Growable::new("rectcast.shapes.grid_first_shapes", output),
+            pair_list: buffer("rectcast.shapes.grid_pair_list", 16, output),
+            list_args: buffer(
+                "rectcast.shapes.grid_list_args",
+                12,
+                wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
+            ),
+            listed_pairs: Growable::new("rectcast.shapes.grid_listed_pairs", output),
+            listed_contacts: Growable::new("rectcast.shapes.grid_listed_contacts", output),
+            first_keys: Growable::new("rectcast.shapes.grid_first_keys", output),
+            first_marks: Growable::new("rectcast.shapes.grid_first_marks", output),
             first_contacts: Growable::new("rectcast.shapes.grid_first_contacts", output),
             hit_count: buffer("rectcast.shapes.grid_hit_count", 16, output),
             hit_pairs: Growable::new("rectcast.shapes.grid_hit_pairs", output),

@@ -10,6 +10,8 @@
 
 mod grid;
 mod kernels;
+
+pub(crate) use grid::grid_pays;
 mod queries;
 
 use std::time::Instant;
