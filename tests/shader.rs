@@ -715,9 +715,10 @@ fn decision_operators(source: &str, from: &str, to: &str) -> Vec<&'static str> {
         // A Rust range loop is the shader's loop condition: `a..=b` is `<= b`, `a..b` is `< b`.
         .replace("..=", " <= ")
         .replace("..", " < ");
-    // WGSL array types (`array<Big, 9>`) are not comparisons either, nor a Rust `Option<…>`
-    // (the shader's `fits` flag).
-    for generic in ["array<", "Option<"] {
+    // WGSL array types (`array<Big, 9>`) are not comparisons either, nor its pointers
+    // (`ptr<function, Candidates>`, a Rust `&mut`), nor a Rust `Option<…>` (the shader's `fits`
+    // flag, or its sentinel).
+    for generic in ["array<", "ptr<", "Option<"] {
         while let Some(at) = code.find(generic) {
             let close = at + code[at..].find('>').expect("a generic type closes");
             code.replace_range(at..=close, " ");
@@ -788,6 +789,17 @@ fn cpu_mirror_culls_pairs_by_box_like_the_shader() {
         "segment_box",
         "boxes_overlap",
         7,
+    );
+}
+
+#[test]
+fn cpu_mirror_lists_a_segments_candidates_like_the_shader() {
+    assert_same_decisions(
+        "shape_grid.rs",
+        registered_grid("segment_segment.wgsl").0,
+        "candidates_of",
+        "next_candidate",
+        6,
     );
 }
 

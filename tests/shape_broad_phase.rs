@@ -7,6 +7,7 @@
 mod common;
 
 use rectcast::cpu::grid::{Grid, prefers_brute_force, walk_of};
+use rectcast::cpu::shape_grid::{candidates_of, next_candidate};
 use rectcast::scene::SplitMix64;
 use rectcast::{BroadPhase, Circle, Engine, GpuLimits, Segment, Shape, ShapeContact};
 
@@ -313,4 +314,60 @@ fn auto_walks_the_gpus_grid_for_bullets_and_runs_the_dense_passes_for_long_segme
             "{what}: few hits"
         );
     }
+}
+
+/// Every shape `segments` touch, by the scalar function `touches`, is among the candidates the
+/// walk's CPU mirror lists (`src/cpu/shape_grid.rs`, the GPU's walk line for line), and none is
+/// listed twice.
+fn assert_the_walk_lists_every_shape_touched<S: Shape>(
+    what: &str,
+    segments: &[Segment],
+    shapes: &[S],
+    touches: impl Fn(&Segment, &S) -> bool,
+) -> usize {
+    let bounds: Vec<_> = shapes.iter().map(S::bounds).collect();
+    let mut grid = Grid::default();
+    grid.build(&bounds);
+    let mut touched = 0;
+    for (q, s) in segments.iter().enumerate() {
+        let mut listed = vec![false; shapes.len()];
+        let mut candidates = candidates_of(&grid, s, shapes.len());
+        while let Some(j) = next_candidate(&grid, s, &mut candidates) {
+            assert!(
+                !listed[j as usize],
+                "{what}: segment {q} {s:?} lists shape {j} twice"
+            );
+            listed[j as usize] = true;
+        }
+        for (j, shape) in shapes.iter().enumerate() {
+            if touches(s, shape) {
+                touched += 1;
+                assert!(
+                    listed[j],
+                    "{what}: segment {q} {s:?} touches shape {j} ({:?}), which its walk skips",
+                    bounds[j]
+                );
+            }
+        }
+    }
+    touched
+}
+
+#[test]
+fn the_walk_lists_every_shape_a_segment_touches_once() {
+    let mut rng = SplitMix64::new(3407);
+    let (segments, walls, circles) = (
+        segments(&mut rng, 3000),
+        walls(&mut rng, 600),
+        circles(&mut rng, 600),
+    );
+    let touched = assert_the_walk_lists_every_shape_touched("walls", &segments, &walls, |s, w| {
+        rectcast::segment_segment(s, w).hit()
+    });
+    assert!(touched > 1000, "walls: {touched} touches");
+    let touched =
+        assert_the_walk_lists_every_shape_touched("circles", &segments, &circles, |s, c| {
+            rectcast::segment_circle(s, c).hit()
+        });
+    assert!(touched > 1000, "circles: {touched} touches");
 }

@@ -16,6 +16,7 @@ pub mod segment_circle;
 pub mod segment_polygon;
 pub mod segment_rect;
 pub mod segment_segment;
+pub mod shape_grid;
 pub mod shape_queries;
 pub mod workers;
 
