@@ -131,6 +131,25 @@ pub(crate) struct GridBuffers {
     bounds_scratch: Vec<f32>,
 }
 
+/// The uniform block of `plan`'s grid (`GridParams`, `shaders/grid_walk.wgsl`): its axes, with
+/// the columns' bounds first and the rows' after them in the bounds' buffer, and its rects.
+pub(crate) fn grid_params(plan: &Grid) -> GridParams {
+    let axis = |a: &crate::cpu::grid::Axis, first: usize| GridAxis {
+        first: first as u32,
+        cells: a.cells,
+        origin: a.origin,
+        scale: a.scale,
+    };
+    GridParams {
+        xs: axis(&plan.xs, 0),
+        ys: axis(&plan.ys, plan.xs.bounds.len()),
+        cols: plan.cols,
+        rows: plan.rows,
+        rect_count: plan.spans.len() as u32,
+        padding: 0,
+    }
+}
+
 /// Whether the GPU can hold `plan`'s grid (`entries` entries) within `max_binding_bytes` per
 /// binding, and build it in dispatches of at most `max_workgroups_per_dimension` workgroups a
 /// side.
@@ -219,20 +238,7 @@ impl GridBuffers {
         if !bounds.is_empty() {
             queue.write_buffer(self.bounds.get(), 0, bytemuck::cast_slice(bounds));
         }
-        let axis = |a: &crate::cpu::grid::Axis, first: usize| GridAxis {
-            first: first as u32,
-            cells: a.cells,
-            origin: a.origin,
-            scale: a.scale,
-        };
-        let params = GridParams {
-            xs: axis(&plan.xs, 0),
-            ys: axis(&plan.ys, plan.xs.bounds.len()),
-            cols: plan.cols,
-            rows: plan.rows,
-            rect_count: rects as u32,
-            padding: 0,
-        };
+        let params = grid_params(plan);
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
         let grid = self.bind_group.as_ref().expect("made above");
         let max = max_workgroups_per_dimension;

@@ -12,7 +12,7 @@
 //! bytes).
 
 use super::kernels::{GridPipelines, GridQuery, ShapeGrid};
-use super::queries::{merge_counts, merge_first_hits};
+use super::queries::{copy_hits, merge_counts, merge_first_hits, merge_hits};
 use super::{GpuShapeQueries, Run, Staged, TileWork};
 use crate::cpu::grid::Grid;
 use crate::cpu::shape_queries::NO_SHAPE;
@@ -21,7 +21,6 @@ use crate::gpu::buffers::{Binder, Growable};
 use crate::gpu::chunks::{self, DenseChunk};
 use crate::gpu::layouts;
 use crate::gpu::ring::CHUNKS_IN_FLIGHT;
-use crate::gpu::shader::{GridAxis, GridParams};
 use crate::gpu::timer::KernelTimer;
 use crate::shape::{Shape, ShapeHit};
 use crate::types::{Rect, Segment};
@@ -230,20 +229,7 @@ impl<S: Shape> GpuShapeQueries<S> {
         write(&state.entries, bytemuck::cast_slice(&grid.entries));
         write(&state.boxes, bytemuck::cast_slice(&grid.boxes));
         write(&state.spans, bytemuck::cast_slice(&grid.spans));
-        let axis = |a: &crate::cpu::grid::Axis, first: usize| GridAxis {
-            first: first as u32,
-            cells: a.cells,
-            origin: a.origin,
-            scale: a.scale,
-        };
-        let params = GridParams {
-            xs: axis(&grid.xs, 0),
-            ys: axis(&grid.ys, grid.xs.bounds.len()),
-            cols: grid.cols,
-            rows: grid.rows,
-            rect_count: grid.spans.len() as u32,
-            padding: 0,
-        };
+        let params = crate::gpu::grid::grid_params(grid);
         queue.write_buffer(&state.params, 0, bytemuck::bytes_of(&params));
         Ok(())
     }
@@ -475,7 +461,6 @@ impl<S: Shape> GpuShapeQueries<S> {
             return Ok(None);
         }
         let contact = size_of::<S::Contact>();
-        let m = shapes.len();
         let rooms = self.grid_rooms();
         let mut hits = Vec::new();
         // One piece at a time: a tile's copy reads the hit list it left.
@@ -493,22 +478,12 @@ impl<S: Shape> GpuShapeQueries<S> {
                     (4, 0)
                 }
                 GridWork::Copy { count, .. } => {
-                    let (pair_bytes, contact_bytes) =
-                        ((count * 4) as u64, (count * contact) as u64);
-                    this.reserve_staging(slot, pair_bytes + contact_bytes);
+                    this.reserve_staging(slot, (count * (4 + contact)) as u64);
                     let state = this.grid.as_ref().expect("uploaded first");
+                    let lists = (state.hit_pairs.get(), state.hit_contacts.get());
                     let staging = this.staging[slot].get();
-                    let (pairs_out, contacts_out) =
-                        (state.hit_pairs.get(), state.hit_contacts.get());
-                    encoder.copy_buffer_to_buffer(pairs_out, 0, staging, 0, pair_bytes);
-                    encoder.copy_buffer_to_buffer(
-                        contacts_out,
-                        0,
-                        staging,
-                        pair_bytes,
-                        contact_bytes,
-                    );
-                    (pair_bytes + contact_bytes, *count)
+                    let bytes = copy_hits::<S::Contact>(encoder, lists, staging, *count);
+                    (bytes, *count)
                 }
             },
             |work, mapped, again| match work {
@@ -527,19 +502,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                         });
                     }
                 }
-                GridWork::Copy { tile, count } => {
-                    let (pair_bytes, contact_bytes) = mapped.split_at(count * 4);
-                    let indices: &[u32] = bytemuck::cast_slice(pair_bytes);
-                    let contacts: &[S::Contact] = bytemuck::cast_slice(contact_bytes);
-                    hits.extend(indices.iter().zip(contacts).map(|(&i, &contact)| {
-                        let i = i as usize;
-                        ShapeHit {
-                            segment: (tile.segments.start + i / m) as u32,
-                            shape: (i % m) as u32,
-                            contact,
-                        }
-                    }));
-                }
+                GridWork::Copy { tile, count } => merge_hits(tile, mapped, *count, &mut hits),
             },
         )?;
         // Appended in no set order: (segment, shape) is each hit's own key.

@@ -230,23 +230,12 @@ impl<S: Shape> GpuShapeQueries<S> {
                     })
                 }
                 HitsWork::Copy { count, .. } => {
-                    let (pair_bytes, contact_bytes) =
-                        ((count * 4) as u64, (count * contact) as u64);
-                    this.reserve_staging(slot, pair_bytes + contact_bytes);
+                    this.reserve_staging(slot, (count * (4 + contact)) as u64);
                     let reductions = this.reductions.as_ref().expect("the kernel reduces");
+                    let lists = (reductions.hit_pairs.get(), reductions.hit_contacts.get());
                     let staging = this.staging[slot].get();
-                    let (pairs_out, contacts_out) =
-                        (reductions.hit_pairs.get(), reductions.hit_contacts.get());
-                    encoder.copy_buffer_to_buffer(pairs_out, 0, staging, 0, pair_bytes);
-                    encoder.copy_buffer_to_buffer(
-                        contacts_out,
-                        0,
-                        staging,
-                        pair_bytes,
-                        contact_bytes,
-                    );
                     Ok(Staged {
-                        bytes: pair_bytes + contact_bytes,
+                        bytes: copy_hits::<S::Contact>(encoder, lists, staging, *count),
                         step: HITS_ENTRY,
                         pairs: *count,
                     })
@@ -262,20 +251,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                         });
                     }
                 }
-                HitsWork::Copy { tile, count } => {
-                    let (pair_bytes, contact_bytes) = mapped.split_at(count * 4);
-                    let indices: &[u32] = bytemuck::cast_slice(pair_bytes);
-                    let contacts: &[S::Contact] = bytemuck::cast_slice(contact_bytes);
-                    let width = tile.targets.len();
-                    hits.extend(indices.iter().zip(contacts).map(|(&i, &contact)| {
-                        let i = i as usize;
-                        ShapeHit {
-                            segment: (tile.segments.start + i / width) as u32,
-                            shape: (tile.targets.start + i % width) as u32,
-                            contact,
-                        }
-                    }));
-                }
+                HitsWork::Copy { tile, count } => merge_hits(tile, mapped, *count, &mut hits),
             },
         )?;
         // Appended in no set order, and by tile: (segment, shape) is each hit's own key.
@@ -450,4 +426,40 @@ pub(super) fn merge_counts(
     for (total, &h) in per_shape[tile.targets.clone()].iter_mut().zip(shape_hits) {
         *total += h as u64;
     }
+}
+
+/// Records the copy of the first `count` hits of a hit list (`lists`: each hit's pair index,
+/// then its contact) into `staging`, indices first; the bytes copied.
+pub(super) fn copy_hits<C>(
+    encoder: &mut wgpu::CommandEncoder,
+    (pairs, contacts): (&wgpu::Buffer, &wgpu::Buffer),
+    staging: &wgpu::Buffer,
+    count: usize,
+) -> u64 {
+    let (pair_bytes, contact_bytes) = ((count * 4) as u64, (count * size_of::<C>()) as u64);
+    encoder.copy_buffer_to_buffer(pairs, 0, staging, 0, pair_bytes);
+    encoder.copy_buffer_to_buffer(contacts, 0, staging, pair_bytes, contact_bytes);
+    pair_bytes + contact_bytes
+}
+
+/// Appends to `hits` the `count` hits of `tile` a copy read back (`mapped`, as [`copy_hits`]
+/// lays them out: pair `i` is the tile's query `i / width` and shape `i % width`).
+pub(super) fn merge_hits<C: ShapeContact>(
+    tile: &DenseChunk,
+    mapped: &[u8],
+    count: usize,
+    hits: &mut Vec<ShapeHit<C>>,
+) {
+    let (pair_bytes, contact_bytes) = mapped.split_at(count * 4);
+    let indices: &[u32] = bytemuck::cast_slice(pair_bytes);
+    let contacts: &[C] = bytemuck::cast_slice(&contact_bytes[..count * size_of::<C>()]);
+    let width = tile.targets.len();
+    hits.extend(indices.iter().zip(contacts).map(|(&i, &contact)| {
+        let i = i as usize;
+        ShapeHit {
+            segment: (tile.segments.start + i / width) as u32,
+            shape: (tile.targets.start + i % width) as u32,
+            contact,
+        }
+    }));
 }
