@@ -137,7 +137,9 @@ fn shape_pairs_listed(
     contacts[i] = shape_exact(queries[i / shape_params.shape_count], i % shape_params.shape_count);
 }
 
-// Hits per query and per shape of the tile, exactly, without t: the counts.
+// The counts' first pass, over every pair of the tile: a pair certain_miss certifies is not a hit,
+// every other pair is listed for shape_counts_listed (as the dense pairs' first pass lists them,
+// so that no invocation of this pass holds the exact path's code and its variables).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn shape_counts(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
@@ -148,10 +150,26 @@ fn shape_counts(
     if (i >= shape_params.pair_count) {
         return;
     }
+    if (!certain_miss(queries[i / shape_params.shape_count], i % shape_params.shape_count)) {
+        list_pair(i);
+    }
+}
+
+// The counts' second pass, over the pairs shape_counts listed: hits per query and per shape of
+// the tile, exactly, without t.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn shape_counts_listed(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let i = listed_pair(workgroup_id, num_workgroups, local_index);
+    if (i >= shape_params.pair_count) {
+        return;
+    }
     let q = i / shape_params.shape_count;
     let j = i % shape_params.shape_count;
-    let query = queries[q];
-    if (!certain_miss(query, j) && shape_hit(query, j)) {
+    if (shape_hit(queries[q], j)) {
         count_hit(q, j);
     }
 }

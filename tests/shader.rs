@@ -61,6 +61,7 @@ const SHAPE_ENTRY_POINTS: &[&str] = &[
     "shape_pairs_dense",
     "shape_pairs_listed",
     "shape_counts",
+    "shape_counts_listed",
     "shape_first_hits",
     "shape_hit_list",
 ];
@@ -72,6 +73,7 @@ const SHAPE_GRID_ENTRY_POINTS: &[&str] = &[
     "shape_pairs_dense",
     "shape_pairs_listed",
     "shape_counts",
+    "shape_counts_listed",
     "shape_first_hits",
     "shape_hit_list",
     "shape_grid_list",
@@ -145,6 +147,7 @@ fn kernels() -> [Kernel; 12] {
                 "shape_pairs_dense",
                 "shape_pairs_listed",
                 "shape_counts",
+                "shape_counts_listed",
             ],
         },
         Kernel {

@@ -90,6 +90,8 @@ pub(crate) const SHAPE_COUNTS: Entries = &[
     storage_entry(4, true),
     storage_entry(5, false),
     storage_entry(6, false),
+    storage_entry(7, false),
+    storage_entry(8, false),
 ];
 
 /// A shape's reductions (`shaders/shape_queries.wgsl`): first hits and the hit list.
@@ -144,7 +146,7 @@ pub(crate) const SHAPE_GRID_HITS: Entries = &[
     storage_entry(13, false),
 ];
 
-/// A shape's counts through the grid: [`SHAPE_COUNTS`], and the list of candidates.
+/// A shape's counts through the grid: [`SHAPE_COUNTS`]' bindings.
 pub(crate) const SHAPE_GRID_COUNTS: Entries = &[
     uniform_entry(0),
     storage_entry(1, true),

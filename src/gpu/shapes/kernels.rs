@@ -91,11 +91,12 @@ impl ShapeKernels {
         })
     }
 
-    /// Shape `S`'s counts entry point and its layout, where it has one: compiled on the
-    /// device's first count of `S`, then kept for every engine on the device, as the rest.
+    /// Shape `S`'s counts entry point, its second pass over the pairs the first lists
+    /// ([`COUNTS_LISTED_ENTRY`]), and their layout, where it has them: compiled on the device's
+    /// first count of `S`, then kept for every engine on the device, as the rest.
     pub(super) fn compile_counts<S: Shape>(
         context: &GpuContext,
-    ) -> Result<Option<(wgpu::BindGroupLayout, wgpu::ComputePipeline)>> {
+    ) -> Result<Option<CountsPipelines>> {
         let Some(entry) = S::KERNEL.counts else {
             return Ok(None);
         };
@@ -105,34 +106,49 @@ impl ShapeKernels {
                 let (module, constants) = module_of::<S>(context);
                 let (layout, pipeline_layout) =
                     layouts(device, "rectcast.shapes.counts_layout", SHAPE_COUNTS);
-                let pipeline =
-                    compute_pipeline(context, &pipeline_layout, &module, entry, entry, &constants);
-                Ok((layout, pipeline))
+                let pipeline = |entry| {
+                    compute_pipeline(context, &pipeline_layout, &module, entry, entry, &constants)
+                };
+                Ok((layout, pipeline(entry), pipeline(COUNTS_LISTED_ENTRY)))
             })
         };
         context.compiled::<CountsOf<S>, _>(compile).map(Some)
     }
 }
 
+/// The counts' second pass, over the pairs the first lists (`shaders/shape_passes.wgsl`).
+pub(super) const COUNTS_LISTED_ENTRY: &str = "shape_counts_listed";
+
+/// The counts' layout, their first pass and their second.
+pub(super) type CountsPipelines = (
+    wgpu::BindGroupLayout,
+    wgpu::ComputePipeline,
+    wgpu::ComputePipeline,
+);
+
 /// A shape's counts entry point: hits per query and per shape of a tile, summed on the GPU
 /// (bindings 5 and 6 of `shaders/shape_passes.wgsl`), so that a call reads back one number per
-/// query and per shape instead of every pair's contact.
+/// query and per shape instead of every pair's contact. Its first pass lists the pairs the
+/// float filters do not certify as misses (bindings 7 and 8, the dense pairs' list), and the
+/// second runs the exact hit test over that list.
 pub(super) struct CountsKernel {
     pub(super) layout: wgpu::BindGroupLayout,
     pub(super) pipeline: wgpu::ComputePipeline,
+    pub(super) listed: wgpu::ComputePipeline,
     pub(super) query_hits: Growable,
     pub(super) shape_hits: Growable,
     pub(super) bind_group: Option<wgpu::BindGroup>,
 }
 
 impl CountsKernel {
-    pub(super) fn new((layout, pipeline): (wgpu::BindGroupLayout, wgpu::ComputePipeline)) -> Self {
+    pub(super) fn new((layout, pipeline, listed): CountsPipelines) -> Self {
         let counter = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_SRC
             | wgpu::BufferUsages::COPY_DST;
         Self {
             layout,
             pipeline,
+            listed,
             query_hits: Growable::new("rectcast.shapes.query_hits", counter),
             shape_hits: Growable::new("rectcast.shapes.shape_hits", counter),
             bind_group: None,

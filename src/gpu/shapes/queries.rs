@@ -290,11 +290,13 @@ impl<S: Shape> GpuShapeQueries<S> {
             self.counts = ShapeKernels::compile_counts::<S>(&self.context)?.map(CountsKernel::new);
         }
         let work = chunks::plan_dense(queries.len(), shapes.len(), self.tile_caps(step));
+        // With room for the dense pairs' list, which the counts' first pass fills (each tile's
+        // submission reads it back only through its counts).
         self.run_tiles(
             queries,
             shapes,
             Run {
-                contacts: false,
+                contacts: true,
                 ..DENSE
             },
             work,
@@ -306,16 +308,32 @@ impl<S: Shape> GpuShapeQueries<S> {
                 let kernel = this.counts.as_ref().expect("the kernel counts");
                 encoder.clear_buffer(kernel.query_hits.get(), 0, Some(query_bytes));
                 encoder.clear_buffer(kernel.shape_hits.get(), 0, Some(shape_bytes));
+                encoder.clear_buffer(&this.pair_list, 0, None);
                 let (label, bind_group) =
                     ("rectcast.shapes.counts_pass", kernel.bind_group.as_ref());
                 let pairs = tile.pair_count();
+                let timer = this.timer.as_ref();
                 dispatch(
                     encoder,
-                    (label, this.timer.as_ref()),
+                    (label, timer),
                     &kernel.pipeline,
                     bind_group,
                     this.grid(pairs),
                 );
+                // Sized on the GPU from the list's length, then run over the list.
+                let (list_dispatch, _) = this.kernels.listed.as_ref().expect("a listed pass");
+                let label = "rectcast.shapes.list_dispatch_pass";
+                let dense = this.bind_group.as_ref();
+                dispatch(encoder, (label, timer), list_dispatch, dense, (1, 1));
+                encoder.copy_buffer_to_buffer(&this.pair_list, 4, &this.list_dispatch_args, 0, 12);
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("rectcast.shapes.counts_listed_pass"),
+                    timestamp_writes: timer.and_then(KernelTimer::writes),
+                });
+                pass.set_pipeline(&kernel.listed);
+                pass.set_bind_group(0, bind_group, &[]);
+                pass.dispatch_workgroups_indirect(&this.list_dispatch_args, 0);
+                drop(pass);
                 let staging = this.staging[slot].get();
                 encoder.copy_buffer_to_buffer(kernel.query_hits.get(), 0, staging, 0, query_bytes);
                 let shape_hits = kernel.shape_hits.get();
@@ -345,6 +363,8 @@ impl<S: Shape> GpuShapeQueries<S> {
             .bind(4, self.bounds.get())
             .grow(5, &mut kernel.query_hits, (queries * 4) as u64)
             .grow(6, &mut kernel.shape_hits, (shapes * 4) as u64)
+            .bind(7, &self.pair_list)
+            .bind(8, self.listed_pairs.get())
             .build(
                 "rectcast.shapes.counts_bind_group",
                 &kernel.layout,
