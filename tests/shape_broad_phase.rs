@@ -174,15 +174,9 @@ fn circles_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
     );
 }
 
-/// scripts/test.sh: native only
-#[test]
-fn a_tile_with_more_hits_than_its_room_runs_again_with_room_for_all() {
-    let Some(mut gpu) = gpu_through_the_grid("hits past the room", GpuLimits::default()) else {
-        return;
-    };
-    // A fence of 60 posts, and bullets flying through all of it: 60 hits a segment, where a
-    // tile starts with room for 8.
-    let posts: Vec<Segment> = (0..60)
+/// A fence of `posts` posts, and 200 bullets flying through all of it.
+fn fence(posts: usize) -> (Vec<Segment>, Vec<Segment>) {
+    let posts: Vec<Segment> = (0..posts)
         .map(|k| Segment::new(10.0 + 16.0 * k as f32, 0.0, 10.0 + 16.0 * k as f32, 100.0))
         .collect();
     let mut rng = SplitMix64::new(3403);
@@ -192,19 +186,49 @@ fn a_tile_with_more_hits_than_its_room_runs_again_with_room_for_all() {
             Segment::new(0.0, y, 1000.0, rng.range(1.0, 99.0))
         })
         .collect();
+    (bullets, posts)
+}
+
+/// Hits through the grid over `fence(posts)` (every bullet meets every post) in `chunks`
+/// submissions, and the oracle's first hits, hits and counts.
+fn assert_a_fence_runs_in(posts: usize, chunks: usize) {
+    let what = format!("a fence of {posts}");
+    let Some(mut gpu) = gpu_through_the_grid(&what, GpuLimits::default()) else {
+        return;
+    };
+    let (bullets, posts) = fence(posts);
     let hits = gpu.shape_hits(&bullets, &posts).expect("hits");
     assert!(gpu.used_broad_phase());
-    assert_eq!(hits.len(), 200 * 60, "every bullet meets every post");
-    // The tile, the tile again with room for its 12,000 candidates and hits, and their copy.
+    assert_eq!(
+        hits.len(),
+        200 * posts.len(),
+        "every bullet meets every post"
+    );
     let call = gpu.last_gpu_call().expect("a GPU call");
-    assert_eq!(call.chunks, 3, "{call:?}");
+    assert_eq!(call.chunks, chunks, "{what}: {call:?}");
     check_through_the_grid(
         &mut gpu,
-        "a fence",
+        &what,
         &bullets,
         &posts,
         common::segments::segment_segment,
     );
+}
+
+/// scripts/test.sh: native only
+#[test]
+fn a_tile_with_more_candidates_than_its_list_holds_runs_again_with_room_for_all() {
+    // 60 candidates a bullet, where a tile starts with room for 16: the tile, the tile again
+    // with room for its 12,000 candidates and as many hits, and their copy.
+    assert_a_fence_runs_in(60, 3);
+}
+
+/// scripts/test.sh: native only
+#[test]
+fn a_tile_with_more_hits_than_its_hit_list_holds_runs_again_with_room_for_all() {
+    // 12 candidates a bullet fit the list's room for 16, and their 12 hits a bullet do not fit
+    // the hit list's 8: the tile, the tile again with room for its 2,400 hits, and their copy.
+    assert_a_fence_runs_in(12, 3);
 }
 
 /// scripts/test.sh: native only
