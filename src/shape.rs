@@ -217,10 +217,12 @@ pub struct ShapeKernel {
     /// alias and `contact_hit`. Without it, the host reduces the dense pairs it reads back.
     pub reduces: bool,
     /// The same queries through the broad phase's grid, where the kernel has them: `source`,
-    /// then the walk (`shaders/grid_walk.wgsl`) and the queries over each segment's candidates
-    /// (`shaders/shape_grid.wgsl`), as `kernel_source!(grid: file)` composes them. A module of
-    /// its own: the walk binds a second group, and a device that binds one group only cannot
-    /// create a module that declares it.
+    /// then the walk (`shaders/grid_walk.wgsl`, `shaders/shape_walk.wgsl`) and the queries over
+    /// each segment's candidates (`shaders/shape_grid.wgsl`), as `kernel_source!(grid: file)`
+    /// composes them; for polygons, their edges' contacts over each segment's candidates
+    /// (`shaders/polygon_grid.wgsl`), which the host gathers. A module of its own: the walk
+    /// binds a second group, and a device that binds one group only cannot create a module
+    /// that declares it.
     pub grid: Option<&'static str>,
 }
 
@@ -246,8 +248,9 @@ impl ShapeKernel {
 /// A shape's kernel source: the per-pair function of rects (its `Segment`, `Rect`, `order_key`,
 /// `mul_wide`), the exact integers, the shape's files in `shaders/` in the order given, then the
 /// passes over a tile (`shaders/shape_passes.wgsl`); after `reduces:`, the queries reduced from
-/// its contacts (`shaders/shape_queries.wgsl`) last; after `grid:`, that source, then the same
-/// queries through the grid (`shaders/grid_walk.wgsl`, `shaders/shape_grid.wgsl`).
+/// its contacts (`shaders/shape_queries.wgsl`) last; after `grid:`, that source, then the walk
+/// (`kernel_source!(walk)`: `shaders/grid_walk.wgsl`, `shaders/shape_walk.wgsl`) and the same
+/// queries through the grid (`shaders/shape_grid.wgsl`).
 macro_rules! kernel_source {
     (reduces: $($file:literal),+) => {
         concat!(
@@ -260,9 +263,16 @@ macro_rules! kernel_source {
         concat!(
             $crate::shape::kernel_source!(reduces: $($file),+),
             "\n",
-            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/grid_walk.wgsl")),
+            $crate::shape::kernel_source!(walk),
             "\n",
             include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shape_grid.wgsl"))
+        )
+    };
+    (walk) => {
+        concat!(
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/grid_walk.wgsl")),
+            "\n",
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shape_walk.wgsl"))
         )
     };
     ($($file:literal),+) => {

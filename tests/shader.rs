@@ -34,8 +34,8 @@ fn registered(file: &str) -> (&'static str, Vec<(&'static str, f64)>) {
 fn registered_grid(file: &str) -> (&'static str, Vec<(&'static str, f64)>) {
     let shape = registered_shape(file);
     let source = (shape.kernel.grid).unwrap_or_else(|| panic!("shaders/{file} walks no grid"));
-    let mut constants = (shape.constants)(Emulation::Native);
-    constants.extend(shader::grid_walk_constants());
+    let constants =
+        shader::shape_grid_constants(&shape.kernel, (shape.constants)(Emulation::Native));
     (source, constants)
 }
 
@@ -84,7 +84,20 @@ const SHAPE_GRID_ENTRY_POINTS: &[&str] = &[
     "shape_grid_counts",
 ];
 
-fn kernels() -> [Kernel; 12] {
+/// The entry points of the polygons' kernel through the grid: its own, then
+/// `shaders/shape_walk.wgsl`'s list, then `shaders/polygon_grid.wgsl`'s.
+const POLYGON_GRID_ENTRY_POINTS: &[&str] = &[
+    "polygon_edges_dense",
+    "list_dispatch",
+    "shape_pairs_dense",
+    "shape_pairs_listed",
+    "shape_counts",
+    "shape_counts_listed",
+    "shape_grid_list",
+    "polygon_grid_edges",
+];
+
+fn kernels() -> [Kernel; 14] {
     [
         Kernel {
             file: "segment_rect.wgsl",
@@ -126,6 +139,18 @@ fn kernels() -> [Kernel; 12] {
         },
         Kernel {
             // The first kernel whose queries walk the grid with it.
+            file: "shape_walk.wgsl",
+            source: registered_grid("segment_segment.wgsl").0,
+            constants: registered_grid("segment_segment.wgsl").1,
+            entry_points: SHAPE_GRID_ENTRY_POINTS,
+        },
+        Kernel {
+            file: "polygon_grid.wgsl",
+            source: registered_grid("segment_polygon.wgsl").0,
+            constants: registered_grid("segment_polygon.wgsl").1,
+            entry_points: POLYGON_GRID_ENTRY_POINTS,
+        },
+        Kernel {
             file: "shape_grid.wgsl",
             source: registered_grid("segment_segment.wgsl").0,
             constants: registered_grid("segment_segment.wgsl").1,
@@ -245,6 +270,7 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
             "exact.wgsl",
             "grid.wgsl",
             "grid_walk.wgsl",
+            "polygon_grid.wgsl",
             "rect_pairs.wgsl",
             "rect_queries.wgsl",
             "segment_circle.wgsl",
@@ -253,7 +279,8 @@ fn every_shader_in_the_shaders_folder_is_a_kernel_the_host_builds() {
             "segment_segment.wgsl",
             "shape_grid.wgsl",
             "shape_passes.wgsl",
-            "shape_queries.wgsl"
+            "shape_queries.wgsl",
+            "shape_walk.wgsl"
         ]
     );
 }
@@ -338,9 +365,10 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
         assert_eq!(
             registered_grid(file).0,
             format!(
-                "{}\n{}\n{}",
+                "{}\n{}\n{}\n{}",
                 kernel(file).source,
                 read("grid_walk.wgsl"),
+                read("shape_walk.wgsl"),
                 read("shape_grid.wgsl")
             ),
             "{file}"
@@ -366,6 +394,17 @@ fn the_embedded_shaders_are_the_files_in_shaders() {
             read("segment_segment.wgsl"),
             read("segment_polygon.wgsl"),
             read("shape_passes.wgsl")
+        )
+    );
+    // Their edges through the grid: that kernel, the walk, then their own file.
+    assert_eq!(
+        registered_grid("segment_polygon.wgsl").0,
+        format!(
+            "{}\n{}\n{}\n{}",
+            kernel("segment_polygon.wgsl").source,
+            read("grid_walk.wgsl"),
+            read("shape_walk.wgsl"),
+            read("polygon_grid.wgsl")
         )
     );
     // The grid's kernels call the queries' helpers.
@@ -798,7 +837,7 @@ fn cpu_mirror_culls_pairs_by_box_like_the_shader() {
 #[test]
 fn cpu_mirror_lists_a_segments_candidates_like_the_shader() {
     assert_same_decisions(
-        "shape_grid.rs",
+        "shape_walk.rs",
         registered_grid("segment_segment.wgsl").0,
         "candidates_of",
         "next_candidate",
@@ -958,8 +997,14 @@ fn the_exported_kernels_are_the_ones_the_host_compiles() {
     files.sort();
     let mut expected: Vec<_> = kernels()
         .into_iter()
-        // The parts other kernels include.
-        .filter(|k| !k.file.starts_with("shape_") && k.file != "grid_walk.wgsl")
+        // The parts other kernels include, and the polygons' edges through the grid, which
+        // the polygons' registry entry names (`ShapeKernel::grid`, as the walls' and circles'
+        // queries through the grid).
+        .filter(|k| {
+            !k.file.starts_with("shape_")
+                && k.file != "grid_walk.wgsl"
+                && k.file != "polygon_grid.wgsl"
+        })
         .map(|k| k.file)
         .collect();
     expected.sort();

@@ -7,7 +7,7 @@
 mod common;
 
 use rectcast::cpu::grid::{Grid, prefers_brute_force, walk_of};
-use rectcast::cpu::shape_grid::{candidates_of, next_candidate};
+use rectcast::cpu::shape_walk::{candidates_of, next_candidate};
 use rectcast::scene::SplitMix64;
 use rectcast::{BroadPhase, Circle, Engine, GpuLimits, Segment, Shape, ShapeContact};
 
@@ -341,7 +341,7 @@ fn auto_walks_the_gpus_grid_for_bullets_and_runs_the_dense_passes_for_long_segme
 }
 
 /// Every shape `segments` touch, by the scalar function `touches`, is among the candidates the
-/// walk's CPU mirror lists (`src/cpu/shape_grid.rs`, the GPU's walk line for line), and none is
+/// walk's CPU mirror lists (`src/cpu/shape_walk.rs`, the GPU's walk line for line), and none is
 /// listed twice.
 fn assert_the_walk_lists_every_shape_touched<S: Shape>(
     what: &str,

@@ -16,8 +16,8 @@ pub mod segment_circle;
 pub mod segment_polygon;
 pub mod segment_rect;
 pub mod segment_segment;
-pub mod shape_grid;
 pub mod shape_queries;
+pub mod shape_walk;
 pub mod workers;
 
 renamed_module!(

@@ -6,6 +6,7 @@ use crate::cpu::segment_polygon::{
     EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_contact, polygon_edge,
     polygon_edges,
 };
+use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
 use crate::error::{Error, InputArray, Result};
 use crate::query::Counts;
 use crate::shape::ShapeHit;
@@ -16,13 +17,25 @@ use super::auto::{Family, Work};
 use super::shapes::{
     SHAPE_PAIRS_PER_CHUNK, check_indices, counts_in_rows, first_hits_in_rows, hits_in_rows,
 };
-use super::{Engine, On};
+use super::{Engine, Inner, On};
 
 /// A (segment, polygon index) pair's contact, on the culled paths.
 type PolygonContactOf<'a> = dyn Fn(&Segment, usize) -> PolygonContact + Sync + 'a;
 
 /// A (segment, polygon index) pair's hit alone ([`polygon_hit`]), for the culled counts.
 type PolygonHitOf<'a> = dyn Fn(&Segment, usize) -> bool + Sync + 'a;
+
+/// How a query over polygons went on a GPU engine ([`Engine::polygons_through_grid`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Through {
+    /// Through the grid on the GPU: every hit was handed over.
+    Grid,
+    /// On the host's CPU instead (the GPU fell back, or `Auto` put it there): the caller runs
+    /// the query [on the host](Engine::on_host), and drops what it was handed.
+    Host,
+    /// Not through the grid (the broad-phase setting, or the device): the dense passes.
+    Dense,
+}
 
 impl Engine {
     /// Every query segment against every polygon, segment × polygon (docs/semantics.md):
@@ -61,6 +74,22 @@ impl Engine {
         if self.culled_polygon_hits(segments, polygons, |chunk| hits.extend_from_slice(chunk))? {
             return Ok(hits);
         }
+        let through = self.polygons_through_grid(segments, polygons, |s, p, contact| {
+            hits.push(ShapeHit {
+                segment: s as u32,
+                shape: p as u32,
+                contact,
+            })
+        })?;
+        match through {
+            Through::Grid => {
+                // Handed over in no set order: (segment, polygon) is each hit's own key.
+                hits.sort_unstable_by_key(|h| (h.segment, h.shape));
+                return Ok(hits);
+            }
+            Through::Host => return self.on_host(|this| this.polygon_hits(segments, polygons)),
+            Through::Dense => {}
+        }
         hits_in_rows(polygons.len(), |each| {
             self.polygon_chunks(segments, polygons, each)
         })
@@ -78,6 +107,25 @@ impl Engine {
         let mut first = vec![None; segments.len()];
         if self.culled_polygon_first_hits(segments, polygons, &ByIndex, &mut first)? {
             return Ok(first);
+        }
+        let through = self.polygons_through_grid(segments, polygons, |s, p, contact| {
+            let best = &mut first[s];
+            let (best_shape, best_contact) =
+                best.map_or((NO_SHAPE, contact), |h| (h.shape, h.contact));
+            if comes_first(&contact, p as u32, &best_contact, best_shape) {
+                *best = Some(ShapeHit {
+                    segment: s as u32,
+                    shape: p as u32,
+                    contact,
+                });
+            }
+        })?;
+        match through {
+            Through::Grid => return Ok(first),
+            Through::Host => {
+                return self.on_host(|this| this.polygon_first_hits(segments, polygons));
+            }
+            Through::Dense => {}
         }
         first_hits_in_rows(segments.len(), polygons.len(), |each| {
             self.polygon_chunks(segments, polygons, each)
@@ -102,6 +150,15 @@ impl Engine {
         })?;
         if culled {
             return Ok(counts);
+        }
+        let through = self.polygons_through_grid(segments, polygons, |s, p, _| {
+            counts.per_segment[s] += 1;
+            counts.per_target[p] += 1;
+        })?;
+        match through {
+            Through::Grid => return Ok(counts),
+            Through::Host => return self.on_host(|this| this.polygon_counts(segments, polygons)),
+            Through::Dense => {}
         }
         counts_in_rows(segments.len(), polygons.len(), |each| {
             self.polygon_chunks(segments, polygons, each)
@@ -166,6 +223,65 @@ impl Engine {
         };
         let work = Work::dense(Family::Polygons, segments.len(), polygons.edge_count());
         run(self, work, &bounds, &contact, &hit)
+    }
+
+    /// On a GPU engine, the polygons' queries through the grid where the broad-phase setting
+    /// picks it ([`Engine::with_gpu_grid`]): `each(segment, polygon, contact)` for every
+    /// hitting pair, in no set order. The GPU tests each segment's candidates' edges; here
+    /// each candidate's edges are gathered into its answer ([`polygon_contact`]), the pairs
+    /// the kernel left to the host decided ([`edge_ends::HOST`]), as for the dense pairs.
+    /// Segments checked.
+    fn polygons_through_grid(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+        mut each: impl FnMut(usize, usize, PolygonContact),
+    ) -> Result<Through> {
+        if !matches!(self.inner, Inner::Gpu(_)) || polygons.is_empty() || segments.is_empty() {
+            return Ok(Through::Dense);
+        }
+        let edges = polygon_edges(polygons);
+        let offsets = polygons.offsets();
+        let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
+        let work = Work::dense(Family::Polygons, segments.len(), edges.len());
+        self.with_gpu_grid(segments, &bounds, |this, grid| {
+            let Some(grid) = grid else {
+                return Ok((Through::Dense, false));
+            };
+            let through = this.run(work, |on| match on {
+                On::Gpu(gpu) => {
+                    let mut on_host = 0;
+                    let mut decided = Vec::new();
+                    let ran = gpu.on_shapes::<PolygonEdge, _>(|host| {
+                        host.polygons_through(segments, &edges, offsets, grid, |s, p, contacts| {
+                            let query = &segments[s];
+                            let range = offsets[p] as usize..offsets[p + 1] as usize;
+                            let mut contacts = contacts;
+                            if contacts.iter().any(|c| c.ends & edge_ends::HOST != 0) {
+                                // The pairs the kernel's narrow integers do not reach.
+                                decided.clear();
+                                decided.extend_from_slice(contacts);
+                                for (c, edge) in decided.iter_mut().zip(&edges[range.clone()]) {
+                                    if c.ends & edge_ends::HOST != 0 {
+                                        on_host += 1;
+                                        *c = polygon_edge(query, edge);
+                                    }
+                                }
+                                contacts = &decided;
+                            }
+                            let contact = polygon_contact(query, &edges[range], contacts);
+                            if contact.hit() {
+                                each(s, p, contact);
+                            }
+                        })
+                    })?;
+                    gpu.edges_on_host += on_host;
+                    Ok(if ran { Through::Grid } else { Through::Dense })
+                }
+                On::Cpu(_) => Ok(Through::Host),
+            })?;
+            Ok((through, through == Through::Grid))
+        })
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed

@@ -465,7 +465,7 @@ impl Engine {
     /// dense passes); else `None`. `run` answers with whether the call went through the grid,
     /// which [`Engine::used_broad_phase`] then says; the grid's build counts as the call's
     /// preparing.
-    fn with_gpu_grid<T>(
+    pub(super) fn with_gpu_grid<T>(
         &mut self,
         segments: &[Segment],
         bounds: &[Rect],

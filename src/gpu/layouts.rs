@@ -158,12 +158,28 @@ pub(crate) const SHAPE_GRID_COUNTS: Entries = &[
     storage_entry(8, false),
 ];
 
-/// The shapes' pipelines through the grid (first hits, hits, counts), each with the walk as
-/// group 1. Optional, as [`GRID_PIPELINE`].
-pub(crate) const SHAPE_GRID_PIPELINES: [&[Entries]; 3] = [
+/// Polygons' edges through the grid (`shaders/polygon_grid.wgsl`): the tile's queries and
+/// edges, the edges' contacts, the list of candidates, the polygons' table, where each
+/// candidate's edges start, and how many there are.
+pub(crate) const POLYGON_GRID_EDGES: Entries = &[
+    uniform_entry(0),
+    storage_entry(1, true),
+    storage_entry(2, true),
+    storage_entry(3, false),
+    storage_entry(7, false),
+    storage_entry(8, false),
+    storage_entry(17, true),
+    storage_entry(18, false),
+    storage_entry(19, false),
+];
+
+/// The shapes' pipelines through the grid (first hits, hits, counts; polygons' edges), each
+/// with the walk as group 1. Optional, as [`GRID_PIPELINE`].
+pub(crate) const SHAPE_GRID_PIPELINES: [&[Entries]; 4] = [
     &[SHAPE_GRID_FIRST_HITS, GRID_WALK],
     &[SHAPE_GRID_HITS, GRID_WALK],
     &[SHAPE_GRID_COUNTS, GRID_WALK],
+    &[POLYGON_GRID_EDGES, GRID_WALK],
 ];
 
 /// The groups of every pipeline layout every query needs (one group each).
@@ -237,8 +253,8 @@ pub(crate) fn required_limits() -> wgpu::Limits {
 /// runs on the GPU too.
 pub(crate) fn grid_limits() -> wgpu::Limits {
     let required = required_limits();
-    let [first_hits, hits, counts] = SHAPE_GRID_PIPELINES;
-    let grids = [GRID_PIPELINE, first_hits, hits, counts];
+    let [first_hits, hits, counts, polygons] = SHAPE_GRID_PIPELINES;
+    let grids = [GRID_PIPELINE, first_hits, hits, counts, polygons];
     binding(&grids, required.clone()).or_better_values_from(&required)
 }
 

@@ -387,6 +387,19 @@ pub fn grid_constants(query: u32, emulation: Emulation) -> Constants {
     constants
 }
 
+/// The overridable constants of a shape's queries through the grid
+/// ([`crate::ShapeKernel::grid`]), after the shape's own (`constants`,
+/// [`crate::Shape::constants`]): the walk's ([`grid_walk_constants`]), and the list's
+/// `NO_SHAPE` where the kernel does not reduce its contacts (polygons: their grid file
+/// declares it, a reducing kernel's reductions do).
+pub fn shape_grid_constants(kernel: &crate::ShapeKernel, mut constants: Constants) -> Constants {
+    constants.extend(grid_walk_constants());
+    match kernel.reduces {
+        true => constants,
+        false => with_shape_queries(constants),
+    }
+}
+
 /// The overridable constants of the walk through the grid (`shaders/grid_walk.wgsl`): its
 /// widening and its floor, from `src/cpu/grid.rs`. A shape's queries through the grid
 /// ([`crate::ShapeKernel::grid`]) take them after the shape's own ([`crate::Shape::constants`]).

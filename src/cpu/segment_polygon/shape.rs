@@ -15,6 +15,19 @@ use crate::validate;
 /// their edges on the host, so the queries over shapes' contacts are not part of it.
 const SOURCE: &str = crate::shape::kernel_source!("segment_segment.wgsl", "segment_polygon.wgsl");
 
+/// The kernel through the grid: [`SOURCE`], the walk, then `shaders/polygon_grid.wgsl` (each
+/// listed candidate's edges' contacts, which the host gathers as it gathers the dense pairs').
+const GRID_SOURCE: &str = concat!(
+    crate::shape::kernel_source!("segment_segment.wgsl", "segment_polygon.wgsl"),
+    "\n",
+    crate::shape::kernel_source!(walk),
+    "\n",
+    include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/shaders/polygon_grid.wgsl"
+    ))
+);
+
 crate::shape::contact_with_times!(EdgeContact, "contact", contact: crate::Contact);
 
 crate::shape::contact_with_times!(PolygonContact, "kind", kind: crate::Kind);
@@ -33,7 +46,7 @@ impl Shape for PolygonEdge {
         listed: None,
         counts: None,
         reduces: false,
-        grid: None,
+        grid: Some(GRID_SOURCE),
     };
 
     fn exact(query: &Segment, edge: &PolygonEdge) -> EdgeContact {

@@ -69,7 +69,8 @@ pub(crate) fn grid_pays(grid: &Grid, queries: &[Segment], shapes: usize) -> bool
 }
 
 /// A piece of a query's work through the grid: a tile with room for `list` candidates and
-/// `hits` hits, or the copy of the `count` hits a tile found.
+/// `hits` hits (polygons: edges' contacts), or the copy of the `count` hits a tile found
+/// (polygons: its `count` candidates and their `edges` edges' contacts).
 enum GridWork {
     Tile {
         tile: DenseChunk,
@@ -79,6 +80,7 @@ enum GridWork {
     Copy {
         tile: DenseChunk,
         count: usize,
+        edges: usize,
     },
 }
 
@@ -132,12 +134,14 @@ impl Rooms {
 }
 
 impl<S: Shape> GpuShapeQueries<S> {
-    /// Whether the queries over `shapes` can run through `grid` here: the kernel walks grids,
-    /// the device binds the pipelines' buffers, and the shapes and the grid fit its bindings.
-    fn grid_runs(&self, grid: &Grid, shapes: usize) -> bool {
+    /// Whether `query` over `shapes` can run through `grid` here: the kernel walks grids and
+    /// runs the query, the device binds the pipelines' buffers, and the shapes and the grid
+    /// fit its bindings.
+    fn grid_runs(&self, query: GridQuery, grid: &Grid, shapes: usize) -> bool {
         let limits = self.context.limits();
         let entries = grid.entries.len() as u64;
         S::KERNEL.grid.is_some()
+            && query.runs_on(S::KERNEL.reduces)
             && grid.is_built()
             && !grid.along
             && grid.spans.len() == shapes
@@ -257,24 +261,30 @@ impl<S: Shape> GpuShapeQueries<S> {
             .bind(0, &self.params)
             .bind(1, self.queries.get())
             .bind(2, self.shapes.get())
-            .bind(4, self.bounds.get())
             .bind(7, &state.pair_list)
             .grow(8, &mut state.listed_pairs, list * 4);
         let binder = match query {
             GridQuery::FirstHits => binder
+                .bind(4, self.bounds.get())
                 .grow(10, &mut state.first_contacts, n * contact)
                 .grow(14, &mut state.listed_contacts, list * contact)
                 .grow(15, &mut state.first_keys, n * 4)
                 .grow(16, &mut state.first_marks, n * 4),
             GridQuery::Hits => binder
+                .bind(4, self.bounds.get())
                 .bind(11, &state.hit_count)
                 .grow(12, &mut state.hit_pairs, hits as u64 * 4)
                 .grow(13, &mut state.hit_contacts, hits as u64 * contact),
-            GridQuery::Counts => binder.grow(5, &mut state.query_hits, n * 4).grow(
-                6,
-                &mut state.shape_hits,
-                shapes as u64 * 4,
-            ),
+            GridQuery::Counts => binder
+                .bind(4, self.bounds.get())
+                .grow(5, &mut state.query_hits, n * 4)
+                .grow(6, &mut state.shape_hits, shapes as u64 * 4),
+            // The polygons' table went up with the grid ([`polygons_through`]).
+            GridQuery::PolygonEdges => binder
+                .grow(3, &mut state.edge_contacts, hits as u64 * contact)
+                .bind(17, state.polygon_table.get())
+                .grow(18, &mut state.listed_edges, list * 4)
+                .bind(19, &state.edge_count),
         };
         binder.build("rectcast.shapes.grid_group", &pipelines.layout, group);
     }
@@ -305,6 +315,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                 encoder.clear_buffer(state.query_hits.get(), 0, Some(n));
                 encoder.clear_buffer(state.shape_hits.get(), 0, Some((shapes * 4) as u64));
             }
+            GridQuery::PolygonEdges => encoder.clear_buffer(&state.edge_count, 0, None),
         }
         let (group, walk) = &state.groups[query as usize];
         let timer = self.timer.as_ref();
@@ -369,7 +380,7 @@ impl<S: Shape> GpuShapeQueries<S> {
                     // staging buffer that grows is replaced.
                     let outputs = match query {
                         GridQuery::FirstHits => n * (4 + contact),
-                        GridQuery::Hits => 4,
+                        GridQuery::Hits | GridQuery::PolygonEdges => 4,
                         GridQuery::Counts => (n + m) * 4,
                     };
                     this.reserve_staging(slot, 4 + outputs as u64);
@@ -406,7 +417,7 @@ impl<S: Shape> GpuShapeQueries<S> {
         grid: &Grid,
         first: &mut [Option<ShapeHit<S::Contact>>],
     ) -> Result<bool> {
-        if !self.grid_runs(grid, shapes.len()) {
+        if !self.grid_runs(GridQuery::FirstHits, grid, shapes.len()) {
             return Ok(false);
         }
         let contact = size_of::<S::Contact>();
@@ -457,7 +468,7 @@ impl<S: Shape> GpuShapeQueries<S> {
         shapes: &[S],
         grid: &Grid,
     ) -> Result<Option<Vec<ShapeHit<S::Contact>>>> {
-        if !self.grid_runs(grid, shapes.len()) {
+        if !self.grid_runs(GridQuery::Hits, grid, shapes.len()) {
             return Ok(None);
         }
         let contact = size_of::<S::Contact>();
@@ -499,10 +510,11 @@ impl<S: Shape> GpuShapeQueries<S> {
                         again.push(GridWork::Copy {
                             tile: tile.clone(),
                             count,
+                            edges: 0,
                         });
                     }
                 }
-                GridWork::Copy { tile, count } => merge_hits(tile, mapped, *count, &mut hits),
+                GridWork::Copy { tile, count, .. } => merge_hits(tile, mapped, *count, &mut hits),
             },
         )?;
         // Appended in no set order: (segment, shape) is each hit's own key.
@@ -519,7 +531,7 @@ impl<S: Shape> GpuShapeQueries<S> {
         per_query: &mut [u32],
         per_shape: &mut [u64],
     ) -> Result<bool> {
-        if !self.grid_runs(grid, shapes.len()) {
+        if !self.grid_runs(GridQuery::Counts, grid, shapes.len()) {
             return Ok(false);
         }
         let m = shapes.len();
@@ -544,6 +556,117 @@ impl<S: Shape> GpuShapeQueries<S> {
             |work, mapped, _| {
                 if let GridWork::Tile { tile, .. } = work {
                     merge_counts(tile, &mapped[4..], per_query, per_shape);
+                }
+            },
+        )?;
+        Ok(true)
+    }
+
+    /// Polygons through `grid` (over the polygons' boxes): every query's candidates, the
+    /// polygons whose box its own meets, each tested against its polygon's edges on the GPU
+    /// (`shaders/polygon_grid.wgsl`). `self` is the polygons' edges' kernel, `edges` the
+    /// polygons' edges in order and `offsets` where each polygon's start (and the last one's
+    /// end). `each(segment, polygon, its edges' contacts)` takes every candidate, in no set
+    /// order; a pair that is not one misses. False, with nothing done, where it cannot run
+    /// here ([`grid_runs`](Self::grid_runs)).
+    pub(crate) fn polygons_through(
+        &mut self,
+        queries: &[Segment],
+        edges: &[S],
+        offsets: &[u32],
+        grid: &Grid,
+        mut each: impl FnMut(usize, usize, &[S::Contact]),
+    ) -> Result<bool> {
+        let query = GridQuery::PolygonEdges;
+        let polygons = offsets.len().saturating_sub(1);
+        // Every edge goes up in one tile.
+        let edge_bytes = (edges.len() * size_of::<S>().max(size_of::<Rect>())) as u64;
+        if !self.grid_runs(query, grid, polygons) || edge_bytes > self.max_binding_bytes {
+            return Ok(false);
+        }
+        // The table: the polygons' count, then their offsets.
+        let table: Vec<u32> = std::iter::once(polygons as u32)
+            .chain(offsets.iter().copied())
+            .collect();
+        let context = self.context.clone();
+        let cap = self.max_binding_bytes;
+        let state = self.grid.get_or_insert_with(|| ShapeGrid::new(&context));
+        let table_bytes = bytemuck::cast_slice::<u32, u8>(&table);
+        if state
+            .polygon_table
+            .reserve(&context.device, table_bytes.len() as u64, cap)
+        {
+            // The query's group names the table it replaced.
+            state.groups[query as usize].0 = None;
+        }
+        context
+            .queue
+            .write_buffer(state.polygon_table.get(), 0, table_bytes);
+        let contact = size_of::<S::Contact>();
+        let rooms = self.grid_rooms();
+        // One piece at a time: a tile's copy reads the lists it left.
+        self.run_grid(
+            queries,
+            edges,
+            grid,
+            (query, 1),
+            |this, work, encoder, slot| match work {
+                GridWork::Tile { .. } => {
+                    let state = this.grid.as_ref().expect("uploaded first");
+                    let staging = this.staging[slot].get();
+                    encoder.copy_buffer_to_buffer(&state.edge_count, 0, staging, 4, 4);
+                    (4, 0)
+                }
+                GridWork::Copy { count, edges, .. } => {
+                    let (list_bytes, edge_bytes) = ((count * 4) as u64, (edges * contact) as u64);
+                    this.reserve_staging(slot, 2 * list_bytes + edge_bytes);
+                    let state = this.grid.as_ref().expect("uploaded first");
+                    let staging = this.staging[slot].get();
+                    let mut at = 0;
+                    for (buffer, bytes) in [
+                        (state.listed_pairs.get(), list_bytes),
+                        (state.listed_edges.get(), list_bytes),
+                        (state.edge_contacts.get(), edge_bytes),
+                    ] {
+                        if bytes > 0 {
+                            encoder.copy_buffer_to_buffer(buffer, 0, staging, at, bytes);
+                        }
+                        at += bytes;
+                    }
+                    (at, *edges)
+                }
+            },
+            |work, mapped, again| match work {
+                GridWork::Tile {
+                    tile,
+                    list,
+                    hits: room,
+                } => {
+                    let count = bytemuck::pod_read_unaligned::<u32>(&mapped[..4]) as usize;
+                    let edges = bytemuck::pod_read_unaligned::<u32>(&mapped[4..8]) as usize;
+                    if edges > *room {
+                        rooms.again(tile, *list, edges, again);
+                    } else if count > 0 {
+                        again.push(GridWork::Copy {
+                            tile: tile.clone(),
+                            count,
+                            edges,
+                        });
+                    }
+                }
+                GridWork::Copy { tile, count, edges } => {
+                    let (pairs, rest) = mapped.split_at(count * 4);
+                    let (starts, contacts) = rest.split_at(count * 4);
+                    let contacts: Vec<S::Contact> =
+                        bytemuck::pod_collect_to_vec(&contacts[..edges * contact]);
+                    let pairs: Vec<u32> = bytemuck::pod_collect_to_vec(pairs);
+                    let starts: Vec<u32> = bytemuck::pod_collect_to_vec(starts);
+                    for (pair, start) in pairs.into_iter().zip(starts) {
+                        let (q, p) = (pair as usize / polygons, pair as usize % polygons);
+                        let start = start as usize;
+                        let len = (offsets[p + 1] - offsets[p]) as usize;
+                        each(tile.segments.start + q, p, &contacts[start..start + len]);
+                    }
                 }
             },
         )?;

@@ -197,14 +197,19 @@ impl Reductions {
     }
 }
 
-/// A query through the grid: its passes in `shaders/shape_grid.wgsl` after the list's, and the
-/// layout of their group 0 (group 1 is the walk's, [`layouts::GRID_WALK`]).
+/// A query through the grid: its passes after the list's, and the layout of their group 0
+/// (group 1 is the walk's, [`layouts::GRID_WALK`]). The first three are a reducing shape's
+/// (`shaders/shape_grid.wgsl`); the last is the polygons' (`shaders/polygon_grid.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum GridQuery {
     FirstHits = 0,
     Hits = 1,
     Counts = 2,
+    PolygonEdges = 3,
 }
+
+/// How many queries through the grid there are: [`GridQuery`]'s.
+pub(super) const GRID_QUERIES: usize = 4;
 
 impl GridQuery {
     /// The passes over the list of candidates, in order; the first is the exact path's.
@@ -217,6 +222,7 @@ impl GridQuery {
             ],
             GridQuery::Hits => &["shape_grid_hits"],
             GridQuery::Counts => &["shape_grid_counts"],
+            GridQuery::PolygonEdges => &["polygon_grid_edges"],
         }
     }
 
@@ -225,7 +231,14 @@ impl GridQuery {
             GridQuery::FirstHits => layouts::SHAPE_GRID_FIRST_HITS,
             GridQuery::Hits => layouts::SHAPE_GRID_HITS,
             GridQuery::Counts => layouts::SHAPE_GRID_COUNTS,
+            GridQuery::PolygonEdges => layouts::POLYGON_GRID_EDGES,
         }
+    }
+
+    /// Whether a kernel that does (or does not) reduce its contacts runs this query: the
+    /// reductions' queries, or the polygons' edges.
+    pub(super) fn runs_on(self, reduces: bool) -> bool {
+        reduces != (self == GridQuery::PolygonEdges)
     }
 }
 
@@ -264,8 +277,8 @@ impl GridPipelines {
                 );
                 let pipeline_layout =
                     layouts::pipeline_layout(device, label, &[&layout, &walk_layout]);
-                let mut constants = S::constants(context.emulation());
-                constants.extend(shader::grid_walk_constants());
+                let constants =
+                    shader::shape_grid_constants(&S::KERNEL, S::constants(context.emulation()));
                 let pipeline = |entry: &str| {
                     compute_pipeline(context, &pipeline_layout, &module, entry, entry, &constants)
                 };
@@ -282,6 +295,7 @@ impl GridPipelines {
             GridQuery::FirstHits => context.compiled::<GridPipelinesOf<S, 0>, _>(build),
             GridQuery::Hits => context.compiled::<GridPipelinesOf<S, 1>, _>(build),
             GridQuery::Counts => context.compiled::<GridPipelinesOf<S, 2>, _>(build),
+            GridQuery::PolygonEdges => context.compiled::<GridPipelinesOf<S, 3>, _>(build),
         }
     }
 }
@@ -296,9 +310,9 @@ pub(super) struct ShapeGrid {
     pub(super) boxes: Growable,
     pub(super) spans: Growable,
     /// Each query's pipelines, once compiled.
-    pub(super) pipelines: [Option<GridPipelines>; 3],
+    pub(super) pipelines: [Option<GridPipelines>; GRID_QUERIES],
     /// Each query's groups 0 and 1.
-    pub(super) groups: [(Option<wgpu::BindGroup>, Option<wgpu::BindGroup>); 3],
+    pub(super) groups: [(Option<wgpu::BindGroup>, Option<wgpu::BindGroup>); GRID_QUERIES],
     /// The list's header (`PairList`: its length, then its passes' indirect dispatch), the
     /// dispatch copied out of it, the listed candidates and (first hits) their contacts.
     pub(super) pair_list: wgpu::Buffer,
@@ -313,6 +327,12 @@ pub(super) struct ShapeGrid {
     pub(super) hit_contacts: Growable,
     pub(super) query_hits: Growable,
     pub(super) shape_hits: Growable,
+    /// The polygons' table (their count, then their edges' offsets), where each listed
+    /// candidate's edges' contacts start, how many there are, and the contacts.
+    pub(super) polygon_table: Growable,
+    pub(super) listed_edges: Growable,
+    pub(super) edge_count: wgpu::Buffer,
+    pub(super) edge_contacts: Growable,
 }
 
 impl ShapeGrid {
@@ -340,8 +360,8 @@ impl ShapeGrid {
             entries: Growable::new("rectcast.shapes.grid_entries", storage),
             boxes: Growable::new("rectcast.shapes.grid_boxes", storage),
             spans: Growable::new("rectcast.shapes.grid_spans", storage),
-            pipelines: [None, None, None],
-            groups: [(None, None), (None, None), (None, None)],
+            pipelines: std::array::from_fn(|_| None),
+            groups: std::array::from_fn(|_| (None, None)),
             pair_list: buffer("rectcast.shapes.grid_pair_list", 16, output),
             list_args: buffer(
                 "rectcast.shapes.grid_list_args",
@@ -358,6 +378,10 @@ impl ShapeGrid {
             hit_contacts: Growable::new("rectcast.shapes.grid_hit_contacts", output),
             query_hits: Growable::new("rectcast.shapes.grid_query_hits", output),
             shape_hits: Growable::new("rectcast.shapes.grid_shape_hits", output),
+            polygon_table: Growable::new("rectcast.shapes.grid_polygon_table", storage),
+            listed_edges: Growable::new("rectcast.shapes.grid_listed_edges", output),
+            edge_count: buffer("rectcast.shapes.grid_edge_count", 16, output),
+            edge_contacts: Growable::new("rectcast.shapes.grid_edge_contacts", output),
         }
     }
 

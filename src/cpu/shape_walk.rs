@@ -1,10 +1,11 @@
-//! CPU mirror of `shaders/shape_grid.wgsl`'s walk: a segment's candidates through the grid
-//! over shapes' boxes, one at a time, each once, as the GPU lists them before its exact path
-//! runs over the list. Same names and the same branch order (the drift test, tests/shader.rs,
-//! holds them); the GPU's passes over the list are the dense passes' hooks, mirrored by each
-//! shape's folder. The CPU's own queries walk the grid through [`super::grid::walk_cells`];
-//! this is the executable form of the GPU's walk, which tests check against every shape the
-//! segment touches.
+//! CPU mirror of `shaders/shape_walk.wgsl`: a segment's candidates through the grid over
+//! shapes' boxes, one at a time, each once, as the GPU lists them before its exact path runs
+//! over the list (walls' and circles' queries, `shaders/shape_grid.wgsl`; polygons' edges,
+//! `shaders/polygon_grid.wgsl`). Same names and the same branch order (the drift test,
+//! tests/shader.rs, holds them); the GPU's passes over the list are the dense passes' hooks,
+//! mirrored by each shape's folder. The CPU's own queries walk the grid through
+//! [`super::grid::walk_cells`]; this is the executable form of the GPU's walk, which tests
+//! check against every shape the segment touches.
 
 use super::grid::{
     Grid, Walk, is_first_visit, prefers_brute_force, row_columns, walk_col, walk_of, walk_row,
