@@ -149,9 +149,9 @@ fn polygons_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() 
     check_through_the_grid(&mut gpu, "polygons", &segments, &polygons);
 }
 
-/// `polygons` hit by 100 bullets flying through all of them along the x axis, through the grid
-/// in `chunks` submissions, and the oracle's first hits, hits and counts.
-fn assert_a_row_runs_in(what: &str, polygons: &[Rings], chunks: usize) {
+/// `polygons`, the first `crossed` of them crossed by 100 bullets flying along y = 10, through
+/// the grid in `chunks` submissions, and the oracle's first hits, hits and counts.
+fn assert_a_row_runs_in(what: &str, polygons: &[Rings], crossed: usize, chunks: usize) {
     let Some(mut gpu) = gpu_through_the_grid(what, GpuLimits::default()) else {
         return;
     };
@@ -164,8 +164,8 @@ fn assert_a_row_runs_in(what: &str, polygons: &[Rings], chunks: usize) {
     assert!(gpu.used_broad_phase());
     assert_eq!(
         hits.len(),
-        100 * polygons.len(),
-        "every bullet meets every polygon"
+        100 * crossed,
+        "every bullet meets every polygon crossed"
     );
     let call = gpu.last_gpu_call().expect("a GPU call");
     assert_eq!(call.chunks, chunks, "{what}: {call:?}");
@@ -186,24 +186,30 @@ fn row_of_squares(count: usize) -> Vec<Rings> {
 #[test]
 fn a_tile_with_more_candidates_than_its_list_holds_runs_again_with_room_for_all() {
     // 40 candidates a bullet, where a tile starts with room for 16: the tile, the tile again
-    // with room for its 4,000 candidates and as many edges (too few: 16,000), the tile again
-    // with room for those, and their copy.
-    assert_a_row_runs_in("a row of 40 squares", &row_of_squares(40), 4);
+    // with room for its 4,000 candidates and their 16,000 edges (4 a polygon, on average),
+    // and their copy.
+    assert_a_row_runs_in("a row of 40 squares", &row_of_squares(40), 40, 3);
 }
 
 /// scripts/test.sh: native only
 #[test]
 fn a_tile_with_more_edges_than_its_contacts_hold_runs_again_with_room_for_all() {
     // One candidate a bullet fits the list's room for 16, and its 48 edges do not fit the
-    // room for 8 contacts a bullet: the tile, the tile again with room for its 4,800 edges,
-    // and their copy. A regular 48-gon, stretched along x, that every bullet crosses.
+    // room for 8 candidates' edges a bullet, at 4 edges a polygon on average: the tile, the
+    // tile again with room for its 4,800 edges, and their copy. A regular 48-gon, stretched
+    // along x, that every bullet crosses, and 47 triangles away from the bullets.
     let ring: Vec<[f32; 2]> = (0..48)
         .map(|k| {
             let a = k as f32 * std::f32::consts::TAU / 48.0;
             [500.0 + 900.0 * a.cos(), 10.0 + 9.0 * a.sin()]
         })
         .collect();
-    assert_a_row_runs_in("a 48-gon", &[vec![ring]], 3);
+    let mut polygons = vec![vec![ring]];
+    polygons.extend((0..47).map(|k| {
+        let x = k as f32 * 20.0;
+        vec![vec![[x, 500.0], [x + 10.0, 500.0], [x, 510.0]]]
+    }));
+    assert_a_row_runs_in("a 48-gon", &polygons, 1, 3);
 }
 
 /// scripts/test.sh: native only

@@ -93,11 +93,14 @@ impl TileWork for GridWork {
     }
 }
 
-/// The most candidates and hits one tile's lists hold: what one binding holds of each.
+/// The most candidates and hits one tile's lists hold: what one binding holds of each; and
+/// the room for hits a candidate takes at first (polygons: edges' contacts, as many as a
+/// polygon has edges on average).
 #[derive(Clone, Copy)]
 struct Rooms {
     list: usize,
     hits: usize,
+    per_candidate: usize,
 }
 
 impl Rooms {
@@ -106,7 +109,7 @@ impl Rooms {
         let n = segments.len();
         GridWork::Tile {
             list: (n * FIRST_LIST_ROOM).min(self.list),
-            hits: (n * FIRST_HIT_ROOM).min(self.hits),
+            hits: (n * FIRST_HIT_ROOM * self.per_candidate).min(self.hits),
             tile: DenseChunk {
                 segments,
                 targets: 0..shapes,
@@ -159,18 +162,29 @@ impl<S: Shape> GpuShapeQueries<S> {
             )
     }
 
-    /// The most a tile's lists hold.
-    fn grid_rooms(&self) -> Rooms {
+    /// The most a tile's lists hold, for `query` over `shapes` shapes through `grid` (over
+    /// `grid.spans.len()` of them: polygons over their edges).
+    fn grid_rooms(&self, query: GridQuery, grid: &Grid, shapes: usize) -> Rooms {
         let contact = size_of::<S::Contact>().max(4) as u64;
         let most = (self.max_binding_bytes / contact) as usize;
+        let per_candidate = match query {
+            GridQuery::PolygonEdges => shapes.div_ceil(grid.spans.len().max(1)).max(1),
+            _ => 1,
+        };
         Rooms {
             list: most,
             hits: most,
+            per_candidate,
         }
     }
 
     /// The tiles of `queries` against all `shapes` shapes through the grid.
-    fn grid_tiles(&self, queries: usize, shapes: usize) -> impl Iterator<Item = GridWork> + use<S> {
+    fn grid_tiles(
+        &self,
+        queries: usize,
+        shapes: usize,
+        rooms: Rooms,
+    ) -> impl Iterator<Item = GridWork> + use<S> {
         let dispatch = self.caps.pairs as usize;
         // Candidates name their pair as q * shapes + j, in u32.
         let tile = TILE_QUERIES
@@ -178,7 +192,6 @@ impl<S: Shape> GpuShapeQueries<S> {
             .min(dispatch)
             .min(u32::MAX as usize / shapes.max(1))
             .max(1);
-        let rooms = self.grid_rooms();
         (0..queries.div_ceil(tile))
             .map(move |k| rooms.tile(k * tile..((k + 1) * tile).min(queries), shapes))
     }
@@ -358,8 +371,8 @@ impl<S: Shape> GpuShapeQueries<S> {
         mut merge: impl FnMut(&GridWork, &[u8], &mut Vec<GridWork>),
     ) -> Result<()> {
         self.upload_grid(grid, query)?;
-        let rooms = self.grid_rooms();
-        let work = self.grid_tiles(queries.len(), shapes.len());
+        let rooms = self.grid_rooms(query, grid, shapes.len());
+        let work = self.grid_tiles(queries.len(), shapes.len(), rooms);
         let m = shapes.len();
         let contact = size_of::<S::Contact>();
         let run = Run {
@@ -398,8 +411,10 @@ impl<S: Shape> GpuShapeQueries<S> {
                 if let GridWork::Tile { tile, list, hits } = work {
                     let found = bytemuck::pod_read_unaligned::<u32>(&mapped[..4]) as usize;
                     if found > *list {
-                        // As many hits as candidates at most: room for both at once.
-                        rooms.again(tile, found, found.max(*hits), again);
+                        // As many hits as candidates at most (polygons: about as many edges
+                        // as their polygons have): room for both at once.
+                        let hits = (found * rooms.per_candidate).max(*hits);
+                        rooms.again(tile, found, hits, again);
                         return;
                     }
                 }
@@ -472,7 +487,7 @@ impl<S: Shape> GpuShapeQueries<S> {
             return Ok(None);
         }
         let contact = size_of::<S::Contact>();
-        let rooms = self.grid_rooms();
+        let rooms = self.grid_rooms(GridQuery::Hits, grid, shapes.len());
         let mut hits = Vec::new();
         // One piece at a time: a tile's copy reads the hit list it left.
         let query = (GridQuery::Hits, 1);
@@ -603,7 +618,7 @@ impl<S: Shape> GpuShapeQueries<S> {
             .queue
             .write_buffer(state.polygon_table.get(), 0, table_bytes);
         let contact = size_of::<S::Contact>();
-        let rooms = self.grid_rooms();
+        let rooms = self.grid_rooms(query, grid, edges.len());
         // One piece at a time: a tile's copy reads the lists it left.
         self.run_grid(
             queries,

@@ -112,6 +112,12 @@ enum BenchQuery {
     WallHits,
     /// Segment × circle, the hitting pairs (`Engine::shape_hits`).
     CircleHits,
+    /// Segment × polygon, hits per segment and per polygon (`Engine::polygon_counts`).
+    PolygonCounts,
+    /// Segment × polygon, each segment's first hit (`Engine::polygon_first_hits`).
+    PolygonFirstHits,
+    /// Segment × polygon, the hitting pairs (`Engine::polygon_hits`).
+    PolygonHits,
     FirstHit,
     Frames,
     /// First hit, hits and counts with the broad phase (a grid) against the brute force.
@@ -152,7 +158,10 @@ pub fn run(args: BenchArgs) -> Outcome {
         | BenchQuery::WallFirstHits
         | BenchQuery::CircleFirstHits
         | BenchQuery::WallHits
-        | BenchQuery::CircleHits => bench_shapes(
+        | BenchQuery::CircleHits
+        | BenchQuery::PolygonCounts
+        | BenchQuery::PolygonFirstHits
+        | BenchQuery::PolygonHits => bench_shapes(
             query,
             (scene.unwrap_or(BenchScene::Random), segments.unwrap_or(512)),
             rects.unwrap_or(256),
@@ -397,9 +406,10 @@ fn bench(
 
 /// Every segment against every wall, circle or polygon of a random scene (long segments at
 /// every slope on a 1000 x 1000 square; walls are such segments, circles of radius 5 to 40 and
-/// star-shaped polygons of 8 to 16 vertices and radius 10 to 60 on the same square): the scalar
-/// function, the CPU engine and the GPU's kernel; the dense pairs, or for walls and circles the
-/// counts, the first hits or the hits.
+/// star-shaped polygons of 8 to 16 vertices and radius 10 to 60 on the same square), or of the
+/// bullet-hell scene (a wall along each hitbox's diagonal, a disk and an octagon in each one):
+/// the scalar function, the CPU engine and the GPU's kernel; the dense pairs, or the counts,
+/// the first hits or the hits.
 fn bench_shapes(
     query: BenchQuery,
     (scene_kind, segment_count): (BenchScene, usize),
@@ -407,7 +417,7 @@ fn bench_shapes(
     iterations: usize,
     backends: (Vec<BackendArg>, GpuLimits, BroadPhase),
 ) -> Outcome {
-    let (segments, walls, disks) = match scene_kind {
+    let (segments, walls, disks, polygons) = match scene_kind {
         BenchScene::BulletHell => {
             // Bullets among hitboxes: a wall along each one's diagonal, a disk in each one.
             let (segments, boxes) = scene::bullet_hell(2026, segment_count, shape_count);
@@ -422,27 +432,50 @@ fn bench_shapes(
                     rectcast::Circle::new(b.min_x + w / 2.0, b.min_y + h / 2.0, w.min(h) / 2.0)
                 })
                 .collect::<Vec<_>>();
-            (segments, walls, disks)
+            // An octagon with a vertex at each third of the box's sides (8 wide in a
+            // zero-width hitbox).
+            let octagons = boxes.iter().map(|b| {
+                let (w, h) = ((b.max_x - b.min_x).max(8.0), b.max_y - b.min_y);
+                let (x1, x2) = (b.min_x + w / 3.0, b.min_x + 2.0 * w / 3.0);
+                let (y1, y2) = (b.min_y + h / 3.0, b.min_y + 2.0 * h / 3.0);
+                [
+                    [x1, b.min_y],
+                    [x2, b.min_y],
+                    [b.min_x + w, y1],
+                    [b.min_x + w, y2],
+                    [x2, b.max_y],
+                    [x1, b.max_y],
+                    [b.min_x, y2],
+                    [b.min_x, y1],
+                ]
+            });
+            let polygons = rectcast::Polygons::from_rings(octagons).map_err(|e| e.to_string())?;
+            (segments, walls, disks, polygons)
         }
         _ => (
             scene::random_batch(7, segment_count, 1, 1000.0).0,
             scene::random_batch(8, shape_count, 1, 1000.0).0,
             scene::random_circles(9, shape_count, 1000.0, (5.0, 40.0)),
+            scene::random_polygons(10, shape_count, 1000.0, (10.0, 60.0), (8, 16)),
         ),
     };
-    let polygons = scene::random_polygons(10, shape_count, 1000.0, (10.0, 60.0), (8, 16));
     let pairs = segments.len() * shape_count;
     use BenchQuery::{CircleCounts, CircleFirstHits, CircleHits, Circles};
+    use BenchQuery::{PolygonCounts, PolygonFirstHits, PolygonHits, Polygons};
     let circles = matches!(query, Circles | CircleCounts | CircleFirstHits | CircleHits);
+    let on_polygons = matches!(
+        query,
+        Polygons | PolygonCounts | PolygonFirstHits | PolygonHits
+    );
     let (what, name) = match query {
         _ if circles => ("circles", "rectcast::segment_circle"),
-        BenchQuery::Polygons => ("polygons", "rectcast::segment_polygon"),
+        _ if on_polygons => ("polygons", "rectcast::segment_polygon"),
         _ => ("walls", "rectcast::segment_segment"),
     };
     let reduced = match query {
-        BenchQuery::WallCounts | CircleCounts => " (counts)",
-        BenchQuery::WallFirstHits | CircleFirstHits => " (first hits)",
-        BenchQuery::WallHits | CircleHits => " (hits)",
+        BenchQuery::WallCounts | CircleCounts | PolygonCounts => " (counts)",
+        BenchQuery::WallFirstHits | CircleFirstHits | PolygonFirstHits => " (first hits)",
+        BenchQuery::WallHits | CircleHits | PolygonHits => " (hits)",
         _ => "",
     };
     println!(
@@ -459,7 +492,7 @@ fn bench_shapes(
                 _ if circles => disks.iter().for_each(|c| {
                     std::hint::black_box(rectcast::segment_circle(s, c));
                 }),
-                BenchQuery::Polygons => polygons.rings().for_each(|ring| {
+                _ if on_polygons => polygons.rings().for_each(|ring| {
                     std::hint::black_box(rectcast::segment_polygon(s, ring));
                 }),
                 _ => walls.iter().for_each(|w| {
@@ -488,7 +521,14 @@ fn bench_shapes(
                 BenchQuery::WallHits => engine.shape_hits(&segments, &walls).map(|h| h.len()),
                 CircleHits => engine.shape_hits(&segments, &disks).map(|h| h.len()),
                 Circles => engine.circle_pairs(&segments, &disks).map(|r| r.len()),
-                BenchQuery::Polygons => engine.polygon_pairs(&segments, &polygons).map(|r| r.len()),
+                Polygons => engine.polygon_pairs(&segments, &polygons).map(|r| r.len()),
+                PolygonCounts => engine
+                    .polygon_counts(&segments, &polygons)
+                    .map(|c| c.per_target.len()),
+                PolygonFirstHits => engine
+                    .polygon_first_hits(&segments, &polygons)
+                    .map(|f| f.len()),
+                PolygonHits => engine.polygon_hits(&segments, &polygons).map(|h| h.len()),
                 _ => engine.wall_pairs(&segments, &walls).map(|r| r.len()),
             };
             done.map(|_| ()).map_err(|e| e.to_string())
