@@ -38,19 +38,34 @@ const FIRST_HIT_ROOM: usize = 8;
 /// Segments, evenly spaced through a call's, whose walks judge whether the grid pays.
 const SAMPLED_WALKS: usize = 256;
 
-/// About how many dense pairs one entry a walk visits costs: the grid pays where the walks
-/// visit fewer entries than the dense passes test pairs, by this factor. A walk runs serially
-/// in its invocation, while the dense passes test every pair side by side (lavapipe, 2 cores:
-/// walls 8,192 × 2,048 over the random scene, long segments that visit hundreds of entries
-/// each, took 4.35 s through the grid and 2.21 s dense; 16,384 bullets × 2,048, a few entries
-/// each, 21 ms through the grid and 540 ms dense).
-const PAIRS_PER_VISITED_ENTRY: u64 = 8;
+/// About how many dense pairs one entry a walk visits costs, where the GPU reduces the dense
+/// pairs (walls, circles): the grid pays where the walks visit fewer entries than the dense
+/// passes test pairs, by this factor. A walk runs serially in its invocation, while the dense
+/// passes test every pair side by side (lavapipe, 2 cores: walls 8,192 × 2,048 over the random
+/// scene, long segments that visit hundreds of entries each, took 4.35 s through the grid and
+/// 2.21 s dense; 16,384 bullets × 2,048, a few entries each, 21 ms through the grid and 540 ms
+/// dense).
+pub(crate) const PAIRS_PER_VISITED_ENTRY: u64 = 8;
+
+/// The same where the host gathers the dense pairs it reads back (polygons: every edge pair's
+/// contact, read back and gathered into its polygon's): a dense pair costs the host more than
+/// an entry costs a walk, so the grid pays wherever its walks visit fewer entries than there
+/// are pairs (lavapipe, 2 cores: polygon first hits over the random scene, long segments,
+/// 512 × 256 took 101 ms through the grid and 112 ms dense, 4,096 × 1,024 1.14 s and 3.74 s;
+/// 16,384 bullets × 2,048, 79 ms and 33.1 s).
+pub(crate) const GATHERED_PAIRS_PER_VISITED_ENTRY: u64 = 1;
 
 /// Whether the grid over `shapes` shapes pays for `queries` on the GPU: its walks, judged on
 /// [`SAMPLED_WALKS`] of them (every shape for those that prefer the brute force), visit fewer
-/// entries than the dense passes test pairs, by [`PAIRS_PER_VISITED_ENTRY`]. Host work of a
-/// few hundred walks, whatever the call.
-pub(crate) fn grid_pays(grid: &Grid, queries: &[Segment], shapes: usize) -> bool {
+/// entries than the dense passes test pairs, by `pairs_per_entry` ([`PAIRS_PER_VISITED_ENTRY`]
+/// or [`GATHERED_PAIRS_PER_VISITED_ENTRY`]). Host work of a few hundred walks, whatever the
+/// call.
+pub(crate) fn grid_pays(
+    grid: &Grid,
+    queries: &[Segment],
+    shapes: usize,
+    pairs_per_entry: u64,
+) -> bool {
     use crate::cpu::grid::{prefers_brute_force, walk_entries, walk_of};
     if !grid.is_built() || queries.is_empty() {
         return false;
@@ -65,7 +80,7 @@ pub(crate) fn grid_pays(grid: &Grid, queries: &[Segment], shapes: usize) -> bool
         };
         walks += 1;
     }
-    visited * PAIRS_PER_VISITED_ENTRY <= walks * shapes as u64
+    visited * pairs_per_entry <= walks * shapes as u64
 }
 
 /// A piece of a query's work through the grid: a tile with room for `list` candidates and
