@@ -9,13 +9,6 @@ mod common;
 use rectcast::scene::SplitMix64;
 use rectcast::{BroadPhase, Engine, GpuLimits, PolygonContact, Polygons, Segment};
 
-/// A GPU engine that always takes the grid, or `None` (skipped) without an adapter.
-fn gpu_through_the_grid(test: &str, limits: GpuLimits) -> Option<Engine> {
-    let mut engine = common::gpu_engine(test, limits)?;
-    engine.set_broad_phase(BroadPhase::On);
-    Some(engine)
-}
-
 /// Polygons' rings.
 type Rings = Vec<Vec<[f32; 2]>>;
 
@@ -124,23 +117,15 @@ fn check_through_the_grid(engine: &mut Engine, what: &str, segments: &[Segment],
         engine.used_broad_phase(),
         "{what}: the counts did not take the grid"
     );
-    let m = shapes.len();
-    for (q, &count) in counts.per_segment.iter().enumerate() {
-        let want = (0..m).filter(|&k| pairs[q * m + k].hit()).count() as u32;
-        assert_eq!(count, want, "{what}: {}'s count", describe(q, 0));
-    }
-    for (k, &count) in counts.per_target.iter().enumerate() {
-        let want = (0..segments.len())
-            .filter(|&q| pairs[q * m + k].hit())
-            .count() as u64;
-        assert_eq!(count, want, "{what}: polygon {k}'s count ({:?})", shapes[k]);
-    }
+    let hitting: Vec<bool> = pairs.iter().map(|c| c.hit()).collect();
+    common::assert_counts_of_pairs(what, &hitting, shapes.len(), &counts, describe);
     assert!(hits.len() > 50, "{what}: {} hits", hits.len());
 }
 
 #[test]
 fn polygons_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
-    let Some(mut gpu) = gpu_through_the_grid("polygons through the grid", GpuLimits::default())
+    let Some(mut gpu) =
+        common::gpu_through_the_grid("polygons through the grid", GpuLimits::default())
     else {
         return;
     };
@@ -152,7 +137,7 @@ fn polygons_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() 
 /// `polygons`, the first `crossed` of them crossed by 100 bullets flying along y = 10, through
 /// the grid in `chunks` submissions, and the oracle's first hits, hits and counts.
 fn assert_a_row_runs_in(what: &str, polygons: &[Rings], crossed: usize, chunks: usize) {
-    let Some(mut gpu) = gpu_through_the_grid(what, GpuLimits::default()) else {
+    let Some(mut gpu) = common::gpu_through_the_grid(what, GpuLimits::default()) else {
         return;
     };
     let mut rng = SplitMix64::new(3502);
@@ -216,7 +201,7 @@ fn a_tile_with_more_edges_than_its_contacts_hold_runs_again_with_room_for_all() 
 #[test]
 fn polygons_through_the_grid_cut_to_tiny_bindings_give_the_same_answers() {
     let Some(mut gpu) =
-        gpu_through_the_grid("tiny bindings through the grid", common::tiny_limits())
+        common::gpu_through_the_grid("tiny bindings through the grid", common::tiny_limits())
     else {
         return;
     };
@@ -259,7 +244,8 @@ fn edge_pairs_past_the_narrow_integers_reach_are_decided_on_the_host_through_the
     // Pentagons notched at a vertex by a value 2^-60 of the grid's step: every edge pair
     // spans 63 binary orders, past the kernel's narrow integers (62), and the host decides it.
     use common::degenerate::{power_of_two, segment_spanning};
-    let Some(mut gpu) = gpu_through_the_grid("polygons past the reach", GpuLimits::default())
+    let Some(mut gpu) =
+        common::gpu_through_the_grid("polygons past the reach", GpuLimits::default())
     else {
         return;
     };
@@ -267,14 +253,7 @@ fn edge_pairs_past_the_narrow_integers_reach_are_decided_on_the_host_through_the
     let unit = power_of_two(0);
     let small = power_of_two(3 - 63);
     let shapes: Vec<Rings> = (0..6)
-        .map(|_| {
-            let notch = [
-                if rng.below(2) == 0 { small } else { -small },
-                (rng.below(7) as f32 - 3.0) * unit,
-            ];
-            let g = 4.0 * unit;
-            vec![vec![[-g, -g], [g, -g], [g, g], notch, [-g, g]]]
-        })
+        .map(|_| common::polygons::notched_pentagon(&mut rng, unit, small))
         .collect();
     let segments: Vec<Segment> = (0..120)
         .map(|_| segment_spanning(&mut rng, 0, 63))

@@ -741,14 +741,7 @@ fn the_gpu_matches_the_oracle_on_both_sides_of_the_narrow_integers_reach_at_ever
             // Pentagons notched at a vertex near the y axis by the small value, on a grid of
             // step 2^b from -4 to 4: every edge and query pair spans exactly `orders`.
             let shapes: Vec<Vec<Vec<[f32; 2]>>> = (0..6)
-                .map(|_| {
-                    let notch = [
-                        if rng.below(2) == 0 { small } else { -small },
-                        (rng.below(7) as f32 - 3.0) * unit,
-                    ];
-                    let g = 4.0 * unit;
-                    vec![vec![[-g, -g], [g, -g], [g, g], notch, [-g, g]]]
-                })
+                .map(|_| common::polygons::notched_pentagon(&mut rng, unit, small))
                 .collect();
             let polygons = Polygons::from_polygons(&shapes).unwrap();
             let segments: Vec<Segment> = (0..40)

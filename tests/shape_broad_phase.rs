@@ -11,13 +11,6 @@ use rectcast::cpu::shape_walk::{candidates_of, next_candidate};
 use rectcast::scene::SplitMix64;
 use rectcast::{BroadPhase, Circle, Engine, GpuLimits, Segment, Shape, ShapeContact};
 
-/// A GPU engine that always takes the grid, or `None` (skipped) without an adapter.
-fn gpu_through_the_grid(test: &str, limits: GpuLimits) -> Option<Engine> {
-    let mut engine = common::gpu_engine(test, limits)?;
-    engine.set_broad_phase(BroadPhase::On);
-    Some(engine)
-}
-
 /// Bullets (short, some of them points or axis-aligned) over the square [0, 1000]², with a few
 /// long segments across it: those walk many rows and take the brute force.
 fn segments(rng: &mut SplitMix64, n: usize) -> Vec<Segment> {
@@ -114,26 +107,15 @@ fn check_through_the_grid<S: Shape + std::fmt::Debug>(
         engine.used_broad_phase(),
         "{what}: the counts did not take the grid"
     );
-    let m = shapes.len();
-    for (q, &count) in counts.per_segment.iter().enumerate() {
-        let want = (0..m).filter(|&k| pairs[q * m + k].hit()).count() as u32;
-        assert_eq!(
-            count, want,
-            "{what}: segment {q}'s count ({:?})",
-            segments[q]
-        );
-    }
-    for (k, &count) in counts.per_target.iter().enumerate() {
-        let want = (0..segments.len())
-            .filter(|&q| pairs[q * m + k].hit())
-            .count() as u64;
-        assert_eq!(count, want, "{what}: shape {k}'s count ({:?})", shapes[k]);
-    }
+    let hitting: Vec<bool> = pairs.iter().map(|c| c.hit()).collect();
+    common::assert_counts_of_pairs(what, &hitting, shapes.len(), &counts, describe);
 }
 
 #[test]
 fn walls_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
-    let Some(mut gpu) = gpu_through_the_grid("walls through the grid", GpuLimits::default()) else {
+    let Some(mut gpu) =
+        common::gpu_through_the_grid("walls through the grid", GpuLimits::default())
+    else {
         return;
     };
     let mut rng = SplitMix64::new(3401);
@@ -154,7 +136,8 @@ fn walls_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
 
 #[test]
 fn circles_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
-    let Some(mut gpu) = gpu_through_the_grid("circles through the grid", GpuLimits::default())
+    let Some(mut gpu) =
+        common::gpu_through_the_grid("circles through the grid", GpuLimits::default())
     else {
         return;
     };
@@ -193,7 +176,7 @@ fn fence(posts: usize) -> (Vec<Segment>, Vec<Segment>) {
 /// submissions, and the oracle's first hits, hits and counts.
 fn assert_a_fence_runs_in(posts: usize, chunks: usize) {
     let what = format!("a fence of {posts}");
-    let Some(mut gpu) = gpu_through_the_grid(&what, GpuLimits::default()) else {
+    let Some(mut gpu) = common::gpu_through_the_grid(&what, GpuLimits::default()) else {
         return;
     };
     let (bullets, posts) = fence(posts);
@@ -235,7 +218,7 @@ fn a_tile_with_more_hits_than_its_hit_list_holds_runs_again_with_room_for_all() 
 #[test]
 fn the_grids_tiles_and_hit_lists_cut_to_tiny_bindings_give_the_same_answers() {
     let Some(mut gpu) =
-        gpu_through_the_grid("tiny bindings through the grid", common::tiny_limits())
+        common::gpu_through_the_grid("tiny bindings through the grid", common::tiny_limits())
     else {
         return;
     };

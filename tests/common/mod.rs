@@ -241,6 +241,13 @@ pub fn queries_of_pairs<C: rectcast::ShapeContact>(
     (hits, first)
 }
 
+/// A GPU engine that always takes the grid, or `None` (skipped) without an adapter.
+pub fn gpu_through_the_grid(test: &str, limits: GpuLimits) -> Option<Engine> {
+    let mut engine = gpu_engine(test, limits)?;
+    engine.set_broad_phase(rectcast::BroadPhase::On);
+    Some(engine)
+}
+
 /// Checks a query's hits and first hits against those of the oracle's dense pairs
 /// ([`queries_of_pairs`]), element by element; a failure names the first differing entry and
 /// the inputs of its pairs through `describe(segment, shape)`.

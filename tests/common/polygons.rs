@@ -234,3 +234,15 @@ pub fn random_simple_ring(rng: &mut SplitMix64, scale: f32) -> Vec<[f32; 2]> {
         }
     }
 }
+
+/// A pentagon, the square [-4, 4]² in units of `unit` with a vertex at the small value `small`
+/// (either sign) off the y axis, at a random height on the grid: every edge of it with a query
+/// on the grid of step `unit` spans as many binary orders as `unit` and `small` do.
+pub fn notched_pentagon(rng: &mut SplitMix64, unit: f32, small: f32) -> Vec<Vec<[f32; 2]>> {
+    let notch = [
+        if rng.below(2) == 0 { small } else { -small },
+        (rng.below(7) as f32 - 3.0) * unit,
+    ];
+    let g = 4.0 * unit;
+    vec![vec![[-g, -g], [g, -g], [g, g], notch, [-g, g]]]
+}
