@@ -8,7 +8,7 @@ use crate::cpu::segment_polygon::{
 };
 use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
 use crate::error::{Error, InputArray, Result};
-use crate::gpu::shapes::GATHERED_PAIRS_PER_VISITED_ENTRY;
+use crate::gpu::shapes::DensePairs;
 use crate::query::Counts;
 use crate::shape::ShapeHit;
 use crate::types::{Rect, Segment};
@@ -246,8 +246,7 @@ impl Engine {
         let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
         let work = Work::dense(Family::Polygons, segments.len(), edges.len());
         // The dense pairs' contacts go to the host, which gathers each polygon's.
-        let pays = GATHERED_PAIRS_PER_VISITED_ENTRY;
-        self.with_gpu_grid((segments, &bounds), pays, |this, grid| {
+        self.with_gpu_grid((segments, &bounds), DensePairs::Gathered, |this, grid| {
             let Some(grid) = grid else {
                 return Ok((Through::Dense, false));
             };

@@ -10,7 +10,7 @@ use crate::cpu::segment_circle::CircleContact;
 use crate::cpu::segment_segment::SegmentContact;
 use crate::cpu::shape_queries;
 use crate::error::{Error, InputArray, Result};
-use crate::gpu::shapes::{PAIRS_PER_VISITED_ENTRY, grid_pays};
+use crate::gpu::shapes::{DensePairs, grid_pays};
 use crate::query::Counts;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::{Rect, Segment};
@@ -215,34 +215,30 @@ impl Engine {
         if S::KERNEL.reduces {
             // Reduced on the GPU, through the grid where the setting picks it (the CPU,
             // without a grid, if the GPU times out).
-            return self.with_gpu_grid(
-                (segments, &bounds),
-                PAIRS_PER_VISITED_ENTRY,
-                |this, grid| {
-                    this.run(work, |on| match on {
-                        On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                            if let Some(grid) = grid
-                                && let Some(hits) = host.hits_through(segments, shapes, grid)?
-                            {
-                                return Ok((hits, true));
-                            }
-                            Ok((host.hits(segments, shapes)?, false))
-                        }),
-                        On::Cpu(kernel) => {
-                            let mut hits = Vec::new();
-                            kernel.shape_hit_chunks(
-                                segments,
-                                &bounds,
-                                None,
-                                filter,
-                                contact,
-                                |chunk| hits.extend_from_slice(chunk),
-                            );
-                            Ok((hits, false))
+            return self.with_gpu_grid((segments, &bounds), DensePairs::Reduced, |this, grid| {
+                this.run(work, |on| match on {
+                    On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                        if let Some(grid) = grid
+                            && let Some(hits) = host.hits_through(segments, shapes, grid)?
+                        {
+                            return Ok((hits, true));
                         }
-                    })
-                },
-            );
+                        Ok((host.hits(segments, shapes)?, false))
+                    }),
+                    On::Cpu(kernel) => {
+                        let mut hits = Vec::new();
+                        kernel.shape_hit_chunks(
+                            segments,
+                            &bounds,
+                            None,
+                            filter,
+                            contact,
+                            |chunk| hits.extend_from_slice(chunk),
+                        );
+                        Ok((hits, false))
+                    }
+                })
+            });
         }
         hits_in_rows(shapes.len(), |each| {
             self.shape_chunks(segments, shapes, each)
@@ -276,32 +272,27 @@ impl Engine {
         if S::KERNEL.reduces {
             // Reduced on the GPU, through the grid where the setting picks it (the CPU,
             // without a grid, if the GPU times out).
-            self.with_gpu_grid(
-                (segments, &bounds),
-                PAIRS_PER_VISITED_ENTRY,
-                |this, grid| {
-                    this.run(work, |on| {
-                        first.fill(None);
-                        match on {
-                            On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                                if let Some(grid) = grid
-                                    && host
-                                        .first_hits_through(segments, shapes, grid, &mut first)?
-                                {
-                                    return Ok(((), true));
-                                }
-                                Ok((host.first_hits(segments, shapes, &mut first)?, false))
-                            }),
-                            On::Cpu(kernel) => {
-                                kernel.shape_first_hits_culled(
-                                    segments, &bounds, None, filter, contact, &ByIndex, &mut first,
-                                );
-                                Ok(((), false))
+            self.with_gpu_grid((segments, &bounds), DensePairs::Reduced, |this, grid| {
+                this.run(work, |on| {
+                    first.fill(None);
+                    match on {
+                        On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                            if let Some(grid) = grid
+                                && host.first_hits_through(segments, shapes, grid, &mut first)?
+                            {
+                                return Ok(((), true));
                             }
+                            Ok((host.first_hits(segments, shapes, &mut first)?, false))
+                        }),
+                        On::Cpu(kernel) => {
+                            kernel.shape_first_hits_culled(
+                                segments, &bounds, None, filter, contact, &ByIndex, &mut first,
+                            );
+                            Ok(((), false))
                         }
-                    })
-                },
-            )?;
+                    }
+                })
+            })?;
             return Ok(first);
         }
         first_hits_in_rows(segments.len(), shapes.len(), |each| {
@@ -333,48 +324,43 @@ impl Engine {
         }
         // On the GPU: the kernel's counts entry point, summed there, through the grid where
         // the setting picks it (the CPU, without a grid, if the GPU times out).
-        self.with_gpu_grid(
-            (segments, &bounds),
-            PAIRS_PER_VISITED_ENTRY,
-            |this, grid| {
-                this.run(work, |on| {
-                    counts.per_segment.fill(0);
-                    counts.per_target.fill(0);
-                    let (per_segment, per_shape) =
-                        (&mut counts.per_segment, &mut counts.per_target);
-                    match on {
-                        On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                            if let Some(grid) = grid
-                                && host.counts_through(
-                                    segments,
-                                    shapes,
-                                    grid,
-                                    per_segment,
-                                    per_shape,
-                                )?
-                            {
-                                return Ok(((), true));
-                            }
-                            Ok((
-                                host.counts(segments, shapes, per_segment, per_shape)?,
-                                false,
-                            ))
-                        }),
-                        On::Cpu(kernel) => {
-                            kernel.shape_counts_culled(
+        self.with_gpu_grid((segments, &bounds), DensePairs::Reduced, |this, grid| {
+            this.run(work, |on| {
+                counts.per_segment.fill(0);
+                counts.per_target.fill(0);
+                let (per_segment, per_shape) = (&mut counts.per_segment, &mut counts.per_target);
+                match on {
+                    On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                        if let Some(grid) = grid
+                            && host.counts_through(
                                 segments,
-                                &bounds,
-                                None,
-                                filter,
-                                hit,
-                                &mut counts,
-                            );
-                            Ok(((), false))
+                                shapes,
+                                grid,
+                                per_segment,
+                                per_shape,
+                            )?
+                        {
+                            return Ok(((), true));
                         }
+                        Ok((
+                            host.counts(segments, shapes, per_segment, per_shape)?,
+                            false,
+                        ))
+                    }),
+                    On::Cpu(kernel) => {
+                        kernel.shape_counts_culled(
+                            segments,
+                            &bounds,
+                            None,
+                            filter,
+                            hit,
+                            &mut counts,
+                        );
+                        Ok(((), false))
                     }
-                })
-            },
-        )?;
+                }
+            })
+        })?;
         Ok(counts)
     }
 
@@ -475,27 +461,28 @@ impl Engine {
     /// Runs a GPU call, `run`, with the grid over `bounds` when the broad-phase setting picks
     /// it (one of the last few calls' when it was over the same shapes, else built here on the
     /// host: [`ShapeGrids`](super::shape_grids::ShapeGrids)), and under `Auto` only where it
-    /// pays for `segments` on the GPU ([`grid_pays`], at `pairs_per_entry` dense pairs an entry
-    /// a walk visits: long segments' walks cost more than the dense passes); else `None`. `run`
-    /// answers with whether the call went through the grid, which [`Engine::used_broad_phase`]
-    /// then says; the grid's build counts as the call's preparing.
+    /// pays for `segments` on the GPU ([`grid_pays`], against what `dense` pairs cost: long
+    /// segments' walks cost more than the dense passes; the batch sizes past which `Auto` builds
+    /// a grid at all are the CPU's, and do not hold back dense pairs gathered on the host);
+    /// else `None`. `run` answers with whether the call went through the grid, which
+    /// [`Engine::used_broad_phase`] then says; the grid's build counts as the call's preparing.
     pub(super) fn with_gpu_grid<T>(
         &mut self,
         (segments, bounds): (&[Segment], &[Rect]),
-        pairs_per_entry: u64,
+        dense: DensePairs,
         run: impl FnOnce(&mut Self, Option<&Grid>) -> Result<(T, bool)>,
     ) -> Result<T> {
-        let use_grid = self
-            .broad_phase
-            .uses_grid(segments.len(), bounds.len(), false)
-            && !bounds.is_empty();
+        let use_grid = !bounds.is_empty()
+            && match (self.broad_phase, dense) {
+                (BroadPhase::Auto, DensePairs::Gathered) => true,
+                (broad_phase, _) => broad_phase.uses_grid(segments.len(), bounds.len(), false),
+            };
         let building = std::time::Instant::now();
         let mut grids = std::mem::take(&mut self.shape_grids);
         let grid = use_grid
             .then(|| grids.over(bounds, None, |grid| grid.build(bounds)))
             .filter(|grid| {
-                self.broad_phase == BroadPhase::On
-                    || grid_pays(grid, segments, bounds.len(), pairs_per_entry)
+                self.broad_phase == BroadPhase::On || grid_pays(grid, segments, bounds.len(), dense)
             });
         let built = building.elapsed();
         let outcome = run(self, grid);

@@ -38,6 +38,30 @@ const FIRST_HIT_ROOM: usize = 8;
 /// Segments, evenly spaced through a call's, whose walks judge whether the grid pays.
 const SAMPLED_WALKS: usize = 256;
 
+/// What the dense passes cost a query over shapes on the GPU, against which its grid is
+/// judged ([`grid_pays`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DensePairs {
+    /// Reduced on the GPU (walls, circles): [`PAIRS_PER_VISITED_ENTRY`] pairs an entry.
+    Reduced,
+    /// Each read back and gathered on the host (polygons' edges):
+    /// [`GATHERED_PAIRS_PER_VISITED_ENTRY`] pairs an entry. A gathered pair costs the host
+    /// more than a grid's build costs a shape, at any size, so `BroadPhase::Auto` builds the
+    /// grid for them whatever the batch (lavapipe, polygon first hits, bullet-hell: 512 × 64
+    /// octagons 41 ms dense, 0.6 ms through the grid; 16,384 × 256, 7.5 s and 30 ms).
+    Gathered,
+}
+
+impl DensePairs {
+    /// How many dense pairs one entry a walk visits costs.
+    pub(crate) fn pairs_per_entry(self) -> u64 {
+        match self {
+            DensePairs::Reduced => PAIRS_PER_VISITED_ENTRY,
+            DensePairs::Gathered => GATHERED_PAIRS_PER_VISITED_ENTRY,
+        }
+    }
+}
+
 /// About how many dense pairs one entry a walk visits costs, where the GPU reduces the dense
 /// pairs (walls, circles): the grid pays where the walks visit fewer entries than the dense
 /// passes test pairs, by this factor. A walk runs serially in its invocation, while the dense
@@ -45,7 +69,7 @@ const SAMPLED_WALKS: usize = 256;
 /// scene, long segments that visit hundreds of entries each, took 4.35 s through the grid and
 /// 2.21 s dense; 16,384 bullets × 2,048, a few entries each, 21 ms through the grid and 540 ms
 /// dense).
-pub(crate) const PAIRS_PER_VISITED_ENTRY: u64 = 8;
+const PAIRS_PER_VISITED_ENTRY: u64 = 8;
 
 /// The same where the host gathers the dense pairs it reads back (polygons: every edge pair's
 /// contact, read back and gathered into its polygon's): a dense pair costs the host more than
@@ -53,18 +77,17 @@ pub(crate) const PAIRS_PER_VISITED_ENTRY: u64 = 8;
 /// are pairs (lavapipe, 2 cores: polygon first hits over the random scene, long segments,
 /// 512 × 256 took 101 ms through the grid and 112 ms dense, 4,096 × 1,024 1.14 s and 3.74 s;
 /// 16,384 bullets × 2,048, 79 ms and 33.1 s).
-pub(crate) const GATHERED_PAIRS_PER_VISITED_ENTRY: u64 = 1;
+const GATHERED_PAIRS_PER_VISITED_ENTRY: u64 = 1;
 
 /// Whether the grid over `shapes` shapes pays for `queries` on the GPU: its walks, judged on
 /// [`SAMPLED_WALKS`] of them (every shape for those that prefer the brute force), visit fewer
-/// entries than the dense passes test pairs, by `pairs_per_entry` ([`PAIRS_PER_VISITED_ENTRY`]
-/// or [`GATHERED_PAIRS_PER_VISITED_ENTRY`]). Host work of a few hundred walks, whatever the
-/// call.
+/// entries than the dense passes test pairs, by what `dense` pairs cost. Host work of a few
+/// hundred walks, whatever the call.
 pub(crate) fn grid_pays(
     grid: &Grid,
     queries: &[Segment],
     shapes: usize,
-    pairs_per_entry: u64,
+    dense: DensePairs,
 ) -> bool {
     use crate::cpu::grid::{prefers_brute_force, walk_entries, walk_of};
     if !grid.is_built() || queries.is_empty() {
@@ -80,7 +103,7 @@ pub(crate) fn grid_pays(
         };
         walks += 1;
     }
-    visited * pairs_per_entry <= walks * shapes as u64
+    visited * dense.pairs_per_entry() <= walks * shapes as u64
 }
 
 /// A piece of a query's work through the grid: a tile with room for `list` candidates and

@@ -11,7 +11,7 @@
 mod grid;
 mod kernels;
 
-pub(crate) use grid::{GATHERED_PAIRS_PER_VISITED_ENTRY, PAIRS_PER_VISITED_ENTRY, grid_pays};
+pub(crate) use grid::{DensePairs, grid_pays};
 mod queries;
 
 use std::time::Instant;
