@@ -1,8 +1,9 @@
 //! Polygons through the broad phase's grid on the GPU (`shaders/polygon_grid.wgsl`): first hits,
-//! hits and counts, against the exact oracle's dense pairs (tests/common), element by element,
-//! in scenes whose segments walk the grid's cells and whose long ones prefer the brute force;
-//! with candidates and edges past the room a tile starts with, tiles and bindings cut tiny, and
-//! edge pairs past the kernel's narrow integers, which the host decides.
+//! hits, counts and the dense pairs, against the exact oracle's dense pairs (tests/common),
+//! element by element, in scenes whose segments walk the grid's cells and whose long ones
+//! prefer the brute force; with candidates and edges past the room a tile starts with, tiles
+//! and bindings cut tiny, and edge pairs past the kernel's narrow integers, which the host
+//! decides.
 
 mod common;
 
@@ -85,8 +86,8 @@ fn segments(rng: &mut SplitMix64, n: usize) -> Vec<Segment> {
         .collect()
 }
 
-/// First hits, hits and counts of `segments` against `shapes` through the GPU's grid, each
-/// checked element by element against the oracle's dense pairs.
+/// First hits, hits, counts and the dense pairs of `segments` against `shapes` through the
+/// GPU's grid, each checked element by element against the oracle's dense pairs.
 fn check_through_the_grid(engine: &mut Engine, what: &str, segments: &[Segment], shapes: &[Rings]) {
     let polygons = Polygons::from_polygons(shapes).expect("valid polygons");
     let pairs: Vec<PolygonContact> = segments
@@ -117,13 +118,27 @@ fn check_through_the_grid(engine: &mut Engine, what: &str, segments: &[Segment],
         engine.used_broad_phase(),
         "{what}: the counts did not take the grid"
     );
+    let dense = engine.polygon_pairs(segments, &polygons).expect("pairs");
+    assert!(
+        engine.used_broad_phase(),
+        "{what}: the pairs did not take the grid"
+    );
+    if let Some(i) = (0..pairs.len()).find(|&i| pairs[i] != dense[i]) {
+        let (q, k) = (i / shapes.len(), i % shapes.len());
+        panic!(
+            "{what}: pair {i} differs: want {:?}, got {:?}: {}",
+            pairs[i],
+            dense[i],
+            describe(q, k)
+        );
+    }
     let hitting: Vec<bool> = pairs.iter().map(|c| c.hit()).collect();
     common::assert_counts_of_pairs(what, &hitting, shapes.len(), &counts, describe);
     assert!(hits.len() > 50, "{what}: {} hits", hits.len());
 }
 
 #[test]
-fn polygons_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
+fn polygons_through_the_gpus_grid_give_the_oracles_first_hits_hits_counts_and_pairs() {
     let Some(mut gpu) =
         common::gpu_through_the_grid("polygons through the grid", GpuLimits::default())
     else {

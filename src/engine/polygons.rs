@@ -42,8 +42,10 @@ impl Engine {
     /// Every query segment against every polygon, segment × polygon (docs/semantics.md):
     /// `result[q * polygons.len() + p]`, query-major. Each is [`crate::segment_polygon`]'s
     /// answer, exact, with correctly rounded t, on either backend. On the GPU each (query,
-    /// edge) runs there and the host gathers each polygon's edges; on the CPU polygons are
-    /// culled by box and their edges certified in floating point where it can.
+    /// edge) runs there and the host gathers each polygon's edges, every pair's or, through
+    /// the grid where the broad-phase setting picks it, only each segment's candidates' (the
+    /// others miss); on the CPU polygons are culled by box and their edges certified in
+    /// floating point where it can.
     ///
     /// # Errors
     /// [`Error::Input`] naming the first invalid segment, before any work (polygons are
@@ -58,6 +60,18 @@ impl Engine {
         let n = segments.len().checked_mul(m).ok_or_else(too_many)?;
         let mut out = Vec::new();
         out.try_reserve_exact(n).map_err(|_| too_many())?;
+        validate::check_inputs(segments, &[])?;
+        check_indices(segments.len(), polygons.edge_count(), InputArray::Polygons)?;
+        out.resize(n, PolygonContact::MISS);
+        let through = self.polygons_through_grid(segments, polygons, |s, p, contact| {
+            out[s * m + p] = contact;
+        })?;
+        if through == Through::Grid {
+            return Ok(out);
+        }
+        // Every pair: where the grid is not taken, or the GPU fell back from it (the dense
+        // chunks have their own fallback).
+        out.clear();
         self.polygon_chunks(segments, polygons, |_, rows| out.extend_from_slice(rows))?;
         Ok(out)
     }
