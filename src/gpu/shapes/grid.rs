@@ -1,7 +1,8 @@
 //! The shapes' queries through the broad phase's grid on the GPU (`shaders/shape_grid.wgsl`,
 //! after the walk of `shaders/grid_walk.wgsl`): first hits, hits and counts, each query segment
 //! listing the shapes of the cells it crosses, and the exact path running over that list, with
-//! the bytes of the dense passes'.
+//! the bytes of the dense passes'. The tiles, rooms and reruns here serve the polygons' edges
+//! too (`polygon_grid.rs`).
 //!
 //! The grid is built on the host over the shapes' boxes ([`Grid::build`], which the engine keeps
 //! for the same shapes from call to call) and goes up once per call; a tile is a run of queries
@@ -109,7 +110,7 @@ pub(crate) fn grid_pays(
 /// A piece of a query's work through the grid: a tile with room for `list` candidates and
 /// `hits` hits (polygons: edges' contacts), or the copy of the `count` hits a tile found
 /// (polygons: its `count` candidates and their `edges` edges' contacts).
-enum GridWork {
+pub(super) enum GridWork {
     Tile {
         tile: DenseChunk,
         list: usize,
@@ -135,7 +136,7 @@ impl TileWork for GridWork {
 /// the room for hits a candidate takes at first (polygons: edges' contacts, as many as a
 /// polygon has edges on average).
 #[derive(Clone, Copy)]
-struct Rooms {
+pub(super) struct Rooms {
     list: usize,
     hits: usize,
     per_candidate: usize,
@@ -158,7 +159,13 @@ impl Rooms {
     /// `tile` again, its lists found `list` candidates and `hits` hits past their room: with
     /// room for all, or in halves past what a binding holds. (One query's candidates and hits,
     /// one per shape at most, always fit: [`grid_runs`](GpuShapeQueries::grid_runs).)
-    fn again(self, tile: &DenseChunk, list: usize, hits: usize, again: &mut Vec<GridWork>) {
+    pub(super) fn again(
+        self,
+        tile: &DenseChunk,
+        list: usize,
+        hits: usize,
+        again: &mut Vec<GridWork>,
+    ) {
         let (start, end) = (tile.segments.start, tile.segments.end);
         if (list <= self.list && hits <= self.hits) || end - start == 1 {
             again.push(GridWork::Tile {
@@ -178,7 +185,7 @@ impl<S: Shape> GpuShapeQueries<S> {
     /// Whether `query` over `shapes` can run through `grid` here: the kernel walks grids and
     /// runs the query, the device binds the pipelines' buffers, and the shapes and the grid
     /// fit its bindings.
-    fn grid_runs(&self, query: GridQuery, grid: &Grid, shapes: usize) -> bool {
+    pub(super) fn grid_runs(&self, query: GridQuery, grid: &Grid, shapes: usize) -> bool {
         let limits = self.context.limits();
         let entries = grid.entries.len() as u64;
         S::KERNEL.grid.is_some()
@@ -202,7 +209,7 @@ impl<S: Shape> GpuShapeQueries<S> {
 
     /// The most a tile's lists hold, for `query` over `shapes` shapes through `grid` (over
     /// `grid.spans.len()` of them: polygons over their edges).
-    fn grid_rooms(&self, query: GridQuery, grid: &Grid, shapes: usize) -> Rooms {
+    pub(super) fn grid_rooms(&self, query: GridQuery, grid: &Grid, shapes: usize) -> Rooms {
         let contact = size_of::<S::Contact>().max(4) as u64;
         let most = (self.max_binding_bytes / contact) as usize;
         let per_candidate = match query {
@@ -399,7 +406,7 @@ impl<S: Shape> GpuShapeQueries<S> {
     /// and a copy of hits reserves its own); `merge` reads them back when
     /// the list had room for every candidate, else the tile runs again with more.
     #[allow(clippy::too_many_arguments)]
-    fn run_grid(
+    pub(super) fn run_grid(
         &mut self,
         queries: &[Segment],
         shapes: &[S],
@@ -609,117 +616,6 @@ impl<S: Shape> GpuShapeQueries<S> {
             |work, mapped, _| {
                 if let GridWork::Tile { tile, .. } = work {
                     merge_counts(tile, &mapped[4..], per_query, per_shape);
-                }
-            },
-        )?;
-        Ok(true)
-    }
-
-    /// Polygons through `grid` (over the polygons' boxes): every query's candidates, the
-    /// polygons whose box its own meets, each tested against its polygon's edges on the GPU
-    /// (`shaders/polygon_grid.wgsl`). `self` is the polygons' edges' kernel, `edges` the
-    /// polygons' edges in order and `offsets` where each polygon's start (and the last one's
-    /// end). `each(segment, polygon, its edges' contacts)` takes every candidate, in no set
-    /// order; a pair that is not one misses. False, with nothing done, where it cannot run
-    /// here ([`grid_runs`](Self::grid_runs)).
-    pub(crate) fn polygons_through(
-        &mut self,
-        queries: &[Segment],
-        edges: &[S],
-        offsets: &[u32],
-        grid: &Grid,
-        mut each: impl FnMut(usize, usize, &[S::Contact]),
-    ) -> Result<bool> {
-        let query = GridQuery::PolygonEdges;
-        let polygons = offsets.len().saturating_sub(1);
-        // Every edge goes up in one tile.
-        let edge_bytes = (edges.len() * size_of::<S>().max(size_of::<Rect>())) as u64;
-        if !self.grid_runs(query, grid, polygons) || edge_bytes > self.max_binding_bytes {
-            return Ok(false);
-        }
-        // The table: the polygons' count, then their offsets.
-        let table: Vec<u32> = std::iter::once(polygons as u32)
-            .chain(offsets.iter().copied())
-            .collect();
-        let context = self.context.clone();
-        let cap = self.max_binding_bytes;
-        let state = self.grid.get_or_insert_with(|| ShapeGrid::new(&context));
-        let table_bytes = bytemuck::cast_slice::<u32, u8>(&table);
-        if state
-            .polygon_table
-            .reserve(&context.device, table_bytes.len() as u64, cap)
-        {
-            // The query's group names the table it replaced.
-            state.groups[query as usize].0 = None;
-        }
-        context
-            .queue
-            .write_buffer(state.polygon_table.get(), 0, table_bytes);
-        let contact = size_of::<S::Contact>();
-        let rooms = self.grid_rooms(query, grid, edges.len());
-        // One piece at a time: a tile's copy reads the lists it left.
-        self.run_grid(
-            queries,
-            edges,
-            grid,
-            (query, 1),
-            |this, work, encoder, slot| match work {
-                GridWork::Tile { .. } => {
-                    let state = this.grid.as_ref().expect("uploaded first");
-                    let staging = this.staging[slot].get();
-                    encoder.copy_buffer_to_buffer(&state.edge_count, 0, staging, 4, 4);
-                    (4, 0)
-                }
-                GridWork::Copy { count, edges, .. } => {
-                    let (list_bytes, edge_bytes) = ((count * 4) as u64, (edges * contact) as u64);
-                    this.reserve_staging(slot, 2 * list_bytes + edge_bytes);
-                    let state = this.grid.as_ref().expect("uploaded first");
-                    let staging = this.staging[slot].get();
-                    let mut at = 0;
-                    for (buffer, bytes) in [
-                        (state.listed_pairs.get(), list_bytes),
-                        (state.listed_edges.get(), list_bytes),
-                        (state.edge_contacts.get(), edge_bytes),
-                    ] {
-                        if bytes > 0 {
-                            encoder.copy_buffer_to_buffer(buffer, 0, staging, at, bytes);
-                        }
-                        at += bytes;
-                    }
-                    (at, *edges)
-                }
-            },
-            |work, mapped, again| match work {
-                GridWork::Tile {
-                    tile,
-                    list,
-                    hits: room,
-                } => {
-                    let count = bytemuck::pod_read_unaligned::<u32>(&mapped[..4]) as usize;
-                    let edges = bytemuck::pod_read_unaligned::<u32>(&mapped[4..8]) as usize;
-                    if edges > *room {
-                        rooms.again(tile, *list, edges, again);
-                    } else if count > 0 {
-                        again.push(GridWork::Copy {
-                            tile: tile.clone(),
-                            count,
-                            edges,
-                        });
-                    }
-                }
-                GridWork::Copy { tile, count, edges } => {
-                    let (pairs, rest) = mapped.split_at(count * 4);
-                    let (starts, contacts) = rest.split_at(count * 4);
-                    let contacts: Vec<S::Contact> =
-                        bytemuck::pod_collect_to_vec(&contacts[..edges * contact]);
-                    let pairs: Vec<u32> = bytemuck::pod_collect_to_vec(pairs);
-                    let starts: Vec<u32> = bytemuck::pod_collect_to_vec(starts);
-                    for (pair, start) in pairs.into_iter().zip(starts) {
-                        let (q, p) = (pair as usize / polygons, pair as usize % polygons);
-                        let start = start as usize;
-                        let len = (offsets[p + 1] - offsets[p]) as usize;
-                        each(tile.segments.start + q, p, &contacts[start..start + len]);
-                    }
                 }
             },
         )?;

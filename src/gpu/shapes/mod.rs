@@ -5,14 +5,16 @@
 //!
 //! This module holds the inputs, their upload and the ring's steps, once. `kernels.rs` compiles
 //! a shape's pipelines and holds the optional parts of its kernel (the second pass, the counts,
-//! the reductions) with their buffers; `queries.rs` says, per query (dense pairs, first hits,
-//! hits, counts), what a tile encodes and how its read-back merges.
+//! the reductions, the grid's) with their buffers; `queries.rs` says, per query (dense pairs,
+//! first hits, hits, counts), what a tile encodes and how its read-back merges; `grid.rs` runs
+//! the same queries through the broad phase's grid, and `polygon_grid.rs` the polygons' edges.
 
 mod grid;
 mod kernels;
+mod polygon_grid;
+mod queries;
 
 pub(crate) use grid::{DensePairs, grid_pays};
-mod queries;
 
 use std::time::Instant;
 
