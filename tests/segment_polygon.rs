@@ -906,7 +906,16 @@ fn polygon_overlaps_match_the_oracle_on_both_backends() {
         "polygon_overlaps_match_the_oracle_on_both_backends",
         GpuLimits::default(),
     ) {
-        check("gpu", gpu.polygon_overlaps(&pa, &pb).unwrap());
+        // Every pair of edges and polygons, and through the grid.
+        for broad_phase in [rectcast::BroadPhase::Off, rectcast::BroadPhase::On] {
+            gpu.set_broad_phase(broad_phase);
+            let got = gpu.polygon_overlaps(&pa, &pb).unwrap();
+            assert_eq!(
+                gpu.used_broad_phase(),
+                broad_phase == rectcast::BroadPhase::On
+            );
+            check(&format!("gpu, {broad_phase:?}"), got);
+        }
     }
 }
 

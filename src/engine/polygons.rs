@@ -332,14 +332,7 @@ impl Engine {
                 }
             }
         }
-        self.polygon_chunks(&edges, b, |first, rows| {
-            for (r, row) in rows.chunks_exact(m.max(1)).enumerate() {
-                let i = owner[first + r];
-                for (j, contact) in row.iter().enumerate() {
-                    overlap[i * m + j] |= contact.hit();
-                }
-            }
-        })?;
+        self.polygon_hit_pairs(&edges, b, |s, j| overlap[owner[s] * m + j] = true)?;
         // The first vertex of each ring of `b`, a point, against every polygon of `a`.
         let mut points = Vec::new();
         let mut point_owner = Vec::new();
@@ -349,15 +342,35 @@ impl Engine {
                 point_owner.push(j);
             }
         }
-        self.polygon_chunks(&points, a, |first, rows| {
-            for (r, row) in rows.chunks_exact(n.max(1)).enumerate() {
-                let j = point_owner[first + r];
-                for (i, contact) in row.iter().enumerate() {
-                    overlap[i * m + j] |= contact.hit();
+        self.polygon_hit_pairs(&points, a, |s, i| overlap[i * m + point_owner[s]] = true)?;
+        Ok(overlap)
+    }
+
+    /// Every hitting pair of `segments` against `polygons`, as `hit(segment, polygon)`, in no
+    /// set order: through the GPU's grid where the setting picks it, else from the dense
+    /// chunks. A pair may come twice (the dense chunks after a fallback from the grid).
+    fn polygon_hit_pairs(
+        &mut self,
+        segments: &[Segment],
+        polygons: &Polygons,
+        mut hit: impl FnMut(usize, usize),
+    ) -> Result<()> {
+        validate::check_inputs(segments, &[])?;
+        check_indices(segments.len(), polygons.edge_count(), InputArray::Polygons)?;
+        let through = self.polygons_through_grid(segments, polygons, |s, p, _| hit(s, p))?;
+        if through == Through::Grid {
+            return Ok(());
+        }
+        let m = polygons.len();
+        self.polygon_chunks(segments, polygons, |first, rows| {
+            for (r, row) in rows.chunks_exact(m.max(1)).enumerate() {
+                for (p, contact) in row.iter().enumerate() {
+                    if contact.hit() {
+                        hit(first + r, p);
+                    }
                 }
             }
-        })?;
-        Ok(overlap)
+        })
     }
 
     /// Segments × polygons, a chunk of segments at a time (memory bounded by
