@@ -62,16 +62,18 @@ impl Engine {
         out.try_reserve_exact(n).map_err(|_| too_many())?;
         validate::check_inputs(segments, &[])?;
         check_indices(segments.len(), polygons.edge_count(), InputArray::Polygons)?;
-        out.resize(n, PolygonContact::MISS);
-        let through = self.polygons_through_grid(segments, polygons, |s, p, contact| {
-            out[s * m + p] = contact;
-        })?;
-        if through == Through::Grid {
-            return Ok(out);
+        if matches!(self.inner, Inner::Gpu(_)) {
+            out.resize(n, PolygonContact::MISS);
+            let through = self.polygons_through_grid(segments, polygons, |s, p, contact| {
+                out[s * m + p] = contact;
+            })?;
+            if through == Through::Grid {
+                return Ok(out);
+            }
+            out.clear();
         }
-        // Every pair: where the grid is not taken, or the GPU fell back from it (the dense
-        // chunks have their own fallback).
-        out.clear();
+        // Every pair: on the CPU, where the grid is not taken, or where the GPU fell back
+        // from it (the dense chunks have their own fallback).
         self.polygon_chunks(segments, polygons, |_, rows| out.extend_from_slice(rows))?;
         Ok(out)
     }
