@@ -42,7 +42,9 @@ fn grid_candidate(query: Segment, p: u32) -> bool {
 }
 
 // Each listed candidate's edges, in their polygon's order, from the place it takes in
-// edge_contacts (listed_edges).
+// edge_contacts (listed_edges). One invocation loops over them all: a software GPU ends a long
+// loop early without an error, so the host sends a polygon of more edges than
+// MOST_EDGES_A_CANDIDATE (src/gpu/shapes/polygon_grid.rs) to the dense passes instead.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn polygon_grid_edges(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,

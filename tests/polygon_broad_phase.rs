@@ -325,3 +325,36 @@ fn auto_walks_the_gpus_grid_over_polygons_whose_dense_pairs_the_host_gathers_at_
         );
     }
 }
+
+#[test]
+fn a_polygon_of_more_edges_than_an_invocation_loops_over_takes_the_dense_passes() {
+    // One invocation loops over a candidate's edges through the grid, and lavapipe ends a long
+    // loop early without an error: a strip of 402 edges, and segments along its bottom edges
+    // and across it, past the most edges a candidate may have (64), take the dense passes.
+    let Some(mut gpu) = common::gpu_through_the_grid("a long strip", GpuLimits::default()) else {
+        return;
+    };
+    let bottom = (0..=200).map(|x| [x as f32, 0.0]);
+    let top = (0..=200).rev().map(|x| [x as f32, 1.0]);
+    let strip: Vec<[f32; 2]> = bottom.chain(top).collect();
+    let shapes = vec![vec![strip]];
+    let polygons = Polygons::from_polygons(&shapes).expect("a simple strip");
+    let segments: Vec<Segment> = (0..40)
+        .map(|i| match i % 2 {
+            0 => Segment::new(-1.0 - i as f32, 0.0, 201.0 + i as f32, 0.0),
+            _ => Segment::new(-1.0, i as f32 / 40.0, 201.0, 1.0 - i as f32 / 40.0),
+        })
+        .collect();
+    let want: Vec<PolygonContact> = segments
+        .iter()
+        .map(|q| common::polygons::segment_polygon_rings(q, &shapes[0]))
+        .collect();
+    let got = gpu.polygon_pairs(&segments, &polygons).expect("pairs");
+    assert!(!gpu.used_broad_phase(), "the grid taken");
+    if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+        panic!(
+            "segment {i} {:?}: want {:?}, got {:?}",
+            segments[i], want[i], got[i]
+        );
+    }
+}

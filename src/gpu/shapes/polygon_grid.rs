@@ -12,6 +12,13 @@ use crate::error::Result;
 use crate::shape::Shape;
 use crate::types::{Rect, Segment};
 
+/// The most edges a polygon may have to go through the grid: one invocation tests all of a
+/// candidate's edges in a loop, and a software GPU ends a long loop early without an error
+/// (lavapipe left the last edges of a 400-edge strip unwritten, about 2^16 iterations of the
+/// exact code's loops in all: its loop limiter). Past it the caller runs the dense passes, one
+/// edge an invocation.
+pub(crate) const MOST_EDGES_A_CANDIDATE: u32 = 64;
+
 impl<S: Shape> GpuShapeQueries<S> {
     /// Polygons through `grid` (over the polygons' boxes): every query's candidates, the
     /// polygons whose box its own meets, each tested against its polygon's edges on the GPU
@@ -19,7 +26,8 @@ impl<S: Shape> GpuShapeQueries<S> {
     /// polygons' edges in order and `offsets` where each polygon's start (and the last one's
     /// end). `each(segment, polygon, its edges' contacts)` takes every candidate, in no set
     /// order; a pair that is not one misses. False, with nothing done, where it cannot run
-    /// here ([`grid_runs`](Self::grid_runs)).
+    /// here ([`grid_runs`](Self::grid_runs)), or where a polygon has more edges than
+    /// [`MOST_EDGES_A_CANDIDATE`].
     pub(crate) fn polygons_through(
         &mut self,
         queries: &[Segment],
@@ -32,7 +40,11 @@ impl<S: Shape> GpuShapeQueries<S> {
         let polygons = offsets.len().saturating_sub(1);
         // Every edge goes up in one tile.
         let edge_bytes = (edges.len() * size_of::<S>().max(size_of::<Rect>())) as u64;
-        if !self.grid_runs(query, grid, polygons) || edge_bytes > self.max_binding_bytes {
+        let most_edges = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        if !self.grid_runs(query, grid, polygons)
+            || edge_bytes > self.max_binding_bytes
+            || most_edges > MOST_EDGES_A_CANDIDATE
+        {
             return Ok(false);
         }
         // The table: the polygons' count, then their offsets.
