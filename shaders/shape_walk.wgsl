@@ -10,7 +10,7 @@
 // - `grid_candidate(query, j)`: whether shape j, whose box the walk found meeting the query's,
 //   is listed (not what certain_miss rules out, or a polygon whose box the query meets).
 //
-// CPU mirror: src/cpu/shape_grid.rs (the walk, line for line; the drift test holds it). The
+// CPU mirror: src/cpu/shape_walk.rs (the walk, line for line; the drift test holds it). The
 // CPU's own queries walk the grid through src/cpu/grid.rs's walk_cells.
 
 // A query's walk through the grid, one candidate at a time: the rows and columns of walk_of and
