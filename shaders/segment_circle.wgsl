@@ -16,6 +16,16 @@ override ONE_BITS: u32;
 override HALF_BITS: u32;
 override SEARCH_STEPS: u32;
 override NARROW_PROBE_SHIFT: u32;
+// circle_verdict's bound and range (src/cpu/segment_circle/verdict.rs, `bounds`, derives them).
+override VERDICT_RELATIVE: f32;
+override VERDICT_FLOOR: f32;
+override VERDICT_SMALLEST_BITS: u32;
+override VERDICT_LARGEST_BITS: u32;
+
+// circle_verdict's certain answers (its third is UNCERTAIN): values private to the kernel, like
+// UNCERTAIN, never exchanged with the host.
+const CIRCLE_APART: i32 = 0;
+const CIRCLE_MEETS: i32 = 1;
 
 // The search's phases.
 const PHASE_GUESS: u32 = 0u;
@@ -468,6 +478,98 @@ fn farthest(guess: f32) -> f32 {
     return 0.0;
 }
 
+// The pair's hit certified in f32, on any arithmetic WGSL allows (docs/semantics.md, "Segment x
+// circle"): CIRCLE_MEETS when an end is certainly in the disk, or both are certainly outside
+// with the line's nearest point to the center certainly between them and certainly inside;
+// CIRCLE_APART when both ends are certainly outside and the segment is a point, or that nearest
+// point certainly lies at or past an end, or the line certainly misses the disk; UNCERTAIN
+// otherwise (an end on or near the circle, a tangent, a value outside the filter's range), left
+// to the integers. CPU mirror: src/cpu/segment_circle/verdict.rs, where the bounds are derived.
+
+// Whether v is 0 or within the filter's range (compared as bits: no float comparison).
+fn in_verdict_range(v: f32) -> bool {
+    let magnitude = bitcast<u32>(v) & 0x7fffffffu;
+    return magnitude == 0u || (magnitude >= VERDICT_SMALLEST_BITS && magnitude <= VERDICT_LARGEST_BITS);
+}
+
+// The sign of value, computed from terms whose magnitudes sum to size, when certain: past
+// VERDICT_RELATIVE * size + VERDICT_FLOOR; else UNCERTAIN.
+fn verdict_sign(value: f32, size: f32) -> i32 {
+    let bound = f_add(f_mul(VERDICT_RELATIVE, size), VERDICT_FLOOR);
+    if (value > bound) {
+        return 1;
+    }
+    if (value < -bound) {
+        return -1;
+    }
+    return UNCERTAIN;
+}
+
+// The sign of x^2 + y^2 - rr: 1 for a point certainly outside the disk, -1 certainly in it.
+fn outside_sign(x: f32, y: f32, rr: f32) -> i32 {
+    let squares = f_det(x, x, -y, y);
+    return verdict_sign(f_sub(squares, rr), f_add(f_add(f_mul(x, x), f_mul(y, y)), rr));
+}
+
+// The sign of ax * bx + ay * by (f . d, or g . d).
+fn dot_sign(ax: f32, ay: f32, bx: f32, by: f32) -> i32 {
+    let size = f_add(abs(f_mul(ax, bx)), abs(f_mul(ay, by)));
+    return verdict_sign(f_det(ax, bx, -ay, by), size);
+}
+
+// The sign of R^2 |d|^2 - (f x d)^2, which is (f . d)^2 - |d|^2 q(0): whether the segment's line
+// meets the disk.
+fn discriminant_sign(fx: f32, fy: f32, dx: f32, dy: f32, rr: f32) -> i32 {
+    let cross = f_det(fx, dy, fy, dx);
+    let size = f_add(abs(f_mul(fx, dy)), abs(f_mul(fy, dx)));
+    let dd = f_det(dx, dx, -dy, dy);
+    let reach = f_mul(rr, dd);
+    return verdict_sign(f_det(rr, dd, cross, cross), f_add(reach, f_mul(size, size)));
+}
+
+fn circle_verdict(query: Segment, circle: Circle) -> i32 {
+    let in_range = in_verdict_range(query.x0) && in_verdict_range(query.y0) && in_verdict_range(query.x1)
+        && in_verdict_range(query.y1) && in_verdict_range(circle.cx) && in_verdict_range(circle.cy)
+        && in_verdict_range(circle.r);
+    if (!in_range) {
+        return UNCERTAIN;
+    }
+    let fx = f_sub(query.x0, circle.cx);
+    let fy = f_sub(query.y0, circle.cy);
+    let gx = f_sub(query.x1, circle.cx);
+    let gy = f_sub(query.y1, circle.cy);
+    let dx = f_sub(query.x1, query.x0);
+    let dy = f_sub(query.y1, query.y0);
+    let rr = f_mul(circle.r, circle.r);
+    let start = outside_sign(fx, fy, rr);
+    let end = outside_sign(gx, gy, rr);
+    if (start == -1 || end == -1) {
+        return CIRCLE_MEETS;
+    }
+    if (start != 1 || end != 1) {
+        return UNCERTAIN;
+    }
+    if (order_key(query.x0) == order_key(query.x1) && order_key(query.y0) == order_key(query.y1)) {
+        // A point outside the disk.
+        return CIRCLE_APART;
+    }
+    // Both ends outside: the segment meets the disk only if the nearest point of its line lies
+    // strictly between them (f . d < 0 < g . d) and within R.
+    let ahead = dot_sign(fx, fy, dx, dy);
+    let behind = dot_sign(gx, gy, dx, dy);
+    if (ahead == 1 || behind == -1) {
+        return CIRCLE_APART;
+    }
+    let discriminant = discriminant_sign(fx, fy, dx, dy, rr);
+    if (discriminant == -1) {
+        return CIRCLE_APART;
+    }
+    if (ahead == -1 && behind == 1 && discriminant == 1) {
+        return CIRCLE_MEETS;
+    }
+    return UNCERTAIN;
+}
+
 // The hooks of shaders/shape_passes.wgsl, for circle j of the tile.
 
 // The disk lies in its box: a segment that misses the box, or whose line does, misses the disk.
@@ -491,8 +593,13 @@ fn shape_exact(query: Segment, j: u32) -> Contact {
     return segment_circle(query, circle);
 }
 
+// The hit alone: one circle_verdict certifies needs no integers.
 fn shape_hit(query: Segment, j: u32) -> bool {
     let circle = circles[j];
+    let verdict = circle_verdict(query, circle);
+    if (verdict != UNCERTAIN) {
+        return verdict == CIRCLE_MEETS;
+    }
     let narrow = narrow_meeting(query, circle, false);
     if (narrow.fits) {
         return narrow.contact.kind != KIND_MISS;

@@ -566,6 +566,11 @@ fn f_mul_sub(a: f32, b: f32, left: f32, right: f32) -> f32 {
     return f_sub(left, right);
 }
 
+// a * b - c * d, with either product perhaps fused into the subtraction (f_mul_sub).
+fn f_det(a: f32, b: f32, c: f32, d: f32) -> f32 {
+    return f_mul_sub(a, b, f_mul(a, b), f_mul(c, d));
+}
+
 // a / b, off by up to 2 ulp under EMULATE_ROUNDING (and the control), as WGSL allows.
 fn f_div(a: f32, b: f32) -> f32 {
     if (EMULATION == EMULATE_ROUNDING || EMULATION == EMULATE_UNCERTIFIED) {

@@ -7,8 +7,10 @@
 mod common;
 
 use common::adversarial::{self, Category};
+use rectcast::cpu::segment_circle::verdict::F32Arithmetic;
 use rectcast::cpu::segment_rect::filter::{FILTER_ABSOLUTE, FILTER_FLOOR, FILTER_RELATIVE};
-use rectcast::{Rect, Segment};
+use rectcast::scene::SplitMix64;
+use rectcast::{Circle, Rect, Segment};
 
 /// Where an emulated GPU fuses the det's multiply-add, if it does.
 #[derive(Clone, Copy, Debug)]
@@ -28,6 +30,9 @@ struct Arithmetic {
     flush: bool,
     fusion: Fusion,
     mixed: bool,
+    /// Each result then moved by up to 1 ulp either way, as `Emulation::Rounding` does on the
+    /// GPU: more than any real GPU's error, so that the bounds' margin is tested too.
+    nudge: bool,
     seed: std::cell::Cell<u64>,
 }
 
@@ -97,6 +102,15 @@ impl Arithmetic {
                         .then((x.to_bits() & 1).cmp(&(y.to_bits() & 1)))
                 })
                 .expect("three candidates")
+        };
+        let r = if self.nudge && r != 0.0 && r.is_finite() {
+            match (self.coin(), self.coin()) {
+                (true, true) => r.next_up(),
+                (true, false) => r.next_down(),
+                _ => r,
+            }
+        } else {
+            r
         };
         self.flushed(r)
     }
@@ -232,6 +246,7 @@ fn the_filter_never_certifies_a_wrong_sign_under_any_allowed_arithmetic() {
                         fusion: [Fusion::None, Fusion::Left, Fusion::Right]
                             [(bits as usize / 4) % 3],
                         mixed: bits == 12,
+                        nudge: false,
                         seed: std::cell::Cell::new(checked),
                     };
                     checked += 1;
@@ -252,4 +267,176 @@ fn the_filter_never_certifies_a_wrong_sign_under_any_allowed_arithmetic() {
         "the filter certified only {certified} of {checked}"
     );
     eprintln!("filter certified {certified} of {checked} adversarial sign decisions");
+}
+
+/// The circle filter's f32 operations on this arithmetic: `det` fused as `fusion` says.
+impl F32Arithmetic for Arithmetic {
+    fn add(&self, a: f32, b: f32) -> f32 {
+        Arithmetic::add(self, a, b)
+    }
+    fn sub(&self, a: f32, b: f32) -> f32 {
+        Arithmetic::sub(self, a, b)
+    }
+    fn mul(&self, a: f32, b: f32) -> f32 {
+        Arithmetic::mul(self, a, b)
+    }
+    fn det(&self, a: f32, b: f32, c: f32, d: f32) -> f32 {
+        match self.fusion {
+            Fusion::None => Arithmetic::sub(self, self.mul(a, b), self.mul(c, d)),
+            Fusion::Left => self.fma(a, b, -self.mul(c, d)),
+            Fusion::Right => self.fma(-c, d, self.mul(a, b)),
+        }
+    }
+}
+
+/// The arithmetics a GPU may have, for the circle filter: {nearest, toward zero} × {flush,
+/// not} × fusion, one drawing rounding and flushing per operation, and two that move each
+/// result by up to an ulp (the GPU's emulated hostile rounding), with and without fusion.
+fn arithmetics(seed: u64) -> Vec<Arithmetic> {
+    (0..15u64)
+        .map(|bits| Arithmetic {
+            toward_zero: bits & 1 != 0 && bits < 12,
+            flush: bits & 2 != 0 && bits < 12,
+            fusion: [Fusion::None, Fusion::Left, Fusion::Right][(bits as usize / 4) % 3],
+            mixed: bits == 12,
+            nudge: bits > 12,
+            seed: std::cell::Cell::new(seed ^ bits),
+        })
+        .collect()
+}
+
+/// A point at distance `r · (1 + off)` from (cx, cy) in direction `angle`, rounded to f32.
+fn at_distance(cx: f32, cy: f32, r: f64, angle: f64) -> (f32, f32) {
+    (
+        (f64::from(cx) + r * angle.cos()) as f32,
+        (f64::from(cy) + r * angle.sin()) as f32,
+    )
+}
+
+/// Pairs where the circle filter's decisions are closest to wrong, at `scale`: lines tangent
+/// to the circle but for the rounding of their ends, ends on or near the circle (on a grid
+/// where 3-4-5 triangles put them exactly on it), the line's nearest point at or near an end,
+/// points, and the degenerate generator's scenes.
+fn circle_pairs(rng: &mut SplitMix64, scale: f32, n: usize) -> Vec<(Segment, Circle)> {
+    use common::degenerate::{coordinate, random_segment};
+    let mut pairs = Vec::new();
+    let unit = f64::from(scale);
+    while pairs.len() < n {
+        let (cx, cy) = (
+            rng.range(-100.0, 100.0) * scale,
+            rng.range(-100.0, 100.0) * scale,
+        );
+        let r = rng.range(0.0, 50.0) * scale;
+        let angle = f64::from(rng.unit()) * std::f64::consts::TAU;
+        let off = [0.0, 1e-7, -1e-7, 1e-5, -1e-5, 1e-3][rng.below(6) as usize];
+        let reach = f64::from(r) * (1.0 + off);
+        let length = f64::from(rng.range(0.0, 200.0)) * unit;
+        let pair = match rng.below(6) {
+            // A line at distance ~r: tangent, or just inside or outside.
+            0 => {
+                let (px, py) = at_distance(cx, cy, reach, angle);
+                let along = angle + std::f64::consts::FRAC_PI_2;
+                let back = f64::from(rng.unit()) * length;
+                let (x0, y0) = at_distance(px, py, back, along + std::f64::consts::PI);
+                let (x1, y1) = at_distance(px, py, length - back, along);
+                (Segment::new(x0, y0, x1, y1), Circle::new(cx, cy, r))
+            }
+            // An end at distance ~r.
+            1 => {
+                let (x0, y0) = at_distance(cx, cy, reach, angle);
+                let away = angle + f64::from(rng.range(-3.0, 3.0));
+                let (x1, y1) = at_distance(x0, y0, length, away);
+                (Segment::new(x0, y0, x1, y1), Circle::new(cx, cy, r))
+            }
+            // The line's nearest point to the center at ~ an end, both ends outside.
+            2 => {
+                let (px, py) = at_distance(cx, cy, reach * 0.5, angle);
+                let along = angle + std::f64::consts::FRAC_PI_2;
+                let (x0, y0) = at_distance(px, py, f64::from(r) * off, along);
+                let (x1, y1) = at_distance(px, py, length + f64::from(r), along);
+                (Segment::new(x0, y0, x1, y1), Circle::new(cx, cy, r))
+            }
+            // A point near the circle.
+            3 => {
+                let (x, y) = at_distance(cx, cy, reach, angle);
+                (Segment::new(x, y, x, y), Circle::new(cx, cy, r))
+            }
+            // The degenerate generator: grids, repeats, 3-4-5 ends on the circle.
+            _ => {
+                let q = random_segment(rng, scale);
+                let k = (rng.below(3) as f32 + 1.0) * 0.5 * scale;
+                let circle = if rng.below(2) == 0 {
+                    Circle::new(q.x0 + 3.0 * k, q.y0 - 4.0 * k, 5.0 * k)
+                } else {
+                    Circle::new(
+                        coordinate(rng, scale),
+                        coordinate(rng, scale),
+                        coordinate(rng, scale).abs(),
+                    )
+                };
+                (q, circle)
+            }
+        };
+        let (q, c) = pair;
+        if rectcast::validate::check_circle(0, &c).is_ok()
+            && [q.x0, q.y0, q.x1, q.y1]
+                .iter()
+                .all(|v| v.abs() <= rectcast::MAX_ABS_COORDINATE)
+        {
+            pairs.push((q, c));
+        }
+    }
+    pairs
+}
+
+#[test]
+fn the_circle_filter_never_certifies_a_wrong_hit_under_any_allowed_arithmetic() {
+    use rectcast::cpu::segment_circle::verdict::{CIRCLE_APART, CIRCLE_MEETS, circle_verdict};
+    let mut rng = SplitMix64::new(0xc1);
+    // Inside the filter's range (2^-40 to 2^30) and at its edges and beyond, where every pair
+    // must be left to the integers.
+    let scales = [1.0, 0.001, 3e5, 2f32.powi(-36), 2f32.powi(22), 1e-30, 3e18];
+    let (mut checked, mut certified) = (0u64, 0u64);
+    for scale in scales {
+        let (mut meets, mut apart, mut pairs_here) = (0u64, 0u64, 0u64);
+        for (i, (q, c)) in circle_pairs(&mut rng, scale, 4_000).into_iter().enumerate() {
+            let want = common::circles::segment_circle(&q, &c).hit();
+            for arithmetic in arithmetics(i as u64) {
+                checked += 1;
+                pairs_here += 1;
+                let verdict = circle_verdict(&arithmetic, &q, &c);
+                let in_range = [q.x0, q.y0, q.x1, q.y1, c.cx, c.cy, c.r]
+                    .iter()
+                    .all(|v| *v == 0.0 || (2f32.powi(-40)..=2f32.powi(30)).contains(&v.abs()));
+                if !in_range {
+                    assert!(
+                        verdict != CIRCLE_APART && verdict != CIRCLE_MEETS,
+                        "a value past the filter's range, certified: query {q:?}, circle {c:?}"
+                    );
+                }
+                if verdict == CIRCLE_APART || verdict == CIRCLE_MEETS {
+                    certified += 1;
+                    assert_eq!(
+                        verdict == CIRCLE_MEETS,
+                        want,
+                        "{arithmetic:?} certified a wrong hit at scale {scale:e}: query {q:?}, circle {c:?}"
+                    );
+                    if verdict == CIRCLE_MEETS {
+                        meets += 1
+                    } else {
+                        apart += 1
+                    }
+                }
+            }
+        }
+        eprintln!("scale {scale:e}: {meets} hits and {apart} misses certified of {pairs_here}");
+        if (1e-9..1e8).contains(&scale) {
+            // A filter must decide most of them by itself, both ways, or it is not a filter.
+            assert!(
+                meets * 4 > pairs_here && apart * 8 > pairs_here,
+                "scale {scale:e}: {meets} hits, {apart} misses of {pairs_here}"
+            );
+        }
+    }
+    eprintln!("circle filter certified {certified} of {checked} adversarial hit decisions");
 }

@@ -919,6 +919,17 @@ fn cpu_mirror_meets_circles_on_the_narrow_integers_like_the_shader() {
 }
 
 #[test]
+fn cpu_mirror_certifies_circle_hits_in_f32_like_the_shader() {
+    assert_same_decisions(
+        "segment_circle/verdict.rs",
+        registered("segment_circle.wgsl").0,
+        "in_verdict_range",
+        "circle_verdict",
+        25,
+    );
+}
+
+#[test]
 fn cpu_mirror_places_polygon_edges_like_the_shader() {
     assert_same_decisions(
         "segment_polygon/mod.rs",

@@ -28,6 +28,7 @@
 pub mod filters;
 pub mod narrow;
 mod shape;
+pub mod verdict;
 
 pub use shape::{check_circle, check_circles};
 

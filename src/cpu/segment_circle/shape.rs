@@ -3,6 +3,7 @@
 use super::Circle;
 use super::filters::{circle_filtered, circle_hit_lanes, circle_starts_inside};
 use super::narrow::{circle_narrow, narrow_meeting};
+use super::verdict::bounds::{VERDICT_FLOOR, VERDICT_LARGEST, VERDICT_RELATIVE, VERDICT_SMALLEST};
 use super::{
     CircleContact, CircleKind, HALF_BITS, ONE_BITS, SEARCH_STEPS, circle_meeting, segment_circle,
 };
@@ -99,6 +100,10 @@ impl Shape for Circle {
                 "NARROW_PROBE_SHIFT",
                 super::narrow::NARROW_PROBE_SHIFT as f64,
             ),
+            ("VERDICT_RELATIVE", VERDICT_RELATIVE as f64),
+            ("VERDICT_FLOOR", VERDICT_FLOOR as f64),
+            ("VERDICT_SMALLEST_BITS", VERDICT_SMALLEST.to_bits() as f64),
+            ("VERDICT_LARGEST_BITS", VERDICT_LARGEST.to_bits() as f64),
         ]);
         shader::with_shape_queries(constants)
     }
