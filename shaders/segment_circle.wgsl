@@ -578,6 +578,20 @@ fn certain_miss(query: Segment, j: u32) -> bool {
     return boxes_apart(query, b) || line_misses_box(query, b);
 }
 
+// On the grid's candidates, a miss circle_verdict certifies too: on lavapipe it took a tenth off
+// bullets' first hits and hits, where over a dense pass's every pair it cost more than it saved.
+fn grid_miss(query: Segment, j: u32) -> bool {
+    let b = bounds[j];
+    if (boxes_apart(query, b)) {
+        return true;
+    }
+    let verdict = circle_verdict(query, circles[j]);
+    if (verdict != UNCERTAIN) {
+        return verdict == CIRCLE_APART;
+    }
+    return line_misses_box(query, b);
+}
+
 fn shape_miss() -> Contact {
     return CircleContact(0.0, 0.0, KIND_MISS);
 }

@@ -334,6 +334,10 @@ fn certain_miss(query: Segment, j: u32) -> bool {
     return boxes_apart(query, bounds[j]) || wall_verdict(query, walls[j]) == WALLS_APART;
 }
 
+fn grid_miss(query: Segment, j: u32) -> bool {
+    return certain_miss(query, j);
+}
+
 fn shape_miss() -> Contact {
     return SegmentContact(0.0, 0.0, CONTACT_MISS);
 }

@@ -16,14 +16,14 @@
 // taken with atomic maxima of keys that order them as comes_first does; counts add up; and the
 // host sorts the hit list.
 
-// The list's hooks: the grid holds the tile's shapes, and lists those that certain_miss does not
-// rule out.
+// The list's hooks: the grid holds the tile's shapes, and lists those that the kernel's grid_miss
+// does not rule out.
 fn grid_shapes() -> u32 {
     return shape_params.shape_count;
 }
 
 fn grid_candidate(query: Segment, j: u32) -> bool {
-    return !certain_miss(query, j);
+    return !grid_miss(query, j);
 }
 
 // Each listed candidate's contact (the first hits' exact pass), at its place in the list.

@@ -9,6 +9,9 @@
 // - `certain_miss(query, j)`: whether plain float tests certify that the query misses shape j
 //   of the tile (its box, `Shape::bounds`, and what else the shape can certify on any GPU); false
 //   where they cannot tell. The host's twin is the batch path's cull and `Shape::filtered`;
+// - `grid_miss(query, j)`: what the grid's list rules out (shaders/shape_grid.wgsl): certain_miss,
+//   or a costlier certain miss where it pays on the few candidates a walk lists, not over every
+//   pair of a dense pass;
 // - `shape_miss()`: the contact of a miss (`Shape::MISS`);
 // - `shape_exact(query, j)`: the pair's contact, exactly (`Shape::exact`);
 // - `shape_hit(query, j)`: whether the pair hits, exactly, without t (`Shape::hit`): the counts.
