@@ -334,8 +334,19 @@ fn certain_miss(query: Segment, j: u32) -> bool {
     return boxes_apart(query, bounds[j]) || wall_verdict(query, walls[j]) == WALLS_APART;
 }
 
-fn grid_miss(query: Segment, j: u32) -> bool {
-    return certain_miss(query, j);
+// certain_miss, and a crossing the orientations certify.
+fn grid_verdict(query: Segment, j: u32) -> i32 {
+    if (boxes_apart(query, bounds[j])) {
+        return SHAPE_APART;
+    }
+    let verdict = wall_verdict(query, walls[j]);
+    if (verdict == WALLS_APART) {
+        return SHAPE_APART;
+    }
+    if (verdict == WALLS_CROSS) {
+        return SHAPE_MEETS;
+    }
+    return UNCERTAIN;
 }
 
 fn shape_miss() -> Contact {

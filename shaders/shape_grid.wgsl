@@ -16,14 +16,14 @@
 // taken with atomic maxima of keys that order them as comes_first does; counts add up; and the
 // host sorts the hit list.
 
-// The list's hooks: the grid holds the tile's shapes, and lists those that the kernel's grid_miss
-// does not rule out.
+// The list's hooks: the grid holds the tile's shapes, and lists those that the kernel's
+// grid_verdict does not rule out.
 fn grid_shapes() -> u32 {
     return shape_params.shape_count;
 }
 
 fn grid_candidate(query: Segment, j: u32) -> bool {
-    return !grid_miss(query, j);
+    return grid_verdict(query, j) != SHAPE_APART;
 }
 
 // Each listed candidate's contact (the first hits' exact pass), at its place in the list.
@@ -46,7 +46,55 @@ fn first_mark(j: u32) -> u32 {
 }
 
 
-// The first hits' exact pass: each listed candidate's contact, and its query's first key.
+// The first hits' list: shape_grid_list's, under a ceiling. A candidate grid_verdict certifies
+// as a hit puts the query's ceiling at the time its segment leaves the shape's box (box_times,
+// at or after its t_enter); a candidate whose box the segment enters only after the ceiling is
+// not listed, and the walk stops once every shape left is entered after it (walk_passed): such
+// a shape's t_enter rounds past the ceiling, so it cannot come first. The ceiling starts at 1,
+// past which nothing is met, and becomes the query's first key, which the exact pass raises
+// (docs/broad_phase.md, "The first hits' ceiling").
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn shape_grid_first_list(
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let q = invocation_index(workgroup_id, num_workgroups, local_index);
+    if (q >= shape_params.query_count) {
+        return;
+    }
+    let query = queries[q];
+    let room = arrayLength(&listed_pairs);
+    let shapes = grid_shapes();
+    var ceiling = 1.0;
+    var candidates = candidates_of(query, shapes);
+    loop {
+        let j = next_candidate(query, &candidates, ceiling);
+        if (j == NO_SHAPE) {
+            break;
+        }
+        let times = box_times(query, bounds[j]);
+        if (order_key(times.x) > order_key(ceiling)) {
+            continue;
+        }
+        let verdict = grid_verdict(query, j);
+        if (verdict == SHAPE_APART) {
+            continue;
+        }
+        if (verdict == SHAPE_MEETS && order_key(times.y) < order_key(ceiling)) {
+            ceiling = times.y;
+        }
+        let k = atomicAdd(&pair_list.count, 1u);
+        if (k < room) {
+            listed_pairs[k] = q * shapes + j;
+        }
+    }
+    atomicStore(&first_keys[q], first_key(ceiling));
+}
+
+// The first hits' exact pass: each listed candidate's contact, and its query's first key. A
+// candidate whose box its segment enters after the first key's t (a ceiling, or a hit's t_enter
+// as the pass finds them) is skipped: its t_enter would round past that t.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn shape_grid_first_times(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
@@ -59,7 +107,13 @@ fn shape_grid_first_times(
         return;
     }
     let q = i / shape_params.shape_count;
-    let c = shape_exact(queries[q], i % shape_params.shape_count);
+    let j = i % shape_params.shape_count;
+    let query = queries[q];
+    if (first_key(box_times(query, bounds[j]).x) < atomicLoad(&first_keys[q])) {
+        listed_contacts[k] = shape_miss();
+        return;
+    }
+    let c = shape_exact(query, j);
     listed_contacts[k] = c;
     if (contact_hit(c)) {
         atomicMax(&first_keys[q], first_key(c.t_enter));

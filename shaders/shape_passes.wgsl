@@ -9,9 +9,10 @@
 // - `certain_miss(query, j)`: whether plain float tests certify that the query misses shape j
 //   of the tile (its box, `Shape::bounds`, and what else the shape can certify on any GPU); false
 //   where they cannot tell. The host's twin is the batch path's cull and `Shape::filtered`;
-// - `grid_miss(query, j)`: what the grid's list rules out (shaders/shape_grid.wgsl): certain_miss,
-//   or a costlier certain miss where it pays on the few candidates a walk lists, not over every
-//   pair of a dense pass;
+// - `grid_verdict(query, j)`: what plain float tests certify of the grid's candidates
+//   (shaders/shape_grid.wgsl): SHAPE_APART for a miss (certain_miss's, or a costlier one where
+//   it pays on the few candidates a walk lists, not over every pair of a dense pass),
+//   SHAPE_MEETS for a hit, UNCERTAIN otherwise; its bounds hold on any GPU, as certain_miss's;
 // - `shape_miss()`: the contact of a miss (`Shape::MISS`);
 // - `shape_exact(query, j)`: the pair's contact, exactly (`Shape::exact`);
 // - `shape_hit(query, j)`: whether the pair hits, exactly, without t (`Shape::hit`): the counts.
@@ -26,6 +27,10 @@
 
 // Invocations per workgroup of the shapes' kernels (the host's).
 override WORKGROUP_SIZE: u32;
+
+// grid_verdict's certain answers (its third is UNCERTAIN, shaders/segment_rect.wgsl).
+const SHAPE_APART: i32 = 0;
+const SHAPE_MEETS: i32 = 1;
 
 // The tile's uniform block: its queries, its shapes, and their pairs.
 struct ShapeParams {

@@ -69,9 +69,106 @@ fn next_cell(s: Segment, c: ptr<function, Candidates>) -> bool {
     return true;
 }
 
+// The walk's times (src/cpu/shape_walk.rs, time_bounds): the margin, and the range of values
+// whose times it bounds.
+override TIME_RELATIVE: f32;
+override TIME_FLOOR: f32;
+override TIME_SMALLEST_BITS: u32;
+override TIME_LARGEST_BITS: u32;
+
+// Whether v is 0 or within the times' range (compared as bits: no float comparison).
+fn in_time_range(v: f32) -> bool {
+    let magnitude = bitcast<u32>(v) & 0x7fffffffu;
+    return magnitude == 0u || (magnitude >= TIME_SMALLEST_BITS && magnitude <= TIME_LARGEST_BITS);
+}
+
+// A time at or before t, which was computed within 2^-20 of it relatively.
+fn time_below(t: f32) -> f32 {
+    return f_sub(t, f_add(f_mul(abs(t), TIME_RELATIVE), TIME_FLOOR));
+}
+
+// A time at or after t, as time_below.
+fn time_above(t: f32) -> f32 {
+    return f_add(t, f_add(f_mul(abs(t), TIME_RELATIVE), TIME_FLOOR));
+}
+
+// A time at or before the one at which a segment going from a0 to a1 on an axis reaches v:
+// (v - a0) / (a1 - a0), bounded below; 0 where that cannot be told (a value past the range,
+// or a1 = a0).
+fn boundary_time(a0: f32, a1: f32, v: f32) -> f32 {
+    if (!(in_time_range(a0) && in_time_range(a1) && in_time_range(v))) {
+        return 0.0;
+    }
+    let d = f_sub(a1, a0);
+    if ((bitcast<u32>(d) & 0x7fffffffu) == 0u) {
+        return 0.0;
+    }
+    return time_below(f_div(f_sub(v, a0), d));
+}
+
+// `times` (a time at or before the segment enters a box, and one at or after it leaves) narrowed
+// by one axis: the segment from a.x to a.y is within bounds.x..=bounds.y between the times it
+// reaches them. An axis the segment does not move along leaves them.
+fn axis_times(a: vec2<f32>, bounds: vec2<f32>, times: vec2<f32>) -> vec2<f32> {
+    let d = f_sub(a.y, a.x);
+    if ((bitcast<u32>(d) & 0x7fffffffu) == 0u) {
+        return times;
+    }
+    let forward = d > 0.0;
+    let near = select(bounds.y, bounds.x, forward);
+    let far = select(bounds.x, bounds.y, forward);
+    let enter = time_below(f_div(f_sub(near, a.x), d));
+    let leave = time_above(f_div(f_sub(far, a.x), d));
+    return vec2(max(times.x, enter), min(times.y, leave));
+}
+
+// A time at or before segment s enters box b, and one at or after it leaves it, within 0..=1:
+// every point of s in b lies between them. (0, 1) where they cannot be told (a value past the
+// range).
+fn box_times(s: Segment, b: Rect) -> vec2<f32> {
+    let in_range = in_time_range(s.x0) && in_time_range(s.y0) && in_time_range(s.x1)
+        && in_time_range(s.y1) && in_time_range(b.min_x) && in_time_range(b.min_y)
+        && in_time_range(b.max_x) && in_time_range(b.max_y);
+    if (!in_range) {
+        return vec2(0.0, 1.0);
+    }
+    let times = axis_times(vec2(s.x0, s.x1), vec2(b.min_x, b.max_x), vec2(0.0, 1.0));
+    return axis_times(vec2(s.y0, s.y1), vec2(b.min_y, b.max_y), times);
+}
+
+// A time at or before segment s enters `row` from the walk's previous row: at the bound between
+// them.
+fn row_time(s: Segment, walk: Walk, row: u32) -> f32 {
+    let bound = select(row, row - 1u, walk.up);
+    return boundary_time(s.y0, s.y1, axis_bound(grid.ys, bound));
+}
+
+// A time at or before segment s enters `col` from the row's previous column.
+fn col_time(s: Segment, walk: Walk, col: u32) -> f32 {
+    let bound = select(col, col - 1u, walk.right);
+    return boundary_time(s.x0, s.x1, axis_bound(grid.xs, bound));
+}
+
+// Whether the walk, just moved to a new cell, can stop: every shape it has not given yet meets
+// segment s only after `ceiling`. Such a shape has each of its points on s in this cell or later
+// ones: past the bound the walk just crossed into this row, or into this column and into the
+// next row (the rows before, and this row's columns before, list every shape with a point of s
+// there). A `ceiling` of 1 stops the walk where s has ended.
+fn walk_passed(s: Segment, c: Candidates, ceiling: f32) -> bool {
+    let ceiling_key = order_key(ceiling);
+    if (c.col_step == 0u) {
+        return order_key(row_time(s, c.walk, walk_row(c.walk, c.step))) > ceiling_key;
+    }
+    let col = walk_col(c.walk, c.range, c.col_step);
+    let last_row = c.step >= c.walk.row_max - c.walk.row_min;
+    return order_key(col_time(s, c.walk, col)) > ceiling_key
+        && (last_row || order_key(row_time(s, c.walk, walk_row(c.walk, c.step + 1u))) > ceiling_key);
+}
+
 // The walk's next candidate: a shape whose box meets the segment's, in the first cell of the walk
-// that lists it (is_first_visit), so each once; NO_SHAPE past the last.
-fn next_candidate(s: Segment, c: ptr<function, Candidates>) -> u32 {
+// that lists it (is_first_visit), so each once; NO_SHAPE past the last, or once every shape left
+// meets the segment only after `ceiling` (walk_passed; 1 for every shape the segment meets).
+fn next_candidate(s: Segment, c: ptr<function, Candidates>, ceiling: f32) -> u32 {
     if ((*c).brute) {
         if ((*c).next >= (*c).end) {
             return NO_SHAPE;
@@ -93,7 +190,7 @@ fn next_candidate(s: Segment, c: ptr<function, Candidates>) -> u32 {
                 return j;
             }
         }
-        if (!next_cell(s, c)) {
+        if (!next_cell(s, c) || walk_passed(s, *c, ceiling)) {
             return NO_SHAPE;
         }
     }
@@ -117,7 +214,7 @@ fn shape_grid_list(
     let shapes = grid_shapes();
     var candidates = candidates_of(query, shapes);
     loop {
-        let j = next_candidate(query, &candidates);
+        let j = next_candidate(query, &candidates, 1.0);
         if (j == NO_SHAPE) {
             break;
         }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::adversarial::{self, Category};
-use rectcast::cpu::segment_circle::verdict::F32Arithmetic;
+use rectcast::cpu::arithmetic::F32Arithmetic;
 use rectcast::cpu::segment_rect::filter::{FILTER_ABSOLUTE, FILTER_FLOOR, FILTER_RELATIVE};
 use rectcast::scene::SplitMix64;
 use rectcast::{Circle, Rect, Segment};
@@ -128,6 +128,26 @@ impl Arithmetic {
     fn mul(&self, a: f32, b: f32) -> f32 {
         // Two f32 multiply exactly in f64 (48 significant bits).
         self.round(f64::from(self.flushed(a)) * f64::from(self.flushed(b)), 0.0)
+    }
+
+    /// a / b within WGSL's 2.5 ulp: the quotient rounded as this arithmetic rounds (the
+    /// remainder, exact by an f64 fma, gives the sign of what the f64 quotient leaves), then
+    /// moved by up to 2 ulp either way.
+    fn div(&self, a: f32, b: f32) -> f32 {
+        let (a, b) = (f64::from(self.flushed(a)), f64::from(self.flushed(b)));
+        let hi = a / b;
+        let lo = (-hi).mul_add(b, a) / b;
+        let mut r = self.round(hi, lo);
+        if r != 0.0 && r.is_finite() {
+            for _ in 0..2 {
+                r = match (self.coin(), self.coin()) {
+                    (true, true) => r.next_up(),
+                    (true, false) => r.next_down(),
+                    _ => r,
+                };
+            }
+        }
+        self.flushed(r)
     }
 
     /// fma(x, y, z): one rounding of the exact x·y + z.
@@ -279,6 +299,9 @@ impl F32Arithmetic for Arithmetic {
     }
     fn mul(&self, a: f32, b: f32) -> f32 {
         Arithmetic::mul(self, a, b)
+    }
+    fn div(&self, a: f32, b: f32) -> f32 {
+        Arithmetic::div(self, a, b)
     }
     fn det(&self, a: f32, b: f32, c: f32, d: f32) -> f32 {
         match self.fusion {

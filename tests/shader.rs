@@ -77,6 +77,7 @@ const SHAPE_GRID_ENTRY_POINTS: &[&str] = &[
     "shape_first_hits",
     "shape_hit_list",
     "shape_grid_list",
+    "shape_grid_first_list",
     "shape_grid_first_times",
     "shape_grid_first_shapes",
     "shape_grid_first_contacts",

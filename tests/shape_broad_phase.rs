@@ -339,7 +339,7 @@ fn assert_the_walk_lists_every_shape_touched<S: Shape>(
     for (q, s) in segments.iter().enumerate() {
         let mut listed = vec![false; shapes.len()];
         let mut candidates = candidates_of(&grid, s, shapes.len());
-        while let Some(j) = next_candidate(&grid, s, &mut candidates) {
+        while let Some(j) = next_candidate(&grid, s, &mut candidates, 1.0) {
             assert!(
                 !listed[j as usize],
                 "{what}: segment {q} {s:?} lists shape {j} twice"

@@ -3,6 +3,7 @@
 //! [`exact`] holds the exact integers the shapes after rectangles compute on, `narrow` the
 //! 64- and 128-bit ones the CPU takes first where a pair's values span few binary orders.
 
+pub mod arithmetic;
 pub mod batched;
 pub mod exact;
 pub mod grid;

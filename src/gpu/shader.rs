@@ -389,11 +389,21 @@ pub fn grid_constants(query: u32, emulation: Emulation) -> Constants {
 
 /// The overridable constants of a shape's queries through the grid
 /// ([`crate::ShapeKernel::grid`]), after the shape's own (`constants`,
-/// [`crate::Shape::constants`]): the walk's ([`grid_walk_constants`]), and the list's
+/// [`crate::Shape::constants`]): the walk's ([`grid_walk_constants`]), its times'
+/// (`crate::cpu::shape_walk::time_bounds`), and the list's
 /// `NO_SHAPE` where the kernel does not reduce its contacts (polygons: their grid file
 /// declares it, a reducing kernel's reductions do).
 pub fn shape_grid_constants(kernel: &crate::ShapeKernel, mut constants: Constants) -> Constants {
+    use crate::cpu::shape_walk::time_bounds::{
+        TIME_FLOOR, TIME_LARGEST, TIME_RELATIVE, TIME_SMALLEST,
+    };
     constants.extend(grid_walk_constants());
+    constants.extend([
+        ("TIME_RELATIVE", TIME_RELATIVE as f64),
+        ("TIME_FLOOR", TIME_FLOOR as f64),
+        ("TIME_SMALLEST_BITS", TIME_SMALLEST.to_bits() as f64),
+        ("TIME_LARGEST_BITS", TIME_LARGEST.to_bits() as f64),
+    ]);
     match kernel.reduces {
         true => constants,
         false => with_shape_queries(constants),

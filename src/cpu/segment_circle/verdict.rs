@@ -3,15 +3,17 @@
 //! "Segment × circle"). The same functions under the same names, the same branches.
 //!
 //! The shader's float operations (`f_sub`, `f_mul`, `f_det`) are [`F32Arithmetic`]'s here, so
-//! that one code can be replayed on every arithmetic a GPU may have: [`Ieee`] is the CPU's
-//! own, tests/filter.rs replays the others. The CPU's batch path has its own filters, in f64
-//! ([`super::filters`]); this one shows what the GPU certifies.
+//! that one code can be replayed on every arithmetic a GPU may have:
+//! [`Ieee`](crate::cpu::arithmetic::Ieee) is the CPU's own, tests/filter.rs replays the others.
+//! The CPU's batch path has its own filters, in f64 ([`super::filters`]); this one shows what
+//! the GPU certifies.
 #![allow(
     clippy::neg_cmp_op_on_partial_ord,
     reason = "kept line for line comparable with the WGSL"
 )]
 
 use super::Circle;
+use crate::cpu::arithmetic::F32Arithmetic;
 use crate::cpu::segment_rect::{UNCERTAIN, order_key};
 use crate::types::Segment;
 
@@ -44,35 +46,6 @@ use bounds::{VERDICT_FLOOR, VERDICT_LARGEST, VERDICT_RELATIVE, VERDICT_SMALLEST}
 /// kernel, like `UNCERTAIN`, never exchanged with the host.
 pub const CIRCLE_APART: i32 = 0;
 pub const CIRCLE_MEETS: i32 = 1;
-
-/// The f32 operations of the filter as one arithmetic performs them: the shader's `f_add`,
-/// `f_sub`, `f_mul` and `f_det`.
-pub trait F32Arithmetic {
-    fn add(&self, a: f32, b: f32) -> f32;
-    fn sub(&self, a: f32, b: f32) -> f32;
-    fn mul(&self, a: f32, b: f32) -> f32;
-    /// a·b − c·d, as `sub(mul(a, b), mul(c, d))`, or with either product fused into the
-    /// subtraction (a GPU may contract it into a multiply-add).
-    fn det(&self, a: f32, b: f32, c: f32, d: f32) -> f32;
-}
-
-/// The CPU's arithmetic: IEEE 754 round to nearest, ties to even, subnormals kept, no fusion.
-pub struct Ieee;
-
-impl F32Arithmetic for Ieee {
-    fn add(&self, a: f32, b: f32) -> f32 {
-        a + b
-    }
-    fn sub(&self, a: f32, b: f32) -> f32 {
-        a - b
-    }
-    fn mul(&self, a: f32, b: f32) -> f32 {
-        a * b
-    }
-    fn det(&self, a: f32, b: f32, c: f32, d: f32) -> f32 {
-        a * b - c * d
-    }
-}
 
 /// Whether v is 0 or within the filter's range (compared as bits: no float comparison).
 fn in_verdict_range(v: f32) -> bool {

@@ -212,6 +212,15 @@ pub(super) enum GridQuery {
 pub(super) const GRID_QUERIES: usize = 4;
 
 impl GridQuery {
+    /// The pass that walks the grid and lists each query's candidates: the first hits' under a
+    /// ceiling (`shape_grid_first_list`, docs/broad_phase.md), every other query's all of them.
+    pub(super) fn list(self) -> &'static str {
+        match self {
+            GridQuery::FirstHits => "shape_grid_first_list",
+            _ => "shape_grid_list",
+        }
+    }
+
     /// The passes over the list of candidates, in order; the first is the exact path's.
     pub(super) fn passes(self) -> &'static [&'static str] {
         match self {
@@ -283,7 +292,7 @@ impl GridPipelines {
                     compute_pipeline(context, &pipeline_layout, &module, entry, entry, &constants)
                 };
                 Ok(Self {
-                    list: pipeline("shape_grid_list"),
+                    list: pipeline(query.list()),
                     list_dispatch: pipeline("list_dispatch"),
                     passes: query.passes().iter().map(|entry| pipeline(entry)).collect(),
                     layout,
