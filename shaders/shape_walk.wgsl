@@ -94,7 +94,7 @@ fn time_above(t: f32) -> f32 {
 
 // A time at or before the one at which a segment going from a0 to a1 on an axis reaches v:
 // (v - a0) / (a1 - a0), bounded below; 0 where that cannot be told (a value past the range,
-// or a1 = a0).
+// or a1 = a0), which is past no ceiling.
 fn boundary_time(a0: f32, a1: f32, v: f32) -> f32 {
     if (!(in_time_range(a0) && in_time_range(a1) && in_time_range(v))) {
         return 0.0;

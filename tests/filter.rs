@@ -463,3 +463,170 @@ fn the_circle_filter_never_certifies_a_wrong_hit_under_any_allowed_arithmetic() 
     }
     eprintln!("circle filter certified {certified} of {checked} adversarial hit decisions");
 }
+
+/// An exact time as a fraction num / den of f32 values' BigInt numerators over 2^149, den > 0.
+struct Time {
+    num: num_bigint::BigInt,
+    den: num_bigint::BigInt,
+}
+
+impl Time {
+    /// (v − a0) / (a1 − a0), exactly; None where a1 = a0.
+    fn crossing(a0: f32, a1: f32, v: f32) -> Option<Time> {
+        use common::exact::scaled_2_149 as n;
+        use num_traits::Signed;
+        let den = n(a1) - n(a0);
+        let num = n(v) - n(a0);
+        match den.sign() {
+            num_bigint::Sign::NoSign => None,
+            num_bigint::Sign::Minus => Some(Time {
+                num: -num,
+                den: den.abs(),
+            }),
+            num_bigint::Sign::Plus => Some(Time { num, den }),
+        }
+    }
+
+    fn of(v: f32) -> Time {
+        Time {
+            num: common::exact::scaled_2_149(v),
+            den: num_bigint::BigInt::from(1u8) << 149u32,
+        }
+    }
+
+    fn le(&self, other: &Time) -> bool {
+        &self.num * &other.den <= &other.num * &self.den
+    }
+
+    fn approx(&self) -> f64 {
+        use num_traits::ToPrimitive;
+        let shift = self.den.bits().saturating_sub(60);
+        let den = (&self.den >> shift).to_f64().expect("60 bits");
+        (&self.num >> shift).to_f64().unwrap_or(f64::INFINITY) / den
+    }
+}
+
+/// Where segment s is in box b, exactly: (entry, exit) within 0..=1, None where it misses it.
+fn exact_box_times(s: &Segment, b: &Rect) -> Option<(Time, Time)> {
+    let (mut enter, mut leave) = (Time::of(0.0), Time::of(1.0));
+    for ((a0, a1), (lo, hi)) in [
+        ((s.x0, s.x1), (b.min_x, b.max_x)),
+        ((s.y0, s.y1), (b.min_y, b.max_y)),
+    ] {
+        match (Time::crossing(a0, a1, lo), Time::crossing(a0, a1, hi)) {
+            (Some(at_lo), Some(at_hi)) => {
+                let (near, far) = if a1 > a0 {
+                    (at_lo, at_hi)
+                } else {
+                    (at_hi, at_lo)
+                };
+                enter = if enter.le(&near) { near } else { enter };
+                leave = if far.le(&leave) { far } else { leave };
+            }
+            _ if a0 < lo || a0 > hi => return None,
+            _ => {}
+        }
+    }
+    enter.le(&leave).then_some((enter, leave))
+}
+
+/// Segments and boxes for the walk's times at `scale`: boxes around, across and at the ends of
+/// slanted and axis-parallel segments, points, boxes whose sides pass through an end, and
+/// values mixing the range's ends.
+fn time_cases(rng: &mut SplitMix64, scale: f32, n: usize) -> Vec<(Segment, Rect)> {
+    let mut v = |lo: f32, hi: f32| rng.range(lo, hi) * scale;
+    (0..n)
+        .map(|k| {
+            let (x0, y0, x1, y1) = (v(-1.0, 1.0), v(-1.0, 1.0), v(-1.0, 1.0), v(-1.0, 1.0));
+            let s = match k % 6 {
+                0 => Segment::new(x0, y0, x0, y1),
+                1 => Segment::new(x0, y0, x1, y0),
+                2 => Segment::new(x0, y0, x0, y0),
+                _ => Segment::new(x0, y0, x1, y1),
+            };
+            let (bx, by) = (v(-1.0, 1.0), v(-1.0, 1.0));
+            let (w, h) = (v(0.0, 0.5), v(0.0, 0.5));
+            let b = match k % 5 {
+                0 => Rect::new(s.x0, s.y0, s.x0 + w, s.y0 + h),
+                1 => Rect::new(s.x1 - w, s.y1 - h, s.x1, s.y1),
+                2 => Rect::new(bx, by, bx, by),
+                3 => Rect::new(bx.min(s.x0), by, bx.max(s.x0), by + h),
+                _ => Rect::new(bx, by, bx + w, by + h),
+            };
+            (s, b)
+        })
+        .collect()
+}
+
+#[test]
+fn the_walks_times_bound_the_exact_ones_under_any_allowed_arithmetic() {
+    use rectcast::cpu::shape_walk::{boundary_time, box_times};
+    let mut rng = SplitMix64::new(0x71);
+    // Inside the times' range (2^-40 to 2^30), at its edges, and beyond, where nothing is
+    // bounded: box_times says (0, 1) and boundary_time 0.
+    let scales = [1.0, 0.001, 3e5, 2f32.powi(-36), 2f32.powi(27), 1e-30, 3e18];
+    let in_range = |v: f32| v == 0.0 || (2f32.powi(-40)..=2f32.powi(30)).contains(&v.abs());
+    let mut checked = 0u64;
+    for scale in scales {
+        let (mut met, mut bounded, mut widest) = (0u64, 0u64, 0f64);
+        for (i, (s, b)) in time_cases(&mut rng, scale, 2_000).into_iter().enumerate() {
+            let values = [s.x0, s.y0, s.x1, s.y1, b.min_x, b.min_y, b.max_x, b.max_y];
+            let exact = exact_box_times(&s, &b);
+            let crossing = Time::crossing(s.x0, s.x1, b.min_x);
+            for arithmetic in arithmetics(i as u64) {
+                checked += 1;
+                let (lo, hi) = box_times(&arithmetic, &s, &b);
+                let at = boundary_time(&arithmetic, s.x0, s.x1, b.min_x);
+                if !values.iter().all(|v| in_range(*v)) {
+                    assert_eq!(
+                        (lo.to_bits(), hi.to_bits()),
+                        (0f32.to_bits(), 1f32.to_bits()),
+                        "{arithmetic:?}: a value past the range, bounded: {s:?} in {b:?}"
+                    );
+                }
+                if [s.x0, s.x1, b.min_x].iter().any(|v| !in_range(*v)) {
+                    // No bound: 0, which is past no ceiling.
+                    assert_eq!(at.to_bits(), 0, "{arithmetic:?}: {s:?} at x {}", b.min_x);
+                } else if let Some(t) = &crossing {
+                    assert!(
+                        Time::of(at).le(t),
+                        "{arithmetic:?}: {s:?} reaches x = {} at {}, after its bound {at:e}",
+                        b.min_x,
+                        t.approx()
+                    );
+                }
+                let Some((enter, leave)) = &exact else {
+                    continue;
+                };
+                met += 1;
+                assert!(
+                    Time::of(lo).le(enter) && leave.le(&Time::of(hi)),
+                    "{arithmetic:?}: {s:?} is in {b:?} from {} to {}, outside its bounds {lo:e}..{hi:e}",
+                    enter.approx(),
+                    leave.approx()
+                );
+                if (lo, hi) != (0.0, 1.0) {
+                    bounded += 1;
+                    let slack =
+                        (enter.approx() - f64::from(lo)).max(f64::from(hi) - leave.approx());
+                    widest = widest.max(slack);
+                }
+            }
+        }
+        eprintln!(
+            "scale {scale:e}: {bounded} of {met} meetings bounded, the widest off by {widest:e}"
+        );
+        if (1e-9..1e8).contains(&scale) {
+            // Bounds that are always (0, 1), or loose, would prune nothing.
+            assert!(
+                bounded * 2 > met,
+                "scale {scale:e}: {bounded} of {met} bounded"
+            );
+            assert!(
+                widest < 2f64.powi(-16),
+                "scale {scale:e}: off by {widest:e}"
+            );
+        }
+    }
+    eprintln!("the walk's times: {checked} bounds checked");
+}

@@ -1,8 +1,9 @@
 //! The queries over shapes through the broad phase's grid on the GPU (`shaders/shape_grid.wgsl`):
 //! first hits, hits and counts of walls and circles, against the exact oracles' dense pairs
 //! (tests/common), element by element, in scenes whose segments walk the grid's cells and
-//! whose long ones prefer the brute force; with hit lists past the room a tile starts with, and
-//! with tiles and bindings cut tiny.
+//! whose long ones prefer the brute force; long segments' first hits, whose walks a ceiling
+//! stops, against the CPU's; with hit lists past the room a tile starts with, and with tiles and
+//! bindings cut tiny.
 
 mod common;
 
@@ -112,7 +113,7 @@ fn check_through_the_grid<S: Shape + std::fmt::Debug>(
 }
 
 #[test]
-fn walls_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
+fn walls_through_the_gpus_grid_give_the_oracles_answers_and_long_segments_the_cpus_first_hits() {
     let Some(mut gpu) =
         common::gpu_through_the_grid("walls through the grid", GpuLimits::default())
     else {
@@ -132,10 +133,18 @@ fn walls_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
         &walls,
         common::segments::segment_segment,
     );
+    let long = long_segments(&mut rng, 300);
+    let (walls, _) = mid_sized(&mut rng, 1000);
+    let (walked, _) = walks_and_brute_force(&long, &walls);
+    assert!(
+        walked > 240,
+        "long segments over walls: {walked} of 300 walk the grid"
+    );
+    check_first_hits_under_a_ceiling("long segments over walls", &mut gpu, &long, &walls);
 }
 
 #[test]
-fn circles_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
+fn circles_through_the_gpus_grid_give_the_oracles_answers_and_long_segments_the_cpus_first_hits() {
     let Some(mut gpu) =
         common::gpu_through_the_grid("circles through the grid", GpuLimits::default())
     else {
@@ -155,6 +164,16 @@ fn circles_through_the_gpus_grid_give_the_oracles_first_hits_hits_and_counts() {
         &circles,
         common::circles::segment_circle,
     );
+    let long = long_segments(&mut rng, 300);
+    let (_, circles) = mid_sized(&mut rng, 1000);
+    let (walked, _) = walks_and_brute_force(&long, &circles);
+    assert!(
+        walked > 240,
+        "long segments over circles: {walked} of 300 walk the grid"
+    );
+    check_first_hits_under_a_ceiling("long segments over circles", &mut gpu, &long, &circles);
+    let (grazing, circles) = grazing_first();
+    check_first_hits_under_a_ceiling("grazing a circle first", &mut gpu, &grazing, &circles);
 }
 
 /// A fence of `posts` posts, and 200 bullets flying through all of it.
@@ -377,4 +396,150 @@ fn the_walk_lists_every_shape_a_segment_touches_once() {
             rectcast::segment_circle(s, c).hit()
         });
     assert!(touched > 1000, "circles: {touched} touches");
+}
+
+/// Long segments in every direction (150 to 400 long) over the square [0, 1000]²: over
+/// mid-sized shapes they cross tens of rows and walk the grid, meeting many shapes each.
+fn long_segments(rng: &mut SplitMix64, n: usize) -> Vec<Segment> {
+    (0..n)
+        .map(|_| {
+            let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+            let (length, angle) = (rng.range(150.0, 400.0), rng.range(0.0, 6.2832));
+            Segment::new(x, y, x + length * angle.cos(), y + length * angle.sin())
+        })
+        .collect()
+}
+
+/// Walls 10 to 60 long and disks of radius 5 to 25, over the square [0, 1000]².
+fn mid_sized(rng: &mut SplitMix64, m: usize) -> (Vec<Segment>, Vec<Circle>) {
+    let walls = (0..m)
+        .map(|_| {
+            let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+            let (length, angle) = (rng.range(10.0, 60.0), rng.range(0.0, 6.2832));
+            Segment::new(x, y, x + length * angle.cos(), y + length * angle.sin())
+        })
+        .collect();
+    let circles = (0..m)
+        .map(|_| {
+            let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+            Circle::new(x, y, rng.range(5.0, 25.0))
+        })
+        .collect();
+    (walls, circles)
+}
+
+/// Under a ceiling at a segment's first hit, the walk's CPU mirror still lists every shape the
+/// segment meets at a t that rounds to the ceiling or before, by the scalar contact; and it
+/// stops early. Returns the candidates listed under the ceilings and under 1.
+fn assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then<S: Shape>(
+    what: &str,
+    segments: &[Segment],
+    shapes: &[S],
+    contact: impl Fn(&Segment, &S) -> Option<f32>,
+) -> (usize, usize) {
+    let bounds: Vec<_> = shapes.iter().map(S::bounds).collect();
+    let mut grid = Grid::default();
+    grid.build(&bounds);
+    let (mut under, mut all) = (0, 0);
+    for (q, s) in segments.iter().enumerate() {
+        let times: Vec<Option<f32>> = shapes.iter().map(|shape| contact(s, shape)).collect();
+        let first = times.iter().flatten().copied().reduce(f32::min);
+        // The first hit's t is the lowest ceiling a first hit can have.
+        for ceiling in [first.unwrap_or(1.0), 1.0] {
+            let mut listed = vec![false; shapes.len()];
+            let mut candidates = candidates_of(&grid, s, shapes.len());
+            while let Some(j) = next_candidate(&grid, s, &mut candidates, ceiling) {
+                listed[j as usize] = true;
+                if ceiling == 1.0 {
+                    all += 1;
+                } else {
+                    under += 1;
+                }
+            }
+            for (j, t) in times.iter().enumerate() {
+                if let Some(t) = t.filter(|t| *t <= ceiling) {
+                    assert!(
+                        listed[j],
+                        "{what}: segment {q} {s:?} meets shape {j} ({:?}) at {t}, which its walk under the ceiling {ceiling} skips",
+                        bounds[j]
+                    );
+                }
+            }
+        }
+    }
+    (under, all)
+}
+
+#[test]
+fn the_walk_under_a_ceiling_lists_every_shape_met_by_then_and_stops_early() {
+    let mut rng = SplitMix64::new(3409);
+    let segments = long_segments(&mut rng, 500);
+    let (walls, circles) = mid_sized(&mut rng, 1000);
+    let (walked, _) = walks_and_brute_force(&segments, &circles);
+    assert!(walked > 400, "{walked} of 500 walk the grid");
+    let (under, all) = assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then(
+        "walls",
+        &segments,
+        &walls,
+        |s, w| {
+            Some(rectcast::segment_segment(s, w))
+                .filter(|c| c.hit())
+                .map(|c| c.t_enter)
+        },
+    );
+    assert!(
+        under * 2 < all,
+        "walls: {under} listed under the ceilings, {all} under 1"
+    );
+    let (under, all) = assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then(
+        "circles",
+        &segments,
+        &circles,
+        |s, c| {
+            Some(rectcast::segment_circle(s, c))
+                .filter(|c| c.hit())
+                .map(|c| c.t_enter)
+        },
+    );
+    assert!(
+        under * 2 < all,
+        "circles: {under} listed under the ceilings, {all} under 1"
+    );
+}
+
+/// Segments along y = 500 + k that first graze a circle, missing it by 2^-20 (too close for
+/// f32 to certify: a candidate whose hit is uncertain, which must not set a ceiling), then hit
+/// one.
+fn grazing_first() -> (Vec<Segment>, Vec<Circle>) {
+    let (mut segments, mut circles) = (Vec::new(), Vec::new());
+    for k in 0..64 {
+        let y = 500.0 + k as f32;
+        segments.push(Segment::new(0.0, y, 1000.0, y));
+        circles.push(Circle::new(100.0 + k as f32, y + 10.0, 10f32.next_down()));
+        circles.push(Circle::new(500.0 + k as f32, y, 10.0));
+    }
+    (segments, circles)
+}
+
+/// Long segments' first hits through the GPU's grid, where a ceiling stops their walks
+/// (`shape_grid_first_list`), against the CPU's, element by element.
+fn check_first_hits_under_a_ceiling<S: Shape + std::fmt::Debug>(
+    what: &str,
+    gpu: &mut Engine,
+    segments: &[Segment],
+    shapes: &[S],
+) {
+    let first = gpu.shape_first_hits(segments, shapes).expect("first hits");
+    assert!(gpu.used_broad_phase(), "{what}: the grid not taken");
+    let want = Engine::cpu()
+        .shape_first_hits(segments, shapes)
+        .expect("first hits");
+    if let Some(s) = (0..want.len()).find(|&s| want[s] != first[s]) {
+        panic!(
+            "{what}: segment {s} {:?}: the CPU's first hit {:?}, the GPU's {:?}",
+            segments[s], want[s], first[s]
+        );
+    }
+    let hits = first.iter().filter(|f| f.is_some()).count();
+    assert!(hits * 2 > segments.len(), "{what}: {hits} first hits");
 }
