@@ -404,7 +404,10 @@ fn long_segments(rng: &mut SplitMix64, n: usize) -> Vec<Segment> {
     (0..n)
         .map(|_| {
             let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
-            let (length, angle) = (rng.range(150.0, 400.0), rng.range(0.0, 6.2832));
+            let (length, angle) = (
+                rng.range(150.0, 400.0),
+                rng.range(0.0, std::f32::consts::TAU),
+            );
             Segment::new(x, y, x + length * angle.cos(), y + length * angle.sin())
         })
         .collect()
@@ -415,7 +418,7 @@ fn mid_sized(rng: &mut SplitMix64, m: usize) -> (Vec<Segment>, Vec<Circle>) {
     let walls = (0..m)
         .map(|_| {
             let (x, y) = (rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
-            let (length, angle) = (rng.range(10.0, 60.0), rng.range(0.0, 6.2832));
+            let (length, angle) = (rng.range(10.0, 60.0), rng.range(0.0, std::f32::consts::TAU));
             Segment::new(x, y, x + length * angle.cos(), y + length * angle.sin())
         })
         .collect();
@@ -470,6 +473,7 @@ fn assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then<S: Shape>(
     (under, all)
 }
 
+/// scripts/test.sh: native only
 #[test]
 fn the_walk_under_a_ceiling_lists_every_shape_met_by_then_and_stops_early() {
     let mut rng = SplitMix64::new(3409);

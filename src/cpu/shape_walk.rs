@@ -215,7 +215,7 @@ fn walk_passed(grid: &Grid, s: &Segment, c: &Candidates, ceiling: f32) -> bool {
 
 /// The walk's next candidate: a shape whose box meets the segment's, in the first cell of the
 /// walk that lists it ([`is_first_visit`]), so each once; `None` past the last, or once every
-/// shape left meets the segment only after `ceiling` ([`walk_passed`]; 1 for every shape
+/// shape left meets the segment only after `ceiling` (`walk_passed`; 1 for every shape
 /// the segment meets).
 pub fn next_candidate(grid: &Grid, s: &Segment, c: &mut Candidates, ceiling: f32) -> Option<u32> {
     if c.brute {
