@@ -28,8 +28,9 @@ struct GridParams {
     cols: u32,
     rows: u32,
     rect_count: u32,
-    // Pads the block to 16 bytes.
-    padding: u32,
+    // 1 where the cells list walls along their lines (src/cpu/grid.rs, Grid::along: a wall in
+    // every cell of its line, its box beside each entry; first hits alone), else 0.
+    along: u32,
 }
 
 // The cells a rect is listed in: columns col_min..=col_max, rows row_min..=row_max.
@@ -52,6 +53,12 @@ struct Walk {
 }
 
 @group(1) @binding(0) var<uniform> grid: GridParams;
+
+// Whether the cells list walls along their lines: a walk meets a wall in every visited cell
+// that lists it, with no each-pair-once rule.
+fn walk_lists_along() -> bool {
+    return grid.along != 0u;
+}
 // The columns' bounds, then the rows'.
 @group(1) @binding(1) var<storage, read> grid_bounds: array<f32>;
 // Cell `row * cols + col` lists entries[cell_start[cell]..cell_start[cell + 1]].

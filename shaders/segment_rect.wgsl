@@ -83,11 +83,10 @@ fn beyond_one_side(c0: i32, c1: i32, lo: i32, hi: i32) -> bool {
     return (c0 < lo && c1 < lo) || (c0 > hi && c1 > hi);
 }
 
-// Sign of t_x - t_y, where the segment's line crosses x = bx at t_x and y = by at t_y, or
-// UNCERTAIN: the sign of det = (bx - x0)(y1 - y0) - (by - y0)(x1 - x0), flipped when the
-// directions' signs differ, used only when it exceeds the filter's error bound (valid with
-// rounding toward zero, fused multiply-adds, and subnormals flushed anywhere).
-fn compare_crossings(s: Segment, bx: f32, by: f32, flip: bool) -> i32 {
+// The side of segment s's line that the point (bx, by) lies on, as det = (bx - x0)(y1 - y0) -
+// (by - y0)(x1 - x0) in f32 and a bound its error is below (valid with rounding toward zero,
+// fused multiply-adds, and subnormals flushed anywhere): (det, bound).
+fn crossing_det(s: Segment, bx: f32, by: f32) -> vec2<f32> {
     let a = f_sub(bx, s.x0);
     let b = f_sub(s.y1, s.y0);
     let c = f_sub(by, s.y0);
@@ -98,11 +97,19 @@ fn compare_crossings(s: Segment, bx: f32, by: f32, flip: bool) -> i32 {
     let bound = f_add(f_add(f_mul(FILTER_RELATIVE, f_add(abs(left), abs(right))),
         f_mul(FILTER_ABSOLUTE, f_add(f_add(abs(a), abs(b)), f_add(abs(c), abs(d))))),
         FILTER_FLOOR);
+    return vec2<f32>(det, bound);
+}
+
+// Sign of t_x - t_y, where the segment's line crosses x = bx at t_x and y = by at t_y, or
+// UNCERTAIN: the sign of crossing_det, flipped when the directions' signs differ, used only
+// when it exceeds the filter's error bound.
+fn compare_crossings(s: Segment, bx: f32, by: f32, flip: bool) -> i32 {
+    let det = crossing_det(s, bx, by);
     var sign = UNCERTAIN;
-    if (det > bound) {
+    if (det.x > det.y) {
         sign = 1;
     }
-    if (det < -bound) {
+    if (det.x < -det.y) {
         sign = -1;
     }
     return select(sign, -sign, flip && sign != UNCERTAIN);

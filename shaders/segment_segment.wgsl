@@ -60,6 +60,23 @@ fn wall_verdict(query: Segment, wall: Segment) -> i32 {
     return UNCERTAIN;
 }
 
+// Where query's ends lie certainly on both sides of wall's line (crossing_det), the time it
+// meets that line is t = o0 / (o0 + o1), o0 and o1 the ends' distances from it as crossing_det
+// measures them; each is within its bound of det. This is (o0's upper bound, that plus o1's
+// lower one), a ratio at or after t, each term off by its own roundings alone; (1, 1) where
+// the sides are not certain. For a crossing wall_verdict certifies, t is the pair's t_enter.
+fn crossing_fraction(query: Segment, wall: Segment) -> vec2<f32> {
+    let start = crossing_det(wall, query.x0, query.y0);
+    let end = crossing_det(wall, query.x1, query.y1);
+    let apart = (start.x > start.y && end.x < -end.y) || (start.x < -start.y && end.x > end.y);
+    if (!apart) {
+        return vec2<f32>(1.0, 1.0);
+    }
+    let before = f_add(abs(start.x), start.y);
+    let after = f_sub(abs(end.x), end.y);
+    return vec2<f32>(before, f_add(before, after));
+}
+
 // Every call of a Big function is inlined in full by a GPU compiler, and big_mul is long: so
 // it appears at two call sites, each in a loop over its operands. (lavapipe took 24 s to
 // compile the form with a call per product, 8 s with four call sites.)
@@ -347,6 +364,12 @@ fn grid_verdict(query: Segment, j: u32) -> i32 {
         return SHAPE_MEETS;
     }
     return UNCERTAIN;
+}
+
+// A ratio at or after the t_enter of a crossing grid_verdict certifies: where it meets the
+// wall's line.
+fn grid_met_by(query: Segment, j: u32) -> vec2<f32> {
+    return crossing_fraction(query, walls[j]);
 }
 
 fn shape_miss() -> Contact {

@@ -47,8 +47,9 @@ fn first_mark(j: u32) -> u32 {
 
 
 // The first hits' list: shape_grid_list's, under a ceiling. A candidate grid_verdict certifies
-// as a hit puts the query's ceiling at the time its segment leaves the shape's box (box_times,
-// at or after its t_enter); a candidate whose box the segment enters only after the ceiling is
+// as a hit puts the query's ceiling at a time at or after its t_enter: the earlier of the time
+// its segment leaves the shape's box (box_times) and the kernel's own (grid_met_by, for walls
+// where the segment crosses the wall's line); a candidate whose box the segment enters only after the ceiling is
 // not listed, and the walk stops once every shape left is entered after it (walk_passed): such
 // a shape's t_enter rounds past the ceiling, so it cannot come first. The ceiling starts at 1,
 // past which nothing is met, and becomes the query's first key, which the exact pass raises
@@ -81,8 +82,14 @@ fn shape_grid_first_list(
         if (verdict == SHAPE_APART) {
             continue;
         }
-        if (verdict == SHAPE_MEETS && order_key(times.y) < order_key(ceiling)) {
-            ceiling = times.y;
+        if (verdict == SHAPE_MEETS) {
+            let met_by = ratio_time_above(grid_met_by(query, j));
+            if (order_key(times.y) < order_key(ceiling)) {
+                ceiling = times.y;
+            }
+            if (order_key(met_by) < order_key(ceiling)) {
+                ceiling = met_by;
+            }
         }
         let k = atomicAdd(&pair_list.count, 1u);
         if (k < room) {

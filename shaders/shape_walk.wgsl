@@ -75,6 +75,8 @@ override TIME_RELATIVE: f32;
 override TIME_FLOOR: f32;
 override TIME_SMALLEST_BITS: u32;
 override TIME_LARGEST_BITS: u32;
+override RATIO_SMALLEST_BITS: u32;
+override RATIO_LARGEST_BITS: u32;
 
 // Whether v is 0 or within the times' range (compared as bits: no float comparison).
 fn in_time_range(v: f32) -> bool {
@@ -90,6 +92,17 @@ fn time_below(t: f32) -> f32 {
 // A time at or after t, as time_below.
 fn time_above(t: f32) -> f32 {
     return f_add(t, f_add(f_mul(abs(t), TIME_RELATIVE), TIME_FLOOR));
+}
+
+// A time at or after num / den, a ratio at most 1 of positive terms (f.x, f.y) each computed
+// within 2^-21 relatively; 1 where a term is past the ratios' range.
+fn ratio_time_above(f: vec2<f32>) -> f32 {
+    let num = bitcast<u32>(f.x);
+    let den = bitcast<u32>(f.y);
+    if (num < RATIO_SMALLEST_BITS || num > RATIO_LARGEST_BITS || den < RATIO_SMALLEST_BITS || den > RATIO_LARGEST_BITS) {
+        return 1.0;
+    }
+    return time_above(f_div(f.x, f.y));
 }
 
 // A time at or before the one at which a segment going from a0 to a1 on an axis reaches v:
@@ -153,9 +166,13 @@ fn col_time(s: Segment, walk: Walk, col: u32) -> f32 {
 // segment s only after `ceiling`. Such a shape has each of its points on s in this cell or later
 // ones: past the bound the walk just crossed into this row, or into this column and into the
 // next row (the rows before, and this row's columns before, list every shape with a point of s
-// there). A `ceiling` of 1 stops the walk where s has ended.
+// there). Every bound the walk crosses lies within s, so a `ceiling` of 1 (hits, counts)
+// never stops it: that costs no division.
 fn walk_passed(s: Segment, c: Candidates, ceiling: f32) -> bool {
     let ceiling_key = order_key(ceiling);
+    if (ceiling_key >= order_key(1.0)) {
+        return false;
+    }
     if (c.col_step == 0u) {
         return order_key(row_time(s, c.walk, walk_row(c.walk, c.step))) > ceiling_key;
     }
@@ -166,7 +183,8 @@ fn walk_passed(s: Segment, c: Candidates, ceiling: f32) -> bool {
 }
 
 // The walk's next candidate: a shape whose box meets the segment's, in the first cell of the walk
-// that lists it (is_first_visit), so each once; NO_SHAPE past the last, or once every shape left
+// that lists it (is_first_visit), so each once (on a grid along walls, in every cell that lists
+// it: first hits alone); NO_SHAPE past the last, or once every shape left
 // meets the segment only after `ceiling` (walk_passed; 1 for every shape the segment meets).
 fn next_candidate(s: Segment, c: ptr<function, Candidates>, ceiling: f32) -> u32 {
     if ((*c).brute) {
@@ -186,7 +204,7 @@ fn next_candidate(s: Segment, c: ptr<function, Candidates>, ceiling: f32) -> u32
             }
             let row = walk_row((*c).walk, (*c).step);
             let col = walk_col((*c).walk, (*c).range, (*c).col_step);
-            if (is_first_visit(spans[j], (*c).walk, col, row, (*c).range, (*c).step == 0u, (*c).prev)) {
+            if (walk_lists_along() || is_first_visit(spans[j], (*c).walk, col, row, (*c).range, (*c).step == 0u, (*c).prev)) {
                 return j;
             }
         }

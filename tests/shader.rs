@@ -596,7 +596,7 @@ fn rust_mirrors_have_the_shaders_struct_layouts() {
                 ("cols", offset_of!(GridParams, cols)),
                 ("rows", offset_of!(GridParams, rows)),
                 ("rect_count", offset_of!(GridParams, rect_count)),
-                ("padding", offset_of!(GridParams, padding)),
+                ("along", offset_of!(GridParams, along)),
             ],
         ),
         (

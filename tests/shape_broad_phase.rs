@@ -10,7 +10,7 @@ mod common;
 use rectcast::cpu::grid::{Grid, prefers_brute_force, walk_of};
 use rectcast::cpu::shape_walk::{candidates_of, next_candidate};
 use rectcast::scene::SplitMix64;
-use rectcast::{BroadPhase, Circle, Engine, GpuLimits, Segment, Shape, ShapeContact};
+use rectcast::{BroadPhase, Circle, Engine, GpuLimits, Rect, Segment, Shape, ShapeContact};
 
 /// Bullets (short, some of them points or axis-aligned) over the square [0, 1000]², with a few
 /// long segments across it: those walk many rows and take the brute force.
@@ -433,16 +433,16 @@ fn mid_sized(rng: &mut SplitMix64, m: usize) -> (Vec<Segment>, Vec<Circle>) {
 
 /// Under a ceiling at a segment's first hit, the walk's CPU mirror still lists every shape the
 /// segment meets at a t that rounds to the ceiling or before, by the scalar contact; and it
-/// stops early. Returns the candidates listed under the ceilings and under 1.
+/// stops early. Returns the candidates listed under the ceilings and under 1. `grid` is over
+/// the shapes' boxes, or along walls.
 fn assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then<S: Shape>(
     what: &str,
+    grid: &Grid,
     segments: &[Segment],
     shapes: &[S],
     contact: impl Fn(&Segment, &S) -> Option<f32>,
 ) -> (usize, usize) {
     let bounds: Vec<_> = shapes.iter().map(S::bounds).collect();
-    let mut grid = Grid::default();
-    grid.build(&bounds);
     let (mut under, mut all) = (0, 0);
     for (q, s) in segments.iter().enumerate() {
         let times: Vec<Option<f32>> = shapes.iter().map(|shape| contact(s, shape)).collect();
@@ -450,8 +450,8 @@ fn assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then<S: Shape>(
         // The first hit's t is the lowest ceiling a first hit can have.
         for ceiling in [first.unwrap_or(1.0), 1.0] {
             let mut listed = vec![false; shapes.len()];
-            let mut candidates = candidates_of(&grid, s, shapes.len());
-            while let Some(j) = next_candidate(&grid, s, &mut candidates, ceiling) {
+            let mut candidates = candidates_of(grid, s, shapes.len());
+            while let Some(j) = next_candidate(grid, s, &mut candidates, ceiling) {
                 listed[j as usize] = true;
                 if ceiling == 1.0 {
                     all += 1;
@@ -481,8 +481,14 @@ fn the_walk_under_a_ceiling_lists_every_shape_met_by_then_and_stops_early() {
     let (walls, circles) = mid_sized(&mut rng, 1000);
     let (walked, _) = walks_and_brute_force(&segments, &circles);
     assert!(walked > 400, "{walked} of 500 walk the grid");
+    let over_boxes = |bounds: Vec<Rect>| {
+        let mut grid = Grid::default();
+        grid.build(&bounds);
+        grid
+    };
     let (under, all) = assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then(
         "walls",
+        &over_boxes(walls.iter().map(Segment::bounds).collect()),
         &segments,
         &walls,
         |s, w| {
@@ -497,6 +503,7 @@ fn the_walk_under_a_ceiling_lists_every_shape_met_by_then_and_stops_early() {
     );
     let (under, all) = assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then(
         "circles",
+        &over_boxes(circles.iter().map(Circle::bounds).collect()),
         &segments,
         &circles,
         |s, c| {
@@ -508,6 +515,55 @@ fn the_walk_under_a_ceiling_lists_every_shape_met_by_then_and_stops_early() {
     assert!(
         under * 2 < all,
         "circles: {under} listed under the ceilings, {all} under 1"
+    );
+}
+
+/// Over walls that span the field, the grid along walls (`Grid::build_along`, with each
+/// entry's box listed, as the GPU's first hits take it) lists each wall met by a segment's
+/// first hit in its walk under that ceiling, as the grid over boxes does, and lists far fewer
+/// candidates: a long wall's box covers most cells, its line few.
+/// scripts/test.sh: native only
+#[test]
+fn the_walk_along_walls_lists_every_wall_met_by_the_first_hit_and_fewer_than_over_boxes() {
+    let mut rng = SplitMix64::new(3411);
+    let segments = long_segments(&mut rng, 500);
+    let walls: Vec<Segment> = (0..1000)
+        .map(|_| {
+            let mut v = || rng.range(0.0, 1000.0);
+            Segment::new(v(), v(), v(), v())
+        })
+        .collect();
+    let bounds: Vec<Rect> = walls.iter().map(Segment::bounds).collect();
+    let mut over_boxes = Grid::default();
+    over_boxes.build(&bounds);
+    let mut along = Grid::default();
+    along.build_along(&walls, false);
+    along.list_entry_boxes(&bounds);
+    let t_enter = |s: &Segment, w: &Segment| {
+        Some(rectcast::segment_segment(s, w))
+            .filter(|c| c.hit())
+            .map(|c| c.t_enter)
+    };
+    let (over_boxes_under, _) = assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then(
+        "walls over boxes",
+        &over_boxes,
+        &segments,
+        &walls,
+        t_enter,
+    );
+    let (along_under, _) = assert_the_walk_under_a_ceiling_lists_every_shape_met_by_then(
+        "walls along their lines",
+        &along,
+        &segments,
+        &walls,
+        t_enter,
+    );
+    eprintln!(
+        "under the first hits: {along_under} candidates along the walls, {over_boxes_under} over their boxes"
+    );
+    assert!(
+        along_under * 4 < over_boxes_under,
+        "{along_under} listed along the walls, {over_boxes_under} over their boxes"
     );
 }
 

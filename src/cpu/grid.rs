@@ -102,7 +102,8 @@ pub struct Grid {
     pub cell_start: Vec<u32>,
     /// Rect indices, ascending within each cell.
     pub entries: Vec<u32>,
-    /// Each entry's rect, for a streaming box test (none along walls).
+    /// Each entry's rect, for a streaming box test (along walls, none, until
+    /// [`Grid::list_entry_boxes`] lists each entry's wall's box for the GPU's walk).
     pub boxes: Vec<Rect>,
     /// Each rect's cells.
     pub spans: Vec<CellSpan>,
@@ -116,8 +117,9 @@ pub struct Grid {
     pub planned_entries: u64,
     /// Whether the cells list walls along their lines ([`Grid::build_along`]) rather than
     /// rects over their boxes: then a walk meets a wall in every visited cell that lists it
-    /// (no each-pair-once rule: first hits only, through [`walk_cells`]), and `boxes`,
-    /// `spans` and `entry_spans` are empty.
+    /// (no each-pair-once rule: first hits only, through [`walk_cells`], or the GPU's walk),
+    /// `spans` and `entry_spans` are empty, and so is `boxes` until
+    /// [`Grid::list_entry_boxes`].
     pub along: bool,
 }
 
@@ -745,6 +747,18 @@ impl Grid {
                 .iter()
                 .map(|&rect| EntrySpan::of(&spans[rect as usize])),
         );
+    }
+
+    /// Lists each entry's shape's box beside it (`boxes`), from `bounds`, each shape's box:
+    /// what a grid along walls ([`Grid::build_along`]) lists for the GPU's walk, which tests
+    /// the boxes as it streams the entries. Nothing where they are listed already.
+    pub fn list_entry_boxes(&mut self, bounds: &[Rect]) {
+        if self.boxes.len() == self.entries.len() {
+            return;
+        }
+        self.boxes.clear();
+        self.boxes
+            .extend(self.entries.iter().map(|&shape| bounds[shape as usize]));
     }
 
     /// Entries listed in all.

@@ -6,6 +6,7 @@
     reason = "kept line for line comparable with the WGSL"
 )]
 
+use super::arithmetic::{F32Arithmetic, Ieee};
 use crate::types::{PairResult, Rect, Segment, Sides, flags};
 
 const SIDE_MIN_X: u32 = Sides::MIN_X.bits();
@@ -81,27 +82,48 @@ fn beyond_one_side(c0: f32, c1: f32, lo: f32, hi: f32) -> bool {
     (c0 < lo && c1 < lo) || (c0 > hi && c1 > hi)
 }
 
+/// The side of segment `s`'s line that the point (bx, by) lies on, as
+/// `det = (bx − x0)·(y1 − y0) − (by − y0)·(x1 − x0)` computed by `ops`, and a bound its error
+/// is below on any arithmetic WGSL allows ([`filter`]): `(det, bound)`.
+#[inline(always)]
+pub fn crossing_det(
+    ops: &(impl F32Arithmetic + ?Sized),
+    s: &Segment,
+    bx: f32,
+    by: f32,
+) -> (f32, f32) {
+    let a = ops.sub(bx, s.x0);
+    let b = ops.sub(s.y1, s.y0);
+    let c = ops.sub(by, s.y0);
+    let d = ops.sub(s.x1, s.x0);
+    let left = ops.mul(a, b);
+    let right = ops.mul(c, d);
+    let det = ops.det(a, b, c, d);
+    let bound = ops.add(
+        ops.add(
+            ops.mul(FILTER_RELATIVE, ops.add(left.abs(), right.abs())),
+            ops.mul(
+                FILTER_ABSOLUTE,
+                ops.add(ops.add(a.abs(), b.abs()), ops.add(c.abs(), d.abs())),
+            ),
+        ),
+        FILTER_FLOOR,
+    );
+    (det, bound)
+}
+
 /// Sign of t_x − t_y, where the segment's line crosses x = bx at t_x and y = by at t_y
 /// (requires x0 != x1 and y0 != y1), or UNCERTAIN. That is the side of the line p0 -> p1 the
-/// point (bx, by) lies on, `det = (bx − x0)·(y1 − y0) − (by − y0)·(x1 − x0)`, times the signs
-/// of the two directions; the sign of det is used only when the filter certifies it.
+/// point (bx, by) lies on ([`crossing_det`]), times the signs of the two directions; the sign
+/// of det is used only when the filter certifies it.
 #[inline(always)]
 pub(crate) fn compare_crossings(s: &Segment, bx: f32, by: f32, flip: bool) -> i32 {
-    let a = bx - s.x0;
-    let b = s.y1 - s.y0;
-    let c = by - s.y0;
-    let d = s.x1 - s.x0;
-    let left = a * b;
-    let right = c * d;
-    let det = left - right;
-    let bound = FILTER_RELATIVE * (left.abs() + right.abs())
-        + FILTER_ABSOLUTE * (a.abs() + b.abs() + c.abs() + d.abs())
-        + FILTER_FLOOR;
+    let det = crossing_det(&Ieee, s, bx, by);
     let mut sign = UNCERTAIN;
-    if det > bound {
+    if det.0 > det.1 {
         sign = 1;
     }
-    if det < -bound {
+    if det.0 < -det.1 {
         sign = -1;
     }
     select_i32(sign, -sign, flip && sign != UNCERTAIN)

@@ -108,9 +108,17 @@ pub mod time_bounds {
     pub const TIME_SMALLEST: f32 = 1.0 / (1u64 << 40) as f32;
     /// The largest magnitude the times take, 2^30.
     pub const TIME_LARGEST: f32 = (1u32 << 30) as f32;
+    /// The smallest term of a ratio [`super::ratio_time_above`] bounds, 2^-100: the ratio is
+    /// then at least 2^-200 (or 0 where it is flushed), off by far less than `TIME_FLOOR` beside
+    /// its relative error.
+    pub const RATIO_SMALLEST: f32 = 1.0 / (1u128 << 100) as f32;
+    /// The largest term of such a ratio, 2^100: its division is within WGSL's 2.5 ulp.
+    pub const RATIO_LARGEST: f32 = (1u128 << 100) as f32;
 }
 
-use time_bounds::{TIME_FLOOR, TIME_LARGEST, TIME_RELATIVE, TIME_SMALLEST};
+use time_bounds::{
+    RATIO_LARGEST, RATIO_SMALLEST, TIME_FLOOR, TIME_LARGEST, TIME_RELATIVE, TIME_SMALLEST,
+};
 
 /// Whether v is 0 or within the times' range (compared as bits: no float comparison).
 pub fn in_time_range(v: f32) -> bool {
@@ -127,6 +135,23 @@ pub fn time_below(ops: &dyn F32Arithmetic, t: f32) -> f32 {
 /// A time at or after t, as [`time_below`].
 pub fn time_above(ops: &dyn F32Arithmetic, t: f32) -> f32 {
     ops.add(t, ops.add(ops.mul(t.abs(), TIME_RELATIVE), TIME_FLOOR))
+}
+
+/// A time at or after num / den, a ratio at most 1 of positive terms `f` each computed within
+/// 2^-21 relatively (as [`crate::cpu::segment_segment::crossing_fraction`]'s); 1 where a term
+/// is past the ratios' range ([`time_bounds`]). The ratio's error is then its terms' and the
+/// division's, within 8.5·2^-23: [`time_above`]'s margin covers it.
+pub fn ratio_time_above(ops: &dyn F32Arithmetic, f: (f32, f32)) -> f32 {
+    let num = f.0.to_bits();
+    let den = f.1.to_bits();
+    if num < RATIO_SMALLEST.to_bits()
+        || num > RATIO_LARGEST.to_bits()
+        || den < RATIO_SMALLEST.to_bits()
+        || den > RATIO_LARGEST.to_bits()
+    {
+        return 1.0;
+    }
+    time_above(ops, ops.div(f.0, f.1))
 }
 
 /// A time at or before the one at which a segment going from a0 to a1 on an axis reaches v:
@@ -200,9 +225,13 @@ fn col_time(grid: &Grid, s: &Segment, walk: &Walk, col: u32) -> f32 {
 /// segment s only after `ceiling`. Such a shape has each of its points on s in this cell or
 /// later ones: past the bound the walk just crossed into this row, or into this column and
 /// into the next row (the rows before, and this row's columns before, list every shape with
-/// a point of s there). A `ceiling` of 1 stops the walk where s has ended.
+/// a point of s there). Every bound the walk crosses lies within s, so a `ceiling` of 1
+/// (hits, counts) never stops it: that costs no division.
 fn walk_passed(grid: &Grid, s: &Segment, c: &Candidates, ceiling: f32) -> bool {
     let ceiling_key = order_key(ceiling);
+    if ceiling_key >= order_key(1.0) {
+        return false;
+    }
     if c.col_step == 0 {
         return order_key(row_time(grid, s, &c.walk, walk_row(&c.walk, c.step))) > ceiling_key;
     }
@@ -214,7 +243,8 @@ fn walk_passed(grid: &Grid, s: &Segment, c: &Candidates, ceiling: f32) -> bool {
 }
 
 /// The walk's next candidate: a shape whose box meets the segment's, in the first cell of the
-/// walk that lists it ([`is_first_visit`]), so each once; `None` past the last, or once every
+/// walk that lists it ([`is_first_visit`]), so each once (on a grid along walls,
+/// [`Grid::along`], in every cell that lists it: first hits alone); `None` past the last, or once every
 /// shape left meets the segment only after `ceiling` (`walk_passed`; 1 for every shape
 /// the segment meets).
 pub fn next_candidate(grid: &Grid, s: &Segment, c: &mut Candidates, ceiling: f32) -> Option<u32> {
@@ -235,15 +265,17 @@ pub fn next_candidate(grid: &Grid, s: &Segment, c: &mut Candidates, ceiling: f32
             }
             let row = walk_row(&c.walk, c.step);
             let col = walk_col(&c.walk, c.range, c.col_step);
-            if is_first_visit(
-                &grid.spans[j as usize],
-                &c.walk,
-                col,
-                row,
-                c.range,
-                c.step == 0,
-                c.prev,
-            ) {
+            if grid.along
+                || is_first_visit(
+                    &grid.spans[j as usize],
+                    &c.walk,
+                    col,
+                    row,
+                    c.range,
+                    c.step == 0,
+                    c.prev,
+                )
+            {
                 return Some(j);
             }
         }

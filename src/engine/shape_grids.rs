@@ -46,7 +46,7 @@ impl ShapeGrids {
         bounds: &[Rect],
         along: Option<&[Segment]>,
         build: impl FnOnce(&mut Grid),
-    ) -> &Grid {
+    ) -> &mut Grid {
         let slot = match self.grids.iter().position(|g| g.is_over(bounds, along)) {
             Some(kept) => self.grids.remove(kept),
             None => {
@@ -63,6 +63,6 @@ impl ShapeGrids {
             }
         };
         self.grids.insert(0, slot);
-        &self.grids[0].grid
+        &mut self.grids[0].grid
     }
 }

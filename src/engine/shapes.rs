@@ -215,30 +215,35 @@ impl Engine {
         if S::KERNEL.reduces {
             // Reduced on the GPU, through the grid where the setting picks it (the CPU,
             // without a grid, if the GPU times out).
-            return self.with_gpu_grid((segments, &bounds), DensePairs::Reduced, |this, grid| {
-                this.run(work, |on| match on {
-                    On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                        if let Some(grid) = grid
-                            && let Some(hits) = host.hits_through(segments, shapes, grid)?
-                        {
-                            return Ok((hits, true));
+            return self.with_gpu_grid(
+                (segments, &bounds),
+                None,
+                DensePairs::Reduced,
+                |this, grid| {
+                    this.run(work, |on| match on {
+                        On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                            if let Some(grid) = grid
+                                && let Some(hits) = host.hits_through(segments, shapes, grid)?
+                            {
+                                return Ok((hits, true));
+                            }
+                            Ok((host.hits(segments, shapes)?, false))
+                        }),
+                        On::Cpu(kernel) => {
+                            let mut hits = Vec::new();
+                            kernel.shape_hit_chunks(
+                                segments,
+                                &bounds,
+                                None,
+                                filter,
+                                contact,
+                                |chunk| hits.extend_from_slice(chunk),
+                            );
+                            Ok((hits, false))
                         }
-                        Ok((host.hits(segments, shapes)?, false))
-                    }),
-                    On::Cpu(kernel) => {
-                        let mut hits = Vec::new();
-                        kernel.shape_hit_chunks(
-                            segments,
-                            &bounds,
-                            None,
-                            filter,
-                            contact,
-                            |chunk| hits.extend_from_slice(chunk),
-                        );
-                        Ok((hits, false))
-                    }
-                })
-            });
+                    })
+                },
+            );
         }
         hits_in_rows(shapes.len(), |each| {
             self.shape_chunks(segments, shapes, each)
@@ -272,27 +277,33 @@ impl Engine {
         if S::KERNEL.reduces {
             // Reduced on the GPU, through the grid where the setting picks it (the CPU,
             // without a grid, if the GPU times out).
-            self.with_gpu_grid((segments, &bounds), DensePairs::Reduced, |this, grid| {
-                this.run(work, |on| {
-                    first.fill(None);
-                    match on {
-                        On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                            if let Some(grid) = grid
-                                && host.first_hits_through(segments, shapes, grid, &mut first)?
-                            {
-                                return Ok(((), true));
+            self.with_gpu_grid(
+                (segments, &bounds),
+                along,
+                DensePairs::Reduced,
+                |this, grid| {
+                    this.run(work, |on| {
+                        first.fill(None);
+                        match on {
+                            On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                                if let Some(grid) = grid
+                                    && host
+                                        .first_hits_through(segments, shapes, grid, &mut first)?
+                                {
+                                    return Ok(((), true));
+                                }
+                                Ok((host.first_hits(segments, shapes, &mut first)?, false))
+                            }),
+                            On::Cpu(kernel) => {
+                                kernel.shape_first_hits_culled(
+                                    segments, &bounds, None, filter, contact, &ByIndex, &mut first,
+                                );
+                                Ok(((), false))
                             }
-                            Ok((host.first_hits(segments, shapes, &mut first)?, false))
-                        }),
-                        On::Cpu(kernel) => {
-                            kernel.shape_first_hits_culled(
-                                segments, &bounds, None, filter, contact, &ByIndex, &mut first,
-                            );
-                            Ok(((), false))
                         }
-                    }
-                })
-            })?;
+                    })
+                },
+            )?;
             return Ok(first);
         }
         first_hits_in_rows(segments.len(), shapes.len(), |each| {
@@ -324,43 +335,49 @@ impl Engine {
         }
         // On the GPU: the kernel's counts entry point, summed there, through the grid where
         // the setting picks it (the CPU, without a grid, if the GPU times out).
-        self.with_gpu_grid((segments, &bounds), DensePairs::Reduced, |this, grid| {
-            this.run(work, |on| {
-                counts.per_segment.fill(0);
-                counts.per_target.fill(0);
-                let (per_segment, per_shape) = (&mut counts.per_segment, &mut counts.per_target);
-                match on {
-                    On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                        if let Some(grid) = grid
-                            && host.counts_through(
+        self.with_gpu_grid(
+            (segments, &bounds),
+            None,
+            DensePairs::Reduced,
+            |this, grid| {
+                this.run(work, |on| {
+                    counts.per_segment.fill(0);
+                    counts.per_target.fill(0);
+                    let (per_segment, per_shape) =
+                        (&mut counts.per_segment, &mut counts.per_target);
+                    match on {
+                        On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                            if let Some(grid) = grid
+                                && host.counts_through(
+                                    segments,
+                                    shapes,
+                                    grid,
+                                    per_segment,
+                                    per_shape,
+                                )?
+                            {
+                                return Ok(((), true));
+                            }
+                            Ok((
+                                host.counts(segments, shapes, per_segment, per_shape)?,
+                                false,
+                            ))
+                        }),
+                        On::Cpu(kernel) => {
+                            kernel.shape_counts_culled(
                                 segments,
-                                shapes,
-                                grid,
-                                per_segment,
-                                per_shape,
-                            )?
-                        {
-                            return Ok(((), true));
+                                &bounds,
+                                None,
+                                filter,
+                                hit,
+                                &mut counts,
+                            );
+                            Ok(((), false))
                         }
-                        Ok((
-                            host.counts(segments, shapes, per_segment, per_shape)?,
-                            false,
-                        ))
-                    }),
-                    On::Cpu(kernel) => {
-                        kernel.shape_counts_culled(
-                            segments,
-                            &bounds,
-                            None,
-                            filter,
-                            hit,
-                            &mut counts,
-                        );
-                        Ok(((), false))
                     }
-                }
-            })
-        })?;
+                })
+            },
+        )?;
         Ok(counts)
     }
 
@@ -446,7 +463,7 @@ impl Engine {
             self.shape_grids.over(bounds, along, |grid| match along {
                 Some(walls) => kernel.build_along(grid, walls),
                 None => kernel.build_grid(grid, bounds),
-            })
+            }) as &Grid
         });
         run(kernel, grid);
         if own_call {
@@ -458,8 +475,9 @@ impl Engine {
         Ok(true)
     }
 
-    /// Runs a GPU call, `run`, with the grid over `bounds` when the broad-phase setting picks
-    /// it (one of the last few calls' when it was over the same shapes, else built here on the
+    /// Runs a GPU call, `run`, with the grid over `bounds` (along `along`'s walls where given,
+    /// for first hits: [`Grid::build_along`], with each entry's box listed for the GPU's walk)
+    /// when the broad-phase setting picks it (one of the last few calls' when it was over the same shapes, else built here on the
     /// host: [`ShapeGrids`](super::shape_grids::ShapeGrids)), and under `Auto` only where it
     /// pays for `segments` on the GPU ([`grid_pays`], against what `dense` pairs cost: long
     /// segments' walks cost more than the dense passes; the batch sizes past which `Auto` builds
@@ -469,6 +487,7 @@ impl Engine {
     pub(super) fn with_gpu_grid<T>(
         &mut self,
         (segments, bounds): (&[Segment], &[Rect]),
+        along: Option<&[Segment]>,
         dense: DensePairs,
         run: impl FnOnce(&mut Self, Option<&Grid>) -> Result<(T, bool)>,
     ) -> Result<T> {
@@ -480,7 +499,15 @@ impl Engine {
         let building = std::time::Instant::now();
         let mut grids = std::mem::take(&mut self.shape_grids);
         let grid = use_grid
-            .then(|| grids.over(bounds, None, |grid| grid.build(bounds)))
+            .then(|| {
+                let grid = grids.over(bounds, along, |grid| match along {
+                    Some(walls) => grid.build_along(walls, true),
+                    None => grid.build(bounds),
+                });
+                // A grid along walls the CPU built has no boxes for the GPU's walk yet.
+                grid.list_entry_boxes(bounds);
+                &*grid
+            })
             .filter(|grid| {
                 self.broad_phase == BroadPhase::On || grid_pays(grid, segments, bounds.len(), dense)
             });

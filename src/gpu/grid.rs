@@ -146,7 +146,7 @@ pub(crate) fn grid_params(plan: &Grid) -> GridParams {
         cols: plan.cols,
         rows: plan.rows,
         rect_count: plan.spans.len() as u32,
-        padding: 0,
+        along: u32::from(plan.along),
     }
 }
 

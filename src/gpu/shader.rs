@@ -395,7 +395,7 @@ pub fn grid_constants(query: u32, emulation: Emulation) -> Constants {
 /// declares it, a reducing kernel's reductions do).
 pub fn shape_grid_constants(kernel: &crate::ShapeKernel, mut constants: Constants) -> Constants {
     use crate::cpu::shape_walk::time_bounds::{
-        TIME_FLOOR, TIME_LARGEST, TIME_RELATIVE, TIME_SMALLEST,
+        RATIO_LARGEST, RATIO_SMALLEST, TIME_FLOOR, TIME_LARGEST, TIME_RELATIVE, TIME_SMALLEST,
     };
     constants.extend(grid_walk_constants());
     constants.extend([
@@ -403,6 +403,8 @@ pub fn shape_grid_constants(kernel: &crate::ShapeKernel, mut constants: Constant
         ("TIME_FLOOR", TIME_FLOOR as f64),
         ("TIME_SMALLEST_BITS", TIME_SMALLEST.to_bits() as f64),
         ("TIME_LARGEST_BITS", TIME_LARGEST.to_bits() as f64),
+        ("RATIO_SMALLEST_BITS", RATIO_SMALLEST.to_bits() as f64),
+        ("RATIO_LARGEST_BITS", RATIO_LARGEST.to_bits() as f64),
     ]);
     match kernel.reduces {
         true => constants,
@@ -445,8 +447,9 @@ pub struct GridParams {
     pub cols: u32,
     pub rows: u32,
     pub rect_count: u32,
-    /// Pads the block to 16 bytes.
-    pub padding: u32,
+    /// 1 where the cells list walls along their lines ([`crate::cpu::grid::Grid::along`]),
+    /// else 0.
+    pub along: u32,
 }
 
 /// The uniform block of each shape's kernel (`segment_segment.wgsl`, `segment_circle.wgsl`).

@@ -27,11 +27,12 @@ pub(crate) use shape::kernel_constants;
 
 use bytemuck::{Pod, Zeroable};
 
+use super::arithmetic::F32Arithmetic;
 use super::exact::{
     Big, BigPoint, LIMBS, big_add, big_from_f32, big_is_negative, big_is_zero, big_lt, big_mul,
     big_neg, big_sub, difference, ratio_to_f32,
 };
-use super::segment_rect::{UNCERTAIN, compare_crossings, same_certain_side};
+use super::segment_rect::{UNCERTAIN, compare_crossings, crossing_det, same_certain_side};
 use crate::types::Segment;
 
 /// How a query segment meets a wall (closed segments both).
@@ -165,6 +166,26 @@ pub fn wall_verdict(query: &Segment, wall: &Segment) -> i32 {
         return WALLS_CROSS;
     }
     UNCERTAIN
+}
+
+/// Where `query`'s ends lie certainly on both sides of `wall`'s line ([`crossing_det`]), the
+/// time it meets that line is t = o0 / (o0 + o1), o0 and o1 the ends' distances from it as
+/// `crossing_det` measures them; each is within its bound of det. This is (o0's upper bound,
+/// that plus o1's lower one), a ratio at or after t whose terms are off by their own roundings
+/// alone (within 2^-21 relatively: the bounds exceed 2^-120, so no subnormal enters); (1, 1)
+/// where the sides are not certain. For a crossing [`wall_verdict`] certifies, t is the pair's
+/// t_enter. WGSL `crossing_fraction`; [`crate::cpu::shape_walk::ratio_time_above`] makes it a
+/// time.
+pub fn crossing_fraction(ops: &dyn F32Arithmetic, query: &Segment, wall: &Segment) -> (f32, f32) {
+    let start = crossing_det(ops, wall, query.x0, query.y0);
+    let end = crossing_det(ops, wall, query.x1, query.y1);
+    let apart = (start.0 > start.1 && end.0 < -end.1) || (start.0 < -start.1 && end.0 > end.1);
+    if !apart {
+        return (1.0, 1.0);
+    }
+    let before = ops.add(start.0.abs(), start.1);
+    let after = ops.sub(end.0.abs(), end.1);
+    (before, ops.add(before, after))
 }
 
 /// [`segment_segment`] before its t are rounded.

@@ -191,8 +191,12 @@ impl<S: Shape> GpuShapeQueries<S> {
         S::KERNEL.grid.is_some()
             && query.runs_on(S::KERNEL.reduces)
             && grid.is_built()
-            && !grid.along
-            && grid.spans.len() == shapes
+            // Along walls: a wall in every cell of its line, each with its box (first hits
+            // alone, which a wall met twice does not change).
+            && match grid.along {
+                true => query == GridQuery::FirstHits && grid.boxes.len() == grid.entries.len(),
+                false => grid.spans.len() == shapes,
+            }
             && shapes > 0
             && layouts::allow_shape_grid(&limits)
             // Each shape's value, box and (a query's candidates and hits on every shape)
