@@ -8,7 +8,8 @@
 // Compiled last, after a reducing shape's kernel (its hooks, shaders/shape_passes.wgsl's
 // bindings, shaders/shape_queries.wgsl's outputs and comes_first), shaders/grid_walk.wgsl (the
 // walk, group 1) and shaders/shape_walk.wgsl (each segment's candidates, and the pass that lists
-// them). The host builds the grid (src/cpu/grid.rs, over Shape::bounds) and uploads it: a
+// them). The host builds the grid (src/cpu/grid.rs, over Shape::bounds; for walls' first hits
+// along the walls, src/cpu/batched/along.rs) and uploads it: a
 // shape's box is known on the host, and a level's static shapes keep their grid from call to
 // call. One tile holds every shape, and any number of the queries.
 //

@@ -8,7 +8,6 @@ mod common;
 
 use common::adversarial::{self, Category};
 use rectcast::cpu::arithmetic::F32Arithmetic;
-use rectcast::cpu::segment_rect::filter::{FILTER_ABSOLUTE, FILTER_FLOOR, FILTER_RELATIVE};
 use rectcast::scene::SplitMix64;
 use rectcast::{Circle, Rect, Segment};
 
@@ -159,23 +158,10 @@ impl Arithmetic {
         self.round(hi, lo)
     }
 
-    /// `compare_crossings`' det and bound, in the shader's order.
+    /// `compare_crossings`' det and bound (`crossing_det`, the shader's order) on this
+    /// arithmetic, and its sign where the bound certifies it (a comparison may flush det).
     fn filter(&self, s: &Segment, bx: f32, by: f32) -> Option<i32> {
-        let a = self.sub(bx, s.x0);
-        let b = self.sub(s.y1, s.y0);
-        let c = self.sub(by, s.y0);
-        let d = self.sub(s.x1, s.x0);
-        let left = self.mul(a, b);
-        let right = self.mul(c, d);
-        let det = match self.fusion {
-            Fusion::None => self.sub(left, right),
-            Fusion::Left => self.fma(a, b, -right),
-            Fusion::Right => self.fma(-c, d, left),
-        };
-        let relative = self.mul(FILTER_RELATIVE, self.add(left.abs(), right.abs()));
-        let sizes = self.add(self.add(self.add(a.abs(), b.abs()), c.abs()), d.abs());
-        let absolute = self.mul(FILTER_ABSOLUTE, sizes);
-        let bound = self.add(self.add(relative, absolute), FILTER_FLOOR);
+        let (det, bound) = rectcast::cpu::segment_rect::crossing_det(self, s, bx, by);
         let det = self.flushed(det);
         if det > bound {
             Some(1)

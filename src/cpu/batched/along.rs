@@ -1,6 +1,7 @@
 //! The grid along walls: the cells list each wall only where its line can be, not over its
 //! whole box, so that a short bullet's first hit among long walls looks at the walls near its
-//! start alone. CPU only (first hits over walls); the GPU's grid serves rects.
+//! start alone. First hits over walls: the CPU's, and the GPU's walk (with each entry's box
+//! listed, `Grid::list_entry_boxes`; docs/broad_phase.md).
 //!
 //! - **Listing.** A wall is listed in the cells of its own walk ([`walk_cells`]): the rows
 //!   between its ends' rows and, in each, the columns its points in that row can have, widened

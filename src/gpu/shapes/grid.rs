@@ -4,8 +4,9 @@
 //! the bytes of the dense passes'. The tiles, rooms and reruns here serve the polygons' edges
 //! too (`polygon_grid.rs`).
 //!
-//! The grid is built on the host over the shapes' boxes ([`Grid::build`], which the engine keeps
-//! for the same shapes from call to call) and goes up once per call; a tile is a run of queries
+//! The grid is built on the host over the shapes' boxes ([`Grid::build`]; walls' first hits
+//! along the walls, [`Grid::build_along`]; the engine keeps it for the same shapes from call to
+//! call) and goes up once per call; a tile is a run of queries
 //! against every shape. A tile's list, and its hit list, start with room for a few a query; a
 //! tile that found more runs again with room for all, or in halves past what a binding holds.
 //! The pipelines compile on their query's first use, and only where the device binds their
