@@ -7,8 +7,11 @@
 //!   line; the coordinates are used as given. Numbers are read straight to f32, rounded to
 //!   nearest. A geometry with z or m values is refused: rectcast is 2-d.
 //! - **GeoJSON** (`.geojson`, `.json`): a FeatureCollection, one Feature, or one geometry.
-//!   Numbers are read as f64, as JSON parsers read them, then rounded to f32; a position's
-//!   numbers after x and y are dropped.
+//!   Numbers are read correctly rounded to f64, as JSON parsers read them, then rounded to
+//!   f32 (nearest, ties to even): exact for every f32 value and every midpoint between two.
+//!   The one case this differs from reading straight to f32 is a number within half an f64
+//!   unit in the last place of a midpoint without being one (17 significant digits or more),
+//!   which the f64 reading moves onto it (double rounding). A position's numbers after x and y are dropped.
 //!
 //! An error names its place: a WKT line and column (of the first token that does not fit, for
 //! text that is not WKT), or a GeoJSON feature.
@@ -132,7 +135,9 @@ pub fn read(format: Format, kind: Kind, text: &str) -> Result<Read, FileError> {
             for part in parts.iter_mut() {
                 part.dedup_by(|b, a| a == b);
             }
-            if parts.iter().all(Vec::is_empty) {
+            // An empty ring or part (`POLYGON ((…), EMPTY)`) is absent, as GEOS reads it.
+            parts.retain(|part| !part.is_empty());
+            if parts.is_empty() {
                 *geometry = Err(format!("an empty {}", kind.noun()));
             } else if kind == Kind::Polygons
                 && let Some(e) = unclosed(parts)
@@ -219,6 +224,18 @@ fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
                 .count()
                 + 1,
         };
+        // The wkt crate (and the walk that places its errors) reads a nested geometry by
+        // recursion: bounded here, a line nested thousands deep is an error, not an overflow.
+        if let Some(offset) = too_deep(body) {
+            let message =
+                format!("not WKT that rectcast reads: parentheses nested over {MAX_NESTING} deep");
+            geometries.push((at_offset(offset), Err(message)));
+            continue;
+        }
+        if let Some(unread) = unread_type(body) {
+            geometries.push((place, Err(unread)));
+            continue;
+        }
         let parsed = wkt::Wkt::<f32>::from_str(body);
         // The crate reads a geometry and ignores what follows it: that is an error here.
         if parsed.is_ok()
@@ -252,6 +269,75 @@ fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
         properties: vec![Properties::new(); geometries.len()],
         geometries,
         srid: srid.map(|(srid, _)| srid),
+    })
+}
+
+/// The deepest nesting of parentheses a WKT geometry may have: a MULTIPOLYGON needs 3, and
+/// each GEOMETRYCOLLECTION around a geometry one more.
+pub const MAX_NESTING: usize = 64;
+
+/// The byte offset of the first parenthesis nested deeper than [`MAX_NESTING`], if any.
+fn too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (offset, byte) in text.bytes().enumerate() {
+        match byte {
+            b'(' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(offset);
+                }
+            }
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Geometry types of WKT (ISO SQL/MM) that the wkt crate does not read: curves, surfaces and
+/// triangles.
+const UNREAD_TYPES: [&str; 10] = [
+    "CIRCULARSTRING",
+    "COMPOUNDCURVE",
+    "CURVEPOLYGON",
+    "MULTICURVE",
+    "MULTISURFACE",
+    "CURVE",
+    "SURFACE",
+    "POLYHEDRALSURFACE",
+    "TIN",
+    "TRIANGLE",
+];
+
+/// The geometry types the wkt crate reads.
+const READ_TYPES: [&str; 7] = [
+    "POINT",
+    "LINESTRING",
+    "POLYGON",
+    "MULTIPOINT",
+    "MULTILINESTRING",
+    "MULTIPOLYGON",
+    "GEOMETRYCOLLECTION",
+];
+
+/// Why a geometry whose type rectcast does not read is refused, naming the type (the wkt crate
+/// says only "Invalid type encountered"); `None` for a type it reads, or text that does not
+/// start with a word (the crate judges those).
+fn unread_type(text: &str) -> Option<String> {
+    let word = &text[..text
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(text.len())];
+    let word = word.to_ascii_uppercase();
+    if word.is_empty() || READ_TYPES.contains(&word.as_str()) {
+        return None;
+    }
+    Some(if UNREAD_TYPES.contains(&word.as_str()) {
+        format!(
+            "a {word}, a WKT type rectcast does not read: write it as POLYGON or LINESTRING \
+             geometries first (PostGIS's ST_CurveToLine makes curves into lines)"
+        )
+    } else {
+        format!("not WKT: {word} is not a geometry type")
     })
 }
 
@@ -543,6 +629,148 @@ mod tests {
         assert_eq!(
             Place::Feature(1).in_file("p.geojson"),
             "p.geojson: feature 1"
+        );
+    }
+
+    /// A small seeded generator: the tests' numbers, the same every run.
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// A number's exact decimal expansion (every f32 value and midpoint has one).
+    fn exact(x: f64) -> String {
+        let text = format!("{x:.60}");
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+
+    /// The f32 a polygon's second vertex's x was read as, in either format.
+    fn vertex_x(format: Format, number: &str) -> f32 {
+        let text = match format {
+            Format::Wkt => format!("POLYGON ((0 0, {number} 0, {number} 1, 0 0))\n"),
+            Format::GeoJson => format!(
+                r#"{{"type": "Polygon", "coordinates": [[[0, 0], [{number}, 0], [{number}, 1], [0, 0]]]}}"#
+            ),
+        };
+        let read = read(format, Kind::Polygons, &text).unwrap();
+        let rings = read.geometries[0].1.as_ref().unwrap();
+        rings[0][1][0]
+    }
+
+    #[test]
+    fn float32_values_and_midpoints_between_them_read_to_the_nearest_ties_to_even_in_both_formats()
+    {
+        // The issue's vertex: halfway between 116.93984985… and 116.93985748…
+        let mut cases = vec![("116.939853668212890625".to_string(), 0f32)];
+        let lo = 116.93984985351562f32;
+        let hi = f32::from_bits(lo.to_bits() + 1);
+        cases[0].1 = if lo.to_bits() % 2 == 0 { lo } else { hi };
+        cases.push((format!("{}", f32::MAX as f64), f32::MAX));
+        let mut state = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..300 {
+            // Positive values of every exponent from 2^-20 to 2^40, and their upper midpoints.
+            let exponent = (xorshift(&mut state) % 61) as u32 + 107;
+            let bits = (exponent << 23) | (xorshift(&mut state) as u32 & 0x7f_ffff);
+            let (lo, hi) = (f32::from_bits(bits), f32::from_bits(bits + 1));
+            let midpoint = (f64::from(lo) + f64::from(hi)) / 2.0;
+            let even = if bits % 2 == 0 { lo } else { hi };
+            cases.push((format!("{}", f64::from(lo)), lo));
+            cases.push((exact(f64::from(lo)), lo));
+            cases.push((exact(midpoint), even));
+            cases.push((format!("-{}", exact(midpoint)), -even));
+        }
+        for format in [Format::Wkt, Format::GeoJson] {
+            let wrong: Vec<_> = (cases.iter())
+                .map(|(text, want)| (text, *want, vertex_x(format, text)))
+                .filter(|(_, want, got)| want.to_bits() != got.to_bits())
+                .collect();
+            assert!(
+                wrong.is_empty(),
+                "{format:?}: {} of {} numbers misread; the first, {}, read as {} (bits {:#x}), \
+                 not {} (bits {:#x})",
+                wrong.len(),
+                cases.len(),
+                wrong[0].0,
+                wrong[0].2,
+                wrong[0].2.to_bits(),
+                wrong[0].1,
+                wrong[0].1.to_bits()
+            );
+        }
+    }
+
+    #[test]
+    fn wkt_nested_thousands_deep_is_an_error_at_its_column_not_a_stack_overflow() {
+        for depth in [3_000, 10_000] {
+            let text = format!(
+                "{}POINT (1 2){}\n",
+                "GEOMETRYCOLLECTION (".repeat(depth),
+                ")".repeat(depth)
+            );
+            let r = wkt(Kind::Polygons, &text);
+            assert_eq!(
+                r.geometries[0].0,
+                Place::Line {
+                    line: 1,
+                    column: 20 * MAX_NESTING + 20
+                }
+            );
+            assert_eq!(
+                r.geometries[0].1,
+                Err("not WKT that rectcast reads: parentheses nested over 64 deep".to_string())
+            );
+        }
+        // As deep as allowed is read (and refused for its type, not its depth).
+        let text = format!(
+            "{}POINT (1 2){}\n",
+            "GEOMETRYCOLLECTION (".repeat(MAX_NESTING - 1),
+            ")".repeat(MAX_NESTING - 1)
+        );
+        let r = wkt(Kind::Polygons, &text);
+        assert_eq!(
+            r.geometries[0].1,
+            Err("a GEOMETRYCOLLECTION, not a POLYGON or MULTIPOLYGON".to_string())
+        );
+    }
+
+    #[test]
+    fn an_empty_ring_or_part_is_absent_as_geos_reads_it() {
+        let square = vec![[1., 1.], [1., 5.], [5., 5.], [5., 1.], [1., 1.]];
+        for text in [
+            "MULTIPOLYGON (((1 1, 1 5, 5 5, 5 1, 1 1), EMPTY))",
+            "MULTIPOLYGON (((1 1, 1 5, 5 5, 5 1, 1 1)), EMPTY)",
+            "POLYGON ((1 1, 1 5, 5 5, 5 1, 1 1), EMPTY)",
+        ] {
+            let r = wkt(Kind::Polygons, text);
+            assert_eq!(r.geometries[0].1, Ok(vec![square.clone()]), "{text}");
+        }
+        let r = wkt(Kind::Polygons, "MULTIPOLYGON (EMPTY, EMPTY)");
+        assert_eq!(r.geometries[0].1, Err("an empty polygon".to_string()));
+    }
+
+    #[test]
+    fn curves_surfaces_and_triangles_are_named_as_types_rectcast_does_not_read() {
+        for (text, word) in [
+            (
+                "CURVEPOLYGON (CIRCULARSTRING (0 0, 1 1, 2 0, 1 -1, 0 0))",
+                "CURVEPOLYGON",
+            ),
+            ("MultiSurface (((0 0, 1 0, 1 1, 0 0)))", "MULTISURFACE"),
+            ("TRIANGLE ((0 0, 1 0, 1 1, 0 0))", "TRIANGLE"),
+        ] {
+            let r = wkt(Kind::Polygons, text);
+            let message = r.geometries[0].1.as_ref().unwrap_err();
+            assert!(
+                message.starts_with(&format!("a {word}, a WKT type rectcast does not read")),
+                "{message}"
+            );
+        }
+        let r = wkt(Kind::Lines, "LINESTRANG (0 0, 1 1)");
+        assert_eq!(
+            r.geometries[0].1,
+            Err("not WKT: LINESTRANG is not a geometry type".to_string())
         );
     }
 }

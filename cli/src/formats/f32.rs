@@ -22,6 +22,8 @@ pub struct BinarySource {
     header: u64,
     /// Whether each value is a float64 (NPY `<f8`), converted exactly to f32 or refused.
     wide: bool,
+    /// Whether the input was read to its end after the counted records ([`Self::end`]).
+    ended: bool,
 }
 
 impl BinarySource {
@@ -56,6 +58,7 @@ impl BinarySource {
             row: 0,
             header,
             wide: false,
+            ended: false,
         })
     }
 
@@ -71,11 +74,39 @@ impl BinarySource {
         self.records = Some(records);
         self
     }
+
+    /// After the counted records, the input must end: bytes beyond what the header promises
+    /// are an error, and reading to the end is what makes a gzip stream check its CRC and
+    /// length (a damaged or truncated member is an error here, not records read as good).
+    fn end(&mut self) -> Result<(), FileError> {
+        if std::mem::replace(&mut self.ended, true) {
+            return Ok(());
+        }
+        let records = self.records.unwrap_or(self.row);
+        let place = Place::Row {
+            row: records,
+            field: "record",
+        };
+        match self.reader.fill_buf() {
+            Ok([]) => Ok(()),
+            Ok(_) => Err(FileError::new(
+                &self.path,
+                place,
+                format!("the input goes on after the {records} records its header promises"),
+            )),
+            Err(e) => Err(FileError::new(
+                &self.path,
+                place,
+                format!("cannot read past the last record: {e}"),
+            )),
+        }
+    }
 }
 
 impl RecordSource for BinarySource {
     fn next(&mut self) -> Result<Option<Raw>, FileError> {
         if Some(self.row) == self.records {
+            self.end()?;
             return Ok(None);
         }
         let place = Place::Row {
@@ -85,7 +116,10 @@ impl RecordSource for BinarySource {
         // A stream without a count ends where its data does, between two records.
         if self.records.is_none() {
             match self.reader.fill_buf() {
-                Ok([]) => return Ok(None),
+                Ok([]) => {
+                    self.ended = true;
+                    return Ok(None);
+                }
                 Ok(_) => {}
                 Err(e) => {
                     return Err(FileError::new(
@@ -150,6 +184,10 @@ impl RecordSource for BinarySource {
             return Ok(None);
         };
         let n = (records - self.row).min(max as u64) as usize;
+        if n == 0 {
+            self.end()?;
+            return Ok(Some(0));
+        }
         let start = out.len();
         out.resize(start + n, [0.0; 4]);
         let new = &mut out[start..];
@@ -192,14 +230,17 @@ impl RecordSource for BinarySource {
     }
 }
 
-/// The input's size when it is a file, and a buffered reader at its start.
+/// The input's size when it is a regular file, and a buffered reader at its start. A named
+/// pipe or a device opens as a file but has no size (its length reads 0): it is read to its
+/// end, as stdin is.
 pub fn sized(path: &Path, data: Data) -> Result<(Option<u64>, Reader), FileError> {
     let size = match &data {
-        Data::File(file) => Some(
-            file.metadata()
-                .map_err(|e| FileError::new(path, Place::File, format!("cannot read: {e}")))?
-                .len(),
-        ),
+        Data::File(file) => {
+            let metadata = file
+                .metadata()
+                .map_err(|e| FileError::new(path, Place::File, format!("cannot read: {e}")))?;
+            metadata.is_file().then(|| metadata.len())
+        }
         Data::Stream(_) => None,
     };
     Ok((size, data.reader()))
