@@ -19,6 +19,11 @@ struct Server {
 
 impl Server {
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A server given `more` options too.
+    fn start_with(more: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rectcast"))
             .args([
                 "serve",
@@ -29,6 +34,7 @@ impl Server {
                 "--max-body-mib",
                 "1",
             ])
+            .args(more)
             .stdout(Stdio::piped())
             .spawn()
             .expect("start rectcast serve");
@@ -83,6 +89,28 @@ impl Server {
     fn post(&self, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
         self.request("POST", path, "", body)
     }
+
+    /// `name`'s value in kB in the server's /proc status (VmRSS, VmHWM).
+    fn memory_kb(&self, name: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the server's status");
+        let line = status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {status}"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+}
+
+/// The status of the reply `stream` reads, within `seconds`; `None` when none came by then
+/// (or the connection closed without one).
+fn status_within(stream: &mut TcpStream, seconds: u64) -> Option<u16> {
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(seconds)))
+        .unwrap();
+    let mut reply = [0u8; 12];
+    stream.read_exact(&mut reply).ok()?;
+    std::str::from_utf8(&reply[9..12]).ok()?.parse().ok()
 }
 
 /// A chunked body's data: each chunk is its length in hexadecimal, CRLF, the data, CRLF.
@@ -377,5 +405,187 @@ fn the_exported_kernels_are_rectcast_shaders_json_and_the_browsers_fits_its_limi
             "rect_hits",
             "found"
         ]
+    );
+}
+
+#[test]
+fn clients_that_trickle_their_requests_are_timed_out_and_never_stall_the_others() {
+    let server = Server::start_with(&["--request-timeout", "3"]);
+    // More slow clients than the 4 workers that once took every request: bodies declared and
+    // never sent, and heads never ended.
+    let mut slow: Vec<TcpStream> = (0..8)
+        .map(|k| {
+            let mut stream = TcpStream::connect(&server.address).expect("connect");
+            let head = if k % 2 == 0 {
+                "POST /api/pairs HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{"
+            } else {
+                "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: "
+            };
+            stream.write_all(head.as_bytes()).expect("send");
+            stream
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Served while the slow ones hold their connections (within 2 s, before the timeout).
+    let mut page = TcpStream::connect(&server.address).expect("connect");
+    page.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    assert_eq!(
+        status_within(&mut page, 2),
+        Some(200),
+        "GET / waited behind 8 slow clients"
+    );
+    // Each slow one is answered 408 once its time is up, and closed.
+    for (k, stream) in slow.iter_mut().enumerate() {
+        assert_eq!(status_within(stream, 15), Some(408), "slow client {k}");
+    }
+    // A kept-alive connection serves requests in turn, each within the limit.
+    let mut kept = TcpStream::connect(&server.address).expect("connect");
+    for _ in 0..3 {
+        kept.write_all(b"GET /api/info HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        assert_eq!(status_within(&mut kept, 5), Some(200));
+        let mut rest = vec![0u8; 4096];
+        kept.set_read_timeout(Some(std::time::Duration::from_millis(200)))
+            .unwrap();
+        let _ = kept.read(&mut rest);
+    }
+}
+
+#[test]
+fn a_head_over_16_kib_is_refused_and_so_are_two_lengths_that_differ() {
+    let server = Server::start();
+    let refused = |(status, body): (u16, Vec<u8>), code: u16, says: &str| {
+        let message = error(&body);
+        assert_eq!(status, code, "{message}");
+        assert!(message.contains(says), "{says:?} not in {message:?}");
+    };
+    let long = format!("X-Long: {}\r\n", "a".repeat(1 << 20));
+    refused(
+        server.request("GET", "/", &long, b""),
+        431,
+        "over 16384 bytes",
+    );
+    let many: String = (0..100).map(|k| format!("X-{k}: {k}\r\n")).collect();
+    refused(
+        server.request("GET", "/", &many, b""),
+        431,
+        "over 64 headers",
+    );
+    let body = br#"{"segments": [], "rects": []}"#;
+    let two = format!("Content-Length: {}\r\nContent-Length: 5\r\n", body.len());
+    refused(
+        server.request("POST", "/api/pairs", &two, body),
+        400,
+        "two Content-Length headers that differ",
+    );
+    let both = format!(
+        "Content-Length: {}\r\nTransfer-Encoding: chunked\r\n",
+        body.len()
+    );
+    refused(
+        server.request("POST", "/api/pairs", &both, body),
+        400,
+        "both Content-Length and Transfer-Encoding",
+    );
+    // The same length twice is one length.
+    let same = format!("Content-Length: {0}\r\nContent-Length: {0}\r\n", body.len());
+    let (status, answer) = server.request("POST", "/api/pairs", &same, body);
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+}
+
+#[test]
+fn a_first_hit_request_over_its_pair_limit_is_refused_and_a_long_one_holds_no_drag() {
+    let server = Server::start();
+    // 16,384 segments and 16,385 rects: one pair over the limit, a 512 KiB body.
+    let over = first_hit_body([16_384, 16_385], &vec![0.0; 4 * (16_384 + 16_385)]);
+    let (status, body) = server.post("/api/first-hit", &over);
+    assert_eq!(status, 400);
+    assert!(
+        error(&body).contains("make 268451840 pairs, at most 268435456"),
+        "{}",
+        error(&body)
+    );
+    // A long frame (every segment crosses every rect) on one connection, a drag on another:
+    // the drag is answered while the frame is still being worked.
+    let (segments, rects) = (8_192usize, 16_384usize);
+    let mut floats = Vec::new();
+    for i in 0..segments {
+        let y = 0.25 + 0.5 * i as f32 / segments as f32;
+        floats.extend([-1.0, y, 2.0, y]);
+    }
+    for i in 0..rects {
+        let d = i as f32 / rects as f32 / 4.0;
+        floats.extend([d, d, 1.0 - d, 1.0 - d]);
+    }
+    let frame = first_hit_body([segments as u32, rects as u32], &floats);
+    let address = server.address.clone();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let frame_done = done.clone();
+    let long = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(&address).expect("connect");
+        let head = format!(
+            "POST /api/first-hit HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+            frame.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(&frame).unwrap();
+        let status = status_within(&mut stream, 120);
+        frame_done.store(true, std::sync::atomic::Ordering::SeqCst);
+        status
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let drag = br#"{"segments": [[0, 0, 2, 2]], "rects": [[1, 1, 3, 3]]}"#;
+    let (status, _) = server.post("/api/pairs", drag);
+    assert_eq!(status, 200);
+    assert!(
+        !done.load(std::sync::atomic::Ordering::SeqCst),
+        "the drag was answered only after the frame"
+    );
+    assert_eq!(long.join().unwrap(), Some(200));
+}
+
+#[test]
+fn the_memory_of_a_large_scene_is_handed_back_once_it_is_answered() {
+    let server = Server::start();
+    let (status, _) = server.get("/api/info");
+    assert_eq!(status, 200);
+    let before = server.memory_kb("VmRSS");
+    let (status, scene) = server.get("/api/scene?segments=1048576&rects=65536");
+    assert_eq!(status, 200);
+    assert!(
+        scene.len() > 50 << 20,
+        "a large scene: {} bytes",
+        scene.len()
+    );
+    let (peak, after) = (server.memory_kb("VmHWM"), server.memory_kb("VmRSS"));
+    assert!(
+        after - before.min(after) < (peak - before) / 4,
+        "resident {before} kB before, {peak} kB at the peak, still {after} kB after"
+    );
+}
+
+#[test]
+fn json_numbers_that_are_float32_values_are_taken_exactly() {
+    let server = Server::start();
+    // Each is exactly a float32 value, as the page writes them (Math.fround, then JSON); a
+    // parser one unit in the last place off refused 5 % of them as "not a float32 value".
+    for value in [
+        "982.7669677734375",
+        "116.93984985351562",
+        "1.1754943508222875e-38",
+    ] {
+        let body = format!(r#"{{"segments": [[0, 0, 1, 1]], "rects": [[0, {value}, 1, 999]]}}"#);
+        let (status, answer) = server.post("/api/pairs", body.as_bytes());
+        assert_eq!(status, 200, "{value}: {}", String::from_utf8_lossy(&answer));
+    }
+    // f32::MAX is read as itself, and refused for the domain, not as "not a float32 value".
+    let body = br#"{"segments": [[0, 0, 1, 1]], "rects": [[0, 0, 1, 3.4028234663852886e38]]}"#;
+    let (status, answer) = server.post("/api/pairs", body);
+    assert_eq!(status, 400);
+    assert!(
+        error(&answer).contains("beyond the limit"),
+        "{}",
+        error(&answer)
     );
 }

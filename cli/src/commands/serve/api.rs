@@ -37,16 +37,20 @@ pub const MAX_SEGMENTS: usize = 1 << 20;
 pub const MAX_TARGETS: usize = 1 << 16;
 /// The most pairs `/api/pairs` answers (its rows are text).
 pub const MAX_PAIRS: usize = 1 << 18;
+/// The most segment-rect pairs of one `/api/first-hit` (segments times rects): what bounds a
+/// frame's work where every rect overlaps every other and no broad phase prunes (about 3 s on
+/// 2 cores; 65,536 x 65,536 took 46 s and held a drag behind it).
+pub const MAX_FIRST_HIT_PAIRS: usize = 1 << 28;
 
 pub fn info(state: &State) -> Reply {
-    let engine = lock(state);
     Reply::json(&json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "engine": engine.chosen().to_string(),
+        "engine": state.chosen,
         "limits": {
             "segments": MAX_SEGMENTS,
             "targets": MAX_TARGETS,
             "pairs": MAX_PAIRS,
+            "first_hit_pairs": MAX_FIRST_HIT_PAIRS,
             "body_bytes": state.max_body,
         },
     }))
@@ -98,11 +102,6 @@ impl Failure {
     fn reply(self) -> Reply {
         Reply::error(self.status, self.message)
     }
-}
-
-fn lock(state: &State) -> std::sync::MutexGuard<'_, rectcast::Engine> {
-    // A panic while answering left the engine as it was between calls: go on with it.
-    state.engine.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `name=value` pairs of a query string, their values percent-decoded.
@@ -347,8 +346,8 @@ fn polygons(body: &Value) -> Result<Option<Polygons>, String> {
         .map_err(|e| e.to_string())
 }
 
-pub fn pairs(state: &State, _query: &str, body: Vec<u8>) -> Reply {
-    match pairs_of(state, &body) {
+pub fn pairs(state: &State, _query: &str, body: &[u8]) -> Reply {
+    match pairs_of(state, body) {
         Ok(value) => Reply::json(&value),
         Err(failure) => failure.reply(),
     }
@@ -382,7 +381,7 @@ fn pairs_of(state: &State, body: &[u8]) -> Result<Value, Failure> {
         )
         .into());
     }
-    let mut engine = lock(state);
+    let mut engine = state.engines.take();
     let engine = &mut *engine;
     let mut out = serde_json::Map::new();
     if body.get("rects").is_some() {
@@ -451,8 +450,8 @@ fn table<T: Target>(
     String::from_utf8(text).map_err(Failure::internal)
 }
 
-pub fn first_hit(state: &State, _query: &str, body: Vec<u8>) -> Reply {
-    match first_hit_of(state, &body) {
+pub fn first_hit(state: &State, _query: &str, body: &[u8]) -> Reply {
+    match first_hit_of(state, body) {
         Ok(bytes) => Reply::ok("application/octet-stream", bytes),
         Err(failure) => failure.reply(),
     }
@@ -473,6 +472,14 @@ fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, Failure> {
     if segments > MAX_SEGMENTS || rects > MAX_TARGETS {
         return Err(format!(
             "{segments} segments and {rects} rects: at most {MAX_SEGMENTS} and {MAX_TARGETS}"
+        )
+        .into());
+    }
+    if segments * rects > MAX_FIRST_HIT_PAIRS {
+        return Err(format!(
+            "{segments} segments and {rects} rects make {} pairs, at most {MAX_FIRST_HIT_PAIRS} \
+             a request: send the frame in parts",
+            segments * rects
         )
         .into());
     }
@@ -498,7 +505,7 @@ fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, Failure> {
         .chunks_exact(4)
         .map(|v| Rect::new(v[0], v[1], v[2], v[3]))
         .collect();
-    let hits: Vec<FirstHit> = lock(state)
+    let hits: Vec<FirstHit> = (state.engines.take())
         .first_hit(&Batch::new(&segments, &rects))
         .map_err(Failure::engine)?;
     let mut out = Vec::with_capacity(16 * hits.len());
@@ -511,8 +518,8 @@ fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, Failure> {
     Ok(out)
 }
 
-pub fn load(_state: &State, query: &str, body: Vec<u8>) -> Reply {
-    match load_of(query, &body) {
+pub fn load(_state: &State, query: &str, body: &[u8]) -> Reply {
+    match load_of(query, body) {
         Ok(value) => Reply::json(&value),
         Err(message) => Reply::error(400, message),
     }

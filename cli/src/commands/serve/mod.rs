@@ -4,25 +4,29 @@
 //! - The page's files (`cli/web/`) are embedded in the binary; nothing else is served.
 //! - `api.rs` answers the page: scenes, files dropped on it, every pair of the dragged segment,
 //!   and each frame's first hits (the native answer the page checks its GPU against).
-//! - tiny_http serves it: blocking, a few dependencies, enough for one local user (README, "The
-//!   playground"). A few workers take requests from one listener; one engine answers them.
+//! - `http.rs` serves it: a thread a connection, each request's time, head and body bounded,
+//!   so a slow or hostile client holds only its own connection (README, "The playground").
+//!   `engines.rs` answers: a small pool of engines, so one long request does not hold the
+//!   others' answers behind it.
 //! - A bad request gets a 4xx with a message and the server goes on; a body over the limit is
 //!   refused before it is read, and a panic in a handler is a 500, never the end of the server.
 
 mod api;
+mod engines;
+mod http;
 
-use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
-use tiny_http::{Header, Method, Request, Response, Server};
 
-use crate::options::{BackendArg, Outcome, engine};
+use crate::options::{BackendArg, Outcome};
 
-/// Threads taking requests: a frame's check and a drag's answer need not wait for each other.
-const WORKERS: usize = 4;
+/// The most engines answering at once: a frame's check and a drag's answer need not wait for
+/// each other.
+const ENGINES: usize = 2;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -42,11 +46,20 @@ pub struct ServeArgs {
     /// The largest request body, in MiB; a larger one is refused (413) before it is read.
     #[arg(long, default_value_t = 64)]
     max_body_mib: u64,
+    /// How long a request's head may take to arrive, in seconds, and its body before it must
+    /// come at 1 MiB a second or more; a slower one is answered 408 and closed.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    request_timeout: f64,
+    /// The most connections served at once; one more is answered 503.
+    #[arg(long, default_value_t = 64)]
+    max_connections: usize,
 }
 
-/// What the workers share.
+/// What the connections share.
 pub struct State {
-    pub engine: Mutex<rectcast::Engine>,
+    pub engines: engines::Engines,
+    /// The engines' backend, as `/api/info` names it.
+    pub chosen: String,
     /// `rectcast shaders --json`, made once.
     pub kernels: String,
     pub max_body: u64,
@@ -61,20 +74,34 @@ pub fn run(args: ServeArgs) -> Outcome {
             args.host
         );
     }
+    if !(args.request_timeout > 0.0 && args.request_timeout <= 3600.0) {
+        return Err(format!(
+            "--request-timeout {}: seconds, more than 0 and at most 3600",
+            args.request_timeout
+        )
+        .into());
+    }
+    if args.max_connections == 0 {
+        return Err("--max-connections 0: at least 1".into());
+    }
+    let engines = engines::Engines::open(args.backend.into(), ENGINES)?;
+    let chosen = engines.take().chosen().to_string();
     let state = Arc::new(State {
-        engine: Mutex::new(engine(args.backend.into())?),
+        engines,
+        chosen,
         kernels: super::shaders::kernels()?.to_string(),
         max_body: args.max_body_mib.saturating_mul(1 << 20),
     });
+    let limits = http::Limits {
+        max_body: state.max_body,
+        timeout: Duration::from_secs_f64(args.request_timeout),
+        connections: args.max_connections,
+    };
     let listener = std::net::TcpListener::bind(address)
         .map_err(|e| format!("cannot listen on {address}: {e}"))?;
-    no_delay(&listener);
-    let server = Server::from_listener(listener, None)
+    let bound = listener
+        .local_addr()
         .map_err(|e| format!("cannot serve on {address}: {e}"))?;
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .ok_or("the server has no IP address")?;
     let url = format!("http://{bound}/");
     // The first line of stdout: what a script that started the server reads.
     println!("rectcast serve: {url}");
@@ -87,45 +114,12 @@ pub fn run(args: ServeArgs) -> Outcome {
     {
         eprintln!("rectcast serve: could not open a browser ({e}); open {url}");
     }
-    let server = Arc::new(server);
-    let workers: Vec<_> = (0..WORKERS)
-        .map(|_| {
-            let (server, state) = (server.clone(), state.clone());
-            std::thread::spawn(move || {
-                while let Ok(request) = server.recv() {
-                    serve(&state, request);
-                }
-            })
-        })
-        .collect();
-    for worker in workers {
-        let _ = worker.join();
-    }
+    http::serve(
+        listener,
+        limits,
+        Arc::new(move |request: &http::Request| serve(&state, request)),
+    );
     Ok(())
-}
-
-/// Answers go out as soon as they are written: with Nagle's algorithm on, a frame's answer
-/// (64 KiB for 4,096 bullets) waited for the browser's delayed acknowledgement, 40 ms a frame
-/// in Chromium. tiny_http does not set TCP_NODELAY on the connections it accepts, but on Linux
-/// they inherit it from the listener.
-fn no_delay(listener: &std::net::TcpListener) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let on: libc::c_int = 1;
-        // SAFETY: a valid socket, and a c_int option value of its size.
-        unsafe {
-            libc::setsockopt(
-                listener.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_NODELAY,
-                (&on as *const libc::c_int).cast(),
-                size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = listener;
 }
 
 /// An answer: status, content type and body.
@@ -184,24 +178,31 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Answers one request; a handler that panics answers 500 and the worker goes on.
-fn serve(state: &State, mut request: Request) {
-    let reply =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| route(state, &mut request)))
-            .unwrap_or_else(|_| Reply::error(500, "the server failed on this request"));
-    let content_type = Header::from_bytes("Content-Type", reply.content_type).expect("ASCII");
-    let response = Response::from_data(reply.body)
-        .with_status_code(reply.status)
-        .with_header(content_type);
-    // A client that went away is no concern of the others.
-    let _ = request.respond(response);
+/// Answers one request; a handler that panics answers 500 and the server goes on.
+fn serve(state: &State, request: &http::Request) -> Reply {
+    let reply = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| route(state, request)))
+        .unwrap_or_else(|_| Reply::error(500, "the server failed on this request"));
+    if request.body.len().max(reply.body.len()) >= 1 << 20 {
+        release_memory();
+    }
+    reply
 }
 
-fn route(state: &State, request: &mut Request) -> Reply {
-    let url = request.url().to_owned();
-    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-    let method = request.method().clone();
-    if method == Method::Get {
+/// Hands the memory a large request freed back to the system: glibc's allocator keeps it
+/// otherwise, and the server's resident size stayed at its largest request's.
+fn release_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes any size and only returns free memory.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+fn route(state: &State, request: &http::Request) -> Reply {
+    let url = &request.target;
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    let method = request.method.as_str();
+    if method == "GET" {
         if let Some((_, content_type, body)) = ASSETS.iter().find(|(p, ..)| *p == path) {
             return Reply::ok(content_type, *body);
         }
@@ -213,45 +214,14 @@ fn route(state: &State, request: &mut Request) -> Reply {
             _ => Reply::error(404, format!("no page {path}")),
         };
     }
-    if method != Method::Post {
+    if method != "POST" {
         return Reply::error(405, format!("{method} is not served: GET or POST"));
     }
-    let handler: fn(&State, &str, Vec<u8>) -> Reply = match path {
+    let handler: fn(&State, &str, &[u8]) -> Reply = match path {
         "/api/pairs" => api::pairs,
         "/api/first-hit" => api::first_hit,
         "/api/load" => api::load,
         _ => return Reply::error(404, format!("no endpoint POST {path}")),
     };
-    match body(state, request) {
-        Ok(body) => handler(state, query, body),
-        Err(reply) => reply,
-    }
-}
-
-/// The request's body, up to the limit: a larger one is refused by its declared length before
-/// any of it is read, or once the limit is passed while reading.
-fn body(state: &State, request: &mut Request) -> Result<Vec<u8>, Reply> {
-    let limit = state.max_body;
-    let too_large = || {
-        Reply::error(
-            413,
-            format!(
-                "the body is over the limit of {} MiB (--max-body-mib)",
-                limit >> 20
-            ),
-        )
-    };
-    if request.body_length().is_some_and(|n| n as u64 > limit) {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    request
-        .as_reader()
-        .take(limit + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| Reply::error(400, format!("the body could not be read: {e}")))?;
-    if body.len() as u64 > limit {
-        return Err(too_large());
-    }
-    Ok(body)
+    handler(state, query, &request.body)
 }
