@@ -16,49 +16,7 @@
 
 use std::path::Path;
 
-use crate::table::{Column, ColumnType};
-
-/// Values kept from an input, record by record, [`width`](Self::width) a record: the kept
-/// columns' values in the order they were asked for.
-#[derive(Debug, Default)]
-pub struct Kept {
-    width: usize,
-    text: String,
-    /// Each value's span of `text`, or none.
-    values: Vec<Option<(usize, usize)>>,
-}
-
-impl Kept {
-    /// No values yet, `width` a record.
-    pub fn new(width: usize) -> Self {
-        Self {
-            width,
-            ..Self::default()
-        }
-    }
-
-    /// No values, `width` a record from now on (the buffers kept).
-    pub fn reset(&mut self, width: usize) {
-        self.width = width;
-        self.text.clear();
-        self.values.clear();
-    }
-
-    /// The next value of the record being pushed.
-    pub fn push(&mut self, value: Option<&str>) {
-        let span = value.map(|v| {
-            let start = self.text.len();
-            self.text.push_str(v);
-            (start, self.text.len())
-        });
-        self.values.push(span);
-    }
-
-    /// Value `k` of record `record` (counting the records pushed, from 0).
-    pub fn get(&self, record: usize, k: usize) -> Option<&str> {
-        self.values[record * self.width + k].map(|(start, end)| &self.text[start..end])
-    }
-}
+use crate::table::{Column, ColumnType, Kept};
 
 /// The two inputs of a query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 use rectcast::Clipped;
 
 use crate::formats::{Format, Writer};
-use crate::kept::{self, Kept, KeptRows};
+use crate::kept::{self, KeptRows};
+use crate::table::Kept;
 use crate::records;
-use crate::table::{Cell, Column, ColumnType, LineIndex};
+use crate::table::{Cell, Column, ColumnType, LineIndex, MAX_ROW};
 use crate::targets::{self, Cells, ResultCells, kind_cell};
 
 /// The tables the commands write.
@@ -178,9 +179,6 @@ impl Table {
         }
     }
 }
-
-/// The most cells a row has, but for kept columns (`--keep`).
-pub const MAX_ROW: usize = 12;
 
 /// A row of cells, on the stack: a result's indices, then its cells.
 #[derive(Clone, Copy)]

@@ -26,7 +26,8 @@ use rectcast_geotext as geotext;
 
 use crate::formats::Input;
 use crate::formats::npy;
-use crate::kept::{self, Keeping, Kept, Side, Wanted};
+use crate::kept::{self, Keeping, Side, Wanted};
+use crate::table::Kept;
 use crate::records::{self, Records, Skipped};
 
 /// A polygon file read whole: the valid polygons, their ids, and the ones skipped.

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use rectcast_geotext as geotext;
 
-use crate::formats::{Data, Format};
+use crate::formats::Data;
 use crate::records::SEGMENTS;
 use crate::table::{FileError, LineIndex, Place, Raw, RecordSource};
 
@@ -75,7 +75,7 @@ fn place(at: geotext::Place) -> Place {
     }
 }
 
-/// A polyline file's records, as a format reads them ([`Format::reader`]).
+/// A polyline file's records, as a format reads them (`formats::Format::reader`).
 pub struct LinesSource {
     records: std::vec::IntoIter<Raw>,
     count: usize,
@@ -90,7 +90,7 @@ pub struct LinesSource {
 impl LinesSource {
     /// Reads `data` (at `path`) whole; only segments are lines.
     pub fn open(
-        format: Format,
+        format: geotext::Format,
         path: &Path,
         data: Data,
         columns: &'static [&'static str],
@@ -104,10 +104,6 @@ impl LinesSource {
                  --polygons; rects and shapes are records (CSV, NPY, .f32, Parquet)",
             ));
         }
-        let format = match format {
-            Format::Wkt => geotext::Format::Wkt,
-            _ => geotext::Format::GeoJson,
-        };
         let lines = read(format, path, data)?;
         Ok(Self {
             count: lines.records.len(),
@@ -152,7 +148,7 @@ impl RecordSource for LinesSource {
     }
 
     /// A segment's kept values are its line's properties.
-    fn kept(&self, out: &mut crate::kept::Kept) {
+    fn kept(&self, out: &mut crate::table::Kept) {
         let given = (self.count - self.records.len()) as u64;
         let (line, _) = self.index.of(given - 1);
         let properties = &self.properties[line as usize];

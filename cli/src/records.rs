@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rectcast::{InputError, Rect, Segment, ShapeRecord, validate};
 
 use crate::formats::Input;
-use crate::kept::{Keeping, Kept, Side, Wanted};
+use crate::kept::{Keeping, Side, Wanted};
+use crate::table::Kept;
 use crate::table::{Column, ColumnType, FileError, LineIndex, Place, Raw, RecordSource};
 
 /// The most values a record holds.

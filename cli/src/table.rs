@@ -99,7 +99,7 @@ pub trait RecordSource {
         Ok(())
     }
     /// The kept values of the record [`next`](Self::next) gave last, pushed onto `out`.
-    fn kept(&self, _out: &mut crate::kept::Kept) {}
+    fn kept(&self, _out: &mut Kept) {}
     /// For a file of polylines' segments: which line each record is on, and the file's SRID.
     fn lines(&self) -> Option<(LineIndex, Option<i64>)> {
         None
@@ -216,3 +216,53 @@ impl<T: TableWriter> TableWriter for Box<T> {
         (*self).finish(rows)
     }
 }
+
+/// Values kept from an input, record by record, [`width`](Self::width) a record: the kept
+/// columns' values in the order they were asked for.
+#[derive(Debug, Default)]
+pub struct Kept {
+    width: usize,
+    text: String,
+    /// Each value's span of `text`, or none.
+    values: Vec<Option<(usize, usize)>>,
+}
+
+impl Kept {
+    /// No values yet, `width` a record.
+    pub fn new(width: usize) -> Self {
+        Self {
+            width,
+            ..Self::default()
+        }
+    }
+
+    /// No values, `width` a record from now on (the buffers kept).
+    pub fn reset(&mut self, width: usize) {
+        self.width = width;
+        self.text.clear();
+        self.values.clear();
+    }
+
+    /// The next value of the record being pushed.
+    pub fn push(&mut self, value: Option<&str>) {
+        let span = value.map(|v| {
+            let start = self.text.len();
+            self.text.push_str(v);
+            (start, self.text.len())
+        });
+        self.values.push(span);
+    }
+
+    /// Value `k` of record `record` (counting the records pushed, from 0).
+    pub fn get(&self, record: usize, k: usize) -> Option<&str> {
+        self.values[record * self.width + k].map(|(start, end)| &self.text[start..end])
+    }
+}
+
+/// Whether every column of a table is an f32 (the record files: segments and rects).
+pub fn all_f32(columns: &[Column]) -> bool {
+    columns.iter().all(|c| c.ty == ColumnType::F32)
+}
+
+/// The most cells a row has, but for kept columns (`--keep`).
+pub const MAX_ROW: usize = 12;

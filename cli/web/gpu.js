@@ -4,7 +4,9 @@
 //
 // A segment the kernel could not decide with certainty (an uncertain pair, an uncertain order
 // of two hits, or a t it could not round) is listed in `found`; its answer is the server's, as
-// the native Engine decides such pairs on the host.
+// the native Engine decides such pairs on the host. A frame that lists more than `found` holds
+// is run again with the list grown to what it listed, as the engine grows it, up to what one
+// binding holds (`maxFound`); past that it overflows, and every segment is the server's.
 
 const FIRST_HIT_BYTES = 16; // FirstHit: u32 rect, f32 t_enter, f32 t_exit, u32 flags
 const HIT_BYTES = 20; // Hit: u32 segment, u32 rect, PairResult
@@ -53,6 +55,12 @@ class FirstHits {
     this.buffers = {};
     this.sizes = {};
     this.rectsUploaded = null;
+    // The most entries the found list may hold, and what the frames so far needed.
+    const binding = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+    this.maxFound = Math.floor((binding - 4) / HIT_BYTES);
+    this.foundCapacity = 0;
+    // One run at a time: the runs share their buffers (a frame's, and a dragged segment's).
+    this.running = Promise.resolve();
   }
 
   // A buffer `name` of at least `bytes`, made again only when it must grow.
@@ -68,14 +76,31 @@ class FirstHits {
   }
 
   // Each segment's first hit among `rects` (Float32Arrays of 4 values each): { words, found,
-  // overflow, ms }, where words is a Uint32Array of 4 words a segment (FirstHit) and found the
-  // set of segments the GPU left to the host.
-  async firstHits(segments, rects) {
+  // overflow, listed, room, ms }, where words is a Uint32Array of 4 words a segment (FirstHit),
+  // found the set of segments the GPU left to the host, and overflow whether the found list
+  // (room entries) could not hold the listed entries even grown, when found is not all of them.
+  firstHits(segments, rects) {
+    const run = this.running.then(() => this.grown(segments, rects));
+    this.running = run.catch(() => {});
+    return run;
+  }
+
+  async grown(segments, rects) {
+    const n = segments.length / 4;
+    let capacity = Math.min(this.maxFound, Math.max(this.foundCapacity, n + 1024));
+    for (;;) {
+      const answer = await this.run(segments, rects, capacity);
+      if (!answer.overflow || answer.room >= this.maxFound) return answer;
+      // The kernel counts every entry past the end: the next run holds them all.
+      capacity = Math.min(this.maxFound, answer.listed);
+      this.foundCapacity = capacity;
+    }
+  }
+
+  async run(segments, rects, capacity) {
     const n = segments.length / 4;
     const m = rects.length / 4;
     const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
-    const capacity = n + 1024;
-    const foundBytes = 4 + HIT_BYTES * capacity;
     const buffers = {
       params: this.buffer("params", 16, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
       segments: this.buffer("segments", 16 * n, storage),
@@ -85,8 +110,10 @@ class FirstHits {
       first_hits: this.buffer("first_hits", FIRST_HIT_BYTES * n, storage),
       segment_hits: this.buffer("segment_hits", 4 * n, storage),
       rect_hits: this.buffer("rect_hits", 4 * m, storage),
-      found: this.buffer("found", foundBytes, storage),
+      found: this.buffer("found", 4 + HIT_BYTES * capacity, storage),
     };
+    // The first `capacity` entries are read: a buffer kept from a larger run may hold more.
+    const foundBytes = 4 + HIT_BYTES * capacity;
     const read = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
     const hitsRead = this.buffer("first_hits.read", FIRST_HIT_BYTES * n, read);
     const foundRead = this.buffer("found.read", foundBytes, read);
@@ -126,6 +153,6 @@ class FirstHits {
     }
     hitsRead.unmap();
     foundRead.unmap();
-    return { words, found, overflow: count > capacity, ms: performance.now() - started };
+    return { words, found, overflow: count > capacity, listed: count, room: capacity, ms: performance.now() - started };
   }
 }

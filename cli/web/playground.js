@@ -2,6 +2,7 @@
 // dragged across it and answered by the server's engine, and a bullet-hell mode whose frames
 // run rectcast's first-hit kernel in this browser's WebGPU, each checked against the server.
 import { openGpu } from "/gpu.js";
+import { STYLE, dot, drawCircle, drawDragged, drawPolygon, drawRect, drawWall, line, pointAt } from "/draw.js";
 
 const $ = (id) => document.getElementById(id);
 const canvas = $("scene");
@@ -11,6 +12,8 @@ const TARGETS = ["rects", "walls", "circles", "polygons"];
 
 const state = {
   scene: null,
+  // Bumped by every scene set: a frame whose scene changed while it was in flight is not compared.
+  sceneVersion: 0,
   rects: new Float32Array(0),
   bullets: null,
   segment: null,
@@ -20,9 +23,19 @@ const state = {
   mode: "drag",
   gpu: null,
   gpuError: null,
+  // What the server answers (GET /api/info's limits).
+  limits: null,
   running: false,
   lastFrame: null,
-  stats: { frames: 0, compared: 0, uncertain: 0, mismatches: 0, overflows: 0, firstMismatch: null },
+  stats: {
+    frames: 0,
+    compared: 0,
+    uncertain: 0,
+    overflowed: 0,
+    mismatches: 0,
+    skipped: 0,
+    firstMismatch: null,
+  },
 };
 
 async function json(url, init) {
@@ -34,22 +47,85 @@ async function json(url, init) {
   return body;
 }
 
+// A count with its thousands marked: 65,536.
+const commas = (n) => n.toLocaleString("en-US");
+
+// A float32 as Rust's `{}` writes it, the way the table's t_enter and t_exit are: the fewest
+// digits that read back as the same float32, and no exponent.
+function f32Text(x) {
+  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "NaN" : x > 0 ? "inf" : "-inf";
+  for (let p = 1; p <= 9; p++) {
+    const [mantissa, exponent] = Math.abs(x).toExponential(p - 1).split("e");
+    const digits = Number(mantissa.replace(".", ""));
+    const scale = Number(exponent) - (p - 1);
+    // The closest p digits, or a neighbour where the closest falls out of x's interval.
+    let best = null;
+    for (const d of [digits, digits - 1, digits + 1]) {
+      const value = Number(`${d}e${scale}`);
+      if (d > 0 && Math.fround(value) === Math.abs(x) && (best === null || Math.abs(value - Math.abs(x)) < best.off)) {
+        best = { d, off: Math.abs(value - Math.abs(x)) };
+      }
+    }
+    if (best) return (x < 0 ? "-" : "") + plainDecimal(String(best.d), scale);
+  }
+  return String(x);
+}
+
+// digits x 10^scale, written out.
+function plainDecimal(digits, scale) {
+  const trimmed = digits.replace(/0+$/, "");
+  scale += digits.length - trimmed.length;
+  digits = trimmed;
+  if (scale >= 0) return digits + "0".repeat(scale);
+  const point = digits.length + scale;
+  return point > 0 ? `${digits.slice(0, point)}.${digits.slice(point)}` : `0.${"0".repeat(-point)}${digits}`;
+}
+
 // ---- the scene ----
 
+// Why the server could not answer `scene` (a drag's pairs, a frame's first hits), or null.
+function beyondLimits(scene) {
+  const { targets, segments, pairs } = state.limits;
+  for (const kind of TARGETS) {
+    if (scene[kind].length > targets) {
+      return `${commas(scene[kind].length)} ${kind}, more than the ${commas(targets)} of each target kind the server answers`;
+    }
+  }
+  const bullets = (scene.segments ?? []).length;
+  if (bullets > segments) {
+    return `${commas(bullets)} segments, more than the ${commas(segments)} bullets the server answers`;
+  }
+  // A dragged segment meets every rect, wall, circle and polygon edge.
+  let edges = 0;
+  for (const rings of scene.polygons) for (const ring of rings) edges += ring.length;
+  const all = scene.rects.length + scene.walls.length + scene.circles.length + edges;
+  if (all > pairs) {
+    return `${commas(all)} targets (every polygon edge counted), more than the ${commas(pairs)} pairs the server answers a dragged segment`;
+  }
+  return null;
+}
+
 // A generated scene is viewed whole (its field); one with files loaded, fitted to what it holds.
+// Everything is made before anything is set: a scene is shown whole or not at all.
 function setScene(scene, fit = false) {
-  state.scene = scene;
-  state.view = ((fit || scene.still) && contentView(scene)) || fieldView(scene);
-  state.rects = new Float32Array(scene.rects.flat());
-  const bullets = scene.segments ?? [];
-  state.bullets = {
-    start: new Float32Array(bullets.flatMap((s) => [s[0], s[1]])),
-    velocity: new Float32Array(bullets.flatMap((s) => [s[2] - s[0], s[3] - s[1]])),
-    segments: new Float32Array(bullets.flat()),
+  const view = ((fit || scene.still) && contentView(scene)) || fieldView(scene);
+  const rects = new Float32Array(scene.rects.flat());
+  const list = scene.segments ?? [];
+  const bullets = {
+    start: new Float32Array(list.flatMap((s) => [s[0], s[1]])),
+    velocity: new Float32Array(list.flatMap((s) => [s[2] - s[0], s[3] - s[1]])),
+    segments: new Float32Array(list.flat()),
   };
+  state.scene = scene;
+  state.sceneVersion += 1;
+  state.view = view;
+  state.rects = rects;
+  state.bullets = bullets;
   state.segment = null;
   state.table = [];
-  $("bullets").textContent = bullets.length;
+  state.lastFrame = null;
+  $("bullets").textContent = list.length;
   $("snap").textContent = snapStep();
   renderTable();
   draw();
@@ -61,21 +137,48 @@ async function generate() {
   setScene(await json(`/api/scene?${query}`));
 }
 
+// The scene form shows what the scene holds: Generate makes one of the same counts.
+function showCounts(scene) {
+  const fields = $("scene-form").elements;
+  for (const kind of TARGETS) fields[kind].value = scene[kind].length;
+  fields.segments.value = (scene.segments ?? []).length;
+}
+
+// Why a file cannot be read as `as` by its name (the CLI's formats go by extension), or null.
+function wrongFormat(name, as) {
+  const extension = name.toLowerCase().replace(/\.gz$/, "").split(".").pop();
+  const text = ["wkt", "geojson", "json"].includes(extension);
+  if (text && as !== "segments" && as !== "polygons") {
+    return `WKT and GeoJSON hold line strings and polygons: load this file as segments or as polygons. ${as[0].toUpperCase() + as.slice(1)} come from a CSV, NPY, .f32 or Parquet file`;
+  }
+  if (!text && as === "polygons") {
+    return "polygons come from a WKT or GeoJSON file (.wkt, .geojson, .json): load this one as rects, walls, circles or segments";
+  }
+  return null;
+}
+
 async function load(file) {
   const as = $("load-as").value;
   $("load-error").textContent = "";
   try {
+    const wrong = wrongFormat(file.name, as);
+    if (wrong) throw new Error(wrong);
     const loaded = await json(`/api/load?name=${encodeURIComponent(file.name)}&as=${as}`, {
       method: "POST",
       body: await file.arrayBuffer(),
     });
     const scene = { ...state.scene, ...loaded };
-    if (as === "segments") {
-      scene.segments = loaded.segments;
-    }
+    const beyond = beyondLimits(scene);
+    if (beyond) throw new Error(`${beyond}: not loaded, the scene is as it was`);
     setScene(scene, true);
+    showCounts(scene);
   } catch (e) {
-    $("load-error").textContent = `${file.name}: ${e.message}`;
+    // The server's errors name the file already (with its line and column).
+    const named = e.message.startsWith(`${file.name}:`) ? e.message : `${file.name}: ${e.message}`;
+    $("load-error").textContent = named;
+  } finally {
+    // The same file chosen again, fixed, is loaded again.
+    $("file").value = "";
   }
 }
 
@@ -88,20 +191,25 @@ function fieldView(scene) {
 
 // The view of everything in the scene, with a margin, centred; none for an empty scene.
 function contentView(scene) {
-  const xs = [];
-  const ys = [];
-  const add = (x, y) => (xs.push(x), ys.push(y));
-  for (const [a, b, c, d] of [...scene.rects, ...scene.walls, ...(scene.segments ?? [])]) {
-    add(a, b);
-    add(c, d);
+  let [x0, x1, y0, y1] = [Infinity, -Infinity, Infinity, -Infinity];
+  const add = (x, y) => {
+    x0 = Math.min(x0, x);
+    x1 = Math.max(x1, x);
+    y0 = Math.min(y0, y);
+    y1 = Math.max(y1, y);
+  };
+  for (const list of [scene.rects, scene.walls, scene.segments ?? []]) {
+    for (const [a, b, c, d] of list) {
+      add(a, b);
+      add(c, d);
+    }
   }
   for (const [x, y, r] of scene.circles) {
     add(x - r, y - r);
     add(x + r, y + r);
   }
   for (const rings of scene.polygons) for (const ring of rings) for (const [x, y] of ring) add(x, y);
-  if (xs.length === 0) return null;
-  const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+  if (x0 > x1) return null;
   const margin = 0.05 * Math.max(x1 - x0, y1 - y0, 1e-30);
   const k = Math.min(canvas.width / (x1 - x0 + 2 * margin), canvas.height / (y1 - y0 + 2 * margin));
   return {
@@ -120,65 +228,25 @@ function draw() {
   context.clearRect(0, 0, canvas.width, canvas.height);
   context.setTransform(k, 0, 0, k, -x * k, -y * k);
   context.lineWidth = 1 / k;
-  const hit = new Set(state.table.map((row) => `${row.target}:${row.index}`));
-  if (state.mode === "bullets" && state.lastFrame) {
-    for (const r of state.lastFrame.rectsHit) hit.add(`rects:${r}`);
+  const bullets = state.mode === "bullets";
+  const hit = new Set();
+  if (bullets) {
+    for (const r of state.lastFrame?.rectsHit ?? []) hit.add(`rects:${r}`);
+  } else {
+    for (const row of state.table) hit.add(`${row.target}:${row.index}`);
   }
   const { scene } = state;
-  scene.rects.forEach((r, i) => {
-    context.fillStyle = hit.has(`rects:${i}`) ? "rgba(224,123,36,0.55)" : "rgba(70,110,200,0.12)";
-    context.fillRect(r[0], r[1], r[2] - r[0], r[3] - r[1]);
-    context.strokeStyle = "#4668c8";
-    context.strokeRect(r[0], r[1], r[2] - r[0], r[3] - r[1]);
-  });
-  scene.walls.forEach((w, i) => {
-    context.strokeStyle = hit.has(`walls:${i}`) ? "#e07b24" : "#333";
-    context.lineWidth = 3 / k;
-    line(w);
-  });
-  context.lineWidth = 1 / k;
-  scene.circles.forEach((c, i) => {
-    context.beginPath();
-    context.arc(c[0], c[1], c[2], 0, 2 * Math.PI);
-    context.fillStyle = hit.has(`circles:${i}`) ? "rgba(224,123,36,0.55)" : "rgba(40,160,90,0.15)";
-    context.fill();
-    context.strokeStyle = "#28a05a";
-    context.stroke();
-  });
-  scene.polygons.forEach((rings, i) => {
-    context.beginPath();
-    for (const ring of rings) {
-      ring.forEach(([x, y], v) => (v === 0 ? context.moveTo(x, y) : context.lineTo(x, y)));
-      context.closePath();
-    }
-    context.fillStyle = hit.has(`polygons:${i}`) ? "rgba(224,123,36,0.55)" : "rgba(150,70,190,0.15)";
-    context.fill("evenodd");
-    context.strokeStyle = "#9646be";
-    context.stroke();
-  });
-  if (state.mode === "drag") {
+  scene.rects.forEach((r, i) => drawRect(context, r, k, hit.has(`rects:${i}`)));
+  // Bullets meet the rects only (the first-hit kernel checked here is the rects'): the other
+  // targets are not drawn in that mode.
+  if (!bullets) {
+    scene.walls.forEach((w, i) => drawWall(context, w, k, hit.has(`walls:${i}`)));
+    scene.circles.forEach((c, i) => drawCircle(context, c, k, hit.has(`circles:${i}`)));
+    scene.polygons.forEach((rings, i) => drawPolygon(context, rings, k, hit.has(`polygons:${i}`)));
     drawSegment(k);
   } else {
     drawBullets(k);
   }
-}
-
-function line([x0, y0, x1, y1]) {
-  context.beginPath();
-  context.moveTo(x0, y0);
-  context.lineTo(x1, y1);
-  context.stroke();
-}
-
-function pointAt([x0, y0, x1, y1], t) {
-  return [x0 + t * (x1 - x0), y0 + t * (y1 - y0)];
-}
-
-function dot([x, y], radius, colour) {
-  context.beginPath();
-  context.arc(x, y, radius, 0, 2 * Math.PI);
-  context.fillStyle = colour;
-  context.fill();
 }
 
 function drawSegment(k) {
@@ -186,20 +254,18 @@ function drawSegment(k) {
   if (!s) {
     return;
   }
-  context.strokeStyle = "#111";
-  context.lineWidth = 2 / k;
-  line(s);
+  drawDragged(context, s, k);
   state.table.forEach((row, i) => {
     const first = i === 0;
-    dot(pointAt(s, Number(row.t_enter)), (first ? 7 : 4) / k, "#1a9c3c");
-    dot(pointAt(s, Number(row.t_exit)), (first ? 7 : 4) / k, "#c8102e");
+    dot(context, pointAt(s, Number(row.t_enter)), (first ? 7 : 4) / k, STYLE.entry);
+    dot(context, pointAt(s, Number(row.t_exit)), (first ? 7 : 4) / k, STYLE.exit);
   });
 }
 
 function drawBullets(k) {
-  const frame = state.lastFrame;
   const segments = state.bullets.segments;
   const n = segments.length / 4;
+  const frame = state.lastFrame?.rectOf.length === n ? state.lastFrame : null;
   context.lineWidth = 1.5 / k;
   for (const hitting of [false, true]) {
     context.beginPath();
@@ -209,8 +275,37 @@ function drawBullets(k) {
       context.moveTo(segments[4 * i], segments[4 * i + 1]);
       context.lineTo(segments[4 * i + 2], segments[4 * i + 3]);
     }
-    context.strokeStyle = hitting ? "#c8102e" : "rgba(60,60,60,0.45)";
+    context.strokeStyle = hitting ? STYLE.bulletHit : STYLE.bullet;
     context.stroke();
+  }
+}
+
+// The legend's swatches, drawn as the scene draws each thing (in a 40 x 20 box).
+function drawLegend() {
+  const swatches = {
+    rect: (ctx) => drawRect(ctx, [4, 3, 36, 17], 1, false),
+    wall: (ctx) => drawWall(ctx, [4, 16, 36, 4], 1, false),
+    circle: (ctx) => drawCircle(ctx, [20, 10, 8], 1, false),
+    polygon: (ctx) => drawPolygon(ctx, [[[4, 17], [20, 3], [36, 17]]], 1, false),
+    hit: (ctx) => drawRect(ctx, [4, 3, 36, 17], 1, true),
+    segment: (ctx) => drawDragged(ctx, [5, 15, 36, 5], 1),
+    entry: (ctx) => dot(ctx, [20, 10], 5, STYLE.entry),
+    exit: (ctx) => dot(ctx, [20, 10], 5, STYLE.exit),
+    bullet: (ctx) => {
+      ctx.lineWidth = 1.5;
+      ctx.strokeStyle = STYLE.bullet;
+      line(ctx, [4, 14, 36, 6]);
+    },
+    "bullet-hit": (ctx) => {
+      ctx.lineWidth = 1.5;
+      ctx.strokeStyle = STYLE.bulletHit;
+      line(ctx, [4, 14, 36, 6]);
+    },
+  };
+  for (const swatch of document.querySelectorAll("canvas.swatch")) {
+    const ctx = swatch.getContext("2d");
+    ctx.clearRect(0, 0, swatch.width, swatch.height);
+    swatches[swatch.dataset.swatch](ctx);
   }
 }
 
@@ -302,9 +397,10 @@ function parseCsv(text) {
 }
 
 async function answer(segment) {
+  const { scene, rects } = state;
   const body = { segments: [segment] };
   for (const target of TARGETS) {
-    if (state.scene[target].length > 0) body[target] = state.scene[target];
+    if (scene[target].length > 0) body[target] = scene[target];
   }
   const tables = await json("/api/pairs", { method: "POST", body: JSON.stringify(body) });
   if (segment !== state.segment) return;
@@ -337,37 +433,36 @@ async function answer(segment) {
   state.table = rows;
   renderTable();
   draw();
-  await checkDrag(segment);
+  await checkDrag(segment, rects);
   state.answeredFor = segment;
 }
 
 function renderTable() {
-  const body = $("pairs").tBodies[0];
-  body.replaceChildren(
-    ...state.table.map((row, i) => {
-      const tr = document.createElement("tr");
-      if (i === 0) tr.className = "first";
-      for (const key of ["target", "index", "kind", "t_enter", "t_exit", "entry", "exit"]) {
-        const td = document.createElement("td");
-        td.textContent = row[key];
-        tr.append(td);
-      }
-      return tr;
-    }),
-  );
+  const rows = document.createDocumentFragment();
+  state.table.forEach((row, i) => {
+    const tr = document.createElement("tr");
+    if (i === 0) tr.className = "first";
+    for (const key of ["target", "index", "kind", "t_enter", "t_exit", "entry", "exit"]) {
+      const td = document.createElement("td");
+      td.textContent = row[key];
+      tr.append(td);
+    }
+    rows.append(tr);
+  });
+  $("pairs").tBodies[0].replaceChildren(rows);
 }
 
 // The dragged segment's first hit among the rects on WebGPU against the server's, byte for byte.
-async function checkDrag(segment) {
+async function checkDrag(segment, rects) {
   const segments = new Float32Array(segment);
-  const native = await nativeFirstHits(segments, state.rects);
+  const native = await nativeFirstHits(segments, rects);
   if (!state.gpu) {
     $("drag-gpu").textContent = `First rect hit from the server: ${describe(native, 0)} (no WebGPU here)`;
     return;
   }
-  const gpu = await state.gpu.firstHits(segments, state.rects);
+  const gpu = await state.gpu.firstHits(segments, rects);
   // A segment the GPU listed as uncertain takes the server's answer, as the engine's does.
-  const text = gpu.found.has(0)
+  const text = gpu.overflow || gpu.found.has(0)
     ? `${describe(native, 0)}, decided by the server: the GPU could not certify it`
     : sameHit(gpu.words, native, 0)
       ? `${describe(gpu.words, 0)}, the same bytes as the server's`
@@ -375,10 +470,18 @@ async function checkDrag(segment) {
   $("drag-gpu").textContent = `WebGPU first rect hit: ${text}`;
 }
 
+// Segment i's first hit, its t as the table writes them.
 function describe(words, i) {
   const floats = new Float32Array(words.buffer, words.byteOffset, words.length);
   if (words[4 * i] === state.noRect) return "none";
-  return `rect ${words[4 * i]} at t ${floats[4 * i + 1]}..${floats[4 * i + 2]}`;
+  return `rect ${words[4 * i]} at t ${f32Text(floats[4 * i + 1])}..${f32Text(floats[4 * i + 2])}`;
+}
+
+// All of segment i's first hit: its rect, t and flags (kind and sides).
+function describeAll(words, i) {
+  const floats = new Float32Array(words.buffer, words.byteOffset, words.length);
+  const rect = words[4 * i] === state.noRect ? "no rect" : `rect ${words[4 * i]}`;
+  return `${rect}, t ${f32Text(floats[4 * i + 1])}..${f32Text(floats[4 * i + 2])}, flags 0x${words[4 * i + 3].toString(16)}`;
 }
 
 function sameHit(a, b, i) {
@@ -388,19 +491,29 @@ function sameHit(a, b, i) {
 
 // ---- bullet hell ----
 
-// Each segment's first hit among the rects from the server's engine: 4 words a segment.
+// Each segment's first hit among the rects from the server's engine: 4 words a segment, asked
+// in parts of at most what one request takes.
 async function nativeFirstHits(segments, rects) {
   const n = segments.length / 4;
   const m = rects.length / 4;
-  const body = new ArrayBuffer(8 + 16 * (n + m));
-  new Uint32Array(body, 0, 2).set([n, m]);
-  new Float32Array(body, 8, 4 * n).set(segments);
-  new Float32Array(body, 8 + 16 * n, 4 * m).set(rects);
-  const response = await fetch("/api/first-hit", { method: "POST", body });
-  if (!response.ok) {
-    throw new Error((await response.json()).error);
-  }
-  return new Uint32Array(await response.arrayBuffer());
+  const { segments: most, first_hit_pairs: pairs = Infinity } = state.limits;
+  const part = Math.max(1, Math.min(most, Math.floor(pairs / Math.max(m, 1))));
+  const out = new Uint32Array(4 * n);
+  let start = 0;
+  do {
+    const k = Math.min(part, n - start);
+    const body = new ArrayBuffer(8 + 16 * (k + m));
+    new Uint32Array(body, 0, 2).set([k, m]);
+    new Float32Array(body, 8, 4 * k).set(segments.subarray(4 * start, 4 * (start + k)));
+    new Float32Array(body, 8 + 16 * k, 4 * m).set(rects);
+    const response = await fetch("/api/first-hit", { method: "POST", body });
+    if (!response.ok) {
+      throw new Error((await response.json()).error);
+    }
+    out.set(new Uint32Array(await response.arrayBuffer()), 4 * start);
+    start += k;
+  } while (start < n);
+  return out;
 }
 
 // Moves every bullet by its velocity, wrapping at the field's edges.
@@ -419,26 +532,48 @@ function advance() {
   }
 }
 
-async function frame() {
+// One frame at a time (the loop's and runFrames'): they move the same bullets, and share the
+// GPU's buffers.
+let framing = Promise.resolve();
+
+function frame() {
+  const next = framing.then(oneFrame);
+  framing = next.catch(() => {});
+  return next;
+}
+
+async function oneFrame() {
   const started = performance.now();
   advance();
-  const segments = state.bullets.segments;
-  const gpu = state.gpu ? await state.gpu.firstHits(segments, state.rects) : null;
+  // This frame's scene, on both sides: a scene set while it is in flight is not compared with it.
+  const version = state.sceneVersion;
+  const { segments } = state.bullets;
+  const { rects } = state;
+  const gpu = state.gpu ? await state.gpu.firstHits(segments, rects) : null;
   const gpuDone = performance.now();
-  const native = await nativeFirstHits(segments, state.rects);
+  const native = await nativeFirstHits(segments, rects);
   const checked = performance.now();
   const stats = state.stats;
+  if (version !== state.sceneVersion) {
+    stats.skipped += 1;
+    $("skipped").textContent = stats.skipped;
+    $("frame-check").textContent = "a frame not compared: the scene changed while it was in flight";
+    return stats;
+  }
   const n = segments.length / 4;
   const rectOf = new Uint32Array(n);
   const rectsHit = new Set();
   let hits = 0;
+  const check = { bullets: n, compared: 0, uncertain: 0, overflowed: 0 };
   for (let i = 0; i < n; i++) {
     let answer = native;
     if (gpu) {
-      if (gpu.overflow || gpu.found.has(i)) {
-        stats.uncertain += 1;
+      if (gpu.overflow) {
+        check.overflowed += 1;
+      } else if (gpu.found.has(i)) {
+        check.uncertain += 1;
       } else {
-        stats.compared += 1;
+        check.compared += 1;
         answer = gpu.words;
         if (!sameHit(gpu.words, native, i)) {
           stats.mismatches += 1;
@@ -447,14 +582,13 @@ async function frame() {
               frame: stats.frames,
               segment: i,
               inputs: Array.from(segments.subarray(4 * i, 4 * i + 4)),
-              gpu: Array.from(gpu.words.subarray(4 * i, 4 * i + 4)),
-              native: Array.from(native.subarray(4 * i, 4 * i + 4)),
+              gpu: describeAll(gpu.words, i),
+              native: describeAll(native, i),
             };
             console.error("first mismatch", stats.firstMismatch);
           }
         }
       }
-      if (gpu.overflow) stats.overflows += 1;
     }
     rectOf[i] = answer[4 * i];
     if (rectOf[i] !== state.noRect) {
@@ -462,6 +596,9 @@ async function frame() {
       rectsHit.add(rectOf[i]);
     }
   }
+  stats.compared += check.compared;
+  stats.uncertain += check.uncertain + check.overflowed;
+  stats.overflowed += check.overflowed;
   stats.frames += 1;
   const now = performance.now();
   state.lastFrame = {
@@ -469,6 +606,7 @@ async function frame() {
     rectsHit,
     noRect: state.noRect,
     hits,
+    check,
     frameMs: now - started,
     gpuMs: gpu ? gpuDone - started : null,
     checkMs: checked - gpuDone,
@@ -479,6 +617,16 @@ async function frame() {
 }
 
 const frameTimes = [];
+
+// What this frame compared: every bullet is the GPU's certified answer checked against the
+// server's, or the server's alone (uncertain on the GPU, or its list overflowed).
+function checkText(check) {
+  if (!state.gpu) return `the server answered all ${commas(check.bullets)} bullets (no WebGPU here)`;
+  const parts = [`compared ${commas(check.compared)} of ${commas(check.bullets)} bullets with the server's answers`];
+  if (check.uncertain > 0) parts.push(`${commas(check.uncertain)} uncertain on the GPU, decided by the server`);
+  if (check.overflowed > 0) parts.push(`${commas(check.overflowed)} overflowed the uncertain list, decided by the server`);
+  return `this frame: ${parts.join("; ")}`;
+}
 
 function readouts(now) {
   const frame = state.lastFrame;
@@ -493,10 +641,13 @@ function readouts(now) {
   $("hits").textContent = frame.hits;
   $("compared").textContent = stats.compared;
   $("uncertain").textContent = stats.uncertain;
+  $("overflowed").textContent = stats.overflowed;
+  $("skipped").textContent = stats.skipped;
   $("mismatches").textContent = stats.mismatches;
+  $("frame-check").textContent = checkText(frame.check);
   const m = stats.firstMismatch;
   $("first-mismatch").textContent = m
-    ? `first mismatch: frame ${m.frame}, segment ${m.segment} (${m.inputs.join(", ")}): GPU words ${m.gpu.join(" ")}, server ${m.native.join(" ")}`
+    ? `first mismatch: frame ${m.frame}, bullet ${m.segment} (${m.inputs.map(f32Text).join(", ")}): the GPU's ${m.gpu}; the server's ${m.native}`
     : "";
 }
 
@@ -508,9 +659,15 @@ async function runFrames(count) {
 }
 
 async function loop() {
-  while (state.running && state.mode === "bullets") {
-    await frame();
-    await new Promise((resolve) => requestAnimationFrame(resolve));
+  try {
+    while (state.running && state.mode === "bullets") {
+      await frame();
+      await new Promise((resolve) => requestAnimationFrame(resolve));
+    }
+  } catch (e) {
+    state.running = false;
+    $("run").textContent = "Start";
+    $("frame-check").textContent = `the frames stopped: ${e.message}`;
   }
 }
 
@@ -526,6 +683,9 @@ function setMode(mode) {
   $("drag-panel").hidden = mode !== "drag";
   $("bullet-panel").hidden = mode !== "bullets";
   $("hint").hidden = mode !== "drag";
+  for (const item of document.querySelectorAll("#legend [data-mode]")) {
+    item.hidden = item.dataset.mode !== mode;
+  }
   draw();
 }
 
@@ -540,6 +700,7 @@ async function start() {
   });
   $("scene-form").addEventListener("submit", (event) => {
     event.preventDefault();
+    $("load-error").textContent = "";
     generate().catch((e) => ($("load-error").textContent = e.message));
   });
   $("file").addEventListener("change", () => $("file").files[0] && load($("file").files[0]));
@@ -555,9 +716,17 @@ async function start() {
     const file = event.dataTransfer.files[0];
     if (file) load(file);
   });
+  window.addEventListener("resize", () => state.scene && ($("snap").textContent = snapStep()));
+  drawLegend();
+  setMode(state.mode);
 
   const info = await json("/api/info");
   $("engine").textContent = info.engine;
+  state.limits = info.limits;
+  const fields = $("scene-form").elements;
+  for (const kind of TARGETS) fields[kind].max = info.limits.targets;
+  fields.segments.max = info.limits.segments;
+  $("limits").textContent = `The server answers at most ${commas(info.limits.targets)} of each target kind (rects, walls, circles, polygons) and ${commas(info.limits.segments)} bullets: a file with more is not loaded.`;
   const kernels = await json("/kernels.json");
   state.noRect = kernels.kernels.find((k) => k.file === "rect_queries.wgsl").constants.NO_RECT;
   if (options.get("webgpu") === "off") {

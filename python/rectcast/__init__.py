@@ -648,7 +648,13 @@ class Engine:
         t_enter, t_exit (float32, NaN on a miss), entry, exit (uint8 side bits, names in
         ``SIDE_NAMES``). With a registered shape's keyword (``SHAPES``: ``walls=``, ``circles=``)
         or ``polygons=`` instead of rects:
-        ``wall_pairs``, ``circle_pairs`` and ``polygon_pairs``."""
+        ``wall_pairs``, ``circle_pairs`` and ``polygon_pairs``.
+
+        ``walls=`` takes what segments take: an (N, 4) array of x0, y0, x1, y1, a DataFrame
+        or Arrow table with those columns, or shapely line strings (a GeoSeries or array of
+        LineString and MultiLineString), each of their segments one wall, numbered in order.
+        ``polygons=`` takes shapely Polygons and MultiPolygons (holes included) or
+        ``Polygons``."""
         return self._query("pairs", segments, rects, polygons, shapes, to, copy, rounding, ids)
 
     def first_hit(

@@ -9,7 +9,8 @@ use rectcast::{ClipTo, Rect, Segment};
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
-use crate::kept::{self, Keeping, Kept, KeptRows, Side};
+use crate::kept::{self, Keeping, KeptRows, Side};
+use crate::table::Kept;
 use crate::options::{BackendArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};

@@ -14,8 +14,9 @@ use crate::polygons::PolygonFile;
 
 #[derive(Args)]
 pub struct OverlapsArgs {
-    /// Polygons: `.wkt` (one POLYGON a line), `.geojson`/`.json` (Polygon features), or
-    /// vertices (.npy float32 [V, 2], CSV x,y, .f32) with --polygon-offsets.
+    /// Polygons, holes and multipolygons included: `.wkt` (one POLYGON or MULTIPOLYGON a
+    /// line), `.geojson`/`.json` (Polygon and MultiPolygon features), or vertices (.npy
+    /// float32 [V, 2], CSV x,y, .f32) with --polygon-offsets.
     #[arg(long)]
     polygons: PathBuf,
     /// The flat form's offsets for --polygons: an .npy of P + 1 integers from 0 to V.

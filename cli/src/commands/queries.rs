@@ -20,7 +20,8 @@ use rectcast::{BroadPhase, Engine, Segment, ShapeRecord};
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
-use crate::kept::{self, Keeping, Kept, KeptRows, Side, Wanted};
+use crate::kept::{self, Keeping, KeptRows, Side, Wanted};
+use crate::table::Kept;
 use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
 use crate::output::{At, Sink, Table, TargetColumns};
 use crate::polygons::PolygonFile;
@@ -54,10 +55,13 @@ pub struct QueryArgs {
     /// The registered shapes' files (`--walls`, `--circles`), each instead of rects.
     #[command(flatten)]
     shapes: ShapeFiles<QueryHelp>,
-    /// Polygons (simple, closed: boundary and interior) instead of rects: segment × polygon.
-    /// `.wkt` (one POLYGON a line), `.geojson`/`.json` (Polygon features), or vertices (.npy
-    /// float32 [V, 2], CSV x,y, .f32) with --polygon-offsets. Rows add `entry_edge` and
-    /// `exit_edge` (edge k runs from vertex k to k + 1). Held in memory.
+    /// Polygons, holes and multipolygons included, instead of rects: segment × polygon (its
+    /// boundary and interior; each ring simple and closed). `.wkt` (one POLYGON or
+    /// MULTIPOLYGON a line), `.geojson`/`.json` (Polygon and MultiPolygon features), or
+    /// vertices (.npy float32 [V, 2], CSV x,y, .f32) with --polygon-offsets. Rows add
+    /// `entry_edge` and `exit_edge` (edges numbered ring after ring through the polygon, edge
+    /// k from vertex k to k + 1), and `entry_ring` and `exit_ring` (0 for the shell, then its
+    /// holes and further parts' rings in order). Held in memory.
     #[arg(long, group = TARGETS)]
     polygons: Option<PathBuf>,
     /// The flat form's offsets: an .npy of P + 1 integers from 0 to V; polygon i is vertices
@@ -194,10 +198,20 @@ impl FlagHelp for QueryHelp {
                 .join(", ")
         };
         let values = S::FIELDS.len();
+        // A shape whose record is a segment's is read from line strings too (polylines.rs).
+        let lines = if S::FIELDS == records::SEGMENTS.names() {
+            format!(
+                "; or line strings, .wkt (LINESTRING, MULTILINESTRING) or .geojson, each of \
+                 their segments a {} numbered in file order",
+                S::NAME
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{} ({}: columns {} in CSV, {values} values a record in .npy [N, {values}] and .f32) \
-             instead of rects: segment × {}. Rows ({}) for pairs and hits, ({}) for first-hit, \
-             ({}) for count. Held in memory",
+            "{} ({}: columns {} in CSV, {values} values a record in .npy [N, {values}] and .f32\
+             {lines}) instead of rects: segment × {}. Rows ({}) for pairs and hits, ({}) for \
+             first-hit, ({}) for count. Held in memory",
             capitalized(S::PLURAL),
             S::ABOUT,
             S::FIELDS.join(","),

@@ -183,7 +183,7 @@ impl RecordSource for CsvSource {
         Ok(())
     }
 
-    fn kept(&self, out: &mut crate::kept::Kept) {
+    fn kept(&self, out: &mut crate::table::Kept) {
         for &at in &self.kept_at {
             out.push(Some(&self.record[at]));
         }

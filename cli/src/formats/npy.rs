@@ -157,7 +157,7 @@ fn dtype(ty: ColumnType) -> &'static str {
 /// The header's `descr` and the columns in its shape, if any: a structured record per row, or
 /// for a table of f32 columns alone a plain [N, k] float32 array.
 fn layout(columns: &[Column]) -> (String, Option<u64>) {
-    if super::all_f32(columns) {
+    if crate::table::all_f32(columns) {
         return (
             format!("'{}'", dtype(ColumnType::F32)),
             Some(columns.len() as u64),
@@ -191,7 +191,7 @@ impl TableWriter for NpyWriter {
     fn row(&mut self, cells: &[Cell]) -> std::io::Result<()> {
         // The row's bytes on the stack, then one write: a write per value costs more than the
         // value. Each value is a fixed number of bytes, copied as such.
-        let mut row = [0u8; 8 * crate::output::MAX_ROW];
+        let mut row = [0u8; 8 * crate::table::MAX_ROW];
         let mut at = 0;
         fn put<const N: usize>(row: &mut [u8], at: &mut usize, value: [u8; N]) {
             row[*at..*at + N].copy_from_slice(&value);

@@ -240,7 +240,7 @@ impl RecordSource for ParquetSource {
         Ok(())
     }
 
-    fn kept(&self, out: &mut crate::kept::Kept) {
+    fn kept(&self, out: &mut crate::table::Kept) {
         let row = self.at - 1;
         for column in &self.kept_batch {
             if column.is_null(row) {

@@ -9,7 +9,7 @@ use rectcast::{
     TestCost, scene,
 };
 
-use super::{ms, time};
+use super::measure::{ms, time};
 use crate::options::{Outcome, engine};
 
 /// A call that runs a family's scene on an engine.

@@ -3,7 +3,7 @@
 
 use rectcast::{Backend, Batch, Engine, Hit};
 
-use super::{BenchScene, ms, time};
+use super::measure::{BenchScene, ms, time};
 use crate::options::{BackendArg, Outcome, cpu_options};
 
 /// The broad phase on one scene: the grid's build, then first hit (prepared set, and built per

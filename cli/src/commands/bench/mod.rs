@@ -9,9 +9,12 @@ use rectcast::{Backend, Batch, BroadPhase, Engine, GpuContext, GpuLimits, PairRe
 
 mod auto;
 mod broad_phase;
+mod measure;
 
 use crate::options::{BackendArg, BroadPhaseArg, Outcome, cpu_options, engine};
 use broad_phase::bench_broad_phase;
+pub use measure::ms;
+use measure::{BenchScene, time};
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -64,31 +67,6 @@ impl Readback {
             ..GpuLimits::default()
         }
     }
-}
-
-impl BenchScene {
-    fn generate(
-        self,
-        seed: u64,
-        segment_count: usize,
-        rect_count: usize,
-    ) -> (Vec<rectcast::Segment>, Vec<rectcast::Rect>) {
-        match self {
-            BenchScene::BulletHell => scene::bullet_hell(seed, segment_count, rect_count),
-            BenchScene::Random => scene::random_batch(seed, segment_count, rect_count, 1000.0),
-            BenchScene::Clustered => scene::clustered(seed, segment_count, rect_count),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum BenchScene {
-    /// `scene::bullet_hell`: short moves on a 1920 x 1080 field, hitboxes of 8 to 96 px.
-    BulletHell,
-    /// `scene::random_batch` on a 1000 x 1000 square: long segments at every slope.
-    Random,
-    /// `scene::clustered`: 16 dense clusters on an empty 10,000-unit field.
-    Clustered,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -200,10 +178,6 @@ pub fn run(args: BenchArgs) -> Outcome {
             )
         }
     }
-}
-
-pub fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// One row of a bench table: a backend's median and best time.
@@ -534,22 +508,6 @@ fn bench_shapes(
             done.map(|_| ()).map_err(|e| e.to_string())
         },
     )
-}
-
-/// The median and best of `iterations` timed runs of `run`, after one warm-up.
-fn time(
-    iterations: usize,
-    mut run: impl FnMut() -> Outcome,
-) -> Result<(Duration, Duration), String> {
-    run()?;
-    let mut times = Vec::with_capacity(iterations.max(1));
-    for _ in 0..iterations.max(1) {
-        let start = Instant::now();
-        run()?;
-        times.push(start.elapsed());
-    }
-    times.sort();
-    Ok((times[times.len() / 2], times[0]))
 }
 
 fn bench_first_hit(

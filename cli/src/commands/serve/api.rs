@@ -23,7 +23,7 @@ use std::path::Path;
 use rectcast::{Batch, Circle, FirstHit, Polygons, Rect, Segment, ShapeRecord, scene};
 use serde_json::{Value, json};
 
-use super::{Reply, State};
+use super::shared::{Reply, State};
 use crate::formats::csv::CsvWriter;
 use crate::output::{Table, TargetColumns};
 use crate::polygons::PolygonFile;
@@ -542,22 +542,37 @@ fn load_of(query: &str, body: &[u8]) -> Result<Value, String> {
     // Errors name the file as the page knows it, not the temporary folder.
     let within = format!("{}/", dir.path().display());
     let named = |e: String| e.replace(&within, "");
+    // Targets as many as a query takes (`/api/pairs`, `/api/first-hit`): a scene loaded whole
+    // is one every drag and frame can ask about.
     let value = match kind {
-        "rects" => records_json(&path, &records::RECTS, |r: &Rect| {
+        "rects" => records_json(&path, &records::RECTS, MAX_TARGETS, |r: &Rect| {
             vec![r.min_x, r.min_y, r.max_x, r.max_y]
         }),
-        "segments" => records_json(&path, &records::SEGMENTS, |s: &Segment| {
+        "segments" => records_json(&path, &records::SEGMENTS, MAX_SEGMENTS, |s: &Segment| {
             segment_values(s).to_vec()
         }),
-        "walls" => records_json(&path, &RecordKind::<Segment>::shape(), |s: &Segment| {
-            segment_values(s).to_vec()
+        "walls" => records_json(
+            &path,
+            &RecordKind::<Segment>::shape(),
+            MAX_TARGETS,
+            |s: &Segment| segment_values(s).to_vec(),
+        ),
+        "circles" => records_json(
+            &path,
+            &RecordKind::<Circle>::shape(),
+            MAX_TARGETS,
+            |c: &Circle| vec![c.cx, c.cy, c.r],
+        ),
+        "polygons" => PolygonFile::read(&path, None, false).and_then(|file| {
+            if file.polygons.len() > MAX_TARGETS {
+                return Err(format!(
+                    "{}: {} polygons, at most {MAX_TARGETS} (what a query takes)",
+                    path.display(),
+                    file.polygons.len()
+                ));
+            }
+            Ok(polygons_json(&file.polygons, 1.0))
         }),
-        "circles" => records_json(&path, &RecordKind::<Circle>::shape(), |c: &Circle| {
-            vec![c.cx, c.cy, c.r]
-        }),
-        "polygons" => {
-            PolygonFile::read(&path, None, false).map(|file| polygons_json(&file.polygons, 1.0))
-        }
         other => {
             return Err(format!(
                 "as={other}: rects, walls, circles, polygons or segments"
@@ -572,12 +587,17 @@ fn load_of(query: &str, body: &[u8]) -> Result<Value, String> {
 fn records_json<T>(
     path: &Path,
     kind: &RecordKind<T>,
+    max: usize,
     values: impl Fn(&T) -> Vec<f32>,
 ) -> Result<Value, String> {
     let mut file = Records::open(path, kind, false).map_err(|e| e.to_string())?;
     let (records, _, _) = file.read_all().map_err(|e| e.to_string())?;
-    if records.len() > MAX_SEGMENTS {
-        return Err(format!("{} records, at most {MAX_SEGMENTS}", records.len()));
+    if records.len() > max {
+        return Err(format!(
+            "{}: {} records, at most {max} (what a query takes)",
+            path.display(),
+            records.len()
+        ));
     }
     Ok(records.iter().map(values).collect::<Vec<_>>().into())
 }

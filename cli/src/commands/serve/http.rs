@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::Reply;
+use super::shared::Reply;
 
 /// The largest request head (request line and headers), in bytes.
 pub const MAX_HEAD: usize = 16 << 10;
@@ -376,6 +376,8 @@ fn read_chunked(read: &mut BufReader<Timed>, body: &mut Vec<u8>, max: u64) -> Re
 
 /// Writes `reply`, saying whether the connection stays open.
 fn respond(write: &mut impl Write, reply: &Reply, keep_alive: bool) -> std::io::Result<()> {
+    // One packet for a small answer: the head is not sent alone (with TCP_NODELAY on).
+    let mut write = std::io::BufWriter::with_capacity(1 << 16, write);
     let head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
         reply.status,

@@ -14,15 +14,16 @@
 mod api;
 mod engines;
 mod http;
+mod shared;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use serde_json::json;
 
 use crate::options::{BackendArg, Outcome};
+use shared::{Reply, State};
 
 /// The most engines answering at once: a frame's check and a drag's answer need not wait for
 /// each other.
@@ -53,16 +54,6 @@ pub struct ServeArgs {
     /// The most connections served at once; one more is answered 503.
     #[arg(long, default_value_t = 64)]
     max_connections: usize,
-}
-
-/// What the connections share.
-pub struct State {
-    pub engines: engines::Engines,
-    /// The engines' backend, as `/api/info` names it.
-    pub chosen: String,
-    /// `rectcast shaders --json`, made once.
-    pub kernels: String,
-    pub max_body: u64,
 }
 
 pub fn run(args: ServeArgs) -> Outcome {
@@ -122,38 +113,6 @@ pub fn run(args: ServeArgs) -> Outcome {
     Ok(())
 }
 
-/// An answer: status, content type and body.
-pub struct Reply {
-    pub status: u16,
-    pub content_type: &'static str,
-    pub body: Vec<u8>,
-}
-
-impl Reply {
-    pub fn ok(content_type: &'static str, body: impl Into<Vec<u8>>) -> Self {
-        Self {
-            status: 200,
-            content_type,
-            body: body.into(),
-        }
-    }
-
-    pub fn json(value: &serde_json::Value) -> Self {
-        Self::ok("application/json", value.to_string())
-    }
-
-    /// An error the page shows: `{"error": message}`.
-    pub fn error(status: u16, message: impl std::fmt::Display) -> Self {
-        Self {
-            status,
-            content_type: "application/json",
-            body: json!({ "error": message.to_string() })
-                .to_string()
-                .into_bytes(),
-        }
-    }
-}
-
 /// The page's files, embedded: path, content type, contents.
 const ASSETS: &[(&str, &str, &str)] = &[
     (
@@ -170,6 +129,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         "/gpu.js",
         "text/javascript; charset=utf-8",
         include_str!("../../../web/gpu.js"),
+    ),
+    (
+        "/draw.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../web/draw.js"),
     ),
     (
         "/style.css",
