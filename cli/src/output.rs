@@ -17,8 +17,8 @@ use rectcast::Clipped;
 
 use crate::formats::{Format, Writer};
 use crate::kept::{self, KeptRows};
-use crate::table::Kept;
 use crate::records;
+use crate::table::Kept;
 use crate::table::{Cell, Column, ColumnType, LineIndex, MAX_ROW};
 use crate::targets::{self, Cells, ResultCells, kind_cell};
 

@@ -27,8 +27,8 @@ use rectcast_geotext as geotext;
 use crate::formats::Input;
 use crate::formats::npy;
 use crate::kept::{self, Keeping, Side, Wanted};
-use crate::table::Kept;
 use crate::records::{self, Records, Skipped};
+use crate::table::Kept;
 
 /// A polygon file read whole: the valid polygons, their ids, and the ones skipped.
 pub struct PolygonFile {

@@ -341,6 +341,17 @@ def test_wkt_and_geojson_files_read_as_the_same_shapely_geometry_does(engine, tm
             "b.geojson: feature 1: polygon 1: a Point, not a Polygon or MultiPolygon",
         ),
         ("b.json", "{", "b.json: not GeoJSON"),
+        # Nested thousands deep: an error at the parenthesis past the bound, not a crash.
+        (
+            "b.wkt",
+            "GEOMETRYCOLLECTION (" * 3000 + "POINT (0 0)" + ")" * 3000 + "\n",
+            "b.wkt:1:1300: polygon 0: not WKT that rectcast reads: parentheses nested over 64 deep",
+        ),
+        (
+            "b.wkt",
+            "CURVEPOLYGON (CIRCULARSTRING (0 0, 1 1, 2 0, 1 -1, 0 0))\n",
+            "b.wkt:1:1: polygon 0: a CURVEPOLYGON, a WKT type rectcast does not read",
+        ),
         ("b.txt", "POLYGON ((0 0, 1 0, 1 1, 0 0))\n", "b.txt: geometry is read from .wkt, .geojson or .json"),
     ],
 )
@@ -348,6 +359,23 @@ def test_a_bad_geometry_file_is_refused_naming_its_place(tmp_path, name, text, m
     (tmp_path / name).write_text(text)
     with pytest.raises(ValueError, match=re.escape(message)):
         rectcast.read_polygons(tmp_path / name)
+
+
+def test_a_midpoint_vertex_and_an_empty_ring_read_alike_from_wkt_and_geojson(tmp_path):
+    """116.939853668212890625 is halfway between two float32 values: both files give the even
+    one (GeoJSON's parser was one unit in the last place off), and an EMPTY ring is absent."""
+    mid = "116.939853668212890625"
+    (tmp_path / "p.wkt").write_text(f"POLYGON (({mid} -10, 200 -10, 200 10, {mid} 10, {mid} -10), EMPTY)\n")
+    (tmp_path / "p.geojson").write_text(
+        '{"type": "Polygon", "coordinates": '
+        f"[[[{mid}, -10], [200, -10], [200, 10], [{mid}, 10], [{mid}, -10]]]}}"
+    )
+    even = np.float32(116.93984985351562)
+    assert even.view(np.uint32) % 2 == 0
+    for name in ["p.wkt", "p.geojson"]:
+        vertices, ring_offsets, _ = rectcast.read_polygons(tmp_path / name)
+        assert len(ring_offsets) == 2, f"{name}: one ring, {ring_offsets}"
+        assert vertices[0, 0].view(np.uint32) == even.view(np.uint32), f"{name}: {vertices[0, 0]!r}"
 
 
 def test_a_line_file_refuses_what_is_not_a_line_naming_its_place(tmp_path):

@@ -10,10 +10,10 @@ use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
 use crate::kept::{self, Keeping, KeptRows, Side};
-use crate::table::Kept;
 use crate::options::{BackendArg, JobArgs, Outcome, engine};
 use crate::output::{Sink, Table};
 use crate::records::{self, Records};
+use crate::table::Kept;
 
 #[derive(Args)]
 pub struct ClipArgs {

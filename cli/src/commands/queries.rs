@@ -21,7 +21,6 @@ use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
 use crate::kept::{self, Keeping, KeptRows, Side, Wanted};
-use crate::table::Kept;
 use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
 use crate::output::{At, Sink, Table, TargetColumns};
 use crate::polygons::PolygonFile;
@@ -30,6 +29,7 @@ use crate::polylines::is_polyline_file;
 use crate::records::{self, RecordKind, Records};
 use crate::shape_files::{FlagHelp, ShapeFiles, TARGETS, capitalized};
 use crate::table::Column;
+use crate::table::Kept;
 use crate::targets::{
     FirstRow, ForShape, HitRow, PolygonTargets, Rects, ResultCells, SHAPE_FLAGS, Shapes, Target,
     for_shape,
