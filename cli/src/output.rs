@@ -4,7 +4,10 @@
 //!
 //! `--out` is written to a temporary file beside it and renamed over it only when the whole
 //! job succeeded: on any error no output file appears, and an earlier file of that name is
-//! left untouched.
+//! left untouched. A symlink's target is what is replaced (the link stays). A named pipe, a
+//! device or a descriptor (`/dev/stdout`, anything under `/dev` or `/proc`) is not replaced
+//! but written, as GNU tools write it: the table is made whole in an unnamed temporary file
+//! first, then copied there. An `--out` that is one of the job's inputs is refused.
 //!
 //! Indices (`segment`, `rect`) are record indices in the input files, counting from 0 and
 //! counting invalid records skipped with `--skip-invalid`, so rows join back to the inputs.
@@ -253,8 +256,68 @@ pub struct At {
     pub target: Option<usize>,
 }
 
+/// Where `--out` goes, by what is at its path.
+pub enum OutPlace {
+    /// A regular file, or nothing yet: written beside and renamed over, at this path (a
+    /// symlink's target).
+    Replace(PathBuf),
+    /// A named pipe, a device or a descriptor: opened and written as it is.
+    Direct(PathBuf),
+}
+
+/// What `--out PATH` names: see [`OutPlace`].
+pub fn out_place(path: &Path) -> Result<OutPlace, String> {
+    let system = path.starts_with("/dev") || path.starts_with("/proc");
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(io_error(path, "is a folder")),
+        Ok(m) if system || !m.is_file() => return Ok(OutPlace::Direct(path.to_owned())),
+        _ => {}
+    }
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !link {
+        return Ok(OutPlace::Replace(path.to_owned()));
+    }
+    // The target, where it exists; else the path the link names (a new file made there).
+    let target = std::fs::canonicalize(path).or_else(|_| {
+        std::fs::read_link(path).map(|to| path.parent().unwrap_or(Path::new("")).join(to))
+    });
+    target.map(OutPlace::Replace).map_err(|e| io_error(path, e))
+}
+
+/// Refuses an `--out` that is one of `inputs` (the same file, by any name or link): replaced,
+/// the input would be gone, and written, it would be read back as it is written.
+pub fn not_an_input(out: Option<&Path>, inputs: &[&Path]) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Some(out) = out else {
+            return Ok(());
+        };
+        let Ok(written) = std::fs::metadata(out) else {
+            return Ok(());
+        };
+        for input in inputs {
+            if let Ok(read) = std::fs::metadata(input)
+                && (read.dev(), read.ino()) == (written.dev(), written.ino())
+                && read.is_file()
+            {
+                return Err(format!(
+                    "--out {} is the input {}: it would be replaced before it is read; write \
+                     the output elsewhere",
+                    out.display(),
+                    input.display()
+                ));
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (out, inputs);
+    Ok(())
+}
+
 /// A temporary file in `path`'s folder (so the final rename stays on one file system), created
-/// with the permissions a plain new file gets (0666 less the umask), not 0600.
+/// with the permissions a plain new file gets (0666 less the umask), not 0600. An error names
+/// the folder, not the hidden temporary name it could not make there.
 pub fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -274,7 +337,12 @@ pub fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    let temp = builder.tempfile_in(dir)?;
+    let temp = builder.tempfile_in(dir).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot write in {}: {}", dir.display(), e.kind()),
+        )
+    })?;
     crate::signals::remove_on_signal(temp.path());
     Ok(temp)
 }
@@ -310,13 +378,14 @@ enum Target {
     Held(File),
     /// The temporary file to move into place.
     File(PathBuf, tempfile::TempPath),
-    /// The table, uncompressed in an unnamed temporary file, to gzip into the temporary file
-    /// beside the path (opened) and move into place.
-    Gzip {
+    /// The table, whole in an unnamed temporary file, to copy (gzipped or not) into `out`: the
+    /// temporary file beside the path, then moved into place, or the pipe or device itself.
+    Whole {
         table: File,
         path: PathBuf,
         out: File,
-        temp: tempfile::TempPath,
+        gzip: bool,
+        temp: Option<tempfile::TempPath>,
     },
 }
 
@@ -362,26 +431,42 @@ impl Sink {
         };
         let (format, gzip) = Format::of_output(path).map_err(|e| io_error(path, e))?;
         format.holds(columns).map_err(|e| io_error(path, e))?;
-        let (file, temp) = temp_beside(path)
-            .map_err(|e| io_error(path, e))?
-            .into_parts();
-        if gzip {
+        let (out, temp, path) = match out_place(path)? {
+            OutPlace::Replace(path) => {
+                let (file, temp) = temp_beside(&path)
+                    .map_err(|e| io_error(&path, e))?
+                    .into_parts();
+                (file, Some(temp), path)
+            }
+            // Opened now (a pipe waits for its reader here), written at the end.
+            OutPlace::Direct(path) => {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| io_error(&path, e))?;
+                (file, None, path)
+            }
+        };
+        let path = path.as_path();
+        if gzip || temp.is_none() {
             // The table is written whole first (NPY rewrites its header at the end), then
-            // compressed into place.
+            // compressed or copied into place.
             let held = |e| io_error(path, format!("a temporary file for the table: {e}"));
             let table_file = tempfile::tempfile().map_err(held)?;
             let copy = table_file.try_clone().map_err(held)?;
             let writer = format
                 .writer(table_file, columns)
                 .map_err(|e| io_error(path, e))?;
-            let target = Target::Gzip {
+            let target = Target::Whole {
                 table: copy,
                 path: path.to_owned(),
-                out: file,
+                out,
+                gzip,
                 temp,
             };
             return Ok(Self::new(table, writer, target));
         }
+        let (file, temp) = (out, temp.expect("a replaced file's temporary file"));
         let writer = format
             .writer(file, columns)
             .map_err(|e| io_error(path, e))?;
@@ -422,7 +507,7 @@ impl Sink {
         match &self.target {
             Target::Stdout => stdout_error(e),
             Target::Held(_) => format!("a temporary file for the output: {e}"),
-            Target::File(path, _) | Target::Gzip { path, .. } => io_error(path, e),
+            Target::File(path, _) | Target::Whole { path, .. } => io_error(path, e),
         }
     }
 
@@ -570,25 +655,34 @@ impl Sink {
                 finished.map_err(|e| io_error(&path, e))?;
                 persist(temp, &path)
             }
-            Target::Gzip {
+            Target::Whole {
                 mut table,
                 path,
                 out,
+                gzip,
                 temp,
             } => {
-                let compressed = finished.and_then(|()| {
+                let copied = finished.and_then(|()| {
                     table.seek(SeekFrom::Start(0))?;
-                    let buffered = std::io::BufWriter::with_capacity(crate::formats::BUFFER, out);
-                    let mut gz =
-                        flate2::write::GzEncoder::new(buffered, flate2::Compression::fast());
-                    std::io::copy(&mut table, &mut gz)?;
-                    gz.finish()?
-                        .into_inner()
-                        .map(drop)
-                        .map_err(|e| e.into_error())
+                    let mut buffered =
+                        std::io::BufWriter::with_capacity(crate::formats::BUFFER, out);
+                    if gzip {
+                        let mut gz = flate2::write::GzEncoder::new(
+                            &mut buffered,
+                            flate2::Compression::fast(),
+                        );
+                        std::io::copy(&mut table, &mut gz)?;
+                        gz.finish()?;
+                    } else {
+                        std::io::copy(&mut table, &mut buffered)?;
+                    }
+                    buffered.into_inner().map(drop).map_err(|e| e.into_error())
                 });
-                compressed.map_err(|e| io_error(&path, e))?;
-                persist(temp, &path)
+                copied.map_err(|e| io_error(&path, e))?;
+                match temp {
+                    Some(temp) => persist(temp, &path),
+                    None => Ok(()),
+                }
             }
         }
     }

@@ -29,13 +29,18 @@ pub struct FileError {
     pub message: String,
 }
 
+/// An input as messages name it: `stdin` for `-`, else its path.
+pub fn input_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        "stdin".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path == Path::new("-") {
-            f.write_str("stdin")?;
-        } else {
-            write!(f, "{}", self.path.display())?;
-        }
+        f.write_str(&input_name(&self.path))?;
         match &self.place {
             Place::File => {}
             Place::Line { line, column: 0 } => write!(f, ":{line}")?,

@@ -1,6 +1,7 @@
 //! What `--out` leaves on disk: a `.gz` name holds gzip (read back here with flate2, and by
 //! rectcast itself), a compression the CLI does not write is refused with nothing written, and
-//! a command ended by SIGINT or SIGTERM leaves no hidden temporary file beside `--out`.
+//! a command ended by any signal whose default is to end it (SIGKILL aside) leaves no hidden
+//! temporary file beside `--out`.
 
 mod common;
 
@@ -149,15 +150,28 @@ fn compressions_that_are_not_written_are_refused_and_leave_nothing() {
 
 #[cfg(unix)]
 #[test]
-fn sigint_and_sigterm_during_a_long_job_leave_no_temporary_file() {
-    use std::os::unix::process::ExitStatusExt;
+fn any_signal_that_ends_a_long_job_leaves_no_temporary_file() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
     let dir = tempfile::tempdir().unwrap();
     let (s, r) = scene(dir.path(), 2_000_000, 1_000);
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    for signal in [libc::SIGINT, libc::SIGTERM] {
+    // `None`: not sent, but raised by the job's own write past a file size limit (ulimit -f).
+    let sent = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+        libc::SIGPIPE,
+        libc::SIGALRM,
+        libc::SIGXFSZ,
+        libc::SIGRTMIN(),
+    ];
+    for signal in sent.into_iter().map(Some).chain([None]) {
         let target = out.join("pairs.csv");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rectcast"));
+        command
             .args([
                 "pairs",
                 "--segments",
@@ -166,9 +180,37 @@ fn sigint_and_sigterm_during_a_long_job_leave_no_temporary_file() {
                 r.to_str().unwrap(),
             ])
             .args(["--out", target.to_str().unwrap()])
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn");
+            .stderr(std::process::Stdio::null());
+        if signal.is_none() {
+            // SAFETY: setrlimit is async-signal-safe, between fork and exec.
+            unsafe {
+                command.pre_exec(|| {
+                    let limit = libc::rlimit {
+                        rlim_cur: 4 << 20,
+                        rlim_max: 4 << 20,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let mut child = command.spawn().expect("spawn");
+            let status = child.wait().unwrap();
+            assert_eq!(
+                status.signal(),
+                Some(libc::SIGXFSZ),
+                "a write past the limit ended it by {status:?}"
+            );
+            assert_eq!(
+                entries(&out),
+                Vec::<String>::new(),
+                "left behind past the file size limit"
+            );
+            continue;
+        }
+        let signal = signal.unwrap();
+        let mut child = command.spawn().expect("spawn");
         // Until the temporary file beside --out has data in it (the job is writing).
         let started = std::time::Instant::now();
         loop {
@@ -204,4 +246,151 @@ fn sigint_and_sigterm_during_a_long_job_leave_no_temporary_file() {
             "left behind after signal {signal}"
         );
     }
+}
+
+/// A small scene as CSV: its segments and rects files, and the pairs table over them.
+fn csv_scene(dir: &Path) -> (PathBuf, PathBuf, Vec<u8>) {
+    let s = dir.join("s.csv");
+    let r = dir.join("r.csv");
+    std::fs::write(&s, "x0,y0,x1,y1\n0,0,10,10\n5,-1,5,11\n").unwrap();
+    std::fs::write(&r, "min_x,min_y,max_x,max_y\n2,2,4,4\n6,0,8,1\n").unwrap();
+    let table = ok(rectcast(&[
+        "pairs",
+        "--segments",
+        s.to_str().unwrap(),
+        "--rects",
+        r.to_str().unwrap(),
+    ]))
+    .stdout;
+    (s, r, table)
+}
+
+#[test]
+fn an_output_that_is_one_of_the_inputs_is_refused_and_the_input_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, r, _) = csv_scene(dir.path());
+    let before = std::fs::read(&s).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&s, dir.path().join("link.csv")).unwrap();
+    let link = dir.path().join("link.csv");
+    for (input, out) in [(&s, &s), (&r, &r), (&s, &link)] {
+        let o = rectcast(&[
+            "pairs",
+            "--segments",
+            s.to_str().unwrap(),
+            "--rects",
+            r.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "--out {}", out.display());
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            said.contains(&format!("is the input {}", input.display())),
+            "{said}"
+        );
+    }
+    assert_eq!(std::fs::read(&s).unwrap(), before, "the input was changed");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_output_through_a_symlink_replaces_its_target_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, r, table) = csv_scene(dir.path());
+    let target = dir.path().join("elsewhere");
+    std::fs::create_dir(&target).unwrap();
+    let file = target.join("pairs.csv");
+    std::fs::write(&file, "an earlier table\n").unwrap();
+    let link = dir.path().join("pairs.csv");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    // A link to a file not there yet: the file is made where it points.
+    let dangling = dir.path().join("new.csv");
+    std::os::unix::fs::symlink(target.join("new.csv"), &dangling).unwrap();
+    for (out, written) in [(&link, &file), (&dangling, &target.join("new.csv"))] {
+        ok(rectcast(&[
+            "pairs",
+            "--segments",
+            s.to_str().unwrap(),
+            "--rects",
+            r.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]));
+        assert!(
+            std::fs::symlink_metadata(out)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{} is still a link",
+            out.display()
+        );
+        assert_eq!(
+            std::fs::read(written).unwrap(),
+            table,
+            "{} holds the table",
+            written.display()
+        );
+    }
+    assert_eq!(
+        entries(&target),
+        ["new.csv", "pairs.csv"],
+        "nothing else left there"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_or_dev_stdout_as_output_is_written_not_replaced() {
+    use std::io::Read as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (s, r, table) = csv_scene(dir.path());
+    let pipe = dir.path().join("rows.csv");
+    let made = Command::new("mkfifo").arg(&pipe).status().expect("mkfifo");
+    assert!(made.success());
+    let reader_pipe = pipe.clone();
+    let reader = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        std::fs::File::open(&reader_pipe)
+            .and_then(|mut p| p.read_to_end(&mut got))
+            .map(|_| got)
+    });
+    ok(rectcast(&[
+        "pairs",
+        "--segments",
+        s.to_str().unwrap(),
+        "--rects",
+        r.to_str().unwrap(),
+        "--out",
+        pipe.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        reader.join().unwrap().expect("the pipe read"),
+        table,
+        "what the pipe's reader got"
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::metadata(&pipe).unwrap().file_type().is_fifo(),
+        "the pipe is still a pipe"
+    );
+    // /dev/stdout: the rows on this command's stdout, and the machine's /dev/stdout untouched.
+    let stdout_before =
+        std::fs::symlink_metadata("/dev/stdout").map(|m| m.file_type().is_symlink());
+    let o = ok(rectcast(&[
+        "pairs",
+        "--segments",
+        s.to_str().unwrap(),
+        "--rects",
+        r.to_str().unwrap(),
+        "--out",
+        "/dev/stdout",
+    ]));
+    assert_eq!(o.stdout, table);
+    let stdout_after = std::fs::symlink_metadata("/dev/stdout").map(|m| m.file_type().is_symlink());
+    assert_eq!(
+        stdout_before.ok(),
+        stdout_after.ok(),
+        "/dev/stdout was replaced"
+    );
 }

@@ -809,6 +809,20 @@ fn clip_of_per_segment_rects_with_fewer_rects_is_an_error() {
         stderr(&o)
     );
     assert!(!out.exists());
+    // From stdin, the message says stdin, as every other message does.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rectcast"))
+        .args(["clip", "--segments", "-", "--rects", s(&rects)])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    use std::io::Write as _;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"x0,y0,x1,y1\n0,0,1,1\n0,0,2,2\n").unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert!(stderr(&o).contains("stdin has 2 records"), "{}", stderr(&o));
 }
 
 #[cfg(not(feature = "parquet"))]

@@ -78,6 +78,7 @@ pub fn run(args: ClipArgs) -> Outcome {
         .flatten()
         .collect();
     one_stdin(&inputs)?;
+    crate::output::not_an_input(out.as_deref(), &inputs)?;
     let mut segments =
         Records::open(&segments_path, &records::SEGMENTS, job.skip_invalid).map_err(text)?;
     let mut per_segment = match &rects_path {
@@ -158,8 +159,8 @@ pub fn run(args: ClipArgs) -> Outcome {
 fn count_mismatch(segments: &Path, n: u64, rects: &Path, m: u64) -> String {
     format!(
         "clipping to one rect per segment needs as many rects as segments: {} has {n} records, {} has {m}",
-        segments.display(),
-        rects.display()
+        crate::table::input_name(segments),
+        crate::table::input_name(rects)
     )
 }
 

@@ -3,7 +3,7 @@
 //! overlapping pair in (polygon, other) order. Both sets are read and checked whole before any
 //! work, so bad input leaves no output.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -42,6 +42,15 @@ pub struct OverlapsArgs {
 }
 
 pub fn run(args: OverlapsArgs) -> Outcome {
+    let inputs: Vec<&Path> = [Some(args.polygons.as_path()), Some(args.other.as_path())]
+        .into_iter()
+        .chain([
+            args.polygon_offsets.as_deref(),
+            args.other_offsets.as_deref(),
+        ])
+        .flatten()
+        .collect();
+    crate::output::not_an_input(args.out.as_deref(), &inputs)?;
     Sink::check(args.out.as_deref(), Table::Overlaps)?;
     one_stdin(&[&args.polygons, &args.other])?;
     let a = PolygonFile::read(

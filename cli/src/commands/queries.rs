@@ -122,6 +122,12 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
             "--broad-phase applies to first-hit, hits and count: pairs are every pair, so there are no candidates to find".into(),
         );
     }
+    let mut inputs = vec![args.segments.as_path()];
+    inputs.extend(args.rects.as_deref());
+    inputs.extend(args.polygons.as_deref());
+    inputs.extend(args.polygon_offsets.as_deref());
+    inputs.extend(args.shapes.given().map(|(_, path)| path));
+    crate::output::not_an_input(args.out.as_deref(), &inputs)?;
     // The device opens while the targets and the first segments are read.
     crate::options::open_ahead(args.backend.into());
     if let Some((flag, path)) = args.shapes.given().next() {

@@ -164,6 +164,12 @@ fn read<T>(path: Option<&Path>, kind: &records::RecordKind<T>) -> Result<Vec<T>,
 /// `rectcast render`: reads both files whole, runs the query, draws.
 pub fn run(args: RenderArgs) -> Outcome {
     check_out(&args.out)?;
+    let mut inputs = vec![args.segments.as_path()];
+    inputs.extend(args.rects.as_deref());
+    inputs.extend(args.polygons.as_deref());
+    inputs.extend(args.polygon_offsets.as_deref());
+    inputs.extend(args.shapes.given().map(|(_, path)| path));
+    crate::output::not_an_input(Some(&args.out), &inputs)?;
     let view = args.view.as_deref().map(parse_view).transpose()?;
     let segments = read(Some(&args.segments), &records::SEGMENTS)?;
     let rects = read(args.rects.as_deref(), &records::RECTS)?;
@@ -549,9 +555,18 @@ pub fn render(
         }
     };
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
-    let mut temp = crate::output::temp_beside(out).map_err(|e| fail(&e))?;
-    std::io::Write::write_all(&mut temp, &bytes).map_err(|e| fail(&e))?;
-    crate::output::persist(temp.into_temp_path(), out)
+    match crate::output::out_place(out)? {
+        crate::output::OutPlace::Replace(out) => {
+            let mut temp = crate::output::temp_beside(&out).map_err(|e| fail(&e))?;
+            std::io::Write::write_all(&mut temp, &bytes).map_err(|e| fail(&e))?;
+            crate::output::persist(temp.into_temp_path(), &out)
+        }
+        crate::output::OutPlace::Direct(out) => std::fs::OpenOptions::new()
+            .write(true)
+            .open(&out)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes))
+            .map_err(|e| fail(&e)),
+    }
 }
 
 /// The picture's marks: the shapes, the segments (one by one, or their density), the axes
