@@ -490,6 +490,17 @@ fn a_large_clip_is_split_across_threads_in_order() {
 }
 
 #[test]
+fn a_thread_count_past_the_bound_is_an_error_before_any_thread_starts() {
+    for threads in [CpuOptions::MAX_THREADS + 1, 20_000] {
+        let Err(e) = Engine::with_cpu_options(Backend::Cpu, CpuOptions::threads(threads)) else {
+            panic!("{threads} threads started");
+        };
+        let says = format!("{threads} CPU threads: at most 1024");
+        assert!(e.to_string().contains(&says), "{e}");
+    }
+}
+
+#[test]
 fn every_simd_level_is_reported_and_an_unsupported_one_is_an_error() {
     let available = Simd::available();
     assert_eq!(available.last(), Some(&Simd::Portable));

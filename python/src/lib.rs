@@ -43,7 +43,9 @@ fn unpanicked<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 /// the row and the field), anything else (GPU failures) a `RuntimeError`.
 fn raise(e: Error) -> PyErr {
     match e {
-        Error::Input(_) | Error::AutoCosts(_) => PyValueError::new_err(e.to_string()),
+        Error::Input(_) | Error::AutoCosts(_) | Error::CpuOptions(_) => {
+            PyValueError::new_err(e.to_string())
+        }
         _ => PyRuntimeError::new_err(e.to_string()),
     }
 }

@@ -386,3 +386,8 @@ def test_an_unaligned_buffer_is_read_from_an_aligned_copy(engine):
     assert not unaligned.flags.aligned and unaligned.flags.c_contiguous
     segments = np.array([[-5, 2, 15, 8], [25, 0, 25, 40]], np.float32)
     assert_same_bytes(engine.first_hit(segments, unaligned), engine.first_hit(segments, rects), "unaligned")
+
+
+def test_a_thread_count_past_the_bound_is_refused_at_once():
+    with pytest.raises(ValueError, match="20000 CPU threads: at most 1024"):
+        rectcast.Engine("cpu", threads=20000)

@@ -54,6 +54,11 @@ pub struct CpuOptions {
 }
 
 impl CpuOptions {
+    /// The most worker threads an engine starts: more is refused
+    /// ([`crate::Error::CpuOptions`]) rather than spent minutes starting (20,000 took over a
+    /// minute, and no machine has the cores to use them).
+    pub const MAX_THREADS: usize = 1024;
+
     /// `threads` worker threads (0: one per core), at the best SIMD level this CPU runs.
     pub const fn threads(threads: usize) -> Self {
         Self {
@@ -195,6 +200,12 @@ impl CpuKernel {
         let (threads, pool) = match options.threads {
             0 => (Self::default().threads, None),
             1 => (1, None),
+            n if n > CpuOptions::MAX_THREADS => {
+                return Err(format!(
+                    "{n} CPU threads: at most {} (CpuOptions::MAX_THREADS; 0 is one per core)",
+                    CpuOptions::MAX_THREADS
+                ));
+            }
             n => {
                 let pool = Workers::new(n)?;
                 (n, Some(pool))
