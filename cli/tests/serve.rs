@@ -239,7 +239,7 @@ fn a_malformed_or_oversized_request_gets_a_4xx_and_the_server_keeps_answering() 
     refused(
         server.post("/api/load?name=many.csv&as=rects", many_rects.as_bytes()),
         400,
-        "many.csv: 65537 records, at most 65536",
+        "many.csv: more than 65536 records, what a query takes",
     );
     refused(server.get("/api/scene?kind=moons"), 400, "kind=moons");
     refused(
@@ -610,5 +610,41 @@ fn json_numbers_that_are_float32_values_are_taken_exactly() {
         error(&answer).contains("beyond the limit"),
         "{}",
         error(&answer)
+    );
+}
+
+#[test]
+fn a_gzip_bomb_dropped_on_the_page_is_refused_as_it_is_read() {
+    use std::io::Write as _;
+    let server = Server::start();
+    let member = |bytes: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    };
+    // 512 gzip members of 1 MiB of zeros, one after another: 512 MiB of records (32 million
+    // zero-length segments at the origin) in a body of about half a MiB.
+    let bomb = member(&vec![0u8; 1 << 20]).repeat(512);
+    assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
+    let (status, body) = server.post("/api/load?name=bomb.f32.gz&as=segments", &bomb);
+    assert_eq!(status, 400);
+    assert!(
+        error(&body).contains("bomb.f32.gz: more than 1048576 records"),
+        "{}",
+        error(&body)
+    );
+    let peak = server.memory_kb("VmHWM");
+    assert!(peak < 150 << 10, "the server grew to {peak} kB reading it");
+    // A text file, read whole, is bounded by the body's limit once decompressed (1 MiB here).
+    let line = "POLYGON ((0 0, 1 0, 1 1, 0 0))\n".repeat(80_000);
+    let (status, body) = server.post(
+        "/api/load?name=p.wkt.gz&as=polygons",
+        &member(line.as_bytes()),
+    );
+    assert_eq!(status, 400);
+    assert!(
+        error(&body).contains("p.wkt.gz: over 1 MiB once decompressed"),
+        "{}",
+        error(&body)
     );
 }

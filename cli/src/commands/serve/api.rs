@@ -18,6 +18,7 @@
 //! Every number must be a float32 value: JSON's are doubles, and one float32 cannot hold is
 //! refused, naming where it is, rather than rounded.
 
+use std::io::Read;
 use std::path::Path;
 
 use rectcast::{Batch, Circle, FirstHit, Polygons, Rect, Segment, ShapeRecord, scene};
@@ -518,14 +519,18 @@ fn first_hit_of(state: &State, body: &[u8]) -> Result<Vec<u8>, Failure> {
     Ok(out)
 }
 
-pub fn load(_state: &State, query: &str, body: &[u8]) -> Reply {
-    match load_of(query, body) {
+pub fn load(state: &State, query: &str, body: &[u8]) -> Reply {
+    match load_of(query, body, state.max_body) {
         Ok(value) => Reply::json(&value),
         Err(message) => Reply::error(400, message),
     }
 }
 
-fn load_of(query: &str, body: &[u8]) -> Result<Value, String> {
+/// A dropped file's records, read as the CLI reads them. Records are counted as they are
+/// decompressed and read, stopping one past the limit; a WKT or GeoJSON file, read whole, may
+/// be at most `max_text` bytes once decompressed (a 0.5 MiB gzip bomb once grew the server by
+/// 770 MiB before it was refused).
+fn load_of(query: &str, body: &[u8], max_text: u64) -> Result<Value, String> {
     let params = params(query);
     let name =
         param(&params, "name").ok_or("name=FILE is missing: the file's name says its format")?;
@@ -536,6 +541,21 @@ fn load_of(query: &str, body: &[u8]) -> Result<Value, String> {
         .filter(|n| !n.starts_with('.'))
         .ok_or_else(|| format!("name={name}: not a file name"))?;
     let kind = param(&params, "as").unwrap_or("rects");
+    let gzipped = Path::new(name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    if gzipped && rectcast_geotext::Format::of(Path::new(name)).is_some() {
+        let mut decompressed = flate2::read::MultiGzDecoder::new(body).take(max_text + 1);
+        let size = std::io::copy(&mut decompressed, &mut std::io::sink())
+            .map_err(|e| format!("{name}: not gzip: {e}"))?;
+        if size > max_text {
+            return Err(format!(
+                "{name}: over {} MiB once decompressed, at most what a body may be \
+                 (--max-body-mib)",
+                max_text >> 20
+            ));
+        }
+    }
     let dir = tempfile::tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
     let path = dir.path().join(name);
     std::fs::write(&path, body).map_err(|e| format!("{name}: {e}"))?;
@@ -591,12 +611,13 @@ fn records_json<T>(
     values: impl Fn(&T) -> Vec<f32>,
 ) -> Result<Value, String> {
     let mut file = Records::open(path, kind, false).map_err(|e| e.to_string())?;
-    let (records, _, _) = file.read_all().map_err(|e| e.to_string())?;
+    // One past the limit at most is read (and decompressed): a longer file is refused.
+    let (mut records, mut ids, mut kept) = (Vec::new(), Vec::new(), Default::default());
+    (file.read_chunk(&mut records, &mut ids, &mut kept, max + 1)).map_err(|e| e.to_string())?;
     if records.len() > max {
         return Err(format!(
-            "{}: {} records, at most {max} (what a query takes)",
-            path.display(),
-            records.len()
+            "{}: more than {max} records, what a query takes",
+            path.display()
         ));
     }
     Ok(records.iter().map(values).collect::<Vec<_>>().into())
