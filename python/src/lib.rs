@@ -4,11 +4,12 @@
 //! (`rectcast/`) views as a structured array without a copy, or turns into an Arrow batch. No
 //! contract logic lives there or here.
 
+mod fork_lock;
 mod geotext;
 mod rows;
 mod targets;
 
-use std::sync::Mutex;
+use fork_lock::ForkLock;
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -129,11 +130,12 @@ const KEPT_FIRST_HITS_BYTES: usize = 16 << 20;
 /// the GIL held, since the thread holding it may be waiting for the GIL to return.
 #[pyclass(name = "Engine", module = "rectcast._rectcast")]
 struct PyEngine {
-    engine: Mutex<Engine>,
+    /// Taken over in a forked child whose parent was mid-call (`fork_lock.rs`).
+    engine: ForkLock<Engine>,
     /// First hits, kept between calls: a fresh one would cost its page faults every call.
     /// A call takes it out, and puts it back when done (a call that finds it out makes its
     /// own).
-    first_hits: Mutex<Vec<FirstHit>>,
+    first_hits: ForkLock<Vec<FirstHit>>,
 }
 
 impl PyEngine {
@@ -152,7 +154,7 @@ impl PyEngine {
         const INTERRUPTIBLE: usize = 1 << 22;
         let on_engine = |cancel: Option<&Cancel>| {
             unpanicked(|| {
-                let mut engine = self.engine.lock().unwrap_or_else(|p| p.into_inner());
+                let mut engine = self.engine.lock();
                 engine.set_cancel(cancel.cloned());
                 let outcome = work(&mut engine);
                 engine.set_cancel(None);
@@ -195,9 +197,7 @@ impl PyEngine {
     /// The kept first-hits buffer, taken out (empty when another call has it), with the GIL
     /// released.
     fn take_first_hits(&self, py: Python<'_>) -> Vec<FirstHit> {
-        py.detach(|| {
-            std::mem::take(&mut *self.first_hits.lock().unwrap_or_else(|p| p.into_inner()))
-        })
+        py.detach(|| std::mem::take(&mut *self.first_hits.lock()))
     }
 }
 
@@ -224,8 +224,8 @@ impl PyEngine {
             .detach(|| Engine::with_cpu_options(backend, options))
             .map_err(raise)?;
         Ok(Self {
-            engine: Mutex::new(engine),
-            first_hits: Mutex::new(Vec::new()),
+            engine: ForkLock::new(engine),
+            first_hits: ForkLock::new(Vec::new()),
         })
     }
 
@@ -297,7 +297,7 @@ impl PyEngine {
         // Kept for the next call up to 16 MiB (a million segments' worth); a larger one goes
         // back to the allocator rather than sit in an idle engine.
         if first.capacity() * size_of::<FirstHit>() <= KEPT_FIRST_HITS_BYTES {
-            py.detach(|| *self.first_hits.lock().unwrap_or_else(|p| p.into_inner()) = first);
+            py.detach(|| *self.first_hits.lock() = first);
         }
         packed
     }

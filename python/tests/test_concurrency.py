@@ -243,3 +243,39 @@ def test_ctrl_c_during_a_long_call_raises_keyboard_interrupt_at_the_next_chunk(q
     stopped, whole = float(words[1]), float(words[2])
     assert stopped < whole / 2, f"interrupted after {stopped:.2f} s of a {whole:.2f} s call"
     assert lines[1] == "True", "the engine's next call differs"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_child_forked_while_another_thread_is_mid_call_can_use_the_engine():
+    """Thread A loops over long calls on the engine; the main thread forks while one is in
+    flight. The child has no thread A, so the engine's lock, held by A at the fork, would never
+    be released there: the child's own call must still finish, with the right bytes."""
+    out = run_scenario(
+        """
+        engine = rectcast.Engine("cpu")
+        big = np.tile(S, (10, 1))
+        in_flight, stop = threading.Event(), threading.Event()
+        def loop():
+            while not stop.is_set():
+                in_flight.set()
+                engine.first_hit(big, R)
+        a = threading.Thread(target=loop)
+        a.start()
+        in_flight.wait()
+        small = S[:1000]
+        want = rectcast.Engine("cpu").first_hit(small, R).tobytes()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            got = engine.first_hit(small, R).tobytes()
+            os.write(write, b"same" if got == want else b"diff")
+            os._exit(0)
+        os.close(write)
+        _, status = os.waitpid(pid, 0)
+        stop.set()
+        a.join()
+        print(os.read(read, 100).decode(), status)
+        """
+    )
+    assert out.strip() == "same 0"
