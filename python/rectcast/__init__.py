@@ -212,6 +212,17 @@ def _records(data, columns, name, copy=None, rounding="exact"):
         return _geometry.polylines(data, name).segments
     if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__") or _is_pandas(data):
         return _from_arrow(data, columns, name, rounding)
+    if isinstance(data, np.ma.MaskedArray):
+        # The mask says which values are missing; read as data, they would be answered.
+        masked = np.ma.getmaskarray(data)
+        if masked.any():
+            row = int(np.flatnonzero(masked.any(axis=-1) if masked.ndim == 2 else masked)[0])
+            raise ValueError(
+                f"{_ROW.get(name, name)} {row}: a masked value: a masked array's masked values "
+                "are missing, not data; fill them (np.ma.filled) or drop their rows "
+                "(data[~np.ma.getmaskarray(data).any(axis=1)]) first"
+            )
+        data = np.ma.getdata(data)
     if not isinstance(data, np.ndarray):
         raise TypeError(
             f"{name}: expected a numpy array of shape (N, {len(columns)}) or Arrow data "

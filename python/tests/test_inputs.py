@@ -289,3 +289,16 @@ def test_an_auto_engine_opens_no_gpu_for_a_small_call_and_refuses_unreadable_cos
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode != 0
     assert "ValueError: auto backend: RECTCAST_AUTO_COSTS: item 1 `walls=3`: a family's costs are CPU_NS/GPU_NS" in done.stderr, done.stderr
+
+
+def test_a_masked_value_is_refused_naming_its_row_and_an_unmasked_array_is_read(engine):
+    segments = np.ma.masked_array(
+        np.array([[0, 0, 10, 10], [0, 5, 10, 5]], np.float32),
+        mask=[[False] * 4, [False, True, False, False]],
+    )
+    rects = np.array([[2, 2, 4, 4]], np.float32)
+    with pytest.raises(ValueError, match="segment 1: a masked value"):
+        engine.first_hit(segments, rects)
+    unmasked = np.ma.masked_array(np.ma.getdata(segments), mask=False)
+    got = engine.first_hit(unmasked, rects)
+    assert got.tobytes() == engine.first_hit(np.ma.getdata(segments), rects).tobytes()
