@@ -551,6 +551,110 @@ fn the_validator_accepts_exactly_the_simple_rings() {
 }
 
 #[test]
+fn the_sweep_judges_longer_rings_on_a_small_grid_as_the_all_pairs_check_does() {
+    // 8 to 40 vertices on a 6 x 6 grid: collinear edges, verticals, vertices on edges and
+    // shared points, most rings not simple. Each answer against every pair of edges, and a
+    // refusal's pair must meet.
+    let mut rng = SplitMix64::new(0x5_7ee9);
+    let (mut accepted, mut rejected) = (0, 0);
+    for round in 0..3000 {
+        let n = 8 + rng.below(33) as usize;
+        let mut ring: Vec<[f32; 2]> = Vec::with_capacity(n);
+        while ring.len() < n {
+            let v = [rng.below(6) as f32 - 2.0, rng.below(6) as f32 - 3.0];
+            if ring.last() != Some(&v) {
+                ring.push(v);
+            }
+        }
+        if ring.first() == ring.last() {
+            continue;
+        }
+        // Now and then a simple ring: a star's vertices, so both answers are met.
+        if round % 3 == 0 {
+            ring = random_simple_ring(&mut rng, 1.0);
+        }
+        let simple = polygons::simple(&ring);
+        match Polygons::from_rings([&ring[..]]) {
+            Ok(_) => {
+                assert!(simple, "accepted a ring that is not simple: {ring:?}");
+                accepted += 1;
+            }
+            Err(e) => {
+                assert!(!simple, "refused a simple ring: {ring:?}: {e}");
+                if let Problem::NotSimple { edge, other } = e.problem {
+                    assert!(
+                        polygons::edges_meet(&ring, edge as usize, other as usize),
+                        "edges {edge} and {other} of {ring:?} do not meet"
+                    );
+                }
+                rejected += 1;
+            }
+        }
+    }
+    assert!(
+        accepted > 500 && rejected > 500,
+        "{accepted} accepted, {rejected} rejected"
+    );
+    // Where the sweep's steps are each needed: edges 0 and 4 cross, and become neighbours
+    // only when the short edge between them (6) and edge 7 leave the sweep; and a vertex the
+    // ring passes twice, first with both edges to its left, then with both to its right.
+    let crossing = [
+        [0.0, 0.0],
+        [10.0, 10.0],
+        [30.0, 10.0],
+        [30.0, 0.0],
+        [10.0, 0.0],
+        [0.0, 10.0],
+        [-5.0, 10.0],
+        [1.0, 5.0],
+        [2.0, 5.0],
+    ];
+    let touching = [
+        [0.0, 0.0],
+        [1.0, 1.0],
+        [0.0, 2.0],
+        [0.0, 4.0],
+        [3.0, 4.0],
+        [2.0, 3.0],
+        [1.0, 1.0],
+        [2.0, 0.0],
+    ];
+    for (ring, meeting) in [(&crossing[..], (0, 4)), (&touching[..], (1, 6))] {
+        assert!(!polygons::simple(ring));
+        let e = Polygons::from_rings([ring]).unwrap_err();
+        let Problem::NotSimple { edge, other } = e.problem else {
+            panic!("{ring:?}: {e}");
+        };
+        assert!(polygons::edges_meet(ring, edge as usize, other as usize));
+        assert_eq!((edge, other), meeting, "{ring:?}");
+    }
+}
+
+#[test]
+fn a_zigzag_ring_whose_edges_all_overlap_in_x_is_checked_in_one_sweep() {
+    // 65,536 vertices zigzagging between x = 0 and x = 1 while y climbs: every edge's x-range
+    // overlaps every other's (an all-pairs sweep in x tested 2^31 pairs), then back down the
+    // side. Simple; and with one vertex moved onto an edge three rungs below, not.
+    let rungs = 32_767;
+    let mut ring: Vec<[f32; 2]> = (0..=rungs).map(|k| [(k % 2) as f32, k as f32]).collect();
+    ring.push([-1.0, rungs as f32]);
+    ring.push([-1.0, -1.0]);
+    assert!(Polygons::from_rings([&ring[..]]).is_ok());
+    let mut touching = ring.clone();
+    let k = 20_000;
+    touching[k] = [(k % 2) as f32, (k - 3) as f32 + 0.5];
+    let e = Polygons::from_rings([&touching[..]]).unwrap_err();
+    let Problem::NotSimple { edge, other } = e.problem else {
+        panic!("{e}");
+    };
+    assert!(polygons::edges_meet(
+        &touching,
+        edge as usize,
+        other as usize
+    ));
+}
+
+#[test]
 fn invalid_polygons_are_errors_naming_the_polygon() {
     let ok = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
     let err = |rings: &[&[[f32; 2]]]| Polygons::from_rings(rings.iter().copied()).unwrap_err();

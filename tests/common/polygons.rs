@@ -176,6 +176,18 @@ pub fn simple(ring: &[[f32; 2]]) -> bool {
     true
 }
 
+/// Whether edges `i` and `j` of `ring` meet as a simple ring forbids: anywhere, or, for two
+/// consecutive edges, along more than their shared vertex.
+pub fn edges_meet(ring: &[[f32; 2]], i: usize, j: usize) -> bool {
+    let n = ring.len();
+    let consecutive = i.abs_diff(j) == 1 || i.abs_diff(j) == n - 1;
+    match common_part(&edge(ring, i), &edge(ring, j)) {
+        None => false,
+        Some(p) if consecutive => p.kind == rectcast::Contact::Overlap,
+        Some(_) => true,
+    }
+}
+
 /// A random polygon of one to three simple rings over one region: a simple polygon, one with
 /// holes, a multipolygon's parts, or rings that cross (the region is the points inside an odd
 /// number of them, and every boundary).

@@ -15,6 +15,7 @@
 pub mod filters;
 mod polygons;
 mod shape;
+mod simple_ring;
 
 pub use polygons::{Polygons, check_ring};
 

@@ -343,7 +343,7 @@ fn renumbered(mut e: InputError, first: u32) -> InputError {
 /// Checks one polygon's ring (its closing repeat, if any, already dropped): at least three
 /// vertices, each value finite and within ±2^62, no zero-length edge, and simple: no two
 /// edges meet, but consecutive ones at their shared vertex alone. Exact (orientation signs of
-/// f32 points, evaluated by `robust`), in O(n log n + pairs of edges whose x-ranges overlap).
+/// f32 points, evaluated by `robust`), in O(n log n) (`simple_ring.rs`).
 pub fn check_ring(index: usize, ring: &[[f32; 2]]) -> Result<(), InputError> {
     let error = |field: &'static str, problem| InputError {
         array: InputArray::Polygons,
@@ -363,82 +363,14 @@ pub fn check_ring(index: usize, ring: &[[f32; 2]]) -> Result<(), InputError> {
             }
         }
     }
-    let at = |v: usize| {
-        let [x, y] = ring[v % n];
-        robust::Coord {
-            x: x as f64,
-            y: y as f64,
-        }
-    };
     for v in 1..=n {
         if ring[v % n] == ring[v - 1] {
             return Err(error("ring", Problem::RepeatedVertex(v as u32)));
         }
     }
-    // Sort and sweep: edges in order of their smallest x; each meets only the edges after it
-    // that start (in x) before it ends.
-    let lo = |k: usize| ring[k][0].min(ring[(k + 1) % n][0]);
-    let hi = |k: usize| ring[k][0].max(ring[(k + 1) % n][0]);
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| lo(a).total_cmp(&lo(b)));
-    for (p, &i) in order.iter().enumerate() {
-        for &j in order[p + 1..].iter().take_while(|&&j| lo(j) <= hi(i)) {
-            let (i, j) = (i.min(j), i.max(j));
-            let (a, b, c, d) = (at(i), at(i + 1), at(j), at(j + 1));
-            let bad = if j == i + 1 {
-                // Consecutive, sharing b = c: they overlap when d turns straight back along
-                // the first edge.
-                spike(a, b, d)
-            } else if i == 0 && j == n - 1 {
-                // The last edge ends where the first starts, d = a.
-                spike(c, a, b)
-            } else {
-                closed_segments_meet(a, b, c, d)
-            };
-            if bad {
-                let (edge, other) = (i as u32, j as u32);
-                return Err(error("ring", Problem::NotSimple { edge, other }));
-            }
-        }
+    if let Some((edge, other)) = super::simple_ring::meeting_edges(ring) {
+        let (edge, other) = (edge as u32, other as u32);
+        return Err(error("ring", Problem::NotSimple { edge, other }));
     }
     Ok(())
-}
-
-/// Whether the edges a → v and v → d overlap beyond v: d lies back along the first edge.
-/// Collinear, a ≠ v and d ≠ v: they are on one side of v exactly when their x (or, on a
-/// vertical line, their y) are on one side of v's, plain comparisons.
-fn spike(a: robust::Coord<f64>, v: robust::Coord<f64>, d: robust::Coord<f64>) -> bool {
-    let same_side = if a.x != v.x {
-        (a.x > v.x) == (d.x > v.x)
-    } else {
-        (a.y > v.y) == (d.y > v.y)
-    };
-    robust::orient2d(a, v, d) == 0.0 && same_side
-}
-
-/// Whether the closed segments a–b and c–d share a point, exactly (f32 points as f64, whose
-/// orientation signs `robust` evaluates exactly; the rest are plain comparisons).
-pub(crate) fn closed_segments_meet(
-    a: robust::Coord<f64>,
-    b: robust::Coord<f64>,
-    c: robust::Coord<f64>,
-    d: robust::Coord<f64>,
-) -> bool {
-    let sign = |v: f64| (v > 0.0) as i32 - (v < 0.0) as i32;
-    let (o1, o2) = (
-        sign(robust::orient2d(a, b, c)),
-        sign(robust::orient2d(a, b, d)),
-    );
-    let (o3, o4) = (
-        sign(robust::orient2d(c, d, a)),
-        sign(robust::orient2d(c, d, b)),
-    );
-    let within = |p: robust::Coord<f64>, q: robust::Coord<f64>, r: robust::Coord<f64>| {
-        p.x.min(q.x) <= r.x && r.x <= p.x.max(q.x) && p.y.min(q.y) <= r.y && r.y <= p.y.max(q.y)
-    };
-    (o1 * o2 < 0 && o3 * o4 < 0)
-        || (o1 == 0 && within(a, b, c))
-        || (o2 == 0 && within(a, b, d))
-        || (o3 == 0 && within(c, d, a))
-        || (o4 == 0 && within(c, d, b))
 }

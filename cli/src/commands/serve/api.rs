@@ -306,8 +306,8 @@ fn records<const N: usize>(body: &Value, field: &str, max: usize) -> Result<Vec<
         .collect()
 }
 
-/// `polygons` of `body`: polygons of rings of `[x, y]` vertices.
-fn polygons(body: &Value) -> Result<Option<Polygons>, String> {
+/// `polygons` of `body`: polygons of rings of `[x, y]` vertices, not yet checked.
+fn polygon_rings(body: &Value) -> Result<Option<Vec<Vec<Vec<[f32; 2]>>>>, String> {
     let Some(items) = body.get("polygons") else {
         return Ok(None);
     };
@@ -342,9 +342,16 @@ fn polygons(body: &Value) -> Result<Option<Polygons>, String> {
         }
         all.push(out);
     }
-    Polygons::from_polygons(all)
-        .map(Some)
-        .map_err(|e| e.to_string())
+    Ok(Some(all))
+}
+
+/// The edges of polygons given as rings, each ring's closing repeat not counted: what a pair
+/// limit counts before the polygons are checked.
+fn edges_of(polygons: &[Vec<Vec<[f32; 2]>>]) -> usize {
+    let ring_edges = |ring: &Vec<[f32; 2]>| {
+        ring.len() - usize::from(ring.len() > 1 && ring.first() == ring.last())
+    };
+    polygons.iter().flatten().map(ring_edges).sum()
 }
 
 pub fn pairs(state: &State, _query: &str, body: &[u8]) -> Reply {
@@ -367,12 +374,12 @@ fn pairs_of(state: &State, body: &[u8]) -> Result<Value, Failure> {
     let rects = records::<4>(&body, "rects", MAX_TARGETS)?;
     let walls = records::<4>(&body, "walls", MAX_TARGETS)?;
     let circles = records::<3>(&body, "circles", MAX_TARGETS)?;
-    let polygons = polygons(&body)?;
+    let rings = polygon_rings(&body)?;
     let targets = [
         rects.len(),
         walls.len(),
         circles.len(),
-        polygons.as_ref().map_or(0, |p| p.edge_count()),
+        rings.as_deref().map_or(0, edges_of),
     ];
     let pairs = targets.iter().map(|t| t * segments.len()).sum::<usize>();
     if pairs > MAX_PAIRS {
@@ -382,6 +389,11 @@ fn pairs_of(state: &State, body: &[u8]) -> Result<Value, Failure> {
         )
         .into());
     }
+    // Checked once the pairs are known to be few enough.
+    let polygons = rings
+        .map(Polygons::from_polygons)
+        .transpose()
+        .map_err(|e| e.to_string())?;
     let mut engine = state.engines.take();
     let engine = &mut *engine;
     let mut out = serde_json::Map::new();
