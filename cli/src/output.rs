@@ -4,10 +4,12 @@
 //!
 //! `--out` is written to a temporary file beside it and renamed over it only when the whole
 //! job succeeded: on any error no output file appears, and an earlier file of that name is
-//! left untouched. A symlink's target is what is replaced (the link stays). A named pipe, a
-//! device or a descriptor (`/dev/stdout`, anything under `/dev` or `/proc`) is not replaced
-//! but written, as GNU tools write it: the table is made whole in an unnamed temporary file
-//! first, then copied there. An `--out` that is one of the job's inputs is refused.
+//! left untouched. A symlink's target is what is replaced (the link stays). A named pipe or a
+//! device is not replaced but written, as GNU tools write it, and a descriptor's name
+//! (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`) is that descriptor, written
+//! as it was opened (appending, if the shell opened it so): the table is made whole in an
+//! unnamed temporary file first, then copied there. An `--out` that is one of the job's inputs
+//! is refused.
 //!
 //! Indices (`segment`, `rect`) are record indices in the input files, counting from 0 and
 //! counting invalid records skipped with `--skip-invalid`, so rows join back to the inputs.
@@ -261,17 +263,79 @@ pub enum OutPlace {
     /// A regular file, or nothing yet: written beside and renamed over, at this path (a
     /// symlink's target).
     Replace(PathBuf),
-    /// A named pipe, a device or a descriptor: opened and written as it is.
+    /// A named pipe or a device: opened for writing as it is.
     Direct(PathBuf),
+    /// One of this process's descriptors, by its name: written as it is.
+    Descriptor(PathBuf, i32),
+}
+
+impl OutPlace {
+    /// The path, as resolved or as given.
+    pub fn path(&self) -> &Path {
+        match self {
+            OutPlace::Replace(path) | OutPlace::Direct(path) | OutPlace::Descriptor(path, _) => {
+                path
+            }
+        }
+    }
+
+    /// The destination opened for writing, for the Direct and Descriptor places.
+    pub fn open(&self) -> Result<File, String> {
+        match self {
+            OutPlace::Replace(path) | OutPlace::Direct(path) => std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| io_error(path, e)),
+            OutPlace::Descriptor(path, fd) => duplicate(*fd).map_err(|e| io_error(path, e)),
+        }
+    }
+}
+
+/// The descriptor a path names (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/3`), if it names
+/// one.
+fn descriptor(path: &Path) -> Option<i32> {
+    let text = path.to_str()?;
+    match text {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => text
+            .strip_prefix("/dev/fd/")
+            .or_else(|| text.strip_prefix("/proc/self/fd/"))
+            .and_then(|n| n.parse().ok()),
+    }
+}
+
+/// A file of its own for descriptor `fd`, which stays open: its duplicate.
+fn duplicate(fd: i32) -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::{BorrowedFd, OwnedFd};
+        // SAFETY: `fd` is open for as long as this call (a descriptor the process was given,
+        // by name, and checked to exist by `out_place`).
+        let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+        let owned: OwnedFd = borrowed.try_clone_to_owned()?;
+        Ok(File::from(owned))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = fd;
+        Err(std::io::Error::other("descriptors are named only on Unix"))
+    }
 }
 
 /// What `--out PATH` names: see [`OutPlace`].
 pub fn out_place(path: &Path) -> Result<OutPlace, String> {
-    let system = path.starts_with("/dev") || path.starts_with("/proc");
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err(io_error(path, "is a folder")),
-        Ok(m) if system || !m.is_file() => return Ok(OutPlace::Direct(path.to_owned())),
-        _ => {}
+    if let Ok(m) = std::fs::metadata(path) {
+        if m.is_dir() {
+            return Err(io_error(path, "is a folder"));
+        }
+        if let Some(fd) = descriptor(path) {
+            return Ok(OutPlace::Descriptor(path.to_owned(), fd));
+        }
+        if !m.is_file() {
+            return Ok(OutPlace::Direct(path.to_owned()));
+        }
     }
     let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     if !link {
@@ -439,13 +503,7 @@ impl Sink {
                 (file, Some(temp), path)
             }
             // Opened now (a pipe waits for its reader here), written at the end.
-            OutPlace::Direct(path) => {
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .map_err(|e| io_error(&path, e))?;
-                (file, None, path)
-            }
+            place => (place.open()?, None, place.path().to_owned()),
         };
         let path = path.as_path();
         if gzip || temp.is_none() {

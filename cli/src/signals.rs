@@ -53,10 +53,20 @@ const SLOTS: usize = 64;
 static TEMPORARY: [std::sync::atomic::AtomicPtr<libc::c_char>; SLOTS] =
     [const { std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
 
-/// Installs the handlers. Called once, at the start of `main`.
+/// Installs the handlers. Called once, at the start of `main`. A signal the process was
+/// started ignoring stays ignored (`nohup` ignores SIGHUP, a shell's background job SIGINT).
 #[cfg(unix)]
 pub fn install() {
     for signal in ending() {
+        // SAFETY: a query (no new action) into a zeroed sigaction of this process.
+        let ignored = unsafe {
+            let mut current: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(signal, std::ptr::null(), &mut current) == 0
+                && current.sa_sigaction == libc::SIG_IGN
+        };
+        if ignored {
+            continue;
+        }
         // SAFETY: `end` calls only async-signal-safe functions and reads atomics.
         let _ = unsafe { signal_hook::low_level::register(signal, move || end(signal)) };
     }

@@ -394,3 +394,85 @@ fn a_named_pipe_or_dev_stdout_as_output_is_written_not_replaced() {
         "/dev/stdout was replaced"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_signal_the_job_was_started_ignoring_stays_ignored() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let dir = tempfile::tempdir().unwrap();
+    let (s, r) = scene(dir.path(), 2_000_000, 1_000);
+    let out = dir.path().join("pairs.csv");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rectcast"));
+    command
+        .args([
+            "pairs",
+            "--segments",
+            s.to_str().unwrap(),
+            "--rects",
+            r.to_str().unwrap(),
+        ])
+        .args(["--out", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::null());
+    // As nohup starts it.
+    // SAFETY: signal is async-signal-safe, between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill with a valid pid of our own child and valid signals.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "SIGHUP, ignored, ended the job"
+    );
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGTERM));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_descriptors_name_is_written_as_opened_and_a_regular_file_under_dev_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, r, table) = csv_scene(dir.path());
+    // >> log: /dev/stdout appends, as the shell opened it.
+    let log = dir.path().join("log.csv");
+    std::fs::write(&log, "earlier\n").unwrap();
+    let command = format!(
+        "{} pairs --segments {} --rects {} --out /dev/stdout >> {}",
+        env!("CARGO_BIN_EXE_rectcast"),
+        s.display(),
+        r.display(),
+        log.display()
+    );
+    for _ in 0..2 {
+        let status = Command::new("sh").args(["-c", &command]).status().unwrap();
+        assert!(status.success());
+    }
+    let mut want = b"earlier\n".to_vec();
+    want.extend(&table);
+    want.extend(&table);
+    assert_eq!(std::fs::read(&log).unwrap(), want);
+    // A regular file under /dev (tmpfs): replaced whole, a longer earlier one's tail gone.
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        let file = shm.join(format!("rectcast-test-{}.csv", std::process::id()));
+        std::fs::write(&file, vec![b'x'; 10_000]).unwrap();
+        ok(rectcast(&[
+            "pairs",
+            "--segments",
+            s.to_str().unwrap(),
+            "--rects",
+            r.to_str().unwrap(),
+            "--out",
+            file.to_str().unwrap(),
+        ]));
+        let written = std::fs::read(&file).unwrap();
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(written, table);
+    }
+}

@@ -447,7 +447,7 @@ fn clients_that_trickle_their_requests_are_timed_out_and_never_stall_the_others(
         assert_eq!(status_within(stream, 15), Some(408), "slow client {k}");
     }
     // A kept-alive connection serves requests in turn, each within the limit.
-    let mut kept = TcpStream::connect(&server.address).expect("connect");
+    let kept = TcpStream::connect(&server.address).expect("connect");
     kept.set_read_timeout(Some(std::time::Duration::from_secs(5)))
         .unwrap();
     let mut kept = BufReader::new(kept);
@@ -647,4 +647,51 @@ fn a_gzip_bomb_dropped_on_the_page_is_refused_as_it_is_read() {
         "{}",
         error(&body)
     );
+}
+
+#[test]
+fn a_chunk_size_near_the_largest_a_head_of_empty_lines_and_head_requests_are_bounded() {
+    let server = Server::start();
+    let refused_within = |request: &[u8], code: u16| {
+        let mut stream = TcpStream::connect(&server.address).expect("connect");
+        let _ = stream.write_all(request);
+        assert_eq!(
+            status_within(&mut stream, 5),
+            Some(code),
+            "{:?}",
+            String::from_utf8_lossy(&request[..request.len().min(80)])
+        );
+    };
+    // 1 byte, then a chunk of 2^64 - 1: the sum once wrapped past the limit check.
+    refused_within(
+        b"POST /api/pairs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nA\r\nffffffffffffffff\r\n",
+        413,
+    );
+    // Empty lines before the request line count toward the head's 16 KiB.
+    refused_within(&b"\r\n".repeat(10_000), 431);
+    // A chunk longer than its size.
+    refused_within(
+        b"POST /api/pairs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}JUNK\r\n0\r\n\r\n",
+        400,
+    );
+    // HEAD: the head alone, so the next answer on the connection is read as itself.
+    let mut kept = TcpStream::connect(&server.address).expect("connect");
+    kept.write_all(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\nGET /api/info HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut both = Vec::new();
+    kept.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    kept.read_to_end(&mut both).expect("both answers");
+    let text = String::from_utf8_lossy(&both);
+    let second = text.find("HTTP/1.1 200").and_then(|first| {
+        text[first + 1..]
+            .find("HTTP/1.1 200")
+            .map(|k| first + 1 + k)
+    });
+    let second = second.unwrap_or_else(|| panic!("two 200s: {text}"));
+    assert!(
+        !text[..second].contains("<html") && !text[..second].contains("<!"),
+        "HEAD sent a body: {text}"
+    );
+    assert!(text[second..].contains("limits"), "{text}");
 }

@@ -561,11 +561,9 @@ pub fn render(
             std::io::Write::write_all(&mut temp, &bytes).map_err(|e| fail(&e))?;
             crate::output::persist(temp.into_temp_path(), &out)
         }
-        crate::output::OutPlace::Direct(out) => std::fs::OpenOptions::new()
-            .write(true)
-            .open(&out)
-            .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes))
-            .map_err(|e| fail(&e)),
+        place => place.open().and_then(|mut file| {
+            std::io::Write::write_all(&mut file, &bytes).map_err(|e| fail(&e))
+        }),
     }
 }
 

@@ -74,18 +74,20 @@ pub fn serve(
             let _ = respond(&mut &stream, &busy, false);
             continue;
         }
-        let (open, handler) = (open.clone(), handler.clone());
+        // Counted out however the connection ends: a panic, or no thread to serve it (the
+        // closure, this with it, is dropped then).
+        struct Closed(Arc<AtomicUsize>);
+        impl Drop for Closed {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let closed = Closed(open.clone());
+        let handler = handler.clone();
         let spawned = std::thread::Builder::new()
             .name("rectcast serve connection".into())
             .spawn(move || {
-                // Counted out however the connection ends, a panic included.
-                struct Closed(Arc<AtomicUsize>);
-                impl Drop for Closed {
-                    fn drop(&mut self) {
-                        self.0.fetch_sub(1, Ordering::SeqCst);
-                    }
-                }
-                let _closed = Closed(open);
+                let _closed = closed;
                 connection(stream, limits, &*handler);
             });
         if spawned.is_err() {
@@ -101,13 +103,18 @@ fn connection(stream: TcpStream, limits: Limits, handler: &dyn Fn(&Request) -> R
     let Ok(write) = stream.try_clone() else {
         return;
     };
-    let mut write = write;
-    let _ = write.set_write_timeout(Some(limits.timeout.max(Duration::from_secs(10))));
+    let mut write = TimedWrite {
+        stream: write,
+        timeout: limits.timeout,
+        start: Instant::now(),
+        sent: 0,
+    };
     let mut read = BufReader::new(Timed {
         stream,
         timeout: limits.timeout,
         start: Instant::now(),
         received: 0,
+        body: false,
     });
     loop {
         read.get_mut().restart();
@@ -116,12 +123,19 @@ fn connection(stream: TcpStream, limits: Limits, handler: &dyn Fn(&Request) -> R
             Ok(None) => return,
             Err(Refusal::Quiet) => return,
             Err(Refusal::Reply(reply)) => {
+                write.restart();
                 let _ = respond(&mut write, &reply, false);
-                linger(&write);
+                linger(&write.stream);
                 return;
             }
         };
-        let reply = handler(&request);
+        let mut reply = handler(&request);
+        if request.method == "HEAD" {
+            // The head alone (its length still the body's), or the next answer would be read
+            // as this one's body.
+            reply.body_omitted = true;
+        }
+        write.restart();
         if respond(&mut write, &reply, keep_alive).is_err() || !keep_alive {
             return;
         }
@@ -176,12 +190,14 @@ fn read_failure(e: std::io::Error) -> Refusal {
 /// `None` when the client closed (or went quiet) between requests.
 fn next_request(
     read: &mut BufReader<Timed>,
-    write: &mut TcpStream,
+    write: &mut TimedWrite,
     limits: Limits,
 ) -> Result<Option<(Request, bool)>, Refusal> {
     let mut head = Vec::new();
+    // Every byte before the body counts, empty lines before the request line too.
+    let mut head_bytes = 0;
     loop {
-        let room = (MAX_HEAD + 1 - head.len()) as u64;
+        let room = (MAX_HEAD + 1 - head_bytes) as u64;
         let before = head.len();
         let got = read.by_ref().take(room).read_until(b'\n', &mut head);
         match got {
@@ -192,7 +208,8 @@ fn next_request(
             Err(_) if head.is_empty() => return Ok(None),
             Err(e) => return Err(read_failure(e)),
         }
-        if head.len() > MAX_HEAD {
+        head_bytes += head.len() - before;
+        if head_bytes > MAX_HEAD {
             return Err(
                 Reply::error(431, format!("the request's head is over {MAX_HEAD} bytes")).into(),
             );
@@ -242,8 +259,13 @@ fn next_request(
         connection.iter().any(|c| c.contains("keep-alive"))
     };
     let mut lengths = header("content-length").into_iter().map(|v| {
-        v.parse::<u64>()
-            .map_err(|_| Reply::error(400, format!("Content-Length: {v} is not a length")))
+        // Digits only: `+5` or ` 5` read as 5 by one reader and refused by another is how
+        // requests are smuggled past a proxy.
+        v.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| v.parse::<u64>().ok())
+            .flatten()
+            .ok_or_else(|| Reply::error(400, format!("Content-Length: {v} is not a length")))
     });
     let length = match lengths.next().transpose()? {
         None => None,
@@ -303,10 +325,12 @@ fn next_request(
             .map_err(|_| Refusal::Quiet)?;
     }
     let mut body = Vec::new();
+    read.get_mut().start_body();
     if chunked {
         read_chunked(read, &mut body, limits.max_body)?;
     } else if let Some(length) = length {
-        body.reserve(length as usize);
+        // Grown as it arrives: a declared length is not yet memory to set aside.
+        body.reserve(length.min(1 << 20) as usize);
         read.by_ref()
             .take(length)
             .read_to_end(&mut body)
@@ -341,18 +365,30 @@ fn read_chunked(read: &mut BufReader<Timed>, body: &mut Vec<u8>, max: u64) -> Re
         next_line(read, &mut line)?;
         let text = String::from_utf8_lossy(&line);
         let size = text.split(';').next().unwrap_or("").trim();
-        let size = u64::from_str_radix(size, 16)
-            .map_err(|_| Reply::error(400, format!("{size:?} is not a chunk's size")))?;
+        let size = (size.bytes().all(|b| b.is_ascii_hexdigit()) && size.len() <= 16)
+            .then(|| u64::from_str_radix(size, 16).ok())
+            .flatten()
+            .ok_or_else(|| Reply::error(400, format!("{size:?} is not a chunk's size")))?;
         if size == 0 {
-            // Trailers, ignored, to the empty line.
+            // Trailers, ignored, to the empty line: at most a head's worth of them.
+            let mut trailers = 0;
             loop {
                 next_line(read, &mut line)?;
                 if line == b"\r\n" || line == b"\n" {
                     return Ok(());
                 }
+                trailers += line.len();
+                if trailers > MAX_HEAD {
+                    return Err(Reply::error(
+                        431,
+                        format!("the body's trailers are over {MAX_HEAD} bytes"),
+                    )
+                    .into());
+                }
             }
         }
-        if body.len() as u64 + size > max {
+        // `body.len() <= max` here, so this cannot overflow as `body.len() + size` could.
+        if size > max - body.len() as u64 {
             return Err(Reply::error(
                 413,
                 format!(
@@ -371,6 +407,9 @@ fn read_chunked(read: &mut BufReader<Timed>, body: &mut Vec<u8>, max: u64) -> Re
             return Err(Refusal::Quiet);
         }
         next_line(read, &mut line)?;
+        if line != b"\r\n" && line != b"\n" {
+            return Err(Reply::error(400, "a chunk's data is longer than its size").into());
+        }
     }
 }
 
@@ -387,7 +426,9 @@ fn respond(write: &mut impl Write, reply: &Reply, keep_alive: bool) -> std::io::
         if keep_alive { "keep-alive" } else { "close" }
     );
     write.write_all(head.as_bytes())?;
-    write.write_all(&reply.body)?;
+    if !reply.body_omitted {
+        write.write_all(&reply.body)?;
+    }
     write.flush()
 }
 
@@ -408,12 +449,14 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// A connection's reading side, each read bounded by the request's deadline: the timeout from
-/// the request's start, and a second more for each [`MIN_RATE`] bytes received.
+/// the request's start, and once its body is being read a second more for each [`MIN_RATE`]
+/// bytes of it received (the head gets no more time for being long).
 struct Timed {
     stream: TcpStream,
     timeout: Duration,
     start: Instant,
     received: u64,
+    body: bool,
 }
 
 impl Timed {
@@ -421,13 +464,24 @@ impl Timed {
     fn restart(&mut self) {
         self.start = Instant::now();
         self.received = 0;
+        self.body = false;
+    }
+
+    /// The body's bytes from now on earn time.
+    fn start_body(&mut self) {
+        self.received = 0;
+        self.body = true;
     }
 }
 
 impl Read for Timed {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let allowed =
-            self.timeout + Duration::from_secs_f64(self.received as f64 / MIN_RATE as f64);
+        let earned = if self.body {
+            Duration::from_secs_f64(self.received as f64 / MIN_RATE as f64)
+        } else {
+            Duration::ZERO
+        };
+        let allowed = self.timeout + earned;
         let left = allowed.saturating_sub(self.start.elapsed());
         if left.is_zero() {
             return Err(std::io::ErrorKind::TimedOut.into());
@@ -436,5 +490,41 @@ impl Read for Timed {
         let n = self.stream.read(buf)?;
         self.received += n as u64;
         Ok(n)
+    }
+}
+
+/// A connection's writing side, bounded as its reading side is: an answer must leave within
+/// the timeout and a second more for each [`MIN_RATE`] bytes sent, so a client that reads a
+/// little now and then does not hold its thread.
+struct TimedWrite {
+    stream: TcpStream,
+    timeout: Duration,
+    start: Instant,
+    sent: u64,
+}
+
+impl TimedWrite {
+    /// A new answer's clock.
+    fn restart(&mut self) {
+        self.start = Instant::now();
+        self.sent = 0;
+    }
+}
+
+impl Write for TimedWrite {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let allowed = self.timeout + Duration::from_secs_f64(self.sent as f64 / MIN_RATE as f64);
+        let left = allowed.saturating_sub(self.start.elapsed());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_write_timeout(Some(left))?;
+        let n = self.stream.write(buf)?;
+        self.sent += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
     }
 }

@@ -166,7 +166,8 @@ fn route(state: &State, request: &http::Request) -> Reply {
     let url = &request.target;
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     let method = request.method.as_str();
-    if method == "GET" {
+    // HEAD is answered as GET is, its body left out (http.rs).
+    if method == "GET" || method == "HEAD" {
         if let Some((_, content_type, body)) = ASSETS.iter().find(|(p, ..)| *p == path) {
             return Reply::ok(content_type, *body);
         }

@@ -19,6 +19,8 @@ pub struct Reply {
     pub status: u16,
     pub content_type: &'static str,
     pub body: Vec<u8>,
+    /// Sent without its body (an answer to HEAD), its length still said.
+    pub body_omitted: bool,
 }
 
 impl Reply {
@@ -27,6 +29,7 @@ impl Reply {
             status: 200,
             content_type,
             body: body.into(),
+            body_omitted: false,
         }
     }
 
@@ -42,6 +45,7 @@ impl Reply {
             body: json!({ "error": message.to_string() })
                 .to_string()
                 .into_bytes(),
+            body_omitted: false,
         }
     }
 }
