@@ -148,6 +148,22 @@ fn compressions_that_are_not_written_are_refused_and_leave_nothing() {
     }
 }
 
+/// `rectcast pairs` of `segments` and `rects` into `out`, its stderr dropped: long enough
+/// (a scene of 2,000,000 x 1,000) to be signalled while it writes.
+fn long_job(segments: &Path, rects: &Path, out: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rectcast"));
+    command
+        .args(["pairs", "--segments", segments.to_str().unwrap()])
+        .args([
+            "--rects",
+            rects.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::null());
+    command
+}
+
 #[cfg(unix)]
 #[test]
 fn any_signal_that_ends_a_long_job_leaves_no_temporary_file() {
@@ -169,18 +185,7 @@ fn any_signal_that_ends_a_long_job_leaves_no_temporary_file() {
         libc::SIGRTMIN(),
     ];
     for signal in sent.into_iter().map(Some).chain([None]) {
-        let target = out.join("pairs.csv");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_rectcast"));
-        command
-            .args([
-                "pairs",
-                "--segments",
-                s.to_str().unwrap(),
-                "--rects",
-                r.to_str().unwrap(),
-            ])
-            .args(["--out", target.to_str().unwrap()])
-            .stderr(std::process::Stdio::null());
+        let mut command = long_job(&s, &r, &out.join("pairs.csv"));
         if signal.is_none() {
             // SAFETY: setrlimit is async-signal-safe, between fork and exec.
             unsafe {
@@ -401,18 +406,7 @@ fn a_signal_the_job_was_started_ignoring_stays_ignored() {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     let dir = tempfile::tempdir().unwrap();
     let (s, r) = scene(dir.path(), 2_000_000, 1_000);
-    let out = dir.path().join("pairs.csv");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_rectcast"));
-    command
-        .args([
-            "pairs",
-            "--segments",
-            s.to_str().unwrap(),
-            "--rects",
-            r.to_str().unwrap(),
-        ])
-        .args(["--out", out.to_str().unwrap()])
-        .stderr(std::process::Stdio::null());
+    let mut command = long_job(&s, &r, &dir.path().join("pairs.csv"));
     // As nohup starts it.
     // SAFETY: signal is async-signal-safe, between fork and exec.
     unsafe {

@@ -48,20 +48,16 @@ impl Format {
             Format::Parquet => {
                 return Err(FileError::new(path, crate::table::Place::File, NO_PARQUET));
             }
-            Format::Wkt => Box::new(crate::polylines::LinesSource::open(
-                rectcast_geotext::Format::Wkt,
-                path,
-                data,
-                columns,
-                size,
-            )?),
-            Format::GeoJson => Box::new(crate::polylines::LinesSource::open(
-                rectcast_geotext::Format::GeoJson,
-                path,
-                data,
-                columns,
-                size,
-            )?),
+            Format::Wkt | Format::GeoJson => {
+                let text = if self == Format::Wkt {
+                    rectcast_geotext::Format::Wkt
+                } else {
+                    rectcast_geotext::Format::GeoJson
+                };
+                Box::new(crate::polylines::LinesSource::open(
+                    text, path, data, columns, size,
+                )?)
+            }
         })
     }
 
