@@ -599,12 +599,6 @@ fn grid_verdict(query: Segment, j: u32) -> i32 {
     return UNCERTAIN;
 }
 
-// A ratio at or after the t_enter of a hit grid_verdict certifies: none tighter than the time
-// the segment leaves the circle's box, which the grid's first list takes too.
-fn grid_met_by(query: Segment, j: u32) -> vec2<f32> {
-    return vec2<f32>(1.0, 1.0);
-}
-
 fn shape_miss() -> Contact {
     return CircleContact(0.0, 0.0, KIND_MISS);
 }

@@ -366,12 +366,6 @@ fn grid_verdict(query: Segment, j: u32) -> i32 {
     return UNCERTAIN;
 }
 
-// A ratio at or after the t_enter of a crossing grid_verdict certifies: where it meets the
-// wall's line.
-fn grid_met_by(query: Segment, j: u32) -> vec2<f32> {
-    return crossing_fraction(query, walls[j]);
-}
-
 fn shape_miss() -> Contact {
     return SegmentContact(0.0, 0.0, CONTACT_MISS);
 }

@@ -13,9 +13,6 @@
 //   (shaders/shape_grid.wgsl): SHAPE_APART for a miss (certain_miss's, or a costlier one where
 //   it pays on the few candidates a walk lists, not over every pair of a dense pass),
 //   SHAPE_MEETS for a hit, UNCERTAIN otherwise; its bounds hold on any GPU, as certain_miss's;
-// - `grid_met_by(query, j)`: for a hit grid_verdict certifies, a ratio (num, den) whose value
-//   is at or after its t_enter, each term within 2^-21 of its own exact value (the first hits'
-//   ceiling through the grid, shaders/shape_walk.wgsl's ratio_time_above); (1, 1) for none;
 // - `shape_miss()`: the contact of a miss (`Shape::MISS`);
 // - `shape_exact(query, j)`: the pair's contact, exactly (`Shape::exact`);
 // - `shape_hit(query, j)`: whether the pair hits, exactly, without t (`Shape::hit`): the counts.

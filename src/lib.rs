@@ -48,8 +48,8 @@ pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts, OnInvalid, Skipped};
 pub use shape::{Outline, Shape, ShapeContact, ShapeHit, ShapeKernel, ShapeRecord};
 pub use targets::{
-    LayerHit, LayeredBatch, TargetBatch, TargetContact, TargetCounts, TargetHit, TargetKind,
-    Targets,
+    LayerHit, LayeredBatch, SceneShape, TargetBatch, TargetContact, TargetCounts, TargetHit,
+    TargetKind, Targets,
 };
 pub use types::{Filter, FirstHit, Hit, Kind, PairIndex, PairResult, Rect, Segment, Sides, flags};
 pub use validate::MAX_ABS_COORDINATE;

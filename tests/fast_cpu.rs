@@ -337,7 +337,7 @@ fn shape_reference<S: rectcast::Shape>(
 }
 
 /// Every query over `shapes` on `engine` against [`shape_reference`], element by element.
-fn check_shape_queries<S: rectcast::Shape>(
+fn check_shape_queries<S: rectcast::SceneShape>(
     what: &str,
     engine: &mut Engine,
     segments: &[Segment],

@@ -62,7 +62,6 @@ const SHAPE_ENTRY_POINTS: &[&str] = &[
     "shape_pairs_listed",
     "shape_counts",
     "shape_counts_listed",
-    "shape_first_hits",
     "shape_hit_list",
 ];
 
@@ -74,13 +73,8 @@ const SHAPE_GRID_ENTRY_POINTS: &[&str] = &[
     "shape_pairs_listed",
     "shape_counts",
     "shape_counts_listed",
-    "shape_first_hits",
     "shape_hit_list",
     "shape_grid_list",
-    "shape_grid_first_list",
-    "shape_grid_first_times",
-    "shape_grid_first_shapes",
-    "shape_grid_first_contacts",
     "shape_grid_hits",
     "shape_grid_counts",
 ];
@@ -307,7 +301,7 @@ fn every_registered_shape_kernel_composes_with_the_entry_points_it_names() {
         named.extend(k.listed);
         named.extend(k.counts);
         if k.reduces {
-            named.extend(["shape_first_hits", "shape_hit_list"]);
+            named.push("shape_hit_list");
         }
         for name in named {
             assert!(
@@ -950,16 +944,6 @@ fn cpu_mirror_meets_circles_like_the_shader() {
         "side_of",
         60,
     );
-}
-
-#[test]
-fn cpu_mirror_orders_shape_hits_like_the_shader() {
-    for wgsl in [
-        registered("segment_segment.wgsl").0,
-        registered("segment_circle.wgsl").0,
-    ] {
-        assert_same_decisions("shape_queries.rs", wgsl, "comes_first", "comes_first", 7);
-    }
 }
 
 /// The value of a WGSL `const` of a kernel, read from naga's module.

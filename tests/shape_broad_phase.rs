@@ -10,7 +10,9 @@ mod common;
 use rectcast::cpu::grid::{Grid, prefers_brute_force, walk_of};
 use rectcast::cpu::shape_walk::{candidates_of, next_candidate};
 use rectcast::scene::SplitMix64;
-use rectcast::{BroadPhase, Circle, Engine, GpuLimits, Rect, Segment, Shape, ShapeContact};
+use rectcast::{
+    BroadPhase, Circle, Engine, GpuLimits, Rect, SceneShape, Segment, Shape, ShapeContact,
+};
 
 /// Bullets (short, some of them points or axis-aligned) over the square [0, 1000]², with a few
 /// long segments across it: those walk many rows and take the brute force.
@@ -77,7 +79,7 @@ fn walks_and_brute_force<S: Shape>(segments: &[Segment], shapes: &[S]) -> (usize
 
 /// First hits, hits and counts of `segments` against `shapes` through the GPU's grid, each
 /// checked element by element against the oracle's dense pairs (`oracle`).
-fn check_through_the_grid<S: Shape + std::fmt::Debug>(
+fn check_through_the_grid<S: SceneShape + std::fmt::Debug>(
     engine: &mut Engine,
     what: &str,
     segments: &[Segment],
@@ -90,13 +92,10 @@ fn check_through_the_grid<S: Shape + std::fmt::Debug>(
         .collect();
     let describe =
         |q: usize, k: usize| format!("segment {q} {:?}, shape {k} {:?}", segments[q], shapes[k]);
+    // First hits run on the host's CPU, the scene's query (docs/semantics.md).
     let first = engine
         .shape_first_hits(segments, shapes)
         .expect("first hits");
-    assert!(
-        engine.used_broad_phase(),
-        "{what}: the first hits did not take the grid"
-    );
     let hits = engine.shape_hits(segments, shapes).expect("hits");
     assert!(
         engine.used_broad_phase(),
@@ -113,7 +112,7 @@ fn check_through_the_grid<S: Shape + std::fmt::Debug>(
 }
 
 #[test]
-fn walls_through_the_gpus_grid_give_the_oracles_answers_and_long_segments_the_cpus_first_hits() {
+fn walls_through_the_gpus_grid_give_the_oracles_answers() {
     let Some(mut gpu) =
         common::gpu_through_the_grid("walls through the grid", GpuLimits::default())
     else {
@@ -133,18 +132,10 @@ fn walls_through_the_gpus_grid_give_the_oracles_answers_and_long_segments_the_cp
         &walls,
         common::segments::segment_segment,
     );
-    let long = long_segments(&mut rng, 300);
-    let (walls, _) = mid_sized(&mut rng, 1000);
-    let (walked, _) = walks_and_brute_force(&long, &walls);
-    assert!(
-        walked > 240,
-        "long segments over walls: {walked} of 300 walk the grid"
-    );
-    check_first_hits_under_a_ceiling("long segments over walls", &mut gpu, &long, &walls);
 }
 
 #[test]
-fn circles_through_the_gpus_grid_give_the_oracles_answers_and_long_segments_the_cpus_first_hits() {
+fn circles_through_the_gpus_grid_give_the_oracles_answers() {
     let Some(mut gpu) =
         common::gpu_through_the_grid("circles through the grid", GpuLimits::default())
     else {
@@ -164,16 +155,6 @@ fn circles_through_the_gpus_grid_give_the_oracles_answers_and_long_segments_the_
         &circles,
         common::circles::segment_circle,
     );
-    let long = long_segments(&mut rng, 300);
-    let (_, circles) = mid_sized(&mut rng, 1000);
-    let (walked, _) = walks_and_brute_force(&long, &circles);
-    assert!(
-        walked > 240,
-        "long segments over circles: {walked} of 300 walk the grid"
-    );
-    check_first_hits_under_a_ceiling("long segments over circles", &mut gpu, &long, &circles);
-    let (grazing, circles) = grazing_first();
-    check_first_hits_under_a_ceiling("grazing a circle first", &mut gpu, &grazing, &circles);
 }
 
 /// A fence of `posts` posts, and 200 bullets flying through all of it.
@@ -322,23 +303,21 @@ fn auto_walks_the_gpus_grid_for_bullets_and_runs_the_dense_passes_for_long_segme
         .collect();
     for (what, segments, through_the_grid) in [("bullets", &bullets, true), ("long", &long, false)]
     {
-        let first = gpu.shape_first_hits(segments, &walls).expect("first hits");
+        let hits = gpu.shape_hits(segments, &walls).expect("hits");
         assert_eq!(
             gpu.used_broad_phase(),
             through_the_grid,
             "{what}: the grid taken"
         );
-        let want = cpu.shape_first_hits(segments, &walls).expect("first hits");
-        if let Some(s) = (0..want.len()).find(|&s| want[s] != first[s]) {
+        let want = cpu.shape_hits(segments, &walls).expect("hits");
+        if let Some(k) = (0..want.len().max(hits.len())).find(|&k| want.get(k) != hits.get(k)) {
             panic!(
-                "{what}: segment {s} {:?}: the CPU's first hit {:?}, the GPU's {:?}",
-                segments[s], want[s], first[s]
+                "{what}: hit {k}: the CPU's {:?}, the GPU's {:?}",
+                want.get(k),
+                hits.get(k)
             );
         }
-        assert!(
-            first.iter().filter(|f| f.is_some()).count() > 100,
-            "{what}: few hits"
-        );
+        assert!(hits.len() > 100, "{what}: few hits");
     }
 }
 
@@ -565,41 +544,4 @@ fn the_walk_along_walls_lists_every_wall_met_by_the_first_hit_and_fewer_than_ove
         along_under * 4 < over_boxes_under,
         "{along_under} listed along the walls, {over_boxes_under} over their boxes"
     );
-}
-
-/// Segments along y = 500 + k that first graze a circle, missing it by 2^-20 (too close for
-/// f32 to certify: a candidate whose hit is uncertain, which must not set a ceiling), then hit
-/// one.
-fn grazing_first() -> (Vec<Segment>, Vec<Circle>) {
-    let (mut segments, mut circles) = (Vec::new(), Vec::new());
-    for k in 0..64 {
-        let y = 500.0 + k as f32;
-        segments.push(Segment::new(0.0, y, 1000.0, y));
-        circles.push(Circle::new(100.0 + k as f32, y + 10.0, 10f32.next_down()));
-        circles.push(Circle::new(500.0 + k as f32, y, 10.0));
-    }
-    (segments, circles)
-}
-
-/// Long segments' first hits through the GPU's grid, where a ceiling stops their walks
-/// (`shape_grid_first_list`), against the CPU's, element by element.
-fn check_first_hits_under_a_ceiling<S: Shape + std::fmt::Debug>(
-    what: &str,
-    gpu: &mut Engine,
-    segments: &[Segment],
-    shapes: &[S],
-) {
-    let first = gpu.shape_first_hits(segments, shapes).expect("first hits");
-    assert!(gpu.used_broad_phase(), "{what}: the grid not taken");
-    let want = Engine::cpu()
-        .shape_first_hits(segments, shapes)
-        .expect("first hits");
-    if let Some(s) = (0..want.len()).find(|&s| want[s] != first[s]) {
-        panic!(
-            "{what}: segment {s} {:?}: the CPU's first hit {:?}, the GPU's {:?}",
-            segments[s], want[s], first[s]
-        );
-    }
-    let hits = first.iter().filter(|f| f.is_some()).count();
-    assert!(hits * 2 > segments.len(), "{what}: {hits} first hits");
 }

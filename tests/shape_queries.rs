@@ -9,7 +9,7 @@
 mod common;
 
 use rectcast::scene::SplitMix64;
-use rectcast::{Circle, Engine, Segment, Shape, ShapeContact, ShapeHit};
+use rectcast::{Circle, Engine, SceneShape, Segment, Shape, ShapeContact, ShapeHit};
 
 fn circles(seed: u64, n: usize) -> Vec<Circle> {
     let mut rng = SplitMix64::new(seed);
@@ -43,7 +43,7 @@ fn assert_same<T: PartialEq + std::fmt::Debug>(what: &str, want: &[T], got: &[T]
     }
 }
 
-fn check<S: Shape>(engine: &mut Engine, what: &str, segments: &[Segment], shapes: &[S]) {
+fn check<S: SceneShape>(engine: &mut Engine, what: &str, segments: &[Segment], shapes: &[S]) {
     let pairs = engine.shape_pairs(segments, shapes).expect("pairs");
     // The reductions of the dense pairs, the way the contract states them.
     let (hits, first) = common::queries_of_pairs(&pairs, shapes.len());
@@ -232,11 +232,11 @@ fn a_tie_goes_to_the_lowest_shape_and_a_point_inside_comes_first() {
 }
 
 #[test]
-fn on_the_gpu_a_tie_goes_to_the_lowest_shape_across_invocations_and_tiles() {
+fn on_a_gpu_engine_an_exact_tie_goes_to_the_lowest_shape_across_invocations_and_tiles() {
     // 600 circles off the segments' lines but for three equal ones entered first (shapes 2,
-    // 65 and 300) and one entered later (shape 1). The GPU takes a query's shapes 64 at a time
-    // per workgroup: shape 65 is its invocation 1's, shape 2 its invocation 2's, so the
-    // workgroup meets the tie in the wrong order. Over tiny limits shape 300 is in another tile.
+    // 65 and 300) and one entered later (shape 1): an exact tie. A GPU engine answers first
+    // hits on its host, in the scene's order, and hits on the GPU, which takes a query's shapes
+    // 64 at a time per workgroup, and over tiny limits puts shape 300 in another tile.
     let segments: Vec<Segment> = (0..5)
         .map(|k| Segment::new(0.0, k as f32, 10.0, k as f32))
         .collect();

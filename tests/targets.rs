@@ -23,8 +23,8 @@ use rectcast::gpu::frames::FrameCapacity;
 use rectcast::scene::{SplitMix64, bullet_hell};
 use rectcast::{
     Batch, BroadPhase, Circle, CpuOptions, Engine, Error, Filter, FrameLoop, GpuLimits, InputArray,
-    Kind, LayerHit, LayeredBatch, Polygons, Rect, Segment, TargetBatch, TargetContact, TargetHit,
-    TargetKind, Targets, WaitLimit, segment_circle, segment_polygon_rings, segment_rect,
+    Kind, LayerHit, LayeredBatch, Polygons, Rect, Segment, ShapeHit, TargetBatch, TargetContact,
+    TargetHit, TargetKind, Targets, WaitLimit, segment_circle, segment_polygon_rings, segment_rect,
     segment_segment,
 };
 
@@ -534,6 +534,138 @@ fn within_a_kind_rounded_ties_go_to_the_exact_first_entry_whatever_the_broad_pha
         let mut engine = cpu_engine();
         engine.set_broad_phase(broad_phase);
         assert_scene(&mut engine, &scene, &format!("cpu, {broad_phase:?}"));
+    }
+}
+
+/// A kind's own first hit as the scene names it.
+fn as_target<C>(contact: fn(C) -> TargetContact, hit: Option<ShapeHit<C>>) -> Option<TargetHit> {
+    hit.map(|h| TargetHit {
+        segment: h.segment,
+        target: h.shape,
+        contact: contact(h.contact),
+    })
+}
+
+/// `got` against `want`, element by element: the first difference, with its segment and targets.
+fn assert_route(scene: &Scene, what: &str, want: &[Option<TargetHit>], got: &[Option<TargetHit>]) {
+    assert_eq!(want.len(), got.len(), "{what}: lengths");
+    if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
+        panic!(
+            "{what}: segment {i} {:?}: expected {}, got {}",
+            scene.segments[i],
+            describe(scene, &want[i]),
+            describe(scene, &got[i])
+        );
+    }
+}
+
+/// Every public route to a first hit, on the near ties within kinds (two targets of one kind
+/// entered under an ulp apart, the higher index first): each kind's own call
+/// (`shape_first_hits` over walls and over circles, `polygon_first_hits`), the scene's
+/// (`target_first_hits`, `_into`), layers (`layered_first_hits`, `_into`) and the frame loop's
+/// two, on the CPU and on the GPU: each picks the exact-earliest target, element by element
+/// against the brute force.
+#[test]
+fn every_first_hit_route_picks_the_exact_earliest_target_on_near_ties() {
+    let scene = near_ties_within_kinds(21, 150);
+    let expected = brute_force(&scene);
+    let (want, near_ties) = first_hits(&expected, scene.segments.len());
+    assert!(near_ties > 60, "{near_ties}");
+    // Each kind's own call answers the scene's first hit among that kind alone.
+    let of_kind = |kind: TargetKind| {
+        let hits: Vec<_> = expected
+            .iter()
+            .filter(|(h, _)| h.kind() == kind)
+            .cloned()
+            .collect();
+        let (first, near_ties) = first_hits(&hits, scene.segments.len());
+        assert!(near_ties > 10, "{kind:?}: {near_ties} near ties");
+        first
+    };
+    let (walls, circles, polygons) = (
+        of_kind(TargetKind::Wall),
+        of_kind(TargetKind::Circle),
+        of_kind(TargetKind::Polygon),
+    );
+    let targets = targets_of(&scene);
+    let batch = TargetBatch::over(&scene.segments, &targets);
+    let rings = Polygons::from_polygons(&scene.rings).unwrap();
+    let layers = split_scene(&scene, 40).map(|l| targets_of(&l));
+    let layer_refs = [&layers[0], &layers[1]];
+    let layered = LayeredBatch::over(&scene.segments, &layer_refs);
+    let from_layers = |hits: &[Option<LayerHit>]| -> Vec<Option<TargetHit>> {
+        // A layer's index within its kind, plus the first layer's of that kind.
+        let whole = |h: &LayerHit| TargetHit {
+            target: h.hit.target + h.layer * layers[0].len(h.hit.kind()) as u32,
+            ..h.hit
+        };
+        hits.iter().map(|h| h.as_ref().map(whole)).collect()
+    };
+    let n = scene.segments.len();
+    let gpu = gpu_engine(
+        "every_first_hit_route_picks_the_exact_earliest_target_on_near_ties",
+        GpuLimits::default(),
+    );
+    for mut engine in [Some(cpu_engine()), gpu].into_iter().flatten() {
+        let on = engine.chosen().to_string();
+        let route = |what: &str| format!("{on}, {what}");
+        let got: Vec<_> = engine
+            .shape_first_hits(&scene.segments, &scene.walls)
+            .unwrap()
+            .into_iter()
+            .map(|h| as_target(TargetContact::Wall, h))
+            .collect();
+        assert_route(&scene, &route("shape_first_hits over walls"), &walls, &got);
+        let got: Vec<_> = engine
+            .shape_first_hits(&scene.segments, &scene.circles)
+            .unwrap()
+            .into_iter()
+            .map(|h| as_target(TargetContact::Circle, h))
+            .collect();
+        assert_route(
+            &scene,
+            &route("shape_first_hits over circles"),
+            &circles,
+            &got,
+        );
+        let got: Vec<_> = engine
+            .polygon_first_hits(&scene.segments, &rings)
+            .unwrap()
+            .into_iter()
+            .map(|h| as_target(TargetContact::Polygon, h))
+            .collect();
+        assert_route(&scene, &route("polygon_first_hits"), &polygons, &got);
+        let got = engine.target_first_hits(&batch).unwrap();
+        assert_route(&scene, &route("target_first_hits"), &want, &got);
+        let mut out = vec![None; n];
+        engine.target_first_hits_into(&batch, &mut out).unwrap();
+        assert_route(&scene, &route("target_first_hits_into"), &want, &out);
+        let got = from_layers(&engine.layered_first_hits(&layered).unwrap());
+        assert_route(&scene, &route("layered_first_hits"), &want, &got);
+        let mut layered_out = vec![None; n];
+        engine
+            .layered_first_hits_into(&layered, &mut layered_out)
+            .unwrap();
+        let got = from_layers(&layered_out);
+        assert_route(&scene, &route("layered_first_hits_into"), &want, &got);
+        let mut frames = FrameLoop::new(engine, FrameCapacity::new(n, 1)).unwrap();
+        frames.target_first_hits_into(&batch, &mut out).unwrap();
+        assert_route(
+            &scene,
+            &route("FrameLoop::target_first_hits_into"),
+            &want,
+            &out,
+        );
+        frames
+            .layered_first_hits_into(&layered, &mut layered_out)
+            .unwrap();
+        let got = from_layers(&layered_out);
+        assert_route(
+            &scene,
+            &route("FrameLoop::layered_first_hits_into"),
+            &want,
+            &got,
+        );
     }
 }
 

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use rectcast::ShapeRecord;
+use rectcast::{SceneShape, ShapeRecord};
 
 use crate::targets::{ForShape, ResultCells, SHAPE_FLAGS, for_shape};
 
@@ -18,7 +18,7 @@ pub const TARGETS: &str = "targets";
 /// What a command says of a shape's flag.
 pub trait FlagHelp {
     /// The help of shape `S`'s flag.
-    fn help<S: ShapeRecord>() -> String
+    fn help<S: ShapeRecord + SceneShape>() -> String
     where
         S::Contact: ResultCells;
 }
@@ -43,7 +43,7 @@ struct Help<H>(PhantomData<H>);
 
 impl<H: FlagHelp> ForShape for Help<H> {
     type Output = String;
-    fn with<S: ShapeRecord>(self) -> String
+    fn with<S: ShapeRecord + SceneShape>(self) -> String
     where
         S::Contact: ResultCells,
     {

@@ -8,7 +8,7 @@
 
 use rectcast::{
     BroadPhase, Circle, CircleContact, Engine, FirstHit, Hit, PairResult, PolygonContact, Polygons,
-    Rect, RectSet, Segment, SegmentContact, Shape, ShapeContact, ShapeHit, ShapeRecord,
+    Rect, RectSet, SceneShape, Segment, SegmentContact, Shape, ShapeContact, ShapeHit, ShapeRecord,
 };
 
 use crate::table::{Cell, Column, ColumnType};
@@ -140,7 +140,7 @@ registered_shapes!(Segment: SegmentContact, Circle: CircleContact);
 /// A step generic over a registered shape, chosen at run time by its flag ([`for_shape`]).
 pub trait ForShape {
     type Output;
-    fn with<S: ShapeRecord>(self) -> Self::Output
+    fn with<S: ShapeRecord + SceneShape>(self) -> Self::Output
     where
         S::Contact: ResultCells;
 }
@@ -376,7 +376,7 @@ macro_rules! engine_queries {
 /// the library names them ([`ShapeRecord::NAME`]).
 pub struct Shapes<S: Shape>(pub Vec<S>);
 
-impl<S: ShapeRecord> Target for Shapes<S>
+impl<S: ShapeRecord + SceneShape> Target for Shapes<S>
 where
     S::Contact: ResultCells,
 {

@@ -1882,3 +1882,126 @@ fn compiled_kernels_are_kept_between_runs_and_a_corrupt_cache_file_is_ignored_an
     assert_eq!(gpu_first_hit(&dir, &env).as_deref(), Some(&*want));
     assert!(files_in(&off).is_empty());
 }
+
+/// Segment `i` from (x0, y0) by (dx, dy), coprime, u·dx − v·dy = 1: it crosses the line
+/// x = x0 + v at t = v / dx, 1 / (dx·dy) (about 2^-26) before the line y = y0 + u at u / dy,
+/// often at the same f32. Each line holds a wall (and a triangle's edge), the later-entered one
+/// at the lower index: walls 2i (y) and 2i + 1 (x), and triangles alike.
+fn near_ties_within_a_kind(count: usize) -> (Vec<Segment>, Vec<Segment>, Vec<Vec<[f32; 2]>>) {
+    let mut rng = rectcast::scene::SplitMix64::new(72);
+    let (mut segments, mut walls, mut triangles) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..count as i64 {
+        let (dx, dy) = loop {
+            let (dx, dy) = (4096 + rng.below(4096) as i64, 4096 + rng.below(4096) as i64);
+            if (2..dx.min(dy) + 1).all(|d| dx % d != 0 || dy % d != 0) {
+                break (dx, dy);
+            }
+        };
+        let u = (1..dy).find(|u| u * dx % dy == 1).unwrap();
+        let v = (u * dx - 1) / dy;
+        let (x0, y0) = (i * 20_000, -(rng.below(4096) as i64));
+        let f = |v: i64| v as f32;
+        segments.push(Segment::new(f(x0), f(y0), f(x0 + dx), f(y0 + dy)));
+        let (bx, by) = (f(x0 + v), f(y0 + u));
+        walls.push(Segment::new(bx - 5.0, by, bx + 5.0, by));
+        walls.push(Segment::new(bx, by - 5.0, bx, by + 5.0));
+        triangles.push(vec![[bx - 5.0, by], [bx + 5.0, by], [bx, by + 5.0]]);
+        triangles.push(vec![[bx, by - 5.0], [bx + 5.0, by], [bx, by + 5.0]]);
+    }
+    (segments, walls, triangles)
+}
+
+#[test]
+fn first_hit_over_walls_and_polygons_picks_the_exact_earliest_on_near_ties() {
+    let dir = Dir::new();
+    let (segments, walls, triangles) = near_ties_within_a_kind(120);
+    // Enough segments whose two entries round alike, where only the exact order picks.
+    let alike = segments
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| {
+            let t = |w: &Segment| rectcast::segment_segment(s, w).t_enter;
+            t(&walls[2 * i]) == t(&walls[2 * i + 1])
+        })
+        .count();
+    assert!(alike > 20, "{alike} rounded ties");
+    let csv = |name: &str, rows: &[Segment]| {
+        let mut text = String::from("x0,y0,x1,y1\n");
+        for g in rows {
+            text += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
+        }
+        dir.file(name, &text)
+    };
+    let (s, w) = (csv("s.csv", &segments), csv("w.csv", &walls));
+    let wkt: String = triangles
+        .iter()
+        .map(|t| {
+            let ring: Vec<String> = t
+                .iter()
+                .chain(&t[..1])
+                .map(|[x, y]| format!("{x} {y}"))
+                .collect();
+            format!("POLYGON (({}))\n", ring.join(", "))
+        })
+        .collect();
+    let p = dir.file("p.wkt", &wkt);
+    let mut targets = rectcast::Targets::new();
+    targets.set_walls(&walls).unwrap();
+    let want_walls = rectcast::Engine::cpu()
+        .target_first_hits(&rectcast::TargetBatch::over(&segments, &targets))
+        .unwrap();
+    let mut targets = rectcast::Targets::new();
+    targets.set_polygons(
+        rectcast::Polygons::from_polygons(
+            &triangles
+                .iter()
+                .map(|t| vec![t.clone()])
+                .collect::<Vec<_>>(),
+        )
+        .unwrap(),
+    );
+    let want_polygons = rectcast::Engine::cpu()
+        .target_first_hits(&rectcast::TargetBatch::over(&segments, &targets))
+        .unwrap();
+    for backend in backends() {
+        for (flag, file, want) in [
+            ("--walls", &w, &want_walls),
+            ("--polygons", &p, &want_polygons),
+        ] {
+            let o = rectcast(&[
+                "first-hit",
+                "--segments",
+                s.to_str().unwrap(),
+                flag,
+                file.to_str().unwrap(),
+                "--backend",
+                backend,
+            ]);
+            assert!(o.status.success(), "{flag}: {}", stderr(&o));
+            let rows = String::from_utf8(o.stdout).unwrap();
+            let rows: Vec<&str> = rows.lines().skip(1).collect();
+            assert_eq!(rows.len(), segments.len(), "{flag} on the {backend}");
+            for (i, (row, want)) in rows.iter().zip(want.iter()).enumerate() {
+                let hit = want.expect("every segment hits both");
+                // The target entered first, exactly: the line x = bx, at the higher index.
+                assert_eq!(
+                    hit.target as usize,
+                    2 * i + 1,
+                    "{flag}: the library, segment {i}"
+                );
+                let cells: Vec<&str> = row.split(',').collect();
+                let expected = [
+                    i.to_string(),
+                    hit.target.to_string(),
+                    hit.contact.t_enter().to_string(),
+                ];
+                assert_eq!(
+                    [cells[0], cells[1], cells[3]],
+                    [&*expected[0], &*expected[1], &*expected[2]],
+                    "{flag} on the {backend}: segment {i} {:?}: row {row}",
+                    segments[i]
+                );
+            }
+        }
+    }
+}

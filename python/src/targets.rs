@@ -7,8 +7,8 @@ use numpy::PyReadonlyArray2;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rectcast::{
-    Circle, CircleContact, Counts, Engine, NO_EDGE, PairResult, PolygonContact, Polygons, Segment,
-    SegmentContact, Shape, ShapeContact, ShapeHit, ShapeRecord,
+    Circle, CircleContact, Counts, Engine, NO_EDGE, PairResult, PolygonContact, Polygons,
+    SceneShape, Segment, SegmentContact, Shape, ShapeContact, ShapeHit, ShapeRecord,
 };
 
 use crate::rows::{Packed, Row, Ty, rows};
@@ -322,7 +322,7 @@ macro_rules! engine_queries {
 /// them ([`ShapeRecord::NAME`]).
 pub(crate) struct Shapes<'a, S>(pub &'a [S]);
 
-impl<S: ShapeRecord> PyTarget for Shapes<'_, S>
+impl<S: ShapeRecord + SceneShape> PyTarget for Shapes<'_, S>
 where
     S::Contact: Packs,
 {

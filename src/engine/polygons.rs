@@ -1,23 +1,21 @@
 //! The queries over polygons, segment × polygon and polygon × polygon, on either backend.
-use crate::cpu::batched::{ByIndex, FirstOrder};
+use crate::cpu::batched::FirstOrder;
 use crate::cpu::segment_polygon::Polygons;
 use crate::cpu::segment_polygon::filters::{polygon_filtered, polygon_hit};
 use crate::cpu::segment_polygon::{
     EdgeContact, PolygonContact, PolygonEdge, edge_ends, polygon_contact, polygon_edge,
     polygon_edges,
 };
-use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
 use crate::error::{Error, InputArray, Result};
 use crate::gpu::shapes::DensePairs;
 use crate::query::Counts;
 use crate::shape::ShapeHit;
+use crate::targets::{TargetBatch, Targets, polygon_hit_of};
 use crate::types::{Rect, Segment};
 use crate::validate;
 
 use super::auto::{Family, Work};
-use super::shapes::{
-    SHAPE_PAIRS_PER_CHUNK, check_indices, counts_in_rows, first_hits_in_rows, hits_in_rows,
-};
+use super::shapes::{SHAPE_PAIRS_PER_CHUNK, check_indices, counts_in_rows, hits_in_rows};
 use super::{Engine, Inner, On};
 
 /// A (segment, polygon index) pair's contact, on the culled paths.
@@ -112,7 +110,8 @@ impl Engine {
         })
     }
 
-    /// Each segment's first hit among the polygons, as [`Engine::shape_first_hits`].
+    /// Each segment's first hit among the polygons, as [`Engine::shape_first_hits`]: the
+    /// scene's query over them alone.
     ///
     /// # Errors
     /// As [`Engine::polygon_pairs`].
@@ -121,32 +120,13 @@ impl Engine {
         segments: &[Segment],
         polygons: &Polygons,
     ) -> Result<Vec<Option<ShapeHit<PolygonContact>>>> {
-        let mut first = vec![None; segments.len()];
-        if self.culled_polygon_first_hits(segments, polygons, &ByIndex, &mut first)? {
-            return Ok(first);
-        }
-        let through = self.polygons_through_grid(segments, polygons, |s, p, contact| {
-            let best = &mut first[s];
-            let (best_shape, best_contact) =
-                best.map_or((NO_SHAPE, contact), |h| (h.shape, h.contact));
-            if comes_first(&contact, p as u32, &best_contact, best_shape) {
-                *best = Some(ShapeHit {
-                    segment: s as u32,
-                    shape: p as u32,
-                    contact,
-                });
-            }
-        })?;
-        match through {
-            Through::Grid => return Ok(first),
-            Through::Host => {
-                return self.on_host(|this| this.polygon_first_hits(segments, polygons));
-            }
-            Through::Dense => {}
-        }
-        first_hits_in_rows(segments.len(), polygons.len(), |each| {
-            self.polygon_chunks(segments, polygons, each)
-        })
+        let mut targets = Targets::new();
+        targets.set_polygons(polygons.clone());
+        let first = self.target_first_hits(&TargetBatch::over(segments, &targets))?;
+        Ok(first
+            .iter()
+            .map(|hit| hit.and_then(polygon_hit_of))
+            .collect())
     }
 
     /// Hits per segment and per polygon, as [`Engine::shape_counts`].

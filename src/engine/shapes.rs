@@ -3,7 +3,7 @@ use super::auto::{Family, Work};
 use super::{Engine, Inner, On, Place};
 use crate::Circle;
 use crate::broad_phase::BroadPhase;
-use crate::cpu::batched::{ByIndex, CpuKernel, FirstOrder, Simd};
+use crate::cpu::batched::{CpuKernel, FirstOrder, Simd};
 use crate::cpu::grid::Grid;
 use crate::cpu::lane_filter::LaneFilter;
 use crate::cpu::segment_circle::CircleContact;
@@ -13,6 +13,7 @@ use crate::error::{Error, InputArray, Result};
 use crate::gpu::shapes::{DensePairs, grid_pays};
 use crate::query::Counts;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
+use crate::targets::{SceneShape, TargetBatch, Targets};
 use crate::types::{Rect, Segment};
 use crate::validate;
 
@@ -37,26 +38,6 @@ pub(super) fn hits_in_rows<C: ShapeContact>(
         }
     })?;
     Ok(hits)
-}
-
-/// Each row's hit with the smallest `t_enter`, the lowest index on a tie, as [`hits_in_rows`].
-pub(super) fn first_hits_in_rows<C: ShapeContact>(
-    n: usize,
-    m: usize,
-    chunks: impl FnOnce(&mut dyn FnMut(usize, &[C])) -> Result<()>,
-) -> Result<Vec<Option<ShapeHit<C>>>> {
-    let mut first = vec![None; n];
-    chunks(&mut |start, contacts| {
-        for (k, row) in contacts.chunks_exact(m).enumerate() {
-            first[start + k] =
-                shape_queries::shape_first_hits(row).map(|(shape, contact)| ShapeHit {
-                    segment: (start + k) as u32,
-                    shape,
-                    contact,
-                });
-        }
-    })?;
-    Ok(first)
 }
 
 /// Hits per row and per column, as [`hits_in_rows`].
@@ -250,65 +231,23 @@ impl Engine {
         })
     }
 
-    /// Each segment's first hit among the shapes: the smallest `t_enter`, the lowest shape
-    /// index on a tie (as for rects), `None` on a miss. One per segment.
+    /// Each segment's first hit among the shapes of one kind: the scene's query
+    /// ([`Engine::target_first_hits_into`]) over them alone, so the same rule and the same
+    /// answer on every route and backend: the smallest `t_enter` in exact arithmetic (two hits
+    /// whose rounded `t_enter` are equal are ordered by their exact entries), an exact tie
+    /// going to the lower index; `None` on a miss. One per segment.
     ///
     /// # Errors
-    /// As [`Engine::shape_pairs`].
-    pub fn shape_first_hits<S: Shape>(
+    /// [`Error::Input`] naming the first invalid shape or segment, before any work; GPU errors.
+    pub fn shape_first_hits<S: SceneShape>(
         &mut self,
         segments: &[Segment],
         shapes: &[S],
     ) -> Result<Vec<Option<ShapeHit<S::Contact>>>> {
-        let mut first = vec![None; segments.len()];
-        check_shapes(segments, shapes)?;
-        check_indices(segments.len(), shapes.len(), S::ARRAY)?;
-        let bounds: Vec<Rect> = shapes.iter().map(S::bounds).collect();
-        let contact = contact_of(shapes);
-        let filter = |simd, order: &[u32]| LaneFilter::of(simd, shapes, order);
-        let along = S::paths(shapes);
-        let work = Work::dense(family::<S>(), segments.len(), shapes.len());
-        let culled = self.culled_first_hits(
-            work, segments, &bounds, along, filter, contact, &ByIndex, &mut first,
-        )?;
-        if culled {
-            return Ok(first);
-        }
-        if S::KERNEL.reduces {
-            // Reduced on the GPU, through the grid where the setting picks it (the CPU,
-            // without a grid, if the GPU times out).
-            self.with_gpu_grid(
-                (segments, &bounds),
-                along,
-                DensePairs::Reduced,
-                |this, grid| {
-                    this.run(work, |on| {
-                        first.fill(None);
-                        match on {
-                            On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                                if let Some(grid) = grid
-                                    && host
-                                        .first_hits_through(segments, shapes, grid, &mut first)?
-                                {
-                                    return Ok(((), true));
-                                }
-                                Ok((host.first_hits(segments, shapes, &mut first)?, false))
-                            }),
-                            On::Cpu(kernel) => {
-                                kernel.shape_first_hits_culled(
-                                    segments, &bounds, None, filter, contact, &ByIndex, &mut first,
-                                );
-                                Ok(((), false))
-                            }
-                        }
-                    })
-                },
-            )?;
-            return Ok(first);
-        }
-        first_hits_in_rows(segments.len(), shapes.len(), |each| {
-            self.shape_chunks(segments, shapes, each)
-        })
+        let mut targets = Targets::new();
+        S::set_in(&mut targets, shapes)?;
+        let first = self.target_first_hits(&TargetBatch::over(segments, &targets))?;
+        Ok(first.iter().map(|hit| hit.and_then(S::shape_hit)).collect())
     }
 
     /// Hits per segment and per shape (`Counts::per_target` counts per shape).

@@ -209,8 +209,6 @@ struct KindOrder<'m, C> {
 }
 
 impl<C: ShapeContact> FirstOrder<C> for KindOrder<'_, C> {
-    const BY_INDEX: bool = false;
-
     fn tests(&self, segment: usize, shape: usize) -> bool {
         self.merge.tests(segment, self.kind, shape)
     }

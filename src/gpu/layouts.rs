@@ -94,12 +94,10 @@ pub(crate) const SHAPE_COUNTS: Entries = &[
     storage_entry(8, false),
 ];
 
-/// A shape's reductions (`shaders/shape_queries.wgsl`): first hits and the hit list.
+/// A shape's reductions (`shaders/shape_queries.wgsl`): the hit list.
 pub(crate) const SHAPE_REDUCTIONS: Entries = &[
     uniform_entry(0),
     storage_entry(3, false),
-    storage_entry(9, false),
-    storage_entry(10, false),
     storage_entry(11, false),
     storage_entry(12, false),
     storage_entry(13, false),
@@ -114,22 +112,6 @@ pub(crate) const GRID_WALK: Entries = &[
     storage_entry(4, false),
     storage_entry(5, false),
     storage_entry(6, false),
-];
-
-/// A shape's first hits through the grid (`shaders/shape_grid.wgsl`), every pass of them: the
-/// tile's inputs, the list of candidates, their contacts, the first keys and marks, and
-/// [`SHAPE_REDUCTIONS`]' first contacts.
-pub(crate) const SHAPE_GRID_FIRST_HITS: Entries = &[
-    uniform_entry(0),
-    storage_entry(1, true),
-    storage_entry(2, true),
-    storage_entry(4, true),
-    storage_entry(7, false),
-    storage_entry(8, false),
-    storage_entry(10, false),
-    storage_entry(14, false),
-    storage_entry(15, false),
-    storage_entry(16, false),
 ];
 
 /// A shape's hits through the grid: the tile's inputs, the list of candidates, and
@@ -173,10 +155,9 @@ pub(crate) const POLYGON_GRID_EDGES: Entries = &[
     storage_entry(19, false),
 ];
 
-/// The shapes' pipelines through the grid (first hits, hits, counts; polygons' edges), each
-/// with the walk as group 1. Optional, as [`GRID_PIPELINE`].
-pub(crate) const SHAPE_GRID_PIPELINES: [&[Entries]; 4] = [
-    &[SHAPE_GRID_FIRST_HITS, GRID_WALK],
+/// The shapes' pipelines through the grid (hits, counts; polygons' edges), each with the walk
+/// as group 1. Optional, as [`GRID_PIPELINE`].
+pub(crate) const SHAPE_GRID_PIPELINES: [&[Entries]; 3] = [
     &[SHAPE_GRID_HITS, GRID_WALK],
     &[SHAPE_GRID_COUNTS, GRID_WALK],
     &[POLYGON_GRID_EDGES, GRID_WALK],
@@ -253,8 +234,8 @@ pub(crate) fn required_limits() -> wgpu::Limits {
 /// runs on the GPU too.
 pub(crate) fn grid_limits() -> wgpu::Limits {
     let required = required_limits();
-    let [first_hits, hits, counts, polygons] = SHAPE_GRID_PIPELINES;
-    let grids = [GRID_PIPELINE, first_hits, hits, counts, polygons];
+    let [hits, counts, polygons] = SHAPE_GRID_PIPELINES;
+    let grids = [GRID_PIPELINE, hits, counts, polygons];
     binding(&grids, required.clone()).or_better_values_from(&required)
 }
 

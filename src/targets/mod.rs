@@ -22,7 +22,7 @@ use crate::cpu::segment_polygon::{PolygonContact, Polygons};
 use crate::cpu::segment_segment::SegmentContact;
 use crate::error::{Error, InputArray, InputError, Result};
 use crate::query::{Batch, OnInvalid};
-use crate::shape::Shape;
+use crate::shape::{Shape, ShapeHit};
 use crate::types::{Filter, PairResult, Rect, Segment};
 
 /// A kind of target, in the order that breaks an exact tie of entry times (rects first).
@@ -113,6 +113,60 @@ pub struct TargetHit {
 impl TargetHit {
     pub fn kind(&self) -> TargetKind {
         self.contact.kind()
+    }
+}
+
+/// A shape a scene holds as a kind of its own (walls, circles): what
+/// [`crate::Engine::shape_first_hits`] needs to ask the scene's query over such shapes alone.
+pub trait SceneShape: Shape {
+    /// Sets `shapes` as `targets`' shapes of this kind.
+    ///
+    /// # Errors
+    /// As [`Targets::set_walls`].
+    fn set_in(targets: &mut Targets, shapes: &[Self]) -> Result<()>;
+    /// A hit of this kind as the shapes' own hit; `None` for another kind's.
+    fn shape_hit(hit: TargetHit) -> Option<ShapeHit<Self::Contact>>;
+}
+
+/// `hit`'s segment and target with `contact`.
+fn as_shape_hit<C>(hit: &TargetHit, contact: C) -> ShapeHit<C> {
+    ShapeHit {
+        segment: hit.segment,
+        shape: hit.target,
+        contact,
+    }
+}
+
+impl SceneShape for Segment {
+    fn set_in(targets: &mut Targets, walls: &[Self]) -> Result<()> {
+        targets.set_walls(walls)
+    }
+    fn shape_hit(hit: TargetHit) -> Option<ShapeHit<SegmentContact>> {
+        match hit.contact {
+            TargetContact::Wall(c) => Some(as_shape_hit(&hit, c)),
+            _ => None,
+        }
+    }
+}
+
+impl SceneShape for Circle {
+    fn set_in(targets: &mut Targets, circles: &[Self]) -> Result<()> {
+        targets.set_circles(circles)
+    }
+    fn shape_hit(hit: TargetHit) -> Option<ShapeHit<CircleContact>> {
+        match hit.contact {
+            TargetContact::Circle(c) => Some(as_shape_hit(&hit, c)),
+            _ => None,
+        }
+    }
+}
+
+/// A polygon's hit as the polygons' own hit ([`crate::Engine::polygon_first_hits`]); `None`
+/// for another kind's.
+pub(crate) fn polygon_hit_of(hit: TargetHit) -> Option<ShapeHit<PolygonContact>> {
+    match hit.contact {
+        TargetContact::Polygon(c) => Some(as_shape_hit(&hit, c)),
+        _ => None,
     }
 }
 

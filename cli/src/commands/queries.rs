@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use clap::Args;
-use rectcast::{BroadPhase, Engine, Segment, ShapeRecord};
+use rectcast::{BroadPhase, Engine, SceneShape, Segment, ShapeRecord};
 
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
@@ -176,7 +176,7 @@ struct Held<'a> {
 
 impl ForShape for Held<'_> {
     type Output = Outcome;
-    fn with<S: ShapeRecord>(self) -> Outcome
+    fn with<S: ShapeRecord + SceneShape>(self) -> Outcome
     where
         S::Contact: ResultCells,
     {
@@ -191,7 +191,7 @@ impl ForShape for Held<'_> {
 pub struct QueryHelp;
 
 impl FlagHelp for QueryHelp {
-    fn help<S: ShapeRecord>() -> String
+    fn help<S: ShapeRecord + SceneShape>() -> String
     where
         S::Contact: ResultCells,
     {

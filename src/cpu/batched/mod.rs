@@ -27,7 +27,7 @@ mod shapes;
 mod start_cell;
 
 pub use cull::RectBlock;
-pub(crate) use shapes::{ByIndex, Earlier, FirstOrder};
+pub(crate) use shapes::{Earlier, FirstOrder};
 
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -282,13 +282,11 @@ impl CpuKernel {
     }
 
     /// Each segment's first hit among shapes whose closed boxes are `bounds` (the smallest
-    /// `t_enter`, a tie ordered by `order_of`: [`ByIndex`], the lowest shape), of the pairs
-    /// `order_of` tests, `first` one per segment: as
+    /// `t_enter`, a tie ordered by `order_of`'s exact entries), of the pairs `order_of` tests, `first` one per segment: as
     /// [`CpuKernel::shape_hit_chunks`], but the grid's walk stops at the first row boundary
     /// the best hit so far is certainly before (every shape not visited yet meets the segment
     /// only past that boundary, so its rounded t cannot be smaller, nor tie), a candidate
-    /// whose box the segment enters after the best hit (or as soon, at a higher index) is
-    /// skipped (unless `order_of` orders ties exactly), and past a best hit that
+    /// whose box the segment enters after the best hit is skipped, and past a best hit that
     /// [settles](FirstOrder::settles) each cell's entries above it are skipped (cells list
     /// shapes in ascending order). The walk's candidates are answered sixteen at a time
     /// (the lane filter's width), so that a bullet starting inside shapes sets that ceiling
@@ -330,9 +328,8 @@ impl CpuKernel {
                     // frame's bullets, whose writes cost the scene's merge a tenth.
                     continue;
                 }
-                // A segment that starts inside a shape, in an exact order: answered from its
-                // start's cell alone.
-                if let (false, Some(grid)) = (O::BY_INDEX, grid.filter(|g| !g.along)) {
+                // A segment that starts inside a shape: answered from its start's cell alone.
+                if let Some(grid) = grid.filter(|g| !g.along) {
                     let start = start_entries(grid, s);
                     let tested = |k: usize| order_of.tests(index, k).then(|| contact(s, k));
                     if let Some((shape, contact)) = start_shape(grid, s, start, order_of, tested) {
@@ -356,8 +353,8 @@ impl CpuKernel {
                 let ceiling = std::cell::Cell::new(u32::MAX);
                 let visit = |k: usize, t_below: f32| {
                     // A shape lies in its box: one whose box the segment enters after the best
-                    // hit cannot come first, nor one it enters no sooner at a higher index
-                    // (best-first pruning, exact: the box's t is at or below the shape's).
+                    // hit cannot come first (best-first pruning, exact: the box's t is at or
+                    // below the shape's).
                     // The lane filter's bound, where it gives one, is closer still (walls
                     // crossed inside their boxes).
                     let now = best.get();
@@ -379,9 +376,8 @@ impl CpuKernel {
                         if later && order_of.settles(&best_contact) {
                             return;
                         }
-                        let below = box_bound(s, &bounds[k], t_below);
-                        // Of equal rounded t, an exact order may put a higher shape first.
-                        if below > t || (below == t && later && O::BY_INDEX) {
+                        // Of equal rounded t, the exact order may put a higher shape first.
+                        if box_bound(s, &bounds[k], t_below) > t {
                             return;
                         }
                     }
@@ -507,8 +503,7 @@ impl CpuKernel {
     }
 }
 
-/// The first hit of segment `s` among shapes in an exact order (not [`FirstOrder::BY_INDEX`])
-/// when it starts inside one: the lowest shape `contact` answers (the pairs tested) whose
+/// The first hit of segment `s` among shapes in the exact order when it starts inside one: the lowest shape `contact` answers (the pairs tested) whose
 /// closed set holds the start (its hit [settles](FirstOrder::settles)), `start` the entries of
 /// the start's cell ([`start_entries`]); `None` when no listed shape settles (the walk then
 /// answers). Its entry is exactly 0, the least there is, and an exact tie goes to the lower
@@ -542,17 +537,8 @@ fn start_shape<C: ShapeContact, O: FirstOrder<C>>(
 /// which pairs it tests, and how it orders two hits whose rounded `t_enter` are equal (a
 /// smaller rounded `t_enter` always comes first: rounding is monotone).
 pub(crate) trait FirstOrder<C: ShapeContact>: Sync {
-    /// Whether equal rounded `t_enter` go to the lower index, whatever their exact entries
-    /// (the shapes' own queries); the walk then skips a shape entered no sooner at a higher
-    /// index without answering it. Otherwise they go by exact entry, then index, and a hit
-    /// [settles](Self::settles) only where its exact entry is 0: a segment that starts in a
-    /// shape is then answered from its start's cell alone ([`start_shape`]).
-    const BY_INDEX: bool;
-
     /// Whether the pair (segment `segment`, shape `shape`) is tested; an untested one misses.
-    fn tests(&self, _segment: usize, _shape: usize) -> bool {
-        true
-    }
+    fn tests(&self, segment: usize, shape: usize) -> bool;
 
     /// Whether `c` (its shape and contact) comes before `best` for segment `s`, their rounded
     /// `t_enter` equal.
@@ -562,14 +548,12 @@ pub(crate) trait FirstOrder<C: ShapeContact>: Sync {
     fn settles(&self, c: &C) -> bool;
 
     /// What segment `segment` hit before this query, in targets ordered before these shapes
-    /// (none: the shapes' own queries). A shape entered after it cannot come first, and the
+    /// ([`Earlier::NONE`] for none). A shape entered after it cannot come first, and the
     /// query may answer any hit, or none, for a segment whose first hit comes earlier; one
     /// that [settles](Earlier::settles) is not answered at all: its slot in `first` is left as
     /// it was (a scene's kinds keep theirs from frame to frame, and read no kind's slot past
     /// one that settles: `targets::kind_first`).
-    fn earlier(&self, _segment: usize) -> Earlier {
-        Earlier::NONE
-    }
+    fn earlier(&self, segment: usize) -> Earlier;
 }
 
 /// A first hit among targets ordered before a query's shapes ([`FirstOrder::earlier`]).
@@ -587,21 +571,6 @@ impl Earlier {
         t_enter: f32::INFINITY,
         settles: false,
     };
-}
-
-/// The shapes' own order: the smallest rounded `t_enter`, then the lowest index.
-pub(crate) struct ByIndex;
-
-impl<C: ShapeContact> FirstOrder<C> for ByIndex {
-    const BY_INDEX: bool = true;
-
-    fn before(&self, _: &Segment, (k, _): (u32, &C), (best, _): (u32, &C)) -> bool {
-        k < best
-    }
-
-    fn settles(&self, c: &C) -> bool {
-        c.t_enter() == 0.0
-    }
 }
 
 /// How many shapes' layouts a kernel keeps: one per shape kind of a scene (`Targets`: circles,

@@ -1,12 +1,11 @@
 //! The shapes' queries through the broad phase's grid on the GPU (`shaders/shape_grid.wgsl`,
-//! after the walk of `shaders/grid_walk.wgsl`): first hits, hits and counts, each query segment
+//! after the walk of `shaders/grid_walk.wgsl`): hits and counts, each query segment
 //! listing the shapes of the cells it crosses, and the exact path running over that list, with
 //! the bytes of the dense passes'. The tiles, rooms and reruns here serve the polygons' edges
 //! too (`polygon_grid.rs`).
 //!
-//! The grid is built on the host over the shapes' boxes ([`Grid::build`]; walls' first hits
-//! along the walls, [`Grid::build_along`]; the engine keeps it for the same shapes from call to
-//! call) and goes up once per call; a tile is a run of queries
+//! The grid is built on the host over the shapes' boxes ([`Grid::build`]; the engine keeps it
+//! for the same shapes from call to call) and goes up once per call; a tile is a run of queries
 //! against every shape. A tile's list, and its hit list, start with room for a few a query; a
 //! tile that found more runs again with room for all, or in halves past what a binding holds.
 //! The pipelines compile on their query's first use, and only where the device binds their
@@ -14,10 +13,9 @@
 //! bytes).
 
 use super::kernels::{GridPipelines, GridQuery, ShapeGrid};
-use super::queries::{copy_hits, merge_counts, merge_first_hits, merge_hits};
+use super::queries::{copy_hits, merge_counts, merge_hits};
 use super::{GpuShapeQueries, Run, Staged, TileWork};
 use crate::cpu::grid::Grid;
-use crate::cpu::shape_queries::NO_SHAPE;
 use crate::error::Result;
 use crate::gpu::buffers::{Binder, Growable};
 use crate::gpu::chunks::{self, DenseChunk};
@@ -192,12 +190,9 @@ impl<S: Shape> GpuShapeQueries<S> {
         S::KERNEL.grid.is_some()
             && query.runs_on(S::KERNEL.reduces)
             && grid.is_built()
-            // Along walls: a wall in every cell of its line, each with its box (first hits
-            // alone, which a wall met twice does not change).
-            && match grid.along {
-                true => query == GridQuery::FirstHits && grid.boxes.len() == grid.entries.len(),
-                false => grid.spans.len() == shapes,
-            }
+            // Not along walls: a wall in every cell of its line would be met twice.
+            && !grid.along
+            && grid.spans.len() == shapes
             && shapes > 0
             && layouts::allow_shape_grid(&limits)
             // Each shape's value, box and (a query's candidates and hits on every shape)
@@ -327,12 +322,6 @@ impl<S: Shape> GpuShapeQueries<S> {
             .bind(7, &state.pair_list)
             .grow(8, &mut state.listed_pairs, list * 4);
         let binder = match query {
-            GridQuery::FirstHits => binder
-                .bind(4, self.bounds.get())
-                .grow(10, &mut state.first_contacts, n * contact)
-                .grow(14, &mut state.listed_contacts, list * contact)
-                .grow(15, &mut state.first_keys, n * 4)
-                .grow(16, &mut state.first_marks, n * 4),
             GridQuery::Hits => binder
                 .bind(4, self.bounds.get())
                 .bind(11, &state.hit_count)
@@ -369,10 +358,6 @@ impl<S: Shape> GpuShapeQueries<S> {
         encoder.clear_buffer(&state.pair_list, 0, None);
         let n = (queries * 4) as u64;
         match query {
-            GridQuery::FirstHits => {
-                encoder.clear_buffer(state.first_keys.get(), 0, Some(n));
-                encoder.clear_buffer(state.first_marks.get(), 0, Some(n));
-            }
             GridQuery::Hits => encoder.clear_buffer(&state.hit_count, 0, None),
             GridQuery::Counts => {
                 encoder.clear_buffer(state.query_hits.get(), 0, Some(n));
@@ -424,7 +409,6 @@ impl<S: Shape> GpuShapeQueries<S> {
         let rooms = self.grid_rooms(query, grid, shapes.len());
         let work = self.grid_tiles(queries.len(), shapes.len(), rooms);
         let m = shapes.len();
-        let contact = size_of::<S::Contact>();
         let run = Run {
             in_flight,
             contacts: false,
@@ -442,7 +426,6 @@ impl<S: Shape> GpuShapeQueries<S> {
                     // The list's length, then the query's outputs: reserved at once, since a
                     // staging buffer that grows is replaced.
                     let outputs = match query {
-                        GridQuery::FirstHits => n * (4 + contact),
                         GridQuery::Hits | GridQuery::PolygonEdges => 4,
                         GridQuery::Counts => (n + m) * 4,
                     };
@@ -473,60 +456,8 @@ impl<S: Shape> GpuShapeQueries<S> {
         )
     }
 
-    /// [`first_hits`](Self::first_hits) through `grid` (over `shapes`' boxes): false, with
-    /// nothing done, where it cannot run here ([`grid_runs`](Self::grid_runs)).
-    pub(crate) fn first_hits_through(
-        &mut self,
-        queries: &[Segment],
-        shapes: &[S],
-        grid: &Grid,
-        first: &mut [Option<ShapeHit<S::Contact>>],
-    ) -> Result<bool> {
-        if !self.grid_runs(GridQuery::FirstHits, grid, shapes.len()) {
-            return Ok(false);
-        }
-        let contact = size_of::<S::Contact>();
-        let query = (GridQuery::FirstHits, CHUNKS_IN_FLIGHT);
-        self.run_grid(
-            queries,
-            shapes,
-            grid,
-            query,
-            |this, work, encoder, slot| {
-                let GridWork::Tile { tile, .. } = work else {
-                    return (0, 0);
-                };
-                let n = tile.segments.len();
-                let (mark_bytes, contact_bytes) = ((n * 4) as u64, (n * contact) as u64);
-                let state = this.grid.as_ref().expect("uploaded first");
-                let staging = this.staging[slot].get();
-                let marks = state.first_marks.get();
-                encoder.copy_buffer_to_buffer(marks, 0, staging, 4, mark_bytes);
-                let contacts = state.first_contacts.get();
-                encoder.copy_buffer_to_buffer(contacts, 0, staging, 4 + mark_bytes, contact_bytes);
-                (mark_bytes + contact_bytes, 0)
-            },
-            |work, mapped, _| {
-                let GridWork::Tile { tile, .. } = work else {
-                    return;
-                };
-                // Marks to shapes (0: none), in place of the dense reduction's shapes.
-                let n = tile.segments.len();
-                let mut read = mapped[4..].to_vec();
-                for mark in bytemuck::cast_slice_mut::<u8, u32>(&mut read[..n * 4]) {
-                    *mark = match *mark {
-                        0 => NO_SHAPE,
-                        mark => !mark,
-                    };
-                }
-                merge_first_hits(tile, &read, first);
-            },
-        )?;
-        Ok(true)
-    }
-
-    /// [`hits`](Self::hits) through `grid`, as [`first_hits_through`](Self::first_hits_through):
-    /// `None` where it cannot run here.
+    /// [`hits`](Self::hits) through `grid` (over `shapes`' boxes): `None`, with nothing done,
+    /// where it cannot run here ([`grid_runs`](Self::grid_runs)).
     pub(crate) fn hits_through(
         &mut self,
         queries: &[Segment],
@@ -587,7 +518,7 @@ impl<S: Shape> GpuShapeQueries<S> {
         Ok(Some(hits))
     }
 
-    /// [`counts`](Self::counts) through `grid`, as [`first_hits_through`](Self::first_hits_through).
+    /// [`counts`](Self::counts) through `grid`, as [`hits_through`](Self::hits_through).
     pub(crate) fn counts_through(
         &mut self,
         queries: &[Segment],

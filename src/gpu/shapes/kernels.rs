@@ -10,8 +10,7 @@ use super::super::shader::{self, GridParams};
 use crate::error::Result;
 use crate::shape::Shape;
 
-/// The entry points of `shaders/shape_queries.wgsl`.
-pub(super) const FIRST_HITS_ENTRY: &str = "shape_first_hits";
+/// The entry point of `shaders/shape_queries.wgsl`.
 pub(super) const HITS_ENTRY: &str = "shape_hit_list";
 
 /// A bind group layout of `entries`, and the pipeline layout of that one group.
@@ -36,12 +35,8 @@ pub(super) struct ShapeKernels {
     pub(super) dense: wgpu::ComputePipeline,
     /// `list_dispatch` and the second pass, where the kernel has one.
     pub(super) listed: Option<(wgpu::ComputePipeline, wgpu::ComputePipeline)>,
-    /// The reductions' layout, then `shape_first_hits` and `shape_hit_list`.
-    pub(super) reductions: Option<(
-        wgpu::BindGroupLayout,
-        wgpu::ComputePipeline,
-        wgpu::ComputePipeline,
-    )>,
+    /// The hit list's layout and `shape_hit_list`.
+    pub(super) reductions: Option<(wgpu::BindGroupLayout, wgpu::ComputePipeline)>,
 }
 
 /// Shape `S`'s kernel as a module, and its pipeline constants, on `context`.
@@ -80,7 +75,7 @@ impl ShapeKernels {
             let reductions = S::KERNEL.reduces.then(|| {
                 let (layout, pipeline) =
                     pipelines("rectcast.shapes.reductions_layout", SHAPE_REDUCTIONS);
-                (layout, pipeline(FIRST_HITS_ENTRY), pipeline(HITS_ENTRY))
+                (layout, pipeline(HITS_ENTRY))
             });
             Ok(Self {
                 layout,
@@ -156,15 +151,11 @@ impl CountsKernel {
     }
 }
 
-/// The queries reduced on the GPU from a tile's dense pairs (`shaders/shape_queries.wgsl`):
-/// their pipelines, one layout, and their outputs.
+/// The hits reduced on the GPU from a tile's dense pairs (`shaders/shape_queries.wgsl`):
+/// their pipeline, its layout, and its outputs.
 pub(super) struct Reductions {
     pub(super) layout: wgpu::BindGroupLayout,
-    pub(super) first_hits: wgpu::ComputePipeline,
     pub(super) hits: wgpu::ComputePipeline,
-    /// Each query's first shape in the tile (`NO_SHAPE` for none) and that pair's contact.
-    pub(super) first_shapes: Growable,
-    pub(super) first_contacts: Growable,
     /// How many pairs of the tile hit (zeroed before each dispatch), then each one's pair
     /// index and contact, in no set order.
     pub(super) hit_count: wgpu::Buffer,
@@ -175,20 +166,13 @@ pub(super) struct Reductions {
 
 impl Reductions {
     pub(super) fn new(
-        (layout, first_hits, hits): (
-            wgpu::BindGroupLayout,
-            wgpu::ComputePipeline,
-            wgpu::ComputePipeline,
-        ),
+        (layout, hits): (wgpu::BindGroupLayout, wgpu::ComputePipeline),
         hit_count: wgpu::Buffer,
     ) -> Self {
         let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
         Self {
             layout,
-            first_hits,
             hits,
-            first_shapes: Growable::new("rectcast.shapes.first_shapes", output),
-            first_contacts: Growable::new("rectcast.shapes.first_contacts", output),
             hit_count,
             hit_pairs: Growable::new("rectcast.shapes.hit_pairs", output),
             hit_contacts: Growable::new("rectcast.shapes.hit_contacts", output),
@@ -198,37 +182,27 @@ impl Reductions {
 }
 
 /// A query through the grid: its passes after the list's, and the layout of their group 0
-/// (group 1 is the walk's, [`layouts::GRID_WALK`]). The first three are a reducing shape's
+/// (group 1 is the walk's, [`layouts::GRID_WALK`]). The first two are a reducing shape's
 /// (`shaders/shape_grid.wgsl`); the last is the polygons' (`shaders/polygon_grid.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum GridQuery {
-    FirstHits = 0,
-    Hits = 1,
-    Counts = 2,
-    PolygonEdges = 3,
+    Hits = 0,
+    Counts = 1,
+    PolygonEdges = 2,
 }
 
 /// How many queries through the grid there are: [`GridQuery`]'s.
-pub(super) const GRID_QUERIES: usize = 4;
+pub(super) const GRID_QUERIES: usize = 3;
 
 impl GridQuery {
-    /// The pass that walks the grid and lists each query's candidates: the first hits' under a
-    /// ceiling (`shape_grid_first_list`, docs/broad_phase.md), every other query's all of them.
+    /// The pass that walks the grid and lists each query's candidates, all of them.
     pub(super) fn list(self) -> &'static str {
-        match self {
-            GridQuery::FirstHits => "shape_grid_first_list",
-            _ => "shape_grid_list",
-        }
+        "shape_grid_list"
     }
 
     /// The passes over the list of candidates, in order; the first is the exact path's.
     pub(super) fn passes(self) -> &'static [&'static str] {
         match self {
-            GridQuery::FirstHits => &[
-                "shape_grid_first_times",
-                "shape_grid_first_shapes",
-                "shape_grid_first_contacts",
-            ],
             GridQuery::Hits => &["shape_grid_hits"],
             GridQuery::Counts => &["shape_grid_counts"],
             GridQuery::PolygonEdges => &["polygon_grid_edges"],
@@ -237,7 +211,6 @@ impl GridQuery {
 
     fn entries(self) -> Entries {
         match self {
-            GridQuery::FirstHits => layouts::SHAPE_GRID_FIRST_HITS,
             GridQuery::Hits => layouts::SHAPE_GRID_HITS,
             GridQuery::Counts => layouts::SHAPE_GRID_COUNTS,
             GridQuery::PolygonEdges => layouts::POLYGON_GRID_EDGES,
@@ -301,10 +274,9 @@ impl GridPipelines {
             })
         };
         match query {
-            GridQuery::FirstHits => context.compiled::<GridPipelinesOf<S, 0>, _>(build),
-            GridQuery::Hits => context.compiled::<GridPipelinesOf<S, 1>, _>(build),
-            GridQuery::Counts => context.compiled::<GridPipelinesOf<S, 2>, _>(build),
-            GridQuery::PolygonEdges => context.compiled::<GridPipelinesOf<S, 3>, _>(build),
+            GridQuery::Hits => context.compiled::<GridPipelinesOf<S, 0>, _>(build),
+            GridQuery::Counts => context.compiled::<GridPipelinesOf<S, 1>, _>(build),
+            GridQuery::PolygonEdges => context.compiled::<GridPipelinesOf<S, 2>, _>(build),
         }
     }
 }
@@ -323,14 +295,10 @@ pub(super) struct ShapeGrid {
     /// Each query's groups 0 and 1.
     pub(super) groups: [(Option<wgpu::BindGroup>, Option<wgpu::BindGroup>); GRID_QUERIES],
     /// The list's header (`PairList`: its length, then its passes' indirect dispatch), the
-    /// dispatch copied out of it, the listed candidates and (first hits) their contacts.
+    /// dispatch copied out of it, and the listed candidates.
     pub(super) pair_list: wgpu::Buffer,
     pub(super) list_args: wgpu::Buffer,
     pub(super) listed_pairs: Growable,
-    pub(super) listed_contacts: Growable,
-    pub(super) first_keys: Growable,
-    pub(super) first_marks: Growable,
-    pub(super) first_contacts: Growable,
     pub(super) hit_count: wgpu::Buffer,
     pub(super) hit_pairs: Growable,
     pub(super) hit_contacts: Growable,
@@ -378,10 +346,6 @@ impl ShapeGrid {
                 wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
             ),
             listed_pairs: Growable::new("rectcast.shapes.grid_listed_pairs", output),
-            listed_contacts: Growable::new("rectcast.shapes.grid_listed_contacts", output),
-            first_keys: Growable::new("rectcast.shapes.grid_first_keys", output),
-            first_marks: Growable::new("rectcast.shapes.grid_first_marks", output),
-            first_contacts: Growable::new("rectcast.shapes.grid_first_contacts", output),
             hit_count: buffer("rectcast.shapes.grid_hit_count", 16, output),
             hit_pairs: Growable::new("rectcast.shapes.grid_hit_pairs", output),
             hit_contacts: Growable::new("rectcast.shapes.grid_hit_contacts", output),

@@ -1,13 +1,11 @@
 //! The queries over shapes on the GPU, each as what a tile encodes and how its read-back
 //! merges; the chunk ring and the uploads are the host's (`super`).
 
-use super::kernels::{CountsKernel, FIRST_HITS_ENTRY, HITS_ENTRY, ShapeKernels};
+use super::kernels::{CountsKernel, HITS_ENTRY, ShapeKernels};
 use super::{DENSE, GpuShapeQueries, Run, Staged, TileWork};
-use crate::cpu::shape_queries::{NO_SHAPE, comes_first};
 use crate::error::Result;
 use crate::gpu::buffers::Binder;
 use crate::gpu::chunks::{self, DenseChunk};
-use crate::gpu::shader::WORKGROUP_SIZE;
 use crate::gpu::timer::KernelTimer;
 use crate::shape::{Shape, ShapeContact, ShapeHit};
 use crate::types::Segment;
@@ -124,64 +122,6 @@ impl<S: Shape> GpuShapeQueries<S> {
         }
     }
 
-    /// Each query's first hit among the shapes (the smallest `t_enter`, the lowest index on a
-    /// tie: [`comes_first`]), into `first` (as long as `queries`, every entry `None` on entry).
-    /// Each tile's dense pairs are reduced on the GPU (`shape_first_hits`), which sends back
-    /// one shape and contact per query; the host keeps the first over the tiles. Inputs are
-    /// valid and the kernel reduces ([`ShapeKernel::reduces`](crate::ShapeKernel::reduces)).
-    pub(crate) fn first_hits(
-        &mut self,
-        queries: &[Segment],
-        shapes: &[S],
-        first: &mut [Option<ShapeHit<S::Contact>>],
-    ) -> Result<()> {
-        let contact = size_of::<S::Contact>();
-        let work = chunks::plan_dense(
-            queries.len(),
-            shapes.len(),
-            self.tile_caps(FIRST_HITS_ENTRY),
-        );
-        self.run_tiles(
-            queries,
-            shapes,
-            DENSE,
-            work,
-            |this, tile: &DenseChunk, encoder, slot| {
-                let (n, pairs) = (tile.segments.len(), tile.pair_count());
-                let (shape_bytes, contact_bytes) = ((n * 4) as u64, (n * contact) as u64);
-                this.reserve_reductions(n, 0);
-                this.reserve_staging(slot, shape_bytes + contact_bytes);
-                this.encode_dense(encoder, pairs);
-                let reductions = this.reductions.as_ref().expect("the kernel reduces");
-                // A workgroup per query.
-                let grid = this.grid(n * WORKGROUP_SIZE as usize);
-                let (label, bind_group) = (
-                    "rectcast.shapes.first_hits_pass",
-                    reductions.bind_group.as_ref(),
-                );
-                let timer = this.timer.as_ref();
-                dispatch(
-                    encoder,
-                    (label, timer),
-                    &reductions.first_hits,
-                    bind_group,
-                    grid,
-                );
-                let staging = this.staging[slot].get();
-                let shapes_out = reductions.first_shapes.get();
-                encoder.copy_buffer_to_buffer(shapes_out, 0, staging, 0, shape_bytes);
-                let contacts_out = reductions.first_contacts.get();
-                encoder.copy_buffer_to_buffer(contacts_out, 0, staging, shape_bytes, contact_bytes);
-                Ok(Staged {
-                    bytes: shape_bytes + contact_bytes,
-                    step: FIRST_HITS_ENTRY,
-                    pairs,
-                })
-            },
-            |tile, mapped, _| merge_first_hits(tile, mapped, first),
-        )
-    }
-
     /// Every hitting (query, shape) pair, in (query, shape) order. Each tile's dense pairs are
     /// reduced on the GPU (`shape_hit_list` appends the hits), which sends back how many, then
     /// the hits alone. Inputs are valid and the kernel reduces
@@ -207,7 +147,7 @@ impl<S: Shape> GpuShapeQueries<S> {
             |this, work: &HitsWork, encoder, slot| match work {
                 HitsWork::Tile(tile) => {
                     let pairs = tile.pair_count();
-                    this.reserve_reductions(0, pairs);
+                    this.reserve_reductions(pairs);
                     this.reserve_staging(slot, 4);
                     this.encode_dense(encoder, pairs);
                     let reductions = this.reductions.as_ref().expect("the kernel reduces");
@@ -372,9 +312,9 @@ impl<S: Shape> GpuShapeQueries<S> {
             );
     }
 
-    /// Grows the reductions' outputs to hold `queries` first hits and `pairs` hits, rebuilding
-    /// their bind group if any buffer (theirs or the contacts they read) was replaced.
-    fn reserve_reductions(&mut self, queries: usize, pairs: usize) {
+    /// Grows the hit list's outputs to hold `pairs` hits, rebuilding their bind group if any
+    /// buffer (theirs or the contacts they read) was replaced.
+    fn reserve_reductions(&mut self, pairs: usize) {
         let device = &self.context.device;
         let cap = self.max_binding_bytes;
         let contact = size_of::<S::Contact>();
@@ -384,12 +324,6 @@ impl<S: Shape> GpuShapeQueries<S> {
         Binder::new(device, cap, &reductions.bind_group)
             .bind(0, &self.params)
             .bind(3, self.contacts.get())
-            .grow(9, &mut reductions.first_shapes, (queries * 4) as u64)
-            .grow(
-                10,
-                &mut reductions.first_contacts,
-                (queries * contact) as u64,
-            )
             .bind(11, &reductions.hit_count)
             .grow(12, &mut reductions.hit_pairs, (pairs * 4) as u64)
             .grow(13, &mut reductions.hit_contacts, (pairs * contact) as u64)
@@ -398,35 +332,6 @@ impl<S: Shape> GpuShapeQueries<S> {
                 &reductions.layout,
                 &mut reductions.bind_group,
             );
-    }
-}
-
-/// Keeps, for each query of `tile`, the first of its hit in the tile's read-back (`mapped`:
-/// each query's shape in the tile, `NO_SHAPE` for none, then each one's contact) and the one
-/// `first` holds.
-pub(super) fn merge_first_hits<C: ShapeContact>(
-    tile: &DenseChunk,
-    mapped: &[u8],
-    first: &mut [Option<ShapeHit<C>>],
-) {
-    let (shape_bytes, contact_bytes) = mapped.split_at(tile.segments.len() * 4);
-    let tile_shapes: &[u32] = bytemuck::cast_slice(shape_bytes);
-    let contacts: &[C] = bytemuck::cast_slice(contact_bytes);
-    for (k, (&j, contact)) in tile_shapes.iter().zip(contacts).enumerate() {
-        if j == NO_SHAPE {
-            continue;
-        }
-        let segment = tile.segments.start + k;
-        let shape = (tile.targets.start + j as usize) as u32;
-        let slot = &mut first[segment];
-        let (best_shape, best) = slot.map_or((NO_SHAPE, *contact), |b| (b.shape, b.contact));
-        if comes_first(contact, shape, &best, best_shape) {
-            *slot = Some(ShapeHit {
-                segment: segment as u32,
-                shape,
-                contact: *contact,
-            });
-        }
     }
 }
 

@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use rectcast::{
-    Batch, Engine, Outline as ShapeOutline, Polygons, Rect, Segment, ShapeContact, ShapeRecord,
+    Batch, Engine, Outline as ShapeOutline, Polygons, Rect, SceneShape, Segment, ShapeContact,
+    ShapeRecord,
 };
 mod canvas;
 mod png;
@@ -258,7 +259,7 @@ struct ReadShapes<'a>(&'a Path);
 
 impl ForShape for ReadShapes<'_> {
     type Output = Result<Box<dyn ShapeSet>, String>;
-    fn with<S: ShapeRecord>(self) -> Self::Output
+    fn with<S: ShapeRecord + SceneShape>(self) -> Self::Output
     where
         S::Contact: ResultCells,
     {
@@ -271,7 +272,7 @@ impl ForShape for ReadShapes<'_> {
 pub struct RenderHelp;
 
 impl FlagHelp for RenderHelp {
-    fn help<S: ShapeRecord>() -> String
+    fn help<S: ShapeRecord + SceneShape>() -> String
     where
         S::Contact: ResultCells,
     {
@@ -292,7 +293,7 @@ struct DrawnAs;
 
 impl ForShape for DrawnAs {
     type Output = (&'static str, bool);
-    fn with<S: ShapeRecord>(self) -> Self::Output
+    fn with<S: ShapeRecord + SceneShape>(self) -> Self::Output
     where
         S::Contact: ResultCells,
     {
