@@ -1,6 +1,7 @@
 """The Python package against the Rust library (through the `rectcast` binary's .npy output,
 byte for byte), Arrow in and out, bad input, and the GIL released while the engine runs."""
 
+import math
 import os
 import subprocess
 import threading
@@ -391,3 +392,55 @@ def test_an_unaligned_buffer_is_read_from_an_aligned_copy(engine):
 def test_a_thread_count_past_the_bound_is_refused_at_once():
     with pytest.raises(ValueError, match="20000 CPU threads: at most 1024"):
         rectcast.Engine("cpu", threads=20000)
+
+
+def _near_ties_within_a_kind(count):
+    """Segment i from (x0, y0) by (dx, dy), coprime, u*dx - v*dy = 1: it crosses the line
+    x = x0 + v at t = v/dx, 1/(dx*dy) (about 2^-26) before the line y = y0 + u at u/dy, often at
+    the same float32. Each line holds a wall and a triangle's edge, the later-entered one at the
+    lower index: walls (and triangles) 2i (y) and 2i + 1 (x)."""
+    rng = np.random.default_rng(72)
+    segments, walls, triangles = [], [], []
+    for i in range(count):
+        while True:
+            dx, dy = (int(v) for v in rng.integers(4096, 8192, 2))
+            if math.gcd(dx, dy) == 1:
+                break
+        u = next(u for u in range(1, dy) if u * dx % dy == 1)
+        v = (u * dx - 1) // dy
+        x0, y0 = i * 20_000, -int(rng.integers(0, 4096))
+        segments.append([x0, y0, x0 + dx, y0 + dy])
+        bx, by = x0 + v, y0 + u
+        walls += [[bx - 5, by, bx + 5, by], [bx, by - 5, bx, by + 5]]
+        triangles += [
+            [[bx - 5, by], [bx + 5, by], [bx, by + 5], [bx - 5, by]],
+            [[bx, by - 5], [bx + 5, by], [bx, by + 5], [bx, by - 5]],
+        ]
+    f32 = lambda rows: np.array(rows, dtype=np.float32)  # noqa: E731
+    return f32(segments), f32(walls), [f32(t) for t in triangles]
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_first_hits_over_walls_and_polygons_go_to_the_exact_earliest_on_near_ties(backend):
+    if backend == "gpu" and os.environ.get("RECTCAST_REQUIRE_GPU") != "1":
+        try:
+            rectcast.Engine("gpu")
+        except Exception as error:  # noqa: BLE001 - any reason a GPU engine cannot open
+            pytest.skip(f"no GPU engine: {error}")
+    engine = rectcast.Engine(backend)
+    segments, walls, triangles = _near_ties_within_a_kind(120)
+    n = len(segments)
+    # Rows whose two entries round alike, where only the exact order picks the higher index.
+    pairs = engine.pairs(segments, walls=walls)["t_enter"].reshape(n, 2 * n)
+    rows = np.arange(n)
+    alike = int((pairs[rows, 2 * rows] == pairs[rows, 2 * rows + 1]).sum())
+    assert alike > 20, f"{alike} rounded ties"
+    for keyword, targets in [("walls", walls), ("polygons", triangles)]:
+        got = engine.first_hit(segments, **{keyword: targets})
+        assert (got["segment"] == rows).all()
+        index = got[keyword[:-1]]  # its column: wall, polygon
+        wrong = np.flatnonzero(index != 2 * rows + 1)
+        assert wrong.size == 0, (
+            f"{keyword} on the {backend}: segment {wrong[0]} {segments[wrong[0]]}: "
+            f"{got[wrong[0]]}, not target {2 * wrong[0] + 1}, entered first"
+        )
