@@ -27,7 +27,7 @@ use parry2d::math::Vector;
 use parry2d::partitioning::{Bvh, BvhBuildStrategy};
 use parry2d::query::{Ray, RayCast};
 use rayon::prelude::*;
-use rectcast::gpu::frames::FrameCapacity;
+use rectcast::FrameCapacity;
 use rectcast::{
     Backend, Batch, BroadPhase, Circle, CpuOptions, Engine, FirstHit, FrameLoop, LayeredBatch,
     Rect, RectSet, Segment, TargetBatch, TargetHit, Targets, scene,

@@ -91,7 +91,7 @@ pub enum Error {
     /// Clipping to one rect per segment with a different number of rects.
     #[error("clipping {segments} segments to one rect each needs {segments} rects, got {rects}")]
     ClipRectCount { segments: usize, rects: usize },
-    /// A frame larger than the [`crate::gpu::frames::FrameCapacity`] its buffers were made for.
+    /// A frame larger than the [`crate::FrameCapacity`] its buffers were made for.
     #[error(
         "a frame of {segments} segments and {rects} rects exceeds the capacity of \
          {capacity_segments} segments and {capacity_rects} rects"

@@ -1,18 +1,5 @@
 #![doc = include_str!("../README.md")]
 
-/// A module's old name, kept (deprecated) for one release: `renamed_module!(old => new,
-/// "note")`, and what else the old module held.
-macro_rules! renamed_module {
-    ($(#[$doc:meta])* $old:ident => $new:ident, $note:literal $(, $also:path)*) => {
-        $(#[$doc])*
-        #[deprecated(note = $note)]
-        pub mod $old {
-            $(pub use $also;)*
-            pub use super::$new::*;
-        }
-    };
-}
-
 mod broad_phase;
 mod cancel;
 #[cfg(test)]
@@ -44,6 +31,7 @@ pub use engine::{
     GRID_TESTS_PER_SEGMENT, TestCost,
 };
 pub use error::{Error, InputArray, InputError, LimitShortfall, Problem, Result};
+pub use gpu::frames::FrameCapacity;
 pub use gpu::{GpuContext, GpuLimits, WaitLimit};
 pub use query::{Batch, ClipTo, Clipped, Counts, OnInvalid, Skipped};
 pub use shape::{Outline, Shape, ShapeContact, ShapeHit, ShapeKernel, ShapeRecord};

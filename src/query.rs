@@ -294,15 +294,6 @@ pub struct Counts {
     pub per_target: Vec<u64>,
 }
 
-impl Counts {
-    /// The old name of [`per_target`](Self::per_target), which counts any target, not only
-    /// rects.
-    #[deprecated(note = "the field is per_target: it counts any target, not only rects")]
-    pub fn per_rect(&self) -> &[u64] {
-        &self.per_target
-    }
-}
-
 /// What to clip each segment to.
 #[derive(Clone, Copy, Debug)]
 pub enum ClipTo<'a> {

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{cpu_engine, gpu_engine};
-use rectcast::gpu::frames::FrameCapacity;
+use rectcast::FrameCapacity;
 use rectcast::{
     AutoCosts, Backend, Batch, BroadPhase, Chosen, CpuOptions, Engine, Family, FirstHit, FrameLoop,
     GpuContext, GpuLimits, Segment, TestCost, scene,
@@ -106,8 +106,8 @@ fn a_call_placed_on_the_gpu_opens_it_and_gives_the_cpus_bytes_and_a_small_one_st
     );
     assert_eq!(hits, cpu_engine().hits(&batch).unwrap());
 
-    // A shape call the model places on the CPU takes the CPU's own path, its grid (no GPU
-    // compile, no brute force).
+    // A shape's first hits run on the host, the CPU's own path, its grid (no GPU compile, no
+    // GPU chunk, no brute force).
     let walls: Vec<Segment> = boxes
         .iter()
         .map(|b| Segment::new(b.min_x, b.min_y, b.max_x, b.max_y))
@@ -117,7 +117,8 @@ fn a_call_placed_on_the_gpu_opens_it_and_gives_the_cpus_bytes_and_a_small_one_st
     assert!(!engine.used_broad_phase());
     engine.set_broad_phase(BroadPhase::On);
     let got = engine.shape_first_hits(&bullets, &walls).unwrap();
-    assert!(engine.last_gpu_call().is_none(), "walls ran on the GPU");
+    let chunks = engine.last_gpu_call().map_or(0, |call| call.chunks);
+    assert_eq!(chunks, 0, "walls ran on the GPU");
     assert!(
         engine.used_broad_phase(),
         "walls ran without their CPU grid"

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{cpu_engine, gpu_engine};
-use rectcast::gpu::frames::FrameCapacity;
+use rectcast::FrameCapacity;
 use rectcast::{
     Batch, Cancel, CpuOptions, Engine, Error, FirstHit, FrameLoop, GpuLimits, Segment, WaitLimit,
     scene,

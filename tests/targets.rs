@@ -19,7 +19,7 @@ use common::segments::common_part;
 use common::{cpu_engine, gpu_engine};
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
-use rectcast::gpu::frames::FrameCapacity;
+use rectcast::FrameCapacity;
 use rectcast::scene::{SplitMix64, bullet_hell};
 use rectcast::{
     Batch, BroadPhase, Circle, CpuOptions, Engine, Error, Filter, FrameLoop, GpuLimits, InputArray,

@@ -20,12 +20,3 @@ pub mod segment_segment;
 pub mod shape_queries;
 pub mod shape_walk;
 pub mod workers;
-
-renamed_module!(
-    /// The old name of [`rect_pairs`], the mirror of the rects' pairs kernel.
-    pairs => rect_pairs, "renamed rectcast::cpu::rect_pairs"
-);
-renamed_module!(
-    /// The old name of [`rect_queries`], the mirror of the rects' queries kernels.
-    queries => rect_queries, "renamed rectcast::cpu::rect_queries"
-);

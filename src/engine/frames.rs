@@ -16,7 +16,7 @@ use crate::types::FirstHit;
 ///
 /// ```
 /// # use rectcast::{Backend, Batch, Engine, FirstHit, FrameLoop, scene};
-/// # use rectcast::gpu::frames::FrameCapacity;
+/// # use rectcast::FrameCapacity;
 /// # fn main() -> rectcast::Result<()> {
 /// let engine = Engine::new(Backend::Auto)?; // the CPU when no GPU opens
 /// let mut frames = FrameLoop::new(engine, FrameCapacity::new(10_000, 1_000))?;

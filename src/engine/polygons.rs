@@ -102,7 +102,11 @@ impl Engine {
                 hits.sort_unstable_by_key(|h| (h.segment, h.shape));
                 return Ok(hits);
             }
-            Through::Host => return self.on_host(|this| this.polygon_hits(segments, polygons)),
+            Through::Host => {
+                // The host's grid, if it walks one, is the call's.
+                self.used_grid = false;
+                return self.on_host(|this| this.polygon_hits(segments, polygons));
+            }
             Through::Dense => {}
         }
         hits_in_rows(polygons.len(), |each| {
@@ -154,7 +158,11 @@ impl Engine {
         })?;
         match through {
             Through::Grid => return Ok(counts),
-            Through::Host => return self.on_host(|this| this.polygon_counts(segments, polygons)),
+            Through::Host => {
+                // The host's grid, if it walks one, is the call's.
+                self.used_grid = false;
+                return self.on_host(|this| this.polygon_counts(segments, polygons));
+            }
             Through::Dense => {}
         }
         counts_in_rows(segments.len(), polygons.len(), |each| {

@@ -405,7 +405,11 @@ impl Engine {
             }) as &Grid
         });
         run(kernel, grid);
-        if own_call {
+        if self.shapes_on_host {
+            // A part of a scene's call, which starts with no grid used: any part's grid is
+            // the call's.
+            self.used_grid |= use_grid;
+        } else if own_call {
             self.used_grid = use_grid;
         }
         if self.cancelled() {

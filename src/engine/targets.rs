@@ -262,6 +262,8 @@ impl Engine {
         self.admitting(&rect_batch, |engine, admitted| {
             check_output(admitted.segments.len(), out.len())?;
             let mut report = SceneReport::default();
+            // Whether any kind's part walks a grid (the rects' part says its own).
+            engine.used_grid = false;
             let mut kinds = std::mem::take(&mut engine.target_first);
             let answered = engine.kind_first_hits(admitted, batch.targets, &mut kinds, &mut report);
             engine.target_first = kinds;

@@ -53,12 +53,6 @@ impl DenseChunk {
     pub fn pair_count(&self) -> usize {
         self.segments.len() * self.targets.len()
     }
-
-    /// The old name of [`targets`](Self::targets), which tiles any target, not only rects.
-    #[deprecated(note = "the field is targets: a tile of rects or of any shape")]
-    pub fn rects(&self) -> Range<usize> {
-        self.targets.clone()
-    }
 }
 
 /// Tiles `segment_count × rect_count` into dispatches, segment tiles outer, rect tiles inner.

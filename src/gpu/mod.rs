@@ -29,24 +29,3 @@ pub use rect_pairs::GpuRectPairs;
 pub use rect_queries::{GpuRectQueries, GridQuery, QueryCaps};
 pub use ring::CHUNKS_IN_FLIGHT;
 pub use shapes::GpuShapeQueries;
-
-/// The old name of [`GpuShapeQueries`], which answers every query over shapes, not only pairs.
-#[deprecated(note = "renamed rectcast::gpu::GpuShapeQueries")]
-pub type GpuShapePairs<S> = GpuShapeQueries<S>;
-
-renamed_module!(
-    /// The old name of [`rect_pairs`], whose kernel answers rects only.
-    pairs => rect_pairs, "renamed rectcast::gpu::rect_pairs"
-);
-renamed_module!(
-    /// The old name of [`rect_queries`], whose kernels answer rects only.
-    queries => rect_queries, "renamed rectcast::gpu::rect_queries", super::GpuCall
-);
-
-/// The old name of [`GpuRectPairs`], whose kernel answers rects only.
-#[deprecated(note = "renamed rectcast::gpu::GpuRectPairs")]
-pub type GpuPairs = GpuRectPairs;
-
-/// The old name of [`GpuRectQueries`], whose kernels answer rects only.
-#[deprecated(note = "renamed rectcast::gpu::GpuRectQueries")]
-pub type GpuQueries = GpuRectQueries;

@@ -333,33 +333,6 @@ pub(crate) fn with_shape_queries(mut constants: Constants) -> Constants {
     constants
 }
 
-// The shapes' kernels and constants moved to their folders (`Shape::KERNEL`,
-// `Shape::constants`); their old names here are kept, deprecated, for one release.
-
-#[deprecated(note = "use <rectcast::Segment as rectcast::Shape>::KERNEL.source")]
-pub const SEGMENT_SEGMENT_WGSL: &str = <crate::Segment as crate::Shape>::KERNEL.source;
-
-#[deprecated(note = "use <rectcast::Circle as rectcast::Shape>::KERNEL.source")]
-pub const SEGMENT_CIRCLE_WGSL: &str = <crate::Circle as crate::Shape>::KERNEL.source;
-
-#[deprecated(note = "use <rectcast::PolygonEdge as rectcast::Shape>::KERNEL.source")]
-pub const SEGMENT_POLYGON_WGSL: &str = <crate::PolygonEdge as crate::Shape>::KERNEL.source;
-
-#[deprecated(note = "use <rectcast::Segment as rectcast::Shape>::constants")]
-pub fn segment_segment_constants(emulation: Emulation) -> Constants {
-    <crate::Segment as crate::Shape>::constants(emulation)
-}
-
-#[deprecated(note = "use <rectcast::Circle as rectcast::Shape>::constants")]
-pub fn segment_circle_constants(emulation: Emulation) -> Constants {
-    <crate::Circle as crate::Shape>::constants(emulation)
-}
-
-#[deprecated(note = "use <rectcast::PolygonEdge as rectcast::Shape>::constants")]
-pub fn segment_polygon_constants(emulation: Emulation) -> Constants {
-    <crate::PolygonEdge as crate::Shape>::constants(emulation)
-}
-
 /// The overridable constants of [`RECT_QUERIES_WGSL`], for a pipeline running `query` (a
 /// [`query`] value; the `clip` entry point ignores it), emulating `emulation`.
 pub fn rect_queries_constants(query: u32, emulation: Emulation) -> Constants {
@@ -491,22 +464,3 @@ pub struct QueryParams {
 const _: () = assert!(size_of::<Params>() == 16);
 const _: () = assert!(size_of::<QueryParams>() == 16);
 const _: () = assert!(size_of::<GridParams>() == 48);
-
-// The rects' kernels were renamed after what they answer; their old names are kept,
-// deprecated, for one release.
-
-#[deprecated(note = "renamed RECT_PAIRS_WGSL")]
-pub const PAIRS_WGSL: &str = RECT_PAIRS_WGSL;
-
-#[deprecated(note = "renamed RECT_QUERIES_WGSL")]
-pub const QUERIES_WGSL: &str = RECT_QUERIES_WGSL;
-
-#[deprecated(note = "renamed rect_pairs_constants")]
-pub fn pairs_constants(emulation: Emulation) -> Constants {
-    rect_pairs_constants(emulation)
-}
-
-#[deprecated(note = "renamed rect_queries_constants")]
-pub fn queries_constants(query: u32, emulation: Emulation) -> Constants {
-    rect_queries_constants(query, emulation)
-}

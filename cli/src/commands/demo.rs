@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use rectcast::gpu::frames::FrameCapacity;
+use rectcast::FrameCapacity;
 use rectcast::{
     Backend, Batch, Engine, FirstHit, FrameLoop, Kind, PairResult, Rect, Segment, scene,
 };

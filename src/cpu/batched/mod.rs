@@ -36,13 +36,9 @@ use super::workers::Workers;
 use crate::cancel::Cancel;
 
 use super::grid::Grid;
-use super::lanes::{HitLanes, LaneVerdicts};
 pub use super::lanes::{LANES, Simd};
-use super::segment_circle::CircleContact;
-use super::segment_polygon::{EdgeContact, PolygonEdge};
-use super::segment_segment::SegmentContact;
-use crate::Circle;
-use crate::types::{Rect, Segment};
+use crate::types::Rect;
+
 /// How the CPU backend runs: its worker threads and SIMD level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuOptions {
@@ -142,44 +138,6 @@ impl Default for CpuKernel {
             skipped: AtomicBool::new(false),
         }
     }
-}
-
-// The shapes' filters moved to their shapes' folders (`cpu::segment_segment::filters`, ...);
-// their old names here are kept, deprecated, for one release.
-
-#[deprecated(note = "moved to rectcast::cpu::segment_polygon::filters::edge_filtered")]
-pub fn edge_filtered(query: &Segment, edge: &PolygonEdge) -> Option<EdgeContact> {
-    super::segment_polygon::filters::edge_filtered(query, edge)
-}
-
-#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::contact_filtered")]
-pub fn contact_filtered(query: &Segment, wall: &Segment) -> Option<SegmentContact> {
-    super::segment_segment::filters::contact_filtered(query, wall)
-}
-
-#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::wall_hit")]
-pub fn wall_hit(query: &Segment, wall: &Segment) -> bool {
-    super::segment_segment::filters::wall_hit(query, wall)
-}
-
-#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::certain_cross_f32")]
-pub fn certain_cross_f32(ux: f32, uy: f32, vx: f32, vy: f32) -> (bool, bool) {
-    super::segment_segment::filters::certain_cross_f32(ux, uy, vx, vy)
-}
-
-#[deprecated(note = "moved to rectcast::cpu::segment_segment::filters::wall_hit_lanes")]
-pub fn wall_hit_lanes(query: &Segment, walls: &HitLanes) -> LaneVerdicts {
-    super::segment_segment::filters::wall_hit_lanes(query, walls)
-}
-
-#[deprecated(note = "moved to rectcast::cpu::segment_circle::filters::circle_filtered")]
-pub fn circle_filtered(query: &Segment, circle: &Circle) -> Option<CircleContact> {
-    super::segment_circle::filters::circle_filtered(query, circle)
-}
-
-#[deprecated(note = "moved to rectcast::cpu::segment_circle::filters::circle_hit_lanes")]
-pub fn circle_hit_lanes(query: &Segment, circles: &HitLanes) -> LaneVerdicts {
-    super::segment_circle::filters::circle_hit_lanes(query, circles)
 }
 
 impl CpuKernel {
