@@ -907,14 +907,11 @@ fn queries_over_polygons_agree_with_the_pairs() {
             pairs[q * m..(q + 1) * m].iter().filter(|c| c.hit()).count()
         );
     }
+    // One at the least rounded t_enter; the exact order's, tests/targets.rs holds.
     let first = engine.polygon_first_hits(&segments, &polygons).unwrap();
-    for (q, f) in first.iter().enumerate() {
-        let row = &pairs[q * m..(q + 1) * m];
-        let best = (0..m)
-            .filter(|&p| row[p].hit())
-            .min_by(|&a, &b| row[a].t_enter.total_cmp(&row[b].t_enter).then(a.cmp(&b)));
-        assert_eq!(f.map(|h| h.shape as usize), best, "query {q}");
-    }
+    common::assert_first_hits_of_pairs("polygons", &pairs, m, &first, |q, p| {
+        format!("segment {q} {:?}, polygon {p}", segments[q])
+    });
     assert!(hits.len() > 100, "{} hits", hits.len());
 }
 

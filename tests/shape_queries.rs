@@ -46,7 +46,7 @@ fn assert_same<T: PartialEq + std::fmt::Debug>(what: &str, want: &[T], got: &[T]
 fn check<S: SceneShape>(engine: &mut Engine, what: &str, segments: &[Segment], shapes: &[S]) {
     let pairs = engine.shape_pairs(segments, shapes).expect("pairs");
     // The reductions of the dense pairs, the way the contract states them.
-    let (hits, first) = common::queries_of_pairs(&pairs, shapes.len());
+    let hits = common::hits_of_pairs(&pairs, shapes.len());
     let (mut per_segment, mut per_shape) = (vec![0u32; segments.len()], vec![0u64; shapes.len()]);
     for hit in &hits {
         per_segment[hit.segment as usize] += 1;
@@ -58,10 +58,12 @@ fn check<S: SceneShape>(engine: &mut Engine, what: &str, segments: &[Segment], s
         &hits,
         &engine.shape_hits(segments, shapes).expect("hits"),
     );
-    assert_same(
+    common::assert_first_hits_of_pairs(
         what,
-        &first,
+        &pairs,
+        shapes.len(),
         &engine.shape_first_hits(segments, shapes).expect("first"),
+        |s, k| format!("segment {s} {:?}, shape {k}", segments[s]),
     );
     let counts = engine.shape_counts(segments, shapes).expect("counts");
     assert_same(what, &per_segment, &counts.per_segment);

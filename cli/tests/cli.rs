@@ -23,17 +23,21 @@ impl Dir {
     fn path(&self, name: &str) -> PathBuf {
         self.0.path().join(name)
     }
+    /// `rows` (segments or walls) written as CSV file `name`.
+    fn segments(&self, name: &str, rows: &[Segment]) -> PathBuf {
+        let mut text = String::from("x0,y0,x1,y1\n");
+        for g in rows {
+            text += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
+        }
+        self.file(name, &text)
+    }
     /// A scene written as `s.csv` and `r.csv`.
     fn scene(&self, (segments, rects): (Vec<Segment>, Vec<Rect>)) -> (PathBuf, PathBuf) {
-        let mut s = String::from("x0,y0,x1,y1\n");
-        for g in &segments {
-            s += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
-        }
         let mut r = String::from("min_x,min_y,max_x,max_y\n");
         for b in &rects {
             r += &format!("{},{},{},{}\n", b.min_x, b.min_y, b.max_x, b.max_y);
         }
-        (self.file("s.csv", &s), self.file("r.csv", &r))
+        (self.segments("s.csv", &segments), self.file("r.csv", &r))
     }
 }
 
@@ -815,14 +819,10 @@ fn pairs_with_walls_writes_segment_x_segment_rows_as_the_library_decides() {
         rectcast::scene::random_batch(71, 40, 30, 10.0).0,
         rectcast::scene::random_batch(72, 30, 30, 10.0).0,
     );
-    let csv = |name: &str, rows: &[Segment]| {
-        let mut text = String::from("x0,y0,x1,y1\n");
-        for g in rows {
-            text += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
-        }
-        dir.file(name, &text)
-    };
-    let (s, w) = (csv("s.csv", &segments), csv("w.csv", &walls));
+    let (s, w) = (
+        dir.segments("s.csv", &segments),
+        dir.segments("w.csv", &walls),
+    );
     let o = rectcast(&[
         "pairs",
         "--segments",
@@ -970,11 +970,7 @@ fn pairs_with_circles_writes_segment_x_circle_rows_as_the_library_decides() {
             )
         })
         .collect();
-    let mut text = String::from("x0,y0,x1,y1\n");
-    for g in &segments {
-        text += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
-    }
-    let s = dir.file("s.csv", &text);
+    let s = dir.segments("s.csv", &segments);
     // Columns in any order, with another one ignored.
     let mut text = String::from("r,name,cy,cx\n");
     for c in &circles {
@@ -1173,11 +1169,7 @@ fn pairs_with_polygons_from_wkt_geojson_and_the_flat_form_write_the_same_rows() 
         vec![[5.0, 5.0], [9.0, 5.0], [9.0, 9.0], [7.0, 6.5], [5.0, 9.0]],
         vec![[0.5, 7.0], [3.0, 9.5], [0.5, 9.5]],
     ];
-    let mut text = String::from("x0,y0,x1,y1\n");
-    for g in &segments {
-        text += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
-    }
-    let s = dir.file("s.csv", &text);
+    let s = dir.segments("s.csv", &segments);
     let coords = |ring: &Vec<[f32; 2]>, sep: &str, pair: &dyn Fn(f32, f32) -> String| {
         let mut closed = ring.clone();
         closed.push(ring[0]);
@@ -1925,14 +1917,10 @@ fn first_hit_over_walls_and_polygons_picks_the_exact_earliest_on_near_ties() {
         })
         .count();
     assert!(alike > 20, "{alike} rounded ties");
-    let csv = |name: &str, rows: &[Segment]| {
-        let mut text = String::from("x0,y0,x1,y1\n");
-        for g in rows {
-            text += &format!("{},{},{},{}\n", g.x0, g.y0, g.x1, g.y1);
-        }
-        dir.file(name, &text)
-    };
-    let (s, w) = (csv("s.csv", &segments), csv("w.csv", &walls));
+    let (s, w) = (
+        dir.segments("s.csv", &segments),
+        dir.segments("w.csv", &walls),
+    );
     let wkt: String = triangles
         .iter()
         .map(|t| {

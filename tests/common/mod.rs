@@ -211,34 +211,67 @@ pub fn tiny_limits() -> GpuLimits {
     }
 }
 
-/// The hits and first hits of the dense pairs `pairs` (query-major over `shapes` shapes), as
-/// the contract states them (docs/semantics.md, "Queries over shapes"): every hitting pair in
-/// (segment, shape) order; each segment's hit with the smallest `t_enter`, the lowest shape on
-/// a tie, `None` on a miss. Written from the contract, not from the library's reductions.
-pub fn queries_of_pairs<C: rectcast::ShapeContact>(
+/// The hits of the dense pairs `pairs` (query-major over `shapes` shapes), as the contract
+/// states them (docs/semantics.md, "Queries over shapes"): every hitting pair in (segment,
+/// shape) order. Written from the contract, not from the library's reductions.
+pub fn hits_of_pairs<C: rectcast::ShapeContact>(
     pairs: &[C],
     shapes: usize,
-) -> (
-    Vec<rectcast::ShapeHit<C>>,
-    Vec<Option<rectcast::ShapeHit<C>>>,
-) {
-    let segments = pairs.len() / shapes.max(1);
-    let mut hits = Vec::new();
-    let mut first: Vec<Option<rectcast::ShapeHit<C>>> = vec![None; segments];
-    for (i, c) in pairs.iter().enumerate().filter(|(_, c)| c.hit()) {
-        let hit = rectcast::ShapeHit {
+) -> Vec<rectcast::ShapeHit<C>> {
+    pairs
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.hit())
+        .map(|(i, c)| rectcast::ShapeHit {
             segment: (i / shapes) as u32,
             shape: (i % shapes) as u32,
             contact: *c,
+        })
+        .collect()
+}
+
+/// Each segment's first hit in `got_first` against the dense pairs `pairs`: one of its hitting
+/// pairs, as the pairs give it, at the smallest rounded `t_enter` (which of two at the same f32
+/// is the exact order's, that tests/targets.rs holds to the exact entries); `None` for a
+/// segment that hits nothing.
+pub fn assert_first_hits_of_pairs<C: rectcast::ShapeContact>(
+    what: &str,
+    pairs: &[C],
+    shapes: usize,
+    got_first: &[Option<rectcast::ShapeHit<C>>],
+    describe: impl Fn(usize, usize) -> String,
+) {
+    let segments = pairs.len() / shapes.max(1);
+    assert_eq!(got_first.len(), segments, "{what}: first hits' length");
+    for (s, got) in got_first.iter().enumerate() {
+        let row = &pairs[s * shapes..(s + 1) * shapes];
+        let least = row
+            .iter()
+            .filter(|c| c.hit())
+            .map(|c| c.t_enter())
+            .min_by(f32::total_cmp);
+        let right = match (got, least) {
+            (None, None) => true,
+            (Some(hit), Some(t)) => {
+                let k = hit.shape as usize;
+                hit.segment as usize == s
+                    && k < shapes
+                    && row[k] == hit.contact
+                    && hit.contact.t_enter() == t
+            }
+            _ => false,
         };
-        hits.push(hit);
-        // Pairs come in shape order: a later one replaces only with a smaller t.
-        let slot = &mut first[i / shapes];
-        if slot.is_none_or(|best| c.t_enter() < best.contact.t_enter()) {
-            *slot = Some(hit);
+        if !right {
+            let hitting: Vec<String> = (0..shapes)
+                .filter(|&k| row[k].hit())
+                .map(|k| format!("{} t_enter {}", describe(s, k), row[k].t_enter()))
+                .collect();
+            panic!(
+                "{what}: segment {s}'s first hit {got:?} is not one at the least t_enter {least:?}; the pairs' hits:\n  {}",
+                hitting.join("\n  ")
+            );
         }
     }
-    (hits, first)
 }
 
 /// A GPU engine that always takes the grid, or `None` (skipped) without an adapter.
@@ -260,7 +293,7 @@ pub fn assert_queries_of_pairs<C: rectcast::ShapeContact>(
     got_first: &[Option<rectcast::ShapeHit<C>>],
     describe: impl Fn(usize, usize) -> String,
 ) {
-    let (hits, first) = queries_of_pairs(pairs, shapes);
+    let hits = hits_of_pairs(pairs, shapes);
     if let Some(i) = (0..hits.len().max(got_hits.len())).find(|&i| hits.get(i) != got_hits.get(i)) {
         let inputs = [hits.get(i), got_hits.get(i)]
             .into_iter()
@@ -276,25 +309,7 @@ pub fn assert_queries_of_pairs<C: rectcast::ShapeContact>(
             inputs.join("\n  ")
         );
     }
-    assert_eq!(got_first.len(), first.len(), "{what}: first hits' length");
-    if let Some(s) = (0..first.len()).find(|&s| first[s] != got_first[s]) {
-        let hitting: Vec<String> = (0..shapes)
-            .filter(|&k| pairs[s * shapes + k].hit())
-            .map(|k| {
-                format!(
-                    "{} t_enter {}",
-                    describe(s, k),
-                    pairs[s * shapes + k].t_enter()
-                )
-            })
-            .collect();
-        panic!(
-            "{what}: first hits differ at segment {s}: want {:?}, got {:?}; the oracle's hits:\n  {}",
-            first[s],
-            got_first[s],
-            hitting.join("\n  ")
-        );
-    }
+    assert_first_hits_of_pairs(what, pairs, shapes, got_first, describe);
 }
 
 /// Puts work on `context`'s queue ahead of the next call: one invocation runs up to 2^24 rounds

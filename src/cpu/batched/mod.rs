@@ -1,5 +1,5 @@
 //! The fast CPU path: the scalar reference's answers ([`super::segment_rect`],
-//! [`super::queries`], [`super::pairs`]), bit for bit, in a fraction of its time.
+//! [`super::rect_queries`], [`super::rect_pairs`]), bit for bit, in a fraction of its time.
 //!
 //! - **Layout.** The rects are copied into blocks of [`LANES`] (struct of arrays within a block),
 //!   padded with empty rects that overlap nothing.
