@@ -212,8 +212,7 @@ pub struct ShapeKernel {
     /// Without one, the GPU's counts reduce the dense pairs.
     pub counts: Option<&'static str>,
     /// Whether the source ends with `shaders/shape_queries.wgsl`, which reduces a tile's dense
-    /// pairs on the GPU to each query's first hit (`shape_first_hits`) or to the hits alone
-    /// (`shape_hit_list`). It reads the kernel's contacts through the kernel file's `Contact`
+    /// pairs on the GPU to the hits alone (`shape_hit_list`). It reads the kernel's contacts through the kernel file's `Contact`
     /// alias and `contact_hit`. Without it, the host reduces the dense pairs it reads back.
     pub reduces: bool,
     /// The same queries through the broad phase's grid, where the kernel has them: `source`,

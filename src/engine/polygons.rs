@@ -252,7 +252,6 @@ impl Engine {
         // The dense pairs' contacts go to the host, which gathers each polygon's.
         self.with_gpu_grid(
             (segments, &bounds),
-            None,
             DensePairs::Gathered,
             |this, grid| {
                 let Some(grid) = grid else {

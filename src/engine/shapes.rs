@@ -198,7 +198,6 @@ impl Engine {
             // without a grid, if the GPU times out).
             return self.with_gpu_grid(
                 (segments, &bounds),
-                None,
                 DensePairs::Reduced,
                 |this, grid| {
                     this.run(work, |on| match on {
@@ -276,7 +275,6 @@ impl Engine {
         // the setting picks it (the CPU, without a grid, if the GPU times out).
         self.with_gpu_grid(
             (segments, &bounds),
-            None,
             DensePairs::Reduced,
             |this, grid| {
                 this.run(work, |on| {
@@ -418,9 +416,8 @@ impl Engine {
         Ok(true)
     }
 
-    /// Runs a GPU call, `run`, with the grid over `bounds` (along `along`'s walls where given,
-    /// for first hits: [`Grid::build_along`], with each entry's box listed for the GPU's walk)
-    /// when the broad-phase setting picks it (one of the last few calls' when it was over the same shapes, else built here on the
+    /// Runs a GPU call, `run`, with the grid over `bounds` when the broad-phase setting picks
+    /// it (one of the last few calls' when it was over the same shapes, else built here on the
     /// host: [`ShapeGrids`](super::shape_grids::ShapeGrids)), and under `Auto` only where it
     /// pays for `segments` on the GPU ([`grid_pays`], against what `dense` pairs cost: long
     /// segments' walks cost more than the dense passes; the batch sizes past which `Auto` builds
@@ -430,7 +427,6 @@ impl Engine {
     pub(super) fn with_gpu_grid<T>(
         &mut self,
         (segments, bounds): (&[Segment], &[Rect]),
-        along: Option<&[Segment]>,
         dense: DensePairs,
         run: impl FnOnce(&mut Self, Option<&Grid>) -> Result<(T, bool)>,
     ) -> Result<T> {
@@ -443,13 +439,7 @@ impl Engine {
         let mut grids = std::mem::take(&mut self.shape_grids);
         let grid = use_grid
             .then(|| {
-                let grid = grids.over(bounds, along, |grid| match along {
-                    Some(walls) => grid.build_along(walls, true),
-                    None => grid.build(bounds),
-                });
-                // A grid along walls the CPU built has no boxes for the GPU's walk yet.
-                grid.list_entry_boxes(bounds);
-                &*grid
+                &*grids.over(bounds, None, |grid| grid.build(bounds))
             })
             .filter(|grid| {
                 self.broad_phase == BroadPhase::On || grid_pays(grid, segments, bounds.len(), dense)

@@ -88,7 +88,7 @@ pub struct GpuShapeQueries<S: Shape> {
     list_dispatch_args: wgpu::Buffer,
     /// The counts entry point's buffers, where the shape has one, from the first count on.
     counts: Option<CountsKernel>,
-    /// The first hits and hits reduced from the dense pairs, where the kernel has them.
+    /// The hits reduced from the dense pairs, where the kernel has them.
     reductions: Option<Reductions>,
     /// The queries through the grid: its buffers and pipelines, from the first such call.
     grid: Option<ShapeGrid>,
