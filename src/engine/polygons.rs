@@ -250,56 +250,44 @@ impl Engine {
         let bounds: Vec<Rect> = (0..polygons.len()).map(|i| polygons.bounds(i)).collect();
         let work = Work::dense(Family::Polygons, segments.len(), edges.len());
         // The dense pairs' contacts go to the host, which gathers each polygon's.
-        self.with_gpu_grid(
-            (segments, &bounds),
-            DensePairs::Gathered,
-            |this, grid| {
-                let Some(grid) = grid else {
-                    return Ok((Through::Dense, false));
-                };
-                let through = this.run(work, |on| match on {
-                    On::Gpu(gpu) => {
-                        let mut on_host = 0;
-                        let mut decided = Vec::new();
-                        let ran = gpu.on_shapes::<PolygonEdge, _>(|host| {
-                            host.polygons_through(
-                                segments,
-                                &edges,
-                                offsets,
-                                grid,
-                                |s, p, contacts| {
-                                    let query = &segments[s];
-                                    let range = offsets[p] as usize..offsets[p + 1] as usize;
-                                    let mut contacts = contacts;
-                                    if contacts.iter().any(|c| c.ends & edge_ends::HOST != 0) {
-                                        // The pairs the kernel's narrow integers do not reach.
-                                        decided.clear();
-                                        decided.extend_from_slice(contacts);
-                                        for (c, edge) in
-                                            decided.iter_mut().zip(&edges[range.clone()])
-                                        {
-                                            if c.ends & edge_ends::HOST != 0 {
-                                                on_host += 1;
-                                                *c = polygon_edge(query, edge);
-                                            }
-                                        }
-                                        contacts = &decided;
+        self.with_gpu_grid((segments, &bounds), DensePairs::Gathered, |this, grid| {
+            let Some(grid) = grid else {
+                return Ok((Through::Dense, false));
+            };
+            let through = this.run(work, |on| match on {
+                On::Gpu(gpu) => {
+                    let mut on_host = 0;
+                    let mut decided = Vec::new();
+                    let ran = gpu.on_shapes::<PolygonEdge, _>(|host| {
+                        host.polygons_through(segments, &edges, offsets, grid, |s, p, contacts| {
+                            let query = &segments[s];
+                            let range = offsets[p] as usize..offsets[p + 1] as usize;
+                            let mut contacts = contacts;
+                            if contacts.iter().any(|c| c.ends & edge_ends::HOST != 0) {
+                                // The pairs the kernel's narrow integers do not reach.
+                                decided.clear();
+                                decided.extend_from_slice(contacts);
+                                for (c, edge) in decided.iter_mut().zip(&edges[range.clone()]) {
+                                    if c.ends & edge_ends::HOST != 0 {
+                                        on_host += 1;
+                                        *c = polygon_edge(query, edge);
                                     }
-                                    let contact = polygon_contact(query, &edges[range], contacts);
-                                    if contact.hit() {
-                                        each(s, p, contact);
-                                    }
-                                },
-                            )
-                        })?;
-                        gpu.edges_on_host += on_host;
-                        Ok(if ran { Through::Grid } else { Through::Dense })
-                    }
-                    On::Cpu(_) => Ok(Through::Host),
-                })?;
-                Ok((through, through == Through::Grid))
-            },
-        )
+                                }
+                                contacts = &decided;
+                            }
+                            let contact = polygon_contact(query, &edges[range], contacts);
+                            if contact.hit() {
+                                each(s, p, contact);
+                            }
+                        })
+                    })?;
+                    gpu.edges_on_host += on_host;
+                    Ok(if ran { Through::Grid } else { Through::Dense })
+                }
+                On::Cpu(_) => Ok(Through::Host),
+            })?;
+            Ok((through, through == Through::Grid))
+        })
     }
 
     /// Polygon × polygon: whether each polygon of `a` and each of `b` share a point, closed

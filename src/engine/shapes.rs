@@ -196,34 +196,30 @@ impl Engine {
         if S::KERNEL.reduces {
             // Reduced on the GPU, through the grid where the setting picks it (the CPU,
             // without a grid, if the GPU times out).
-            return self.with_gpu_grid(
-                (segments, &bounds),
-                DensePairs::Reduced,
-                |this, grid| {
-                    this.run(work, |on| match on {
-                        On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                            if let Some(grid) = grid
-                                && let Some(hits) = host.hits_through(segments, shapes, grid)?
-                            {
-                                return Ok((hits, true));
-                            }
-                            Ok((host.hits(segments, shapes)?, false))
-                        }),
-                        On::Cpu(kernel) => {
-                            let mut hits = Vec::new();
-                            kernel.shape_hit_chunks(
-                                segments,
-                                &bounds,
-                                None,
-                                filter,
-                                contact,
-                                |chunk| hits.extend_from_slice(chunk),
-                            );
-                            Ok((hits, false))
+            return self.with_gpu_grid((segments, &bounds), DensePairs::Reduced, |this, grid| {
+                this.run(work, |on| match on {
+                    On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                        if let Some(grid) = grid
+                            && let Some(hits) = host.hits_through(segments, shapes, grid)?
+                        {
+                            return Ok((hits, true));
                         }
-                    })
-                },
-            );
+                        Ok((host.hits(segments, shapes)?, false))
+                    }),
+                    On::Cpu(kernel) => {
+                        let mut hits = Vec::new();
+                        kernel.shape_hit_chunks(
+                            segments,
+                            &bounds,
+                            None,
+                            filter,
+                            contact,
+                            |chunk| hits.extend_from_slice(chunk),
+                        );
+                        Ok((hits, false))
+                    }
+                })
+            });
         }
         hits_in_rows(shapes.len(), |each| {
             self.shape_chunks(segments, shapes, each)
@@ -273,48 +269,43 @@ impl Engine {
         }
         // On the GPU: the kernel's counts entry point, summed there, through the grid where
         // the setting picks it (the CPU, without a grid, if the GPU times out).
-        self.with_gpu_grid(
-            (segments, &bounds),
-            DensePairs::Reduced,
-            |this, grid| {
-                this.run(work, |on| {
-                    counts.per_segment.fill(0);
-                    counts.per_target.fill(0);
-                    let (per_segment, per_shape) =
-                        (&mut counts.per_segment, &mut counts.per_target);
-                    match on {
-                        On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
-                            if let Some(grid) = grid
-                                && host.counts_through(
-                                    segments,
-                                    shapes,
-                                    grid,
-                                    per_segment,
-                                    per_shape,
-                                )?
-                            {
-                                return Ok(((), true));
-                            }
-                            Ok((
-                                host.counts(segments, shapes, per_segment, per_shape)?,
-                                false,
-                            ))
-                        }),
-                        On::Cpu(kernel) => {
-                            kernel.shape_counts_culled(
+        self.with_gpu_grid((segments, &bounds), DensePairs::Reduced, |this, grid| {
+            this.run(work, |on| {
+                counts.per_segment.fill(0);
+                counts.per_target.fill(0);
+                let (per_segment, per_shape) = (&mut counts.per_segment, &mut counts.per_target);
+                match on {
+                    On::Gpu(gpu) => gpu.on_shapes::<S, _>(|host| {
+                        if let Some(grid) = grid
+                            && host.counts_through(
                                 segments,
-                                &bounds,
-                                None,
-                                filter,
-                                hit,
-                                &mut counts,
-                            );
-                            Ok(((), false))
+                                shapes,
+                                grid,
+                                per_segment,
+                                per_shape,
+                            )?
+                        {
+                            return Ok(((), true));
                         }
+                        Ok((
+                            host.counts(segments, shapes, per_segment, per_shape)?,
+                            false,
+                        ))
+                    }),
+                    On::Cpu(kernel) => {
+                        kernel.shape_counts_culled(
+                            segments,
+                            &bounds,
+                            None,
+                            filter,
+                            hit,
+                            &mut counts,
+                        );
+                        Ok(((), false))
                     }
-                })
-            },
-        )?;
+                }
+            })
+        })?;
         Ok(counts)
     }
 
@@ -438,9 +429,7 @@ impl Engine {
         let building = std::time::Instant::now();
         let mut grids = std::mem::take(&mut self.shape_grids);
         let grid = use_grid
-            .then(|| {
-                &*grids.over(bounds, None, |grid| grid.build(bounds))
-            })
+            .then(|| &*grids.over(bounds, None, |grid| grid.build(bounds)))
             .filter(|grid| {
                 self.broad_phase == BroadPhase::On || grid_pays(grid, segments, bounds.len(), dense)
             });
