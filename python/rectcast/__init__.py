@@ -22,7 +22,8 @@ Inputs (``segments``: x0, y0, x1, y1; ``rects``: min_x, min_y, max_x, max_y) may
   exact rule.
 
 shapely and geopandas geometry (rectcast/geometry.py) goes in too: line strings as segments,
-each row naming its line, and polygons; ``to="geopandas"`` gives a GeoDataFrame back.
+each row naming its line, and polygons; ``to="geopandas"`` gives a GeoDataFrame back. Geometry
+far from (0, 0) is shifted near itself before it is rounded (``origin=``, ``Engine``).
 
 Invalid values (NaN, infinities, beyond ±2^62, min > max) raise ``ValueError`` naming the row
 and the field; GPU failures raise ``RuntimeError``, and so does an internal error (a bug).
@@ -40,6 +41,7 @@ import inspect
 import os
 import tempfile
 import threading
+import warnings
 
 import numpy as np
 
@@ -97,6 +99,7 @@ __all__ = [
     "default_engine",
     "RoundingWarning",
     "ROUNDINGS",
+    "DISPLACEMENT_BOUND",
     "OUTPUTS",
     "from_shapely",
     "read_polygons",
@@ -141,8 +144,69 @@ ROUNDINGS = ("exact", "nearest")
 
 
 class RoundingWarning(UserWarning):
-    """Input values were rounded to float32 (``rounding="nearest"``): the question asked is
-    about the rounded values. The message gives the count."""
+    """Input values were rounded to float32 (``rounding="nearest"``), or geometry's rounding
+    moved a vertex by more than ``DISPLACEMENT_BOUND`` of the inputs' extent: the question
+    asked is about the rounded values. The message gives the count, or the distance."""
+
+
+#: No shift: the coordinates as given.
+_NO_ORIGIN = (0.0, 0.0)
+
+#: Geometry whose rounding to float32 moves a vertex by more than this share of the inputs'
+#: extent (their bounds' larger side) warns (``RoundingWarning``): the data lie far from the
+#: origin for their size, and ``origin="auto"`` (or a given one) would keep their precision.
+DISPLACEMENT_BOUND = 2.0**-20
+
+
+def _origin(origin, segments, *targets):
+    """``origin=`` as the (x, y) subtracted from every coordinate before rounding: ``None``
+    none; ``(x, y)``; ``"auto"``: where the segments and every target are shapely or geopandas
+    geometry (float64 that must be rounded), ``geometry.auto_origin`` of the targets' bounds
+    (a Dask job's workers share the targets, so they share the frame), else none."""
+    if origin is None:
+        return _NO_ORIGIN
+    if isinstance(origin, str):
+        if origin != "auto":
+            raise ValueError(f'origin: expected "auto", None or (x, y), found {origin!r}')
+        inputs = [segments, *targets]
+        if not all(_geometry.is_geometry(d) and not isinstance(d, Polylines) for d in inputs):
+            return _NO_ORIGIN
+        bounds = np.array([_geometry.bounds(t, "targets") for t in targets])
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            total = [np.nanmin(bounds[:, 0]), np.nanmin(bounds[:, 1]), np.nanmax(bounds[:, 2]), np.nanmax(bounds[:, 3])]
+        return _geometry.auto_origin(total)
+    try:
+        values = np.asarray(origin, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or values.shape != (2,) or not np.isfinite(values).all():
+        raise ValueError(f'origin: expected "auto", None or two finite numbers (x, y), found {origin!r}')
+    return (float(values[0]), float(values[1]))
+
+
+def _said_displacement(moved, origin, stacklevel=5):
+    """The largest distance geometry's rounding moved a vertex (``moved``: what the
+    conversions recorded, (distance, min_x, min_y, max_x, max_y) each), warned of
+    (``RoundingWarning``) above ``DISPLACEMENT_BOUND`` of the inputs' extent; ``None`` where no
+    geometry was converted."""
+    if not moved:
+        return None
+    found = np.array(moved, dtype=np.float64)
+    distance = float(np.nanmax(found[:, 0]))
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        extent = max(np.nanmax(found[:, 3]) - np.nanmin(found[:, 1]), np.nanmax(found[:, 4]) - np.nanmin(found[:, 2]))
+    if np.isfinite(extent) and distance > DISPLACEMENT_BOUND * extent:
+        warnings.warn(
+            f"geometry rounded to float32 at origin {origin}: a vertex moved by {distance:.3g}, "
+            f"more than 2^-20 of the inputs' extent {extent:.3g}; answers are about the rounded "
+            f'vertices. origin="auto" (the default) shifts geometry-only calls near their '
+            f"targets; pass origin=(x, y) near the data for others",
+            RoundingWarning,
+            stacklevel=stacklevel,
+        )
+    return distance
 
 
 def _check_rounding(rounding):
@@ -160,10 +224,15 @@ def _real(values, name, where=""):
         raise TypeError(f"{name}{where}: expected real numbers, found {values.dtype}")
 
 
-def _to_float32(values, name, columns, rounding, column_offset=0):
-    """``values`` (2-D, real numbers) as float32 in C order, exactly: a value float32 cannot
-    hold raises ``ValueError`` naming its row and column, unless ``rounding="nearest"``, which
-    rounds it and warns (``RoundingWarning``) with the count."""
+def _to_float32(values, name, columns, rounding, column_offset=0, shift=None):
+    """``values`` (2-D, real numbers) less ``shift`` (by column, float64; ``None``: none) as
+    float32 in C order, exactly: a value float32 cannot hold raises ``ValueError`` naming its
+    row and column, unless ``rounding="nearest"``, which rounds it and warns
+    (``RoundingWarning``) with the count."""
+    less = ""
+    if shift is not None:
+        values = values.astype(np.float64) - shift
+        less = " less the origin"
     out = np.ascontiguousarray(values, dtype=np.float32)
     if values.dtype == np.float32 or (values.dtype.kind == "f" and values.dtype.itemsize < 4) or (
         values.dtype.kind in "iu" and values.dtype.itemsize <= 2
@@ -181,13 +250,11 @@ def _to_float32(values, name, columns, rounding, column_offset=0):
         return out
     inexact = np.argwhere(~same)
     if rounding == "nearest":
-        import warnings
-
         warnings.warn(f"{name}: {len(inexact)} values rounded to float32", RoundingWarning, stacklevel=4)
         return out
     row, col = (int(i) for i in inexact[0])
     raise ValueError(
-        f"{_ROW.get(name, name)} {row}: {columns[col + column_offset]} is {values[row, col].item()!r} ({values.dtype}), "
+        f"{_ROW.get(name, name)} {row}: {columns[col + column_offset]}{less} is {values[row, col].item()!r} ({values.dtype}), "
         f"which float32 cannot hold exactly ({len(inexact)} such values in {name}); pass "
         f'rounding="nearest" to round them to the nearest float32'
     )
@@ -197,11 +264,13 @@ def _is_pandas(data):
     return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
 
 
-def _records(data, columns, name, copy=None, rounding="exact"):
+def _records(data, columns, name, copy=None, rounding="exact", origin=_NO_ORIGIN, moved=None):
     """``data`` as a float32 (N, len(columns)) C-order array: in place when it already is
     one (the zero-copy path), else converted exactly (``_to_float32``). ``copy=False`` refuses
-    any conversion instead."""
+    any conversion instead. ``origin``: subtracted from the coordinate columns first, in float64
+    (``_shift``); ``moved``: where geometry's rounding is recorded (``_moved``)."""
     _check_rounding(rounding)
+    shift = _shift(columns, origin)
     if _geometry.is_geometry(data):
         if tuple(columns) != SEGMENT_COLUMNS:
             raise TypeError(
@@ -209,9 +278,9 @@ def _records(data, columns, name, copy=None, rounding="exact"):
                 f"{name} take an array of {', '.join(columns)}"
             )
         # Line strings as their segments, their coordinates rounded to nearest (geometry.py).
-        return _geometry.polylines(data, name).segments
+        return _geometry.polylines(data, name, origin=origin, moved=moved).segments
     if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__") or _is_pandas(data):
-        return _from_arrow(data, columns, name, rounding)
+        return _from_arrow(data, columns, name, rounding, shift)
     if isinstance(data, np.ma.MaskedArray):
         # The mask says which values are missing; read as data, they would be answered.
         masked = np.ma.getmaskarray(data)
@@ -230,20 +299,31 @@ def _records(data, columns, name, copy=None, rounding="exact"):
         )
     if data.ndim != 2 or data.shape[1] != len(columns):
         raise ValueError(f"{name}: expected shape (N, {len(columns)}) ({', '.join(columns)}), found {data.shape}")
-    if data.dtype == np.float32 and data.flags.c_contiguous:
+    if data.dtype == np.float32 and data.flags.c_contiguous and shift is None:
         # Read in place; only an unaligned buffer (as a deserialized one may be) is copied,
         # since Rust reads f32 values at aligned addresses.
         return data if data.flags.aligned else np.require(data, requirements=["C", "A"])
     _real(data, name)
     if copy is False:
+        if shift is not None:
+            raise TypeError(f"{name}: copy=False, but origin={origin} needs a shifted copy")
         raise TypeError(
             f"{name}: copy=False, but {data.dtype}"
             f"{'' if data.flags.c_contiguous else ' not in C order'} needs a copy to float32 in C order"
         )
-    return _to_float32(data, name, columns, rounding)
+    return _to_float32(data, name, columns, rounding, shift=shift)
 
 
-def _from_arrow(data, columns, name, rounding="exact"):
+def _shift(columns, origin):
+    """What ``origin`` takes from each of ``columns`` (x from x0, min_x, cx; y likewise; 0 from
+    a radius), float64; ``None`` for no shift."""
+    if origin == _NO_ORIGIN:
+        return None
+    axis = [0 if c.startswith("x") or c.endswith("x") else 1 if c.startswith("y") or c.endswith("y") else None for c in columns]
+    return np.array([0.0 if a is None else origin[a] for a in axis])
+
+
+def _from_arrow(data, columns, name, rounding="exact", shift=None):
     """The named columns of Arrow data (a pyarrow table or batch, a pandas or polars
     DataFrame: anything with the Arrow PyCapsule interface), side by side as float32."""
     import pyarrow as pa
@@ -264,22 +344,24 @@ def _from_arrow(data, columns, name, rounding="exact"):
         if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):
             raise TypeError(f"{name}: column {column} is {values.type}, expected numbers")
         array = values.to_numpy().reshape(-1, 1)
-        out[:, i] = _to_float32(array, name, columns, rounding, column_offset=i)[:, 0]
+        part = None if shift is None else shift[i : i + 1]
+        out[:, i] = _to_float32(array, name, columns, rounding, column_offset=i, shift=part)[:, 0]
     return out
 
 
-def _polygons(polygons, name):
+def _polygons(polygons, name, origin=_NO_ORIGIN, moved=None):
     """Polygons as the flat form the Rust module takes: vertices float32 (V, 2), offsets
     int64, and polygon offsets (int64, or ``None``: one ring each). From ``(vertices,
     offsets)`` (one ring each: P + 1 offsets), ``(vertices, ring_offsets, polygon_offsets)``
     (rings each, GeoArrow's form: R + 1 and P + 1 offsets), a sequence of rings, or shapely
-    polygons and multipolygons (a GeoSeries, a GeoDataFrame: ``geometry.polygons``)."""
+    polygons and multipolygons (a GeoSeries, a GeoDataFrame: ``geometry.polygons``).
+    ``origin``: subtracted from the vertices first, in float64."""
     if _geometry.is_geometry(polygons):
-        polygons = _geometry.polygons(polygons, name)
+        return _geometry.polygons(polygons, name, origin=origin, moved=moved)
     if isinstance(polygons, tuple) and len(polygons) == 3 and polygons[2] is None:
         polygons = polygons[:2]
     if isinstance(polygons, tuple) and len(polygons) == 3 and np.ndim(polygons[2]) == 1:
-        vertices, offsets = _polygons(polygons[:2], name)[:2]
+        vertices, offsets = _polygons(polygons[:2], name, origin)[:2]
         polygon_offsets = np.require(polygons[2], dtype=np.int64, requirements=["C", "A"])
         if polygon_offsets.ndim != 1:
             raise ValueError(f"{name}: polygon offsets: expected one dimension, found {polygon_offsets.shape}")
@@ -293,6 +375,8 @@ def _polygons(polygons, name):
                 raise ValueError(f"{name} {i}: expected a ring of shape (n, 2), found {ring.shape}")
         vertices = np.concatenate(rings) if rings else np.zeros((0, 2), np.float32)
         offsets = np.concatenate([[0], np.cumsum([len(r) for r in rings])]).astype(np.int64)
+    if origin != _NO_ORIGIN:
+        vertices = np.asarray(vertices, dtype=np.float64) - np.asarray(origin)
     # C order and aligned, copying only where needed (arrays a Dask worker unpickled may
     # be neither).
     vertices = np.require(vertices, dtype=np.float32, requirements=["C", "A"])
@@ -349,13 +433,18 @@ def _ids(ids, segments, count):
     return {"id": values}
 
 
-def _segments(segments, ids, copy, rounding):
-    """The segments as float32 (N, 4), and the id columns their rows carry (``_ids``). Line
-    strings give their segments, each row naming its line and its place in it."""
-    if _geometry.is_geometry(segments):
-        lines = _geometry.polylines(segments, "segments")
+def _segments(segments, ids, copy, rounding, origin=_NO_ORIGIN, moved=None):
+    """The segments as float32 (N, 4), less ``origin``, and the id columns their rows carry
+    (``_ids``). Line strings give their segments, each row naming its line and its place in
+    it."""
+    if _geometry.is_geometry(segments) and not (isinstance(segments, Polylines) and origin != _NO_ORIGIN):
+        lines = _geometry.polylines(segments, "segments", origin=origin, moved=moved)
         return lines.segments, _line_ids(ids, segments, lines)
-    s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
+    if isinstance(segments, Polylines):
+        # Already float32, in their own frame: shifted as an array is.
+        s = _records(segments.segments, SEGMENT_COLUMNS, "segments", copy, rounding, origin)
+        return s, _line_ids(ids, segments, segments)
+    s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding, origin)
     return s, _ids(ids, segments, len(s))
 
 
@@ -382,16 +471,27 @@ def _line_ids(ids, segments, lines):
     return columns
 
 
-def _table(packed, to: str, categories=None, ids=None, segments=None, crs=None, geometry=None, labels=None):
+def _table(
+    packed, to: str, categories=None, ids=None, segments=None, crs=None, geometry=None, labels=None,
+    shift=None, polygons=None, attributes=None,
+):
     """The packed rows from the Rust module as a numpy structured array (a view of its bytes,
     no copy), an Arrow batch, a pandas DataFrame or a GeoDataFrame (``categories``: the names
     of the codes of each category field, by field; ``kind`` as rects' by default), with
     ``ids`` (from ``_ids``) joined on the ``segment`` column. A GeoDataFrame's geometry is
-    ``geometry`` where given, else comes from the rows and ``segments`` (``_hit_geometry``),
-    in ``crs``. ``labels``: (field, the targets' index labels), carried as ``{field}_index``
-    beside the target's number (null where there is none)."""
+    ``geometry`` where given, else comes from the rows and ``segments`` (``_hit_geometry``;
+    ``polygons``: the flat polygons the rows are against, for the pieces inside them), in
+    ``crs``. ``labels``: (field, the targets' index labels), carried as ``{field}_index``
+    beside the target's number (null where there is none). ``attributes``: a DataFrame of
+    the targets' own columns, one row per target, beside the rows (counts). ``shift``: the
+    ``origin`` the inputs were shifted by, whose coordinates (a clip's) go back to the
+    user's frame as float64, and the ``displacement`` rounding caused; both in a pandas
+    frame's ``attrs``."""
     data, descr = packed
     rows = data.view(np.dtype(list(descr)))
+    origin = _NO_ORIGIN if shift is None else shift["origin"]
+    if origin != _NO_ORIGIN:
+        rows = _unshifted(rows, origin)
     categories = {"kind": KIND_NAMES} if categories is None else categories
     if ids and "segment" not in rows.dtype.names:
         raise ValueError(f"ids: these rows ({', '.join(rows.dtype.names)}) have no segment to join on")
@@ -425,31 +525,64 @@ def _table(packed, to: str, categories=None, ids=None, segments=None, crs=None, 
         frame.insert(at, f"{field}_index", column.array)
     for i, (name, values) in enumerate((ids or {}).items()):
         frame.insert(i, name, np.take(values, rows["segment"]))
+    if attributes is not None:
+        for name in attributes.columns:
+            frame[f"{name}_target" if name in frame.columns else name] = attributes[name].array
+    if shift is not None and (origin != _NO_ORIGIN or shift["displacement"] is not None):
+        frame.attrs.update(shift)
     if to == "geopandas":
         import geopandas
 
         if geometry is None:
-            geometry = _hit_geometry(rows, segments)
-        return geopandas.GeoDataFrame(frame, geometry=geometry, crs=crs)
+            geometry = _hit_geometry(rows, segments, origin, polygons)
+        out = geopandas.GeoDataFrame(frame, geometry=geometry, crs=crs)
+        out.attrs.update(frame.attrs)
+        return out
     return frame
 
 
-def _hit_geometry(rows, segments):
-    """Each row's geometry, for a GeoDataFrame: a clip's segment (x0, y0, x1, y1), or the part
-    of the row's segment from t_enter to t_exit (a point where they are equal); ``None`` on a
-    miss. Points are computed in float64 from the rounded t, then rounded to float32: geometry
-    to draw and join, within an ulp or two of the true points, not exact (the t are). For a concave polygon it spans any gap between the ends of I."""
+#: A clip's coordinate fields, which go back to the user's frame.
+_COORDINATES = ("x0", "y0", "x1", "y1")
+
+
+def _unshifted(rows, origin):
+    """Rows whose coordinate fields (a clip's) were in a frame shifted by ``origin``, with
+    those fields back in the user's frame, as float64 (float32 would lose what the shift
+    kept); other rows as they are."""
+    if not set(_COORDINATES) <= set(rows.dtype.names):
+        return rows
+    dtype = [(name, np.float64 if name in _COORDINATES else rows.dtype[name]) for name in rows.dtype.names]
+    out = np.empty(len(rows), dtype=dtype)
+    for name in rows.dtype.names:
+        out[name] = rows[name]
+    for name in _COORDINATES:
+        out[name] += origin[0] if name.startswith("x") else origin[1]
+    return out
+
+
+def _hit_geometry(rows, segments, origin=_NO_ORIGIN, polygons=None):
+    """Each row's geometry, for a GeoDataFrame, in the user's frame: a clip's segment (x0, y0,
+    x1, y1), or the part of the row's segment from t_enter to t_exit (a point where they are
+    equal); ``None`` on a miss. Points are computed in float64 from the rounded t (rounded to
+    float32 in the inputs' frame, then moved back by ``origin``): geometry to draw and join,
+    within an ulp or two of the true points, not exact (the t are).
+
+    Against ``polygons`` (the flat form the rows were answered on), a segment that meets a
+    polygon with holes, of several parts, or not convex may leave it and come back: there the
+    geometry is the segment's pieces inside (GEOS's intersection, a MultiLineString, or with a
+    touch a GeometryCollection), as ``shapely.intersection`` gives for the same polygon; from
+    t_enter to t_exit where GEOS, rounding, finds none."""
     import shapely
 
     names = rows.dtype.names
-    if {"x0", "y0", "x1", "y1"} <= set(names):
-        ends = np.stack([rows[c] for c in ("x0", "y0", "x1", "y1")], axis=1).astype(np.float64)
+    if set(_COORDINATES) <= set(names):
+        ends = np.stack([rows[c] for c in _COORDINATES], axis=1).astype(np.float64)
     elif {"segment", "t_enter", "t_exit"} <= set(names) and segments is not None:
         s = segments[rows["segment"]].astype(np.float64)
         start, step = s[:, :2], s[:, 2:] - s[:, :2]
         ends = np.hstack([start + rows["t_enter"][:, None] * step, start + rows["t_exit"][:, None] * step])
-        # At the inputs' precision.
-        ends = ends.astype(np.float32).astype(np.float64)
+        # At the inputs' precision, in the user's frame.
+        ends = ends.astype(np.float32).astype(np.float64) + np.tile(origin, 2)
     else:
         raise TypeError(f'to="geopandas": these rows ({", ".join(names)}) have no geometry; pass to="pandas"')
     geometry = np.full(len(rows), None, dtype=object)
@@ -458,7 +591,83 @@ def _hit_geometry(rows, segments):
     line = hit & ~point
     geometry[point] = shapely.points(ends[point, :2])
     geometry[line] = shapely.linestrings(ends[line].reshape(-1, 2, 2))
+    if polygons is not None and "polygon" in names:
+        _pieces_inside(geometry, rows, segments, origin, polygons, line)
     return geometry
+
+
+def _pieces_inside(geometry, rows, segments, origin, polygons, line):
+    """``geometry``'s rows (``line``: those whose hit spans a length) against a polygon that
+    a segment may leave and enter again (``_simple_convex`` says which cannot), replaced by
+    their segment's intersection with that polygon, where GEOS finds one."""
+    import shapely
+
+    polygon = rows["polygon"].astype(np.int64)
+    vertices, offsets, polygon_offsets = polygons
+    if polygon_offsets is None:
+        polygon_offsets = np.arange(len(offsets), dtype=np.int64)
+    rows_to_do = np.flatnonzero(line & ~_simple_convex(vertices, offsets, polygon_offsets)[np.maximum(polygon, 0)])
+    if len(rows_to_do) == 0:
+        return
+    wanted, which = np.unique(polygon[rows_to_do], return_inverse=True)
+    shapes = _shapely_polygons(vertices, offsets, polygon_offsets, wanted, origin)
+    ends = segments[rows["segment"][rows_to_do]].astype(np.float64) + np.tile(origin, 2)
+    pieces = shapely.intersection(shapely.linestrings(ends.reshape(-1, 2, 2)), shapes[which])
+    found = ~shapely.is_empty(pieces)
+    geometry[rows_to_do[found]] = pieces[found]
+
+
+def _simple_convex(vertices, offsets, polygon_offsets):
+    """By polygon: whether it is one convex ring, which a segment cannot leave and enter
+    again. Exact: each turn's cross product of float32 differences, in float64."""
+    rings = np.diff(polygon_offsets)
+    sizes = np.diff(offsets)
+    if len(vertices) == 0:
+        return rings == 1
+    v = vertices.astype(np.float64)
+    ring_of = np.repeat(np.arange(len(sizes)), sizes)
+    index = np.arange(len(v))
+    # Each vertex's next and the one after, within its ring.
+    def after(i, by):
+        return offsets[ring_of[i]] + (i - offsets[ring_of[i]] + by) % sizes[ring_of[i]]
+
+    a, b = v[after(index, 1)] - v, v[after(index, 2)] - v[after(index, 1)]
+    cross = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    left = np.zeros(len(sizes), dtype=bool)
+    right = np.zeros(len(sizes), dtype=bool)
+    np.logical_or.at(left, ring_of, cross > 0)
+    np.logical_or.at(right, ring_of, cross < 0)
+    convex_ring = ~(left & right)
+    first_ring = polygon_offsets[:-1]
+    one = rings == 1
+    out = np.zeros(len(rings), dtype=bool)
+    out[one] = convex_ring[first_ring[one]]
+    return out
+
+
+def _ranges(starts, stops):
+    """The integers of each range [starts[i], stops[i]), one range after the other."""
+    lengths = stops - starts
+    return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+
+
+def _shapely_polygons(vertices, offsets, polygon_offsets, wanted, origin):
+    """Polygons ``wanted`` of the flat form, as shapely geometry in the user's frame: each
+    polygon's first ring its shell, the others its holes, made valid where they are other
+    parts or islands (the region inside an odd number of rings, as the engine answers)."""
+    import shapely
+
+    first, last = polygon_offsets[wanted], polygon_offsets[wanted + 1]
+    ring_ids = _ranges(first, last)
+    ring_polygon = np.repeat(np.arange(len(wanted)), last - first)
+    sizes = offsets[ring_ids + 1] - offsets[ring_ids]
+    vertex_ids = _ranges(offsets[ring_ids], offsets[ring_ids + 1])
+    points = vertices[vertex_ids].astype(np.float64) + np.asarray(origin)
+    rings = shapely.linearrings(points, indices=np.repeat(np.arange(len(ring_ids)), sizes))
+    shapes = shapely.polygons(rings, indices=ring_polygon)
+    invalid = ~shapely.is_valid(shapes)
+    shapes[invalid] = shapely.make_valid(shapes[invalid])
+    return shapes
 
 
 def _crs(*inputs):
@@ -540,27 +749,35 @@ def _one_target(query, rects, polygons, shapes):
 class _Target:
     """A query's one target (``rects``, ``polygons`` or a registered shape's keyword in
     ``shapes``), converted once: its keyword, the arrays the Rust module takes, and from
-    geopandas its index labels (polygons: carried as ``polygon_index``), its geometry (counts
-    drawn on polygons, where ``geometry`` asks for it) and its CRS. Picklable: the Dask functions send it to each worker."""
+    geopandas its index labels (polygons: carried as ``polygon_index``), and for counts in
+    pandas or geopandas its other columns (``attributes``) and its geometry (counts drawn on
+    polygons); its CRS; the ``origin`` its coordinates were shifted by, and how far rounding
+    moved its geometry (``moved``). Picklable: the Dask functions send it to each worker."""
 
-    __slots__ = ("keyword", "arrays", "labels", "geometry", "crs")
+    __slots__ = ("keyword", "arrays", "labels", "geometry", "attributes", "crs", "origin", "moved")
 
-    def __init__(self, query, rects, polygons, shapes, copy, rounding, geometry=False):
+    def __init__(self, query, rects, polygons, shapes, copy, rounding, to="numpy", origin=_NO_ORIGIN):
         keyword, value = _one_target(query, rects, polygons, shapes)
         self.keyword = keyword
         self.crs = getattr(value, "crs", None)
-        self.labels = self.geometry = None
+        self.labels = self.geometry = self.attributes = None
+        self.origin = origin
+        self.moved = []
         if keyword == "rects":
-            self.arrays = _records(value, RECT_COLUMNS, "rects", copy, rounding)
+            self.arrays = _records(value, RECT_COLUMNS, "rects", copy, rounding, origin, self.moved)
         elif keyword == "polygons":
-            self.arrays = _polygons(value, "polygons")
+            self.arrays = _polygons(value, "polygons", origin, self.moved)
             # A GeoSeries' or GeoDataFrame's index, carried beside each polygon's number.
             if type(value).__module__.startswith("geopandas"):
                 self.labels = value.index
-            if geometry and query == "counts" and _geometry.is_geometry(value):
+            if query == "counts" and to in ("pandas", "geopandas") and hasattr(value, "geometry") and hasattr(value, "columns"):
+                # A GeoDataFrame's own columns, beside each polygon's count.
+                self.attributes = value.drop(columns=value.geometry.name).reset_index(drop=True)
+            if query == "counts" and to == "geopandas" and _geometry.is_geometry(value):
                 self.geometry = _geometry.geometries(value, "polygons")
         else:
-            self.arrays = _records(value, _SHAPES[keyword]["columns"], keyword, copy, rounding)
+            columns = _SHAPES[keyword]["columns"]
+            self.arrays = _records(value, columns, keyword, copy, rounding, origin, self.moved)
 
     def __getstate__(self):
         return {name: getattr(self, name) for name in self.__slots__}
@@ -595,7 +812,16 @@ class Engine:
       one id per segment (a column ``id``);
     - ``copy`` and ``rounding``: how inputs other than float32 in C order are converted (the
       module's docstring): ``copy=False`` refuses any copy, ``rounding="nearest"`` rounds
-      values float32 cannot hold instead of refusing them.
+      values float32 cannot hold instead of refusing them;
+    - ``origin``: the (x, y) subtracted from every coordinate, in float64, before rounding to
+      float32, so that geometry far from (0, 0) keeps its precision. ``"auto"`` (the default):
+      where the segments and targets are all shapely or geopandas geometry, the targets'
+      bounds' centre in whole units, on an axis where they lie farther from 0 than their size
+      (else no shift); ``None``: no shift; ``(x, y)``: every input shifted, arrays by their
+      ``rounding`` rule. The t do not change; geometry and a clip's coordinates (then float64)
+      come back in the inputs' frame. Pandas and geopandas rows carry ``attrs["origin"]`` and
+      ``attrs["displacement"]`` (the farthest geometry's rounding moved a vertex), which warns
+      (``RoundingWarning``) above ``DISPLACEMENT_BOUND`` of the inputs' extent.
     """
 
     def __init__(self, backend: str = "auto", threads: int = 0):
@@ -611,47 +837,57 @@ class Engine:
     def __repr__(self) -> str:
         return f"rectcast.Engine({self.chosen!r})"
 
-    def _query(self, query, segments, rects, polygons, shapes, to, copy, rounding, ids):
+    def _query(self, query, segments, rects, polygons, shapes, to, copy, rounding, ids, origin):
         """``query`` against the one target given (``rects``, ``polygons`` or a registered
         shape's keyword in ``shapes``), its rows as ``to`` asks."""
         _check_output(to, ids)
         keyword, value = _one_target(query, rects, polygons, shapes)
         crs = _crs(("segments", segments), (keyword, value))
-        s, joined = _segments(segments, ids, copy, rounding)
-        target = _Target(query, rects, polygons, shapes, copy, rounding, geometry=to == "geopandas")
-        return self._rows_of(query, s, joined, crs, target, to)
+        origin = _origin(origin, segments, value)
+        target = _Target(query, rects, polygons, shapes, copy, rounding, to, origin)
+        return self._run(query, segments, target, to, copy, rounding, ids)
 
     def _run(self, query, segments, target, to, copy, rounding, ids):
         """``query`` against a :class:`_Target`, its rows as ``to`` asks (``"frame"``: the
         numpy rows as a pandas DataFrame, with the id columns and labels the pandas form
-        has)."""
+        has); the segments in the target's frame (its ``origin``)."""
         crs = _crs(("segments", segments), (target.keyword, target))
-        s, joined = _segments(segments, ids, copy, rounding)
-        return self._rows_of(query, s, joined, crs, target, to)
+        moved = []
+        s, joined = _segments(segments, ids, copy, rounding, target.origin, moved)
+        return self._rows_of(query, s, joined, crs, target, to, moved)
 
-    def _rows_of(self, query, s, joined, crs, target, to):
-        """``query`` of segments ``s`` (float32 (N, 4)) against a :class:`_Target`, the rows
-        joined with ``joined`` (from ``_segments``) and as ``to`` asks, in ``crs``."""
+    def _rows_of(self, query, s, joined, crs, target, to, moved=()):
+        """``query`` of segments ``s`` (float32 (N, 4), in the target's frame) against a
+        :class:`_Target`, the rows joined with ``joined`` (from ``_segments``) and as ``to``
+        asks, in ``crs``; ``moved``: how far the segments' rounding moved them, said with the
+        target's (``_said_displacement``)."""
+        shift = {
+            "origin": target.origin,
+            "displacement": _said_displacement([*moved, *target.moved], target.origin, stacklevel=6),
+        }
         if query == "counts":
             # Rows by target: nothing to join by segment.
             joined = None
         if target.keyword == "rects":
             rows = getattr(self._engine, query)(s, target.arrays)
-            return _table(rows, to, ids=joined, segments=s, crs=crs)
+            return _table(rows, to, ids=joined, segments=s, crs=crs, shift=shift)
         if target.keyword == "polygons":
             rows = self._engine.polygon_query(query, s, *target.arrays)
             labels = None if target.labels is None else ("polygon", target.labels)
-            if query == "counts" and to == "geopandas" and target.geometry is not None:
-                # Hits per polygon, on the polygons' own geometry.
-                return _table(rows, to, crs=crs, geometry=target.geometry, labels=labels)
-            return _table(rows, to, ids=joined, segments=s, crs=crs, labels=labels)
+            if query == "counts":
+                # Hits per polygon, beside the polygons' own columns, on their own geometry.
+                return _table(
+                    rows, to, crs=crs, geometry=target.geometry, labels=labels, shift=shift,
+                    attributes=target.attributes,
+                )
+            return _table(rows, to, ids=joined, segments=s, crs=crs, labels=labels, shift=shift, polygons=target.arrays)
         shape = _SHAPES[target.keyword]
         rows = self._engine.shape_query(query, target.keyword, s, target.arrays)
-        return _table(rows, to, {shape["category"]: shape["category_names"]}, joined, s, crs)
+        return _table(rows, to, {shape["category"]: shape["category_names"]}, joined, s, crs, shift=shift)
 
     def pairs(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None, **shapes,
+        rounding: str = "exact", ids=None, origin="auto", **shapes,
     ):
         """Every segment against every rect, one row per pair, segment-major.
 
@@ -666,11 +902,11 @@ class Engine:
         LineString and MultiLineString), each of their segments one wall, numbered in order.
         ``polygons=`` takes shapely Polygons and MultiPolygons (holes included) or
         ``Polygons``."""
-        return self._query("pairs", segments, rects, polygons, shapes, to, copy, rounding, ids)
+        return self._query("pairs", segments, rects, polygons, shapes, to, copy, rounding, ids, origin)
 
     def first_hit(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None, **shapes,
+        rounding: str = "exact", ids=None, origin="auto", **shapes,
     ):
         """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
 
@@ -679,37 +915,46 @@ class Engine:
         segment, wall or circle (-1 on a miss), contact or kind, t_enter, t_exit; with
         ``polygons=``: segment, polygon, kind, t_enter, t_exit, entry_edge, exit_edge,
         entry_ring, exit_ring."""
-        return self._query("first_hit", segments, rects, polygons, shapes, to, copy, rounding, ids)
+        return self._query("first_hit", segments, rects, polygons, shapes, to, copy, rounding, ids, origin)
 
     def hits(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None, **shapes,
+        rounding: str = "exact", ids=None, origin="auto", **shapes,
     ):
         """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
-        return self._query("hits", segments, rects, polygons, shapes, to, copy, rounding, ids)
+        return self._query("hits", segments, rects, polygons, shapes, to, copy, rounding, ids, origin)
 
     def counts(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", **shapes,
+        rounding: str = "exact", origin="auto", **shapes,
     ):
         """Hits per rect: one row (rect, hits) per rect; (wall, hits), (circle, hits) or
         (polygon, hits) with ``walls=``, ``circles=`` or ``polygons=``."""
-        return self._query("counts", segments, rects, polygons, shapes, to, copy, rounding, None)
+        return self._query("counts", segments, rects, polygons, shapes, to, copy, rounding, None, origin)
 
-    def wall_pairs(self, segments, walls, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None):
+    def wall_pairs(
+        self, segments, walls, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None,
+        origin="auto",
+    ):
         """Segment x segment: every segment against every wall (both x0, y0, x1, y1), one row
         per pair, segment-major. Fields: segment, wall (uint64), hit (bool), contact (uint8, a
         ``CONTACT_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a miss)."""
-        return self.pairs(segments, walls=walls, to=to, copy=copy, rounding=rounding, ids=ids)
+        return self.pairs(segments, walls=walls, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin)
 
-    def circle_pairs(self, segments, circles, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None):
+    def circle_pairs(
+        self, segments, circles, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None,
+        origin="auto",
+    ):
         """Segment x circle: every segment against every closed disk (cx, cy, r, r >= 0), one
         row per pair, segment-major. Fields: segment, circle (uint64), hit (bool), kind (uint8,
         a ``CIRCLE_KIND_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a
         miss)."""
-        return self.pairs(segments, circles=circles, to=to, copy=copy, rounding=rounding, ids=ids)
+        return self.pairs(segments, circles=circles, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin)
 
-    def polygon_pairs(self, segments, polygons, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None):
+    def polygon_pairs(
+        self, segments, polygons, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None,
+        origin="auto",
+    ):
         """Every segment against every polygon (closed: boundary and interior; holes outside,
         their boundaries in), segment-major. ``polygons``: a sequence of rings (each (n, 2), a
         closing repeat of the first vertex allowed), the flat form ``(vertices, offsets)``:
@@ -721,48 +966,61 @@ class Engine:
         none), entry_ring, exit_ring (int64: the ring each edge is on, 0 the polygon's first
         ring, its shell; -1 where there is no edge). A polygon that is not simple raises
         ``ValueError`` naming it."""
-        return self.pairs(segments, polygons=polygons, to=to, copy=copy, rounding=rounding, ids=ids)
+        return self.pairs(segments, polygons=polygons, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin)
 
-    def overlaps(self, polygons, other, *, to: str = "numpy"):
+    def overlaps(self, polygons, other, *, to: str = "numpy", origin="auto"):
         """Polygon × polygon: the overlapping pairs (closed: touching and containment count),
         fields polygon and other (uint64), in order. Both in ``polygon_pairs``' forms."""
         _check_output(to, None)
-        a = _polygons(polygons, "polygons")
-        b = _polygons(other, "other")
-        return _table(self._engine.overlaps(*a, *b), to)
+        origin = _origin(origin, polygons, polygons, other)
+        moved = []
+        a = _polygons(polygons, "polygons", origin, moved)
+        b = _polygons(other, "other", origin, moved)
+        shift = {"origin": origin, "displacement": _said_displacement(moved, origin)}
+        return _table(self._engine.overlaps(*a, *b), to, shift=shift)
 
-    def first_hit_rects(self, segments, rects, *, copy: bool | None = None, rounding: str = "exact") -> np.ndarray:
+    def first_hit_rects(
+        self, segments, rects, *, copy: bool | None = None, rounding: str = "exact", origin="auto",
+    ) -> np.ndarray:
         """Each segment's first-hit rect alone, ``first_hit``'s ``rect`` column: an int64 array,
         -1 on a miss. On a GPU only 4 bytes a segment come back."""
-        s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding)
-        r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
+        origin = _origin(origin, segments, rects)
+        moved = []
+        s = _records(segments, SEGMENT_COLUMNS, "segments", copy, rounding, origin, moved)
+        r = _records(rects, RECT_COLUMNS, "rects", copy, rounding, origin)
+        _said_displacement(moved, origin)
         return self._engine.first_hit_rects(s, r)
 
     def clip(
         self, segments, rect=None, *, rects=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None,
+        rounding: str = "exact", ids=None, origin="auto",
     ):
         """Each segment clipped to ``rect`` (4 values: min_x, min_y, max_x, max_y), or to its
-        own row of ``rects``. Fields: segment, kind, x0, y0, x1, y1 (NaN on a miss)."""
+        own row of ``rects``. Fields: segment, kind, x0, y0, x1, y1 (NaN on a miss; float64
+        where an ``origin`` shifted the inputs, back in the user's frame)."""
         _check_output(to, ids)
         if (rect is None) == (rects is None):
             raise TypeError("clip: give rect or rects")
-        s, joined = _segments(segments, ids, copy, rounding)
+        origin = _origin(origin, segments, rects if rect is None else rect)
+        moved = []
+        s, joined = _segments(segments, ids, copy, rounding, origin, moved)
+        shift = {"origin": origin, "displacement": _said_displacement(moved, origin)}
         if rect is not None:
             one = np.asarray(rect)
             if one.shape != (4,):
                 raise ValueError(
                     f"rect: expected 4 values ({', '.join(RECT_COLUMNS)}), found shape {one.shape}"
                 )
-            one = _records(one.reshape(1, 4), RECT_COLUMNS, "rect", copy, rounding)
-            return _table(self._engine.clip(s, one, False), to, ids=joined, crs=_crs(("segments", segments)))
-        r = _records(rects, RECT_COLUMNS, "rects", copy, rounding)
+            one = _records(one.reshape(1, 4), RECT_COLUMNS, "rect", copy, rounding, origin)
+            rows = self._engine.clip(s, one, False)
+            return _table(rows, to, ids=joined, crs=_crs(("segments", segments)), shift=shift)
+        r = _records(rects, RECT_COLUMNS, "rects", copy, rounding, origin)
         if len(r) != len(s):
             raise ValueError(
                 f"rects: clipping to one rect per segment needs as many rects as segments: "
                 f"{len(s)} segments, {len(r)} rects"
             )
-        return _table(self._engine.clip(s, r, True), to, ids=joined, crs=_crs(("segments", segments)))
+        return _table(self._engine.clip(s, r, True), to, ids=joined, crs=_crs(("segments", segments)), shift=shift)
 
 
 _default = None

@@ -61,15 +61,26 @@ def _check_columns(columns, dtypes) -> None:
             raise TypeError(f"segments: column {c} is {dtypes[c]}, expected numbers")
 
 
-def _to_target(query, rects, rounding) -> rectcast._Target:
+def _to_target(query, rects, rounding, frame, origin) -> rectcast._Target:
     """The per-batch functions' ``rects``: a rects array, ``{"walls" | "circles" | "polygons":
-    ...}``, or a target the Dask functions made, as a ``rectcast._Target``."""
+    ...}``, or a target the Dask functions made, as a ``rectcast._Target``; ``origin`` as
+    ``rectcast``'s, for segments like ``frame``."""
     if isinstance(rects, rectcast._Target):
         return rects
     if isinstance(rects, dict):
+        polygons = rects.get("polygons")
         shapes = {k: v for k, v in rects.items() if k != "polygons"}
-        return rectcast._Target(query, None, rects.get("polygons"), shapes, None, rounding)
-    return rectcast._Target(query, rects, None, {}, None, rounding)
+        return _target(query, frame, None, polygons, shapes, rounding, origin)
+    return _target(query, frame, rects, None, {}, rounding, origin)
+
+
+def _target(query, segments, rects, polygons, shapes, rounding, origin, to="frame") -> rectcast._Target:
+    """The one target, converted once, in the frame ``origin`` gives for segments like
+    ``segments`` (a partition, or the Dask frame's meta): every worker shifts its segments by
+    the same origin, so the rows are those of one call over all of them."""
+    value = rectcast._one_target(query, rects, polygons, shapes)[1]
+    origin = rectcast._origin(origin, segments, value)
+    return rectcast._Target(query, rects, polygons, shapes, None, rounding, to, origin)
 
 
 def _is_lines(frame) -> bool:
@@ -84,8 +95,9 @@ def _rows(frame, target, offset, query, to, ids, backend, threads, rounding):
     if not _is_lines(frame):
         _check_columns(frame.columns, frame.dtypes)
     crs = rectcast._crs(("segments", frame), (target.keyword, target))
-    segments, joined = rectcast._segments(frame, ids, None, rounding)
-    out = _engine(backend, threads)._rows_of(query, segments, joined, crs, target, to)
+    moved = []
+    segments, joined = rectcast._segments(frame, ids, None, rounding, target.origin, moved)
+    out = _engine(backend, threads)._rows_of(query, segments, joined, crs, target, to, moved)
     return _shifted(out, offset), len(segments)
 
 
@@ -98,30 +110,32 @@ def _shifted(rows, offset):
 
 
 def first_hit_frame(
-    frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1, rounding: str = "exact"
+    frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1, rounding: str = "exact",
+    origin="auto",
 ):
     """First hits of one batch of segments as a pandas DataFrame; ``segment`` counts from
     ``offset``. ``rects``: a rects array, or ``{"walls" | "circles" | "polygons": ...}``."""
-    target = _to_target("first_hit", rects, rounding)
+    target = _to_target("first_hit", rects, rounding, frame, origin)
     return _rows(frame, target, offset, "first_hit", "frame", None, backend, threads, rounding)[0]
 
 
 def hits_frame(
-    frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1, rounding: str = "exact"
+    frame: pd.DataFrame, rects, offset: int = 0, backend: str = "auto", threads: int = 1, rounding: str = "exact",
+    origin="auto",
 ):
     """Hitting pairs of one batch of segments as a pandas DataFrame; ``segment`` counts from
     ``offset``. ``rects`` as for ``first_hit_frame``."""
-    target = _to_target("hits", rects, rounding)
+    target = _to_target("hits", rects, rounding, frame, origin)
     return _rows(frame, target, offset, "hits", "frame", None, backend, threads, rounding)[0]
 
 
 def counts_array(
-    frame: pd.DataFrame, rects, backend: str = "auto", threads: int = 1, rounding: str = "exact"
+    frame: pd.DataFrame, rects, backend: str = "auto", threads: int = 1, rounding: str = "exact", origin="auto",
 ) -> np.ndarray:
     """Hits per rect (or shape) of one batch of segments (uint64, one per shape)."""
     if not _is_lines(frame):
         _check_columns(frame.columns, frame.dtypes)
-    target = _to_target("counts", rects, rounding)
+    target = _to_target("counts", rects, rounding, frame, origin)
     return _engine(backend, threads)._run("counts", frame, target, "numpy", None, rounding, None)["hits"]
 
 
@@ -170,28 +184,29 @@ _QUERY_OPTIONS = """
     miss), ``"pandas"`` (``rectcast``'s pandas rows: categorical kinds, nullable indices) or
     ``"geopandas"`` (GeoDataFrame partitions, each row's geometry the part of its segment
     hit: a dask-geopandas GeoDataFrame). ``ids``: the segments' columns carried into the rows
-    by segment (``rectcast``'s ``ids=``: a column name or names)."""
+    by segment (``rectcast``'s ``ids=``: a column name or names). ``origin``: as
+    ``rectcast``'s; ``"auto"`` takes it from the targets, so every partition is shifted alike."""
 
 
 def first_hit(
     ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
-    to: str = "frame", ids=None, **shapes,
+    to: str = "frame", ids=None, origin="auto", **shapes,
 ):
     """Each segment's first hit, as a lazy Dask DataFrame (one row per segment, in order).
     Against rects, or a registered shape (``rectcast.SHAPES``: ``walls=``, ``circles=``) or
     polygons (``rectcast.first_hit``'s forms, a GeoDataFrame's included)."""
     _checked(ddf, to)
-    target = rectcast._Target("first_hit", rects, polygons, shapes, None, rounding)
+    target = _target("first_hit", ddf._meta, rects, polygons, shapes, rounding, origin, to)
     return _per_partition(ddf, target, "first_hit", to, ids, backend, threads, rounding)
 
 
 def hits(
     ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
-    to: str = "frame", ids=None, **shapes,
+    to: str = "frame", ids=None, origin="auto", **shapes,
 ):
     """The hitting pairs in (segment, shape) order, as a lazy Dask DataFrame."""
     _checked(ddf, to)
-    target = rectcast._Target("hits", rects, polygons, shapes, None, rounding)
+    target = _target("hits", ddf._meta, rects, polygons, shapes, rounding, origin, to)
     return _per_partition(ddf, target, "hits", to, ids, backend, threads, rounding)
 
 
@@ -202,14 +217,14 @@ hits.__doc__ = (hits.__doc__ or "") + _QUERY_OPTIONS
 
 def counts(
     ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
-    **shapes,
+    origin="auto", **shapes,
 ) -> np.ndarray:
     """Hits per rect (or shape) over the whole DataFrame, summed across partitions (computed
     now): a structured array (rect, hits) like ``rectcast.counts``."""
     import dask
 
     _checked(ddf, "frame")
-    target = rectcast._Target("counts", rects, polygons, shapes, None, rounding)
+    target = _target("counts", ddf._meta, rects, polygons, shapes, rounding, origin)
     shared = dask.delayed(target, pure=True)
     parts = [dask.delayed(counts_array)(p, shared, backend, threads, rounding) for p in ddf.to_delayed()]
     total = dask.delayed(lambda arrays: np.sum(arrays, axis=0, dtype=np.uint64))(parts)

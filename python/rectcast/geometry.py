@@ -4,8 +4,11 @@ Python loop per geometry; every refusal names its row.
 
 Coordinates are rounded to the nearest float32, as the CLI reads WKT and GeoJSON (shapely holds
 float64, and most decimal coordinates have no float32 twin); ``rounding="exact"`` refuses a
-value that would change instead. Then a vertex equal to the one before it in its ring or line
-is dropped, as GEOS ignores it, so edge and segment numbers count the vertices left.
+value that would change instead. An ``origin`` (x, y) is subtracted first, in float64: geometry
+far from (0, 0) (web mercator's x near -8.24e6, where float32's spacing is 0.5) keeps its
+precision in a frame near the data (``auto_origin``). Then a vertex equal to the one before it
+in its ring or line is dropped, as GEOS ignores it, so edge and segment numbers count the
+vertices left.
 """
 
 from __future__ import annotations
@@ -147,13 +150,56 @@ def _checked(geoms, name, accepted, wanted):
     return types
 
 
-def _float32(coords, name, rounding, starts):
-    """Coordinates (float64) as float32: nearest, or refused where that changes one, naming
-    its row and vertex (``starts``: each row's first vertex, and the end)."""
+def auto_origin(bounds):
+    """The origin ``origin="auto"`` takes for geometry within ``bounds`` (min_x, min_y, max_x,
+    max_y, float64): on each axis, the bounds' centre rounded to a whole number where the
+    bounds lie farther from 0 than their width (so that the shift makes float32's spacing
+    there at least twice finer), else 0. Whole numbers keep whole coordinates whole, and the
+    shift of a coordinate within the bounds is exact in float64."""
+    bounds = np.asarray(bounds, dtype=np.float64)
+    origin = []
+    for lo, hi in ((bounds[0], bounds[2]), (bounds[1], bounds[3])):
+        far = np.isfinite(lo) and np.isfinite(hi) and min(abs(lo), abs(hi)) > hi - lo
+        origin.append(float(np.round((lo + hi) / 2)) if far else 0.0)
+    return tuple(origin)
+
+
+def bounds(data, name):
+    """The bounds (min_x, min_y, max_x, max_y) of shapely or geopandas geometry; NaN where
+    there is none."""
+    geoms, _ = _geometries(data, name)
+    if len(geoms) == 0:
+        return np.full(4, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all missing: NaN, refused later
+        return np.asarray(_shapely().total_bounds(geoms), dtype=np.float64)
+
+
+def displacement(coords, rounded, origin):
+    """How far rounding moved a coordinate (the largest |rounded + origin - coords|, float64,
+    0 for none), and the coordinates' bounds (min_x, min_y, max_x, max_y; NaN for none)."""
+    if len(coords) == 0:
+        return (0.0, *[np.nan] * 4)
+    moved = np.abs(rounded.astype(np.float64) + np.asarray(origin, dtype=np.float64) - coords)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # every value NaN: refused later
+        low, high = np.nanmin(coords, axis=0), np.nanmax(coords, axis=0)
+    return (float(np.nanmax(moved, initial=0.0)), *map(float, low), *map(float, high))
+
+
+def _float32(coords, name, rounding, starts, origin=(0.0, 0.0), moved=None):
+    """Coordinates (float64) less ``origin``, as float32: nearest, or refused where that
+    changes one, naming its row and vertex (``starts``: each row's first vertex, and the end).
+    ``moved``: a list the largest displacement (``displacement``) is appended to."""
     if rounding not in ("exact", "nearest"):
         raise ValueError(f'rounding: expected "exact" or "nearest", found {rounding!r}')
+    original = coords
+    if origin != (0.0, 0.0):
+        coords = coords - np.asarray(origin, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         out = coords.astype(np.float32)
+    if moved is not None:
+        moved.append(displacement(original, out, origin))
     if rounding == "exact":
         changed = (out.astype(np.float64) != coords) & ~np.isnan(coords)
         if changed.any():
@@ -161,7 +207,7 @@ def _float32(coords, name, rounding, starts):
             row = int(np.searchsorted(starts, vertex, side="right")) - 1
             raise ValueError(
                 f"{name}: row {row}: vertex {vertex - int(starts[row])}: {'xy'[axis]} is "
-                f"{float(coords[vertex, axis])!r}, which float32 cannot hold exactly; pass "
+                f"{float(original[vertex, axis])!r}{' less the origin' if origin != (0.0, 0.0) else ''}, which float32 cannot hold exactly; pass "
                 f'rounding="nearest" to round it'
             )
     return np.ascontiguousarray(out)
@@ -193,14 +239,14 @@ def _points(words):
     return words.view(np.float32).reshape(-1, 2)
 
 
-def polygons(data, name="polygons", rounding="nearest"):
+def polygons(data, name="polygons", rounding="nearest", origin=(0.0, 0.0), moved=None):
     """shapely polygons and multipolygons as ``(vertices, ring_offsets, polygon_offsets)``,
     GeoArrow's flat form: vertices float32 (V, 2); ring r is
     ``vertices[ring_offsets[r]:ring_offsets[r + 1]]`` (its closing vertex kept, which the engine
     drops); polygon i is rings ``polygon_offsets[i]:polygon_offsets[i + 1]``: its shell and
     holes, or every ring of a multipolygon's parts (docs/semantics.md: the region is the same).
     Refused, naming the row: a missing or empty geometry, anything not polygonal, z
-    coordinates."""
+    coordinates. ``origin``: subtracted before rounding (the module's docstring)."""
     shapely = _shapely()
     geoms, _ = _geometries(data, name)
     if len(geoms) == 0:
@@ -214,14 +260,16 @@ def polygons(data, name="polygons", rounding="nearest"):
         # A multipolygon's rings are its parts' rings, one after the other.
         part_offsets, geom_offsets = (np.asarray(o, dtype=np.int64) for o in offsets[1:])
         polygon_offsets = part_offsets[geom_offsets]
-    vertices = _float32(coords, name, rounding, ring_offsets[polygon_offsets])
+    vertices = _float32(coords, name, rounding, ring_offsets[polygon_offsets], origin, moved)
     vertices, ring_offsets = _dedup(vertices, ring_offsets)
     return vertices, ring_offsets, polygon_offsets
 
 
-def polylines(data, name="segments", rounding="nearest") -> Polylines:
+def polylines(data, name="segments", rounding="nearest", origin=(0.0, 0.0), moved=None) -> Polylines:
     """shapely line strings (LineString, LinearRing, MultiLineString) as :class:`Polylines`.
-    Refused, naming the row: a missing or empty geometry, anything not lineal, z coordinates."""
+    Refused, naming the row: a missing or empty geometry, anything not lineal, z coordinates.
+    ``origin``: subtracted before rounding (the module's docstring); a :class:`Polylines` is
+    taken as it is."""
     if isinstance(data, Polylines):
         return data
     shapely = _shapely()
@@ -246,7 +294,7 @@ def polylines(data, name="segments", rounding="nearest") -> Polylines:
     else:
         row_parts = np.asarray(offsets[1], dtype=np.int64)
     row_starts = part_offsets[row_parts]
-    vertices, part_offsets = _dedup(_float32(coords, name, rounding, row_starts), part_offsets)
+    vertices, part_offsets = _dedup(_float32(coords, name, rounding, row_starts, origin, moved), part_offsets)
     # A segment from each vertex that has a next one in its part; a part of one vertex, a
     # segment from it to itself. In vertex order, so in line order.
     sizes = np.diff(part_offsets)
@@ -270,16 +318,19 @@ def polylines(data, name="segments", rounding="nearest") -> Polylines:
     return Polylines(segments, line, line_segment, len(geoms), labels)
 
 
-def from_shapely(geoms, rounding="nearest"):
+def from_shapely(geoms, rounding="nearest", origin=(0.0, 0.0)):
     """shapely or geopandas geometry as rectcast's inputs: polygons and multipolygons as
     ``(vertices, ring_offsets, polygon_offsets)`` (what ``polygons=`` takes), line strings as
     :class:`Polylines` (what ``segments`` takes).
-    A GeoSeries or GeoDataFrame (its active geometry) works too; the kind comes from row 0."""
+    A GeoSeries or GeoDataFrame (its active geometry) works too; the kind comes from row 0.
+    ``origin`` (x, y) is subtracted, in float64, before rounding to float32: pass a query the
+    same ``origin`` for its other inputs (its geometry output comes back shifted by it)."""
     shapely = _shapely()
     rows, _ = _geometries(geoms, "geometry")
+    origin = tuple(float(v) for v in origin)
     if len(rows) and int(shapely.get_type_id(rows[0])) in (3, 6):
-        return polygons(geoms, "geometry", rounding)
-    return polylines(geoms, "geometry", rounding)
+        return polygons(geoms, "geometry", rounding, origin)
+    return polylines(geoms, "geometry", rounding, origin)
 
 
 class SridWarning(UserWarning):

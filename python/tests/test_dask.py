@@ -185,6 +185,28 @@ def test_a_cluster_job_over_a_geodataframe_of_roads_equals_the_single_process_ca
         assert counts.tobytes() == engine.counts(roads, polygons=parcels).tobytes()
 
 
+def test_a_cluster_job_far_from_the_origin_shifts_every_partition_alike(client, far_scene):
+    """Web mercator's magnitudes: every partition takes the origin the targets give, so the
+    rows are the single-process call's, and GEOS's pairs, with geometry in the user's frame."""
+    dask_geopandas = pytest.importorskip("dask_geopandas")
+    shapely = pytest.importorskip("shapely")
+    gpd = pytest.importorskip("geopandas")
+    roads, parcels = far_scene(12)
+    roads = gpd.GeoDataFrame({"name": [f"road {i}" for i in range(len(roads))]}, geometry=roads)
+    tree = shapely.STRtree(parcels.array)
+    want_pairs = set(zip(*(a.tolist() for a in tree.query(roads.geometry.array, predicate="intersects"))))
+    droads = dask_geopandas.from_geopandas(roads, npartitions=3, sort=False)
+    want = rectcast.Engine("cpu").hits(roads, polygons=parcels, to="geopandas", ids="name")
+    assert want.attrs["origin"] != (0.0, 0.0)
+    got = rectcast.dask.hits(droads, polygons=parcels, backend="cpu", to="geopandas", ids="name").compute()
+    got = got.reset_index(drop=True)
+    assert set(zip(got["line"].tolist(), got["polygon"].tolist())) == want_pairs
+    pd.testing.assert_frame_equal(as_text(got.drop(columns="geometry")), as_text(want.drop(columns="geometry")))
+    assert got.geometry.geom_equals_exact(want.geometry, 0).all()
+    counts = rectcast.dask.counts(droads, polygons=parcels, backend="cpu")
+    assert counts.tobytes() == rectcast.Engine("cpu").counts(roads, polygons=parcels).tobytes()
+
+
 def test_a_worker_killed_mid_job_loses_and_repeats_nothing(client, tmp_path):
     # Long segments across the field: each partition takes a while, so the job is still running
     # when one of the two workers dies; Dask reruns its tasks on the other.

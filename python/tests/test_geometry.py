@@ -382,3 +382,101 @@ def test_a_line_file_refuses_what_is_not_a_line_naming_its_place(tmp_path):
     (tmp_path / "r.wkt").write_text("LINESTRING (0 0, 1 1)\nLINESTRING EMPTY\n")
     with pytest.raises(ValueError, match=re.escape("r.wkt:2:1: an empty line")):
         rectcast.read_polylines(tmp_path / "r.wkt")
+
+
+def segment_lines(lines, rows):
+    """Each row's segment (``line``, ``line_segment``) of ``lines`` as a shapely line, in
+    float64: vertices repeated in a row dropped, as rectcast drops them."""
+    vertices = []
+    for line in lines.array:
+        v = np.asarray(line.coords)
+        vertices.append(v[np.r_[True, (np.diff(v, axis=0) != 0).any(axis=1)]])
+    ends = [vertices[i][k : k + 2] for i, k in zip(rows["line"], rows["line_segment"])]
+    return shapely.linestrings(np.asarray(ends).reshape(-1, 2, 2))
+
+
+def test_geometry_far_from_the_origin_is_answered_in_a_frame_near_it(engine, far_scene):
+    roads, parcels = far_scene(11)
+    tree = shapely.STRtree(parcels.array)
+    road_of, parcel_of = tree.query(roads.array, predicate="intersects")
+    want = set(zip(road_of.tolist(), parcel_of.tolist()))
+    # Roads 0.2 beside a parcel are among them: rounded where they are, they would touch it.
+    near = tree.query(roads.array, predicate="dwithin", distance=0.25)
+    assert len(set(zip(*map(np.ndarray.tolist, near))) - want) > 20
+    hits = engine.hits(roads, polygons=parcels, to="geopandas")
+    got = set(zip(hits["line"].tolist(), hits["polygon"].tolist()))
+    assert got == want, f"rectcast only: {sorted(got - want)[:3]}, GEOS only: {sorted(want - got)[:3]}"
+    # The frame: the parcels' centre, in whole units; rounding there moved nothing far.
+    assert hits.attrs["origin"] == (-8239850.0, 4970150.0) or max(abs(v) for v in hits.attrs["origin"]) > 4e6
+    assert hits.attrs["displacement"] < 1e-4
+    # The geometry back in the user's frame: the pieces GEOS finds.
+    pieces = shapely.intersection(segment_lines(roads, hits), parcels.array[hits["polygon"]])
+    assert (shapely.hausdorff_distance(hits.geometry.array, pieces) < 1e-3).all()
+    assert np.allclose(hits.geometry.length, shapely.length(pieces), atol=1e-3)
+    # A given origin answers the same; no origin answers about the rounded vertices, and says so.
+    given = engine.hits(roads, polygons=parcels, origin=(-8239800, 4970100))
+    assert set(zip(given["segment"].tolist(), given["polygon"].tolist())) == set(
+        zip(hits["segment"].tolist(), hits["polygon"].tolist())
+    )
+    with pytest.warns(rectcast.RoundingWarning, match=r"a vertex moved by 0\.2.*origin=\(x, y\)"):
+        unshifted = engine.hits(roads, polygons=parcels, origin=None, to="pandas")
+    assert len(unshifted) > len(hits) and unshifted.attrs["displacement"] == pytest.approx(0.2, abs=1e-6)
+    # Arrays given with an origin are shifted the same way: the same rows as the geometry.
+    lines = rectcast.from_shapely(roads, origin=hits.attrs["origin"])
+    polygons = rectcast.from_shapely(parcels, origin=hits.attrs["origin"])
+    assert_same_rows(engine.hits(lines, polygons=polygons, origin=None), engine.hits(roads, polygons=parcels))
+    with pytest.raises(ValueError, match=r'origin: expected "auto", None or two finite numbers \(x, y\), found'):
+        engine.hits(roads, polygons=parcels, origin=(1, float("nan")))
+
+
+def test_a_clip_with_an_origin_gives_its_coordinates_back_in_the_users_frame(engine):
+    segments = np.array([[-8240010.0, 4970005.25, -8239990.0, 4970005.25]])
+    with pytest.raises(ValueError, match="x0 less the origin is .* float32 cannot hold exactly"):
+        engine.clip(segments, [-8240000, 4970000, -8239995, 4970010], origin=(0.1, 0))
+    clipped = engine.clip(segments, [-8240000, 4970000, -8239995, 4970010], origin=(-8240000, 4970000))
+    assert clipped.dtype["x0"] == np.float64
+    assert [clipped[c][0] for c in ("x0", "y0", "x1", "y1")] == [-8240000.0, 4970005.25, -8239995.0, 4970005.25]
+
+
+def test_hit_geometry_over_holes_parts_and_notches_is_the_pieces_inside(engine):
+    """A segment across a hole, between a multipolygon's parts or through a notch leaves the
+    polygon and comes back: its row's geometry is the pieces inside (GEOS's intersection),
+    so road length per parcel adds up; over a convex polygon, its span."""
+    holed = shapely.Polygon([(0, 0), (40, 0), (40, 10), (0, 10)], [[(15, 2), (28, 2), (28, 8), (15, 8)]])
+    parts = shapely.MultiPolygon([shapely.box(50, 0, 60, 10), shapely.box(70, 0, 80, 10)])
+    notched = shapely.Polygon([(0, 20), (30, 20), (30, 30), (20, 30), (20, 24), (10, 24), (10, 30), (0, 30)])
+    island = shapely.MultiPolygon([holed, shapely.box(18, 4, 22, 6)])  # an island in the hole
+    rng = np.random.default_rng(5)
+    ends = rng.integers(-5, 90, (300, 4)).astype(float)
+    ends[:100, 1] = ends[:100, 3] = rng.integers(0, 31, 100)  # horizontal, along edges too
+    roads = gpd.GeoSeries(shapely.linestrings(ends.reshape(-1, 2, 2)))
+    parcels = gpd.GeoSeries([holed, parts, notched, shapely.box(85, 0, 89, 30), island])
+    for query in ("hits", "first_hit", "pairs"):
+        rows = getattr(engine, query)(roads, polygons=parcels, to="geopandas")
+        hit = rows["polygon"].notna() & rows["t_enter"].notna()
+        pieces = shapely.intersection(roads.array[rows["line"][hit]], parcels.array[rows["polygon"][hit].astype(int)])
+        got = rows.geometry[hit].array
+        assert (shapely.hausdorff_distance(got, pieces) < 1e-4).all(), query
+        assert np.allclose(shapely.length(got), shapely.length(pieces), atol=1e-4), query
+        assert (rows.geometry.isna() == ~hit).all()
+    hits = engine.hits(roads, polygons=parcels, to="geopandas")
+    assert (hits.geometry.geom_type == "MultiLineString").sum() > 20
+    # The same from the flat form, rings given as arrays (a multipolygon as its parts' rings).
+    flat = rectcast.from_shapely(parcels)
+    again = engine.hits(roads, polygons=flat, to="geopandas")
+    assert (shapely.hausdorff_distance(again.geometry.array, hits.geometry.array) < 1e-4).all()
+
+
+def test_counts_on_a_geodataframe_keep_its_columns(engine):
+    roads = gpd.GeoSeries([shapely.LineString([(0, 5), (20, 5)])])
+    parcels = gpd.GeoDataFrame(
+        {"owner": ["ann", "bo"], "hits": [7, 8], "area": [20.0, 20.0]},
+        geometry=[shapely.box(30, 0, 32, 10), shapely.box(10, 0, 12, 10)],
+        index=["north", "south"],
+    )
+    for to in ("pandas", "geopandas"):
+        counts = engine.counts(roads, polygons=parcels, to=to)
+        assert list(counts.columns[:6]) == ["polygon", "polygon_index", "hits", "owner", "hits_target", "area"]
+        assert counts["owner"].tolist() == ["ann", "bo"] and counts["hits_target"].tolist() == [7, 8]
+        assert counts["hits"].tolist() == [0, 1]
+    assert isinstance(counts, gpd.GeoDataFrame) and counts.geometry.equals(parcels.geometry.reset_index(drop=True))
