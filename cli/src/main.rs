@@ -13,6 +13,7 @@ mod formats;
 mod job;
 mod kept;
 mod options;
+mod origin;
 mod output;
 mod polygons;
 mod polylines;

@@ -160,8 +160,9 @@ fn text_rings(
         .reader()
         .read_to_string(&mut text)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let read = geotext::read(format, geotext::Kind::Polygons, &text)
+    let parsed = geotext::parse(format, geotext::Kind::Polygons, &text)
         .map_err(|e| e.in_file(path.display()))?;
+    let read = crate::origin::rounded(parsed, path);
     let rings = read.geometries.into_iter();
     let rings = rings.map(|(place, rings)| (place.in_file(path.display()), rings));
     Ok((rings.collect(), read.srid, read.properties))

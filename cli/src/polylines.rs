@@ -40,10 +40,11 @@ fn read(format: geotext::Format, path: &Path, data: Data) -> Result<Polylines, F
     data.reader()
         .read_to_string(&mut text)
         .map_err(|e| FileError::new(path, Place::File, e.to_string()))?;
-    let read = geotext::read(format, geotext::Kind::Lines, &text).map_err(|e| {
+    let parsed = geotext::parse(format, geotext::Kind::Lines, &text).map_err(|e| {
         let place = e.place.map_or(Place::File, place);
         FileError::new(path, place, e.message)
     })?;
+    let read = crate::origin::rounded(parsed, path);
     let mut records = Vec::new();
     let mut starts = Vec::with_capacity(read.geometries.len());
     for (at, parts) in read.geometries {

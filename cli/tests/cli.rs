@@ -1993,3 +1993,158 @@ fn first_hit_over_walls_and_polygons_picks_the_exact_earliest_on_near_ties() {
         }
     }
 }
+
+/// Parcels (integer squares) and roads running 0.2 beside their bottom or top edges, or
+/// across them, as WKT (roads) and GeoJSON (parcels), every coordinate less `origin`, from a
+/// scene at web mercator's magnitudes (x near -8.24e6, where f32's spacing is 0.5); and the
+/// parcels' bounds' centre there, in whole units.
+fn far_files(dir: &Dir, name: &str, origin: [f64; 2]) -> (PathBuf, PathBuf, [f64; 2]) {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let at = |x: f64, y: f64| (x - 8_240_000.0 - origin[0], y + 4_970_000.0 - origin[1]);
+    let mut parcels = Vec::new();
+    let mut roads = String::new();
+    let mut bounds = [
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    for i in 0..40 {
+        let (x, y, size) = (next(300) as f64, next(300) as f64, (3 + next(9)) as f64);
+        let ((x0, y0), (x1, y1)) = (at(x, y), at(x + size, y + size));
+        bounds = [
+            bounds[0].min(x0),
+            bounds[1].min(y0),
+            bounds[2].max(x1),
+            bounds[3].max(y1),
+        ];
+        let ring: Vec<String> = [
+            (x, y),
+            (x + size, y),
+            (x + size, y + size),
+            (x, y + size),
+            (x, y),
+        ]
+        .iter()
+        .map(|&(x, y)| {
+            let (x, y) = at(x, y);
+            format!("[{x:?}, {y:?}]")
+        })
+        .collect();
+        parcels.push(format!(
+            r#"{{"type": "Feature", "properties": {{}}, "geometry": {{"type": "Polygon", "coordinates": [[{}]]}}}}"#,
+            ring.join(", ")
+        ));
+        for road in 0..4 {
+            let y = match road {
+                0 => y - 0.2,
+                1 => y + size + 0.2,
+                _ => y + next(100) as f64 / 10.0,
+            };
+            let ((x0, y0), (x1, y1)) = (at(x - 2.0 - i as f64 / 10.0, y), at(x + size + 2.0, y));
+            roads += &format!("LINESTRING ({x0:?} {y0:?}, {x1:?} {y1:?})\n");
+        }
+    }
+    let parcels = format!(
+        r#"{{"type": "FeatureCollection", "features": [{}]}}"#,
+        parcels.join(",\n")
+    );
+    (
+        dir.file(&format!("{name}.wkt"), &roads),
+        dir.file(&format!("{name}.geojson"), &parcels),
+        [
+            ((bounds[0] + bounds[2]) / 2.0).round(),
+            ((bounds[1] + bounds[3]) / 2.0).round(),
+        ],
+    )
+}
+
+#[test]
+fn wkt_and_geojson_far_from_the_origin_answer_as_the_same_scene_shifted_near_it() {
+    let dir = Dir::new();
+    // The parcels' bounds' centre, in whole units: what --origin auto takes.
+    let (roads, parcels, origin) = far_files(&dir, "far", [0.0; 2]);
+    let (near_roads, near_parcels, _) = far_files(&dir, "near", origin);
+    let at = format!("{},{}", origin[0], origin[1]);
+    // The shift is the host's: one query on every backend is enough.
+    let mut runs: Vec<_> = backends().into_iter().map(|b| ("hits", b)).collect();
+    runs.extend([("first-hit", "cpu"), ("count", "cpu")]);
+    for (query, backend) in runs {
+        let run = |roads: &Path, parcels: &Path, more: &[&str]| {
+            let mut args = vec![
+                query,
+                "--segments",
+                roads.to_str().unwrap(),
+                "--polygons",
+                parcels.to_str().unwrap(),
+                "--backend",
+                backend,
+            ];
+            args.extend(more);
+            let o = rectcast(&args);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let said = stderr(&o);
+            (String::from_utf8(o.stdout).unwrap(), said)
+        };
+        let (near, _) = run(&near_roads, &near_parcels, &[]);
+        let (far, said) = run(&roads, &parcels, &[]);
+        assert!(
+            said.contains(&format!("shifted by origin {at} before rounding")),
+            "{said}"
+        );
+        assert_eq!(far, near, "{query} {backend}: far against near");
+        let given = run(&roads, &parcels, &["--origin", &at]).0;
+        assert_eq!(given, near, "{query} {backend}: a given origin");
+        // Rounded where they lie, the roads 0.2 beside a parcel touch it: other rows, said.
+        let (there, said) = run(&roads, &parcels, &["--origin", "none"]);
+        assert_ne!(there, near, "{query} {backend}: no origin");
+        assert!(
+            said.contains("far.wkt: rounding to f32 at origin 0,0 moved a vertex by 0.2"),
+            "{said}"
+        );
+        if query == "hits" {
+            assert!(
+                near.lines().count() + 40 < there.lines().count(),
+                "{near}\n{there}"
+            );
+        }
+    }
+    // A given origin would shift geometry text but not records, which are f32 already.
+    let csv = dir.segments("s.csv", &[Segment::new(0.0, 0.0, 1.0, 1.0)]);
+    let o = rectcast(&[
+        "hits",
+        "--segments",
+        csv.to_str().unwrap(),
+        "--polygons",
+        parcels.to_str().unwrap(),
+        "--origin",
+        "1,2",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("s.csv is records, f32 already"),
+        "{}",
+        stderr(&o)
+    );
+    let o = rectcast(&[
+        "overlaps",
+        "--polygons",
+        parcels.to_str().unwrap(),
+        "--other",
+        parcels.to_str().unwrap(),
+        "--origin",
+        "1,x",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("expected auto, none or two finite numbers X,Y"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -4,14 +4,18 @@
 //!
 //! - **WKT** (`.wkt`): one geometry a line (blank lines skipped). PostGIS's EWKT prefix
 //!   (`SRID=4326;POLYGON …`, any case) is read and returned, and must be the same on every
-//!   line; the coordinates are used as given. Numbers are read straight to f32, rounded to
-//!   nearest. A geometry with z or m values is refused: rectcast is 2-d.
+//!   line; the coordinates are used as given. A geometry with z or m values is refused:
+//!   rectcast is 2-d.
 //! - **GeoJSON** (`.geojson`, `.json`): a FeatureCollection, one Feature, or one geometry.
-//!   Numbers are read correctly rounded to f64, as JSON parsers read them, then rounded to
-//!   f32 (nearest, ties to even): exact for every f32 value and every midpoint between two.
-//!   The one case this differs from reading straight to f32 is a number within half an f64
-//!   unit in the last place of a midpoint without being one (17 significant digits or more),
-//!   which the f64 reading moves onto it (double rounding). A position's numbers after x and y are dropped.
+//!   A position's numbers after x and y are dropped.
+//!
+//! Numbers are read correctly rounded to f64 ([`parse`]), as shapely and JSON parsers read
+//! them; an origin is subtracted in f64 ([`Parsed::rounded`]: geometry far from (0, 0), as
+//! web mercator's, keeps its precision in a frame near it, [`auto_origin`]); then each is
+//! rounded to f32 (nearest, ties to even): exact for every f32 value and every midpoint
+//! between two. The one case this differs from reading straight to f32 is a number within
+//! half an f64 unit in the last place of a midpoint without being one (17 significant digits
+//! or more), which the f64 reading moves onto it (double rounding).
 //!
 //! An error names its place: a WKT line and column (of the first token that does not fit, for
 //! text that is not WKT), or a GeoJSON feature.
@@ -29,6 +33,27 @@ use std::str::FromStr;
 
 /// Points in order: a ring (its closing repeat, if any, kept) or a line's part.
 pub type Points = Vec<[f32; 2]>;
+
+/// Points as the file gives them, in f64, before any shift or rounding.
+pub type WidePoints = Vec<[f64; 2]>;
+
+/// Rounding to f32 that moves a vertex by more than this share of the geometry's extent (its
+/// bounds' larger side) is said (the CLI's stderr, Python's `RoundingWarning`): the data lie
+/// far from the origin for their size, and an origin near them would keep their precision.
+pub const DISPLACEMENT_BOUND: f64 = 1.0 / (1u64 << 20) as f64;
+
+/// The origin an automatic choice takes for geometry within `bounds` (min_x, min_y, max_x,
+/// max_y): on each axis, the bounds' centre rounded to a whole number (half away from 0)
+/// where the bounds lie farther from 0 than their width, so that the shift makes f32's
+/// spacing there at least twice finer; else 0. Whole numbers keep whole coordinates whole,
+/// and the shift of a coordinate within the bounds is exact in f64.
+pub fn auto_origin(bounds: [f64; 4]) -> [f64; 2] {
+    let axis = |lo: f64, hi: f64| {
+        let far = lo.is_finite() && hi.is_finite() && lo.abs().min(hi.abs()) > hi - lo;
+        if far { ((lo + hi) / 2.0).round() } else { 0.0 }
+    };
+    [axis(bounds[0], bounds[2]), axis(bounds[1], bounds[3])]
+}
 
 /// A text format of geometry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +112,27 @@ pub struct Read {
     /// One a geometry: a GeoJSON feature's properties, and its `id` as the property `id`
     /// where it has no property of that name; none in WKT.
     pub properties: Vec<Properties>,
+    /// The farthest the shift and rounding moved a vertex (0 for none), and the extent of the
+    /// geometry read (its bounds' larger side; 0 for none).
+    pub displacement: f64,
+    pub extent: f64,
+}
+
+impl Read {
+    /// Whether rounding moved a vertex by more than [`DISPLACEMENT_BOUND`] of the extent.
+    pub fn moved_far(&self) -> bool {
+        self.displacement > DISPLACEMENT_BOUND * self.extent
+    }
+}
+
+/// A file's geometries as the file gives them ([`parse`]): places, SRID and properties as in
+/// [`Read`], each geometry's rings or parts in f64, nothing dropped yet.
+#[derive(Debug)]
+pub struct Parsed {
+    kind: Kind,
+    pub geometries: Vec<(Place, Result<Vec<WidePoints>, String>)>,
+    pub srid: Option<i64>,
+    pub properties: Vec<Properties>,
 }
 
 /// A geometry's properties, by name in order of name: each one's text (a string as it is, any
@@ -121,32 +167,92 @@ pub enum Kind {
     Lines,
 }
 
-/// Reads `text` in `format`, taking geometries of `kind`.
+/// Reads `text` in `format`, taking geometries of `kind`, rounded where they are (origin
+/// (0, 0)): [`parse`], then [`Parsed::rounded`].
 ///
 /// # Errors
 /// A problem with the whole file ([`FileError`]); each geometry's own is in [`Read`].
 pub fn read(format: Format, kind: Kind, text: &str) -> Result<Read, FileError> {
-    let mut read = match format {
-        Format::Wkt => wkt_read(kind, text)?,
-        Format::GeoJson => geojson_read(kind, text)?,
-    };
-    for (_, geometry) in &mut read.geometries {
-        if let Ok(parts) = geometry {
-            for part in parts.iter_mut() {
-                part.dedup_by(|b, a| a == b);
+    Ok(parse(format, kind, text)?.rounded([0.0; 2]))
+}
+
+/// Parses `text` in `format`, taking geometries of `kind`, its numbers correctly rounded to
+/// f64.
+///
+/// # Errors
+/// A problem with the whole file ([`FileError`]); each geometry's own is in [`Parsed`].
+pub fn parse(format: Format, kind: Kind, text: &str) -> Result<Parsed, FileError> {
+    match format {
+        Format::Wkt => wkt_read(kind, text),
+        Format::GeoJson => geojson_read(kind, text),
+    }
+}
+
+impl Parsed {
+    /// The bounds (min_x, min_y, max_x, max_y) of the geometries' finite vertices; `None`
+    /// where there is none.
+    pub fn bounds(&self) -> Option<[f64; 4]> {
+        let mut bounds: Option<[f64; 4]> = None;
+        let points = (self.geometries.iter())
+            .filter_map(|(_, g)| g.as_ref().ok())
+            .flatten()
+            .flatten();
+        for &[x, y] in points.filter(|[x, y]| x.is_finite() && y.is_finite()) {
+            let b = bounds.get_or_insert([x, y, x, y]);
+            *b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
+        }
+        bounds
+    }
+
+    /// The geometries less `origin` (in f64), rounded to f32; then a vertex equal to the one
+    /// before it in its ring or part dropped, as GEOS ignores it, an empty ring or part absent,
+    /// and an empty geometry or an unclosed ring an error.
+    pub fn rounded(self, origin: [f64; 2]) -> Read {
+        let kind = self.kind;
+        let extent = self
+            .bounds()
+            .map_or(0.0, |b| (b[2] - b[0]).max(b[3] - b[1]));
+        let mut displacement = 0.0f64;
+        let mut round = |[x, y]: [f64; 2]| {
+            let r = [(x - origin[0]) as f32, (y - origin[1]) as f32];
+            for (got, was, o) in [(r[0], x, origin[0]), (r[1], y, origin[1])] {
+                let moved = (f64::from(got) + o - was).abs();
+                if moved > displacement {
+                    displacement = moved;
+                }
             }
-            // An empty ring or part (`POLYGON ((…), EMPTY)`) is absent, as GEOS reads it.
-            parts.retain(|part| !part.is_empty());
-            if parts.is_empty() {
-                *geometry = Err(format!("an empty {}", kind.noun()));
-            } else if kind == Kind::Polygons
-                && let Some(e) = unclosed(parts)
-            {
-                *geometry = Err(e);
-            }
+            r
+        };
+        let geometries = (self.geometries.into_iter())
+            .map(|(place, geometry)| {
+                let geometry = geometry.and_then(|parts| {
+                    let mut parts: Vec<Points> = (parts.into_iter())
+                        .map(|part| part.into_iter().map(&mut round).collect())
+                        .collect();
+                    for part in parts.iter_mut() {
+                        part.dedup_by(|b, a| a == b);
+                    }
+                    // An empty ring or part (`POLYGON ((…), EMPTY)`) is absent, as GEOS reads it.
+                    parts.retain(|part| !part.is_empty());
+                    if parts.is_empty() {
+                        return Err(format!("an empty {}", kind.noun()));
+                    }
+                    match unclosed(&parts) {
+                        Some(e) if kind == Kind::Polygons => Err(e),
+                        _ => Ok(parts),
+                    }
+                });
+                (place, geometry)
+            })
+            .collect();
+        Read {
+            geometries,
+            srid: self.srid,
+            properties: self.properties,
+            displacement,
+            extent,
         }
     }
-    Ok(read)
 }
 
 /// The first ring of a polygon that does not end where it starts, as an error: WKT and
@@ -188,7 +294,7 @@ pub fn segments(parts: &[Points]) -> Vec<[f32; 4]> {
     segments
 }
 
-fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
+fn wkt_read(kind: Kind, text: &str) -> Result<Parsed, FileError> {
     let mut geometries = Vec::new();
     let mut srid: Option<(i64, usize)> = None;
     for (n, line) in text.lines().enumerate() {
@@ -236,7 +342,7 @@ fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
             geometries.push((place, Err(unread)));
             continue;
         }
-        let parsed = wkt::Wkt::<f32>::from_str(body);
+        let parsed = wkt::Wkt::<f64>::from_str(body);
         // The crate reads a geometry and ignores what follows it: that is an error here.
         if parsed.is_ok()
             && let Some(offset) = wkt_place::trailing_offset(body)
@@ -265,7 +371,8 @@ fn wkt_read(kind: Kind, text: &str) -> Result<Read, FileError> {
         };
         geometries.push((place, parts));
     }
-    Ok(Read {
+    Ok(Parsed {
+        kind,
         properties: vec![Properties::new(); geometries.len()],
         geometries,
         srid: srid.map(|(srid, _)| srid),
@@ -341,8 +448,8 @@ fn unread_type(text: &str) -> Option<String> {
     })
 }
 
-fn wkt_parts(kind: Kind, g: wkt::Wkt<f32>) -> Result<Vec<Points>, String> {
-    let points = |line: &wkt::types::LineString<f32>| -> Points {
+fn wkt_parts(kind: Kind, g: wkt::Wkt<f64>) -> Result<Vec<WidePoints>, String> {
+    let points = |line: &wkt::types::LineString<f64>| -> WidePoints {
         line.coords().iter().map(|c| [c.x, c.y]).collect()
     };
     match (kind, g) {
@@ -386,7 +493,7 @@ fn ewkt_srid(line: &str) -> Result<(Option<i64>, &str), String> {
     Ok((Some(srid), rest.trim()))
 }
 
-fn dimension(g: &wkt::Wkt<f32>) -> wkt::types::Dimension {
+fn dimension(g: &wkt::Wkt<f64>) -> wkt::types::Dimension {
     match g {
         wkt::Wkt::Point(g) => g.dimension(),
         wkt::Wkt::LineString(g) => g.dimension(),
@@ -408,7 +515,7 @@ fn dimension_name(d: wkt::types::Dimension) -> &'static str {
     }
 }
 
-fn type_name(g: &wkt::Wkt<f32>) -> &'static str {
+fn type_name(g: &wkt::Wkt<f64>) -> &'static str {
     match g {
         wkt::Wkt::Point(_) => "POINT",
         wkt::Wkt::LineString(_) => "LINESTRING",
@@ -420,7 +527,7 @@ fn type_name(g: &wkt::Wkt<f32>) -> &'static str {
     }
 }
 
-fn geojson_read(kind: Kind, text: &str) -> Result<Read, FileError> {
+fn geojson_read(kind: Kind, text: &str) -> Result<Parsed, FileError> {
     use geojson::GeoJson;
     let geojson = GeoJson::from_str(text).map_err(|e| FileError {
         place: None,
@@ -430,14 +537,16 @@ fn geojson_read(kind: Kind, text: &str) -> Result<Read, FileError> {
         GeoJson::FeatureCollection(fc) => fc.features,
         GeoJson::Feature(f) => vec![f],
         GeoJson::Geometry(g) => {
-            return Ok(Read {
+            return Ok(Parsed {
+                kind,
                 geometries: vec![(Place::Geometry, geojson_parts(kind, Some(g)))],
                 srid: None,
                 properties: vec![Properties::new()],
             });
         }
     };
-    let mut read = Read {
+    let mut read = Parsed {
+        kind,
         geometries: Vec::with_capacity(features.len()),
         srid: None,
         properties: Vec::with_capacity(features.len()),
@@ -472,13 +581,16 @@ fn properties(feature: &geojson::Feature) -> Properties {
     properties
 }
 
-fn geojson_parts(kind: Kind, geometry: Option<geojson::Geometry>) -> Result<Vec<Points>, String> {
+fn geojson_parts(
+    kind: Kind,
+    geometry: Option<geojson::Geometry>,
+) -> Result<Vec<WidePoints>, String> {
     use geojson::GeometryValue as G;
-    let points = |positions: &Vec<geojson::Position>| -> Result<Points, String> {
+    let points = |positions: &Vec<geojson::Position>| -> Result<WidePoints, String> {
         positions
             .iter()
             .map(|p| match p.as_slice() {
-                [x, y, ..] => Ok([*x as f32, *y as f32]),
+                [x, y, ..] => Ok([*x, *y]),
                 _ => Err("a position with fewer than 2 numbers".to_string()),
             })
             .collect()
@@ -699,6 +811,50 @@ mod tests {
                 wrong[0].1.to_bits()
             );
         }
+    }
+
+    #[test]
+    fn geometry_far_from_the_origin_keeps_its_precision_shifted_near_it() {
+        let text = "LINESTRING (-8240000.2 4970000.7, -8239990 4970010.3)\n";
+        for format in [Format::Wkt, Format::GeoJson] {
+            let text = match format {
+                Format::Wkt => text.to_string(),
+                Format::GeoJson => r#"{"type": "LineString", "coordinates": [[-8240000.2, 4970000.7], [-8239990, 4970010.3]]}"#.to_string(),
+            };
+            let parsed = || parse(format, Kind::Lines, &text).unwrap();
+            let bounds = parsed().bounds().unwrap();
+            assert_eq!(bounds, [-8240000.2, 4970000.7, -8239990.0, 4970010.3]);
+            let origin = auto_origin(bounds);
+            assert_eq!(origin, [-8239995.0, 4970006.0]);
+            let near = parsed().rounded(origin);
+            assert_eq!(
+                near.geometries[0].1,
+                Ok(vec![vec![[-5.2, -5.3], [5.0, 4.3]]]),
+                "{format:?}"
+            );
+            assert!(
+                near.displacement < 1e-6 && !near.moved_far(),
+                "{}",
+                near.displacement
+            );
+            // Rounded where it lies, float32's spacing there is 0.5: 0.2 and 0.3 are lost.
+            let there = parsed().rounded([0.0; 2]);
+            assert_eq!(
+                there.geometries[0].1,
+                Ok(vec![vec![[-8240000.0, 4970000.5], [-8239990.0, 4970010.5]]])
+            );
+            assert!((there.displacement - 0.2).abs() < 1e-6 && there.moved_far());
+            assert!((there.extent - 10.2).abs() < 1e-6, "{}", there.extent);
+        }
+    }
+
+    #[test]
+    fn the_automatic_origin_shifts_only_an_axis_where_the_data_lie_far_for_their_size() {
+        // Straddling 0, or nearer 0 than wide: no shift; centres round half away from 0.
+        assert_eq!(auto_origin([-5.0, 10.0, 5.0, 30.0]), [0.0, 0.0]);
+        assert_eq!(auto_origin([100.0, -3.0, 103.0, -2.0]), [102.0, -3.0]);
+        assert_eq!(auto_origin([100.0, 20.0, 300.0, 29.0]), [0.0, 25.0]);
+        assert_eq!(auto_origin([f64::NAN, 5.0, 1.0, 6.0]), [0.0, 6.0]);
     }
 
     #[test]

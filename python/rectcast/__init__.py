@@ -152,10 +152,11 @@ class RoundingWarning(UserWarning):
 #: No shift: the coordinates as given.
 _NO_ORIGIN = (0.0, 0.0)
 
-#: Geometry whose rounding to float32 moves a vertex by more than this share of the inputs'
-#: extent (their bounds' larger side) warns (``RoundingWarning``): the data lie far from the
-#: origin for their size, and ``origin="auto"`` (or a given one) would keep their precision.
-DISPLACEMENT_BOUND = 2.0**-20
+#: Geometry whose rounding to float32 moves a vertex by more than this share (2^-20) of the
+#: inputs' extent (their bounds' larger side) warns (``RoundingWarning``): the data lie far
+#: from the origin for their size, and ``origin="auto"`` (or a given one) would keep their
+#: precision. The CLI's bound.
+DISPLACEMENT_BOUND = _geometry.DISPLACEMENT_BOUND
 
 
 def _origin(origin, segments, *targets):

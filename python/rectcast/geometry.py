@@ -152,16 +152,12 @@ def _checked(geoms, name, accepted, wanted):
 
 def auto_origin(bounds):
     """The origin ``origin="auto"`` takes for geometry within ``bounds`` (min_x, min_y, max_x,
-    max_y, float64): on each axis, the bounds' centre rounded to a whole number where the
-    bounds lie farther from 0 than their width (so that the shift makes float32's spacing
-    there at least twice finer), else 0. Whole numbers keep whole coordinates whole, and the
-    shift of a coordinate within the bounds is exact in float64."""
-    bounds = np.asarray(bounds, dtype=np.float64)
-    origin = []
-    for lo, hi in ((bounds[0], bounds[2]), (bounds[1], bounds[3])):
-        far = np.isfinite(lo) and np.isfinite(hi) and min(abs(lo), abs(hi)) > hi - lo
-        origin.append(float(np.round((lo + hi) / 2)) if far else 0.0)
-    return tuple(origin)
+    max_y, float64): on each axis, the bounds' centre rounded to a whole number (half away
+    from 0) where the bounds lie farther from 0 than their width (so that the shift makes
+    float32's spacing there at least twice finer), else 0. Whole numbers keep whole
+    coordinates whole, and the shift of a coordinate within the bounds is exact in float64.
+    The CLI's ``--origin auto`` rule, from the same code."""
+    return _rectcast.auto_origin(tuple(float(b) for b in bounds))
 
 
 def bounds(data, name):
@@ -338,7 +334,7 @@ class SridWarning(UserWarning):
     given."""
 
 
-def read_polygons(path):
+def read_polygons(path, origin=(0.0, 0.0)):
     """A WKT or GeoJSON file's polygons and multipolygons (``.wkt``, ``.geojson``, ``.json``,
     gzipped or not), read by the parser the CLI reads ``--polygons`` with: GeoArrow's
     ``(vertices, ring_offsets, polygon_offsets)``, what ``polygons=`` takes, polygon i the file's
@@ -349,21 +345,30 @@ def read_polygons(path):
     (:class:`SridWarning`) and ignored. The first geometry, in the file's order, that is not a
     valid polygon raises ``ValueError`` worded as the CLI words it, naming its place:
     ``parcels.wkt:3:1: polygon 2: …`` or ``parcels.geojson: feature 2: polygon 2: …``.
+
+    ``origin`` (x, y) is subtracted, in float64, before rounding (the module's docstring):
+    the arrays are then in that frame, for queries given ``origin=None``. Where rounding moves
+    a vertex by more than ``DISPLACEMENT_BOUND`` of the geometry's extent, it warns
+    (``RoundingWarning``).
     """
     name, text = _read_text(path)
-    vertices, ring_offsets, polygon_offsets, srid = _rectcast.read_polygons(name, text)
+    origin = tuple(float(v) for v in origin)
+    vertices, ring_offsets, polygon_offsets, srid, moved = _rectcast.read_polygons(name, text, origin)
     _say_srid(name, srid)
+    _say_moved(name, origin, moved)
     return vertices, ring_offsets, polygon_offsets
 
 
-def read_polylines(path) -> Polylines:
+def read_polylines(path, origin=(0.0, 0.0)) -> Polylines:
     """A WKT or GeoJSON file's line strings (LINESTRING, MULTILINESTRING), read by the parser
     the CLI reads them with as ``--segments``: :class:`Polylines`, line i the file's geometry i,
     its segments numbered as the CLI's ``line_segment``. Rounding, repeated vertices, SRIDs and
-    errors as :func:`read_polygons`."""
+    errors and ``origin`` as :func:`read_polygons`."""
     name, text = _read_text(path)
-    segments, line, line_segment, lines, srid = _rectcast.read_polylines(name, text)
+    origin = tuple(float(v) for v in origin)
+    segments, line, line_segment, lines, srid, moved = _rectcast.read_polylines(name, text, origin)
     _say_srid(name, srid)
+    _say_moved(name, origin, moved)
     return Polylines(segments, line, line_segment, lines)
 
 
@@ -374,6 +379,25 @@ def _read_text(path):
     # newline="": lines end as the CLI ends them (a lone \r is not a line's end there).
     with opener(name, "rt", encoding="utf-8", newline="") as f:
         return name, f.read()
+
+
+#: Rounding that moves a vertex by more than this share of the inputs' extent (their bounds'
+#: larger side) warns (``RoundingWarning``): the CLI's bound, from the same code.
+DISPLACEMENT_BOUND = _rectcast.DISPLACEMENT_BOUND
+
+
+def _say_moved(name, origin, moved):
+    distance, extent = moved
+    if distance > DISPLACEMENT_BOUND * extent:
+        from . import RoundingWarning
+
+        warnings.warn(
+            f"{name}: rounding to float32 at origin {origin} moved a vertex by {distance:.3g}, "
+            f"more than 2^-20 of the geometry's extent {extent:.3g}: pass origin=(x, y) near "
+            "the data, and the queries origin=None",
+            RoundingWarning,
+            stacklevel=3,
+        )
 
 
 def _say_srid(name, srid):

@@ -485,5 +485,7 @@ fn _rectcast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(targets::shapes, m)?)?;
     m.add_function(wrap_pyfunction!(geotext::read_polygons, m)?)?;
     m.add_function(wrap_pyfunction!(geotext::read_polylines, m)?)?;
+    m.add_function(wrap_pyfunction!(geotext::auto_origin, m)?)?;
+    m.add("DISPLACEMENT_BOUND", rectcast_geotext::DISPLACEMENT_BOUND)?;
     Ok(())
 }

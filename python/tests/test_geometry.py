@@ -429,6 +429,21 @@ def test_geometry_far_from_the_origin_is_answered_in_a_frame_near_it(engine, far
         engine.hits(roads, polygons=parcels, origin=(1, float("nan")))
 
 
+def test_wkt_far_from_the_origin_reads_at_a_given_one_as_the_cli_does(engine, far_scene, tmp_path):
+    roads, parcels = far_scene(13)
+    (tmp_path / "r.wkt").write_text("\n".join(shapely.to_wkt(roads.array, rounding_precision=-1)) + "\n")
+    (tmp_path / "p.wkt").write_text("\n".join(shapely.to_wkt(parcels.array, rounding_precision=-1)) + "\n")
+    want = engine.hits(roads, polygons=parcels, to="pandas")
+    origin = want.attrs["origin"]
+    assert origin == rectcast.geometry.auto_origin(parcels.total_bounds)
+    lines = rectcast.read_polylines(tmp_path / "r.wkt", origin=origin)
+    polygons = rectcast.read_polygons(tmp_path / "p.wkt", origin=origin)
+    got = engine.hits(lines, polygons=polygons, origin=None)
+    assert_same_rows(got, engine.hits(roads, polygons=parcels))
+    with pytest.warns(rectcast.RoundingWarning, match=r"r.wkt: rounding to float32 at origin \(0.0, 0.0\) moved a vertex by 0.2"):
+        rectcast.read_polylines(tmp_path / "r.wkt")
+
+
 def test_a_clip_with_an_origin_gives_its_coordinates_back_in_the_users_frame(engine):
     segments = np.array([[-8240010.0, 4970005.25, -8239990.0, 4970005.25]])
     with pytest.raises(ValueError, match="x0 less the origin is .* float32 cannot hold exactly"):

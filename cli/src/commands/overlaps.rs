@@ -39,6 +39,8 @@ pub struct OverlapsArgs {
     /// first. Polygon ids stay those of the input.
     #[arg(long)]
     skip_invalid: bool,
+    #[command(flatten)]
+    origin: crate::origin::OriginArgs,
 }
 
 pub fn run(args: OverlapsArgs) -> Outcome {
@@ -53,6 +55,9 @@ pub fn run(args: OverlapsArgs) -> Outcome {
     crate::output::not_an_input(args.out.as_deref(), &inputs)?;
     Sink::check(args.out.as_deref(), Table::Overlaps)?;
     one_stdin(&[&args.polygons, &args.other])?;
+    let both = [args.polygons.as_path(), args.other.as_path()];
+    let kind = rectcast_geotext::Kind::Polygons;
+    crate::origin::choose(args.origin.origin, &args.polygons, &both, kind)?;
     let a = PolygonFile::read(
         &args.polygons,
         args.polygon_offsets.as_deref(),

@@ -92,6 +92,8 @@ pub struct QueryArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     #[command(flatten)]
+    origin: crate::origin::OriginArgs,
+    #[command(flatten)]
     job: JobArgs,
 }
 
@@ -128,6 +130,15 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     inputs.extend(args.polygon_offsets.as_deref());
     inputs.extend(args.shapes.given().map(|(_, path)| path));
     crate::output::not_an_input(args.out.as_deref(), &inputs)?;
+    let (targets, kind) = match (&args.polygons, &args.rects) {
+        (Some(path), _) => (path.as_path(), rectcast_geotext::Kind::Polygons),
+        (None, Some(path)) => (path.as_path(), rectcast_geotext::Kind::Lines),
+        (None, None) => match args.shapes.given().next() {
+            Some((_, path)) => (path, rectcast_geotext::Kind::Lines),
+            None => (args.segments.as_path(), rectcast_geotext::Kind::Lines),
+        },
+    };
+    crate::origin::choose(args.origin.origin, &args.segments, &[targets], kind)?;
     // The device opens while the targets and the first segments are read.
     crate::options::open_ahead(args.backend.into());
     if let Some((flag, path)) = args.shapes.given().next() {
