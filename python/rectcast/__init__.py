@@ -16,10 +16,12 @@ Inputs (``segments``: x0, y0, x1, y1; ``rects``: min_x, min_y, max_x, max_y) may
   naming its row and column, since the answer would be about another number;
   ``rounding="nearest"`` rounds such values instead and warns (``RoundingWarning``) with their
   count. ``copy=False`` refuses any copy;
-- a pandas DataFrame, or Arrow data (a ``pyarrow.Table`` or ``RecordBatch``, a polars
-  DataFrame, anything with the Arrow PyCapsule interface), with numeric columns named as above,
-  in any order, other columns ignored: the four columns are copied side by side, by the same
-  exact rule.
+- a pandas DataFrame (read without pyarrow), or Arrow data (a ``pyarrow.Table`` or
+  ``RecordBatch``, a polars DataFrame, anything with the Arrow PyCapsule interface), with
+  numeric columns named as above (rects also as geopandas' ``.bounds``: minx, miny, maxx,
+  maxy), in any order, other columns ignored: the four columns are copied side by side, by
+  the same exact rule. A pandas NaN is a NaN; a nullable column's ``pd.NA`` is null;
+- a list of rows, as ``np.asarray`` reads it.
 
 shapely and geopandas geometry (rectcast/geometry.py) goes in too: line strings as segments,
 each row naming its line, and polygons; ``to="geopandas"`` gives a GeoDataFrame back. Geometry
@@ -76,7 +78,10 @@ from . import _rectcast  # noqa: E402
 from .geometry import Polylines, SridWarning, from_shapely, read_polygons, read_polylines  # noqa: E402
 from . import geometry as _geometry  # noqa: E402
 
+__version__ = _rectcast.__version__
+
 __all__ = [
+    "__version__",
     "Engine",
     "SEGMENT_COLUMNS",
     "RECT_COLUMNS",
@@ -265,6 +270,54 @@ def _is_pandas(data):
     return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
 
 
+def _is_series(data):
+    return type(data).__module__.startswith("pandas") and hasattr(data, "dtype") and not hasattr(data, "columns")
+
+
+#: What a DataFrame's columns may be named instead (geopandas' ``.bounds`` for rects).
+_ALIASES = {RECT_COLUMNS: ("minx", "miny", "maxx", "maxy")}
+
+
+def _named(available, columns, name):
+    """The names ``columns`` go by among ``available``: themselves, or their aliases
+    (``_ALIASES``) where none of them is there; a missing one is refused."""
+    alias = _ALIASES.get(tuple(columns))
+    if alias and not any(c in available for c in columns) and all(a in available for a in alias):
+        return list(alias)
+    missing = [c for c in columns if c not in available]
+    if missing:
+        also = f" (or {','.join(alias)}, as geopandas' .bounds names them)" if alias else ""
+        raise ValueError(
+            f"{name}: no column {missing[0]}: expected numeric columns {','.join(columns)}{also} "
+            f"(in any order; others are ignored), found {','.join(map(str, available))}"
+        )
+    return list(columns)
+
+
+def _from_pandas(frame, columns, name, rounding="exact", shift=None):
+    """The named columns of a pandas DataFrame side by side as float32, as ``_from_arrow``
+    reads Arrow data, with no pyarrow: a NaN is a value (refused as NaN), a missing value of
+    a nullable column (``pd.NA``) is null."""
+    import pandas as pd
+
+    keys = {str(c): c for c in frame.columns}
+    out = np.empty((len(frame), len(columns)), dtype=np.float32)
+    for i, column in enumerate(_named(list(keys), columns, name)):
+        values = frame[keys[column]]
+        if not pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+            raise TypeError(f"{name}: column {column} is {values.dtype}, expected numbers")
+        if not isinstance(values.dtype, np.dtype):
+            # A nullable (extension) column: pd.NA is missing, not a number.
+            nulls = values.isna().to_numpy()
+            if nulls.any():
+                raise ValueError(f"{_ROW.get(name, name)} {int(np.flatnonzero(nulls)[0])}: {column} is null")
+            kind = "int64" if pd.api.types.is_integer_dtype(values.dtype) else "float64"
+            values = values.to_numpy(dtype=kind)
+        array = np.asarray(values).reshape(-1, 1)
+        part = None if shift is None else shift[i : i + 1]
+        out[:, i] = _to_float32(array, name, columns, rounding, column_offset=i, shift=part)[:, 0]
+    return out
+
 def _records(data, columns, name, copy=None, rounding="exact", origin=_NO_ORIGIN, moved=None):
     """``data`` as a float32 (N, len(columns)) C-order array: in place when it already is
     one (the zero-copy path), else converted exactly (``_to_float32``). ``copy=False`` refuses
@@ -280,8 +333,21 @@ def _records(data, columns, name, copy=None, rounding="exact", origin=_NO_ORIGIN
             )
         # Line strings as their segments, their coordinates rounded to nearest (geometry.py).
         return _geometry.polylines(data, name, origin=origin, moved=moved).segments
-    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__") or _is_pandas(data):
+    if _is_pandas(data):
+        return _from_pandas(data, columns, name, rounding, shift)
+    if _is_series(data):
+        raise TypeError(
+            f"{name}: a pandas Series; expected a DataFrame with columns {', '.join(columns)}, an "
+            f"(N, {len(columns)}) array, or for segments shapely line strings"
+        )
+    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
         return _from_arrow(data, columns, name, rounding, shift)
+    if isinstance(data, (list, tuple)):
+        # Rows of numbers, as np.asarray reads them.
+        try:
+            data = np.asarray(data)
+        except ValueError as e:
+            raise ValueError(f"{name}: rows of {len(columns)} numbers expected: {e}") from None
     if isinstance(data, np.ma.MaskedArray):
         # The mask says which values are missing; read as data, they would be answered.
         masked = np.ma.getmaskarray(data)
@@ -327,17 +393,16 @@ def _shift(columns, origin):
 def _from_arrow(data, columns, name, rounding="exact", shift=None):
     """The named columns of Arrow data (a pyarrow table or batch, a pandas or polars
     DataFrame: anything with the Arrow PyCapsule interface), side by side as float32."""
-    import pyarrow as pa
+    try:
+        import pyarrow as pa
+    except ImportError as e:
+        raise ImportError(
+            f"{name}: Arrow data ({type(data).__name__}) is read with pyarrow: pip install pyarrow"
+        ) from e
 
     table = pa.table(data)
-    missing = [c for c in columns if c not in table.column_names]
-    if missing:
-        raise ValueError(
-            f"{name}: no column {missing[0]}: expected numeric columns {','.join(columns)} "
-            f"(in any order; others are ignored), found {','.join(map(str, table.column_names))}"
-        )
     out = np.empty((table.num_rows, len(columns)), dtype=np.float32)
-    for i, column in enumerate(columns):
+    for i, column in enumerate(_named(table.column_names, columns, name)):
         values = table.column(column)
         if values.null_count:
             row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
@@ -405,13 +470,29 @@ def _check_output(to, ids):
         raise TypeError('ids: a numpy result\'s fields are fixed; pass to="pandas", "arrow" or "geopandas"')
 
 
+def _column_names(ids, segments):
+    """Whether ``ids`` names columns of the segments: one string, or a list of strings each a
+    column of the segments' DataFrame or table (else, strings are one id per segment)."""
+    if isinstance(ids, str):
+        return True
+    if not (isinstance(ids, (list, tuple)) and ids and all(isinstance(i, str) for i in ids)):
+        return False
+    if hasattr(segments, "columns"):
+        available = set(map(str, segments.columns))
+    elif hasattr(segments, "column_names"):
+        available = set(segments.column_names)
+    else:
+        return False
+    return all(i in available for i in ids)
+
+
 def _ids(ids, segments, count):
     """The id columns to carry into the rows, by segment: ``{name: values}`` (``None``: none).
     ``ids`` names columns of the segments (a pandas DataFrame or Arrow data), or is a
     sequence of one id per segment (the column ``id``)."""
     if ids is None:
         return None
-    if isinstance(ids, str) or (isinstance(ids, (list, tuple)) and ids and all(isinstance(i, str) for i in ids)):
+    if _column_names(ids, segments):
         names = [ids] if isinstance(ids, str) else list(ids)
         if _is_pandas(segments):
             available = list(map(str, segments.columns))
@@ -454,7 +535,7 @@ def _line_ids(ids, segments, lines):
     them, but one per line: column names of a GeoDataFrame, or a sequence), then ``line`` (the
     row's label, or its number) and ``line_segment``."""
     columns = {}
-    if isinstance(ids, str) or (isinstance(ids, (list, tuple)) and ids and all(isinstance(i, str) for i in ids)):
+    if _column_names(ids, segments):
         names = [ids] if isinstance(ids, str) else list(ids)
         if not hasattr(segments, "columns"):
             raise TypeError("ids: column names need the lines as a GeoDataFrame")
@@ -735,9 +816,11 @@ def _one_target(query, rects, polygons, shapes):
     or a registered shape's keyword (``SHAPES``) among ``shapes``."""
     unknown = [keyword for keyword in shapes if keyword not in _SHAPES]
     if unknown:
+        options = inspect.signature(getattr(Engine, query)).parameters
+        options = [p for p in options if p not in ("self", "segments", "rects", "polygons", "shapes")]
         raise TypeError(
-            f"{query}: unexpected keyword {unknown[0]!r}: the targets are rects, polygons and the "
-            f"shapes {', '.join(SHAPES)}"
+            f"{query}: unexpected keyword {unknown[0]!r}: it takes {', '.join(options)}, and the "
+            f"targets rects, polygons and the shapes {', '.join(SHAPES)}"
         )
     given = {"rects": rects, **{keyword: shapes.get(keyword) for keyword in SHAPES}, "polygons": polygons}
     given = {keyword: value for keyword, value in given.items() if value is not None}

@@ -25,6 +25,7 @@ Origin = Union[Literal["auto"], None, tuple[float, float]]
 # A numpy structured array of the CLI's .npy rows.
 Rows = npt.NDArray[np.void]
 
+__version__: str
 SEGMENT_COLUMNS: tuple[str, str, str, str]
 RECT_COLUMNS: tuple[str, str, str, str]
 CIRCLE_COLUMNS: tuple[str, ...]
@@ -94,7 +95,6 @@ class Engine:
 def default_engine() -> Engine: ...
 
 # The module-level functions: the Engine's methods on default_engine().
-def chosen(self) -> str: ...
 @overload
 def pairs(segments: Records, rects: Optional[Records] = None, *, polygons: Optional[PolygonsIn] = None, to: Literal["numpy"] = "numpy", copy: Optional[bool] = None, rounding: Rounding = "exact", ids: None = None, origin: Origin = "auto", **shapes: Records) -> Rows: ...
 @overload

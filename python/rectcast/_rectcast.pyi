@@ -7,6 +7,8 @@ import numpy.typing as npt
 
 Float32x4 = npt.NDArray[np.float32]
 
+__version__: str
+
 class Engine:
     def __init__(self, backend: str = "auto", threads: int = 0) -> None: ...
     @property

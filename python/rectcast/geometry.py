@@ -77,6 +77,9 @@ def is_geometry(data) -> bool:
     module = type(data).__module__
     if module.startswith(("shapely", "geopandas")):
         return True
+    if module.startswith("pandas") and not hasattr(data, "columns") and getattr(data, "dtype", None) == object:
+        # A pandas Series of shapely geometries.
+        return len(data) > 0 and _is_shapely(data.iloc[0])
     if isinstance(data, np.ndarray):
         return data.dtype == object and data.size > 0 and _is_shapely(data.flat[0])
     if isinstance(data, (list, tuple)) and data:
@@ -108,7 +111,8 @@ def _geometries(data, name):
     labels = None
     if hasattr(data, "geometry") and hasattr(data, "columns"):  # a GeoDataFrame
         data = data.geometry
-    if type(data).__module__.startswith("geopandas"):  # a GeoSeries
+    if type(data).__module__.startswith(("geopandas", "pandas")) and hasattr(data, "index"):
+        # A GeoSeries, or a pandas Series of geometries.
         labels = data.index
         data = data.array
     if _is_shapely(data):

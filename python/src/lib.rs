@@ -479,6 +479,7 @@ fn side_names() -> Vec<String> {
 
 #[pymodule]
 fn _rectcast(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<PyEngine>()?;
     m.add_function(wrap_pyfunction!(kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(side_names, m)?)?;

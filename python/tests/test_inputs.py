@@ -90,7 +90,7 @@ def test_complex_strings_and_booleans_are_refused_not_truncated(engine):
         engine.first_hit(np.array([[0, 0, 1, 1j]], np.complex64), rects, copy=True)
     with pytest.raises(TypeError, match="expected real numbers, found bool"):
         engine.first_hit(np.ones((1, 4), bool), rects)
-    with pytest.raises(TypeError, match="column x0 is (large_)?string"):
+    with pytest.raises(TypeError, match="column x0 is (large_)?str(ing)?, expected numbers"):
         engine.first_hit(pd.DataFrame({"x0": ["a"], "y0": [0.0], "x1": [1.0], "y1": [1.0]}), rects)
 
 
@@ -264,6 +264,9 @@ def test_a_keyword_no_shape_has_is_refused_naming_the_targets(engine):
     segments = np.array([[0, 0, 1, 0]], np.float32)
     with pytest.raises(TypeError, match=r"pairs: unexpected keyword 'squares'.*walls, circles"):
         engine.pairs(segments, squares=segments)
+    # An option a query does not have is not called a target: the query's options are named.
+    with pytest.raises(TypeError, match=r"first_hit: unexpected keyword 'progress': it takes to, copy, rounding, ids, origin"):
+        engine.first_hit(segments, segments, progress=True)
     with pytest.raises(TypeError, match=r"counts: give one of rects, walls, circles, polygons; found none"):
         engine.counts(segments)
 
@@ -302,3 +305,64 @@ def test_a_masked_value_is_refused_naming_its_row_and_an_unmasked_array_is_read(
     unmasked = np.ma.masked_array(np.ma.getdata(segments), mask=False)
     got = engine.first_hit(unmasked, rects)
     assert got.tobytes() == engine.first_hit(np.ma.getdata(segments), rects).tobytes()
+
+
+def test_a_pandas_frame_goes_in_without_pyarrow_and_its_nan_is_a_nan(engine, scene, monkeypatch):
+    segments, rects = scene
+    frame = pd.DataFrame(segments.astype(np.float64), columns=list(rectcast.SEGMENT_COLUMNS))
+    want = engine.first_hit(segments, rects)
+    monkeypatch.setitem(__import__("sys").modules, "pyarrow", None)  # import pyarrow fails
+    assert engine.first_hit(frame, rects).tobytes() == want.tobytes()
+    frame.loc[1, "x0"] = np.nan
+    with pytest.raises(ValueError, match="segment 1: x0 is NaN"):
+        engine.first_hit(frame, rects)
+    # A nullable column's missing value is null, as Arrow's is.
+    nullable = frame.astype({"y1": "Float64"})
+    nullable.loc[1, "x0"] = 0.0
+    nullable.loc[2, "y1"] = pd.NA
+    with pytest.raises(ValueError, match="segment 2: y1 is null"):
+        engine.first_hit(nullable, rects)
+
+    class Stream:
+        def __arrow_c_stream__(self, requested_schema=None):
+            raise AssertionError("not read without pyarrow")
+
+    with pytest.raises(ImportError, match="segments: Arrow data \\(Stream\\) is read with pyarrow: pip install pyarrow"):
+        engine.first_hit(Stream(), rects)
+
+
+def test_one_string_id_per_segment_is_an_id_not_a_column_name(engine):
+    segments = np.array([[0, 5, 20, 5], [0, 50, 1, 50], [5, -5, 5, 15]], np.float32)
+    rects = np.array([[0, 0, 10, 10]], np.float32)
+    for given in (segments, pd.DataFrame(segments, columns=list(rectcast.SEGMENT_COLUMNS))):
+        first = engine.first_hit(given, rects, to="pandas", ids=["u", "v", "w"])
+        assert first["id"].tolist() == ["u", "v", "w"]
+        assert first["rect"].isna().tolist() == [False, True, False]
+    frame = pd.DataFrame(segments, columns=list(rectcast.SEGMENT_COLUMNS)).assign(u=1, v=2, w=3)
+    assert list(engine.first_hit(frame, rects, to="pandas", ids=["u", "v", "w"]).columns[:3]) == ["u", "v", "w"]
+
+
+def test_a_pandas_series_is_refused_as_segments_unless_it_holds_line_strings(engine):
+    shapely = pytest.importorskip("shapely")
+    rects = np.array([[0, 0, 10, 10]], np.float32)
+    with pytest.raises(TypeError, match="segments: a pandas Series; expected a DataFrame with columns x0, y0, x1, y1"):
+        engine.first_hit(pd.Series([0.0, 5.0, 20.0, 5.0]), rects)
+    lines = pd.Series([shapely.LineString([(-5, 5), (5, 5)]), shapely.LineString([(20, 20), (30, 30)])], index=["a", "b"])
+    first = engine.first_hit(lines, rects, to="pandas")
+    assert first["line"].tolist() == ["a", "b"] and first["rect"].isna().tolist() == [False, True]
+
+
+def test_geopandas_bounds_and_lists_of_rows_go_in_as_rects(engine, scene):
+    segments, rects = scene
+    want = engine.hits(segments, rects)
+    bounds = pd.DataFrame(rects.astype(np.float64), columns=["minx", "miny", "maxx", "maxy"])
+    assert engine.hits(segments, bounds).tobytes() == want.tobytes()
+    assert engine.hits(segments.tolist(), rects.tolist()).tobytes() == want.tobytes()
+    with pytest.raises(ValueError, match=r"rects: no column min_x: .* \(or minx,miny,maxx,maxy, as geopandas' .bounds names them\)"):
+        engine.hits(segments, bounds.drop(columns="maxy"))
+    with pytest.raises(ValueError, match=r"segments: expected shape \(N, 4\)"):
+        engine.hits([[0, 0, 1]], rects)
+
+
+def test_the_package_says_its_version():
+    assert rectcast.__version__ == __import__("importlib.metadata").metadata.version("rectcast")

@@ -316,7 +316,7 @@ def test_invalid_inputs_raise_with_the_row_and_field(engine, segments, rects, er
 def test_wrong_types_and_nulls_are_errors_not_crashes(engine):
     rects = np.zeros((1, 4), np.float32)
     with pytest.raises(TypeError, match="segments: expected a numpy array"):
-        engine.first_hit([[0, 0, 1, 1]], rects)
+        engine.first_hit({"x0": 0}, rects)
     with pytest.raises(TypeError, match="expected real numbers"):
         engine.first_hit(np.array([["a", "b", "c", "d"]]), rects)
     nulls = pa.table({"x0": pa.array([0.0, None], pa.float32()), "y0": pa.array([0.0, 0.0], pa.float32()),
