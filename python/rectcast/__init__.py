@@ -1107,6 +1107,37 @@ class Engine:
         return _table(self._engine.clip(s, r, True), to, ids=joined, crs=_crs(("segments", segments)), shift=shift)
 
 
+#: What every query's docstring ends with: its inputs' forms and its options, so that
+#: ``help(rectcast.hits)`` says them (not only ``help(rectcast.Engine)``).
+_QUERY_OPTIONS = """
+
+        Inputs: ``segments`` (x0, y0, x1, y1) and the targets (``rects``: min_x, min_y, max_x,
+        max_y, or geopandas' ``.bounds`` names; ``circles=``: cx, cy, r; ``walls=``: as
+        segments; ``polygons=``: rings, the flat form, or shapely polygons) as a float32 array
+        of shape (N, k) in C order (read in place, no copy), any other real array or list of
+        rows (converted exactly, see ``rounding``), a pandas DataFrame or Arrow data with those
+        columns, or shapely and geopandas geometry (line strings as their segments, each row
+        naming its ``line`` and ``line_segment``; polygons with holes and multipolygons).
+
+        Options:
+
+        - ``to``: ``"numpy"`` (a structured array, the CLI's ``.npy`` rows, no copy),
+          ``"arrow"`` (a ``pyarrow.RecordBatch``), ``"pandas"`` (categorical kinds, nullable
+          indices) or ``"geopandas"`` (a GeoDataFrame: each row's geometry the part of its
+          segment hit, in the inputs' CRS);
+        - ``ids``: with ``"pandas"``, ``"arrow"`` or ``"geopandas"``, columns carried into the
+          rows by segment: a column name (or names) of the segments' frame, or one id per
+          segment;
+        - ``copy``: ``False`` refuses any copy; ``rounding``: ``"exact"`` (the default) refuses a
+          value float32 cannot hold, naming it, ``"nearest"`` rounds it and warns;
+        - ``origin``: ``"auto"`` (the default), ``None`` or ``(x, y)``: subtracted, in float64,
+          before rounding, so that geometry far from (0, 0) keeps its precision (``Engine``).
+        """
+
+for _name in ("pairs", "first_hit", "hits", "counts", "wall_pairs", "circle_pairs", "polygon_pairs", "clip"):
+    _method = getattr(Engine, _name)
+    _method.__doc__ = (_method.__doc__ or "") + _QUERY_OPTIONS  # (None under python -OO)
+
 _default = None
 _default_lock = threading.Lock()
 

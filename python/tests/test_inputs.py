@@ -366,3 +366,10 @@ def test_geopandas_bounds_and_lists_of_rows_go_in_as_rects(engine, scene):
 
 def test_the_package_says_its_version():
     assert rectcast.__version__ == __import__("importlib.metadata").metadata.version("rectcast")
+
+
+def test_each_querys_help_says_its_inputs_and_options():
+    for name in ("pairs", "first_hit", "hits", "counts", "wall_pairs", "circle_pairs", "polygon_pairs", "clip"):
+        doc = getattr(rectcast, name).__doc__
+        for said in ("Inputs:", "``to``", "``ids``", "``rounding``", "``origin``", "geopandas"):
+            assert said in doc, f"help(rectcast.{name}) does not say {said}"
