@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A flag shared between an [`crate::Engine`] ([`crate::Engine::set_cancel`]) and whoever may
 /// cancel its calls. Once set, the engine's call in progress stops at its next chunk (on the
-/// CPU, at most 65,536 segments' work; on the GPU, before it submits the next, and a wait for
+/// CPU, within 512 segments' work of each thread, however long the segments; on the GPU, before it submits the next, and a wait for
 /// one in flight within 20 ms, leaving the GPU to finish what it was given) and returns
 /// [`crate::Error::Cancelled`], and so does every later call until [`Cancel::reset`]. A call
 /// that skipped any of its work answers `Cancelled` even when the flag was reset before it

@@ -145,6 +145,83 @@ fn a_long_call_cancelled_from_another_thread_stops_between_chunks() {
     }
 }
 
+/// Long segments across a sparse scene: the chunk's length, from each segment's estimated work
+/// (a few of the grid's entries), is one chunk for the whole call, whose every segment walks
+/// hundreds of cells. A cancel is looked at within the chunk, so the call stops soon after it
+/// rather than at the chunk's end, for rects' counts and hits and for polygons' hits.
+#[test]
+fn a_dense_chunk_of_long_segments_cancelled_from_another_thread_stops_within_it() {
+    let (_, r) = scene(0, 100_000);
+    let r: Vec<Rect> = r
+        .iter()
+        .map(|b| Rect::new(b.min_x, b.min_y, b.min_x + 0.5, b.min_y + 0.5))
+        .collect();
+    let (ends, _) = scene(8_192, 0);
+    // From one side of the scene to the other.
+    let s: Vec<Segment> = ends
+        .iter()
+        .map(|e| Segment::new(0.0, e.y0, 1000.0, e.y1))
+        .collect();
+    let squares = Polygons::new(
+        r[..20_000]
+            .iter()
+            .flat_map(|b| {
+                [
+                    [b.min_x, b.min_y],
+                    [b.max_x, b.min_y],
+                    [b.max_x, b.max_y],
+                    [b.min_x, b.max_y],
+                ]
+            })
+            .collect(),
+        (0..=20_000u32).map(|i| 4 * i).collect(),
+    )
+    .unwrap();
+    let batch = Batch::new(&s, &r);
+    type Call<'a> = Box<dyn Fn(&mut Engine) -> Result<(), Error> + 'a>;
+    let calls: [(&str, Call, &[usize]); 3] = [
+        ("counts", Box::new(|e| e.counts(&batch).map(drop)), &[1, 2]),
+        ("hits", Box::new(|e| e.hits(&batch).map(drop)), &[2]),
+        (
+            "polygon hits",
+            Box::new(|e| e.polygon_hits(&s, &squares).map(drop)),
+            &[2],
+        ),
+    ];
+    for (what, call, threads) in &calls {
+        for &threads in *threads {
+            let mut e = engine(threads);
+            e.set_broad_phase(BroadPhase::On);
+            let start = Instant::now();
+            call(&mut e).unwrap();
+            let whole = start.elapsed();
+            let cancel = Cancel::new();
+            e.set_cancel(Some(cancel.clone()));
+            let canceller = {
+                let cancel = cancel.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(whole / 20);
+                    cancel.cancel();
+                })
+            };
+            let start = Instant::now();
+            let outcome = call(&mut e);
+            let stopped = start.elapsed();
+            canceller.join().unwrap();
+            assert!(
+                matches!(outcome, Err(Error::Cancelled)),
+                "{what}, {threads} threads: {outcome:?}"
+            );
+            // A slice is 512 of the 8,192 segments: at the chunk's end would be the whole call.
+            assert!(
+                stopped < whole / 2,
+                "{what}, {threads} threads: cancelled after {stopped:?}, the whole call takes \
+                 {whole:?}"
+            );
+        }
+    }
+}
+
 /// A cancel set and reset while a call runs (a game's frame dropped, then the next one
 /// started) must not leave that call answering `Ok` with chunks it skipped: every call here
 /// either answers in full, the uncancelled answer, or is `Cancelled`.

@@ -1,8 +1,8 @@
 //! The order a call's segments go in against many shapes (near one another in turn), and
 //! their answers put back at each segment's place as they come.
 
-use super::CpuKernel;
 use super::shape_cull::morton_keys;
+use super::{CpuKernel, SLICE};
 use crate::types::Segment;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -165,7 +165,14 @@ impl CpuKernel {
         let run = |c: usize| {
             let range = c * chunk..((c + 1) * chunk).min(places.len);
             let mut answers = Vec::with_capacity(range.len());
-            each(range.clone(), &mut |i, value| answers.push((i, value)));
+            // A slice at a time (`SLICE`), none once the call is cancelled.
+            for first in range.clone().step_by(SLICE) {
+                if self.cancelled() {
+                    return;
+                }
+                let slice = first..(first + SLICE).min(range.end);
+                each(slice, &mut |i, value| answers.push((i, value)));
+            }
             for (i, value) in answers {
                 places.put(&range, i, value);
             }

@@ -3,7 +3,7 @@
 
 use super::cull::{RectBlock, candidates_until, fill_blocks, for_each_candidate};
 use super::start_cell::{AHEAD, CellEntries, fetch_ahead, holds_start, start_entries};
-use super::{CpuKernel, chunk_len, work_per_segment};
+use super::{CpuKernel, SLICE, chunk_len, work_per_segment};
 use crate::cpu::grid::{Grid, Next, Step, prefers_brute_force, visit_cells, walk_of};
 use crate::cpu::lanes::Simd;
 use crate::cpu::rect_queries::{Entry, compare_entries, entry_of, is_closer, is_tested};
@@ -198,6 +198,9 @@ impl CpuKernel {
         let (simd, blocks) = (self.simd, &self.blocks[..]);
         let hits_in = |segments: std::ops::Range<usize>, found: &mut Vec<Hit>| {
             for segment in segments {
+                if segment % SLICE == 0 && self.cancelled() {
+                    return;
+                }
                 let s = &batch.segments[segment];
                 let first = found.len();
                 hits_of(simd, blocks, grid, batch, segment, |rect, result| {
@@ -269,12 +272,18 @@ impl CpuKernel {
         counts: &mut Counts,
         count_in: impl Fn(usize, &mut [u32], &mut [u64]) + Sync,
     ) {
-        if self.threads == 1 {
-            for (c, per_segment) in counts.per_segment.chunks_mut(chunk.max(1)).enumerate() {
+        // A chunk's counts, a slice at a time (`SLICE`), none once the call is cancelled.
+        let sliced = |first: usize, per_segment: &mut [u32], per_target: &mut [u64]| {
+            for (k, per_segment) in per_segment.chunks_mut(SLICE).enumerate() {
                 if self.cancelled() {
                     return;
                 }
-                count_in(c * chunk, per_segment, &mut counts.per_target);
+                count_in(first + k * SLICE, per_segment, per_target);
+            }
+        };
+        if self.threads == 1 {
+            for (c, per_segment) in counts.per_segment.chunks_mut(chunk.max(1)).enumerate() {
+                sliced(c * chunk, per_segment, &mut counts.per_target);
             }
             return;
         }
@@ -287,9 +296,7 @@ impl CpuKernel {
                 .fold(
                     || vec![0u64; rect_count],
                     |mut per_target, (c, per_segment)| {
-                        if !self.cancelled() {
-                            count_in(c * chunk, per_segment, &mut per_target);
-                        }
+                        sliced(c * chunk, per_segment, &mut per_target);
                         per_target
                     },
                 )

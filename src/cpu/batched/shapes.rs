@@ -9,7 +9,7 @@ use super::shape_cull::{
     shape_candidates,
 };
 use super::start_cell::{CellEntries, holds_start, start_entries};
-use super::{CpuKernel, chunk_len, work_per_segment};
+use super::{CpuKernel, SLICE, chunk_len, work_per_segment};
 use crate::cpu::grid::{CellStep, Grid, Next, Step, visit_cells, walk_cells, walk_of};
 use crate::cpu::lane_filter::{Candidates, LaneFilter};
 use crate::cpu::lanes::{LANES, Simd};
@@ -160,6 +160,9 @@ impl CpuKernel {
             let mut row: Vec<(u32, C)> = Vec::new();
             let mut candidates = Candidates::new(filter);
             for (i, s) in part.iter().enumerate() {
+                if i % SLICE == 0 && self.cancelled() {
+                    break;
+                }
                 row.clear();
                 shape_candidates(simd, layout, grid, s, filter, &mut candidates, AppendAll);
                 candidates.sieve(s, filter, |k, _| {
