@@ -77,6 +77,8 @@ _quiet_drivers()
 from . import _rectcast  # noqa: E402
 from .geometry import Polylines, SridWarning, from_shapely, read_polygons, read_polylines  # noqa: E402
 from . import geometry as _geometry  # noqa: E402
+from . import skipping as _skipping  # noqa: E402
+from .skipping import SkippedWarning  # noqa: E402
 
 __version__ = _rectcast.__version__
 
@@ -110,6 +112,7 @@ __all__ = [
     "read_polygons",
     "read_polylines",
     "SridWarning",
+    "SkippedWarning",
     "Polylines",
 ]
 
@@ -191,7 +194,7 @@ def _origin(origin, segments, *targets):
     return (float(values[0]), float(values[1]))
 
 
-def _said_displacement(moved, origin, stacklevel=5):
+def _said_displacement(moved, origin):
     """The largest distance geometry's rounding moved a vertex (``moved``: what the
     conversions recorded, (distance, min_x, min_y, max_x, max_y) each), warned of
     (``RoundingWarning``) above ``DISPLACEMENT_BOUND`` of the inputs' extent; ``None`` where no
@@ -210,7 +213,7 @@ def _said_displacement(moved, origin, stacklevel=5):
             f'vertices. origin="auto" (the default) shifts geometry-only calls near their '
             f"targets; pass origin=(x, y) near the data for others",
             RoundingWarning,
-            stacklevel=stacklevel,
+            stacklevel=_skipping.user_level(),
         )
     return distance
 
@@ -610,7 +613,7 @@ def _table(
     if attributes is not None:
         for name in attributes.columns:
             frame[f"{name}_target" if name in frame.columns else name] = attributes[name].array
-    if shift is not None and (origin != _NO_ORIGIN or shift["displacement"] is not None):
+    if shift is not None and (origin != _NO_ORIGIN or shift["displacement"] is not None or "skipped" in shift):
         frame.attrs.update(shift)
     if to == "geopandas":
         import geopandas
@@ -685,7 +688,13 @@ def _pieces_inside(geometry, rows, segments, origin, polygons, line):
     import shapely
 
     polygon = rows["polygon"].astype(np.int64)
-    vertices, offsets, polygon_offsets = polygons
+    vertices, offsets, polygon_offsets, kept = polygons
+    if kept is not None:
+        # The rows number the polygons as given; the arrays hold those left in.
+        size = max(int(polygon.max(initial=-1)), int(kept[-1]) if len(kept) else -1) + 1
+        position = np.full(size, -1, dtype=np.int64)
+        position[kept] = np.arange(len(kept))
+        polygon = np.where(polygon >= 0, position[np.maximum(polygon, 0)] if size else -1, -1)
     if polygon_offsets is None:
         polygon_offsets = np.arange(len(offsets), dtype=np.int64)
     rows_to_do = np.flatnonzero(line & ~_simple_convex(vertices, offsets, polygon_offsets)[np.maximum(polygon, 0)])
@@ -811,6 +820,22 @@ def _arrow(rows: np.ndarray, categories):
     return pa.RecordBatch.from_arrays(arrays, names=list(rows.dtype.names))
 
 
+def _invalid_polygon(error, labels):
+    """The library's error for an invalid polygon (``polygon 2: ring is not simple: …``), with
+    the polygon's label (a GeoDataFrame's index) and what to do: repair it, or skip it."""
+    import re
+
+    found = re.match(r"polygon (\d+): ", str(error))
+    if not found:
+        return error
+    i = int(found.group(1))
+    label = f" (label {labels[i]!r})" if labels is not None and i < len(labels) else ""
+    return ValueError(
+        f"polygons: polygon {i}{label}: {str(error)[found.end():]}; shapely.make_valid repairs "
+        f"such a polygon, and skip_invalid=True answers it as missing everything"
+    )
+
+
 def _one_target(query, rects, polygons, shapes):
     """The one target a query was given, as (its keyword, its value): ``rects``, ``polygons``
     or a registered shape's keyword (``SHAPES``) among ``shapes``."""
@@ -838,9 +863,14 @@ class _Target:
     polygons); its CRS; the ``origin`` its coordinates were shifted by, and how far rounding
     moved its geometry (``moved``). Picklable: the Dask functions send it to each worker."""
 
-    __slots__ = ("keyword", "arrays", "labels", "geometry", "attributes", "crs", "origin", "moved")
+    __slots__ = (
+        "keyword", "arrays", "labels", "geometry", "attributes", "crs", "origin", "moved", "skip_invalid",
+        "skipped", "kept", "count",
+    )
 
-    def __init__(self, query, rects, polygons, shapes, copy, rounding, to="numpy", origin=_NO_ORIGIN):
+    def __init__(
+        self, query, rects, polygons, shapes, copy, rounding, to="numpy", origin=_NO_ORIGIN, skip_invalid=False,
+    ):
         keyword, value = _one_target(query, rects, polygons, shapes)
         self.keyword = keyword
         self.crs = getattr(value, "crs", None)
@@ -862,6 +892,16 @@ class _Target:
         else:
             columns = _SHAPES[keyword]["columns"]
             self.arrays = _records(value, columns, keyword, copy, rounding, origin, self.moved)
+        # With skip_invalid, the invalid targets left out (rectcast/skipping.py): ``kept``, the
+        # indices of those left in, of ``count``; ``skipped``, (index, reason) each.
+        self.skip_invalid = bool(skip_invalid)
+        self.count = _skipping._count(keyword, self.arrays)
+        self.skipped, self.kept = [], None
+        if self.skip_invalid:
+            self.skipped = _skipping.invalid(keyword, self.arrays)
+            if self.skipped:
+                bad = [i for i, _ in self.skipped]
+                self.arrays, self.kept = _skipping.kept(keyword, self.arrays, bad)
 
     def __getstate__(self):
         return {name: getattr(self, name) for name in self.__slots__}
@@ -921,14 +961,14 @@ class Engine:
     def __repr__(self) -> str:
         return f"rectcast.Engine({self.chosen!r})"
 
-    def _query(self, query, segments, rects, polygons, shapes, to, copy, rounding, ids, origin):
+    def _query(self, query, segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid=False):
         """``query`` against the one target given (``rects``, ``polygons`` or a registered
         shape's keyword in ``shapes``), its rows as ``to`` asks."""
         _check_output(to, ids)
         keyword, value = _one_target(query, rects, polygons, shapes)
         crs = _crs(("segments", segments), (keyword, value))
         origin = _origin(origin, segments, value)
-        target = _Target(query, rects, polygons, shapes, copy, rounding, to, origin)
+        target = _Target(query, rects, polygons, shapes, copy, rounding, to, origin, skip_invalid)
         return self._run(query, segments, target, to, copy, rounding, ids)
 
     def _run(self, query, segments, target, to, copy, rounding, ids):
@@ -940,6 +980,21 @@ class Engine:
         s, joined = _segments(segments, ids, copy, rounding, target.origin, moved)
         return self._rows_of(query, s, joined, crs, target, to, moved)
 
+    @staticmethod
+    def _skipping(s, target):
+        """Where the target skips invalid inputs (rectcast/skipping.py): the valid segments,
+        the indices of those among all (``None`` where none was left out), and what was
+        skipped, by input; else ``s``, ``None``, ``None``."""
+        if not target.skip_invalid:
+            return s, None, None
+        bad = _skipping.invalid("segments", s)
+        kept = None
+        if bad:
+            s, kept = _skipping.kept("segments", s, [i for i, _ in bad])
+        skipped = {"segments": bad, target.keyword: target.skipped}
+        _skipping.say(skipped)
+        return s, kept, {name: [i for i, _ in found] for name, found in skipped.items()}
+
     def _rows_of(self, query, s, joined, crs, target, to, moved=()):
         """``query`` of segments ``s`` (float32 (N, 4), in the target's frame) against a
         :class:`_Target`, the rows joined with ``joined`` (from ``_segments``) and as ``to``
@@ -947,31 +1002,53 @@ class Engine:
         target's (``_said_displacement``)."""
         shift = {
             "origin": target.origin,
-            "displacement": _said_displacement([*moved, *target.moved], target.origin, stacklevel=6),
+            "displacement": _said_displacement([*moved, *target.moved], target.origin),
         }
+        given = s
+        s, segments_kept, skipped = self._skipping(s, target)
+        if skipped is not None:
+            shift["skipped"] = skipped
         if query == "counts":
             # Rows by target: nothing to join by segment.
             joined = None
+
+        def renumbered(rows, field):
+            # Numbered as the inputs are, where invalid ones were left out.
+            if target.kept is None and segments_kept is None:
+                return rows
+            data, descr = rows
+            found = data.view(np.dtype(list(descr)))
+            out = _skipping.renumbered(found, field, target.kept, segments_kept)
+            return out.view(np.uint8), descr
+
         if target.keyword == "rects":
-            rows = getattr(self._engine, query)(s, target.arrays)
-            return _table(rows, to, ids=joined, segments=s, crs=crs, shift=shift)
+            rows = renumbered(getattr(self._engine, query)(s, target.arrays), "rect")
+            return _table(rows, to, ids=joined, segments=given, crs=crs, shift=shift)
         if target.keyword == "polygons":
-            rows = self._engine.polygon_query(query, s, *target.arrays)
+            try:
+                rows = renumbered(self._engine.polygon_query(query, s, *target.arrays), "polygon")
+            except ValueError as e:
+                raise _invalid_polygon(e, target.labels) from None
             labels = None if target.labels is None else ("polygon", target.labels)
             if query == "counts":
-                # Hits per polygon, beside the polygons' own columns, on their own geometry.
+                # Hits per polygon, beside the polygons' own columns, on their own geometry
+                # (those of the polygons counted: a skipped one has no row).
+                geometry, attributes = target.geometry, target.attributes
+                if target.kept is not None:
+                    geometry = None if geometry is None else geometry[target.kept]
+                    attributes = None if attributes is None else attributes.iloc[target.kept].reset_index(drop=True)
                 return _table(
-                    rows, to, crs=crs, geometry=target.geometry, labels=labels, shift=shift,
-                    attributes=target.attributes,
+                    rows, to, crs=crs, geometry=geometry, labels=labels, shift=shift, attributes=attributes,
                 )
-            return _table(rows, to, ids=joined, segments=s, crs=crs, labels=labels, shift=shift, polygons=target.arrays)
+            pieces = (*target.arrays, target.kept)
+            return _table(rows, to, ids=joined, segments=given, crs=crs, labels=labels, shift=shift, polygons=pieces)
         shape = _SHAPES[target.keyword]
-        rows = self._engine.shape_query(query, target.keyword, s, target.arrays)
-        return _table(rows, to, {shape["category"]: shape["category_names"]}, joined, s, crs, shift=shift)
+        rows = renumbered(self._engine.shape_query(query, target.keyword, s, target.arrays), shape["name"])
+        return _table(rows, to, {shape["category"]: shape["category_names"]}, joined, given, crs, shift=shift)
 
     def pairs(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None, origin="auto", **shapes,
+        rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, **shapes,
     ):
         """Every segment against every rect, one row per pair, segment-major.
 
@@ -986,11 +1063,11 @@ class Engine:
         LineString and MultiLineString), each of their segments one wall, numbered in order.
         ``polygons=`` takes shapely Polygons and MultiPolygons (holes included) or
         ``Polygons``."""
-        return self._query("pairs", segments, rects, polygons, shapes, to, copy, rounding, ids, origin)
+        return self._query("pairs", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid)
 
     def first_hit(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None, origin="auto", **shapes,
+        rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, **shapes,
     ):
         """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
 
@@ -999,45 +1076,49 @@ class Engine:
         segment, wall or circle (-1 on a miss), contact or kind, t_enter, t_exit; with
         ``polygons=``: segment, polygon, kind, t_enter, t_exit, entry_edge, exit_edge,
         entry_ring, exit_ring."""
-        return self._query("first_hit", segments, rects, polygons, shapes, to, copy, rounding, ids, origin)
+        return self._query("first_hit", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid)
 
     def hits(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None, origin="auto", **shapes,
+        rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, **shapes,
     ):
         """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
-        return self._query("hits", segments, rects, polygons, shapes, to, copy, rounding, ids, origin)
+        return self._query("hits", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid)
 
     def counts(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", origin="auto", **shapes,
+        rounding: str = "exact", origin="auto", skip_invalid: bool = False, **shapes,
     ):
         """Hits per rect: one row (rect, hits) per rect; (wall, hits), (circle, hits) or
         (polygon, hits) with ``walls=``, ``circles=`` or ``polygons=``."""
-        return self._query("counts", segments, rects, polygons, shapes, to, copy, rounding, None, origin)
+        return self._query("counts", segments, rects, polygons, shapes, to, copy, rounding, None, origin, skip_invalid)
 
     def wall_pairs(
         self, segments, walls, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None,
-        origin="auto",
+        origin="auto", skip_invalid: bool = False,
     ):
         """Segment x segment: every segment against every wall (both x0, y0, x1, y1), one row
         per pair, segment-major. Fields: segment, wall (uint64), hit (bool), contact (uint8, a
         ``CONTACT_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a miss)."""
-        return self.pairs(segments, walls=walls, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin)
+        return self.pairs(
+            segments, walls=walls, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin, skip_invalid=skip_invalid,
+        )
 
     def circle_pairs(
         self, segments, circles, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None,
-        origin="auto",
+        origin="auto", skip_invalid: bool = False,
     ):
         """Segment x circle: every segment against every closed disk (cx, cy, r, r >= 0), one
         row per pair, segment-major. Fields: segment, circle (uint64), hit (bool), kind (uint8,
         a ``CIRCLE_KIND_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a
         miss)."""
-        return self.pairs(segments, circles=circles, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin)
+        return self.pairs(
+            segments, circles=circles, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin, skip_invalid=skip_invalid,
+        )
 
     def polygon_pairs(
         self, segments, polygons, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None,
-        origin="auto",
+        origin="auto", skip_invalid: bool = False,
     ):
         """Every segment against every polygon (closed: boundary and interior; holes outside,
         their boundaries in), segment-major. ``polygons``: a sequence of rings (each (n, 2), a
@@ -1050,7 +1131,9 @@ class Engine:
         none), entry_ring, exit_ring (int64: the ring each edge is on, 0 the polygon's first
         ring, its shell; -1 where there is no edge). A polygon that is not simple raises
         ``ValueError`` naming it."""
-        return self.pairs(segments, polygons=polygons, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin)
+        return self.pairs(
+            segments, polygons=polygons, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin, skip_invalid=skip_invalid,
+        )
 
     def overlaps(self, polygons, other, *, to: str = "numpy", origin="auto"):
         """Polygon × polygon: the overlapping pairs (closed: touching and containment count),
@@ -1134,9 +1217,18 @@ _QUERY_OPTIONS = """
           before rounding, so that geometry far from (0, 0) keeps its precision (``Engine``).
         """
 
+#: The option the queries over targets add.
+_SKIP_OPTION = """        - ``skip_invalid``: ``True`` answers invalid segments (NaN, beyond ±2^62) and targets
+          (min above max, a ring that is not simple) as left out instead of raising: no rows
+          of theirs, the others numbered as the inputs (the CLI's ``--skip-invalid``), said
+          once (``SkippedWarning``) and in pandas rows' ``attrs["skipped"]``
+          (rectcast/skipping.py).
+        """
+
 for _name in ("pairs", "first_hit", "hits", "counts", "wall_pairs", "circle_pairs", "polygon_pairs", "clip"):
     _method = getattr(Engine, _name)
-    _method.__doc__ = (_method.__doc__ or "") + _QUERY_OPTIONS  # (None under python -OO)
+    _options = _QUERY_OPTIONS if _name == "clip" else _QUERY_OPTIONS + _SKIP_OPTION
+    _method.__doc__ = (_method.__doc__ or "") + _options  # (None under python -OO)
 
 _default = None
 _default_lock = threading.Lock()

@@ -74,13 +74,15 @@ def _to_target(query, rects, rounding, frame, origin) -> rectcast._Target:
     return _target(query, frame, rects, None, {}, rounding, origin)
 
 
-def _target(query, segments, rects, polygons, shapes, rounding, origin, to="frame") -> rectcast._Target:
+def _target(
+    query, segments, rects, polygons, shapes, rounding, origin, to="frame", skip_invalid=False,
+) -> rectcast._Target:
     """The one target, converted once, in the frame ``origin`` gives for segments like
     ``segments`` (a partition, or the Dask frame's meta): every worker shifts its segments by
     the same origin, so the rows are those of one call over all of them."""
     value = rectcast._one_target(query, rects, polygons, shapes)[1]
     origin = rectcast._origin(origin, segments, value)
-    return rectcast._Target(query, rects, polygons, shapes, None, rounding, to, origin)
+    return rectcast._Target(query, rects, polygons, shapes, None, rounding, to, origin, skip_invalid)
 
 
 def _is_lines(frame) -> bool:
@@ -185,28 +187,29 @@ _QUERY_OPTIONS = """
     ``"geopandas"`` (GeoDataFrame partitions, each row's geometry the part of its segment
     hit: a dask-geopandas GeoDataFrame). ``ids``: the segments' columns carried into the rows
     by segment (``rectcast``'s ``ids=``: a column name or names). ``origin``: as
-    ``rectcast``'s; ``"auto"`` takes it from the targets, so every partition is shifted alike."""
+    ``rectcast``'s; ``"auto"`` takes it from the targets, so every partition is shifted alike.
+    ``skip_invalid``: as ``rectcast``'s (each partition says what it skipped)."""
 
 
 def first_hit(
     ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
-    to: str = "frame", ids=None, origin="auto", **shapes,
+    to: str = "frame", ids=None, origin="auto", skip_invalid: bool = False, **shapes,
 ):
     """Each segment's first hit, as a lazy Dask DataFrame (one row per segment, in order).
     Against rects, or a registered shape (``rectcast.SHAPES``: ``walls=``, ``circles=``) or
     polygons (``rectcast.first_hit``'s forms, a GeoDataFrame's included)."""
     _checked(ddf, to)
-    target = _target("first_hit", ddf._meta, rects, polygons, shapes, rounding, origin, to)
+    target = _target("first_hit", ddf._meta, rects, polygons, shapes, rounding, origin, to, skip_invalid)
     return _per_partition(ddf, target, "first_hit", to, ids, backend, threads, rounding)
 
 
 def hits(
     ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
-    to: str = "frame", ids=None, origin="auto", **shapes,
+    to: str = "frame", ids=None, origin="auto", skip_invalid: bool = False, **shapes,
 ):
     """The hitting pairs in (segment, shape) order, as a lazy Dask DataFrame."""
     _checked(ddf, to)
-    target = _target("hits", ddf._meta, rects, polygons, shapes, rounding, origin, to)
+    target = _target("hits", ddf._meta, rects, polygons, shapes, rounding, origin, to, skip_invalid)
     return _per_partition(ddf, target, "hits", to, ids, backend, threads, rounding)
 
 
@@ -217,14 +220,14 @@ hits.__doc__ = (hits.__doc__ or "") + _QUERY_OPTIONS
 
 def counts(
     ddf, rects=None, *, polygons=None, backend: str = "auto", threads: int = 1, rounding: str = "exact",
-    origin="auto", **shapes,
+    origin="auto", skip_invalid: bool = False, **shapes,
 ) -> np.ndarray:
     """Hits per rect (or shape) over the whole DataFrame, summed across partitions (computed
     now): a structured array (rect, hits) like ``rectcast.counts``."""
     import dask
 
     _checked(ddf, "frame")
-    target = _target("counts", ddf._meta, rects, polygons, shapes, rounding, origin)
+    target = _target("counts", ddf._meta, rects, polygons, shapes, rounding, origin, "frame", skip_invalid)
     shared = dask.delayed(target, pure=True)
     parts = [dask.delayed(counts_array)(p, shared, backend, threads, rounding) for p in ddf.to_delayed()]
     total = dask.delayed(lambda arrays: np.sum(arrays, axis=0, dtype=np.uint64))(parts)

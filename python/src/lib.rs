@@ -121,6 +121,40 @@ fn offsets_u32(offsets: &PyReadonlyArray1<'_, i64>, name: &str, what: &str) -> P
         .collect()
 }
 
+/// The invalid polygons of the flat form (as `polygons` reads it, `polygon_offsets` giving
+/// rings each): each one's index and why, as the library checks it (`skip_invalid=True`).
+#[pyfunction]
+#[pyo3(signature = (vertices, offsets, polygon_offsets=None))]
+fn invalid_polygons(
+    vertices: PyReadonlyArray2<'_, f32>,
+    offsets: PyReadonlyArray1<'_, i64>,
+    polygon_offsets: Option<PyReadonlyArray1<'_, i64>>,
+) -> PyResult<Vec<(usize, String)>> {
+    let vertices: &[[f32; 2]] = records(&vertices, "polygons")?;
+    let rings = offsets_u32(&offsets, "polygons", "offsets")?;
+    let parts = match &polygon_offsets {
+        Some(p) => offsets_u32(p, "polygons", "polygon offsets")?,
+        None => (0..rings.len() as u32).collect(),
+    };
+    let ring = |r: usize| -> PyResult<Vec<[f32; 2]>> {
+        let (from, to) = (rings[r] as usize, rings[r + 1] as usize);
+        (vertices.get(from..to).map(<[_]>::to_vec)).ok_or_else(|| {
+            PyValueError::new_err(format!("polygons: offsets {from} then {to}: not in order"))
+        })
+    };
+    let mut bad = Vec::new();
+    for (i, w) in parts.windows(2).enumerate() {
+        let polygon = (w[0] as usize..w[1] as usize)
+            .map(ring)
+            .collect::<PyResult<Vec<_>>>()?;
+        if let Err(mut e) = Polygons::from_polygons([&polygon]) {
+            e.index = i;
+            bad.push((i, e.to_string()));
+        }
+    }
+    Ok(bad)
+}
+
 /// The largest first-hits buffer an engine keeps between calls.
 const KEPT_FIRST_HITS_BYTES: usize = 16 << 20;
 
@@ -487,6 +521,9 @@ fn _rectcast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geotext::read_polygons, m)?)?;
     m.add_function(wrap_pyfunction!(geotext::read_polylines, m)?)?;
     m.add_function(wrap_pyfunction!(geotext::auto_origin, m)?)?;
+    m.add_function(wrap_pyfunction!(targets::invalid_records, m)?)?;
+    m.add_function(wrap_pyfunction!(invalid_polygons, m)?)?;
+    m.add("MAX_ABS_COORDINATE", rectcast::MAX_ABS_COORDINATE)?;
     m.add("DISPLACEMENT_BOUND", rectcast_geotext::DISPLACEMENT_BOUND)?;
     Ok(())
 }

@@ -108,6 +108,33 @@ macro_rules! registered_shapes {
             )))
         }
 
+        /// The invalid records among `array`, as the library checks them, by what they are
+        /// (`segments`, `rects`, or a registered shape's keyword): each one's index and the
+        /// library's error, in order (`skip_invalid=True`).
+        #[pyfunction]
+        pub(crate) fn invalid_records(
+            keyword: &str,
+            array: PyReadonlyArray2<'_, f32>,
+        ) -> PyResult<Vec<(usize, String)>> {
+            fn bad<T>(
+                items: &[T],
+                check: impl Fn(usize, &T) -> Result<(), rectcast::InputError>,
+            ) -> Vec<(usize, String)> {
+                (items.iter().enumerate())
+                    .filter_map(|(i, item)| check(i, item).err().map(|e| (i, e.to_string())))
+                    .collect()
+            }
+            match keyword {
+                "segments" => return Ok(bad(records::<Segment>(&array, keyword)?, rectcast::validate::check_segment)),
+                "rects" => return Ok(bad(records::<rectcast::Rect>(&array, keyword)?, rectcast::validate::check_rect)),
+                _ => {}
+            }
+            $(if keyword == <$shape as ShapeRecord>::PLURAL {
+                return Ok(bad(records::<$shape>(&array, keyword)?, <$shape as Shape>::check));
+            })+
+            Err(PyValueError::new_err(format!("invalid_records: no records named {keyword:?}")))
+        }
+
         /// What Python knows of each registered shape: its keyword, its rows' field, its
         /// record's columns, its category's field and the name of each category code.
         #[pyfunction]

@@ -226,3 +226,24 @@ def test_a_worker_killed_mid_job_loses_and_repeats_nothing(client, tmp_path):
     got = job.result(timeout=300)
     assert victim not in client.scheduler_info()["workers"], "the worker was not killed"
     assert_same_rows(got, rectcast.Engine("cpu").hits(segments, rects), "hits after a worker died")
+
+
+def test_a_cluster_job_skipping_invalid_inputs_equals_the_single_process_call(client, tmp_path):
+    segments, rects = scene(21, 4_000, 120)
+    segments[[5, 1_500, 3_999]] = np.nan
+    rects[7] = [50, 50, 10, 60]  # min_x above max_x
+    ddf = dataset(tmp_path / "trajectories", segments, 3)
+    engine = rectcast.Engine("cpu")
+    for query in ("first_hit", "hits"):
+        with pytest.warns(rectcast.SkippedWarning):
+            want = getattr(engine, query)(segments, rects, skip_invalid=True)
+        with pytest.warns(rectcast.SkippedWarning, match="rect 7: min_x is 50"):  # said at the call
+            lazy = getattr(rectcast.dask, query)(ddf, rects, backend="cpu", skip_invalid=True)
+        got = lazy.compute()
+        assert_same_rows(got, want, query)
+        assert not (set(want["segment"].tolist()) & {5, 1_500, 3_999}) and 7 not in set(want["rect"].tolist())
+    with pytest.warns(rectcast.SkippedWarning):
+        want = engine.counts(segments, rects, skip_invalid=True)
+    with pytest.warns(rectcast.SkippedWarning):
+        got = rectcast.dask.counts(ddf, rects, backend="cpu", skip_invalid=True)
+    assert got.tobytes() == want.tobytes()

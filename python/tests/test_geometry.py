@@ -495,3 +495,24 @@ def test_counts_on_a_geodataframe_keep_its_columns(engine):
         assert counts["owner"].tolist() == ["ann", "bo"] and counts["hits_target"].tolist() == [7, 8]
         assert counts["hits"].tolist() == [0, 1]
     assert isinstance(counts, gpd.GeoDataFrame) and counts.geometry.equals(parcels.geometry.reset_index(drop=True))
+
+
+def test_an_invalid_parcel_is_named_by_its_label_and_may_be_skipped(engine):
+    bow_tie = shapely.Polygon([(0, 0), (10, 10), (10, 0), (0, 10)])
+    parcels = gpd.GeoDataFrame(
+        {"owner": ["ann", "bo", "cy"]},
+        geometry=[shapely.box(0, 0, 4, 4), bow_tie, shapely.box(20, 0, 30, 10)],
+        index=["north", "bow", "south"],
+    )
+    roads = gpd.GeoSeries([shapely.LineString([(-5, 2), (40, 2)])])
+    message = r"polygons: polygon 1 \(label 'bow'\): ring is not simple: .*shapely.make_valid .*skip_invalid=True"
+    with pytest.raises(ValueError, match=message):
+        engine.hits(roads, polygons=parcels)
+    with pytest.warns(rectcast.SkippedWarning, match="skipped 1 invalid polygons: polygon 1: ring is not simple"):
+        hits = engine.hits(roads, polygons=parcels, to="geopandas", skip_invalid=True)
+    assert hits["polygon_index"].tolist() == ["north", "south"] and hits.attrs["skipped"]["polygons"] == [1]
+    assert np.allclose(hits.geometry.length, [4, 10], atol=1e-4)
+    with pytest.warns(rectcast.SkippedWarning):
+        counts = engine.counts(roads, polygons=parcels, to="geopandas", skip_invalid=True)
+    assert counts["polygon_index"].tolist() == ["north", "south"] and counts["owner"].tolist() == ["ann", "cy"]
+    assert counts.geometry.equals(parcels.geometry.iloc[[0, 2]].reset_index(drop=True))

@@ -444,3 +444,48 @@ def test_first_hits_over_walls_and_polygons_go_to_the_exact_earliest_on_near_tie
             f"{keyword} on the {backend}: segment {wrong[0]} {segments[wrong[0]]}: "
             f"{got[wrong[0]]}, not target {2 * wrong[0] + 1}, entered first"
         )
+
+
+@pytest.mark.parametrize("query", ["pairs", "first-hit", "hits", "count"])
+def test_skip_invalid_leaves_out_what_the_clis_skip_invalid_does_byte_for_byte(scene, engine, query, tmp_path):
+    """NaN segments, a rect whose min exceeds its max, a NaN wall, a circle of negative radius
+    and a bow-tie polygon: left out of the call, the rest numbered as given, as the CLI's
+    ``--skip-invalid`` writes them; said once."""
+    segments, rects, _ = scene
+    segments = segments[:400].copy()
+    segments[[3, 17]] = np.nan
+    rects = rects.copy()
+    rects[5] = [10, 10, 5, 20]
+    walls = np.ascontiguousarray(scene[0][500:560])
+    walls[2, 1] = np.nan
+    circles = np.ascontiguousarray(np.hstack([rects[:, :2], np.full((len(rects), 1), 6, np.float32)]))
+    circles[4, 2] = -1
+    squares = [np.array([[x, y], [x + 9, y], [x + 9, y + 9], [x, y + 9]], np.float32) for x, y in rects[:30, :2]]
+    squares[1] = np.array([[0, 0], [10, 10], [10, 0], [0, 10]], np.float32)  # a bow-tie
+    vertices = np.concatenate(squares)
+    offsets = np.arange(0, 4 * len(squares) + 1, 4, dtype=np.int64)
+    files = {"segments": segments, "rects": rects, "walls": walls, "circles": circles, "vertices": vertices}
+    for name, array in files.items():
+        np.save(tmp_path / f"{name}.npy", array)
+    np.save(tmp_path / "offsets.npy", offsets)
+    method = {"first-hit": "first_hit", "count": "counts"}.get(query, query)
+    targets = {
+        "rects": (["--rects", tmp_path / "rects.npy"], {"rects": rects}),
+        "walls": (["--walls", tmp_path / "walls.npy"], {"walls": walls}),
+        "circles": (["--circles", tmp_path / "circles.npy"], {"circles": circles}),
+        "polygons": (
+            ["--polygons", tmp_path / "vertices.npy", "--polygon-offsets", tmp_path / "offsets.npy"],
+            {"polygons": (vertices, offsets)},
+        ),
+    }
+    for kind, (flags, given) in targets.items():
+        out = tmp_path / f"{kind}-{query}.npy"
+        cli(query, "--backend", "cpu", "--skip-invalid", "--segments", tmp_path / "segments.npy", *flags, "--out", out)
+        with pytest.warns(rectcast.SkippedWarning, match=r"skipped 2 invalid segments and 1 invalid"):
+            got = getattr(engine, method)(segments, **given, skip_invalid=True)
+        assert_same_bytes(got, np.load(out), f"{kind} {query}")
+        with pytest.warns(rectcast.SkippedWarning):
+            frame = getattr(engine, method)(segments, **given, skip_invalid=True, to="pandas")
+        assert frame.attrs["skipped"]["segments"] == [3, 17], kind
+    with pytest.raises(ValueError, match="segment 3: x0 is NaN"):
+        getattr(engine, method)(segments, rects)
