@@ -160,10 +160,26 @@ if [ ! -x .venv/bin/python ]; then
 fi
 pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
 stage "the Python package"
-pip install "maturin>=1.9,<2"
+# The wheel users install: abi3 (CPython 3.9 and later) and manylinux2014 (glibc 2.17: RHEL 7
+# and 9, Amazon Linux 2023, Ubuntu 20.04, Debian 11 and later), linked by zig from PyPI.
+pip install "maturin>=1.9,<2" "ziglang>=0.13"
 rm -rf target/wheels
-.venv/bin/maturin build --release --locked --strip -m python/Cargo.toml -o target/wheels -i .venv/bin/python
-wheel=$(echo target/wheels/rectcast-*.whl)
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/maturin build --release --locked --strip --zig \
+    --compatibility manylinux2014 -m python/Cargo.toml -o target/wheels -i .venv/bin/python
+wheel=$(echo target/wheels/rectcast-*-cp39-abi3-manylinux*2014_x86_64*.whl)
+[ -f "$wheel" ] || { echo "scripts/test.sh: no abi3 manylinux2014 wheel in target/wheels" >&2; exit 1; }
+# Installed as a user with no Rust installs it: a clean venv, its one dependency from PyPI, and
+# the README's first snippet.
+clean=$(mktemp -d)
+"$python" -m venv "$clean/venv"
+PATH="$clean/venv/bin:/usr/bin:/bin" CARGO_HOME="$clean/no-cargo" RUSTUP_HOME="$clean/no-rustup" \
+    "$clean/venv/bin/python" -m pip --disable-pip-version-check -q install --only-binary :all: "$wheel"
+(cd "$clean" && PATH="$clean/venv/bin:/usr/bin:/bin" "$clean/venv/bin/python" -c '
+import numpy as np, rectcast
+first = rectcast.first_hit(np.array([[-5, 2, 15, 8]], np.float32), np.array([[0, 0, 10, 10]], np.float32))
+assert first["rect"].tolist() == [0] and first["t_enter"].tolist() == [0.25], first
+print("the wheel works in a clean venv, rectcast", rectcast.__version__)')
+rm -rf "$clean"
 pip install "$wheel[test]"                      # its dependencies and the test extras
 pip install --force-reinstall --no-deps "$wheel" # this build, even at an unchanged version
 RECTCAST_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/rectcast" .venv/bin/pytest python/tests
