@@ -796,7 +796,8 @@ def _crs(*inputs):
 
 def _pandas(rows: np.ndarray, categories):
     """The rows as a pandas DataFrame: categories (kind, contact) and sides categorical (NaN
-    where there is none), indices nullable (``<NA>`` on a miss), t NaN on a miss."""
+    where there is none), indices signed: a target's ``Int64`` in every query (``<NA>`` on a
+    miss), ``segment`` and the others int64; t NaN on a miss."""
     import pandas as pd
 
     columns = {}
@@ -809,8 +810,13 @@ def _pandas(rows: np.ndarray, categories):
             codes = values.astype(np.int16)
             codes[codes == 0] = -1
             columns[field] = pd.Categorical.from_codes(codes, categories=list(SIDE_NAMES))
-        elif field in _MAYBE_INDEX and values.dtype == np.int64:
-            columns[field] = pd.arrays.IntegerArray(np.ascontiguousarray(values), values < 0)
+        elif field in _MAYBE_INDEX and values.dtype.kind in "iu":
+            # One signed, nullable dtype for a target's index in every query's rows.
+            signed = np.ascontiguousarray(values, dtype=np.int64)
+            columns[field] = pd.arrays.IntegerArray(signed, signed < 0)
+        elif values.dtype == np.uint64:
+            # Signed, as numpy's arithmetic with other integers wants (uint64 + int64 is float64).
+            columns[field] = np.ascontiguousarray(values, dtype=np.int64)
         else:
             columns[field] = np.ascontiguousarray(values)
     return pd.DataFrame(columns)

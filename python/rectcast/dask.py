@@ -107,7 +107,8 @@ def _shifted(rows, offset):
     """The rows with their ``segment`` counted from ``offset``."""
     if offset:
         rows = rows.copy(deep=False)  # a task's result is not changed in place
-        rows["segment"] = rows["segment"].to_numpy() + np.uint64(offset)
+        values = rows["segment"].to_numpy()
+        rows["segment"] = values + values.dtype.type(offset)  # in its own dtype, int64 or uint64
     return rows
 
 

@@ -373,3 +373,23 @@ def test_each_querys_help_says_its_inputs_and_options():
         doc = getattr(rectcast, name).__doc__
         for said in ("Inputs:", "``to``", "``ids``", "``rounding``", "``origin``", "geopandas"):
             assert said in doc, f"help(rectcast.{name}) does not say {said}"
+
+
+def test_pandas_rows_name_every_index_in_one_signed_dtype_in_every_query(engine):
+    segments = np.array([[0, 5, 20, 5], [0, 50, 1, 50]], np.float32)
+    targets = {
+        "rects": np.array([[0, 0, 10, 10]], np.float32),
+        "walls": np.array([[5, 0, 5, 10]], np.float32),
+        "circles": np.array([[5, 5, 2]], np.float32),
+        "polygons": [np.array([[0, 0], [10, 0], [10, 10]], np.float32)],
+    }
+    for keyword, target in targets.items():
+        for query in ("pairs", "first_hit", "hits", "counts"):
+            frame = getattr(engine, query)(segments, **{keyword: target}, to="pandas")
+            field = frame.columns[1] if query != "counts" else frame.columns[0]
+            assert str(frame[field].dtype) == "Int64", (keyword, query, frame.dtypes.to_dict())
+            for column in frame.columns:
+                assert not str(frame[column].dtype).startswith("uint"), (keyword, query, column)
+            if query != "counts":
+                assert frame["segment"].dtype == np.int64
+                assert (frame["segment"] - np.int64(1)).dtype == np.int64
