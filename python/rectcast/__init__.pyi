@@ -6,8 +6,9 @@ from typing import Any, Literal, Optional, Sequence, Union, overload
 
 import numpy as np
 import numpy.typing as npt
-import pandas
-import pyarrow
+# Optional: rectcast needs only numpy. Where they are not installed, their types are Any.
+import pandas  # type: ignore[import-not-found, import-untyped, unused-ignore]
+import pyarrow  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
 # numpy (N, 4) real numbers (float32 in C order: read in place; others converted exactly), a
 # pandas DataFrame, or Arrow data with the named numeric columns (anything with
