@@ -77,6 +77,7 @@ _quiet_drivers()
 from . import _rectcast  # noqa: E402
 from .geometry import Polylines, SridWarning, from_shapely, read_polygons, read_polylines  # noqa: E402
 from . import geometry as _geometry  # noqa: E402
+from . import progress as _progress  # noqa: E402
 from . import skipping as _skipping  # noqa: E402
 from .skipping import SkippedWarning  # noqa: E402
 
@@ -987,7 +988,10 @@ class Engine:
     def __repr__(self) -> str:
         return f"rectcast.Engine({self.chosen!r})"
 
-    def _query(self, query, segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid=False):
+    def _query(
+        self, query, segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid=False,
+        progress=None,
+    ):
         """``query`` against the one target given (``rects``, ``polygons`` or a registered
         shape's keyword in ``shapes``), its rows as ``to`` asks."""
         _check_output(to, ids)
@@ -995,16 +999,16 @@ class Engine:
         crs = _crs(("segments", segments), (keyword, value))
         origin = _origin(origin, segments, value)
         target = _Target(query, rects, polygons, shapes, copy, rounding, to, origin, skip_invalid)
-        return self._run(query, segments, target, to, copy, rounding, ids)
+        return self._run(query, segments, target, to, copy, rounding, ids, progress)
 
-    def _run(self, query, segments, target, to, copy, rounding, ids):
+    def _run(self, query, segments, target, to, copy, rounding, ids, progress=None):
         """``query`` against a :class:`_Target`, its rows as ``to`` asks (``"frame"``: the
         numpy rows as a pandas DataFrame, with the id columns and labels the pandas form
         has); the segments in the target's frame (its ``origin``)."""
         crs = _crs(("segments", segments), (target.keyword, target))
         moved = []
         s, joined = _segments(segments, ids, copy, rounding, target.origin, moved)
-        return self._rows_of(query, s, joined, crs, target, to, moved)
+        return self._rows_of(query, s, joined, crs, target, to, moved, progress)
 
     @staticmethod
     def _skipping(s, target):
@@ -1021,7 +1025,7 @@ class Engine:
         _skipping.say(skipped)
         return s, kept, {name: [i for i, _ in found] for name, found in skipped.items()}
 
-    def _rows_of(self, query, s, joined, crs, target, to, moved=()):
+    def _rows_of(self, query, s, joined, crs, target, to, moved=(), progress=None):
         """``query`` of segments ``s`` (float32 (N, 4), in the target's frame) against a
         :class:`_Target`, the rows joined with ``joined`` (from ``_segments``) and as ``to``
         asks, in ``crs``; ``moved``: how far the segments' rounding moved them, said with the
@@ -1048,11 +1052,14 @@ class Engine:
             return out.view(np.uint8), descr
 
         if target.keyword == "rects":
-            rows = renumbered(getattr(self._engine, query)(s, target.arrays), "rect")
+            run = getattr(self._engine, query)
+            rows = renumbered(_progress.rows(lambda part: run(part, target.arrays), s, query, progress), "rect")
             return _table(rows, to, ids=joined, segments=given, crs=crs, shift=shift)
         if target.keyword == "polygons":
             try:
-                rows = renumbered(self._engine.polygon_query(query, s, *target.arrays), "polygon")
+                run = self._engine.polygon_query
+                found = _progress.rows(lambda part: run(query, part, *target.arrays), s, query, progress)
+                rows = renumbered(found, "polygon")
             except ValueError as e:
                 raise _invalid_polygon(e, target.labels) from None
             labels = None if target.labels is None else ("polygon", target.labels)
@@ -1069,12 +1076,14 @@ class Engine:
             pieces = (*target.arrays, target.kept)
             return _table(rows, to, ids=joined, segments=given, crs=crs, labels=labels, shift=shift, polygons=pieces)
         shape = _SHAPES[target.keyword]
-        rows = renumbered(self._engine.shape_query(query, target.keyword, s, target.arrays), shape["name"])
+        run = self._engine.shape_query
+        found = _progress.rows(lambda part: run(query, target.keyword, part, target.arrays), s, query, progress)
+        rows = renumbered(found, shape["name"])
         return _table(rows, to, {shape["category"]: shape["category_names"]}, joined, given, crs, shift=shift)
 
     def pairs(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, **shapes,
+        rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, progress=None, **shapes,
     ):
         """Every segment against every rect, one row per pair, segment-major.
 
@@ -1089,11 +1098,13 @@ class Engine:
         LineString and MultiLineString), each of their segments one wall, numbered in order.
         ``polygons=`` takes shapely Polygons and MultiPolygons (holes included) or
         ``Polygons``."""
-        return self._query("pairs", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid)
+        return self._query(
+            "pairs", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid, progress,
+        )
 
     def first_hit(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, **shapes,
+        rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, progress=None, **shapes,
     ):
         """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
 
@@ -1102,37 +1113,44 @@ class Engine:
         segment, wall or circle (-1 on a miss), contact or kind, t_enter, t_exit; with
         ``polygons=``: segment, polygon, kind, t_enter, t_exit, entry_edge, exit_edge,
         entry_ring, exit_ring."""
-        return self._query("first_hit", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid)
+        return self._query(
+            "first_hit", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid, progress,
+        )
 
     def hits(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, **shapes,
+        rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, progress=None, **shapes,
     ):
         """Only the hitting pairs, in (segment, rect) order, with the fields of ``pairs``."""
-        return self._query("hits", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid)
+        return self._query(
+            "hits", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid, progress,
+        )
 
     def counts(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
-        rounding: str = "exact", origin="auto", skip_invalid: bool = False, **shapes,
+        rounding: str = "exact", origin="auto", skip_invalid: bool = False, progress=None, **shapes,
     ):
         """Hits per rect: one row (rect, hits) per rect; (wall, hits), (circle, hits) or
         (polygon, hits) with ``walls=``, ``circles=`` or ``polygons=``."""
-        return self._query("counts", segments, rects, polygons, shapes, to, copy, rounding, None, origin, skip_invalid)
+        return self._query(
+            "counts", segments, rects, polygons, shapes, to, copy, rounding, None, origin, skip_invalid, progress,
+        )
 
     def wall_pairs(
         self, segments, walls, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None,
-        origin="auto", skip_invalid: bool = False,
+        origin="auto", skip_invalid: bool = False, progress=None,
     ):
         """Segment x segment: every segment against every wall (both x0, y0, x1, y1), one row
         per pair, segment-major. Fields: segment, wall (uint64), hit (bool), contact (uint8, a
         ``CONTACT_NAMES`` code), t_enter, t_exit (float32 along the segment, NaN on a miss)."""
         return self.pairs(
             segments, walls=walls, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin, skip_invalid=skip_invalid,
+            progress=progress,
         )
 
     def circle_pairs(
         self, segments, circles, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None,
-        origin="auto", skip_invalid: bool = False,
+        origin="auto", skip_invalid: bool = False, progress=None,
     ):
         """Segment x circle: every segment against every closed disk (cx, cy, r, r >= 0), one
         row per pair, segment-major. Fields: segment, circle (uint64), hit (bool), kind (uint8,
@@ -1140,11 +1158,12 @@ class Engine:
         miss)."""
         return self.pairs(
             segments, circles=circles, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin, skip_invalid=skip_invalid,
+            progress=progress,
         )
 
     def polygon_pairs(
         self, segments, polygons, *, to: str = "numpy", copy: bool | None = None, rounding: str = "exact", ids=None,
-        origin="auto", skip_invalid: bool = False,
+        origin="auto", skip_invalid: bool = False, progress=None,
     ):
         """Every segment against every polygon (closed: boundary and interior; holes outside,
         their boundaries in), segment-major. ``polygons``: a sequence of rings (each (n, 2), a
@@ -1159,6 +1178,7 @@ class Engine:
         ``ValueError`` naming it."""
         return self.pairs(
             segments, polygons=polygons, to=to, copy=copy, rounding=rounding, ids=ids, origin=origin, skip_invalid=skip_invalid,
+            progress=progress,
         )
 
     def overlaps(self, polygons, other, *, to: str = "numpy", origin="auto"):
@@ -1248,7 +1268,11 @@ _SKIP_OPTION = """        - ``skip_invalid``: ``True`` answers invalid segments 
           (min above max, a ring that is not simple) as left out instead of raising: no rows
           of theirs, the others numbered as the inputs (the CLI's ``--skip-invalid``), said
           once (``SkippedWarning``) and in pandas rows' ``attrs["skipped"]``
-          (rectcast/skipping.py).
+          (rectcast/skipping.py);
+        - ``progress``: ``True`` says a long call's progress (a tqdm bar where tqdm is installed,
+          else a line on stderr), a callable is called with (segments done, segments in all);
+          the segments then go to the engine in batches of 65,536 or more, the same rows
+          (rectcast/progress.py).
         """
 
 for _name in ("pairs", "first_hit", "hits", "counts", "wall_pairs", "circle_pairs", "polygon_pairs", "clip"):

@@ -265,8 +265,8 @@ def test_a_keyword_no_shape_has_is_refused_naming_the_targets(engine):
     with pytest.raises(TypeError, match=r"pairs: unexpected keyword 'squares'.*walls, circles"):
         engine.pairs(segments, squares=segments)
     # An option a query does not have is not called a target: the query's options are named.
-    with pytest.raises(TypeError, match=r"first_hit: unexpected keyword 'progress': it takes to, copy, rounding, ids, origin"):
-        engine.first_hit(segments, segments, progress=True)
+    with pytest.raises(TypeError, match=r"first_hit: unexpected keyword 'verbose': it takes to, copy, rounding, ids, origin, skip_invalid, progress"):
+        engine.first_hit(segments, segments, verbose=True)
     with pytest.raises(TypeError, match=r"counts: give one of rects, walls, circles, polygons; found none"):
         engine.counts(segments)
 
@@ -393,3 +393,28 @@ def test_pandas_rows_name_every_index_in_one_signed_dtype_in_every_query(engine)
             if query != "counts":
                 assert frame["segment"].dtype == np.int64
                 assert (frame["segment"] - np.int64(1)).dtype == np.int64
+
+
+def test_progress_is_said_batch_by_batch_and_the_rows_are_one_calls(engine, capsys):
+    rng = np.random.default_rng(8)
+    start = rng.uniform(0, 1000, (140_000, 2))
+    segments = np.hstack([start, start + rng.normal(0, 20, (140_000, 2))]).astype(np.float32)
+    corners = rng.uniform(0, 1000, (100, 2))
+    rects = np.hstack([corners, corners + 30]).astype(np.float32)
+    circles = np.hstack([corners, np.full((100, 1), 12)]).astype(np.float32)
+    for query in ("pairs", "first_hit", "hits", "counts"):
+        for target in ({"rects": rects}, {"circles": circles}):
+            told = []
+            # Three batches; pairs two (every pair is a row).
+            segments_here = segments[:70_000] if query == "pairs" else segments
+            want = getattr(engine, query)(segments_here, **target)
+            got = getattr(engine, query)(segments_here, **target, progress=lambda done, total: told.append((done, total)))
+            assert got.tobytes() == want.tobytes(), (query, target.keys())
+            n = len(segments_here)
+            assert told[-1] == (n, n) and len(told) == -(-n // 65_536), (query, told)
+            assert [d for d, _ in told] == sorted(d for d, _ in told)
+    # Without tqdm, a line on stderr.
+    engine.counts(segments, rects, progress=True)
+    assert "rectcast: 100% (140,000 of 140,000 segments)" in capsys.readouterr().err
+    with pytest.raises(TypeError, match="progress: expected True, False, None or a callable"):
+        engine.counts(segments, rects, progress="yes")
