@@ -12,6 +12,7 @@ mod commands;
 mod formats;
 mod job;
 mod kept;
+mod mixed;
 mod options;
 mod origin;
 mod output;

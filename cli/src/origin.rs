@@ -66,7 +66,7 @@ pub fn origin() -> [f64; 2] {
 }
 
 /// Chooses the job's origin from `arg`, for `segments` (or the first polygons of `overlaps`)
-/// against `targets` (of `kind`), and keeps it for every read after.
+/// against `targets` (each read as its kind of geometry), and keeps it for every read after.
 ///
 /// # Errors
 /// A given origin with an input that is records, not geometry text; a target file that
@@ -74,15 +74,14 @@ pub fn origin() -> [f64; 2] {
 pub fn choose(
     arg: OriginArg,
     segments: &Path,
-    targets: &[&Path],
-    kind: geotext::Kind,
+    targets: &[(&Path, geotext::Kind)],
 ) -> Result<[f64; 2], String> {
     let text = |path: &Path| geotext::Format::of(path).is_some();
     let chosen = match arg {
         OriginArg::None => [0.0; 2],
         OriginArg::At(at) => {
             if let Some(records) = std::iter::once(segments)
-                .chain(targets.iter().copied())
+                .chain(targets.iter().map(|(path, _)| *path))
                 .find(|path| !text(path))
             {
                 return Err(format!(
@@ -94,10 +93,12 @@ pub fn choose(
             }
             at
         }
-        OriginArg::Auto if !(text(segments) && targets.iter().all(|path| text(path))) => [0.0; 2],
+        OriginArg::Auto if !(text(segments) && targets.iter().all(|(path, _)| text(path))) => {
+            [0.0; 2]
+        }
         OriginArg::Auto => {
             let mut bounds: Option<[f64; 4]> = None;
-            for path in targets {
+            for &(path, kind) in targets {
                 if let Some(b) = parsed(path, kind)?.bounds() {
                     let all = bounds.get_or_insert(b);
                     *all = [

@@ -25,7 +25,7 @@ use crate::kept::{self, KeptRows};
 use crate::records;
 use crate::table::Kept;
 use crate::table::{Cell, Column, ColumnType, LineIndex, MAX_ROW};
-use crate::targets::{self, Cells, ResultCells, kind_cell};
+use crate::targets::{self, Cells, kind_cell};
 
 /// The tables the commands write.
 #[derive(Clone, Copy, Debug)]
@@ -45,14 +45,14 @@ pub enum Table {
     Rects,
 }
 
-/// A query target as its tables show it ([`targets::Target`]): its id column, and its
-/// result's; and whether the segments are polylines' (`polylines.rs`), whose rows then name
+/// A query target as its tables show it ([`targets::Target`]): the columns before its id
+/// column (a mixed job's `target_kind`), its id column, and its result's; and whether the segments are polylines' (`polylines.rs`), whose rows then name
 /// each segment's `line` and `line_segment` after it.
 #[derive(Clone, Copy, Debug)]
 pub struct TargetColumns {
+    lead: &'static [Column],
     name: &'static str,
     result: &'static [Column],
-    more: &'static [Column],
     lines: bool,
     /// Columns kept from the inputs (`--keep`), last.
     kept: &'static [Column],
@@ -61,9 +61,9 @@ pub struct TargetColumns {
 impl TargetColumns {
     pub fn of<T: targets::Target>() -> Self {
         Self {
+            lead: T::lead_columns(),
             name: T::NAME,
-            result: T::Result::COLUMNS,
-            more: T::MORE,
+            result: T::result_columns(),
             lines: false,
             kept: &[],
         }
@@ -160,14 +160,14 @@ impl Table {
                     column(t.name, ColumnType::U64),
                     column("hit", ColumnType::Bool),
                 ];
-                let segment = segment_columns(t.lines).iter();
-                let result = t.result.iter().chain(t.more).chain(t.kept);
+                let segment = segment_columns(t.lines).iter().chain(t.lead);
+                let result = t.result.iter().chain(t.kept);
                 segment.chain(&ids).chain(result).copied().collect()
             }),
             Table::FirstHit(t) => composed(1, t, || {
                 let ids = [column(t.name, ColumnType::Index)];
-                let segment = segment_columns(t.lines).iter();
-                let result = t.result.iter().chain(t.more).chain(t.kept);
+                let segment = segment_columns(t.lines).iter().chain(t.lead);
+                let result = t.result.iter().chain(t.kept);
                 segment.chain(&ids).chain(result).copied().collect()
             }),
             Table::Count(t) => composed(2, t, || {
@@ -175,7 +175,7 @@ impl Table {
                     column(t.name, ColumnType::U64),
                     column("hits", ColumnType::U64),
                 ];
-                count.iter().chain(t.kept).copied().collect()
+                t.lead.iter().chain(&count).chain(t.kept).copied().collect()
             }),
             Table::Overlaps => &OVERLAPS,
             Table::Clip(columns) => columns,
@@ -184,6 +184,9 @@ impl Table {
         }
     }
 }
+
+// A row's cells fit: a segment's three ids, a target's kind, its id and hit, its result's.
+const _: () = assert!(3 + 1 + 2 + targets::MAX_CELLS <= MAX_ROW);
 
 /// A row of cells, on the stack: a result's indices, then its cells.
 #[derive(Clone, Copy)]
@@ -593,45 +596,41 @@ impl Sink {
         }
     }
 
-    /// Pair rows (`pairs`, `hits`): (segment, target, result, the targets' more cells, where
-    /// segment and target are), the indices as the inputs number their records; `chunk`: the
-    /// chunk's kept values.
-    pub fn pairs<'a, R: ResultCells>(
+    /// Pair rows (`pairs`, `hits`): (segment, target, hit, the cells before the target's id
+    /// and after the ids, where segment and target are), the indices as the inputs number
+    /// their records; `chunk`: the chunk's kept values.
+    pub fn pairs(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, u64, &'a R, Cells, At)>,
+        rows: impl IntoIterator<Item = (u64, u64, bool, Cells, Cells, At)>,
         chunk: &Kept,
     ) -> Result<(), String> {
         let lines = self.lines.clone();
         let kept = self.kept.take();
-        let written = self.write(rows.into_iter().map(|(segment, target, r, more, at)| {
-            let (segment, n) = segment_cells(segment, lines.as_deref());
-            let ids = [Cell::U64(target), Cell::Bool(r.hit())];
-            let row = Row::new(&[&segment[..n], &ids, r.cells().as_slice(), more.as_slice()]);
-            row.keeping(kept.as_ref(), chunk, at.segment, at.target)
-        }));
+        let written = self.write(rows.into_iter().map(
+            |(segment, target, hit, lead, cells, at)| {
+                let (segment, n) = segment_cells(segment, lines.as_deref());
+                let ids = [Cell::U64(target), Cell::Bool(hit)];
+                let row = Row::new(&[&segment[..n], lead.as_slice(), &ids, cells.as_slice()]);
+                row.keeping(kept.as_ref(), chunk, at.segment, at.target)
+            },
+        ));
         self.kept = kept;
         written
     }
 
-    /// First-hit rows: one per segment, with its first hit's target and result, or none.
-    /// `more`: the targets' more cells of each row's result ([`targets::Target::MORE`]).
-    pub fn first_hits<'a, R: ResultCells>(
+    /// First-hit rows: one per segment, with its first hit's target (none on a miss), the
+    /// cells before it and after it.
+    pub fn first_hits(
         &mut self,
-        rows: impl IntoIterator<Item = (u64, Option<(u64, &'a R)>, Cells, At)>,
+        rows: impl IntoIterator<Item = (u64, Option<u64>, Cells, Cells, At)>,
         chunk: &Kept,
     ) -> Result<(), String> {
         let lines = self.lines.clone();
         let kept = self.kept.take();
-        let written = self.write(rows.into_iter().map(|(segment, first, more, at)| {
+        let written = self.write(rows.into_iter().map(|(segment, target, lead, cells, at)| {
             let (segment, n) = segment_cells(segment, lines.as_deref());
-            let target = [Cell::Index(first.map(|(target, _)| target))];
-            let result = first.map_or(R::MISS, |(_, r)| *r);
-            let row = Row::new(&[
-                &segment[..n],
-                &target,
-                result.cells().as_slice(),
-                more.as_slice(),
-            ]);
+            let target = [Cell::Index(target)];
+            let row = Row::new(&[&segment[..n], lead.as_slice(), &target, cells.as_slice()]);
             row.keeping(kept.as_ref(), chunk, at.segment, at.target)
         }));
         self.kept = kept;
@@ -643,13 +642,18 @@ impl Sink {
         self.write(pairs.into_iter().map(|(a, b)| [Cell::U64(a), Cell::U64(b)]))
     }
 
-    /// Count rows: one per target.
-    pub fn counts(&mut self, target_ids: &[u64], per_target: &[u64]) -> Result<(), String> {
+    /// Count rows: one per target, `lead` its cells before its id.
+    pub fn counts(
+        &mut self,
+        target_ids: &[u64],
+        per_target: &[u64],
+        lead: impl Fn(usize) -> Cells,
+    ) -> Result<(), String> {
         let kept = self.kept.take();
         let none = Kept::default();
         let rows = target_ids.iter().zip(per_target).enumerate();
         let written = self.write(rows.map(|(i, (&target, &hits))| {
-            let row = Row::new(&[&[Cell::U64(target), Cell::U64(hits)]]);
+            let row = Row::new(&[lead(i).as_slice(), &[Cell::U64(target), Cell::U64(hits)]]);
             row.keeping(kept.as_ref(), &none, 0, Some(i))
         }));
         self.kept = kept;

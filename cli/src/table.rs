@@ -269,5 +269,6 @@ pub fn all_f32(columns: &[Column]) -> bool {
     columns.iter().all(|c| c.ty == ColumnType::F32)
 }
 
-/// The most cells a row has, but for kept columns (`--keep`).
-pub const MAX_ROW: usize = 12;
+/// The most cells a row has, but for kept columns (`--keep`): a segment's three ids, a mixed
+/// job's target kind, the target's id and hit, and a result's cells (held by `output.rs`).
+pub const MAX_ROW: usize = 16;

@@ -13,8 +13,9 @@ use rectcast::{
 
 use crate::table::{Cell, Column, ColumnType};
 
-/// The most cells a result has after its indices.
-const MAX_CELLS: usize = 5;
+/// The most cells a result has after its indices (a job over every kind of target: the
+/// union of their columns, `mixed.rs`).
+pub const MAX_CELLS: usize = 10;
 
 /// A result's cells after its indices, on the stack.
 #[derive(Clone, Copy, Debug)]
@@ -30,10 +31,15 @@ impl Cells {
         len: 0,
     };
 
-    fn new<const N: usize>(cells: [Cell<'static>; N]) -> Self {
-        let mut all = [Cell::Bool(false); MAX_CELLS];
-        all[..N].copy_from_slice(&cells);
-        Self { cells: all, len: N }
+    pub fn new<const N: usize>(cells: [Cell<'static>; N]) -> Self {
+        Self::NONE.then(&cells)
+    }
+
+    /// These cells, then `more`.
+    pub fn then(mut self, more: &[Cell<'static>]) -> Self {
+        self.cells[self.len..self.len + more.len()].copy_from_slice(more);
+        self.len += more.len();
+        self
     }
 
     pub fn as_slice(&self) -> &[Cell<'static>] {
@@ -209,18 +215,32 @@ impl<C: Send + Sync> FirstRow<C> for Option<ShapeHit<C>> {
 pub trait Target: Sync {
     /// The id column's name: what one of them is called.
     const NAME: &'static str;
-    type Result: ResultCells;
+    type Result: Copy + Send + Sync + 'static;
     type Hit: HitRow<Self::Result>;
     type First: FirstRow<Self::Result>;
     /// What a job builds once before its chunks run (the rects' grid), on another thread while
     /// the first chunk is read.
     type Prepared: Send + Sync;
 
-    /// Columns after the result's that the targets themselves say (a polygon's rings).
-    const MORE: &'static [Column] = &[];
-    /// Those cells, for `result` with target `target` (an index into these targets).
-    fn more_cells(&self, _target: u32, _result: &Self::Result) -> Cells {
+    /// The columns before the id column: none, or in a job over several kinds the target's
+    /// kind.
+    fn lead_columns() -> &'static [Column] {
+        &[]
+    }
+    /// The columns after the ids: the result's, then what the targets themselves say (a
+    /// polygon's rings).
+    fn result_columns() -> &'static [Column];
+    /// The lead cells of target `target` (an index into these targets), or of a first-hit miss.
+    fn lead(&self, _target: Option<usize>) -> Cells {
         Cells::NONE
+    }
+    /// The cells of `result` with target `target`, or of a first-hit miss (`None`).
+    fn cells(&self, target: usize, result: Option<&Self::Result>) -> Cells;
+    fn hit(result: &Self::Result) -> bool;
+    /// The index into these targets of a hit's `index` (within its kind, in a job over
+    /// several).
+    fn flat(&self, index: u32, _result: &Self::Result) -> usize {
+        index as usize
     }
 
     fn len(&self) -> usize;
@@ -260,6 +280,31 @@ pub trait Target: Sync {
     ) -> rectcast::Result<Vec<u64>>;
 }
 
+/// A result's cells, or a miss's, then `more`.
+pub fn result_cells<R: ResultCells>(result: Option<&R>, more: Cells) -> Cells {
+    result
+        .copied()
+        .unwrap_or(R::MISS)
+        .cells()
+        .then(more.as_slice())
+}
+
+/// The [`Target`] items of one kind whose result is `$result` (its [`ResultCells`]), with
+/// nothing after the result's cells.
+macro_rules! one_kind {
+    ($result:ty) => {
+        fn result_columns() -> &'static [Column] {
+            <$result as ResultCells>::COLUMNS
+        }
+        fn cells(&self, _: usize, result: Option<&$result>) -> Cells {
+            result_cells(result, Cells::NONE)
+        }
+        fn hit(result: &$result) -> bool {
+            ResultCells::hit(result)
+        }
+    };
+}
+
 /// Rects: the broad phase's grid built once per job.
 pub struct Rects(pub Vec<Rect>);
 
@@ -282,6 +327,7 @@ impl Target for Rects {
     type Hit = Hit;
     type First = FirstHit;
     type Prepared = Option<RectSet>;
+    one_kind!(PairResult);
 
     fn len(&self) -> usize {
         self.0.len()
@@ -382,6 +428,7 @@ where
 {
     const NAME: &'static str = S::NAME;
     type Result = S::Contact;
+    one_kind!(S::Contact);
     engine_queries!(shape_pairs, shape_hits, shape_first_hits, shape_counts);
 }
 
@@ -402,18 +449,33 @@ impl Target for PolygonTargets {
         self.0.len().max(self.0.edge_count())
     }
 
-    /// The rings of the entry and exit edges: 0 a polygon's first ring (its shell), then its
-    /// holes and other parts' rings in their order.
-    const MORE: &'static [Column] = &[
-        column("entry_ring", ColumnType::Index),
-        column("exit_ring", ColumnType::Index),
-    ];
-    fn more_cells(&self, target: u32, result: &PolygonContact) -> Cells {
-        let ring = |edge: u32| {
-            let ring = (edge != rectcast::NO_EDGE)
-                .then(|| self.0.edge_ring(target as usize, edge as usize).0 as u64);
-            Cell::Index(ring)
-        };
-        Cells::new([ring(result.entry_edge), ring(result.exit_edge)])
+    fn result_columns() -> &'static [Column] {
+        static COLUMNS: std::sync::OnceLock<Vec<Column>> = std::sync::OnceLock::new();
+        COLUMNS.get_or_init(|| [PolygonContact::COLUMNS, RINGS].concat())
     }
+    fn cells(&self, target: usize, result: Option<&PolygonContact>) -> Cells {
+        result_cells(result, rings(&self.0, target, result))
+    }
+    fn hit(result: &PolygonContact) -> bool {
+        result.hit()
+    }
+}
+
+/// The rings of a polygon's entry and exit edges: 0 a polygon's first ring (its shell), then
+/// its holes and other parts' rings in their order.
+pub const RINGS: &[Column] = &[
+    column("entry_ring", ColumnType::Index),
+    column("exit_ring", ColumnType::Index),
+];
+
+/// The [`RINGS`] cells of `result` with polygon `polygon` of `polygons`: absent where there is
+/// no edge.
+pub fn rings(polygons: &Polygons, polygon: usize, result: Option<&PolygonContact>) -> Cells {
+    let ring = |edge: u32| {
+        let ring = (edge != rectcast::NO_EDGE)
+            .then(|| polygons.edge_ring(polygon, edge as usize).0 as u64);
+        Cell::Index(ring)
+    };
+    let result = result.copied().unwrap_or(PolygonContact::MISS);
+    Cells::new([ring(result.entry_edge), ring(result.exit_edge)])
 }

@@ -119,6 +119,8 @@ impl TargetHit {
 /// A shape a scene holds as a kind of its own (walls, circles): what
 /// [`crate::Engine::shape_first_hits`] needs to ask the scene's query over such shapes alone.
 pub trait SceneShape: Shape {
+    /// The scene's kind of this shape.
+    const KIND: TargetKind;
     /// Sets `shapes` as `targets`' shapes of this kind.
     ///
     /// # Errors
@@ -138,6 +140,7 @@ fn as_shape_hit<C>(hit: &TargetHit, contact: C) -> ShapeHit<C> {
 }
 
 impl SceneShape for Segment {
+    const KIND: TargetKind = TargetKind::Wall;
     fn set_in(targets: &mut Targets, walls: &[Self]) -> Result<()> {
         targets.set_walls(walls)
     }
@@ -150,6 +153,7 @@ impl SceneShape for Segment {
 }
 
 impl SceneShape for Circle {
+    const KIND: TargetKind = TargetKind::Circle;
     fn set_in(targets: &mut Targets, circles: &[Self]) -> Result<()> {
         targets.set_circles(circles)
     }

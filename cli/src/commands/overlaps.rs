@@ -55,9 +55,12 @@ pub fn run(args: OverlapsArgs) -> Outcome {
     crate::output::not_an_input(args.out.as_deref(), &inputs)?;
     Sink::check(args.out.as_deref(), Table::Overlaps)?;
     one_stdin(&[&args.polygons, &args.other])?;
-    let both = [args.polygons.as_path(), args.other.as_path()];
     let kind = rectcast_geotext::Kind::Polygons;
-    crate::origin::choose(args.origin.origin, &args.polygons, &both, kind)?;
+    let both = [
+        (args.polygons.as_path(), kind),
+        (args.other.as_path(), kind),
+    ];
+    crate::origin::choose(args.origin.origin, &args.polygons, &both)?;
     let a = PolygonFile::read(
         &args.polygons,
         args.polygon_offsets.as_deref(),

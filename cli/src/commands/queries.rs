@@ -15,12 +15,13 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use clap::Args;
-use rectcast::{BroadPhase, Engine, SceneShape, Segment, ShapeRecord};
+use rectcast::{BroadPhase, Engine, SceneShape, Segment, ShapeRecord, TargetKind, Targets};
 
 use crate::job::{
     self, Progress, SEGMENTS_PER_CHUNK, check_whole, destination, one_stdin, report, text,
 };
 use crate::kept::{self, Keeping, KeptRows, Side, Wanted};
+use crate::mixed::Mixed;
 use crate::options::{BackendArg, BroadPhaseArg, JobArgs, Outcome, engine};
 use crate::output::{At, Sink, Table, TargetColumns};
 use crate::polygons::PolygonFile;
@@ -40,7 +41,7 @@ const PAIRS_PER_CHUNK: usize = 1 << 22;
 
 /// The inputs and output of a query over every segment and every rect.
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new(TARGETS).required(true)))]
+#[command(group(clap::ArgGroup::new(TARGETS).required(true).multiple(true)))]
 pub struct QueryArgs {
     /// Segments: .csv (columns x0,y0,x1,y1 found by name, in any order; others ignored), .npy
     /// (float32, shape [N, 4]) or .f32 (raw little-endian, 4 per record); .gz of any; `-` for
@@ -49,13 +50,16 @@ pub struct QueryArgs {
     /// line_segment.
     #[arg(long)]
     segments: PathBuf,
-    /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory.
+    /// Rects, in the same formats (columns min_x,min_y,max_x,max_y). Held in memory. Any mix
+    /// of --rects, --walls, --circles and --polygons makes one job: its rows start
+    /// segment,target_kind,target (the index within that kind's file) and carry every kind's
+    /// columns, empty where a kind has none.
     #[arg(long, group = TARGETS)]
     rects: Option<PathBuf>,
-    /// The registered shapes' files (`--walls`, `--circles`), each instead of rects.
+    /// The registered shapes' files (`--walls`, `--circles`), alone or with any other kind.
     #[command(flatten)]
     shapes: ShapeFiles<QueryHelp>,
-    /// Polygons, holes and multipolygons included, instead of rects: segment × polygon (its
+    /// Polygons, holes and multipolygons included, alone or with other kinds: segment × polygon (its
     /// boundary and interior; each ring simple and closed). `.wkt` (one POLYGON or
     /// MULTIPOLYGON a line), `.geojson`/`.json` (Polygon and MultiPolygon features), or
     /// vertices (.npy float32 [V, 2], CSV x,y, .f32) with --polygon-offsets. Rows add
@@ -130,17 +134,13 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
     inputs.extend(args.polygon_offsets.as_deref());
     inputs.extend(args.shapes.given().map(|(_, path)| path));
     crate::output::not_an_input(args.out.as_deref(), &inputs)?;
-    let (targets, kind) = match (&args.polygons, &args.rects) {
-        (Some(path), _) => (path.as_path(), rectcast_geotext::Kind::Polygons),
-        (None, Some(path)) => (path.as_path(), rectcast_geotext::Kind::Lines),
-        (None, None) => match args.shapes.given().next() {
-            Some((_, path)) => (path, rectcast_geotext::Kind::Lines),
-            None => (args.segments.as_path(), rectcast_geotext::Kind::Lines),
-        },
-    };
-    crate::origin::choose(args.origin.origin, &args.segments, &[targets], kind)?;
+    let targets = target_files(&args);
+    crate::origin::choose(args.origin.origin, &args.segments, &targets)?;
     // The device opens while the targets and the first segments are read.
     crate::options::open_ahead(args.backend.into());
+    if targets.len() > 1 {
+        return mixed(&args, query);
+    }
     if let Some((flag, path)) = args.shapes.given().next() {
         let held = Held {
             args: &args,
@@ -175,6 +175,98 @@ pub fn run(args: QueryArgs, query: Query) -> Outcome {
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
+    }
+}
+
+/// The targets' files of a job, each with how its geometry text is read.
+fn target_files(args: &QueryArgs) -> Vec<(&Path, rectcast_geotext::Kind)> {
+    use rectcast_geotext::Kind;
+    let lines = args.rects.iter().map(|p| (p.as_path(), Kind::Lines));
+    let shapes = args.shapes.given().map(|(_, path)| (path, Kind::Lines));
+    let polygons = args.polygons.iter().map(|p| (p.as_path(), Kind::Polygons));
+    lines.chain(shapes).chain(polygons).collect()
+}
+
+/// A job over several kinds of target at once (`mixed.rs`): each kind's file read whole into
+/// one [`Targets`], their ids kind after kind in [`TargetKind`] order.
+fn mixed(args: &QueryArgs, query: Query) -> Outcome {
+    let mut flags = vec!["rects", "polygons"];
+    flags.extend(SHAPE_FLAGS);
+    let of_targets = |arg: &&String| {
+        query == Query::Count || arg.split_once(':').is_some_and(|(f, _)| flags.contains(&f))
+    };
+    if let Some(arg) = args.keep.iter().find(of_targets) {
+        return Err(format!(
+            "--keep {arg}: a job over several kinds of target keeps the segments' columns \
+             only, and count, whose rows are the targets', keeps none"
+        ));
+    }
+    let (table, mut wanted) = job_table::<Mixed>(args, query, "segments")?;
+    for w in &mut wanted {
+        w.side.get_or_insert(Side::Segments);
+    }
+    Sink::check(args.out.as_deref(), table)?;
+    let files = target_files(args);
+    let mut inputs = vec![args.segments.as_path()];
+    inputs.extend(files.iter().map(|(path, _)| *path));
+    one_stdin(&inputs)?;
+    let skip = args.job.skip_invalid;
+    let mut targets = Targets::new();
+    let mut ids: [Vec<u64>; 4] = Default::default();
+    let mut reports: Vec<Box<dyn FnOnce()>> = Vec::new();
+    if let Some(path) = &args.rects {
+        let mut file = Records::open(path, &records::RECTS, skip).map_err(text)?;
+        let (rects, read, _) = file.read_all().map_err(text)?;
+        targets.set_rects(&rects).map_err(|e| e.to_string())?;
+        ids[TargetKind::Rect as usize] = read;
+        reports.push(Box::new(move || report(&file)));
+    }
+    for (flag, path) in args.shapes.given() {
+        let into = ReadInto {
+            path,
+            skip,
+            targets: &mut targets,
+            ids: &mut ids,
+        };
+        let read = for_shape(flag, into).unwrap_or_else(|| Err(format!("no shape takes --{flag}")));
+        reports.push(read?);
+    }
+    if let Some(path) = &args.polygons {
+        let file = PolygonFile::read(path, args.polygon_offsets.as_deref(), skip)?;
+        targets.set_polygons(file.polygons.clone());
+        ids[TargetKind::Polygon as usize] = file.ids.clone();
+        reports.push(Box::new(move || file.report()));
+    }
+    let keep = Keep {
+        table,
+        wanted,
+        targets: Keeping::default(),
+        values: Kept::default(),
+    };
+    let said = || reports.into_iter().for_each(|report| report());
+    stream(args, query, &Mixed::new(targets), &ids.concat(), keep, said)
+}
+
+/// Reads a registered shape's file into a mixed job's targets; what it skipped is said later.
+struct ReadInto<'a> {
+    path: &'a Path,
+    skip: bool,
+    targets: &'a mut Targets,
+    ids: &'a mut [Vec<u64>; 4],
+}
+
+impl ForShape for ReadInto<'_> {
+    type Output = Result<Box<dyn FnOnce()>, String>;
+    fn with<S: ShapeRecord + SceneShape>(self) -> Self::Output
+    where
+        S::Contact: ResultCells,
+    {
+        let kind = RecordKind::<S>::shape();
+        let mut file = Records::open(self.path, &kind, self.skip).map_err(text)?;
+        let (shapes, read, _) = file.read_all().map_err(text)?;
+        S::set_in(self.targets, &shapes).map_err(|e| e.to_string())?;
+        self.ids[S::KIND as usize] = read;
+        Ok(Box::new(move || report(&file)))
     }
 }
 
@@ -227,7 +319,7 @@ impl FlagHelp for QueryHelp {
         };
         format!(
             "{} ({}: columns {} in CSV, {values} values a record in .npy [N, {values}] and .f32\
-             {lines}) instead of rects: segment × {}. Rows ({}) for pairs and hits, ({}) for \
+             {lines}), alone or with other kinds: segment × {}. Rows ({}) for pairs and hits, ({}) for \
              first-hit, ({}) for count. Held in memory",
             capitalized(S::PLURAL),
             S::ABOUT,
@@ -497,7 +589,9 @@ fn stream<T: Target>(
         read_error.map_or(Ok(()), Err)
     })?;
     if query == Query::Count {
-        writer.sink.counts(target_ids, &writer.per_target)?;
+        writer
+            .sink
+            .counts(target_ids, &writer.per_target, |t| target.lead(Some(t)))?;
     }
     progress.finish();
     sink.finish()?;
@@ -615,39 +709,46 @@ impl Writer<'_> {
         match &done.out {
             Out::Pairs(results) => {
                 let rows = results.iter().enumerate().map(|(i, r)| {
-                    let more = target.more_cells((i % m) as u32, r);
+                    let t = i % m;
                     let at = At {
                         segment: start + i / m,
-                        target: Some(i % m),
+                        target: Some(t),
                     };
-                    (ids[i / m], targets[i % m], r, more, at)
+                    let (lead, cells) = (target.lead(Some(t)), target.cells(t, Some(r)));
+                    (ids[i / m], targets[t], T::hit(r), lead, cells, at)
                 });
                 self.sink.pairs(rows, kept)?
             }
             Out::Hits(hits) => {
                 let rows = hits.iter().map(|h| {
                     let (segment, t, r) = h.row();
+                    let t = target.flat(t, r);
                     let at = At {
                         segment: start + segment as usize,
-                        target: Some(t as usize),
+                        target: Some(t),
                     };
-                    let more = target.more_cells(t, r);
-                    (ids[segment as usize], targets[t as usize], r, more, at)
+                    let (lead, cells) = (target.lead(Some(t)), target.cells(t, Some(r)));
+                    (
+                        ids[segment as usize],
+                        targets[t],
+                        T::hit(r),
+                        lead,
+                        cells,
+                        at,
+                    )
                 });
                 self.sink.pairs(rows, kept)?
             }
             Out::FirstHits(first) => {
                 let rows = ids.iter().zip(first).enumerate().map(|(i, (&s, f))| {
-                    let first = f.first();
-                    let more = match first {
-                        Some((t, r)) => target.more_cells(t, r),
-                        None => target.more_cells(0, &T::Result::MISS),
-                    };
+                    let first = f.first().map(|(t, r)| (target.flat(t, r), r));
+                    let t = first.map(|(t, _)| t);
+                    let cells = target.cells(t.unwrap_or(0), first.map(|(_, r)| r));
                     let at = At {
                         segment: start + i,
-                        target: first.map(|(t, _)| t as usize),
+                        target: t,
                     };
-                    (s, first.map(|(t, r)| (targets[t as usize], r)), more, at)
+                    (s, t.map(|t| targets[t]), target.lead(t), cells, at)
                 });
                 self.sink.first_hits(rows, kept)?
             }

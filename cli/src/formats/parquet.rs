@@ -295,6 +295,8 @@ impl Builder {
             (Builder::U64(b), Cell::Index(v)) => b.append_option(v),
             (Builder::Bool(b), Cell::Bool(v)) => b.append_value(v),
             (Builder::F32(b), Cell::F32(v)) => b.append_option(v),
+            // A mixed job's column of another kind than the row's.
+            (Builder::Text(b), Cell::Category(_, "")) => b.append_null(),
             (Builder::Text(b), Cell::Category(_, name)) => b.append_value(name),
             (Builder::Text(b), Cell::Sides(sides)) if sides.is_empty() => b.append_null(),
             (Builder::Text(b), Cell::Sides(sides)) => b.append_value(sides.to_string()),

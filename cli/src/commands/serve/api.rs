@@ -30,7 +30,7 @@ use crate::output::{Table, TargetColumns};
 use crate::polygons::PolygonFile;
 use crate::records::{self, RecordKind, Records};
 use crate::table::{Cell, TableWriter};
-use crate::targets::{PolygonTargets, Rects, ResultCells, Shapes, Target};
+use crate::targets::{PolygonTargets, Rects, Shapes, Target};
 
 /// The most segments of one frame's first hits, and of a generated scene.
 pub const MAX_SEGMENTS: usize = 1 << 20;
@@ -443,16 +443,18 @@ fn table<T: Target>(
     let mut writer = CsvWriter::new(&mut text, columns).map_err(Failure::internal)?;
     let n = target.len().max(1);
     for (i, result) in results.iter().enumerate() {
-        let t = (i % n) as u32;
+        let t = i % n;
         let ids = [
             Cell::U64((i / n) as u64),
-            Cell::U64(t.into()),
-            Cell::Bool(result.hit()),
+            Cell::U64(t as u64),
+            Cell::Bool(T::hit(result)),
         ];
-        let row: Vec<Cell> = ids
+        let lead = target.lead(Some(t));
+        let row: Vec<Cell> = lead
+            .as_slice()
             .iter()
-            .chain(result.cells().as_slice())
-            .chain(target.more_cells(t, result).as_slice())
+            .chain(&ids)
+            .chain(target.cells(t, Some(result)).as_slice())
             .copied()
             .collect();
         writer.row(&row).map_err(Failure::internal)?;
