@@ -214,6 +214,40 @@ fn a_mixed_first_hit_is_the_scenes_first_hit_on_every_backend_element_by_element
     }
 }
 
+/// Along y = 0 from x = 0 to 3, a wall crossed at x = 1 − 2^-27 and a rect entered at x = 1:
+/// 5/12 of an ulp apart, the same f32 t. The wall is entered first in exact arithmetic, so it
+/// is the first hit though rects come first among kinds; reversed, the rect is met first.
+#[test]
+fn a_wall_crossed_under_half_an_ulp_before_a_rect_is_the_first_hit_though_both_round_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let low = 1.0 - 2f32.powi(-24);
+    let flags = [
+        "--segments".to_string(),
+        write("s.csv", "x0,y0,x1,y1\n0,0,3,0\n3,0,0,0\n"),
+        "--rects".to_string(),
+        write("r.csv", "min_x,min_y,max_x,max_y\n1,-1,2,1\n"),
+        "--walls".to_string(),
+        write("w.csv", &format!("x0,y0,x1,y1\n5,5,6,6\n1,-1,{low},7\n")),
+    ];
+    for backend in backends() {
+        let got = rows(&run("first-hit", &flags, backend));
+        let first: Vec<[&str; 3]> = got
+            .iter()
+            .map(|row| [&row["target_kind"], &row["target"], &row["t_enter"]].map(String::as_str))
+            .collect();
+        assert_eq!(
+            first,
+            [["wall", "1", "0.33333334"], ["rect", "0", "0.33333334"]],
+            "{backend}: {got:?}"
+        );
+    }
+}
+
 #[test]
 fn a_mixed_jobs_rows_of_each_kind_are_that_kinds_own_jobs_rows() {
     let scene = Scene::new(7);
