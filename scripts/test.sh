@@ -69,7 +69,7 @@ vulkan_ready() {
 }
 
 java_ready() {
-    # Spark 4 (the README's Spark snippet, run by the Python tests) runs on Java 17 or later.
+    # Spark 4 (python/README.md's Spark snippet, run by the Python tests) runs on Java 17 or later.
     command -v java >/dev/null || return 1
     local version
     version=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)

@@ -1,4 +1,41 @@
-#![doc = include_str!("../README.md")]
+//! Exact segment collision, in huge batches, with the same bytes on the CPU and any GPU.
+//!
+//! Line segments against rectangles ([`Rect`]), walls (a [`Segment`] each), circles
+//! ([`Circle`]) and polygons with holes ([`Polygons`]), and polygons against polygons. Every
+//! decision is the exact one for the f32 inputs and every `t` is correctly rounded; the
+//! contract, every degenerate case included, is `docs/semantics.md`, and the scalar functions
+//! ([`segment_rect`], [`segment_segment`], [`segment_circle`], [`segment_polygon`]) are its
+//! executable form.
+//!
+//! An [`Engine`] runs the queries on a [`Backend`]: a GPU through wgpu, or the CPU (SIMD and
+//! rayon). Over a scene of mixed targets ([`Targets`], a [`TargetBatch`] of segments over it),
+//! [`Engine::target_first_hits_into`], [`Engine::target_hits`] and [`Engine::target_counts`]
+//! answer every kind at once, with one tie rule: the exact order of entry, then kind, then
+//! index. [`FrameLoop`] runs a game's frames on either backend.
+//!
+//! ```
+//! use rectcast::{Circle, Engine, Rect, Segment, TargetBatch, TargetKind, Targets};
+//!
+//! let mut scene = Targets::new();
+//! scene.set_rects(&[Rect::new(8.0, -1.0, 9.0, 1.0)])?;
+//! scene.set_circles(&[Circle::new(4.0, 0.0, 1.0)])?;
+//! let bullets = [Segment::new(0.0, 0.0, 10.0, 0.0)];
+//! let first = Engine::cpu().target_first_hits(&TargetBatch::over(&bullets, &scene))?;
+//! assert_eq!(first[0].map(|hit| hit.kind()), Some(TargetKind::Circle));
+//! # Ok::<(), rectcast::Error>(())
+//! ```
+//!
+//! The guide is `docs/library.md`; the README has a batch job and a game frame.
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;
+
+/// The library guide's examples (`docs/library.md`), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+pub struct LibraryGuideExamples;
 
 mod broad_phase;
 mod cancel;

@@ -1,5 +1,5 @@
 //! Every shape after rectangles, registered once: a line here, beside the shape's folder of
-//! `src/cpu/` and its kernel in `shaders/` (README, "Layout"). The tests compose each
+//! `src/cpu/` and its kernel in `shaders/` (docs/architecture.md). The tests compose each
 //! registered kernel (`tests/shader.rs`), and fail on a kernel in `shaders/` that is not here.
 
 use crate::gpu::Emulation;

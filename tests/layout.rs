@@ -1,4 +1,4 @@
-//! The library's modules stack in layers (README, "Layout"): no module reaches, through the
+//! The library's modules stack in layers (docs/architecture.md): no module reaches, through the
 //! modules it imports, back to itself, so each can be read knowing only what is below it.
 //!
 //! The import graph is read from the source with syn, from `src/lib.rs` down through its `mod`

@@ -37,7 +37,7 @@ use options::{Outcome, SimdArg};
 #[command(
     name = "rectcast",
     version,
-    about = "Segment vs rectangle collision (Liang–Barsky) on the GPU or the CPU"
+    about = "Exact segment collision against rects, walls, circles and polygons, on the GPU or the CPU"
 )]
 struct Cli {
     #[command(subcommand)]

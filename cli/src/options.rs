@@ -52,7 +52,7 @@ impl From<BackendArg> for Backend {
 /// `--broad-phase`: find each segment's candidate rects through a grid, or test every rect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BroadPhaseArg {
-    /// The grid for jobs with enough rects to pay for it (measured; see the README).
+    /// The grid for jobs with enough rects to pay for it (measured; see docs/performance.md).
     Auto,
     /// Always the grid.
     On,

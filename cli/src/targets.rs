@@ -105,7 +105,7 @@ fn category_and_times<C: ShapeContact>(contact: &C) -> [Cell<'static>; 3] {
     [Cell::Category(code as u8, name), t_enter, t_exit]
 }
 
-/// The shapes read as records, registered once each with their contact (README, "A new
+/// The shapes read as records, registered once each with their contact (docs/architecture.md, "A new
 /// shape"): their contacts' cells, and [`for_shape`], which runs a generic step with the shape a flag names. Their
 /// names, records, columns and help come from the library ([`ShapeRecord`], [`ShapeContact`]).
 macro_rules! registered_shapes {

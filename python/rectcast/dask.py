@@ -16,7 +16,7 @@ Each worker thread keeps one engine (``backend="auto"`` uses the worker's GPU wh
 task per worker thread.
 
 The same per-partition functions (``first_hit_frame`` and co.) plug into other engines that
-hand out batches: Ray Data's ``map_batches`` and Spark's ``mapInArrow`` (see the README).
+hand out batches: Ray Data's ``map_batches`` and Spark's ``mapInArrow`` (see python/README.md).
 """
 
 from __future__ import annotations

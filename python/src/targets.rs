@@ -60,7 +60,7 @@ fn pack_category_and_times<C: ShapeContact>(contact: &C, row: &mut Row<'_>) {
         .f32(t(hit, contact.t_exit()));
 }
 
-/// The shapes read as records, registered once each with their contact (README, "A new
+/// The shapes read as records, registered once each with their contact (docs/architecture.md, "A new
 /// shape"): their contacts' fields, [`shape_rows`], which runs a query over the shape a keyword
 /// names, and [`shapes`], what Python knows of each. Their names, fields and categories come
 /// from the library ([`ShapeRecord`], [`ShapeContact`]).

@@ -1,4 +1,4 @@
-"""The README's Python snippets, run as a reader would run them: each in a fresh interpreter in
+"""The READMEs' Python snippets (python/README.md's and the repository's front page's), run as a reader would run them: each in a fresh interpreter in
 an empty folder, with only what the README's prose says the reader has (for the Dask, Ray and
 Spark snippets: rects, polygons and a "trajectories/" Parquet dataset, whose results are then
 compared with the single-process call's). A snippet's printed table, written as comment lines
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+READMES = [ROOT / "python" / "README.md", ROOT / "README.md"]
 
 #: What the prose before the Dask, Ray and Spark snippets gives the reader: rects, polygons and
 #: a "trajectories/" Parquet dataset of segments with an id column, in three files.
@@ -81,8 +82,11 @@ EPILOGUES = {
 
 
 def snippets():
-    text = README.read_text()
-    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    return [
+        code
+        for readme in READMES
+        for code in re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+    ]
 
 
 def expected_output(code):

@@ -108,7 +108,7 @@ pub struct TestCost {
 }
 
 /// The constants of `Backend::Auto`'s cost model (see the module's documentation in
-/// `src/engine/auto.rs`, and the README's "Which backend `auto` picks").
+/// `src/engine/auto.rs`, and docs/library.md, "Which backend `auto` picks").
 #[derive(Clone, Debug, PartialEq)]
 pub struct AutoCosts {
     /// Opening a GPU: instance, adapter, device and the query kernels (H100, driver cache

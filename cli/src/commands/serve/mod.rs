@@ -5,7 +5,7 @@
 //! - `api.rs` answers the page: scenes, files dropped on it, every pair of the dragged segment,
 //!   and each frame's first hits (the native answer the page checks its GPU against).
 //! - `http.rs` serves it: a thread a connection, each request's time, head and body bounded,
-//!   so a slow or hostile client holds only its own connection (README, "The playground").
+//!   so a slow or hostile client holds only its own connection (docs/cli.md, "The playground").
 //!   `engines.rs` answers: a small pool of engines, so one long request does not hold the
 //!   others' answers behind it.
 //! - A bad request gets a 4xx with a message and the server goes on; a body over the limit is
