@@ -398,3 +398,75 @@ fn a_cancelled_engine_does_not_answer_a_timed_out_frame_and_the_frame_stays_read
     }
     panic!("ten frames up to 640k bullets, and none timed out");
 }
+
+#[allow(dead_code, reason = "the example's main is not run here")]
+#[path = "../examples/bullets.rs"]
+mod bullets;
+
+/// The bullets example's game as one scene: each kind the level's then the enemies' (the
+/// scene the layers' answer is defined as).
+fn one_scene(game: &bullets::Game) -> rectcast::Targets {
+    let mut scene = rectcast::Targets::new();
+    scene.set_walls(&game.walls).unwrap();
+    scene
+        .set_rects(&[&game.crates[..], &game.enemy_boxes[..]].concat())
+        .unwrap();
+    scene.set_circles(&game.enemy_circles).unwrap();
+    scene.set_polygons(rectcast::Polygons::from_rings([&game.building[..]]).unwrap());
+    scene
+}
+
+/// Plays the bullets example on `engine` and holds every frame's first hits to the engine's
+/// first hits over the same frame as one scene on the CPU, element by element.
+fn assert_bullets_example_answers(what: &str, engine: Engine) {
+    use rectcast::TargetKind;
+    let mut reference = cpu_engine();
+    let mut game = bullets::Game::new(600).unwrap();
+    let mut by_kind = [0usize; 4];
+    let mut frame = 0;
+    bullets::play(engine, &mut game, 40, |game, moves, first| {
+        let scene = one_scene(game);
+        let want = reference
+            .target_first_hits(&rectcast::TargetBatch::over(moves, &scene))
+            .unwrap();
+        for (i, (got, want)) in first.iter().zip(&want).enumerate() {
+            // A layer-1 rect is the scene's rect after the level's crates.
+            let got = got.map(|h| {
+                let after = match (h.layer, h.hit.kind()) {
+                    (1, TargetKind::Rect) => game.crates.len() as u32,
+                    _ => 0,
+                };
+                (h.hit.kind(), h.hit.target + after, h.hit.contact)
+            });
+            let want = want.map(|h| (h.kind(), h.target, h.contact));
+            assert_eq!(
+                got, want,
+                "{what}: frame {frame}, bullet {i} {:?}: the first difference",
+                moves[i]
+            );
+            if let Some((kind, ..)) = got {
+                by_kind[kind as usize] += 1;
+            }
+        }
+        frame += 1;
+    })
+    .unwrap();
+    // The game tests what it says: bullets hit every kind, enemies of both layers' kinds.
+    assert!(
+        by_kind.iter().all(|&n| n > 10),
+        "{what}: hits by kind {by_kind:?}"
+    );
+}
+
+#[test]
+fn the_bullets_examples_game_loop_gives_the_scenes_first_hits_on_the_cpu() {
+    assert_bullets_example_answers("cpu", cpu_engine());
+}
+
+#[test]
+fn the_bullets_examples_game_loop_gives_the_scenes_first_hits_on_the_gpu() {
+    let test = "the_bullets_examples_game_loop_gives_the_scenes_first_hits_on_the_gpu";
+    if let Some(engine) = gpu_engine(test, GpuLimits::default()) {
+        assert_bullets_example_answers("gpu", engine);
+    }
+}
