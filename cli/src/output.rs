@@ -237,8 +237,10 @@ impl<'a> AsRef<[Cell<'a>]> for Row<'a> {
 }
 
 /// A row as written: on the stack, or with kept columns after it.
-// The plain row stays on the stack: boxing it would cost every row an allocation.
-#[allow(clippy::large_enum_variant)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "the plain row stays on the stack: boxing it would cost every row an allocation"
+)]
 enum Line<'a> {
     Row(Row<'a>),
     Kept(Vec<Cell<'a>>),

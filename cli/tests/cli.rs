@@ -1941,7 +1941,7 @@ fn first_hit_over_walls_and_polygons_picks_the_exact_earliest_on_near_ties() {
     let mut targets = rectcast::Targets::new();
     targets.set_polygons(
         rectcast::Polygons::from_polygons(
-            &triangles
+            triangles
                 .iter()
                 .map(|t| vec![t.clone()])
                 .collect::<Vec<_>>(),

@@ -776,9 +776,13 @@ mod tests {
     {
         // The vertex: halfway between 116.93984985… and 116.93985748…
         let mut cases = vec![("116.939853668212890625".to_string(), 0f32)];
-        let lo = 116.93984985351562f32;
+        let lo = 116.939_85_f32; // 116.93984985…, the f32 below the midpoint
         let hi = f32::from_bits(lo.to_bits() + 1);
-        cases[0].1 = if lo.to_bits() % 2 == 0 { lo } else { hi };
+        cases[0].1 = if lo.to_bits().is_multiple_of(2) {
+            lo
+        } else {
+            hi
+        };
         cases.push((format!("{}", f32::MAX as f64), f32::MAX));
         let mut state = 0x9e37_79b9_7f4a_7c15;
         for _ in 0..300 {
@@ -787,7 +791,7 @@ mod tests {
             let bits = (exponent << 23) | (xorshift(&mut state) as u32 & 0x7f_ffff);
             let (lo, hi) = (f32::from_bits(bits), f32::from_bits(bits + 1));
             let midpoint = (f64::from(lo) + f64::from(hi)) / 2.0;
-            let even = if bits % 2 == 0 { lo } else { hi };
+            let even = if bits.is_multiple_of(2) { lo } else { hi };
             cases.push((format!("{}", f64::from(lo)), lo));
             cases.push((exact(f64::from(lo)), lo));
             cases.push((exact(midpoint), even));

@@ -391,7 +391,10 @@ impl PyEngine {
 
     /// Polygon × polygon: the overlapping pairs (polygon, other) of `a` × `b`, in order
     /// (each in `polygon_query`'s flat form).
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "two polygon sets in their flat form, as Python passes them"
+    )]
     fn overlaps<'py>(
         &self,
         py: Python<'py>,

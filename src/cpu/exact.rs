@@ -6,8 +6,10 @@
 //! branches, u32 arithmetic only (WGSL has no 64-bit integers, so a 32 × 32-bit product is
 //! split into 16-bit halves here too).
 
-// The mirror of shaders/exact.wgsl keeps its indexed loops, line for line.
-#![allow(clippy::needless_range_loop)]
+#![allow(
+    clippy::needless_range_loop,
+    reason = "the mirror of shaders/exact.wgsl keeps its indexed loops, line for line"
+)]
 
 /// Limbs of a `Big`: 448 bits, above the 428 the contracts' products and shifts need. WGSL
 /// `LIMBS` (tests/shader.rs holds them equal).

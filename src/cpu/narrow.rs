@@ -13,8 +13,10 @@
 //! same names and branches, on i64 and i128 where the shader has 32-bit words (`vec2<u32>`,
 //! `vec4<u32>`).
 
-// The mirror keeps the shader's indexed loops, line for line.
-#![allow(clippy::needless_range_loop)]
+#![allow(
+    clippy::needless_range_loop,
+    reason = "the mirror keeps the shader's indexed loops, line for line"
+)]
 
 use super::segment_rect::time::ZERO_EXPONENT;
 

@@ -322,7 +322,10 @@ impl Engine {
 
     /// [`Engine::culled_hits`] for first hits in `order_of`'s order, the grid's walk stopping
     /// early.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the culled walk's inputs and its stop, each its own kind"
+    )]
     pub(super) fn culled_first_hits<C: ShapeContact>(
         &mut self,
         work: Work,

@@ -198,7 +198,10 @@ impl GridBuffers {
     /// Makes room for `plan`'s grid (`entries` entries), uploads its bounds and params, and
     /// records its build into `encoder`; the rects are in the query buffers' `rects` (group 0,
     /// bound as `queries`).
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the plan, its bounds and the encoder, each its own"
+    )]
     pub(crate) fn encode_build(
         &mut self,
         context: &GpuContext,

@@ -239,7 +239,7 @@ pub fn sized(path: &Path, data: Data) -> Result<(Option<u64>, Reader), FileError
             let metadata = file
                 .metadata()
                 .map_err(|e| FileError::new(path, Place::File, format!("cannot read: {e}")))?;
-            metadata.is_file().then(|| metadata.len())
+            metadata.is_file().then_some(metadata.len())
         }
         Data::Stream(_) => None,
     };

@@ -35,7 +35,11 @@ impl Format {
         path: &Path,
         data: Data,
         columns: &'static [&'static str],
-        #[cfg_attr(not(feature = "parquet"), allow(unused_variables))] size: u64,
+        #[cfg_attr(
+            not(feature = "parquet"),
+            allow(unused_variables, reason = "only Parquet reads the size")
+        )]
+        size: u64,
     ) -> Result<Box<dyn RecordSource>, FileError> {
         let width = columns.len();
         Ok(match self {

@@ -1,5 +1,8 @@
 //! Shared by the CLI's integration tests: the binary as a user runs it.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test binary uses its own part of this module"
+)]
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -297,7 +297,10 @@ impl CpuKernel {
     /// whatever their order, so the batches change only how soon the pruning starts.
     /// On a grid along walls ([`Grid::build_along`]) each cell's walls are filtered where the
     /// lane filter listed them ([`LaneFilter::first_in_cell`]), with the same stops.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the culled walk's inputs, its order and its stops"
+    )]
     pub(crate) fn shape_first_hits_culled<C: ShapeContact, O: FirstOrder<C>>(
         &mut self,
         segments: &[Segment],

@@ -74,6 +74,10 @@ pub fn meeting_edges(ring: &[[f32; 2]]) -> Option<(usize, usize)> {
         !consecutive(a.index, b.index) && closed_segments_meet(a.left, a.right, b.left, b.right)
     };
     let pair = |a: usize, b: usize| Some((a.min(b), a.max(b)));
+    #[allow(
+        clippy::mutable_key_type,
+        reason = "an edge's Cell records a meeting found; its order never reads it"
+    )]
     let mut sweep: BTreeSet<Edge> = BTreeSet::new();
     for &v in &order {
         // The two edges of vertex v: v - 1 (ending or starting here) and v.
@@ -155,7 +159,7 @@ struct Edge<'a> {
 
 impl Edge<'_> {
     /// `self`, starting at or after `other` starts, against `other` at `self`'s left end.
-    fn from_later_start(&self, other: &Self) -> Ordering {
+    fn ordered_after_its_start(&self, other: &Self) -> Ordering {
         let at_start = side(other.left, other.right, self.left);
         if at_start != Ordering::Equal {
             return at_start;
@@ -196,8 +200,8 @@ impl Ord for Edge<'_> {
             return Ordering::Equal;
         }
         match lexicographic(self.left, other.left) {
-            Ordering::Less => other.from_later_start(self).reverse(),
-            _ => self.from_later_start(other),
+            Ordering::Less => other.ordered_after_its_start(self).reverse(),
+            _ => self.ordered_after_its_start(other),
         }
     }
 }

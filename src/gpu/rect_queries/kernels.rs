@@ -409,7 +409,10 @@ impl QueryBuffers {
     /// counts), dispatches (the hit list in its steps: the hits, their offsets, their t at their
     /// places, and after a grid walk their order when `order_on_gpu`). With `walk` (the
     /// grid's pipeline and bind group), the segments walk the grid instead.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one dispatch's buffers and steps, each bound on its own"
+    )]
     pub(crate) fn encode_dispatch(
         &self,
         encoder: &mut wgpu::CommandEncoder,

@@ -455,7 +455,10 @@ impl GpuRectQueries {
     /// its outputs into staging buffer `slot`, submits, and asks for the map: the GPU runs it
     /// while the host goes on. With `walk`, the segments walk the grid, built first when it
     /// comes with a plan to build.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a chunk's inputs, its slot and its grid walk, each its own"
+    )]
     fn submit_chunk(
         &mut self,
         kernel: RectKernel,

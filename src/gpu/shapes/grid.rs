@@ -395,7 +395,10 @@ impl<S: Shape> GpuShapeQueries<S> {
     /// list's length (their bytes, and the submission's pairs; staging is reserved for a tile's,
     /// and a copy of hits reserves its own); `merge` reads them back when
     /// the list had room for every candidate, else the tile runs again with more.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a tile's buffers, bounds and list, each bound on its own"
+    )]
     pub(super) fn run_grid(
         &mut self,
         queries: &[Segment],

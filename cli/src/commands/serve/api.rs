@@ -306,8 +306,11 @@ fn records<const N: usize>(body: &Value, field: &str, max: usize) -> Result<Vec<
         .collect()
 }
 
+/// Polygons, each its rings, each its `[x, y]` vertices.
+type Rings = Vec<Vec<Vec<[f32; 2]>>>;
+
 /// `polygons` of `body`: polygons of rings of `[x, y]` vertices, not yet checked.
-fn polygon_rings(body: &Value) -> Result<Option<Vec<Vec<Vec<[f32; 2]>>>>, String> {
+fn polygon_rings(body: &Value) -> Result<Option<Rings>, String> {
     let Some(items) = body.get("polygons") else {
         return Ok(None);
     };

@@ -69,8 +69,7 @@ pub fn run(args: ServeArgs) -> Outcome {
         return Err(format!(
             "--request-timeout {}: seconds, more than 0 and at most 3600",
             args.request_timeout
-        )
-        .into());
+        ));
     }
     if args.max_connections == 0 {
         return Err("--max-connections 0: at least 1".into());
