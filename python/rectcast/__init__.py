@@ -91,6 +91,7 @@ __all__ = [
     "KIND_NAMES",
     "CONTACT_NAMES",
     "SIDE_NAMES",
+    "TARGET_KIND_NAMES",
     "pairs",
     "first_hit",
     "first_hit_rects",
@@ -136,6 +137,14 @@ CONTACT_NAMES = tuple(_SHAPES["walls"]["category_names"])
 CIRCLE_KIND_NAMES = tuple(_SHAPES["circles"]["category_names"])
 #: The name of each ``entry``/``exit`` value (side bits 1 min_x, 2 max_x, 4 min_y, 8 max_y).
 SIDE_NAMES = tuple(_rectcast.side_names())
+#: Each kind of target (rect, circle, wall, polygon, the order of an exact tie) and its fields
+#: in a query over several kinds at once, as the Rust module describes them.
+_TARGET_KINDS = tuple(_rectcast.target_kinds())
+#: The name of each ``target_kind`` code in a query over several kinds: 0 none (a first-hit
+#: miss), 1 rect, 2 circle, 3 wall, 4 polygon.
+TARGET_KIND_NAMES = (None, *(name for name, _ in _TARGET_KINDS))
+#: The keyword of each kind of target, in ``target_kind`` order.
+_TARGET_KEYWORDS = ("rects", "circles", "walls", "polygons")
 
 
 #: The singular of each input's name, as the library's errors say it ("segment 2: x1 ...").
@@ -463,7 +472,7 @@ OUTPUTS = ("numpy", "arrow", "pandas", "geopandas")
 _EDGES = ("entry_edge", "exit_edge", "entry_ring", "exit_ring")
 
 #: Index columns that are -1 where there is none (null in Arrow, <NA> in pandas).
-_MAYBE_INDEX = ("rect", *(shape["name"] for shape in _SHAPES.values()), "polygon", *_EDGES)
+_MAYBE_INDEX = ("rect", *(shape["name"] for shape in _SHAPES.values()), "polygon", "target", *_EDGES)
 
 
 def _check_output(to, ids):
@@ -559,7 +568,7 @@ def _line_ids(ids, segments, lines):
 
 def _table(
     packed, to: str, categories=None, ids=None, segments=None, crs=None, geometry=None, labels=None,
-    shift=None, polygons=None, attributes=None,
+    shift=None, polygons=None, attributes=None, absent=None,
 ):
     """The packed rows from the Rust module as a numpy structured array (a view of its bytes,
     no copy), an Arrow batch, a pandas DataFrame or a GeoDataFrame (``categories``: the names
@@ -569,7 +578,8 @@ def _table(
     ``polygons``: the flat polygons the rows are against, for the pieces inside them), in
     ``crs``. ``labels``: (field, the targets' index labels), carried as ``{field}_index``
     beside the target's number (null where there is none). ``attributes``: a DataFrame of
-    the targets' own columns, one row per target, beside the rows (counts). ``shift``: the
+    the targets' own columns, one row per target, beside the rows (counts). ``absent``: by
+    category field, the rows that have none (a query over several kinds). ``shift``: the
     ``origin`` the inputs were shifted by, whose coordinates (a clip's) go back to the
     user's frame as float64, and the ``displacement`` rounding caused; both in a pandas
     frame's ``attrs``."""
@@ -592,7 +602,7 @@ def _table(
     if to == "arrow":
         import pyarrow as pa
 
-        batch = _arrow(rows, categories)
+        batch = _arrow(rows, categories, absent)
         for i, (name, values) in enumerate((ids or {}).items()):
             batch = batch.add_column(i, name, pa.array(np.take(values, rows["segment"])))
         if labels is not None:
@@ -600,7 +610,7 @@ def _table(
         return batch
     import pandas as pd
 
-    frame = pd.DataFrame(rows) if to == "frame" else _pandas(rows, categories)
+    frame = pd.DataFrame(rows) if to == "frame" else _pandas(rows, categories, absent)
     if labels is not None:
         column = pd.Series(labelled)
         if rows[field].dtype == np.int64:
@@ -795,18 +805,31 @@ def _crs(*inputs):
     return found[0][1] if found else None
 
 
-def _pandas(rows: np.ndarray, categories):
+def _null_codes(rows, field, categories, absent):
+    """The codes of category field ``field`` and its names, -1 where a row has none: where
+    ``absent`` (by field) says so, and code 0 where its first name is ``None``."""
+    codes = rows[field].astype(np.int16)
+    names = list(categories[field])
+    if names[0] is None:
+        codes, names = codes - 1, names[1:]
+    if absent is not None and field in absent:
+        codes[absent[field]] = -1
+    return codes, names
+
+
+def _pandas(rows: np.ndarray, categories, absent=None):
     """The rows as a pandas DataFrame: categories (kind, contact) and sides categorical (NaN
-    where there is none), indices signed: a target's ``Int64`` in every query (``<NA>`` on a
-    miss), ``segment`` and the others int64; t NaN on a miss."""
+    where there is none, and where ``absent``, by field, says a row has none), indices
+    signed: a target's ``Int64`` in every query (``<NA>`` on a miss), ``segment`` and the
+    others int64; t NaN on a miss."""
     import pandas as pd
 
     columns = {}
     for field in rows.dtype.names:
         values = rows[field]
         if field in categories:
-            codes = values.astype(np.int16)
-            columns[field] = pd.Categorical.from_codes(codes, categories=list(categories[field]))
+            codes, names = _null_codes(rows, field, categories, absent)
+            columns[field] = pd.Categorical.from_codes(codes, categories=names)
         elif field in ("entry", "exit"):
             codes = values.astype(np.int16)
             codes[codes == 0] = -1
@@ -823,18 +846,19 @@ def _pandas(rows: np.ndarray, categories):
     return pd.DataFrame(columns)
 
 
-def _arrow(rows: np.ndarray, categories):
+def _arrow(rows: np.ndarray, categories, absent=None):
     """The CLI's Parquet columns: indices uint64, t and coordinates float32, categories (kind,
-    contact) and sides as names; null where the CSV output is empty (a miss)."""
+    contact) and sides as names; null where the CSV output is empty (a miss, and where
+    ``absent``, by field, says a row has none)."""
     import pyarrow as pa
 
-    names = {field: pa.array(list(codes), type=pa.string()) for field, codes in categories.items()}
     sides = pa.array([s or None for s in SIDE_NAMES], type=pa.string())
     arrays = []
     for field in rows.dtype.names:
         values = np.ascontiguousarray(rows[field])
-        if field in names:
-            array = names[field].take(pa.array(values))
+        if field in categories:
+            codes, names = _null_codes(rows, field, categories, absent)
+            array = pa.array(names, type=pa.string()).take(pa.array(codes, mask=codes < 0))
         elif field in ("entry", "exit"):
             array = sides.take(pa.array(values))
         elif values.dtype == np.float32:
@@ -863,9 +887,9 @@ def _invalid_polygon(error, labels):
     )
 
 
-def _one_target(query, rects, polygons, shapes):
-    """The one target a query was given, as (its keyword, its value): ``rects``, ``polygons``
-    or a registered shape's keyword (``SHAPES``) among ``shapes``."""
+def _given_targets(query, rects, polygons, shapes):
+    """The targets a query was given, by keyword in ``target_kind`` order (``rects``, the
+    registered shapes' keywords in ``SHAPES`` among ``shapes``, ``polygons``): at least one."""
     unknown = [keyword for keyword in shapes if keyword not in _SHAPES]
     if unknown:
         options = inspect.signature(getattr(Engine, query)).parameters
@@ -874,11 +898,23 @@ def _one_target(query, rects, polygons, shapes):
             f"{query}: unexpected keyword {unknown[0]!r}: it takes {', '.join(options)}, and the "
             f"targets rects, polygons and the shapes {', '.join(SHAPES)}"
         )
-    given = {"rects": rects, **{keyword: shapes.get(keyword) for keyword in SHAPES}, "polygons": polygons}
-    given = {keyword: value for keyword, value in given.items() if value is not None}
+    values = {"rects": rects, **{keyword: shapes.get(keyword) for keyword in SHAPES}, "polygons": polygons}
+    given = {keyword: values[keyword] for keyword in _TARGET_KEYWORDS if values[keyword] is not None}
+    if not given:
+        raise TypeError(f"{query}: give one or more of {', '.join(['rects', *SHAPES, 'polygons'])}; found none")
+    return given
+
+
+def _one_target(query, rects, polygons, shapes):
+    """The one target a query was given, as (its keyword, its value): ``rects``, ``polygons``
+    or a registered shape's keyword (``SHAPES``) among ``shapes``. Several are a
+    ``TypeError`` here (the Dask functions take one kind)."""
+    given = _given_targets(query, rects, polygons, shapes)
     if len(given) != 1:
-        targets = ", ".join(["rects", *SHAPES, "polygons"])
-        raise TypeError(f"{query}: give one of {targets}; found {list(given) or 'none'}")
+        raise TypeError(
+            f"{query}: give one of {', '.join(['rects', *SHAPES, 'polygons'])} here; found {', '.join(given)} "
+            f"(rectcast.{query} takes several at once)"
+        )
     return next(iter(given.items()))
 
 
@@ -995,11 +1031,74 @@ class Engine:
         """``query`` against the one target given (``rects``, ``polygons`` or a registered
         shape's keyword in ``shapes``), its rows as ``to`` asks."""
         _check_output(to, ids)
-        keyword, value = _one_target(query, rects, polygons, shapes)
+        given = _given_targets(query, rects, polygons, shapes)
+        if len(given) > 1:
+            return self._mixed(query, segments, given, to, copy, rounding, ids, origin, skip_invalid, progress)
+        keyword, value = next(iter(given.items()))
         crs = _crs(("segments", segments), (keyword, value))
         origin = _origin(origin, segments, value)
         target = _Target(query, rects, polygons, shapes, copy, rounding, to, origin, skip_invalid)
         return self._run(query, segments, target, to, copy, rounding, ids, progress)
+
+    def _mixed(self, query, segments, given, to, copy, rounding, ids, origin, skip_invalid, progress):
+        """``query`` against several kinds of target at once (``given``: by keyword, in
+        ``target_kind`` order), as one scene: the CLI's rows of a mixed job (``target_kind``,
+        ``target``, then every kind's fields, a row's other kinds' absent)."""
+        if to == "geopandas":
+            raise ValueError(
+                f"{query}: to='geopandas' takes one kind of target; with several "
+                f"({', '.join(given)}) ask to='pandas' or 'arrow'"
+            )
+        crs = _crs(("segments", segments), *given.items())
+        origin = _origin(origin, segments, *given.values())
+        targets = {
+            keyword: _Target(
+                query, value if keyword == "rects" else None, value if keyword == "polygons" else None,
+                {keyword: value} if keyword in _SHAPES else {}, copy, rounding, to, origin, skip_invalid,
+            )
+            for keyword, value in given.items()
+        }
+        moved = []
+        given_segments = segments
+        s, joined = _segments(segments, ids, copy, rounding, origin, moved)
+        shift = {
+            "origin": origin,
+            "displacement": _said_displacement([*moved, *(m for t in targets.values() for m in t.moved)], origin),
+        }
+        segments_kept = None
+        if skip_invalid:
+            bad = _skipping.invalid("segments", s)
+            if bad:
+                s, segments_kept = _skipping.kept("segments", s, [i for i, _ in bad])
+            found = {"segments": bad, **{keyword: t.skipped for keyword, t in targets.items()}}
+            _skipping.say(found)
+            shift["skipped"] = {name: [i for i, _ in bad] for name, bad in found.items()}
+        arrays = {keyword: t.arrays for keyword, t in targets.items()}
+        run = self._engine.mixed_query
+        data, descr = _progress.rows(lambda part: run(query, part, **arrays), s, query, progress)
+        rows = data.view(np.dtype(list(descr)))
+        kept = [targets[k].kept if k in targets else None for k in _TARGET_KEYWORDS]
+        if segments_kept is not None or any(k is not None for k in kept):
+            # Numbered as the inputs are, where invalid ones were left out.
+            rows = rows.copy()
+            if segments_kept is not None and "segment" in rows.dtype.names:
+                rows["segment"] = segments_kept[rows["segment"].astype(np.int64)]
+            for code, keep in enumerate(kept, 1):
+                if keep is not None:
+                    mine = rows["target_kind"] == code
+                    rows["target"][mine] = keep[rows["target"][mine].astype(np.int64)]
+        # A row's categories of other kinds are absent: null in pandas and Arrow.
+        kinds = rows["target_kind"]
+        absent = {
+            field: ~np.isin(kinds, [code for code, (_, fields) in enumerate(_TARGET_KINDS, 1) if field in fields])
+            for field in ("kind", "contact")
+        }
+        categories = {"target_kind": TARGET_KIND_NAMES, "kind": CIRCLE_KIND_NAMES, "contact": CONTACT_NAMES}
+        if query == "counts":
+            joined = None
+        return _table(
+            (rows.view(np.uint8), descr), to, categories, joined, given_segments, crs, shift=shift, absent=absent,
+        )
 
     def _run(self, query, segments, target, to, copy, rounding, ids, progress=None):
         """``query`` against a :class:`_Target`, its rows as ``to`` asks (``"frame"``: the
@@ -1106,13 +1205,17 @@ class Engine:
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,
         rounding: str = "exact", ids=None, origin="auto", skip_invalid: bool = False, progress=None, **shapes,
     ):
-        """The closest hit of each segment: the smallest t_enter, ties to the lowest rect.
+        """The closest hit of each segment: the exact earliest entry; an exact tie to the
+        lower kind (rect, circle, wall, polygon), then the lowest index.
 
         One row per segment: segment, rect (int64, -1 on a miss), kind (0 on a miss),
         t_enter, t_exit (NaN on a miss), entry, exit. With ``walls=`` or ``circles=``: fields
         segment, wall or circle (-1 on a miss), contact or kind, t_enter, t_exit; with
         ``polygons=``: segment, polygon, kind, t_enter, t_exit, entry_edge, exit_edge,
-        entry_ring, exit_ring."""
+        entry_ring, exit_ring. Several kinds at once (any mix of ``rects``, ``walls=``,
+        ``circles=``, ``polygons=``, here and in ``pairs``, ``hits`` and ``counts``): fields
+        segment, target_kind (``TARGET_KIND_NAMES``), target, then every kind's fields, a
+        row's other kinds' absent: the CLI's rows of a mixed job."""
         return self._query(
             "first_hit", segments, rects, polygons, shapes, to, copy, rounding, ids, origin, skip_invalid, progress,
         )

@@ -38,6 +38,7 @@ KIND_NAMES: tuple[str, ...]
 CONTACT_NAMES: tuple[str, ...]
 CIRCLE_KIND_NAMES: tuple[str, ...]
 SIDE_NAMES: tuple[str, ...]
+TARGET_KIND_NAMES: tuple[Optional[str], ...]
 ROUNDINGS: tuple[str, str]
 OUTPUTS: tuple[str, str, str, str]
 DISPLACEMENT_BOUND: float

@@ -6,6 +6,7 @@
 
 mod fork_lock;
 mod geotext;
+mod mixed;
 mod rows;
 mod targets;
 
@@ -104,6 +105,13 @@ fn polygons(
     };
     checked.map_err(|e| PyValueError::new_err(e.to_string()))
 }
+
+/// Polygons in the flat form, as Python passes them: vertices, offsets, polygon offsets.
+type FlatPolygons<'py> = (
+    PyReadonlyArray2<'py, f32>,
+    PyReadonlyArray1<'py, i64>,
+    Option<PyReadonlyArray1<'py, i64>>,
+);
 
 /// An int64 offsets array as u32, each checked.
 fn offsets_u32(offsets: &PyReadonlyArray1<'_, i64>, name: &str, what: &str) -> PyResult<Vec<u32>> {
@@ -372,6 +380,46 @@ impl PyEngine {
         shape_rows(py, self, query, shape, s, &shapes)
     }
 
+    /// A query (`pairs`, `hits`, `first_hit`, `counts`) of segments against several kinds of
+    /// target at once, each optional (`polygons` in the flat form of `polygon_query`): the
+    /// CLI's `.npy` rows of a mixed job (`mixed.rs`).
+    #[pyo3(signature = (query, segments, rects=None, walls=None, circles=None, polygons=None))]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one optional array for each kind of target, as Python passes them"
+    )]
+    fn mixed_query<'py>(
+        &self,
+        py: Python<'py>,
+        query: &str,
+        segments: PyReadonlyArray2<'py, f32>,
+        rects: Option<PyReadonlyArray2<'py, f32>>,
+        walls: Option<PyReadonlyArray2<'py, f32>>,
+        circles: Option<PyReadonlyArray2<'py, f32>>,
+        polygons: Option<FlatPolygons<'py>>,
+    ) -> PyResult<Packed<'py>> {
+        let s: &[Segment] = records(&segments, "segments")?;
+        let polygons = match &polygons {
+            Some((vertices, offsets, polygon_offsets)) => Some(self::polygons(
+                vertices,
+                offsets,
+                polygon_offsets.as_ref(),
+                "polygons",
+            )?),
+            None => None,
+        };
+        let mixed = mixed::Mixed {
+            rects: rects.as_ref().map(|r| records(r, "rects")).transpose()?,
+            walls: walls.as_ref().map(|w| records(w, "walls")).transpose()?,
+            circles: circles
+                .as_ref()
+                .map(|c| records(c, "circles"))
+                .transpose()?,
+            polygons,
+        };
+        mixed::mixed_rows(py, self, query, s, mixed)
+    }
+
     /// A query (`pairs`, `hits`, `first_hit`, `counts`) of segments against polygons in the
     /// flat form (rings each with `polygon_offsets`).
     #[pyo3(signature = (query, segments, vertices, offsets, polygon_offsets=None))]
@@ -521,6 +569,7 @@ fn _rectcast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(side_names, m)?)?;
     m.add_function(wrap_pyfunction!(targets::shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(mixed::target_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(geotext::read_polygons, m)?)?;
     m.add_function(wrap_pyfunction!(geotext::read_polylines, m)?)?;
     m.add_function(wrap_pyfunction!(geotext::auto_origin, m)?)?;

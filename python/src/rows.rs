@@ -9,7 +9,7 @@ use rectcast::cpu::workers::Workers;
 use crate::unpanicked;
 
 /// A field's numpy type, packed little-endian (the CLI's `.npy` types).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ty {
     U64,
     I64,
@@ -28,7 +28,19 @@ impl Ty {
             Ty::F32 => "<f4",
         }
     }
-    fn size(self) -> usize {
+    /// A field of this type where a row has none (a mixed row's other kinds' fields): t NaN,
+    /// an index -1, a code 0.
+    pub(crate) fn absent(self) -> &'static [u8] {
+        const NAN: [u8; 4] = f32::NAN.to_le_bytes();
+        const MINUS_ONE: [u8; 8] = (-1i64).to_le_bytes();
+        match self {
+            Ty::F32 => &NAN,
+            Ty::I64 => &MINUS_ONE,
+            Ty::U64 => &[0; 8],
+            Ty::Bool | Ty::U8 => &[0],
+        }
+    }
+    pub(crate) fn size(self) -> usize {
         match self {
             Ty::U64 | Ty::I64 => 8,
             Ty::F32 => 4,
@@ -43,7 +55,17 @@ pub(crate) struct Row<'a> {
     at: usize,
 }
 
-impl Row<'_> {
+impl<'a> Row<'a> {
+    /// A row writing `bytes` from the start.
+    pub(crate) fn over(bytes: &'a mut [u8]) -> Self {
+        Row { bytes, at: 0 }
+    }
+    /// The next fields, as their bytes.
+    pub(crate) fn bytes(&mut self, value: &[u8]) -> &mut Self {
+        self.bytes[self.at..self.at + value.len()].copy_from_slice(value);
+        self.at += value.len();
+        self
+    }
     fn put<const N: usize>(&mut self, value: [u8; N]) -> &mut Self {
         self.bytes[self.at..self.at + N].copy_from_slice(&value);
         self.at += N;

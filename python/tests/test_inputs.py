@@ -267,7 +267,7 @@ def test_a_keyword_no_shape_has_is_refused_naming_the_targets(engine):
     # An option a query does not have is not called a target: the query's options are named.
     with pytest.raises(TypeError, match=r"first_hit: unexpected keyword 'verbose': it takes to, copy, rounding, ids, origin, skip_invalid, progress"):
         engine.first_hit(segments, segments, verbose=True)
-    with pytest.raises(TypeError, match=r"counts: give one of rects, walls, circles, polygons; found none"):
+    with pytest.raises(TypeError, match=r"counts: give one or more of rects, walls, circles, polygons; found none"):
         engine.counts(segments)
 
 

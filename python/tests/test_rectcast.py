@@ -132,8 +132,6 @@ def test_shape_queries_equal_the_cli_npy_byte_for_byte(scene, engine, query, sha
         assert got["hit"].any() and not got["hit"].all()
         alias = engine.wall_pairs if shape == "walls" else engine.circle_pairs
         assert_same_bytes(alias(queries, shapes), got, f"{shape} alias")
-    with pytest.raises(TypeError, match="give one of rects, walls, circles"):
-        getattr(engine, method)(queries, shapes, **{shape: shapes})
 
 
 def _star_polygons(rng, count, lo, hi):
@@ -456,7 +454,7 @@ def test_skip_invalid_leaves_out_what_the_clis_skip_invalid_does_byte_for_byte(s
     segments[[3, 17]] = np.nan
     rects = rects.copy()
     rects[5] = [10, 10, 5, 20]
-    walls = np.ascontiguousarray(scene[0][500:560])
+    walls = scene[0][500:560].copy()  # not a view: the scene is shared by the module
     walls[2, 1] = np.nan
     circles = np.ascontiguousarray(np.hstack([rects[:, :2], np.full((len(rects), 1), 6, np.float32)]))
     circles[4, 2] = -1
@@ -478,6 +476,11 @@ def test_skip_invalid_leaves_out_what_the_clis_skip_invalid_does_byte_for_byte(s
             {"polygons": (vertices, offsets)},
         ),
     }
+    # Every kind at once: the CLI's mixed job.
+    targets["every kind"] = (
+        [flag for flags, _ in targets.values() for flag in flags],
+        {keyword: value for _, given in targets.values() for keyword, value in given.items()},
+    )
     for kind, (flags, given) in targets.items():
         out = tmp_path / f"{kind}-{query}.npy"
         cli(query, "--backend", "cpu", "--skip-invalid", "--segments", tmp_path / "segments.npy", *flags, "--out", out)
@@ -489,3 +492,78 @@ def test_skip_invalid_leaves_out_what_the_clis_skip_invalid_does_byte_for_byte(s
         assert frame.attrs["skipped"]["segments"] == [3, 17], kind
     with pytest.raises(ValueError, match="segment 3: x0 is NaN"):
         getattr(engine, method)(segments, rects)
+
+
+def _every_kind(scene, folder):
+    """300 of the scene's segments, and targets of every kind around them, each saved in
+    ``folder`` as the CLI reads it: (segments, {keyword: targets}, the CLI's flags)."""
+    segments, rects, _ = scene
+    queries = np.ascontiguousarray(segments[:300])
+    lo, hi = segments[:, :2].min(), segments[:, :2].max()
+    walls = np.ascontiguousarray(segments[1000:1080])
+    circles = np.ascontiguousarray(np.hstack([rects[:40, :2], np.full((40, 1), (hi - lo) / 40, np.float32)]))
+    vertices, offsets = _star_polygons(np.random.default_rng(5), 40, lo, hi)
+    for name, array in [("queries", queries), ("rects", rects), ("walls", walls), ("circles", circles),
+                        ("vertices", vertices), ("offsets", offsets)]:
+        np.save(folder / f"{name}.npy", array)
+    flags = ["--segments", folder / "queries.npy", "--rects", folder / "rects.npy", "--walls",
+             folder / "walls.npy", "--circles", folder / "circles.npy", "--polygons",
+             folder / "vertices.npy", "--polygon-offsets", folder / "offsets.npy"]
+    given = {"rects": rects, "walls": walls, "circles": circles, "polygons": (vertices, offsets)}
+    return queries, given, flags
+
+
+@pytest.mark.parametrize("query", ["pairs", "first-hit", "hits", "count"])
+def test_a_query_over_every_kind_at_once_is_the_clis_mixed_job_byte_for_byte(scene, engine, query, tmp_path):
+    queries, given, flags = _every_kind(scene, tmp_path)
+    out = tmp_path / f"mixed-{query}.npy"
+    cli(query, "--backend", "cpu", *flags, "--out", out)
+    method = {"first-hit": "first_hit", "count": "counts"}.get(query, query)
+    got = getattr(engine, method)(queries, **given)
+    assert_same_bytes(got, np.load(out), f"{query} over every kind")
+    # The scene tests what it says: every kind is hit (a count's rows list every target).
+    hit = got["hits"] > 0 if query == "count" else got["target_kind"] > 0
+    if "hit" in got.dtype.names:
+        hit &= got["hit"]
+    kinds = set(np.unique(got["target_kind"][hit]).tolist())
+    # First hits of every kind but one at least (the adversarial scene's walls are always behind).
+    assert kinds == {1, 2, 3, 4} or (query == "first-hit" and len(kinds) >= 3), kinds
+
+
+def test_each_kinds_hits_in_a_query_over_every_kind_are_that_kinds_own(scene, engine, tmp_path):
+    queries, given, _ = _every_kind(scene, tmp_path)
+    mixed = engine.hits(queries, **given)
+    for code, (name, fields) in enumerate(rectcast._TARGET_KINDS, 1):
+        keyword = rectcast._TARGET_KEYWORDS[code - 1]
+        own = engine.hits(queries, **{keyword: given[keyword]})
+        mine = mixed[mixed["target_kind"] == code]
+        assert len(mine) == len(own) > 0, name
+        for field in ["segment", *fields]:
+            assert mine[field].tobytes() == own[field].tobytes(), f"{name}: {field}"
+        assert (mine["target"] == own[name]).all(), name
+
+
+def test_a_wall_crossed_under_half_an_ulp_before_a_rect_is_the_first_hit_over_both(engine):
+    """Along y = 0 from x = 0 to 3: a wall crossed at x = 1 - 2^-27 and a rect entered at
+    x = 1, the same float32 t; the wall comes first though rects come first among kinds.
+    Reversed, the rect is met first."""
+    segments = np.array([[0, 0, 3, 0], [3, 0, 0, 0]], np.float32)
+    rects = np.array([[1, -1, 2, 1]], np.float32)
+    walls = np.array([[5, 5, 6, 6], [1, -1, 1 - 2**-24, 7]], np.float32)
+    first = engine.first_hit(segments, rects, walls=walls, to="pandas")
+    assert first["target_kind"].tolist() == ["wall", "rect"]
+    assert first["target"].tolist() == [1, 0]
+    assert first["t_enter"].tolist() == [np.float32(1 / 3)] * 2
+    # Each row's other kinds' categories are absent, not a "miss".
+    assert first["contact"].isna().tolist() == [False, True]
+    assert first["kind"].isna().tolist() == [True, False]
+
+
+def test_a_query_over_several_kinds_says_what_it_cannot_do(engine):
+    segments = np.array([[0, 0, 3, 0]], np.float32)
+    rects = np.array([[1, -1, 2, 1]], np.float32)
+    walls = np.array([[5, 5, 6, 6]], np.float32)
+    with pytest.raises(ValueError, match=r"first_hit: to='geopandas' takes one kind of target; with several \(rects, walls\)"):
+        engine.first_hit(segments, rects, walls=walls, to="geopandas")
+    miss = engine.first_hit(segments, walls=walls, circles=np.array([[9, 9, 1]], np.float32), to="arrow")
+    assert miss.column("target_kind").null_count == 1 and miss.column("target").null_count == 1
