@@ -179,10 +179,6 @@ impl GpuRectPairs {
         })
     }
 
-    pub fn context(&self) -> &GpuContext {
-        &self.context
-    }
-
     /// Bytes of GPU memory held in buffers between calls.
     pub fn buffer_bytes(&self) -> u64 {
         let held = [
@@ -205,11 +201,6 @@ impl GpuRectPairs {
     /// host, since this instance was created.
     pub fn uncertain_pairs(&self) -> u64 {
         self.uncertain_pairs
-    }
-
-    /// The per-dispatch caps this instance splits batches by.
-    pub fn caps(&self) -> ChunkCaps {
-        self.caps
     }
 
     /// Dense query; `results.len() == segments.len() * rects.len()`. Inputs are valid.

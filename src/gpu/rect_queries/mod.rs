@@ -204,10 +204,6 @@ impl GpuRectQueries {
     super::timer::wait_and_timing!();
     crate::gpu::buffers::cancel_setter!();
 
-    pub fn caps(&self) -> QueryCaps {
-        self.caps
-    }
-
     pub fn uncertain_pairs(&self) -> u64 {
         self.uncertain_pairs
     }
@@ -243,11 +239,6 @@ impl GpuRectQueries {
     /// device binds enough buffers, and the grid and the rects fit one binding each).
     pub fn used_grid(&self) -> bool {
         self.used_grid
-    }
-
-    /// Whether this device can walk a grid at all.
-    pub fn supports_grid(&self) -> bool {
-        self.grid_supported
     }
 
     /// Runs `kernel` over the whole batch, chunk by chunk, handing each chunk's outputs to
