@@ -966,6 +966,11 @@ class _Target:
                 bad = [i for i, _ in self.skipped]
                 self.arrays, self.kept = _skipping.kept(keyword, self.arrays, bad)
 
+    @property
+    def skipped_by_input(self):
+        """What was skipped, by input: this target's keyword and its (index, reason) each."""
+        return {self.keyword: self.skipped}
+
     def __getstate__(self):
         return {name: getattr(self, name) for name in self.__slots__}
 
@@ -976,6 +981,44 @@ class _Target:
 
         arrays = state["arrays"]
         state["arrays"] = tuple(map(aligned, arrays)) if isinstance(arrays, tuple) else aligned(arrays)
+        for name, value in state.items():
+            setattr(self, name, value)
+
+
+class _Mixed:
+    """A query's several kinds of target (``given``: by keyword, in ``target_kind`` order),
+    each a :class:`_Target` converted once, asked as one scene; its CRS, the ``origin`` all
+    are shifted by, and how far rounding moved them. Picklable, as ``_Target`` is."""
+
+    __slots__ = ("targets", "keyword", "crs", "origin", "moved", "skip_invalid")
+
+    def __init__(self, query, given, copy, rounding, to="numpy", origin=_NO_ORIGIN, skip_invalid=False):
+        if to == "geopandas":
+            raise ValueError(
+                f"{query}: to='geopandas' takes one kind of target; with several "
+                f"({', '.join(given)}) ask to='pandas' or 'arrow'"
+            )
+        self.crs = _crs(*given.items())
+        self.targets = {
+            keyword: _Target(
+                query, value if keyword == "rects" else None, value if keyword == "polygons" else None,
+                {keyword: value} if keyword in _SHAPES else {}, copy, rounding, to, origin, skip_invalid,
+            )
+            for keyword, value in given.items()
+        }
+        self.keyword = "targets"
+        self.origin = origin
+        self.moved = [m for target in self.targets.values() for m in target.moved]
+        self.skip_invalid = bool(skip_invalid)
+
+    @property
+    def skipped_by_input(self):
+        return {keyword: target.skipped for keyword, target in self.targets.items()}
+
+    def __getstate__(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state):
         for name, value in state.items():
             setattr(self, name, value)
 
@@ -1033,72 +1076,14 @@ class Engine:
         _check_output(to, ids)
         given = _given_targets(query, rects, polygons, shapes)
         if len(given) > 1:
-            return self._mixed(query, segments, given, to, copy, rounding, ids, origin, skip_invalid, progress)
+            origin = _origin(origin, segments, *given.values())
+            target = _Mixed(query, given, copy, rounding, to, origin, skip_invalid)
+            return self._run(query, segments, target, to, copy, rounding, ids, progress)
         keyword, value = next(iter(given.items()))
         crs = _crs(("segments", segments), (keyword, value))
         origin = _origin(origin, segments, value)
         target = _Target(query, rects, polygons, shapes, copy, rounding, to, origin, skip_invalid)
         return self._run(query, segments, target, to, copy, rounding, ids, progress)
-
-    def _mixed(self, query, segments, given, to, copy, rounding, ids, origin, skip_invalid, progress):
-        """``query`` against several kinds of target at once (``given``: by keyword, in
-        ``target_kind`` order), as one scene: the CLI's rows of a mixed job (``target_kind``,
-        ``target``, then every kind's fields, a row's other kinds' absent)."""
-        if to == "geopandas":
-            raise ValueError(
-                f"{query}: to='geopandas' takes one kind of target; with several "
-                f"({', '.join(given)}) ask to='pandas' or 'arrow'"
-            )
-        crs = _crs(("segments", segments), *given.items())
-        origin = _origin(origin, segments, *given.values())
-        targets = {
-            keyword: _Target(
-                query, value if keyword == "rects" else None, value if keyword == "polygons" else None,
-                {keyword: value} if keyword in _SHAPES else {}, copy, rounding, to, origin, skip_invalid,
-            )
-            for keyword, value in given.items()
-        }
-        moved = []
-        given_segments = segments
-        s, joined = _segments(segments, ids, copy, rounding, origin, moved)
-        shift = {
-            "origin": origin,
-            "displacement": _said_displacement([*moved, *(m for t in targets.values() for m in t.moved)], origin),
-        }
-        segments_kept = None
-        if skip_invalid:
-            bad = _skipping.invalid("segments", s)
-            if bad:
-                s, segments_kept = _skipping.kept("segments", s, [i for i, _ in bad])
-            found = {"segments": bad, **{keyword: t.skipped for keyword, t in targets.items()}}
-            _skipping.say(found)
-            shift["skipped"] = {name: [i for i, _ in bad] for name, bad in found.items()}
-        arrays = {keyword: t.arrays for keyword, t in targets.items()}
-        run = self._engine.mixed_query
-        data, descr = _progress.rows(lambda part: run(query, part, **arrays), s, query, progress)
-        rows = data.view(np.dtype(list(descr)))
-        kept = [targets[k].kept if k in targets else None for k in _TARGET_KEYWORDS]
-        if segments_kept is not None or any(k is not None for k in kept):
-            # Numbered as the inputs are, where invalid ones were left out.
-            rows = rows.copy()
-            if segments_kept is not None and "segment" in rows.dtype.names:
-                rows["segment"] = segments_kept[rows["segment"].astype(np.int64)]
-            for code, keep in enumerate(kept, 1):
-                if keep is not None:
-                    mine = rows["target_kind"] == code
-                    rows["target"][mine] = keep[rows["target"][mine].astype(np.int64)]
-        # A row's categories of other kinds are absent: null in pandas and Arrow.
-        kinds = rows["target_kind"]
-        absent = {
-            field: ~np.isin(kinds, [code for code, (_, fields) in enumerate(_TARGET_KINDS, 1) if field in fields])
-            for field in ("kind", "contact")
-        }
-        categories = {"target_kind": TARGET_KIND_NAMES, "kind": CIRCLE_KIND_NAMES, "contact": CONTACT_NAMES}
-        if query == "counts":
-            joined = None
-        return _table(
-            (rows.view(np.uint8), descr), to, categories, joined, given_segments, crs, shift=shift, absent=absent,
-        )
 
     def _run(self, query, segments, target, to, copy, rounding, ids, progress=None):
         """``query`` against a :class:`_Target`, its rows as ``to`` asks (``"frame"``: the
@@ -1120,7 +1105,7 @@ class Engine:
         kept = None
         if bad:
             s, kept = _skipping.kept("segments", s, [i for i, _ in bad])
-        skipped = {"segments": bad, target.keyword: target.skipped}
+        skipped = {"segments": bad, **target.skipped_by_input}
         _skipping.say(skipped)
         return s, kept, {name: [i for i, _ in found] for name, found in skipped.items()}
 
@@ -1150,6 +1135,8 @@ class Engine:
             out = _skipping.renumbered(found, field, target.kept, segments_kept)
             return out.view(np.uint8), descr
 
+        if isinstance(target, _Mixed):
+            return self._mixed_rows(query, s, joined, given, crs, target, to, shift, segments_kept, progress)
         if target.keyword == "rects":
             run = getattr(self._engine, query)
             rows = renumbered(_progress.rows(lambda part: run(part, target.arrays), s, query, progress), "rect")
@@ -1179,6 +1166,33 @@ class Engine:
         found = _progress.rows(lambda part: run(query, target.keyword, part, target.arrays), s, query, progress)
         rows = renumbered(found, shape["name"])
         return _table(rows, to, {shape["category"]: shape["category_names"]}, joined, given, crs, shift=shift)
+
+    def _mixed_rows(self, query, s, joined, given, crs, target, to, shift, segments_kept, progress):
+        """``query`` of segments ``s`` (valid, in the targets' frame; ``segments_kept``: their
+        indices among ``given``'s where some were skipped) against several kinds at once (a
+        :class:`_Mixed`), as one scene: the CLI's rows of a mixed job."""
+        arrays = {keyword: t.arrays for keyword, t in target.targets.items()}
+        run = self._engine.mixed_query
+        data, descr = _progress.rows(lambda part: run(query, part, **arrays), s, query, progress)
+        rows = data.view(np.dtype(list(descr)))
+        kept = [target.targets[k].kept if k in target.targets else None for k in _TARGET_KEYWORDS]
+        if segments_kept is not None or any(k is not None for k in kept):
+            # Numbered as the inputs are, where invalid ones were left out.
+            rows = rows.copy()
+            if segments_kept is not None and "segment" in rows.dtype.names:
+                rows["segment"] = segments_kept[rows["segment"].astype(np.int64)]
+            for code, keep in enumerate(kept, 1):
+                if keep is not None:
+                    mine = rows["target_kind"] == code
+                    rows["target"][mine] = keep[rows["target"][mine].astype(np.int64)]
+        # A row's categories of other kinds are absent: null in pandas and Arrow.
+        kinds = rows["target_kind"]
+        absent = {
+            field: ~np.isin(kinds, [code for code, (_, fields) in enumerate(_TARGET_KINDS, 1) if field in fields])
+            for field in ("kind", "contact")
+        }
+        categories = {"target_kind": TARGET_KIND_NAMES, "kind": CIRCLE_KIND_NAMES, "contact": CONTACT_NAMES}
+        return _table((rows.view(np.uint8), descr), to, categories, joined, given, crs, shift=shift, absent=absent)
 
     def pairs(
         self, segments, rects=None, *, polygons=None, to: str = "numpy", copy: bool | None = None,

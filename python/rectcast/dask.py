@@ -61,27 +61,29 @@ def _check_columns(columns, dtypes) -> None:
             raise TypeError(f"segments: column {c} is {dtypes[c]}, expected numbers")
 
 
-def _to_target(query, rects, rounding, frame, origin) -> rectcast._Target:
-    """The per-batch functions' ``rects``: a rects array, ``{"walls" | "circles" | "polygons":
-    ...}``, or a target the Dask functions made, as a ``rectcast._Target``; ``origin`` as
-    ``rectcast``'s, for segments like ``frame``."""
-    if isinstance(rects, rectcast._Target):
+def _to_target(query, rects, rounding, frame, origin):
+    """The per-batch functions' ``rects``: a rects array, ``{"rects" | "walls" | "circles" |
+    "polygons": ...}`` (one or several), or a target the Dask functions made, as a
+    ``rectcast._Target`` (``rectcast._Mixed`` for several); ``origin`` as ``rectcast``'s, for
+    segments like ``frame``."""
+    if isinstance(rects, (rectcast._Target, rectcast._Mixed)):
         return rects
     if isinstance(rects, dict):
         polygons = rects.get("polygons")
-        shapes = {k: v for k, v in rects.items() if k != "polygons"}
-        return _target(query, frame, None, polygons, shapes, rounding, origin)
+        shapes = {k: v for k, v in rects.items() if k not in ("rects", "polygons")}
+        return _target(query, frame, rects.get("rects"), polygons, shapes, rounding, origin)
     return _target(query, frame, rects, None, {}, rounding, origin)
 
 
-def _target(
-    query, segments, rects, polygons, shapes, rounding, origin, to="frame", skip_invalid=False,
-) -> rectcast._Target:
-    """The one target, converted once, in the frame ``origin`` gives for segments like
-    ``segments`` (a partition, or the Dask frame's meta): every worker shifts its segments by
-    the same origin, so the rows are those of one call over all of them."""
-    value = rectcast._one_target(query, rects, polygons, shapes)[1]
-    origin = rectcast._origin(origin, segments, value)
+def _target(query, segments, rects, polygons, shapes, rounding, origin, to="frame", skip_invalid=False):
+    """The targets (one kind, or several asked as one scene), converted once, in the frame
+    ``origin`` gives for segments like ``segments`` (a partition, or the Dask frame's meta):
+    every worker shifts its segments by the same origin, so the rows are those of one call
+    over all of them."""
+    given = rectcast._given_targets(query, rects, polygons, shapes)
+    origin = rectcast._origin(origin, segments, *given.values())
+    if len(given) > 1:
+        return rectcast._Mixed(query, given, None, rounding, to, origin, skip_invalid)
     return rectcast._Target(query, rects, polygons, shapes, None, rounding, to, origin, skip_invalid)
 
 
@@ -198,7 +200,8 @@ def first_hit(
 ):
     """Each segment's first hit, as a lazy Dask DataFrame (one row per segment, in order).
     Against rects, or a registered shape (``rectcast.SHAPES``: ``walls=``, ``circles=``) or
-    polygons (``rectcast.first_hit``'s forms, a GeoDataFrame's included)."""
+    polygons (``rectcast.first_hit``'s forms, a GeoDataFrame's included), or any mix of them
+    at once (``rectcast.first_hit``'s rows over several kinds)."""
     _checked(ddf, to)
     target = _target("first_hit", ddf._meta, rects, polygons, shapes, rounding, origin, to, skip_invalid)
     return _per_partition(ddf, target, "first_hit", to, ids, backend, threads, rounding)

@@ -85,16 +85,17 @@ def test_a_cluster_job_over_polygons_and_circles_equals_the_single_process_call(
         (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2,
         np.minimum(rects[:, 2] - rects[:, 0], rects[:, 3] - rects[:, 1]) / 2,
     ]).astype(np.float32)
-    for name, shapes in (("polygons", rings), ("circles", circles)):
-        first = rectcast.dask.first_hit(ddf, backend="cpu", **{name: shapes}).compute()
-        assert_same_rows(first, engine.first_hit(segments, **{name: shapes}), f"first_hit {name}")
-        hits = rectcast.dask.hits(ddf, backend="cpu", **{name: shapes}).compute()
+    # Each kind alone, then all three at once: one scene, the rows of the single-process call.
+    every = {"rects": rects, "polygons": rings, "circles": circles}
+    for name, given in (("polygons", {"polygons": rings}), ("circles", {"circles": circles}), ("every kind", every)):
+        first = rectcast.dask.first_hit(ddf, backend="cpu", **given).compute()
+        assert_same_rows(first, engine.first_hit(segments, **given), f"first_hit {name}")
+        hits = rectcast.dask.hits(ddf, backend="cpu", **given).compute()
         assert len(hits) > 500, name
-        assert_same_rows(hits, engine.hits(segments, **{name: shapes}), f"hits {name}")
-        counts = rectcast.dask.counts(ddf, backend="cpu", **{name: shapes})
-        assert counts.tobytes() == engine.counts(segments, **{name: shapes}).tobytes(), name
-    with pytest.raises(TypeError, match="give one of rects, walls, circles, polygons"):
-        rectcast.dask.hits(ddf, rects, circles=circles)
+        assert_same_rows(hits, engine.hits(segments, **given), f"hits {name}")
+        counts = rectcast.dask.counts(ddf, backend="cpu", **given)
+        assert counts.tobytes() == engine.counts(segments, **given).tobytes(), name
+    assert set(hits["target_kind"]) == {1, 2, 4}
 
 
 def geo_scene(seed, roads, parcels):
