@@ -653,3 +653,76 @@ fn the_emulation_passes_run_every_gpu_test_file_not_marked_native_only_as_a_whol
         );
     }
 }
+
+/// The files docs/architecture.md says a new kind of target in a scene touches: the
+/// backticked paths of its "A new kind of target in a scene" item.
+fn scene_kind_files() -> BTreeSet<String> {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .expect("docs/architecture.md");
+    let start = doc
+        .find("**A new kind of target in a scene**")
+        .expect("the recipe for a new kind of target in docs/architecture.md");
+    let item = &doc[start..];
+    let item = &item[..item.find("\n- ").unwrap_or(item.len())];
+    item.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.ends_with(".rs"))
+        .map(String::from)
+        .collect()
+}
+
+/// A line of `text` that names one kind of target by hand (`TargetKind::Circle`,
+/// `TargetContact::Wall`, …), outside comments.
+fn names_a_kind(line: &str) -> bool {
+    let code = line.split("//").next().unwrap_or("");
+    ["TargetKind::", "TargetContact::"].iter().any(|prefix| {
+        code.match_indices(prefix).any(|(at, _)| {
+            let rest = &code[at + prefix.len()..];
+            ["Rect", "Circle", "Wall", "Polygon"].iter().any(|kind| {
+                rest.starts_with(kind)
+                    && !rest[kind.len()..].starts_with(|c: char| c.is_alphanumeric())
+            })
+        })
+    })
+}
+
+#[test]
+fn a_kind_of_target_is_named_only_in_the_files_the_recipe_lists() {
+    let allowed = scene_kind_files();
+    assert!(
+        allowed.len() >= 5,
+        "the recipe's files were not found: {allowed:?}"
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut outside = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (folder, root_file) in [
+        ("src", "lib.rs"),
+        ("cli/src", "main.rs"),
+        ("python/src", "lib.rs"),
+    ] {
+        for file in Crate::load(&root.join(folder), root_file).files.values() {
+            let relative = file.strip_prefix(root).unwrap().display().to_string();
+            let text = std::fs::read_to_string(file).expect("a module's file");
+            for (n, line) in text.lines().enumerate() {
+                if names_a_kind(line) {
+                    seen.insert(relative.clone());
+                    if !allowed.contains(&relative) {
+                        outside.push(format!("{relative}:{}: {}", n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "kinds of target named outside the recipe's files (docs/architecture.md): {outside:#?}"
+    );
+    // The check sees what it must: the scene's own files name every kind.
+    assert!(
+        seen.contains("src/targets/mod.rs") && seen.contains("cli/src/mixed.rs"),
+        "{seen:?}"
+    );
+}
